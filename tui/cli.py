@@ -1,0 +1,40 @@
+"""The `watchtower` command line: subcommands live in ``tui.commands``."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from tui import __version__
+from tui.commands import EXIT_USAGE, UsageError
+
+#: Subcommand modules under tui.commands, in the order `--help` lists them.
+COMMANDS = ("demo", "watch", "scan")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="watchtower",
+        description="Watch an LLM inference server (SGLang, vLLM) start: phases, GPUs, errors.",
+    )
+    parser.add_argument("--version", action="version", version=f"watchtower {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name in COMMANDS:
+        importlib.import_module(f"tui.commands.{name}").register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except UsageError as exc:
+        print(f"watchtower: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,195 @@
+"""Line assembly: arbitrary byte chunks in, numbered and sanitised lines out.
+
+Line numbers count ``\\n`` only, exactly as ``grep -n`` does, so every number
+Watchtower prints can be checked with grep or sed. A bare ``\\r`` (tqdm bars)
+does not start a line: it splits the line into *segments*, each of which is
+matched for markers, and while a line is still open each finished segment is
+reported as a ``Progress`` update of that line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+#: Longest line kept for display and matching; longer lines are cut (and still
+#: counted as one line) before any regular expression sees them.
+MAX_LINE_BYTES = 1 << 20
+
+# CSI (colours, cursor moves), OSC (titles, hyperlinks; ends in BEL or ST, or runs
+# to the end of the line), and the remaining two-byte escapes.
+_ANSI = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\|$)"
+    r"|\x1b[PX^_][^\x1b]*(?:\x1b\\|$)"
+    r"|\x1b[@-Z\\-_]"
+)
+# Control characters that must never reach a terminal raw (tab is kept).
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f\x80-\x9f]")
+
+
+def _visible(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code < 0x20:
+        return chr(0x2400 + code)  # the Unicode "control pictures": NUL -> U+2400
+    if code == 0x7F:
+        return "\u2421"
+    return "\ufffd"
+
+
+def strip_ansi(text: str) -> str:
+    return _ANSI.sub("", text)
+
+
+def clean(text: str) -> str:
+    """ANSI sequences removed, other control characters made visible: safe to print."""
+    text = _ANSI.sub("", text)
+    return _CONTROL.sub(_visible, text) if _CONTROL.search(text) else text
+
+
+def decode(raw: bytes) -> str:
+    """Bytes to clean text; invalid UTF-8 becomes U+FFFD."""
+    return clean(raw.decode("utf-8", "replace"))
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """One ``\\n``-terminated line (or the unterminated last one at end of input)."""
+
+    number: int  # 1-based, counting \n only (grep -n)
+    offset: int  # byte offset of the line's first byte
+    segments: tuple[str, ...]  # the \r-separated pieces, cleaned, empty ones dropped
+    truncated: bool = False  # longer than MAX_LINE_BYTES: cut for display and matching
+
+    @property
+    def text(self) -> str:
+        """What a terminal would end up showing: the last non-empty segment."""
+        return self.segments[-1] if self.segments else ""
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """A ``\\r`` rewrote the still-open line ``number``: ``text`` is the finished segment."""
+
+    number: int
+    offset: int
+    text: str
+
+
+def make_line(number: int, offset: int, raw: bytes, truncated: bool = False) -> Line:
+    """Build a Line from the raw bytes of one line, without its ``\\n`` / ``\\r\\n``."""
+    if len(raw) > MAX_LINE_BYTES:
+        raw, truncated = _cut(raw), True
+    if b"\r" not in raw:
+        return Line(number, offset, (decode(raw),) if raw else (), truncated)
+    segments = tuple(decode(piece) for piece in raw.split(b"\r") if piece)
+    return Line(number, offset, segments, truncated)
+
+
+def _cut(raw: bytes) -> bytes:
+    """Keep the head of an over-long line and, if it has ``\\r`` segments, its last one.
+
+    A bar line can outgrow the cap with thousands of updates and then swallow a
+    timestamped record after its last ``\\r``: that record must still be matched.
+    """
+    half = MAX_LINE_BYTES // 2
+    last_cr = raw.rfind(b"\r")
+    if last_cr <= 0:
+        return raw[:MAX_LINE_BYTES]
+    return raw[:half] + b"\r" + raw[last_cr + 1 :][:half]
+
+
+class LineAssembler:
+    """Feed byte chunks of any size; get back ``Line`` and ``Progress`` items in order.
+
+    Memory is bounded by a few times ``MAX_LINE_BYTES`` whatever the input.
+    """
+
+    def __init__(self, progress: bool = True) -> None:
+        self._progress = progress
+        self.number = 0  # lines completed so far
+        self.offset = 0  # bytes consumed so far
+        self._buf = bytearray()  # the open line, capped
+        self._start = 0  # offset of the open line
+        self._overflow = False  # the open line went past the cap
+        self._tail: bytearray | None = None  # after overflow: the segment after the last \r
+        self._reported = 0  # bytes of _buf already reported as Progress
+
+    def reset(self) -> None:
+        """Start over at line 1 (the log was replaced)."""
+        self.__init__(self._progress)
+
+    def feed(self, data: bytes) -> list[Line | Progress]:
+        out: list[Line | Progress] = []
+        pos = 0
+        size = len(data)
+        while pos < size:
+            nl = data.find(b"\n", pos)
+            end = size if nl < 0 else nl
+            self._append(data[pos:end], out)
+            self.offset += end - pos
+            if nl < 0:
+                break
+            self.offset += 1
+            out.append(self._finish())
+            pos = nl + 1
+        return out
+
+    def flush(self) -> list[Line]:
+        """The unterminated last line, at end of input (nothing if there is none)."""
+        if not self._buf and not self._overflow:
+            return []
+        return [self._finish(terminated=False)]
+
+    @property
+    def pending(self) -> bool:
+        return bool(self._buf) or self._overflow
+
+    # ------------------------------------------------------------ internals
+
+    def _append(self, piece: bytes, out: list[Line | Progress]) -> None:
+        if not piece:
+            return
+        if not self._overflow:
+            self._buf += piece
+            if len(self._buf) > MAX_LINE_BYTES:
+                self._overflow = True
+                last_cr = self._buf.rfind(b"\r")
+                if last_cr >= 0:
+                    self._tail = self._buf[last_cr + 1 :][: MAX_LINE_BYTES // 2]
+                del self._buf[MAX_LINE_BYTES:]
+        else:
+            cr = piece.rfind(b"\r")
+            if cr >= 0:
+                self._tail = bytearray(piece[cr + 1 :])
+            elif self._tail is not None:
+                self._tail += piece
+            if self._tail is not None:
+                del self._tail[MAX_LINE_BYTES // 2 :]
+        if self._progress and b"\r" in piece and not self._overflow:
+            self._report_segments(out)
+
+    def _report_segments(self, out: list[Line | Progress]) -> None:
+        last_cr = self._buf.rfind(b"\r")
+        if last_cr < self._reported:
+            return
+        finished = bytes(self._buf[self._reported : last_cr])
+        self._reported = last_cr + 1
+        pieces = [p for p in finished.split(b"\r") if p]
+        if pieces:  # only the newest finished segment matters to a live view
+            out.append(Progress(self.number + 1, self._start, decode(pieces[-1])))
+
+    def _finish(self, terminated: bool = True) -> Line:
+        raw = bytes(self._buf)
+        if self._tail is not None:
+            raw += b"\r" + self._tail
+        if terminated and raw.endswith(b"\r"):
+            raw = raw[:-1]  # \r\n ends a line like \n
+        self.number += 1
+        line = make_line(self.number, self._start, raw, self._overflow)
+        self._buf = bytearray()
+        self._tail = None
+        self._overflow = False
+        self._reported = 0
+        self._start = self.offset
+        return line

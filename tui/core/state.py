@@ -1,0 +1,126 @@
+"""The startup state the tracker builds and every view renders.
+
+Plain dataclasses, no behaviour beyond derived figures: views read them, only the
+tracker (``tui.core.tracker``) writes them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+#: Canonical phases, in their usual order. Views show them in this order; the
+#: tracker reports them in the order they *started* (``StartupState.phases``).
+PHASES: tuple[str, ...] = (
+    "server_args",
+    "weight_load",
+    "memory_pool",
+    "cuda_graph",
+    "draft_init",
+    "ready",
+)
+
+PHASE_TITLES: dict[str, str] = {
+    "server_args": "server args",
+    "weight_load": "weight load",
+    "memory_pool": "memory pool",
+    "cuda_graph": "CUDA graphs",
+    "draft_init": "draft init",
+    "ready": "ready",
+}
+
+STARTING, READY, FAILED, STOPPED = "starting", "ready", "failed", "stopped"
+
+
+@dataclass(slots=True)
+class RankPhase:
+    """One rank's part of a phase (``rank`` is e.g. "TP3", "DP0 TP7", "rank=3", or "main")."""
+
+    rank: str
+    start_line: int
+    start_ts: float | None
+    end_line: int | None = None
+    end_ts: float | None = None
+
+    @property
+    def seconds(self) -> float | None:
+        if self.start_ts is None or self.end_ts is None:
+            return None
+        return max(0.0, self.end_ts - self.start_ts)
+
+
+@dataclass(slots=True)
+class Phase:
+    name: str
+    start_line: int
+    start_ts: float | None
+    end_line: int | None = None
+    end_ts: float | None = None
+    ranks: dict[str, RankPhase] = field(default_factory=dict)
+    progress: float | None = None  # 0.0 .. 1.0 from a progress bar, when known
+    detail: str = ""  # latest figure, e.g. "3/4 shards" or "avail mem=70.40 GB"
+    failed: bool = False
+
+    @property
+    def done(self) -> bool:
+        return self.end_line is not None
+
+    @property
+    def seconds(self) -> float | None:
+        if self.start_ts is None or self.end_ts is None:
+            return None
+        return max(0.0, self.end_ts - self.start_ts)
+
+    @property
+    def slowest_rank(self) -> str | None:
+        """The rank that ended last (or, while running, one that has not ended yet)."""
+        if not self.ranks:
+            return None
+        pending = [r for r in self.ranks.values() if r.end_line is None]
+        if pending:
+            return pending[0].rank
+        return max(self.ranks.values(), key=lambda r: (r.end_ts or 0.0, r.end_line or 0)).rank
+
+
+@dataclass(slots=True)
+class ErrorReport:
+    """One error: a whole traceback block or a one-line signature, with its cause."""
+
+    line: int  # 1-based line number where the block starts (grep -n compatible)
+    kind: str  # exception class name ("ValueError") or a category ("cuda_oom", "nccl", ...)
+    message: str  # the final "SomeError: message" text, or the signature line
+    rank: str | None = None
+    end_line: int | None = None
+    block: list[tuple[int, str]] = field(default_factory=list)  # (line number, text) of the block
+    fatal: bool = True
+
+
+@dataclass(slots=True)
+class StartupState:
+    server: str | None = None
+    outcome: str = STARTING
+    phases: list[Phase] = field(default_factory=list)
+    errors: list[ErrorReport] = field(default_factory=list)
+    warnings: int = 0
+    lines: int = 0
+    ready_line: int | None = None
+    first_ts: float | None = None
+    last_ts: float | None = None
+    ranks: set[str] = field(default_factory=set)
+    stop_reason: str | None = None
+
+    def phase(self, name: str) -> Phase | None:
+        for p in self.phases:
+            if p.name == name:
+                return p
+        return None
+
+    @property
+    def current_phase(self) -> Phase | None:
+        """The most recently started phase that has not ended."""
+        running = [p for p in self.phases if not p.done]
+        return running[-1] if running else None
+
+    @property
+    def first_error(self) -> ErrorReport | None:
+        fatal = [e for e in self.errors if e.fatal]
+        return fatal[0] if fatal else None
