@@ -145,6 +145,17 @@ class LineAssembler:
     def pending(self) -> bool:
         return bool(self._buf) or self._overflow
 
+    def skip(self, lines: int, nbytes: int) -> None:
+        """Count ``lines`` whole lines (``nbytes`` bytes) as read without building them.
+
+        The fast scanner uses this to step over lines that no marker can match.
+        """
+        if self.pending:
+            raise ValueError("cannot skip while a line is open")
+        self.number += lines
+        self.offset += nbytes
+        self._start = self.offset
+
     # ------------------------------------------------------------ internals
 
     def _append(self, piece: bytes, out: list[Line | Progress]) -> None:

@@ -1,0 +1,85 @@
+"""The scanner's fast path hands the tracker exactly the lines that hold a word, numbered as grep -n."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tui.core.lines import Line
+from tui.core.scan import Scanner
+
+
+class RecordingTracker:
+    """Records what it is fed; needs every line for ``eager`` lines after one containing "Traceback"."""
+
+    def __init__(self, eager: int = 2) -> None:
+        self.fed: list[Line] = []
+        self._eager = eager
+        self._left = 0
+
+    @property
+    def needs_every_line(self) -> bool:
+        return self._left > 0
+
+    def feed(self, item, at=None):
+        if isinstance(item, Line):
+            self._left = max(0, self._left - 1)
+            self.fed.append(item)
+            if "Traceback" in item.text:
+                self._left = self._eager
+        return []
+
+    def finish(self):
+        return []
+
+
+WORDS = ["Traceback", "Load weight", "ready to roll"]
+
+
+def expected(data: bytes, eager: int = 2) -> list[tuple[int, str]]:
+    out, left = [], 0
+    rows = data.split(b"\n")
+    if rows and rows[-1] == b"":
+        rows.pop()
+    for number, row in enumerate(rows, 1):
+        if left or any(w.encode() in row for w in WORDS):
+            left = max(0, left - 1)
+            text = row.decode("utf-8", "replace").rstrip("\r").split("\r")[-1]
+            out.append((number, text))
+            if "Traceback" in text:
+                left = eager
+    return out
+
+
+def scan(blocks: list[bytes]) -> tuple[list[tuple[int, str]], int]:
+    tracker = RecordingTracker()
+    scanner = Scanner(tracker, WORDS)
+    for block in blocks:
+        scanner.feed(block)
+    scanner.finish()
+    return [(ln.number, ln.text) for ln in tracker.fed], scanner.lines
+
+
+_rows = st.lists(
+    st.sampled_from(
+        [b"Decode batch, #running-req: 3", b"[TP0] Load weight begin.", b"Traceback (most recent call last):",
+         b"  File \"x.py\", line 1", b"ValueError: boom", b"", b"bar 10%\rbar 20%", b"fired up and ready to roll!"]
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(rows=_rows, cuts=st.lists(st.integers(min_value=0, max_value=800), max_size=8), end_nl=st.booleans())
+def test_fast_path_feeds_exactly_the_candidate_lines(rows, cuts, end_nl):
+    data = b"\n".join(rows) + (b"\n" if end_nl and rows else b"")
+    bounds = sorted({c for c in cuts if c <= len(data)} | {0, len(data)})
+    got, _ = scan([data[a:b] for a, b in zip(bounds, bounds[1:])])
+    assert got == expected(data)
+
+
+def test_line_count_matches_wc_l():
+    data = b"x\n" * 1000 + b"Load weight begin.\n" + b"y\n" * 10
+    got, count = scan([data[:777], data[777:]])
+    assert got == [(1001, "Load weight begin.")]
+    assert count == data.count(b"\n")

@@ -1,0 +1,106 @@
+"""The fast path for big logs: feed a tracker only the lines that can matter.
+
+A serving log grows by millions of lines ("Decode batch …", access lines) that no
+phase or error marker can match. The scanner searches whole blocks for the
+profiles' prefilter words with one linear-time regex (RE2 where its wheel is
+installed: on a 300 MB log 0.6 s against 3.8 s for Python's ``re`` and 4.3 s for
+``bytes.find`` per word; see bench/scan.py), counts the newlines it steps over,
+and hands the tracker just the candidate lines with their true line numbers.
+While the tracker needs every line (server not yet detected, a traceback block
+open) it gets every line.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Protocol
+
+from tui.core.lines import Line, LineAssembler, Progress
+
+try:  # google-re2: linear time and much faster on literal alternations
+    import re2 as _re2
+except ImportError:  # pragma: no cover - depends on the platform's wheels
+    _re2 = None
+
+
+class Tracker(Protocol):
+    needs_every_line: bool
+
+    def feed(self, item: Line | Progress, at: float | None = None) -> list: ...
+
+    def finish(self) -> list: ...
+
+
+def compile_prefilter(words: list[str]):
+    """One regex that finds any of ``words`` (literals, case-sensitive) in bytes."""
+    pattern = b"|".join(re.escape(w.encode()) for w in sorted(set(words), key=len, reverse=True))
+    if _re2 is not None:
+        return _re2.compile(pattern)
+    return re.compile(pattern)
+
+
+class Scanner:
+    """Feed blocks of a log in order; the tracker sees every line that can change its state."""
+
+    def __init__(self, tracker: Tracker, words: list[str]) -> None:
+        self.tracker = tracker
+        self._words = tuple(words)
+        self._find = compile_prefilter(words).search
+        self._lines = LineAssembler(progress=False)
+
+    @property
+    def lines(self) -> int:
+        """Lines read so far (``\\n``-terminated; the open last line is not counted)."""
+        return self._lines.number
+
+    def feed(self, block: bytes, at: float | None = None) -> None:
+        pos = 0
+        size = len(block)
+        if self._lines.pending:  # finish the line left open by the previous block
+            nl = block.find(b"\n")
+            end = size if nl < 0 else nl + 1
+            self._take(block[:end], at, only_candidates=True)
+            pos = end
+        last_nl = block.rfind(b"\n", pos)
+        if last_nl >= 0:
+            self._whole_lines(block, pos, last_nl + 1, at)
+            pos = last_nl + 1
+        if pos < size:  # an open last line: keep it for the next block
+            self._take(block[pos:], at)
+
+    def finish(self) -> None:
+        for line in self._lines.flush():
+            if self._wanted(line):
+                self.tracker.feed(line, None)
+        self.tracker.finish()
+
+    def _whole_lines(self, block: bytes, pos: int, end: int, at: float | None) -> None:
+        """Lines ``block[pos:end]``, each ending in ``\\n``."""
+        find = self._find
+        while pos < end:
+            if self.tracker.needs_every_line:
+                nl = block.index(b"\n", pos)
+                self._take(block[pos : nl + 1], at)
+                pos = nl + 1
+                continue
+            match = find(block, pos, end)
+            if match is None:
+                self._lines.skip(block.count(b"\n", pos, end), end - pos)
+                return
+            start = max(pos, block.rfind(b"\n", pos, match.start()) + 1)
+            if start > pos:
+                self._lines.skip(block.count(b"\n", pos, start), start - pos)
+            nl = block.index(b"\n", match.start())
+            self._take(block[start : nl + 1], at)
+            pos = nl + 1
+
+    def _take(self, data: bytes, at: float | None, only_candidates: bool = False) -> None:
+        for item in self._lines.feed(data):
+            if not only_candidates or self._wanted(item):
+                self.tracker.feed(item, at)
+
+    def _wanted(self, line: Line) -> bool:
+        """For the rare line assembled across blocks, where the block search could not see it whole."""
+        if self.tracker.needs_every_line:
+            return True
+        return any(word in segment for segment in line.segments for word in self._words)
