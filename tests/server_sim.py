@@ -1,0 +1,204 @@
+#!/usr/bin/env python3
+"""A pretend SGLang server for the launch tests: real processes, real logs, no GPUs.
+
+It prints an SGLang 0.5.23-style startup (see log-formats.md §1.2 P10/P9) to its
+stdout/stderr, starts ``--tp`` child processes in its own process group (like the
+per-rank schedulers), allocates nothing real, and ends as told:
+
+  --outcome ready     ... "The server is fired up and ready to roll!", then serve until stopped
+  --outcome raise     ... a ValueError about the context length in a scheduler, unless
+                          SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 is set (then: ready)
+  --outcome hang      ... stop printing in the middle of weight loading and wait forever
+  --outcome sigkill   ... die by SIGKILL in the middle of weight loading, with no error text
+  --outcome segv      ... die by SIGSEGV in the middle of weight loading
+
+``--ignore-sigint`` makes the main process and its children ignore SIGINT (a stop
+must escalate); ``--stubborn`` makes them ignore SIGTERM too (only SIGKILL works).
+``--orphans`` leaves children that do not die with the main process (stale GPU
+holders). ``--pid-file`` writes "main child child …" pids once the children run.
+``--port`` opens a tiny HTTP server answering /health with 200 once ready.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+CONTEXT_ENV = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"
+
+# The child: a "scheduler" that lives until its parent goes (stdin EOF), or forever (--orphans).
+CHILD = """
+import signal, sys, time
+if {ignore_int}: signal.signal(signal.SIGINT, signal.SIG_IGN)
+if {ignore_term}: signal.signal(signal.SIGTERM, signal.SIG_IGN)
+if {orphan}:
+    while True: time.sleep(3600)
+try:
+    sys.stdin.buffer.read()
+except KeyboardInterrupt:
+    pass
+"""
+
+
+def stamp(rank: str | None = None) -> str:
+    ts = time.strftime("%Y-%m-%d %H:%M:%S")
+    return f"[{ts} {rank}]" if rank else f"[{ts}]"
+
+
+def say(text: str, rank: str | None = None, stream=None) -> None:
+    stream = stream or sys.stdout
+    stream.write(f"{stamp(rank)} {text}\n")
+    stream.flush()
+
+
+def raw(text: str, stream=None) -> None:
+    stream = stream or sys.stderr
+    stream.write(text)
+    stream.flush()
+
+
+def serve_health(port: int, ready: threading.Event) -> None:
+    """``GET /health``: 503 until ready, then 200. Enough HTTP for the health probe."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    sock.listen(8)
+
+    def loop() -> None:
+        while True:
+            conn, _ = sock.accept()
+            with conn:
+                conn.recv(4096)
+                status = "200 OK" if ready.is_set() else "503 Service Unavailable"
+                body = b"ok" if ready.is_set() else b"starting"
+                conn.sendall(
+                    f"HTTP/1.1 {status}\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode() + body
+                )
+
+    threading.Thread(target=loop, daemon=True).start()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--outcome", default="ready", choices=["ready", "raise", "hang", "sigkill", "segv"])
+    parser.add_argument("--tp", type=int, default=2)
+    parser.add_argument("--step", type=float, default=0.02, help="seconds between log lines")
+    parser.add_argument("--load-seconds", type=float, default=0.2, help="time spent loading weights")
+    parser.add_argument("--context-length", type=int, default=200000)
+    parser.add_argument("--ignore-sigint", action="store_true")
+    parser.add_argument("--stubborn", action="store_true")
+    parser.add_argument("--orphans", action="store_true")
+    parser.add_argument("--pid-file")
+    parser.add_argument("--port", type=int)
+    args = parser.parse_args()
+
+    if args.ignore_sigint or args.stubborn:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if args.stubborn:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    ready = threading.Event()
+    if args.port:
+        serve_health(args.port, ready)
+
+    ranks = [f"TP{i}" for i in range(args.tp)]
+    code = CHILD.format(
+        ignore_int=args.ignore_sigint or args.stubborn, ignore_term=args.stubborn, orphan=args.orphans
+    )
+    children = [
+        subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, close_fds=True) for _ in ranks
+    ]
+    if args.pid_file:
+        with open(args.pid_file + ".tmp", "w") as f:
+            f.write(" ".join(str(p) for p in [os.getpid(), *(c.pid for c in children)]) + "\n")
+        os.replace(args.pid_file + ".tmp", args.pid_file)
+
+    def pause(scale: float = 1.0) -> None:
+        time.sleep(args.step * scale)
+
+    say(f"server_args={{'model_path': 'sim/Model-547B', 'tp_size': {args.tp}, 'context_length': "
+        f"{args.context_length}, 'api_key': None}}")
+    pause()
+    for r in ranks:
+        say("Init parallel begin.", r)
+    pause()
+    for r in ranks:
+        say("Init parallel ends. elapsed=1.84 s", r)
+
+    if args.outcome == "raise" and os.environ.get(CONTEXT_ENV) != "1":
+        say(
+            "Scheduler hit an exception: Traceback (most recent call last):\n"
+            '  File "/sgl/python/sglang/srt/managers/scheduler.py", line 6360, in run_scheduler_process\n'
+            "    scheduler = Scheduler(server_args, port_args)\n"
+            '  File "/sgl/python/sglang/srt/configs/model_config.py", line 312, in __init__\n'
+            "    raise ValueError(\n"
+            f"ValueError: User-specified context_length ({args.context_length}) is greater than the derived "
+            "context_length (131072). This may lead to incorrect model outputs or CUDA errors. Note that the "
+            "derived context_length may differ from max_position_embeddings in the model's config. To allow "
+            f"overriding this maximum, set the env var {CONTEXT_ENV}=1",
+            ranks[0],
+        )
+        say("Received sigquit from a child process. It usually means the child failed.")
+        for c in children:
+            c.kill()
+        return 1
+
+    for r in ranks:
+        say("Load weight begin. avail mem=78.12 GB", r)
+    shards = 8
+    for i in range(1, shards + 1):
+        pct = 100 * i // shards
+        raw(f"\rLoading safetensors checkpoint shards: {pct:3d}% Completed | {i}/{shards} [00:0{i}<00:00,  1.55s/it]")
+        time.sleep(args.load_seconds / shards)
+        if i == shards // 2 and args.outcome in ("hang", "sigkill", "segv"):
+            if args.outcome == "hang":
+                while True:
+                    time.sleep(3600)
+            os.kill(os.getpid(), signal.SIGKILL if args.outcome == "sigkill" else signal.SIGSEGV)
+            time.sleep(10)  # the signal arrives; never reached
+    raw("\n")
+    for r in ranks:
+        say("Load weight end. elapsed=6.91 s, type=LlamaForCausalLM, avail mem=70.40 GB, mem usage=7.72 GB.", r)
+    pause()
+    for r in ranks:
+        say("KV Cache is allocated. dtype: torch.bfloat16, #tokens: 812345, K size: 24.79 GB, V size: 24.79 GB", r)
+        say("Memory pool end. avail mem=19.80 GB", r)
+    pause()
+    for r in ranks:
+        say("Capture target decode CUDA graph begin. backend=full, num_tokens_per_req=1, avail mem=19.60 GB", r)
+    for i in (9, 18, 27, 36):
+        raw(f"\rCapturing batches (bs={37 - i} avail_mem=19.02 GB): {100 * i // 36:3d}%|██        | {i}/36 "
+            "[00:09<00:00,  3.90it/s]")
+        pause(0.5)
+    raw("\n")
+    for r in ranks:
+        say("Capture target decode CUDA graph end. bs=[1, 2, 4], elapsed=9.60 s, mem usage=0.61 GB, "
+            "avail mem=18.99 GB.", r)
+    say("max_total_num_tokens=812345, chunked_prefill_size=8192, max_prefill_tokens=16384, "
+        "max_running_requests=4096, context_len=131072, available_gpu_mem=18.99 GB", ranks[0])
+    say(f"INFO:     Started server process [{os.getpid()}]")
+    say("INFO:     Waiting for application startup.")
+    say("INFO:     Application startup complete.")
+    say(f"INFO:     Uvicorn running on http://0.0.0.0:{args.port or 30000} (Press CTRL+C to quit)")
+    pause()
+    say('INFO:     127.0.0.1:51234 - "GET /model_info HTTP/1.1" 200 OK')
+    say("Prefill batch, #new-seq: 1, #new-token: 7, #cached-token: 0, token usage: 0.00, #running-req: 0, "
+        "#queue-req: 0", ranks[0])
+    say('INFO:     127.0.0.1:51240 - "POST /generate HTTP/1.1" 200 OK')
+    ready.set()
+    say("The server is fired up and ready to roll!")
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        say("SIGQUIT received. signum=3, frame=None. It usually means one child failed.")
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

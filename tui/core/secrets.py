@@ -1,0 +1,144 @@
+"""Secret masking for everything Watchtower shows, logs or stores.
+
+A launch command and its environment often carry credentials (``HF_TOKEN``,
+``--api-key …``). Their values must never reach the screen, the history database,
+hook environments or any file Watchtower writes. Names decide what is secret;
+once a value is known to be secret, every later occurrence of it in any text is
+masked too (``Masker``), so a token echoed back by the server is hidden as well.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+
+MASK = "****"
+
+# Environment-style names (upper case, "_" separated) whose values are secret.
+_SECRET_NAME = re.compile(
+    r"(?:^|_)(?:TOKEN|KEY|APIKEY|PASSWD|PASS|PWD|AUTH|CREDENTIALS?)(?:_|$)"
+    r"|PASSWORD|SECRET|ACCESS_KEY|PRIVATE_KEY"
+)
+# Names that match the pattern above but are not secrets.
+_NOT_SECRET = frozenset({"PWD", "OLDPWD", "KEYTIMEOUT", "TOKENIZERS_PARALLELISM", "SSH_AUTH_SOCK"})
+_NOT_SECRET_SUFFIX = ("_PATH", "_FILE", "_DIR", "_LEN", "_SIZE", "_ID", "_NUM", "_MODE", "_TYPE")
+# Values shorter than this are not hunted down in free text (masking every "1"
+# would wreck the display); they are still masked where they appear as a value.
+_MIN_FREE_TEXT = 4
+
+
+def _env_name(name: str) -> str:
+    return name.strip().lstrip("-").upper().replace("-", "_")
+
+
+def is_secret_name(name: str) -> bool:
+    """True for ``HF_TOKEN``, ``OPENAI_API_KEY``, ``DB_PASSWORD``, ``--api-key``, ``--hf-token`` …"""
+    key = _env_name(name)
+    if not key or key in _NOT_SECRET:
+        return False
+    if key.endswith(_NOT_SECRET_SUFFIX) and "PASSWORD" not in key and "SECRET" not in key:
+        return False
+    return bool(_SECRET_NAME.search(key))
+
+
+def mask_env(env: Mapping[str, str]) -> dict[str, str]:
+    """A copy of ``env`` with secret values replaced by ``MASK``."""
+    return {k: (MASK if is_secret_name(k) and v else v) for k, v in env.items()}
+
+
+def secret_values(env: Mapping[str, str] = {}, argv: Sequence[str] = ()) -> set[str]:
+    """Every secret value found in an environment and a command line."""
+    values = {v for k, v in env.items() if v and is_secret_name(k)}
+    for i, arg in enumerate(argv):
+        if arg.startswith("-") and "=" in arg:
+            flag, _, value = arg.partition("=")
+            if value and is_secret_name(flag):
+                values.add(value)
+        elif arg.startswith("--") and is_secret_name(arg) and i + 1 < len(argv):
+            nxt = argv[i + 1]
+            if nxt and not nxt.startswith("--"):
+                values.add(nxt)
+        elif "=" in arg and not arg.startswith("-"):
+            name, _, value = arg.partition("=")
+            if value and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) and is_secret_name(name):
+                values.add(value)  # an env assignment in front of the command: HF_TOKEN=… python …
+    return values
+
+
+class Masker:
+    """Masks known secret values in any text; built from the env and argv of a launch."""
+
+    def __init__(self, values: Iterable[str] = ()) -> None:
+        self._values: set[str] = set()
+        self._pattern: re.Pattern[str] | None = None
+        self.add(values)
+
+    @classmethod
+    def for_launch(cls, env: Mapping[str, str] = {}, argv: Sequence[str] = ()) -> Masker:
+        return cls(secret_values(env, argv))
+
+    def add(self, values: Iterable[str]) -> None:
+        new = {v for v in values if v and len(v) >= _MIN_FREE_TEXT} - self._values
+        if not new:
+            return
+        self._values |= new
+        # Longest first, so a token that contains another is masked whole.
+        alternatives = sorted(self._values, key=len, reverse=True)
+        self._pattern = re.compile("|".join(re.escape(v) for v in alternatives))
+
+    def __bool__(self) -> bool:
+        return bool(self._values)
+
+    def text(self, text: str) -> str:
+        if self._pattern is None or not text:
+            return text
+        return self._pattern.sub(MASK, text)
+
+    def argv(self, argv: Sequence[str]) -> list[str]:
+        return mask_argv(argv, self)
+
+    def env(self, env: Mapping[str, str]) -> dict[str, str]:
+        return {k: self.text(v) for k, v in mask_env(env).items()}
+
+
+def mask_argv(argv: Sequence[str], masker: Masker | None = None) -> list[str]:
+    """The command line with secret flag values and env assignments masked."""
+    masker = masker or Masker()
+    out: list[str] = []
+    hide_next = False
+    for arg in argv:
+        if hide_next:
+            out.append(MASK)
+            hide_next = False
+            continue
+        if arg.startswith("-") and "=" in arg:
+            flag, _, value = arg.partition("=")
+            out.append(f"{flag}={MASK}" if value and is_secret_name(flag) else masker.text(arg))
+        elif arg.startswith("--") and is_secret_name(arg):
+            out.append(arg)
+            hide_next = True
+        elif "=" in arg and re.match(r"[A-Za-z_][A-Za-z0-9_]*=", arg):
+            name, _, value = arg.partition("=")
+            out.append(f"{name}={MASK}" if value and is_secret_name(name) else masker.text(arg))
+        else:
+            out.append(masker.text(arg))
+    return out
+
+
+def env_diff(old: Mapping[str, str] | None, new: Mapping[str, str]) -> list[str]:
+    """What changed from one attempt's environment overrides to the next, masked.
+
+    ``["+SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1", "-FOO", "~TP=8 (was 4)"]``.
+    Callers pass masked environments; this masks again so a slip cannot leak.
+    """
+    old = mask_env(old or {})
+    new = mask_env(new)
+    changes: list[str] = []
+    for key in sorted(new.keys() - old.keys()):
+        changes.append(f"+{key}={new[key]}")
+    for key in sorted(old.keys() - new.keys()):
+        changes.append(f"-{key}")
+    for key in sorted(old.keys() & new.keys()):
+        if old[key] != new[key]:
+            changes.append(f"~{key}={new[key]} (was {old[key]})")
+    return changes

@@ -1,0 +1,269 @@
+"""One verdict from three witnesses: the log, the process, the GPUs.
+
+Silence in a startup log means either "still loading" or "crashed silently". The
+log alone cannot tell; the process table and the GPUs can. ``judge`` combines what
+the tracker read (``StartupState``), whether the launched process is alive, and
+recent GPU samples into the one word the header shows:
+
+- ``dead``: the process exited (code or signal) without a classified error;
+- ``failed``: the log holds a fatal error;
+- ``loading``: the log is quiet but GPU memory is changing or the GPUs are busy;
+- ``stalled?``: silent longer than the phase has ever taken (or a limit), GPUs idle,
+  process alive — with the ranks that have not finished the phase;
+- ``starting`` / ``ready`` / ``stopped``.
+
+Ready needs the log's ready marker *and*, when a health URL is watched, a 200
+from it; the verdict says which one is still pending. Pure: no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+import signal as _signal
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from tui.core.events import GpuSample
+from tui.core.state import FAILED, PHASE_TITLES, READY, STOPPED, StartupState
+
+STARTING, LOADING, STALLED, DEAD = "starting", "loading", "stalled?", "dead"
+
+#: Log silence (s) after which the GPUs are consulted at all.
+QUIET_AFTER = 10.0
+#: Silence (s) that counts as a stall when history knows nothing about the phase.
+DEFAULT_STALL_LIMIT = 300.0
+#: A phase that history says is quick still gets this much silence before "stalled?".
+MIN_STALL = 30.0
+#: GPU memory moving faster than this (bytes/s, either way) means work is going on.
+MEM_RATE_ACTIVE = 64 * 2**20
+#: Any GPU this busy (percent) means work is going on.
+UTIL_ACTIVE = 20
+#: GPU samples older than this (s) say nothing about now.
+GPU_WINDOW = 10.0
+
+_SIGNAL_NOTES = {
+    _signal.SIGKILL: "possibly the OOM killer",
+    _signal.SIGSEGV: "segmentation fault",
+    _signal.SIGABRT: "aborted",
+    _signal.SIGBUS: "bus error",
+}
+
+
+def clock(seconds: float | None) -> str:
+    """``4:51``, ``1:02:03``; ``?`` when unknown."""
+    if seconds is None:
+        return "?"
+    seconds = int(max(0.0, seconds) + 0.5)
+    h, rest = divmod(seconds, 3600)
+    m, s = divmod(rest, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+
+
+def signal_name(signum: int) -> str:
+    try:
+        return _signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
+
+
+def describe_exit(returncode: int | None, signum: int | None) -> str:
+    """``killed by SIGKILL (possibly the OOM killer)``, ``exited with code 1`` …
+
+    A shell reports a child killed by signal N as 128+N; that is read as the signal.
+    """
+    if signum is None and returncode is not None:
+        if returncode < 0:
+            signum = -returncode
+        elif 128 < returncode < 160 and returncode - 128 in _SIGNAL_NOTES:
+            signum = returncode - 128
+    if signum is not None:
+        note = _SIGNAL_NOTES.get(signum)
+        return f"killed by {signal_name(signum)}" + (f" ({note})" if note else "")
+    if returncode is None:
+        return "exited (status unknown)"
+    return f"exited with code {returncode}"
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessStatus:
+    """What is known about the launched server process."""
+
+    alive: bool
+    returncode: int | None = None
+    signal: int | None = None
+    stopped_by_user: bool = False
+
+    @property
+    def exit_text(self) -> str:
+        return describe_exit(self.returncode, self.signal)
+
+
+@dataclass(frozen=True, slots=True)
+class HealthStatus:
+    """The ``--health URL`` probe: ``ok`` once it answered 200; ``detail`` says what it got last."""
+
+    url: str
+    ok: bool = False
+    detail: str = "not checked yet"
+
+
+@dataclass(frozen=True, slots=True)
+class GpuActivity:
+    mem_rate: float | None  # bytes/s summed over GPUs, over the recent window
+    max_util: int | None  # percent, busiest GPU in the latest sample
+    gpus: int
+
+    @property
+    def active(self) -> bool:
+        return (self.mem_rate is not None and abs(self.mem_rate) >= MEM_RATE_ACTIVE) or (
+            self.max_util is not None and self.max_util >= UTIL_ACTIVE
+        )
+
+    @property
+    def text(self) -> str:
+        parts = []
+        if self.mem_rate is not None and abs(self.mem_rate) >= MEM_RATE_ACTIVE:
+            parts.append(f"GPU mem {self.mem_rate / 2**30:+.1f} GiB/s")
+        if self.max_util is not None and self.max_util >= UTIL_ACTIVE:
+            parts.append(f"GPUs busy {self.max_util}%")
+        return ", ".join(parts) or "GPUs idle"
+
+
+def gpu_activity(samples: Sequence[GpuSample], now: float, window: float = GPU_WINDOW) -> GpuActivity | None:
+    """Memory change rate and utilisation from the samples of the last ``window`` seconds."""
+    recent = [s for s in samples if now - s.at <= window and s.gpus]
+    if not recent:
+        return None
+    last = recent[-1]
+    utils = [g.utilization for g in last.gpus if g.utilization is not None]
+    rate = None
+    first = recent[0]
+    if last.at - first.at > 0:
+        indices = {g.index for g in first.gpus if g.memory_used is not None} & {
+            g.index for g in last.gpus if g.memory_used is not None
+        }
+        if indices:
+            used = lambda s: sum(g.memory_used or 0 for g in s.gpus if g.index in indices)  # noqa: E731
+            rate = (used(last) - used(first)) / (last.at - first.at)
+    return GpuActivity(rate, max(utils) if utils else None, len(last.gpus))
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    kind: str  # starting, loading, stalled?, ready, failed, dead, stopped
+    detail: str  # one line, already masked text from the log
+    pending: tuple[str, ...] = ()  # readiness parts not yet met: "log ready marker", "health 200"
+    ranks: tuple[str, ...] = ()  # ranks that have not finished the current phase (stalled)
+    silence: float | None = None
+
+    @property
+    def title(self) -> str:
+        return self.kind.upper()
+
+    @property
+    def final(self) -> bool:
+        return self.kind in (READY, FAILED, DEAD, STOPPED)
+
+    @property
+    def text(self) -> str:
+        return f"{self.title}: {self.detail}" if self.detail else self.title
+
+
+def unfinished_ranks(state: StartupState) -> tuple[str, ...]:
+    """Ranks that have not ended the running phase, including ranks that never began it."""
+    phase = state.current_phase
+    if phase is None:
+        return ()
+    pending = [r.rank for r in phase.ranks.values() if r.end_line is None]
+    pending += sorted(r for r in state.ranks if r not in phase.ranks and r != "main")
+    return tuple(pending)
+
+
+def stall_limit(expected: float | None, limit: float | None) -> float:
+    """Silence that counts as a stall: the configured limit, else the phase's longest in history."""
+    if limit is not None:
+        return limit
+    if expected is not None:
+        return max(MIN_STALL, expected)
+    return DEFAULT_STALL_LIMIT
+
+
+def judge(
+    state: StartupState,
+    *,
+    now: float,
+    last_activity: float | None,
+    last_line: str | None = None,
+    process: ProcessStatus | None = None,
+    gpu: GpuActivity | None = None,
+    health: HealthStatus | None = None,
+    expected_phase: float | None = None,
+    limit: float | None = None,
+    eta: str | None = None,
+) -> Verdict:
+    """The verdict for this instant.
+
+    ``last_activity``: when the log last grew (or the attempt started, before any
+    line). ``expected_phase``: the longest the running phase has taken in history.
+    ``limit``: a configured stall limit that overrides history. ``eta``: text such
+    as "weight load 4:51 of ~10:28" to show while starting.
+    """
+    said = f"log said last: {last_line!r}" if last_line else "the log is empty"
+    error = state.first_error
+    error_text = None
+    if error is not None:
+        error_text = f"{error.kind}: {error.message}" if error.kind not in error.message else error.message
+        if error.rank:
+            error_text += f" ({error.rank})"
+
+    if process is not None and not process.alive:
+        how = process.exit_text
+        if process.stopped_by_user or state.outcome == STOPPED:
+            return Verdict(STOPPED, f"stopped, {how}")
+        if state.outcome == FAILED and error_text:
+            return Verdict(FAILED, f"{error_text}; {how}")
+        if state.outcome == READY:
+            return Verdict(DEAD, f"{how} after ready; {said}")
+        return Verdict(DEAD, f"{how}; {said}")
+
+    if state.outcome == FAILED:
+        tail = "; the process is still running" if process is not None else ""
+        return Verdict(FAILED, (error_text or "failed") + tail)
+    if state.outcome == STOPPED:
+        return Verdict(STOPPED, state.stop_reason or "stopped")
+
+    log_ready = state.outcome == READY
+    pending = tuple(
+        p for p, met in (("log ready marker", log_ready), ("health 200", health is None or health.ok)) if not met
+    )
+    if not pending:
+        total = (state.last_ts - state.first_ts) if (state.first_ts and state.last_ts) else None
+        return Verdict(READY, f"ready in {clock(total)}" if total is not None else "ready")
+
+    silence = None if last_activity is None else max(0.0, now - last_activity)
+    if log_ready:  # only the health check is missing
+        return Verdict(STARTING, f"ready marker seen; waiting for {health.url}: {health.detail}", pending, (), silence)
+
+    phase = state.current_phase
+    phase_title = PHASE_TITLES.get(phase.name, phase.name) if phase else None
+    where = eta or (phase_title or "starting")
+    if health is not None and not health.ok:
+        where += f" · health: {health.detail}"
+    if silence is None or silence < QUIET_AFTER:
+        return Verdict(STARTING, where, pending, (), silence)
+
+    quiet = f"log quiet {clock(silence)}"
+    if gpu is not None and gpu.active:
+        return Verdict(LOADING, f"{quiet} · {gpu.text} · {where}", pending, (), silence)
+    threshold = stall_limit(expected_phase, limit)
+    if silence > threshold and (process is None or process.alive):
+        ranks = unfinished_ranks(state)
+        why = (
+            f"longer than {phase_title or 'this phase'} has ever taken ({clock(expected_phase)})"
+            if limit is None and expected_phase is not None
+            else f"limit {clock(threshold)}"
+        )
+        parts = [f"log silent {clock(silence)}, {why}", gpu.text if gpu is not None else "no GPU data"]
+        if ranks:
+            parts.append(f"{', '.join(ranks)} not done with {phase_title or 'the phase'}")
+        return Verdict(STALLED, " · ".join(parts), pending, ranks, silence)
+    return Verdict(STARTING, f"{quiet} · {where}", pending, (), silence)

@@ -1,0 +1,361 @@
+"""Attempts v1…vN in a small SQLite database, and ETAs from them.
+
+One row per launch attempt: name, attempt number, command and environment
+overrides (masked: secrets never reach the database), the environment diff against
+the previous attempt, host, start time, per-phase durations, outcome, first error,
+log path. The file lives in the user's data directory (platformdirs), or in
+``$WATCHTOWER_DATA_DIR`` (tests). Every call opens its own short connection, so
+the async code runs them in a worker thread (``asyncio.to_thread``) without
+sharing a connection between threads.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tui.core.secrets import Masker, env_diff, mask_argv
+from tui.core.state import PHASE_TITLES, StartupState
+from tui.core.verdict import clock
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS attempts (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    name TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    host TEXT NOT NULL,
+    command TEXT NOT NULL,      -- JSON list, masked
+    env TEXT NOT NULL,          -- JSON object of overrides, masked
+    env_diff TEXT NOT NULL,     -- JSON list of "+K=V", "-K", "~K=V (was W)"
+    command_diff TEXT NOT NULL, -- JSON list of changed words, masked
+    started_at REAL NOT NULL,
+    ended_at REAL,
+    phases TEXT NOT NULL DEFAULT '{}',  -- JSON {phase: seconds}
+    outcome TEXT NOT NULL DEFAULT 'starting',
+    first_error TEXT,
+    ready_seconds REAL,
+    log_path TEXT NOT NULL,
+    pid INTEGER,
+    exit_text TEXT,
+    UNIQUE (name, attempt)
+);
+CREATE INDEX IF NOT EXISTS attempts_by_command ON attempts (command, host, outcome);
+"""
+
+
+def data_dir() -> Path:
+    override = os.environ.get("WATCHTOWER_DATA_DIR")
+    if override:
+        return Path(override)
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("watchtower"))
+
+
+@dataclass(slots=True)
+class Attempt:
+    name: str
+    attempt: int
+    host: str
+    command: list[str]  # masked
+    env: dict[str, str]  # masked overrides
+    started_at: float
+    log_path: str
+    env_diff: list[str] = field(default_factory=list)
+    command_diff: list[str] = field(default_factory=list)
+    ended_at: float | None = None
+    phases: dict[str, float] = field(default_factory=dict)
+    outcome: str = "starting"
+    first_error: str | None = None
+    ready_seconds: float | None = None
+    pid: int | None = None
+    exit_text: str | None = None
+    id: int | None = None
+
+    @property
+    def label(self) -> str:
+        return f"v{self.attempt}"
+
+    @property
+    def duration(self) -> float | None:
+        if self.ready_seconds is not None:
+            return self.ready_seconds
+        return None if self.ended_at is None else self.ended_at - self.started_at
+
+    @property
+    def summary(self) -> str:
+        """``v1 ✗ AttributeError 0:12`` / ``v4 ✓ ready 11:02`` / ``v5 … starting``."""
+        if self.outcome == "ready":
+            return f"{self.label} ✓ ready {clock(self.duration)}"
+        if self.outcome in ("starting", "running"):
+            return f"{self.label} … {self.outcome}"
+        what = self.first_error.split(":", 1)[0] if self.first_error else self.outcome
+        return f"{self.label} ✗ {what} {clock(self.duration)}"
+
+    @property
+    def changes(self) -> list[str]:
+        return self.command_diff + self.env_diff
+
+    def to_json(self) -> dict:
+        return {
+            "name": self.name,
+            "attempt": self.attempt,
+            "host": self.host,
+            "command": self.command,
+            "env": self.env,
+            "env_diff": self.env_diff,
+            "command_diff": self.command_diff,
+            "started_at": self.started_at,
+            "ended_at": self.ended_at,
+            "phases": self.phases,
+            "outcome": self.outcome,
+            "first_error": self.first_error,
+            "ready_seconds": self.ready_seconds,
+            "log_path": self.log_path,
+            "pid": self.pid,
+            "exit": self.exit_text,
+        }
+
+
+def command_diff(old: Sequence[str] | None, new: Sequence[str]) -> list[str]:
+    """Words added to / removed from the command line: ``["+--tp 8", "---mem-fraction-static 0.9"]``.
+
+    Compares flag/value pairs so ``--tp 4`` → ``--tp 8`` reads as one change.
+    """
+    if old is None:
+        return []
+
+    def pairs(argv: Sequence[str]) -> list[str]:
+        out: list[str] = []
+        i = 0
+        while i < len(argv):
+            word = argv[i]
+            if word.startswith("--") and "=" not in word and i + 1 < len(argv) and not argv[i + 1].startswith("--"):
+                out.append(f"{word} {argv[i + 1]}")
+                i += 2
+            else:
+                out.append(word)
+                i += 1
+        return out
+
+    a, b = pairs(old), pairs(new)
+    removed = [w for w in a if w not in b]
+    added = [w for w in b if w not in a]
+    return [f"-{w}" for w in removed] + [f"+{w}" for w in added]
+
+
+def phase_seconds(state: StartupState) -> dict[str, float]:
+    return {p.name: p.seconds for p in state.phases if p.seconds is not None}
+
+
+class History:
+    """The attempts database. Small and synchronous: call from a worker thread in async code."""
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.path = Path(path) if path is not None else data_dir() / "history.sqlite3"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self._connect() as db:
+            db.executescript(_SCHEMA)
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=5.0)
+        db.row_factory = sqlite3.Row
+        return db
+
+    # ------------------------------------------------------------ writing
+
+    def next_attempt(self, name: str) -> int:
+        with self._connect() as db:
+            row = db.execute("SELECT MAX(attempt) FROM attempts WHERE name = ?", (name,)).fetchone()
+        return (row[0] or 0) + 1
+
+    def start(
+        self,
+        name: str,
+        *,
+        command: Sequence[str],
+        env: Mapping[str, str],
+        host: str,
+        log_path: str,
+        attempt: int | None = None,
+        started_at: float | None = None,
+        pid: int | None = None,
+    ) -> Attempt:
+        """Record a new attempt. ``command`` and ``env`` may hold secrets: they are masked here."""
+        masker = Masker.for_launch(env, command)
+        masked_cmd = mask_argv(command, masker)
+        masked_env = masker.env(env)
+        previous = self.latest(name)
+        record = Attempt(
+            name=name,
+            attempt=attempt or ((previous.attempt + 1) if previous else 1),
+            host=host,
+            command=masked_cmd,
+            env=masked_env,
+            started_at=started_at if started_at is not None else time.time(),
+            log_path=log_path,
+            env_diff=env_diff(previous.env, masked_env) if previous else [],
+            command_diff=command_diff(previous.command if previous else None, masked_cmd),
+            pid=pid,
+        )
+        with self._connect() as db:
+            cur = db.execute(
+                "INSERT INTO attempts (name, attempt, host, command, env, env_diff, command_diff, started_at,"
+                " log_path, pid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    record.name,
+                    record.attempt,
+                    record.host,
+                    json.dumps(record.command),
+                    json.dumps(record.env),
+                    json.dumps(record.env_diff),
+                    json.dumps(record.command_diff),
+                    record.started_at,
+                    record.log_path,
+                    record.pid,
+                ),
+            )
+            record.id = cur.lastrowid
+        return record
+
+    def update(
+        self,
+        record: Attempt,
+        *,
+        state: StartupState | None = None,
+        outcome: str | None = None,
+        first_error: str | None = None,
+        ended_at: float | None = None,
+        ready_seconds: float | None = None,
+        pid: int | None = None,
+        exit_text: str | None = None,
+        masker: Masker | None = None,
+    ) -> Attempt:
+        """Store progress of an attempt (phases from ``state``; the rest as given, masked)."""
+        masker = masker or Masker()
+        if state is not None:
+            record.phases = phase_seconds(state)
+        if outcome is not None:
+            record.outcome = outcome
+        if first_error is not None:
+            record.first_error = masker.text(first_error)
+        if ended_at is not None:
+            record.ended_at = ended_at
+        if ready_seconds is not None:
+            record.ready_seconds = ready_seconds
+        if pid is not None:
+            record.pid = pid
+        if exit_text is not None:
+            record.exit_text = masker.text(exit_text)
+        with self._connect() as db:
+            db.execute(
+                "UPDATE attempts SET phases = ?, outcome = ?, first_error = ?, ended_at = ?, ready_seconds = ?,"
+                " pid = ?, exit_text = ? WHERE name = ? AND attempt = ?",
+                (
+                    json.dumps(record.phases),
+                    record.outcome,
+                    record.first_error,
+                    record.ended_at,
+                    record.ready_seconds,
+                    record.pid,
+                    record.exit_text,
+                    record.name,
+                    record.attempt,
+                ),
+            )
+        return record
+
+    # ------------------------------------------------------------ reading
+
+    @staticmethod
+    def _record(row: sqlite3.Row) -> Attempt:
+        return Attempt(
+            id=row["id"],
+            name=row["name"],
+            attempt=row["attempt"],
+            host=row["host"],
+            command=json.loads(row["command"]),
+            env=json.loads(row["env"]),
+            env_diff=json.loads(row["env_diff"]),
+            command_diff=json.loads(row["command_diff"]),
+            started_at=row["started_at"],
+            ended_at=row["ended_at"],
+            phases=json.loads(row["phases"]),
+            outcome=row["outcome"],
+            first_error=row["first_error"],
+            ready_seconds=row["ready_seconds"],
+            log_path=row["log_path"],
+            pid=row["pid"],
+            exit_text=row["exit_text"],
+        )
+
+    def attempts(self, name: str | None = None) -> list[Attempt]:
+        with self._connect() as db:
+            if name is None:
+                rows = db.execute("SELECT * FROM attempts ORDER BY name, attempt").fetchall()
+            else:
+                rows = db.execute("SELECT * FROM attempts WHERE name = ? ORDER BY attempt", (name,)).fetchall()
+        return [self._record(r) for r in rows]
+
+    def latest(self, name: str) -> Attempt | None:
+        with self._connect() as db:
+            row = db.execute(
+                "SELECT * FROM attempts WHERE name = ? ORDER BY attempt DESC LIMIT 1", (name,)
+            ).fetchone()
+        return self._record(row) if row else None
+
+    def names(self) -> list[str]:
+        with self._connect() as db:
+            return [r[0] for r in db.execute("SELECT DISTINCT name FROM attempts ORDER BY name")]
+
+    def expectations(self, command: Sequence[str], host: str) -> Expectations:
+        """What history expects of a launch of ``command`` (masked the same way) on ``host``."""
+        key = json.dumps(mask_argv(command))
+        with self._connect() as db:
+            rows = db.execute(
+                "SELECT * FROM attempts WHERE command = ? AND host = ? ORDER BY started_at", (key, host)
+            ).fetchall()
+        records = [self._record(r) for r in rows]
+        good = [r for r in records if r.outcome == "ready"]
+        longest: dict[str, float] = {}
+        for r in records:
+            for phase, seconds in r.phases.items():
+                longest[phase] = max(longest.get(phase, 0.0), seconds)
+        return Expectations(good[-1] if good else None, longest)
+
+
+@dataclass(slots=True)
+class Expectations:
+    """The last successful attempt of the same command and host, and each phase's longest run."""
+
+    last_success: Attempt | None
+    longest: dict[str, float]
+
+    def expected(self, phase: str) -> float | None:
+        if self.last_success is None:
+            return None
+        return self.last_success.phases.get(phase)
+
+    def eta(self, phase: str | None, phase_elapsed: float | None, attempt_elapsed: float) -> str | None:
+        """``weight load 4:51 of ~10:28 · ready in ~6:40`` for the running phase, or None."""
+        if phase is None:
+            return None
+        text = PHASE_TITLES.get(phase, phase)
+        if phase_elapsed is not None:
+            text += f" {clock(phase_elapsed)}"
+        expected = self.expected(phase)
+        if expected is not None:
+            text += f" of ~{clock(expected)}"
+        total = self.last_success.ready_seconds if self.last_success else None
+        if total is not None:
+            remaining = total - attempt_elapsed
+            text += f" · ready in ~{clock(remaining)}" if remaining > 0 else " · past the usual time"
+        return text
+
+
+__all__ = ["Attempt", "Expectations", "History", "command_diff", "data_dir", "phase_seconds"]
