@@ -74,21 +74,34 @@ def serving_lines(rng: random.Random, start: datetime):
             )
 
 
+CRASH = """\
+[{t} TP3] Scheduler hit an exception: Traceback (most recent call last):
+  File "/sgl/python/sglang/srt/managers/scheduler.py", line 2103, in run_scheduler_process
+    scheduler.event_loop_overlap()
+  File "/sgl/python/sglang/srt/managers/scheduler.py", line 771, in event_loop_overlap
+    batch_result = self.run_batch(batch)
+torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total capacity of 139.81 GiB
+[{t}] SIGQUIT received. signum=3, frame=<frame at 0x7f>. It usually means one child failed.
+"""
+
+
 def write_log(path: str, megabytes: int, seed: int = 1) -> int:
+    """A startup, ``megabytes`` of serving lines (a random 8 MB pool, repeated), then a crash."""
     rng = random.Random(seed)
     start = datetime(2026, 2, 22, 23, 38, 50)
-    target = megabytes << 20
-    with open(path, "w", encoding="utf-8") as out:
-        written = out.write(startup(start.strftime("%Y-%m-%d %H:%M:%S")))
-        batch: list[str] = []
-        for line in serving_lines(rng, start + timedelta(minutes=12)):
-            batch.append(line)
-            if len(batch) == 4096:
-                chunk = "".join(batch)
-                written += out.write(chunk)
-                batch.clear()
-                if written >= target:
-                    break
+    pool: list[str] = []
+    size = 0
+    for line in serving_lines(rng, start + timedelta(minutes=12)):
+        pool.append(line)
+        size += len(line)
+        if size >= 8 << 20:
+            break
+    block = "".join(pool).encode()
+    with open(path, "wb") as out:
+        written = out.write(startup(start.strftime("%Y-%m-%d %H:%M:%S")).encode())
+        while written < megabytes << 20:
+            written += out.write(block)
+        written += out.write(CRASH.replace("{t}", "2026-02-23 04:12:09").encode())
     return written
 
 
