@@ -127,6 +127,18 @@ class ProcessExited:
     detail: str = field(default="")
 
 
+@dataclass(frozen=True, slots=True)
+class ProcessStopping:
+    """A stop is under way: ``signal`` was sent to the process group; the next escalation
+    (SIGTERM, then SIGKILL) follows ``grace`` seconds after ``at`` unless the group is gone."""
+
+    attempt: int
+    pid: int
+    signal: int
+    grace: float
+    at: float = 0.0
+
+
 SourceEvent = (
     LogChunk
     | LogGap
@@ -137,6 +149,7 @@ SourceEvent = (
     | GpuUnavailable
     | ProcessStarted
     | ProcessExited
+    | ProcessStopping
 )
 
 
