@@ -1,0 +1,502 @@
+"""The glue between live sources and the views: no Textual, no parsing of its own.
+
+A :class:`WatchSession` owns the sources (a log tailer, a GPU source, later the
+launched process), pumps their events through the :class:`~tui.core.lines.LineAssembler`
+and the startup tracker, and keeps the models the views render: the startup state,
+a bounded scrollback, GPU history and the connection state. Subscribers (the app)
+are told *that* something changed, at most ``max_rate`` times a second, however
+fast the log grows — the views pull what they need from the session then.
+
+Data flows one way: sources -> events -> state (here) -> views.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import time
+from collections import deque
+from collections.abc import AsyncIterable, Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from tui.core.events import (
+    ConnectionState,
+    ErrorFound,
+    GpuSample,
+    GpuUnavailable,
+    LogChunk,
+    LogGap,
+    LogRestart,
+    LogWaiting,
+    PhaseEnded,
+    PhaseStarted,
+    ProcessExited,
+    ProcessStarted,
+    Ready,
+    Stopped,
+    WarningFound,
+)
+from tui.core.lines import Line, LineAssembler, Progress
+from tui.core.state import FAILED, READY, StartupState
+
+# Style classes of scrollback entries; the log view maps each to a theme style.
+NORMAL, ERROR, WARNING, PHASE, PROGRESS, MARK = "normal", "error", "warning", "phase", "progress", "mark"
+NOTABLE = frozenset((ERROR, PHASE, MARK))  # what the "errors and phases only" filter keeps
+
+#: Log silences at least this long (in the log's own time) are recorded for the timeline.
+SILENCE_SECONDS = 5.0
+#: Lines processed between two yields to the event loop: keeps key presses flowing in a flood.
+YIELD_EVERY = 1000
+
+
+@dataclass(slots=True)
+class LogEntry:
+    """One line of the scrollback. ``number`` is the line's number in its file (grep -n)."""
+
+    seq: int  # position in the whole stream, monotonic across log restarts
+    number: int
+    text: str
+    style: str = NORMAL
+
+
+class Scrollback:
+    """The last ``capacity`` log lines, counting those it dropped to stay bounded.
+
+    Entries are addressed by ``seq``; ``first_seq`` moves forward as old lines go.
+    The still-open line a progress bar keeps rewriting is ``progress`` (not an entry).
+    """
+
+    def __init__(self, capacity: int = 100_000) -> None:
+        self.capacity = max(10, capacity)
+        self._entries: list[LogEntry] = []
+        self.dropped = 0
+        self.progress: LogEntry | None = None
+        self.notable: list[int] = []  # seqs of error/phase/marker entries, ascending
+        self._generation = 0  # index-independent: seq of the first entry of the current file
+
+    # ---------------------------------------------------------------- reading
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    @property
+    def first_seq(self) -> int:
+        return self.dropped
+
+    @property
+    def end_seq(self) -> int:
+        """One past the newest entry's seq: the total ever appended."""
+        return self.dropped + len(self._entries)
+
+    def get(self, seq: int) -> LogEntry | None:
+        index = seq - self.dropped
+        if 0 <= index < len(self._entries):
+            return self._entries[index]
+        return None
+
+    def entries(self, start: int = 0, stop: int | None = None) -> list[LogEntry]:
+        """Entries with ``start <= seq < stop`` that are still kept."""
+        lo = max(0, start - self.dropped)
+        hi = len(self._entries) if stop is None else max(lo, stop - self.dropped)
+        return self._entries[lo:hi]
+
+    def find_line(self, number: int) -> LogEntry | None:
+        """The entry of line ``number`` of the current file, if still kept."""
+        lo = max(0, self._generation - self.dropped)
+        index = bisect.bisect_left(self._entries, number, lo=lo, key=lambda e: e.number)
+        while index < len(self._entries):
+            entry = self._entries[index]
+            if entry.number != number:
+                return None
+            if entry.style != MARK:
+                return entry
+            index += 1
+        return None
+
+    def notable_seqs(self) -> list[int]:
+        first = self.dropped
+        start = bisect.bisect_left(self.notable, first)
+        return self.notable[start:]
+
+    # ---------------------------------------------------------------- writing
+
+    def append(self, number: int, text: str, style: str = NORMAL) -> LogEntry:
+        entry = LogEntry(self.end_seq, number, text, style)
+        self._entries.append(entry)
+        if style in NOTABLE:
+            self.notable.append(entry.seq)
+        if len(self._entries) > self.capacity + self.capacity // 8:
+            self._trim()
+        return entry
+
+    def mark(self, text: str) -> LogEntry:
+        """A line of Watchtower's own (a gap, a restart) between log lines."""
+        last = self._entries[-1].number if self._entries and self.end_seq > self._generation else 0
+        return self.append(last, text, MARK)
+
+    def restyle(self, entry: LogEntry, style: str) -> None:
+        if entry.style == style or entry.style == ERROR:
+            return  # an error stays an error
+        if style in NOTABLE and entry.style not in NOTABLE:
+            bisect.insort(self.notable, entry.seq)
+        entry.style = style
+
+    def new_file(self) -> None:
+        """The log restarted at line 1: line numbers from here on belong to the new file."""
+        self._generation = self.end_seq
+
+    def _trim(self) -> None:
+        excess = len(self._entries) - self.capacity
+        del self._entries[:excess]
+        self.dropped += excess
+        cut = bisect.bisect_left(self.notable, self.dropped)
+        if cut > len(self.notable) // 2:
+            del self.notable[:cut]
+
+
+class GpuBoard:
+    """Latest GPU sample per host and a short memory history per GPU (for sparklines)."""
+
+    def __init__(self, history: int = 120) -> None:
+        self.history_len = history
+        self.latest: GpuSample | None = None
+        self.unavailable: str | None = None
+        self.history: dict[int, deque[float]] = {}  # GPU index -> memory used (bytes)
+        self.samples = 0
+
+    def update(self, sample: GpuSample) -> None:
+        self.latest = sample
+        self.unavailable = None
+        self.samples += 1
+        for gpu in sample.gpus:
+            ring = self.history.get(gpu.index)
+            if ring is None:
+                ring = self.history[gpu.index] = deque(maxlen=self.history_len)
+            ring.append(float(gpu.memory_used) if gpu.memory_used is not None else float("nan"))
+
+    def lost(self, reason: str) -> None:
+        self.unavailable = reason
+
+
+@dataclass(frozen=True, slots=True)
+class Update:
+    """What changed since the last notification: a set of topics and the tracker events."""
+
+    topics: frozenset[str]  # of "log", "state", "gpu", "connection", "process"
+    events: tuple[Any, ...] = ()
+
+
+@dataclass(slots=True)
+class Silence:
+    """A stretch with no log output: log time from the tracker's timestamps."""
+
+    start_ts: float
+    end_ts: float
+
+
+@dataclass(slots=True)
+class SessionInfo:
+    """What the header shows about where the log comes from."""
+
+    server: str | None = None  # forced profile name, else the detected one
+    host: str = "localhost"
+    log_path: str = ""
+    attempt: int = 1
+    title: str = ""  # e.g. "demo: crash-context" or "replay: v2.wtrec"
+    command: str = ""  # the launched command (masked), for the launcher
+
+
+Subscriber = Callable[[Update], None]
+EventHandler = Callable[[Any], None]
+
+
+class WatchSession:
+    """Sources in, models out. Create it, ``subscribe``, then ``start()`` inside a running loop.
+
+    Extension points for the launcher: :meth:`add_source` (a process event stream),
+    :attr:`handlers` (extra callbacks per source event type) and :meth:`new_attempt`.
+    """
+
+    def __init__(
+        self,
+        *,
+        log: Any = None,
+        gpu: Any = None,
+        profile: Any = None,
+        info: SessionInfo | None = None,
+        scrollback: int = 100_000,
+        clock: Callable[[], float] = time.time,
+        max_rate: float = 15.0,
+    ) -> None:
+        self.info = info or SessionInfo()
+        self.clock = clock
+        self.profile = profile
+        self.scrollback = Scrollback(scrollback)
+        self.gpus = GpuBoard()
+        self.connection: ConnectionState | None = None
+        self.waiting: str | None = None  # why the log is not being read yet
+        self.process: ProcessStarted | None = None
+        self.exit: ProcessExited | None = None
+        self.silences: list[Silence] = []
+        self.started_at: float | None = None  # arrival of the first log bytes
+        self.finished_at: float | None = None  # when the verdict became ready/failed
+        self.last_output_at: float | None = None
+        self.handlers: dict[type, list[EventHandler]] = {}
+        self._sources: list[Any] = [s for s in (log, gpu) if s is not None]
+        self._tasks: list[asyncio.Task] = []
+        self._subscribers: list[Subscriber] = []
+        self._topics: set[str] = set()
+        self._events: list[Any] = []
+        self._flush_handle: asyncio.TimerHandle | None = None
+        self._last_flush = 0.0
+        self._min_interval = 1.0 / max_rate
+        self._new_tracker()
+
+    # ---------------------------------------------------------------- public
+
+    @property
+    def state(self) -> StartupState:
+        return self.tracker.state
+
+    def subscribe(self, callback: Subscriber) -> None:
+        self._subscribers.append(callback)
+
+    def add_source(self, source: Any) -> None:
+        """Add an event source (an async iterable, or an object with ``events()``); starts it if running."""
+        self._sources.append(source)
+        if self._tasks:
+            self._tasks.append(asyncio.create_task(self._pump(source)))
+
+    def start(self) -> None:
+        """Start pumping every source (call from inside the running event loop)."""
+        if not self._tasks:
+            self._tasks = [asyncio.create_task(self._pump(s)) for s in self._sources]
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            try:
+                await task
+            except (asyncio.CancelledError, Exception):
+                pass
+        self._tasks = []
+        for source in self._sources:
+            closer = getattr(source, "aclose", None) or getattr(source, "close", None)
+            if closer is not None:
+                try:
+                    result = closer()
+                    if asyncio.iscoroutine(result):
+                        await result
+                except Exception:
+                    pass
+        if self._flush_handle is not None:
+            self._flush_handle.cancel()
+            self._flush_handle = None
+
+    async def wait(self) -> None:
+        """Until every source has ended (a replay that has played out, for instance)."""
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    def new_attempt(self, attempt: int, log_path: str | None = None) -> None:
+        """A relaunch: a fresh tracker and clock; the scrollback keeps the old lines above a marker."""
+        self._flush_pending_line()
+        self.info.attempt = attempt
+        if log_path is not None:
+            self.info.log_path = log_path
+        self._new_tracker()
+        self.scrollback.mark(f"── attempt v{attempt} ──")
+        self.scrollback.new_file()
+        self.started_at = self.finished_at = self.last_output_at = None
+        self.exit = None
+        self.silences.clear()
+        self._changed("log", "state")
+
+    def elapsed(self) -> float | None:
+        """Seconds since the first log bytes arrived, frozen at the verdict."""
+        if self.started_at is None:
+            return None
+        end = self.finished_at if self.finished_at is not None else self.clock()
+        return max(0.0, end - self.started_at)
+
+    def quiet_for(self) -> float | None:
+        """Seconds since the log last grew, while the startup is still undecided."""
+        if self.last_output_at is None or self.finished_at is not None:
+            return None
+        return max(0.0, self.clock() - self.last_output_at)
+
+    def handle(self, event: Any) -> None:
+        """Apply one source event (synchronously; the pumps call this)."""
+        if isinstance(event, LogChunk):
+            self._feed_lines(self._assembler.feed(event.data))
+        elif isinstance(event, GpuSample):
+            self.gpus.update(event)
+            self._changed("gpu")
+        elif isinstance(event, GpuUnavailable):
+            self.gpus.lost(event.reason)
+            self._changed("gpu")
+        elif isinstance(event, LogGap):
+            self.scrollback.mark(f"⋯ {event.nbytes} bytes lost before they could be read ({event.reason})")
+            self._changed("log")
+        elif isinstance(event, LogRestart):
+            self._flush_pending_line()
+            self._assembler.reset()
+            self.scrollback.mark(f"── log {event.reason}: new file from line 1 ──")
+            self.scrollback.new_file()
+            self._tracker_restart()
+            self._changed("log", "state")
+        elif isinstance(event, LogWaiting):
+            self.waiting = event.reason
+            self._changed("connection")
+        elif isinstance(event, ConnectionState):
+            self.connection = event
+            self._changed("connection")
+        elif isinstance(event, ProcessStarted):
+            self.process = event
+            self._changed("process")
+        elif isinstance(event, ProcessExited):
+            self.exit = event
+            self._flush_pending_line()
+            self._apply(self.tracker.process_exited(event.returncode, event.signal, event.at or self.clock()))
+            self._changed("process", "state")
+        for handler in self.handlers.get(type(event), ()):
+            handler(event)
+
+    def finish(self) -> None:
+        """End of input (a finished replay): the unterminated last line counts."""
+        self._flush_pending_line()
+        finish = getattr(self.tracker, "finish", None)
+        if finish is not None:
+            self._apply(finish() or [])
+        self._changed("state")
+
+    # ---------------------------------------------------------------- pumping
+
+    async def _pump(self, source: Any) -> None:
+        stream = source.events() if hasattr(source, "events") else source
+        async for event in stream:
+            if isinstance(event, LogChunk) and len(event.data) > 64 * 1024:
+                await self._feed_big_chunk(event.data)
+            else:
+                self.handle(event)
+
+    async def _feed_big_chunk(self, data: bytes) -> None:
+        items = self._assembler.feed(data)
+        for start in range(0, len(items), YIELD_EVERY):
+            self._feed_lines(items[start : start + YIELD_EVERY])
+            await asyncio.sleep(0)
+
+    def _feed_lines(self, items: Iterable[Line | Progress]) -> None:
+        now = self.clock()
+        if self.started_at is None:
+            self.started_at = now
+        self.last_output_at = now
+        self.waiting = None
+        scrollback = self.scrollback
+        tracker = self.tracker
+        for item in items:
+            if isinstance(item, Progress):
+                if scrollback.progress is None or scrollback.progress.number != item.number:
+                    scrollback.progress = LogEntry(-1, item.number, item.text, PROGRESS)
+                else:
+                    scrollback.progress.text = item.text
+                events = tracker.feed(item, now)
+            else:
+                if scrollback.progress is not None and scrollback.progress.number == item.number:
+                    scrollback.progress = None
+                style = PROGRESS if len(item.segments) > 1 else NORMAL
+                scrollback.append(item.number, item.text, style)
+                events = tracker.feed(item, now)
+            if events:
+                self._apply(events)
+            if tracker.state.last_ts != self._last_ts:
+                self._note_silence()
+        self._changed("log")
+
+    def _apply(self, events: Iterable[Any]) -> None:
+        for event in events:
+            if isinstance(event, (PhaseStarted, PhaseEnded, Ready)):
+                self._style_line(event.line, PHASE)
+            elif isinstance(event, WarningFound):
+                self._style_line(event.line, WARNING)
+            elif isinstance(event, ErrorFound):
+                report = event.error
+                numbers = [n for n, _ in getattr(report, "block", ())] or [report.line]
+                for number in numbers:
+                    self._style_line(number, ERROR)
+            elif isinstance(event, Stopped):
+                self._style_line(event.line, PHASE)
+            if len(self._events) < 1000:
+                self._events.append(event)
+            self._topics.add("state")
+        state = self.tracker.state
+        if self.finished_at is None and state.outcome in (READY, FAILED):
+            self.finished_at = self.clock()
+
+    def _style_line(self, number: int, style: str) -> None:
+        entry = self.scrollback.find_line(number)
+        if entry is not None:
+            self.scrollback.restyle(entry, style)
+
+    def _note_silence(self) -> None:
+        last = self.tracker.state.last_ts
+        previous = self._last_ts
+        if last is None:
+            return
+        if previous is not None and last - previous >= SILENCE_SECONDS:
+            self.silences.append(Silence(previous, last))
+            if len(self.silences) > 256:
+                del self.silences[0]
+        self._last_ts = last
+
+    def _flush_pending_line(self) -> None:
+        if self._assembler.pending:
+            self._feed_lines(self._assembler.flush())
+        self.scrollback.progress = None
+
+    def _new_tracker(self) -> None:
+        from tui.core.tracker import StartupTracker
+
+        self.tracker = StartupTracker(profile=self.profile)
+        self._assembler = LineAssembler()
+        self._last_ts: float | None = None
+
+    def _tracker_restart(self) -> None:
+        restart = getattr(self.tracker, "restart", None)
+        if restart is not None:
+            restart()
+        else:
+            self.tracker = type(self.tracker)(profile=self.profile)
+        self._last_ts = None
+        self.started_at = self.finished_at = None
+
+    # ---------------------------------------------------------------- notifying
+
+    def _changed(self, *topics: str) -> None:
+        self._topics.update(topics)
+        if self._flush_handle is not None or not self._subscribers:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.flush()
+            return
+        delay = max(0.0, self._last_flush + self._min_interval - loop.time())
+        self._flush_handle = loop.call_later(delay, self.flush)
+
+    def flush(self) -> None:
+        """Tell the subscribers what changed since last time (the timer calls this)."""
+        self._flush_handle = None
+        if not self._topics:
+            return
+        try:
+            self._last_flush = asyncio.get_running_loop().time()
+        except RuntimeError:
+            pass
+        update = Update(frozenset(self._topics), tuple(self._events))
+        self._topics = set()
+        self._events = []
+        for callback in list(self._subscribers):
+            callback(update)

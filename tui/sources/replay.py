@@ -1,0 +1,245 @@
+"""Recordings of a startup (log bytes and GPU samples with their times) and their replay.
+
+A recording is one gzip'd JSON-lines file: a header object, then one record per
+event, each with ``t`` (seconds since the recording started):
+
+    {"format": "watchtower-recording", "version": 1, "host": ..., "log": ..., "title": ...}
+    {"t": 0.51, "log": "text appended to the log"}          (valid UTF-8)
+    {"t": 0.52, "logb": "base64 of bytes"}                   (anything else)
+    {"t": 3.0, "restart": "truncated"}                       (the log was replaced)
+    {"t": 1.0, "gpu": [[index, name, used, total, util, temp, power, limit], ...]}
+    {"t": 1.0, "gpu_unavailable": "why"}
+    {"t": 95.0, "end": true}
+
+A replay goes through the same path as live use: :class:`Replay` writes the log
+records into a real file (that the real local tailer follows) at the recorded pace
+divided by ``speed``, and is itself the GPU source, yielding ``GpuSample`` events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import gzip
+import io
+import json
+import os
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from tui.core.events import GpuInfo, GpuSample, GpuUnavailable
+
+FORMAT = "watchtower-recording"
+VERSION = 1
+
+
+class RecordingError(Exception):
+    """A file that is not a readable Watchtower recording (message is one line)."""
+
+
+# ---------------------------------------------------------------- writing
+
+
+def gpu_row(gpu: GpuInfo) -> list[Any]:
+    return [
+        gpu.index,
+        gpu.name,
+        gpu.memory_used,
+        gpu.memory_total,
+        gpu.utilization,
+        gpu.temperature,
+        gpu.power_w,
+        gpu.power_limit_w,
+    ]
+
+
+def gpu_from_row(row: list[Any]) -> GpuInfo:
+    index, name, used, total, util, temp, power, limit = (list(row) + [None] * 8)[:8]
+    return GpuInfo(
+        index=int(index),
+        name=name,
+        memory_used=used,
+        memory_total=total,
+        utilization=util,
+        temperature=temp,
+        power_w=power,
+        power_limit_w=limit,
+    )
+
+
+class RecordingWriter:
+    """Appends records to a recording file; ``t`` is measured from the first record."""
+
+    def __init__(self, path: str | os.PathLike[str], **header: Any) -> None:
+        self.path = Path(path)
+        try:
+            raw = open(self.path, "wb")
+        except OSError as exc:
+            raise RecordingError(f"cannot write {self.path}: {exc.strerror or exc}") from exc
+        # mtime=0: the same recording gives the same bytes (the bundled demos are generated).
+        self._raw = raw
+        self._file: TextIO = io.TextIOWrapper(gzip.GzipFile(fileobj=raw, mode="wb", mtime=0), encoding="utf-8")
+        self._t0: float | None = None
+        self.records = 0
+        self._write({"format": FORMAT, "version": VERSION, **header})
+
+    def _t(self, at: float) -> float:
+        if self._t0 is None:
+            self._t0 = at
+        return round(max(0.0, at - self._t0), 4)
+
+    def _write(self, record: dict[str, Any]) -> None:
+        self._file.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+
+    def log(self, at: float, data: bytes) -> None:
+        try:
+            record: dict[str, Any] = {"t": self._t(at), "log": data.decode("utf-8")}
+        except UnicodeDecodeError:
+            record = {"t": self._t(at), "logb": base64.b64encode(data).decode("ascii")}
+        self._write(record)
+        self.records += 1
+
+    def restart(self, at: float, reason: str) -> None:
+        self._write({"t": self._t(at), "restart": reason})
+        self.records += 1
+
+    def gpu(self, at: float, gpus: tuple[GpuInfo, ...]) -> None:
+        self._write({"t": self._t(at), "gpu": [gpu_row(g) for g in gpus]})
+        self.records += 1
+
+    def gpu_unavailable(self, at: float, reason: str) -> None:
+        self._write({"t": self._t(at), "gpu_unavailable": reason})
+        self.records += 1
+
+    def close(self, at: float | None = None) -> None:
+        if self._file.closed:
+            return
+        self._write({"t": self._t(at if at is not None else time.time()), "end": True})
+        self._file.close()
+        self._raw.close()
+
+
+# ---------------------------------------------------------------- reading
+
+
+@dataclass(frozen=True, slots=True)
+class Recording:
+    header: dict[str, Any]
+    records: tuple[dict[str, Any], ...]
+
+    @property
+    def duration(self) -> float:
+        return float(self.records[-1]["t"]) if self.records else 0.0
+
+    def log_bytes(self) -> bytes:
+        """Every log byte of the recording's final file (after its last restart)."""
+        out = bytearray()
+        for record in self.records:
+            if "restart" in record:
+                out.clear()
+            else:
+                data = record_bytes(record)
+                if data is not None:
+                    out += data
+        return bytes(out)
+
+
+def record_bytes(record: dict[str, Any]) -> bytes | None:
+    if "log" in record:
+        return str(record["log"]).encode("utf-8")
+    if "logb" in record:
+        return base64.b64decode(record["logb"])
+    return None
+
+
+def load(path: str | os.PathLike[str]) -> Recording:
+    """Read a recording; a clear one-line RecordingError for anything that is not one."""
+    path = Path(path)
+    try:
+        with gzip.open(path, "rt", encoding="utf-8") as file:
+            lines = file.read().splitlines()
+    except FileNotFoundError:
+        raise RecordingError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise RecordingError(f"{path}: is a directory") from None
+    except PermissionError:
+        raise RecordingError(f"{path}: permission denied") from None
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        raise RecordingError(f"{path}: not a Watchtower recording (gzip'd JSON lines): {exc}") from None
+    try:
+        parsed = [json.loads(line) for line in lines if line.strip()]
+    except json.JSONDecodeError as exc:
+        raise RecordingError(f"{path}: damaged recording (line {exc.lineno}: {exc.msg})") from None
+    if not parsed or not isinstance(parsed[0], dict) or parsed[0].get("format") != FORMAT:
+        raise RecordingError(f"{path}: not a Watchtower recording (no header)")
+    if int(parsed[0].get("version", 0)) > VERSION:
+        raise RecordingError(f"{path}: recording format version {parsed[0]['version']} is newer than this watchtower")
+    records = tuple(r for r in parsed[1:] if isinstance(r, dict) and "t" in r)
+    return Recording(parsed[0], records)
+
+
+# ---------------------------------------------------------------- replaying
+
+
+class Replay:
+    """Plays a recording: writes its log into ``log_path`` and yields its GPU samples.
+
+    Use ``events()`` as the session's GPU source and a real ``LocalTailer(log_path)``
+    as its log source. ``speed`` divides every delay (``speed=100`` plays a
+    90-second startup in under a second). ``done`` is set once everything is written.
+    """
+
+    def __init__(
+        self,
+        recording: Recording,
+        speed: float = 1.0,
+        log_path: str | os.PathLike[str] | None = None,
+    ) -> None:
+        if speed <= 0:
+            raise RecordingError("--speed must be greater than 0")
+        self.recording = recording
+        self.speed = speed
+        self.host = str(recording.header.get("host") or "localhost")
+        self._tempdir: tempfile.TemporaryDirectory[str] | None = None
+        if log_path is None:
+            self._tempdir = tempfile.TemporaryDirectory(prefix="watchtower-replay-")
+            name = Path(str(recording.header.get("log") or "server.log")).name or "server.log"
+            log_path = Path(self._tempdir.name) / name
+        self.log_path = Path(log_path)
+        self.done = asyncio.Event()
+        self.position = 0.0  # recording time reached
+
+    async def events(self) -> AsyncIterator[GpuSample | GpuUnavailable]:
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        log = open(self.log_path, "ab", buffering=0)
+        try:
+            for record in self.recording.records:
+                due = start + float(record["t"]) / self.speed
+                delay = due - loop.time()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+                self.position = float(record["t"])
+                data = record_bytes(record)
+                if data is not None:
+                    log.write(data)
+                elif "restart" in record:
+                    log.close()
+                    log = open(self.log_path, "wb", buffering=0)  # a real truncation
+                elif "gpu" in record:
+                    gpus = tuple(gpu_from_row(row) for row in record["gpu"])
+                    yield GpuSample(self.host, time.time(), gpus)
+                elif "gpu_unavailable" in record:
+                    yield GpuUnavailable(self.host, str(record["gpu_unavailable"]))
+        finally:
+            log.close()
+            self.done.set()
+
+    def close(self) -> None:
+        if self._tempdir is not None:
+            self._tempdir.cleanup()
+            self._tempdir = None
