@@ -1,0 +1,77 @@
+"""``--health URL``: a tiny HTTP GET on asyncio streams (no new dependency).
+
+Ready means the log's ready marker *and* this endpoint answering 200. The probe
+asks once per ``interval`` until it gets a 200 and reports each answer in words
+("connection refused", "HTTP 503", "200 OK").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+from collections.abc import AsyncIterator
+from urllib.parse import urlsplit
+
+from tui.core.verdict import HealthStatus
+
+
+async def http_status(url: str, timeout: float = 3.0) -> tuple[int | None, str]:
+    """``(status code, words)`` of ``GET url``; ``(None, why)`` when no answer came."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return None, f"not an http(s) URL: {url}"
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    host = parts.hostname
+    try:
+        reader, writer = await asyncio.wait_for(
+            asyncio.open_connection(host, port, ssl=ssl.create_default_context() if parts.scheme == "https" else None),
+            timeout,
+        )
+    except asyncio.TimeoutError:
+        return None, "no answer (timeout)"
+    except ConnectionRefusedError:
+        return None, "connection refused"
+    except OSError as exc:
+        return None, exc.strerror or str(exc) or type(exc).__name__
+    try:
+        netloc = host if port in (80, 443) else f"{host}:{port}"
+        writer.write(f"GET {path} HTTP/1.1\r\nHost: {netloc}\r\nConnection: close\r\nUser-Agent: watchtower\r\n\r\n".encode())
+        await writer.drain()
+        status_line = await asyncio.wait_for(reader.readline(), timeout)
+    except asyncio.TimeoutError:
+        return None, "no answer (timeout)"
+    except OSError as exc:
+        return None, exc.strerror or str(exc) or type(exc).__name__
+    finally:
+        writer.close()
+        try:
+            await writer.wait_closed()
+        except OSError:
+            pass
+    words = status_line.decode("latin-1").split(None, 2)
+    if len(words) < 2 or not words[1].isdigit():
+        return None, "not an HTTP answer"
+    code = int(words[1])
+    return code, f"HTTP {code}" + (f" {words[2].strip()}" if len(words) > 2 else "")
+
+
+class HealthProbe:
+    """Asks ``url`` every ``interval`` seconds until it answers 200; yields each new status."""
+
+    def __init__(self, url: str, interval: float = 1.0, timeout: float = 3.0) -> None:
+        self.url = url
+        self.interval = interval
+        self.timeout = timeout
+        self.status = HealthStatus(url)
+
+    async def statuses(self) -> AsyncIterator[HealthStatus]:
+        while True:
+            code, words = await http_status(self.url, self.timeout)
+            status = HealthStatus(self.url, ok=code == 200, detail=words)
+            if status != self.status:
+                self.status = status
+                yield status
+            if status.ok:
+                return
+            await asyncio.sleep(self.interval)

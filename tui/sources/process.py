@@ -1,0 +1,376 @@
+"""The launched server: start it, know its pid and exit status, stop its whole group.
+
+A server such as SGLang starts a scheduler process per GPU rank, a detokenizer and
+more; killing the main pid alone leaves them holding GPU memory. So every attempt
+runs in its own session and process group (``start_new_session=True``), a stop
+signals the group (SIGINT, then SIGTERM, then SIGKILL after grace periods), and
+"stopped" means the process table holds no live member of the group any more.
+
+The server's stdout and stderr go straight to the attempt's log file
+(``DIR/NAME-vN.log``), which the normal tailer follows; a pid file beside it
+(``NAME-vN.pid``) lets a later Watchtower reattach. Exit is noticed by awaiting the
+child (local) or a pidfd (reattached), never by a polling loop. Remote attempts go
+through the SSH helper's ``start_detached`` and survive Watchtower's exit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tui.core.events import ProcessExited, ProcessStarted, ProcessStopping
+from tui.core.verdict import ProcessStatus, describe_exit, signal_name
+
+#: How often a group wait re-reads the process table for members forked meanwhile.
+_RESCAN = 0.5
+
+
+class LaunchError(Exception):
+    """The server could not be started (command not found, log dir not writable …): one line."""
+
+
+@dataclass(frozen=True, slots=True)
+class StopPlan:
+    """Grace periods of a stop: SIGINT, wait ``after_int``; SIGTERM, wait ``after_term``; SIGKILL."""
+
+    after_int: float = 15.0
+    after_term: float = 10.0
+    after_kill: float = 5.0
+
+    def steps(self) -> tuple[tuple[int, float], ...]:
+        return (
+            (signal.SIGINT, self.after_int),
+            (signal.SIGTERM, self.after_term),
+            (signal.SIGKILL, self.after_kill),
+        )
+
+
+def attempt_paths(log_dir: str | os.PathLike[str], name: str, attempt: int) -> tuple[Path, Path]:
+    """``(DIR/NAME-vN.log, DIR/NAME-vN.pid)``."""
+    base = Path(log_dir) / f"{name}-v{attempt}"
+    return base.with_name(base.name + ".log"), base.with_name(base.name + ".pid")
+
+
+# ---------------------------------------------------------------- the process table
+
+
+def _stat(pid: int) -> list[str] | None:
+    """Fields of /proc/PID/stat after the command name: [state, ppid, pgrp, session, …]."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+    return data[data.rindex(")") + 2 :].split()
+
+
+def start_time(pid: int) -> int | None:
+    """The process's start time in clock ticks since boot: with the pid, it names one process."""
+    fields = _stat(pid)
+    return int(fields[19]) if fields and len(fields) > 19 else None
+
+
+def is_alive(pid: int) -> bool:
+    """True while ``pid`` runs (a zombie that only waits to be reaped counts as gone)."""
+    fields = _stat(pid)
+    return fields is not None and fields[0] not in ("Z", "X")
+
+
+def group_members(pgid: int) -> list[int]:
+    """Live (non-zombie) processes of process group ``pgid``, from the process table."""
+    members = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        fields = _stat(int(entry))
+        if fields and len(fields) > 2 and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
+            members.append(int(entry))
+    return sorted(members)
+
+
+def command_line(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            raw = f.read()
+    except OSError:
+        return ""
+    return " ".join(part.decode("utf-8", "replace") for part in raw.split(b"\0") if part)
+
+
+async def wait_pids_gone(pids_now: Callable[[], list[int]], timeout: float) -> bool:
+    """Until ``pids_now()`` is empty (True) or ``timeout`` passes (False).
+
+    Sleeps on pidfds of the current members (woken the moment one exits), and looks
+    at the process table again at least every ``_RESCAN`` seconds for new members.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        pids = pids_now()
+        if not pids:
+            return True
+        remaining = deadline - loop.time()
+        if remaining <= 0:
+            return False
+        woke = loop.create_future()
+        fds: list[int] = []
+        try:
+            for pid in pids:
+                try:
+                    fd = os.pidfd_open(pid)
+                except (ProcessLookupError, OSError):
+                    continue
+                fds.append(fd)
+                loop.add_reader(fd, lambda: woke.done() or woke.set_result(None))
+            if fds:
+                try:
+                    await asyncio.wait_for(asyncio.shield(woke), min(remaining, _RESCAN))
+                except asyncio.TimeoutError:
+                    pass
+            else:
+                await asyncio.sleep(min(remaining, 0.01))
+        finally:
+            for fd in fds:
+                loop.remove_reader(fd)
+                os.close(fd)
+
+
+# ---------------------------------------------------------------- one attempt
+
+
+Emit = Callable[[object], None]
+
+
+@dataclass(slots=True)
+class Attempt:
+    """One running (or finished) attempt of a launch, local or remote."""
+
+    attempt: int
+    command: tuple[str, ...]
+    env: dict[str, str]
+    log_path: Path
+    pid_path: Path
+    host: str = "localhost"
+    pid: int | None = None
+    pgid: int | None = None
+    started_at: float = 0.0
+    returncode: int | None = None
+    signal: int | None = None
+    exited_at: float | None = None
+    stopped_by_user: bool = False
+    exit_known: bool = True  # False for a reattached process: not our child, no status
+    stopping: ProcessStopping | None = None
+    _exited: asyncio.Event = field(default_factory=asyncio.Event)
+
+    @property
+    def alive(self) -> bool:
+        return self.pid is not None and not self._exited.is_set()
+
+    @property
+    def status(self) -> ProcessStatus:
+        return ProcessStatus(
+            alive=self.alive,
+            returncode=self.returncode,
+            signal=self.signal,
+            stopped_by_user=self.stopped_by_user,
+        )
+
+    async def wait(self) -> None:
+        await self._exited.wait()
+
+    def exited_event(self) -> ProcessExited:
+        if not self.exit_known:
+            detail = "exited (status unknown: started by an earlier Watchtower)"
+        elif self.stopped_by_user and self.signal is not None:
+            detail = f"stopped with {signal_name(self.signal)}"
+        else:
+            detail = describe_exit(self.returncode, self.signal)
+        return ProcessExited(
+            attempt=self.attempt,
+            pid=self.pid or 0,
+            returncode=self.returncode,
+            signal=self.signal,
+            at=self.exited_at or time.time(),
+            detail=detail,
+        )
+
+    def started_event(self) -> ProcessStarted:
+        return ProcessStarted(
+            attempt=self.attempt,
+            pid=self.pid or 0,
+            command=self.command,
+            log_path=str(self.log_path),
+            host=self.host,
+            at=self.started_at,
+        )
+
+
+class LocalRunner:
+    """Starts, watches and stops attempts on this machine."""
+
+    host = "localhost"
+
+    def __init__(self, emit: Emit) -> None:
+        self._emit = emit
+        self._tasks: set[asyncio.Task] = set()
+
+    async def start(
+        self,
+        attempt: int,
+        command: Sequence[str],
+        env: Mapping[str, str],
+        log_path: Path,
+        pid_path: Path,
+        cwd: str | None = None,
+    ) -> Attempt:
+        if not command:
+            raise LaunchError("no command to launch (put it after --)")
+        try:
+            log_path.parent.mkdir(parents=True, exist_ok=True)
+            log = open(log_path, "ab")
+        except OSError as exc:
+            raise LaunchError(f"cannot write the log {log_path}: {exc.strerror or exc}") from None
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *command,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=log,
+                stderr=asyncio.subprocess.STDOUT,
+                env={**os.environ, **env},
+                cwd=cwd,
+                start_new_session=True,
+            )
+        except FileNotFoundError:
+            raise LaunchError(f"command not found: {command[0]}") from None
+        except PermissionError:
+            raise LaunchError(f"command not executable: {command[0]}") from None
+        finally:
+            log.close()
+        run = Attempt(
+            attempt=attempt,
+            command=tuple(command),
+            env=dict(env),
+            log_path=log_path,
+            pid_path=pid_path,
+            pid=proc.pid,
+            pgid=proc.pid,  # a new session: the leader's pid is the group id
+            started_at=time.time(),
+        )
+        _write_pid_file(pid_path, proc.pid)
+        self._emit(run.started_event())
+        self._watch(run, proc.wait())
+        return run
+
+    def reattach(self, attempt: int, command: Sequence[str], log_path: Path, pid_path: Path) -> Attempt | None:
+        """An attempt a previous Watchtower started, if its pid file names a live process."""
+        found = _read_pid_file(pid_path)
+        if found is None:
+            return None
+        pid, ticks = found
+        if not is_alive(pid) or (ticks is not None and start_time(pid) != ticks):
+            return None
+        try:
+            pidfd = os.pidfd_open(pid)
+        except OSError:
+            return None
+        run = Attempt(
+            attempt=attempt,
+            command=tuple(command),
+            env={},
+            log_path=log_path,
+            pid_path=pid_path,
+            pid=pid,
+            pgid=os.getpgid(pid),
+            started_at=os.stat(pid_path).st_mtime,
+            exit_known=False,
+        )
+        self._emit(run.started_event())
+        self._watch(run, _wait_pidfd(pidfd))
+        return run
+
+    def _watch(self, run: Attempt, waiter) -> None:
+        async def watch() -> None:
+            returncode = await waiter
+            if returncode is not None:
+                if returncode < 0:
+                    run.signal = -returncode
+                else:
+                    run.returncode = returncode
+            run.exited_at = time.time()
+            run._exited.set()
+            self._emit(run.exited_event())
+
+        task = asyncio.create_task(watch())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def members(self, run: Attempt) -> list[int]:
+        return group_members(run.pgid) if run.pgid else []
+
+    async def stop(self, run: Attempt, plan: StopPlan) -> bool:
+        """SIGINT, SIGTERM, SIGKILL to the group, each after the previous grace; True once it is gone."""
+        run.stopped_by_user = True
+        for sig, grace in plan.steps():
+            if not self.members(run):
+                break
+            try:
+                os.killpg(run.pgid, sig)
+            except ProcessLookupError:
+                break
+            run.stopping = ProcessStopping(run.attempt, run.pid or 0, int(sig), grace, time.time())
+            self._emit(run.stopping)
+            if await wait_pids_gone(lambda: self.members(run), grace):
+                break
+        run.stopping = None
+        gone = not self.members(run)
+        if gone and run.pid is not None and run.exit_known:
+            await run.wait()  # the leader is reaped and reported
+        return gone
+
+    def kill_pids(self, pids: Sequence[int], sig: int = signal.SIGKILL) -> list[str]:
+        """Signal processes not in our group (leftover GPU holders); returns errors in words."""
+        errors = []
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+            except PermissionError:
+                errors.append(f"pid {pid}: not allowed (another user's process)")
+        return errors
+
+    async def close(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+
+
+async def _wait_pidfd(pidfd: int) -> None:
+    """Until the process behind ``pidfd`` exits (its status is not ours to read)."""
+    loop = asyncio.get_running_loop()
+    done = loop.create_future()
+    loop.add_reader(pidfd, lambda: done.done() or done.set_result(None))
+    try:
+        await done
+    finally:
+        loop.remove_reader(pidfd)
+        os.close(pidfd)
+    return None
+
+
+def _write_pid_file(path: Path, pid: int) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(f"{pid} {start_time(pid) or ''}\n")
+    os.replace(tmp, path)
+
+
+def _read_pid_file(path: Path) -> tuple[int, int | None] | None:
+    try:
+        words = path.read_text().split()
+        return int(words[0]), (int(words[1]) if len(words) > 1 and words[1].isdigit() else None)
+    except (OSError, ValueError, IndexError):
+        return None
