@@ -227,7 +227,7 @@ class History:
         self,
         record: Attempt,
         *,
-        state: StartupState | None = None,
+        phases: Mapping[str, float] | None = None,
         outcome: str | None = None,
         first_error: str | None = None,
         ended_at: float | None = None,
@@ -236,10 +236,10 @@ class History:
         exit_text: str | None = None,
         masker: Masker | None = None,
     ) -> Attempt:
-        """Store progress of an attempt (phases from ``state``; the rest as given, masked)."""
+        """Store progress of an attempt (per-phase seconds; the rest as given, masked)."""
         masker = masker or Masker()
-        if state is not None:
-            record.phases = phase_seconds(state)
+        if phases is not None:
+            record.phases = dict(phases)
         if outcome is not None:
             record.outcome = outcome
         if first_error is not None:

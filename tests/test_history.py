@@ -1,0 +1,93 @@
+"""Attempts history: masked records, env diffs, ETAs; and the secret masker it relies on."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+
+from tui.core.secrets import MASK, Masker, env_diff, is_secret_name, mask_argv, mask_env
+from tui.history import History, command_diff, data_dir
+
+TOKEN = "hf_SuperSecretValue123"
+
+
+@pytest.fixture
+def history(tmp_path, monkeypatch):
+    monkeypatch.setenv("WATCHTOWER_DATA_DIR", str(tmp_path / "data"))
+    return History()
+
+
+@pytest.mark.parametrize(
+    "name", ["HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "OPENAI_API_KEY", "DB_PASSWORD", "MY_SECRET", "--api-key", "--hf-token"]
+)
+def test_secret_names(name):
+    assert is_secret_name(name)
+
+
+@pytest.mark.parametrize(
+    "name", ["SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", "TOKENIZERS_PARALLELISM", "--max-total-tokens",
+             "--tokenizer-path", "CUDA_VISIBLE_DEVICES", "HF_TOKEN_PATH", "PWD"]
+)
+def test_not_secret_names(name):
+    assert not is_secret_name(name)
+
+
+def test_masking_command_lines_env_and_free_text():
+    argv = ["python", "-m", "sglang.launch_server", "--api-key", "k3y-abcdef", f"--hf-token={TOKEN}", "--tp", "8"]
+    assert mask_argv(argv) == ["python", "-m", "sglang.launch_server", "--api-key", MASK, f"--hf-token={MASK}", "--tp", "8"]
+    assert mask_env({"HF_TOKEN": TOKEN, "TP": "8"}) == {"HF_TOKEN": MASK, "TP": "8"}
+    masker = Masker.for_launch({"HF_TOKEN": TOKEN}, argv)
+    assert masker.text(f"server_args={{'api_key': 'k3y-abcdef', 'token': '{TOKEN}'}}") == (
+        f"server_args={{'api_key': '{MASK}', 'token': '{MASK}'}}"
+    )
+    assert env_diff({"A": "1", "B": "2", "HF_TOKEN": TOKEN}, {"A": "1", "B": "3", "C": "4", "HF_TOKEN": "other"}) == [
+        "+C=4",
+        "~B=3 (was 2)",
+    ]
+
+
+def test_data_dir_override(tmp_path, monkeypatch):
+    monkeypatch.setenv("WATCHTOWER_DATA_DIR", str(tmp_path))
+    assert data_dir() == tmp_path
+
+
+def test_attempts_record_masked_commands_env_diffs_and_summaries(history):
+    cmd = ["python", "-m", "sglang.launch_server", "--tp", "8", "--context-length", "200000", "--api-key", "sekrit-123"]
+    env1 = {"HF_TOKEN": TOKEN, "NCCL_DEBUG": "INFO"}
+    v1 = history.start("dsv3", command=cmd, env=env1, host="gpu1", log_path="/l/dsv3-v1.log", started_at=100.0)
+    history.update(v1, outcome="failed", first_error="AttributeError: 'NoneType' object has no attribute 'x'", ended_at=112.0)
+    env2 = {**env1, "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN": "1"}
+    cmd2 = [*cmd[:4], "4", *cmd[5:]]
+    v2 = history.start("dsv3", command=cmd2, env=env2, host="gpu1", log_path="/l/dsv3-v2.log", started_at=200.0)
+    assert v2.attempt == 2
+    assert v2.env_diff == ["+SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1"]
+    assert v2.command_diff == ["---tp 8", "+--tp 4"]
+    history.update(v2, outcome="ready", phases={"weight_load": 291.0, "memory_pool": 30.0}, ready_seconds=662.0)
+
+    rows = history.attempts("dsv3")
+    assert [r.summary for r in rows] == ["v1 ✗ AttributeError 0:12", "v2 ✓ ready 11:02"]
+    assert rows[1].phases == {"weight_load": 291.0, "memory_pool": 30.0}
+    # the token and the api key appear nowhere in the database file
+    raw = history.path.read_bytes()
+    assert TOKEN.encode() not in raw and b"sekrit-123" not in raw
+    with sqlite3.connect(history.path) as db:
+        for row in db.execute("SELECT * FROM attempts"):
+            assert TOKEN not in json.dumps(list(row)) and "sekrit-123" not in json.dumps(list(row))
+
+
+def test_eta_from_the_last_success_of_the_same_command_and_host(history):
+    cmd = ["serve", "--tp", "8"]
+    a = history.start("m", command=cmd, env={}, host="gpu1", log_path="/l/m-v1.log", started_at=0.0)
+    history.update(a, outcome="ready", phases={"weight_load": 628.0, "cuda_graph": 60.0}, ready_seconds=900.0)
+    b = history.start("m", command=cmd, env={}, host="gpu1", log_path="/l/m-v2.log", started_at=1000.0)
+    history.update(b, outcome="failed", phases={"weight_load": 700.0})
+    expect = history.expectations(cmd, "gpu1")
+    assert expect.last_success is not None and expect.last_success.attempt == 1
+    assert expect.longest["weight_load"] == 700.0  # the longest ever, failed attempts included
+    assert expect.eta("weight_load", 291.0, 300.0) == "weight load 4:51 of ~10:28 · ready in ~10:00"
+    assert expect.eta("weight_load", 291.0, 1000.0) == "weight load 4:51 of ~10:28 · past the usual time"
+    # another host or another command: no expectation
+    assert history.expectations(cmd, "gpu2").last_success is None
+    assert history.expectations(["serve", "--tp", "4"], "gpu1").eta("weight_load", 5.0, 5.0) == "weight load 0:05"

@@ -1,0 +1,602 @@
+"""The launch loop: launch → watch → fix → relaunch, as attempts v1…vN.
+
+A :class:`Launch` owns one named launch: it starts attempts through a runner
+(local process group, or detached over SSH), follows each attempt's own log file
+(``NAME-vN.log``, so a ready line of an earlier attempt can never count), records
+attempts in the history database, probes ``--health``, keeps recent GPU samples,
+and computes the verdict (``tui.core.verdict``). It is an event source for a
+:class:`~tui.session.WatchSession` (``events()``) and needs no Textual: the
+dashboard and ``watchtower run --plain`` use it alike.
+
+Secrets: the real environment only lives in memory, for the next relaunch; what is
+shown, stored or handed to hooks goes through a :class:`~tui.core.secrets.Masker`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shlex
+import time
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tui.core.events import GpuSample, PhaseEnded, PhaseStarted, ProcessExited, ProcessStarted, ProcessStopping
+from tui.core.secrets import Masker, mask_argv
+from tui.core.state import FAILED, PHASE_TITLES, READY, STOPPED
+from tui.core.verdict import (
+    DEAD,
+    HealthStatus,
+    ProcessStatus,
+    Verdict,
+    gpu_activity,
+    judge,
+)
+from tui.history import Attempt as AttemptRecord
+from tui.history import Expectations, History, phase_seconds
+from tui.notify import BELL, hook_env, run_hook, title_sequence
+from tui.sources.health import HealthProbe
+from tui.sources.process import (
+    Attempt,
+    LaunchError,
+    LocalRunner,
+    StopPlan,
+    attempt_paths,
+    command_line,
+    is_alive,
+)
+
+#: How long a relaunch waits for the old attempt's GPU memory to be released.
+GPU_RELEASE_TIMEOUT = 60.0
+#: Memory below this (bytes per GPU) counts as released when no process list is available.
+GPU_IDLE_BYTES = 1 << 30
+_END = object()
+
+
+@dataclass(slots=True)
+class LaunchSpec:
+    name: str
+    command: list[str]
+    env: dict[str, str] = field(default_factory=dict)  # overrides on top of Watchtower's environment
+    log_dir: Path = Path(".")
+    host: str | None = None  # None: this machine
+    health_url: str | None = None
+    plan: StopPlan = field(default_factory=StopPlan)
+    stall_limit: float | None = None
+    on_ready: str | None = None
+    on_fail: str | None = None
+    cwd: str | None = None
+
+    @property
+    def host_label(self) -> str:
+        return self.host or "localhost"
+
+
+@dataclass(frozen=True, slots=True)
+class GpuHolder:
+    """A process holding GPU memory: ``ours`` when it belongs to the running attempt."""
+
+    pid: int
+    command: str
+    per_gpu: dict[int, int]  # GPU index -> bytes
+    ours: bool = False
+    stale: bool = False  # left over from an earlier attempt of ours
+
+    @property
+    def text(self) -> str:
+        gib = ", ".join(f"GPU{i} {b / 2**30:.1f} GiB" for i, b in sorted(self.per_gpu.items()))
+        tag = " (ours)" if self.ours else " (stale, from an earlier attempt)" if self.stale else ""
+        return f"pid {self.pid}{tag}: {self.command or '?'} — {gib or 'memory unknown'}"
+
+
+class GpuBusy(Exception):
+    """Processes that are not ours hold GPU memory: launching now would end in an OOM crash."""
+
+    def __init__(self, holders: list[GpuHolder]) -> None:
+        super().__init__("GPUs still in use by: " + "; ".join(h.text for h in holders))
+        self.holders = holders
+
+
+VerdictListener = Callable[[Verdict, Verdict | None], None]
+
+
+class Launch:
+    """One named launch and its attempts. Create, ``attach(session)``, then ``await start()``."""
+
+    def __init__(
+        self,
+        spec: LaunchSpec,
+        *,
+        history: History | None = None,
+        runner: Any = None,
+        clock: Callable[[], float] = time.time,
+        terminal: Callable[[str], None] | None = None,
+    ) -> None:
+        self.spec = spec
+        self.history = history
+        self.clock = clock
+        self.terminal = terminal  # writes bell / title sequences to the terminal, if any
+        self.masker = Masker.for_launch(spec.env, spec.command)
+        self.runner = runner or LocalRunner(self._emit)
+        self.run: Attempt | None = None
+        self.record: AttemptRecord | None = None
+        self.records: list[AttemptRecord] = []  # this launch's attempts, oldest first
+        self.expect = Expectations(None, {})
+        self.health: HealthStatus | None = None
+        self.session: Any = None
+        self.gpu_samples: deque[GpuSample] = deque(maxlen=120)
+        self.verdict_now: Verdict | None = None
+        self.listeners: list[VerdictListener] = []
+        self.hook_results: list[tuple[str, int | None, str]] = []
+        self.old_pgids: list[int] = []  # process groups of earlier attempts
+        self.phase_started_at: dict[str, float] = {}
+        self._queue: asyncio.Queue = asyncio.Queue()
+        self._tailer: Any = None
+        self._tail_task: asyncio.Task | None = None
+        self._tasks: set[asyncio.Task] = set()
+        self._db_lock = asyncio.Lock()
+        self._gpu_event = asyncio.Event()
+        self._notified: set[int] = set()
+        self._ticker: asyncio.Task | None = None
+
+    # ------------------------------------------------------------ source interface
+
+    async def events(self):
+        """Process and log events of the current attempt, in order, for the session."""
+        while True:
+            event = await self._queue.get()
+            if event is _END:
+                return
+            yield event
+
+    def _emit(self, event: object) -> None:
+        self._queue.put_nowait(event)
+        if isinstance(event, ProcessExited):
+            self._spawn(self._on_exit(event))
+
+    # ------------------------------------------------------------ session glue
+
+    def attach(self, session: Any) -> None:
+        """Feed ``session`` and follow its state (attempt changes, GPU samples, outcome)."""
+        self.session = session
+        session.info.host = self.spec.host_label
+        session.info.command = self.command_text
+        session.add_source(self)
+        session.handlers.setdefault(ProcessStarted, []).append(self._on_started)
+        session.handlers.setdefault(GpuSample, []).append(self._on_gpu)
+        session.subscribe(self._on_update)
+
+    def _on_started(self, event: ProcessStarted) -> None:
+        session = self.session
+        if session.info.attempt != event.attempt or session.info.log_path != event.log_path:
+            session.new_attempt(event.attempt, event.log_path)
+            session.process = event
+        session.info.command = self.command_text
+
+    def _on_gpu(self, sample: GpuSample) -> None:
+        self.gpu_samples.append(sample)
+        self._gpu_event.set()
+
+    def _on_update(self, update: Any) -> None:
+        if "state" in update.topics or "process" in update.topics:
+            phase_ended = False
+            for event in update.events:
+                if isinstance(event, PhaseStarted):
+                    self.phase_started_at.setdefault(event.phase, self.clock())
+                phase_ended |= isinstance(event, PhaseEnded)
+            self.evaluate()
+            if phase_ended and self.session is not None:
+                self._store(phases=phase_seconds(self.session.state))
+
+    # ------------------------------------------------------------ what is shown
+
+    @property
+    def command_text(self) -> str:
+        """The command line with its env overrides, secrets masked: for the header."""
+        env = " ".join(f"{k}={v}" for k, v in self.masker.env(self.spec.env).items())
+        cmd = shlex.join(mask_argv(self.spec.command, self.masker))
+        return f"{env} {cmd}".strip()
+
+    @property
+    def attempt(self) -> int:
+        return self.run.attempt if self.run else 0
+
+    def status(self) -> ProcessStatus | None:
+        return self.run.status if self.run else None
+
+    def verdict(self, now: float | None = None) -> Verdict:
+        now = self.clock() if now is None else now
+        session = self.session
+        state = session.state
+        last_activity = session.last_output_at or (self.run.started_at if self.run else None)
+        last_line = None
+        if session.scrollback.progress is not None:
+            last_line = session.scrollback.progress.text
+        elif len(session.scrollback):
+            last_line = session.scrollback.entries(session.scrollback.end_seq - 1)[-1].text
+        if last_line is not None:
+            last_line = self.masker.text(last_line)[-160:]
+        phase = state.current_phase
+        started = self.phase_started_at.get(phase.name) if phase else None
+        eta = self.expect.eta(
+            phase.name if phase else None,
+            None if started is None else now - started,
+            now - (self.run.started_at if self.run else now),
+        )
+        return judge(
+            state,
+            now=now,
+            last_activity=last_activity,
+            last_line=last_line,
+            process=self.status(),
+            gpu=gpu_activity(self.gpu_samples, now),
+            health=self.health,
+            expected_phase=self.expect.longest.get(phase.name) if phase else None,
+            limit=self.spec.stall_limit,
+            eta=eta,
+        )
+
+    def evaluate(self) -> Verdict | None:
+        """Recompute the verdict; on a change tell the listeners, on a final one notify once."""
+        if self.session is None or self.run is None:
+            return None
+        verdict = self.verdict()
+        previous, self.verdict_now = self.verdict_now, verdict
+        if previous is None or (previous.kind, previous.detail) != (verdict.kind, verdict.detail):
+            for listener in list(self.listeners):
+                listener(verdict, previous)
+        if verdict.final and self.run.attempt not in self._notified:
+            self._notified.add(self.run.attempt)
+            self._finished(verdict)
+        return verdict
+
+    def stop_countdown(self, now: float | None = None) -> str | None:
+        """``SIGINT sent, SIGTERM in 7 s`` while a stop is under way."""
+        stopping: ProcessStopping | None = self.run.stopping if self.run else None
+        if stopping is None:
+            return None
+        now = self.clock() if now is None else now
+        left = max(0.0, stopping.at + stopping.grace - now)
+        nxt = {2: "SIGTERM", 15: "SIGKILL"}.get(stopping.signal)
+        sent = {2: "SIGINT", 15: "SIGTERM", 9: "SIGKILL"}.get(stopping.signal, str(stopping.signal))
+        if nxt is None:
+            return f"{sent} sent, waiting for the group to go ({left:.0f} s)"
+        return f"{sent} sent, {nxt} in {left:.0f} s"
+
+    # ------------------------------------------------------------ lifecycle
+
+    async def start(self, reattach: bool = True) -> Attempt:
+        """Launch attempt v1 (or vN+1) — or reattach to the latest attempt if it still runs."""
+        if self.history is not None:
+            self.records = await asyncio.to_thread(self.history.attempts, self.spec.name)
+        if reattach:
+            found = await self.reattach()
+            if found is not None:
+                return found
+        return await self.launch()
+
+    async def reattach(self) -> Attempt | None:
+        latest = self.records[-1] if self.records else None
+        if latest is None or latest.outcome not in ("starting", "ready") or latest.host != self.spec.host_label:
+            return None
+        log_path, pid_path = attempt_paths(Path(latest.log_path).parent, self.spec.name, latest.attempt)
+        run = await _maybe_await(self.runner.reattach(latest.attempt, latest.command, log_path, pid_path))
+        if run is None:
+            return None
+        self.record = latest
+        self.run = run
+        self._ensure_ticker()
+        await self._follow(run)
+        await self._load_expectations()
+        return run
+
+    async def launch(self, command: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> Attempt:
+        """Start the next attempt (the current one must have ended)."""
+        if self.run is not None and self.run.alive:
+            raise LaunchError(f"attempt v{self.run.attempt} is still running: stop it first")
+        if command is not None:
+            self.spec.command = list(command)
+        if env is not None:
+            self.spec.env = dict(env)
+        self.masker.add(Masker.for_launch(self.spec.env, self.spec.command)._values)
+        number = await self._next_attempt()
+        log_path, pid_path = attempt_paths(self.spec.log_dir, self.spec.name, number)
+        await self._close_tailer()
+        self.health = HealthStatus(self.spec.health_url) if self.spec.health_url else None
+        self.phase_started_at = {}
+        if self.run is not None and self.run.pgid:
+            self.old_pgids.append(self.run.pgid)
+        await self._load_expectations()
+        run = await self.runner.start(number, self.spec.command, self.spec.env, log_path, pid_path, self.spec.cwd)
+        self.run = run
+        self.verdict_now = None
+        if self.history is not None:
+            self.record = await self._db(
+                self.history.start,
+                self.spec.name,
+                command=self.spec.command,
+                env=self.spec.env,
+                host=self.spec.host_label,
+                log_path=str(log_path),
+                attempt=number,
+                started_at=run.started_at,
+                pid=run.pid,
+            )
+            self.records.append(self.record)
+        self._ensure_ticker()
+        await self._follow(run)
+        return run
+
+    async def stop(self) -> bool:
+        """Stop the running attempt's whole process group (SIGINT → SIGTERM → SIGKILL)."""
+        if self.run is None or not self.run.alive and not self.runner.members(self.run):
+            return True
+        gone = await self.runner.stop(self.run, self.spec.plan)
+        self.evaluate()
+        return gone
+
+    async def relaunch(
+        self,
+        command: Sequence[str] | None = None,
+        env: Mapping[str, str] | None = None,
+        *,
+        force: bool = False,
+        gpu_timeout: float = GPU_RELEASE_TIMEOUT,
+    ) -> Attempt:
+        """Stop the current attempt if needed, wait for its GPU memory, start vN+1.
+
+        Raises :class:`GpuBusy` when processes that are not ours hold GPU memory
+        (unless ``force``): the caller lists them and offers to kill them.
+        """
+        if self.run is not None and (self.run.alive or self.runner.members(self.run)):
+            if not await self.stop():
+                raise LaunchError(f"attempt v{self.run.attempt} would not die: pids {self.runner.members(self.run)}")
+        await self.wait_gpu_release(gpu_timeout)
+        if not force:
+            foreign = [h for h in self.gpu_holders() if not h.ours]
+            if foreign:
+                raise GpuBusy(foreign)
+        return await self.launch(command, env)
+
+    async def wait_gpu_release(self, timeout: float) -> bool:
+        """Until the latest GPU sample shows none of our old processes (True), or timeout."""
+        if not self.gpu_samples:
+            return True
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            if not [h for h in self.gpu_holders() if h.stale or h.ours]:
+                return True
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return False
+            self._gpu_event.clear()
+            try:
+                await asyncio.wait_for(self._gpu_event.wait(), remaining)
+            except asyncio.TimeoutError:
+                return False
+
+    def gpu_holders(self) -> list[GpuHolder]:
+        """Processes holding GPU memory in the latest sample, ours marked (pid, command, bytes per GPU)."""
+        if not self.gpu_samples:
+            return []
+        sample = self.gpu_samples[-1]
+        per_pid: dict[int, dict[int, int]] = {}
+        names: dict[int, str] = {}
+        for gpu in sample.gpus:
+            for proc in gpu.processes:
+                per_pid.setdefault(proc.pid, {})[gpu.index] = proc.used_bytes or 0
+                if proc.name:
+                    names[proc.pid] = proc.name
+        ours = set(self.runner.members(self.run)) if self.run is not None else set()
+        local = self.spec.host is None
+        holders = []
+        for pid, per_gpu in sorted(per_pid.items()):
+            stale = False
+            if local and pid not in ours:
+                try:
+                    stale = os.getpgid(pid) in self.old_pgids
+                except OSError:
+                    continue  # gone since the sample
+            command = self.masker.text(command_line(pid) if local else names.get(pid, ""))
+            holders.append(GpuHolder(pid, command or names.get(pid, ""), per_gpu, pid in ours, stale))
+        return holders
+
+    async def kill_holders(self, pids: Sequence[int]) -> list[str]:
+        """Kill leftover GPU holders (SIGTERM, then SIGKILL after a few seconds); errors in words."""
+        import signal as _signal
+
+        errors = await _maybe_await(self.runner.kill_pids(pids, _signal.SIGTERM))
+        local_pids = list(pids)
+        from tui.sources.process import wait_pids_gone
+
+        if self.spec.host is None and not await wait_pids_gone(lambda: [p for p in local_pids if is_alive(p)], 5.0):
+            errors += await _maybe_await(self.runner.kill_pids(pids, _signal.SIGKILL))
+        return errors
+
+    async def close(self, stop_server: bool = False) -> None:
+        """Stop following (and the server too when asked); the server otherwise keeps running."""
+        if stop_server:
+            await self.stop()
+        if self._ticker is not None:
+            self._ticker.cancel()
+        await self._close_tailer()
+        for task in list(self._tasks):
+            task.cancel()
+        self._queue.put_nowait(_END)
+        async with self._db_lock:
+            pass
+
+    @property
+    def server_running(self) -> bool:
+        return self.run is not None and self.run.alive
+
+    # ------------------------------------------------------------ internals
+
+    async def _next_attempt(self) -> int:
+        number = (self.records[-1].attempt if self.records else 0) + 1
+        if self.history is not None:
+            number = max(number, await asyncio.to_thread(self.history.next_attempt, self.spec.name))
+        while attempt_paths(self.spec.log_dir, self.spec.name, number)[0].exists():
+            number += 1  # a log from a run the database does not know: never reuse it
+        return number
+
+    async def _load_expectations(self) -> None:
+        if self.history is not None:
+            self.expect = await asyncio.to_thread(
+                self.history.expectations, self.spec.command, self.spec.host_label
+            )
+
+    async def _follow(self, run: Attempt) -> None:
+        """Tail the attempt's own log file, and probe its health URL."""
+        self._tailer = self._make_tailer(run)
+        tailer = self._tailer
+
+        async def pump() -> None:
+            async for event in tailer.events():
+                self._queue.put_nowait(event)
+
+        self._tail_task = asyncio.create_task(pump())
+        if self.spec.health_url:
+            self._spawn(self._probe(run))
+
+    def _make_tailer(self, run: Attempt) -> Any:
+        maker = getattr(self.runner, "tailer", None)
+        if maker is not None:
+            return maker(run)
+        from tui.sources.local import LocalTailer
+
+        return LocalTailer(run.log_path)
+
+    async def _close_tailer(self) -> None:
+        """Let the tailer deliver the old attempt's last bytes, then stop it."""
+        tailer, task = self._tailer, self._tail_task
+        if tailer is None or task is None:
+            return
+        self._tailer = self._tail_task = None
+        size_of = getattr(tailer, "size", None)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 2.0
+        path = getattr(tailer, "path", None)
+        while loop.time() < deadline and not task.done():
+            try:
+                size = size_of() if size_of else os.path.getsize(path)
+            except (OSError, TypeError):
+                break
+            if tailer.offset >= size:
+                break
+            await asyncio.sleep(0.02)
+        await tailer.close()
+        try:
+            await asyncio.wait_for(task, 2.0)
+        except (asyncio.TimeoutError, asyncio.CancelledError, Exception):
+            task.cancel()
+
+    async def _probe(self, run: Attempt) -> None:
+        probe = HealthProbe(self.spec.health_url)
+        async for status in probe.statuses():
+            if self.run is not run:
+                return
+            self.health = status
+            self.evaluate()
+
+    def _ensure_ticker(self) -> None:
+        """Silence and stop countdowns change with time alone: re-judge once a second."""
+        if self._ticker is None or self._ticker.done():
+
+            async def tick() -> None:
+                while True:
+                    await asyncio.sleep(1.0)
+                    self.evaluate()
+
+            self._ticker = asyncio.create_task(tick())
+
+    async def _on_exit(self, event: ProcessExited) -> None:
+        # the session hands the exit to the tracker; judge once it has
+        await asyncio.sleep(0)
+        self.evaluate()
+
+    def _finished(self, verdict: Verdict) -> None:
+        """A final verdict for this attempt: record it, ring, retitle, run the hook."""
+        run = self.run
+        state = self.session.state
+        error = state.first_error
+        error_text = f"{error.kind}: {error.message}" if error is not None else None
+        outcome = verdict.kind
+        ready_seconds = (self.clock() - run.started_at) if outcome == READY else None
+        if self.record is not None:
+            self._store(
+                phases=phase_seconds(state),
+                outcome=outcome,
+                first_error=error_text,
+                ended_at=None if outcome == READY else (run.exited_at or self.clock()),
+                ready_seconds=ready_seconds,
+                exit_text=None if run.alive else run.exited_event().detail,
+            )
+        if outcome == STOPPED:
+            return
+        ok = outcome == READY
+        if self.terminal is not None:
+            mark = "✓" if ok else "✗"
+            self.terminal(BELL + title_sequence(f"{mark} {self.spec.name} v{run.attempt} {outcome}"))
+        hook = self.spec.on_ready if ok else self.spec.on_fail
+        if hook:
+            env = hook_env(
+                {
+                    "outcome": outcome,
+                    "verdict": verdict.text,
+                    "error": error_text or (verdict.detail if not ok else ""),
+                    "attempt": run.attempt,
+                    "name": self.spec.name,
+                    "host": self.spec.host_label,
+                    "log": str(run.log_path),
+                    "pid": run.pid,
+                    "exit": "" if run.alive else run.exited_event().detail,
+                    "seconds": f"{self.clock() - run.started_at:.1f}",
+                },
+                self.masker,
+            )
+            self._spawn(self._hook(hook, env))
+
+    async def _hook(self, command: str, env: dict[str, str]) -> None:
+        code, first = await run_hook(command, env)
+        self.hook_results.append((command, code, self.masker.text(first)))
+
+    def _store(self, **fields: Any) -> None:
+        if self.history is None or self.record is None:
+            return
+        self._spawn(self._db(self.history.update, self.record, masker=self.masker, **fields))
+
+    async def _db(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        async with self._db_lock:
+            return await asyncio.to_thread(fn, *args, **kwargs)
+
+    def _spawn(self, coro) -> None:
+        task = asyncio.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+
+async def _maybe_await(value: Any) -> Any:
+    if asyncio.iscoroutine(value):
+        return await value
+    return value
+
+
+def phase_label(name: str) -> str:
+    return PHASE_TITLES.get(name, name)
+
+
+__all__ = [
+    "DEAD",
+    "FAILED",
+    "GpuBusy",
+    "GpuHolder",
+    "Launch",
+    "LaunchError",
+    "LaunchSpec",
+    "StopPlan",
+]
