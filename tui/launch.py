@@ -43,6 +43,7 @@ from tui.sources.process import (
     Attempt,
     LaunchError,
     LocalRunner,
+    RemoteRunner,
     StopPlan,
     attempt_paths,
     command_line,
@@ -120,7 +121,7 @@ class Launch:
         self.clock = clock
         self.terminal = terminal  # writes bell / title sequences to the terminal, if any
         self.masker = Masker.for_launch(spec.env, spec.command)
-        self.runner = runner or LocalRunner(self._emit)
+        self.runner = runner or self._default_runner()
         self.run: Attempt | None = None
         self.record: AttemptRecord | None = None
         self.records: list[AttemptRecord] = []  # this launch's attempts, oldest first
@@ -141,6 +142,13 @@ class Launch:
         self._gpu_event = asyncio.Event()
         self._notified: set[int] = set()
         self._ticker: asyncio.Task | None = None
+
+    def _default_runner(self) -> Any:
+        if self.spec.host is None:
+            return LocalRunner(self._emit)
+        from tui.sources.ssh import SshTarget
+
+        return RemoteRunner(SshTarget.parse(self.spec.host), self._emit)
 
     # ------------------------------------------------------------ source interface
 
@@ -440,7 +448,7 @@ class Launch:
         number = (self.records[-1].attempt if self.records else 0) + 1
         if self.history is not None:
             number = max(number, await asyncio.to_thread(self.history.next_attempt, self.spec.name))
-        while attempt_paths(self.spec.log_dir, self.spec.name, number)[0].exists():
+        while self.spec.host is None and attempt_paths(self.spec.log_dir, self.spec.name, number)[0].exists():
             number += 1  # a log from a run the database does not know: never reuse it
         return number
 
@@ -477,16 +485,15 @@ class Launch:
         if tailer is None or task is None:
             return
         self._tailer = self._tail_task = None
-        size_of = getattr(tailer, "size", None)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + 2.0
-        path = getattr(tailer, "path", None)
-        while loop.time() < deadline and not task.done():
+        if self.spec.host is not None:
+            await asyncio.sleep(0.5)  # the remote agent polls every few ms; its size is not ours to stat
+        while self.spec.host is None and loop.time() < deadline and not task.done():
             try:
-                size = size_of() if size_of else os.path.getsize(path)
-            except (OSError, TypeError):
-                break
-            if tailer.offset >= size:
+                if tailer.offset >= os.path.getsize(tailer.path):
+                    break
+            except OSError:
                 break
             await asyncio.sleep(0.02)
         await tailer.close()

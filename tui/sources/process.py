@@ -374,3 +374,176 @@ def _read_pid_file(path: Path) -> tuple[int, int | None] | None:
         return int(words[0]), (int(words[1]) if len(words) > 1 and words[1].isdigit() else None)
     except (OSError, ValueError, IndexError):
         return None
+
+
+# ---------------------------------------------------------------- remote attempts
+
+# Runs the server in the foreground of a small shell that outlives the group's SIGINT and
+# SIGTERM (a trap with a handler, so the server itself keeps default dispositions), and
+# writes its exit status next to the log: the status survives Watchtower and the connection.
+_REMOTE_WRAP = 'exitfile=$1; shift; rm -f "$exitfile"; trap ":" INT TERM; "$@"; echo $? >"$exitfile"'
+#: Seconds between liveness checks of a remote attempt ("noticed within a few seconds").
+REMOTE_POLL = 1.0
+
+
+def exit_path(pid_path: Path | str) -> str:
+    return str(pid_path)[: -len(".pid")] + ".exit" if str(pid_path).endswith(".pid") else f"{pid_path}.exit"
+
+
+class RemoteRunner:
+    """Starts attempts on another host through SSH, detached: they survive Watchtower's exit."""
+
+    def __init__(self, target, emit: Emit, poll: float = REMOTE_POLL) -> None:
+        self.target = target
+        self.host = str(target)
+        self._emit = emit
+        self._poll = poll
+        self._tasks: set[asyncio.Task] = set()
+
+    async def start(
+        self,
+        attempt: int,
+        command: Sequence[str],
+        env: Mapping[str, str],
+        log_path: Path,
+        pid_path: Path,
+        cwd: str | None = None,
+    ) -> Attempt:
+        from tui.sources import ssh
+
+        if not command:
+            raise LaunchError("no command to launch (put it after --)")
+        try:
+            status, _, err = await ssh.run(self.target, ["mkdir", "-p", str(Path(log_path).parent)])
+            if status != 0:
+                raise LaunchError(f"{self.host}: cannot create {Path(log_path).parent}: {err.strip()}")
+            pid = await ssh.start_detached(
+                self.target,
+                ["sh", "-c", _REMOTE_WRAP, "sh", exit_path(pid_path), *command],
+                env=env,
+                log_path=str(log_path),
+                pid_path=str(pid_path),
+                cwd=cwd,
+            )
+        except (ssh.SshError, ssh.RemoteCommandError, ValueError) as exc:
+            raise LaunchError(str(exc)) from None
+        run = Attempt(attempt, tuple(command), dict(env), Path(log_path), Path(pid_path), host=self.host,
+                      pid=pid, pgid=pid, started_at=time.time())
+        self._emit(run.started_event())
+        self._watch(run)
+        return run
+
+    async def reattach(self, attempt: int, command: Sequence[str], log_path: Path, pid_path: Path) -> Attempt | None:
+        from tui.sources import ssh
+
+        try:
+            status, out, _ = await ssh.run(self.target, ["cat", str(pid_path)])
+            if status != 0 or not out.strip().isdigit():
+                return None
+            pid = int(out.strip())
+            if not await ssh.is_alive(self.target, pid):
+                return None
+        except (ssh.SshError, ssh.RemoteCommandError):
+            return None
+        run = Attempt(attempt, tuple(command), {}, Path(log_path), Path(pid_path), host=self.host,
+                      pid=pid, pgid=pid, started_at=time.time())
+        self._emit(run.started_event())
+        self._watch(run)
+        return run
+
+    def tailer(self, run: Attempt):
+        from tui.sources.remote_tail import RemoteTailer
+
+        return RemoteTailer(self.target, str(run.log_path))
+
+    def _watch(self, run: Attempt) -> None:
+        async def watch() -> None:
+            from tui.sources import ssh
+
+            delay = self._poll
+            while True:
+                await asyncio.sleep(delay)
+                try:
+                    alive = await ssh.is_alive(self.target, run.pid)
+                except (ssh.SshError, ssh.RemoteCommandError):
+                    delay = min(delay * 2, 30.0)  # the tailer reports the connection state
+                    continue
+                delay = self._poll
+                if not alive:
+                    break
+            code = None
+            try:
+                status, out, _ = await ssh.run(self.target, ["cat", exit_path(run.pid_path)])
+                if status == 0 and out.strip().lstrip("-").isdigit():
+                    code = int(out.strip())
+            except (ssh.SshError, ssh.RemoteCommandError):
+                pass
+            if code is None:
+                run.exit_known = run.stopped_by_user  # killed with the wrapper: by our SIGKILL
+                run.signal = signal.SIGKILL if run.stopped_by_user else None
+            elif 128 < code < 160:
+                run.signal = code - 128
+            else:
+                run.returncode = code
+            run.exited_at = time.time()
+            run._exited.set()
+            self._emit(run.exited_event())
+
+        task = asyncio.create_task(watch())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def members(self, run: Attempt) -> list[int]:
+        return [run.pid] if run.alive and run.pid else []
+
+    async def _group_alive(self, pgid: int) -> bool:
+        from tui.sources import ssh
+
+        try:
+            status, _, _ = await ssh.run(self.target, ["pgrep", "-g", str(pgid)])
+        except (ssh.SshError, ssh.RemoteCommandError):
+            return True
+        return status == 0
+
+    async def stop(self, run: Attempt, plan: StopPlan) -> bool:
+        from tui.sources import ssh
+
+        run.stopped_by_user = True
+        loop = asyncio.get_running_loop()
+        for sig, grace in plan.steps():
+            if not await self._group_alive(run.pgid):
+                break
+            try:
+                if not await ssh.signal_group(self.target, run.pgid, int(sig)):
+                    break
+            except (ssh.SshError, ssh.RemoteCommandError):
+                continue
+            run.stopping = ProcessStopping(run.attempt, run.pid or 0, int(sig), grace, time.time())
+            self._emit(run.stopping)
+            deadline = loop.time() + grace
+            while loop.time() < deadline and await self._group_alive(run.pgid):
+                await asyncio.sleep(min(0.5, max(0.0, deadline - loop.time())))
+        run.stopping = None
+        gone = not await self._group_alive(run.pgid)
+        if gone:
+            try:
+                await asyncio.wait_for(run.wait(), 10.0)
+            except asyncio.TimeoutError:
+                pass
+        return gone
+
+    async def kill_pids(self, pids: Sequence[int], sig: int = signal.SIGKILL) -> list[str]:
+        from tui.sources import ssh
+
+        if not pids:
+            return []
+        try:
+            name = signal.Signals(sig).name.removeprefix("SIG")
+            status, _, err = await ssh.run(self.target, ["kill", "-s", name, *map(str, pids)])
+        except (ssh.SshError, ssh.RemoteCommandError) as exc:
+            return [str(exc)]
+        return [err.strip()] if status != 0 and err.strip() else []
+
+    async def close(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
