@@ -81,16 +81,45 @@ def is_alive(pid: int) -> bool:
     return fields is not None and fields[0] not in ("Z", "X")
 
 
-def group_members(pgid: int) -> list[int]:
-    """Live (non-zombie) processes of process group ``pgid``, from the process table."""
+def group_members(pgid: int, reap_except: int | None = None) -> list[int]:
+    """Live (non-zombie) processes of process group ``pgid``, from the process table.
+
+    With ``reap_except``, zombies of the group that are our children (orphans handed to
+    us as their subreaper) are reaped on the way — all but that pid, which asyncio's
+    child watcher waits for — so that the group really vanishes (``killpg`` → ESRCH).
+    """
     members = []
+    me = str(os.getpid())
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         fields = _stat(int(entry))
-        if fields and len(fields) > 2 and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
+        if not fields or len(fields) < 3 or fields[2] != str(pgid):
+            continue
+        if fields[0] not in ("Z", "X"):
             members.append(int(entry))
+        elif reap_except is not None and fields[1] == me and int(entry) != reap_except:
+            try:
+                os.waitpid(int(entry), os.WNOHANG)
+            except ChildProcessError:
+                pass
     return sorted(members)
+
+
+def become_subreaper() -> bool:
+    """Adopt our launched servers' orphans (Linux ``PR_SET_CHILD_SUBREAPER``).
+
+    When a server's main process dies, its schedulers are re-parented to us instead of
+    to PID 1, which in containers often never reaps them: we can then reap them, and a
+    stopped group leaves not even zombies behind.
+    """
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        return False
 
 
 def command_line(pid: int) -> str:
@@ -218,6 +247,7 @@ class LocalRunner:
     def __init__(self, emit: Emit) -> None:
         self._emit = emit
         self._tasks: set[asyncio.Task] = set()
+        become_subreaper()
 
     async def start(
         self,
@@ -310,7 +340,7 @@ class LocalRunner:
         task.add_done_callback(self._tasks.discard)
 
     def members(self, run: Attempt) -> list[int]:
-        return group_members(run.pgid) if run.pgid else []
+        return group_members(run.pgid, reap_except=run.pid if run.exit_known else None) if run.pgid else []
 
     async def stop(self, run: Attempt, plan: StopPlan) -> bool:
         """SIGINT, SIGTERM, SIGKILL to the group, each after the previous grace; True once it is gone."""

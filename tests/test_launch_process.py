@@ -1,0 +1,170 @@
+"""The local launcher with real processes that really die: groups, signals, stops, pid files."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tui.core.events import ProcessExited, ProcessStarted, ProcessStopping
+from tui.sources.process import (
+    LaunchError,
+    LocalRunner,
+    StopPlan,
+    attempt_paths,
+    group_members,
+    is_alive,
+    wait_pids_gone,
+)
+
+SIM = str(Path(__file__).with_name("server_sim.py"))
+
+
+def sim(*args: str) -> list[str]:
+    return [sys.executable, SIM, "--step", "0.01", *args]
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.events: list[tuple[float, object]] = []
+        self.changed = asyncio.Event()
+
+    def __call__(self, event: object) -> None:
+        self.events.append((time.time(), event))
+        self.changed.set()
+
+    def of(self, kind):
+        return [(t, e) for t, e in self.events if isinstance(e, kind)]
+
+
+async def wait_for_file(path: Path, timeout: float = 10.0) -> str:
+    """The pid file the simulator writes once its children run (a watch, not a guess)."""
+    from tui.sources.inotify import PathWatch
+
+    watch = PathWatch(str(path))
+    try:
+        deadline = time.monotonic() + timeout
+        while not path.exists():
+            assert time.monotonic() < deadline, f"{path} never appeared"
+            await watch.wait(0.1)
+        return path.read_text()
+    finally:
+        watch.close()
+
+
+def live(pids) -> list[int]:
+    return [p for p in pids if is_alive(p)]
+
+
+async def test_sigkill_with_a_silent_log_is_reported_with_the_signal_within_a_second(tmp_path):
+    rec = Recorder()
+    runner = LocalRunner(rec)
+    log, pid_file = attempt_paths(tmp_path, "sim", 1)
+    run = await runner.start(1, sim("--outcome", "sigkill", "--load-seconds", "0.4"), {}, log, pid_file)
+    assert run.pgid == run.pid and os.getpgid(run.pid) == run.pid  # its own process group
+    assert os.getsid(run.pid) == run.pid  # and session: no terminal signals from us
+    await asyncio.wait_for(run.wait(), 20)
+    (started_at, started), = rec.of(ProcessStarted)
+    (seen_at, exited), = rec.of(ProcessExited)
+    assert exited.signal == signal.SIGKILL and exited.returncode is None
+    assert exited.detail == "killed by SIGKILL (possibly the OOM killer)"
+    # the log holds no error text: it simply stops inside the weight-loading bar
+    text = log.read_text()
+    assert "Loading safetensors checkpoint shards:  50%" in text and "Error" not in text
+    # noticed within one second of the death: the kernel's exit time is in /proc no more, so
+    # compare with the log's last write (the process dies right after it)
+    assert seen_at - os.stat(log).st_mtime < 1.0
+    assert not run.alive and run.status.signal == signal.SIGKILL
+
+
+async def test_stop_takes_the_whole_group_down_escalating_from_sigint(tmp_path):
+    rec = Recorder()
+    runner = LocalRunner(rec)
+    log, pid_file = attempt_paths(tmp_path, "sim", 1)
+    pids_file = tmp_path / "pids"
+    run = await runner.start(
+        1, sim("--outcome", "hang", "--tp", "3", "--stubborn", "--pid-file", str(pids_file)), {}, log, pid_file
+    )
+    pids = [int(p) for p in (await wait_for_file(pids_file)).split()]
+    assert len(pids) == 4 and set(pids) <= set(group_members(run.pgid))
+    t0 = time.monotonic()
+    gone = await runner.stop(run, StopPlan(after_int=0.3, after_term=0.3, after_kill=5))
+    took = time.monotonic() - t0
+    assert gone and not group_members(run.pgid) and live(pids) == []
+    with pytest.raises(ProcessLookupError):
+        os.killpg(run.pgid, 0)  # ESRCH: no process of the group is left, zombies included
+    steps = [e.signal for _, e in rec.of(ProcessStopping)]
+    assert steps == [signal.SIGINT, signal.SIGTERM, signal.SIGKILL]  # it ignored the first two
+    assert 0.6 <= took < 3.0
+    (_, exited), = rec.of(ProcessExited)
+    assert exited.signal == signal.SIGKILL and exited.detail == "stopped with SIGKILL"
+    assert run.status.stopped_by_user
+
+
+async def test_a_polite_server_stops_at_sigint_without_escalation(tmp_path):
+    rec = Recorder()
+    runner = LocalRunner(rec)
+    log, pid_file = attempt_paths(tmp_path, "sim", 1)
+    pids_file = tmp_path / "pids"
+    run = await runner.start(1, sim("--outcome", "hang", "--pid-file", str(pids_file)), {}, log, pid_file)
+    pids = [int(p) for p in (await wait_for_file(pids_file)).split()]
+    assert await runner.stop(run, StopPlan(after_int=10, after_term=10))
+    assert [e.signal for _, e in rec.of(ProcessStopping)] == [signal.SIGINT]
+    assert live(pids) == []
+
+
+async def test_orphaned_children_are_found_in_the_group_after_the_leader_died(tmp_path):
+    rec = Recorder()
+    runner = LocalRunner(rec)
+    log, pid_file = attempt_paths(tmp_path, "sim", 1)
+    pids_file = tmp_path / "pids"
+    run = await runner.start(
+        1, sim("--outcome", "sigkill", "--orphans", "--pid-file", str(pids_file)), {}, log, pid_file
+    )
+    pids = [int(p) for p in (await wait_for_file(pids_file)).split()]
+    await asyncio.wait_for(run.wait(), 20)
+    assert runner.members(run) == sorted(pids[1:])  # the schedulers outlived the main process
+    assert await runner.stop(run, StopPlan(after_int=2, after_term=2))
+    assert live(pids) == []
+
+
+async def test_wait_pids_gone_wakes_on_exit_not_on_a_timer(tmp_path):
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-c", "import time; time.sleep(0.3)")
+    t0 = time.monotonic()
+    assert await wait_pids_gone(lambda: [proc.pid] if is_alive(proc.pid) else [], 10.0)
+    assert time.monotonic() - t0 < 2.0
+    await proc.wait()
+    assert not await wait_pids_gone(lambda: [os.getpid()], 0.2)  # we do not go away
+
+
+async def test_launch_errors_are_one_line(tmp_path):
+    runner = LocalRunner(Recorder())
+    log, pid_file = attempt_paths(tmp_path, "x", 1)
+    with pytest.raises(LaunchError, match="command not found: no-such-server-binary"):
+        await runner.start(1, ["no-such-server-binary"], {}, log, pid_file)
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    log, pid_file = attempt_paths(blocked / "sub", "x", 1)
+    with pytest.raises(LaunchError, match="cannot write the log"):
+        await runner.start(1, ["true"], {}, log, pid_file)
+
+
+async def test_reattach_follows_a_process_started_by_an_earlier_watchtower(tmp_path):
+    first = LocalRunner(Recorder())
+    log, pid_file = attempt_paths(tmp_path, "sim", 3)
+    run = await first.start(3, sim("--outcome", "hang"), {}, log, pid_file)
+    rec = Recorder()
+    second = LocalRunner(rec)  # "Watchtower restarted": a runner that did not start it
+    again = second.reattach(3, ["sim"], log, pid_file)
+    assert again is not None and again.pid == run.pid and again.alive and not again.exit_known
+    os.killpg(run.pgid, signal.SIGKILL)
+    await asyncio.wait_for(again.wait(), 5)
+    (_, exited), = rec.of(ProcessExited)
+    assert "status unknown" in exited.detail
+    await run.wait()
+    assert second.reattach(3, ["sim"], log, pid_file) is None  # dead: nothing to reattach to
