@@ -44,7 +44,7 @@ from tui.core.state import FAILED, READY, StartupState
 NORMAL, ERROR, WARNING, PHASE, PROGRESS, MARK = "normal", "error", "warning", "phase", "progress", "mark"
 NOTABLE = frozenset((ERROR, PHASE, MARK))  # what the "errors and phases only" filter keeps
 
-#: Log silences at least this long (in the log's own time) are recorded for the timeline.
+#: Stretches without log output at least this long (seconds, by arrival) are recorded for the timeline.
 SILENCE_SECONDS = 5.0
 #: Lines processed between two yields to the event loop: keeps key presses flowing in a flood.
 YIELD_EVERY = 1000
@@ -189,7 +189,7 @@ class Update:
 
 @dataclass(slots=True)
 class Silence:
-    """A stretch with no log output: log time from the tracker's timestamps."""
+    """A stretch with no log output, in log time (the tracker's timestamps) for the timeline."""
 
     start_ts: float
     end_ts: float
@@ -243,6 +243,7 @@ class WatchSession:
         self.finished_at: float | None = None  # when the verdict became ready/failed
         self.last_output_at: float | None = None
         self.handlers: dict[type, list[EventHandler]] = {}
+        self.badges: dict[str, str] = {}  # extra header fields, e.g. {"health": "pending"}
         self._sources: list[Any] = [s for s in (log, gpu) if s is not None]
         self._tasks: list[asyncio.Task] = []
         self._subscribers: list[Subscriber] = []
@@ -327,6 +328,13 @@ class WatchSession:
             return None
         return max(0.0, self.clock() - self.last_output_at)
 
+    def log_now(self) -> float | None:
+        """'Now' in log time: the last timestamp, moved on by the arrival time since, while undecided."""
+        last = self.tracker.state.last_ts
+        if last is None or self.finished_at is not None:
+            return last
+        return max(last, self.clock() + self._ts_offset)
+
     def handle(self, event: Any) -> None:
         """Apply one source event (synchronously; the pumps call this)."""
         if isinstance(event, LogChunk):
@@ -379,6 +387,8 @@ class WatchSession:
         async for event in stream:
             if isinstance(event, LogChunk) and len(event.data) > 64 * 1024:
                 await self._feed_big_chunk(event.data)
+                for handler in self.handlers.get(LogChunk, ()):
+                    handler(event)
             else:
                 self.handle(event)
 
@@ -392,6 +402,7 @@ class WatchSession:
         now = self.clock()
         if self.started_at is None:
             self.started_at = now
+        self._note_silence(now)
         self.last_output_at = now
         self.waiting = None
         scrollback = self.scrollback
@@ -411,8 +422,10 @@ class WatchSession:
                 events = tracker.feed(item, now)
             if events:
                 self._apply(events)
-            if tracker.state.last_ts != self._last_ts:
-                self._note_silence()
+        last_ts = tracker.state.last_ts
+        if last_ts is not None and last_ts != self._last_ts:
+            self._last_ts = last_ts
+            self._ts_offset = last_ts - now
         self._changed("log")
 
     def _apply(self, events: Iterable[Any]) -> None:
@@ -440,16 +453,14 @@ class WatchSession:
         if entry is not None:
             self.scrollback.restyle(entry, style)
 
-    def _note_silence(self) -> None:
-        last = self.tracker.state.last_ts
-        previous = self._last_ts
-        if last is None:
+    def _note_silence(self, now: float) -> None:
+        """Record the stretch since the last output if it was long: arrival time, drawn in log time."""
+        last = self.last_output_at
+        if last is None or now - last < SILENCE_SECONDS:
             return
-        if previous is not None and last - previous >= SILENCE_SECONDS:
-            self.silences.append(Silence(previous, last))
-            if len(self.silences) > 256:
-                del self.silences[0]
-        self._last_ts = last
+        self.silences.append(Silence(last + self._ts_offset, now + self._ts_offset))
+        if len(self.silences) > 256:
+            del self.silences[0]
 
     def _flush_pending_line(self) -> None:
         if self._assembler.pending:
@@ -462,6 +473,7 @@ class WatchSession:
         self.tracker = StartupTracker(profile=self.profile)
         self._assembler = LineAssembler()
         self._last_ts: float | None = None
+        self._ts_offset = 0.0  # log time minus arrival time, as of the last timestamped line
 
     def _tracker_restart(self) -> None:
         restart = getattr(self.tracker, "restart", None)

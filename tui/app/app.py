@@ -1,0 +1,401 @@
+"""The Watchtower dashboard: header, phase timeline, rank grid, GPU panel, live log, footer.
+
+The app renders a :class:`~tui.session.WatchSession`; it parses nothing. The session
+tells it what changed at most ~15 times a second and each widget redraws from the
+session's models.
+
+Extending it (the launcher does): ``add_key`` binds a key to a callback (listed in
+the footer, help and command palette), ``panels=`` mounts extra widgets above the
+log, ``before_quit`` holds hooks that may veto ``q`` (e.g. "a launched server is still
+running: stop it?").
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from pathlib import Path
+
+from rich.text import Text
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen, Screen
+from textual.widget import Widget
+from textual.widgets import Footer, Input, Static
+
+from tui.app.gpus import GpuPanel
+from tui.app.header import VerdictHeader, error_title
+from tui.app.logview import LogView
+from tui.app.report import build_report
+from tui.app.themes import Palette
+from tui.app.timeline import PhaseTimeline, RankGrid
+from tui.session import ERROR, Update, WatchSession
+
+#: The keys, in the order help lists them. Footer shows those with show=True.
+KEYS: list[Binding] = [
+    Binding("e", "next_error", "Next error"),
+    Binding("E", "prev_error", "Prev error", show=False),
+    Binding("slash", "search", "Search", key_display="/"),
+    Binding("n", "search_next", "Next match", show=False),
+    Binding("N", "search_prev", "Prev match", show=False),
+    Binding("f", "toggle_filter", "Errors only"),
+    Binding("space", "toggle_follow", "Pause"),
+    Binding("g", "top", "Top", show=False),
+    Binding("G", "bottom", "Bottom", show=False),
+    Binding("p", "toggle_ranks", "Ranks", show=False),
+    Binding("t", "cycle_theme", "Theme"),
+    Binding("s", "screenshot", "Screenshot", show=False),
+    Binding("y", "copy_error", "Copy error"),
+    Binding("w", "write_report", "Report"),
+    Binding("question_mark", "help", "Help", key_display="?"),
+    Binding("q", "quit", "Quit"),
+]
+
+QuitHook = Callable[[], "bool | Awaitable[bool]"]
+
+
+class LogStatus(Static):
+    """One line above the log: counts, follow state, filter, search."""
+
+    DEFAULT_CSS = """
+    LogStatus { height: 1; }
+    """
+
+    def __init__(self, session: WatchSession, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.session = session
+
+    def render(self) -> Text:
+        app: WatchtowerApp = self.app  # type: ignore[assignment]
+        palette = app.palette
+        log = app.log_view
+        scrollback = self.session.scrollback
+        text = Text(no_wrap=True, overflow="ellipsis", end="")
+        text.append(" Log ", palette.style("title"))
+        parts = [f"{scrollback.end_seq:,} lines"]
+        if scrollback.dropped:
+            parts.append(f"{scrollback.dropped:,} oldest dropped (kept {len(scrollback):,})")
+        state = self.session.state
+        if state.errors:
+            parts.append(f"{len(state.errors)} errors")
+        if state.warnings:
+            parts.append(f"{state.warnings} warnings")
+        text.append(" · ".join(parts), palette.style("dim"))
+        text.append("  ")
+        text.append("▶ following" if log.follow else "⏸ paused (space resumes)", palette.style("done" if log.follow else "running"))
+        if log.only_notable:
+            text.append("  filter: errors + phases", palette.style("running"))
+        if log.search:
+            text.append(f"  search: {log.search!s} (n/N)", palette.style("match"))
+        return text
+
+
+class SearchBar(Input):
+    """``/``: type a term, Enter jumps to the first match, Escape closes."""
+
+    DEFAULT_CSS = """
+    SearchBar { dock: bottom; display: none; height: 3; }
+    SearchBar.-open { display: block; }
+    """
+    BINDINGS = [Binding("escape", "close", "Close", show=False)]
+
+    def action_close(self) -> None:
+        self.remove_class("-open")
+        self.app.log_view.focus()  # type: ignore[attr-defined]
+
+
+class HelpScreen(ModalScreen[None]):
+    """``?``: every key and what it does."""
+
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    HelpScreen > Static { width: auto; max-width: 90%; height: auto; max-height: 90%;
+                          border: round $primary; padding: 0 2; background: $panel; }
+    """
+    BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close")]
+
+    def __init__(self, rows: list[tuple[str, str]]) -> None:
+        super().__init__()
+        self.rows = rows
+
+    def compose(self) -> ComposeResult:
+        text = Text("Watchtower keys\n\n", style="bold", end="")
+        for key, description in self.rows:
+            text.append(f"  {key:<10}", style="bold")
+            text.append(f"{description}\n")
+        text.append("\n  ctrl+p     command palette (the same actions)\n  escape     close this help")
+        yield Static(text)
+
+
+class WatchtowerApp(App[int]):
+    CSS_PATH = "app.tcss"
+    TITLE = "Watchtower"
+    BINDINGS = KEYS
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide"), (170, "-very-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (34, "-tall")]
+
+    def __init__(
+        self,
+        session: WatchSession,
+        palettes: dict[str, Palette],
+        theme: str,
+        *,
+        gpus_enabled: bool = True,
+        panels: Iterable[Widget] = (),
+        output_dir: str | os.PathLike[str] = ".",
+        autostart: bool = True,
+    ) -> None:
+        super().__init__()
+        self.session = session
+        self.palettes = palettes
+        self.palette = palettes[theme]
+        self.gpus_enabled = gpus_enabled
+        self.output_dir = Path(output_dir)
+        self.before_quit: list[QuitHook] = []
+        self._extra_panels = list(panels)
+        self._extra_keys: dict[str, tuple[str, str, Callable[[], object]]] = {}
+        self._autostart = autostart
+        self.show_ranks = False
+        for palette in palettes.values():
+            self.register_theme(palette.textual)
+        self.theme = palette_name = self.palette.textual.name
+        self._theme_order = list(palettes)
+        self._initial_theme = palette_name
+
+    # ---------------------------------------------------------------- layout
+
+    def compose(self) -> ComposeResult:
+        yield VerdictHeader(self.session, id="header")
+        with Horizontal(id="top"):
+            with Vertical(id="phases"):
+                yield PhaseTimeline(self.session, id="timeline")
+                yield RankGrid(self.session, id="ranks")
+            yield GpuPanel(self.session, self.gpus_enabled, id="gpus")
+        with Vertical(id="panels"):
+            yield from self._extra_panels
+        yield LogStatus(self.session, id="log-status")
+        yield LogView(self.session, id="log")
+        yield SearchBar(placeholder="search the log (Enter: find, Escape: close)", id="search")
+        yield Footer()
+
+    @property
+    def log_view(self) -> LogView:
+        return self.query_one(LogView)
+
+    def on_mount(self) -> None:
+        self.session.subscribe(self.on_session_update)
+        self.log_view.focus()
+        self.call_after_refresh(self.log_view.sync)
+        if self._autostart:
+            self.session.start()
+
+    async def on_unmount(self) -> None:
+        await self.session.stop()
+
+    def on_session_update(self, update: Update) -> None:
+        topics = update.topics
+        if "log" in topics:
+            self.log_view.sync()
+        if topics & {"log", "state", "connection", "process"}:
+            self.query_one(VerdictHeader).refresh()
+            self.query_one(LogStatus).refresh()
+        if topics & {"log", "state"}:
+            self.query_one(PhaseTimeline).refresh(layout=True)
+            self.query_one(RankGrid).refresh(layout=True)
+        if "gpu" in topics:
+            self.query_one(GpuPanel).refresh(layout=True)
+
+    def refresh_all(self) -> None:
+        for widget in (VerdictHeader, PhaseTimeline, RankGrid, GpuPanel, LogStatus):
+            self.query_one(widget).refresh(layout=True)
+        self.log_view.refresh()
+
+    # ---------------------------------------------------------------- extension points
+
+    def add_key(self, key: str, description: str, callback: Callable[[], object], show: bool = True) -> None:
+        """Bind ``key`` to ``callback`` (sync or async); listed in the footer, help and palette."""
+        name = f"x{len(self._extra_keys)}"
+        self._extra_keys[name] = (key, description, callback)
+        self.bind(key, f"extra('{name}')", description=description, show=show)
+
+    async def action_extra(self, name: str) -> None:
+        result = self._extra_keys[name][2]()
+        if inspect.isawaitable(result):
+            await result
+
+    def key_rows(self) -> list[tuple[str, str]]:
+        rows = [(b.key_display or b.key, b.description) for b in KEYS]
+        rows += [(key, description) for key, description, _ in self._extra_keys.values()]
+        return rows
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        for binding in KEYS:
+            action = getattr(self, f"action_{binding.action}")
+            yield SystemCommand(binding.description, f"key: {binding.key_display or binding.key}", action)
+        for key, description, callback in self._extra_keys.values():
+            yield SystemCommand(description, f"key: {key}", callback)
+
+    # ---------------------------------------------------------------- actions: log
+
+    def _error_seqs(self) -> list[int]:
+        """The scrollback position where each error's block begins (those still kept)."""
+        scrollback = self.session.scrollback
+        seqs = []
+        for error in self.session.state.errors:
+            entry = scrollback.find_line(error.line)
+            if entry is not None:
+                seqs.append(entry.seq)
+        return sorted(set(seqs))
+
+    def _goto_error(self, forward: bool) -> None:
+        seqs = self._error_seqs()
+        if not seqs:
+            self.notify("No errors so far", timeout=2)
+            return
+        cursor = self.log_view.cursor
+        if forward:
+            target = next((s for s in seqs if s > cursor), seqs[0])
+        else:
+            target = next((s for s in reversed(seqs) if s < cursor), seqs[-1])
+        if self.log_view.only_notable or self.log_view.row_of(target) is not None:
+            self.log_view.show_seq(target)
+
+    def action_next_error(self) -> None:
+        self._goto_error(True)
+
+    def action_prev_error(self) -> None:
+        self._goto_error(False)
+
+    def action_search(self) -> None:
+        bar = self.query_one(SearchBar)
+        bar.add_class("-open")
+        bar.value = self.log_view.search
+        bar.focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if not isinstance(event.input, SearchBar):
+            return
+        event.input.remove_class("-open")
+        self.log_view.search = event.value
+        self.log_view.focus()
+        self.query_one(LogStatus).refresh()
+        if event.value:
+            self._search(forward=True)
+
+    def _search(self, forward: bool) -> None:
+        term = self.log_view.search
+        if not term:
+            self.action_search()
+            return
+        seq = self.log_view.matches(term, forward)
+        if seq is None:
+            self.notify(f"Not found: {term}", timeout=2)
+        else:
+            self.log_view.show_seq(seq)
+
+    def action_search_next(self) -> None:
+        self._search(True)
+
+    def action_search_prev(self) -> None:
+        self._search(False)
+
+    def action_toggle_filter(self) -> None:
+        self.log_view.only_notable = not self.log_view.only_notable
+        self.query_one(LogStatus).refresh()
+
+    def action_toggle_follow(self) -> None:
+        self.log_view.follow = not self.log_view.follow
+        self.query_one(LogStatus).refresh()
+
+    def action_top(self) -> None:
+        self.log_view.follow = False
+        self.log_view.scroll_to(y=0, animate=False)
+        self.query_one(LogStatus).refresh()
+
+    def action_bottom(self) -> None:
+        self.log_view.follow = True
+        self.query_one(LogStatus).refresh()
+
+    # ---------------------------------------------------------------- actions: views and output
+
+    def action_toggle_ranks(self) -> None:
+        self.show_ranks = not self.show_ranks
+        self.set_class(self.show_ranks, "-ranks")
+
+    def action_cycle_theme(self) -> None:
+        order = self._theme_order
+        current = self.palette.name
+        name = order[(order.index(current) + 1) % len(order)] if current in order else order[0]
+        self.set_palette(name)
+        self.notify(f"Theme: {name}", timeout=1.5)
+
+    def set_palette(self, name: str) -> None:
+        self.palette = self.palettes[name]
+        self.theme = self.palette.textual.name
+        self.refresh_all()
+
+    def watch_theme(self, theme: str) -> None:
+        """A theme picked from Textual's own theme palette: use its styles too when it is ours."""
+        if theme in self.palettes and self.palettes[theme] is not self.palette:
+            self.palette = self.palettes[theme]
+            self.refresh_all()
+
+    def action_screenshot(self) -> None:
+        self.output_dir.mkdir(parents=True, exist_ok=True)
+        name = time.strftime("watchtower-%Y%m%d-%H%M%S.svg")
+        path = self.save_screenshot(filename=name, path=str(self.output_dir))
+        self.notify(f"Screenshot saved: {path}", timeout=4)
+
+    def current_error(self):
+        """The error the cursor is in, else the first fatal one, else the first one."""
+        errors = self.session.state.errors
+        entry = self.log_view.current_entry()
+        if entry is not None and entry.style == ERROR:
+            for error in errors:
+                if any(n == entry.number for n, _ in error.block) or error.line == entry.number:
+                    return error
+        return self.session.state.first_error or (errors[0] if errors else None)
+
+    def action_copy_error(self) -> None:
+        error = self.current_error()
+        if error is None:
+            self.notify("No error to copy", timeout=2)
+            return
+        lines = [text for _, text in error.block] or [error_title(error)]
+        self.copy_to_clipboard("\n".join(lines) + "\n")
+        self.notify(f"Copied {len(lines)} lines ({error.kind}, line {error.line}) to the clipboard", timeout=3)
+
+    def action_write_report(self) -> None:
+        self.output_dir.mkdir(parents=True, exist_ok=True)
+        path = self.output_dir / time.strftime("watchtower-report-%Y%m%d-%H%M%S.txt")
+        try:
+            path.write_text(build_report(self.session), encoding="utf-8")
+        except OSError as exc:
+            self.notify(f"Cannot write {path}: {exc.strerror or exc}", severity="error", timeout=5)
+            return
+        self.last_report = path
+        self.notify(f"Report written: {path}", timeout=4)
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen(self.key_rows()))
+
+    async def action_quit(self) -> None:
+        for hook in self.before_quit:
+            answer = hook()
+            if inspect.isawaitable(answer):
+                answer = await answer
+            if not answer:
+                return
+        self.exit(self.exit_code_for_state())
+
+    def exit_code_for_state(self) -> int:
+        from tui.commands import EXIT_FAILED, EXIT_READY, EXIT_STARTING
+        from tui.core.state import FAILED, READY, STOPPED
+
+        outcome = self.session.state.outcome
+        if outcome in (READY, STOPPED):
+            return EXIT_READY
+        return EXIT_FAILED if outcome == FAILED else EXIT_STARTING

@@ -1,0 +1,163 @@
+"""Opening the dashboard from the command line: sources -> session -> app.
+
+``run_dashboard(args)`` serves `watchtower watch` (without ``--plain``): ``args`` has
+``log``, ``server``, ``timeout``, ``from_end`` and, where the parser offers them,
+``host``, ``gpus``, ``gpu_interval``, ``theme``. ``play_recording`` serves `replay`
+and `demo`. Both return the exit status of the verdict when the user quits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Iterable
+from typing import Any
+
+from tui.commands import UsageError
+from tui.session import SessionInfo, WatchSession
+
+
+def add_theme_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--theme",
+        metavar="NAME|PATH",
+        help="dashboard theme: dark (default), light, high-contrast, one of yours in "
+        "~/.config/watchtower/themes/, or a .toml file",
+    )
+
+
+def build_app(
+    session: WatchSession,
+    *,
+    theme: str | None = None,
+    gpus_enabled: bool = True,
+    panels: Iterable[Any] = (),
+    output_dir: str | os.PathLike[str] = ".",
+    autostart: bool = True,
+):
+    """The app for ``session`` with the chosen theme (UsageError for an unknown one)."""
+    from tui.app import themes
+    from tui.app.app import WatchtowerApp
+
+    palettes = themes.discover()
+    palette = themes.resolve(theme, palettes)
+    return WatchtowerApp(
+        session,
+        palettes,
+        palette.name,
+        gpus_enabled=gpus_enabled,
+        panels=panels,
+        output_dir=output_dir,
+        autostart=autostart,
+    )
+
+
+def load_profile(server: str | None) -> Any:
+    """``--server NAME|PATH`` as the tracker's profile; None lets the tracker auto-detect."""
+    if not server:
+        return None
+    from tui.core import profiles
+
+    for name in ("load_profile", "load", "get_profile", "resolve"):
+        loader = getattr(profiles, name, None)
+        if loader is not None:
+            try:
+                return loader(server)
+            except (FileNotFoundError, KeyError, ValueError) as exc:
+                raise UsageError(f"--server {server}: {exc}") from None
+    raise UsageError("server profiles are not available in this build")
+
+
+def gpu_source(kind: str | None, host: str | None, interval: float = 1.0) -> Any:
+    """The GPU poller for ``--gpus`` (auto: NVML here, nvidia-smi on a remote host); None for none."""
+    kind = kind or "auto"
+    if kind == "none":
+        return None
+    from tui.sources.gpu import make_gpu_source
+
+    return make_gpu_source(kind, host, interval)
+
+
+def log_source(args: argparse.Namespace) -> Any:
+    host = getattr(args, "host", None)
+    if host:
+        from tui.sources import ssh
+
+        return ssh.RemoteTailer(host, args.log, from_end=getattr(args, "from_end", False))
+    from tui.sources.local import LocalTailer
+
+    return LocalTailer(args.log, from_end=getattr(args, "from_end", False))
+
+
+def run_dashboard(args: argparse.Namespace) -> int:
+    """`watchtower watch LOG` in the dashboard; returns 0 ready, 1 failed, 3 still starting."""
+    host = getattr(args, "host", None)
+    gpus = gpu_source(getattr(args, "gpus", None), host, float(getattr(args, "gpu_interval", 1.0) or 1.0))
+    session = WatchSession(
+        log=log_source(args),
+        gpu=gpus,
+        profile=load_profile(getattr(args, "server", None)),
+        info=SessionInfo(server=getattr(args, "server", None), host=host or "localhost", log_path=str(args.log)),
+    )
+    app = build_app(session, theme=getattr(args, "theme", None), gpus_enabled=gpus is not None)
+    return int(app.run() or 0)
+
+
+def play_recording(path: str | os.PathLike[str], *, speed: float, theme: str | None, plain: bool, title: str | None = None) -> int:
+    """Replay a recording through the real tailer, in the dashboard or as plain text."""
+    from tui.sources.local import LocalTailer
+    from tui.sources.replay import RecordingError, Replay, load
+
+    try:
+        recording = load(path)
+        replay = Replay(recording, speed=speed)
+    except RecordingError as exc:
+        raise UsageError(str(exc)) from None
+    header = recording.header
+    try:
+        if plain:
+            return _play_plain(replay)
+        session = WatchSession(
+            log=LocalTailer(replay.log_path),
+            gpu=replay,
+            info=SessionInfo(
+                server=header.get("server"),
+                host=str(header.get("host") or "localhost"),
+                log_path=str(replay.log_path),
+                title=title or str(header.get("title") or f"replay: {os.path.basename(str(path))}"),
+            ),
+        )
+        app = build_app(session, theme=theme)
+        return int(app.run() or 0)
+    finally:
+        replay.close()
+
+
+def _play_plain(replay) -> int:
+    """The plain watcher (`watch --plain`) on the replayed log, with the replay running beside it."""
+    import asyncio
+
+    from tui.commands import watch
+
+    async def main() -> int:
+        feeder = asyncio.create_task(_drain(replay))
+        try:
+            args = argparse.Namespace(
+                log=str(replay.log_path), plain=True, server=None, timeout=None, from_end=False, echo=False,
+            )
+            runner = getattr(watch, "watch_plain", None) or getattr(watch, "run_plain", None)
+            if runner is None:
+                raise UsageError("the plain watcher is not available in this build")
+            result = runner(args)
+            if asyncio.iscoroutine(result):
+                result = await result
+            return int(result or 0)
+        finally:
+            feeder.cancel()
+
+    return asyncio.run(main())
+
+
+async def _drain(replay) -> None:
+    async for _ in replay.events():
+        pass

@@ -1,0 +1,43 @@
+"""Small formatting helpers shared by the widgets and the plain-text report."""
+
+from __future__ import annotations
+
+import re
+
+GIB = float(1 << 30)
+SPARKS = "▁▂▃▄▅▆▇█"
+
+
+def duration(seconds: float | None) -> str:
+    """``m:ss`` (or ``h:mm:ss``); ``—`` when unknown."""
+    if seconds is None:
+        return "—"
+    seconds = int(round(max(0.0, seconds)))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def gib(value: int | None, digits: int = 1) -> str:
+    return "N/A" if value is None else f"{value / GIB:.{digits}f}"
+
+
+def rank_key(rank: str) -> tuple:
+    """Natural order for rank tags: TP2 before TP10, DP0 TP7 before DP1 TP0."""
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", rank))
+
+
+def sparkline(values: list[float], top: float | None, width: int) -> str:
+    """The last ``width`` values as block characters, scaled to ``top`` (or their max)."""
+    values = values[-width:]
+    if not values:
+        return ""
+    ceiling = top or max((v for v in values if v == v), default=0.0) or 1.0
+    out = []
+    for value in values:
+        if value != value:  # NaN: unknown
+            out.append(" ")
+            continue
+        level = min(len(SPARKS) - 1, max(0, int(value / ceiling * (len(SPARKS) - 1) + 0.5)))
+        out.append(SPARKS[level])
+    return "".join(out)

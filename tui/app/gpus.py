@@ -1,0 +1,92 @@
+"""The GPU panel: one memory bar per GPU with GiB figures, utilisation, temperature, power, history."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widget import Widget
+
+from tui.app.fmt import gib, sparkline
+from tui.core.events import GpuInfo
+from tui.session import WatchSession
+
+
+def render_gpus(session: WatchSession, width: int, palette, enabled: bool = True) -> Text:
+    board = session.gpus
+    sample = board.latest
+    title = Text(no_wrap=True, end="")
+    title.append(" GPUs", palette.style("title"))
+    if sample is not None:
+        title.append(f"  {sample.host} · {len(sample.gpus)} × {sample.gpus[0].name or 'GPU'}" if sample.gpus else f"  {sample.host}", palette.style("dim"))
+    lines = [title]
+    if not enabled:
+        lines.append(Text(" off (--gpus none)", palette.style("dim"), end=""))
+    elif board.unavailable is not None:
+        lines.append(Text(f" unavailable: {board.unavailable}", palette.style("running"), end=""))
+        if sample is not None:
+            lines.append(Text(" (showing the last sample)", palette.style("dim"), end=""))
+            lines.extend(_rows(session, width, palette))
+    elif sample is None:
+        lines.append(Text(" waiting for the first GPU sample…", palette.style("dim"), end=""))
+    else:
+        lines.extend(_rows(session, width, palette))
+    for line in lines:
+        line.truncate(width)
+    return Text("\n", end="").join(lines)
+
+
+def _rows(session: WatchSession, width: int, palette) -> list[Text]:
+    sample = session.gpus.latest
+    assert sample is not None
+    wide = width >= 64
+    rows = []
+    for gpu in sample.gpus:
+        rows.append(_row(gpu, session.gpus.history.get(gpu.index, ()), width, wide, palette))
+    return rows
+
+
+def _row(gpu: GpuInfo, history, width: int, wide: bool, palette) -> Text:
+    row = Text(no_wrap=True, end="")
+    row.append(f" {gpu.index:>2} ", palette.style("title"))
+    if gpu.error:
+        row.append(f"✖ {gpu.error}", palette.style("failed"))
+        return row
+    used, total = gpu.memory_used, gpu.memory_total
+    figures = f" {gib(used)}/{gib(total, 0)} GiB" if wide else f" {gib(used, 0)}/{gib(total, 0)}G"
+    util = "N/A" if gpu.utilization is None else f"{gpu.utilization}%"
+    temp = "N/A" if gpu.temperature is None else f"{gpu.temperature}°C"
+    power = "N/A" if gpu.power_w is None else f"{gpu.power_w:.0f}W"
+    stats = f" {util:>4} {temp:>5} {power:>5}" if wide else f" {util:>4}"
+    spark_width = 12 if wide else 0
+    bar_width = max(6, width - 4 - len(figures) - len(stats) - (spark_width + 1 if spark_width else 0) - 1)
+    if used is None or not total:
+        row.append("N/A".center(bar_width), palette.style("dim"))
+    else:
+        fraction = min(1.0, max(0.0, used / total))
+        filled = fraction * bar_width
+        full = int(filled)
+        partial = "▏▎▍▌▋▊▉"[int((filled - full) * 7)] if full < bar_width and filled - full >= 1 / 7 else ""
+        style = palette.style("gauge_high" if fraction >= 0.9 else "gauge")
+        row.append("█" * full + partial, style)
+        row.append("░" * (bar_width - full - len(partial)), palette.style("gauge_free"))
+    row.append(figures, palette.style("normal"))
+    row.append(stats, palette.style("dim"))
+    if spark_width:
+        top = float(total) if total else None
+        row.append(" " + sparkline(list(history), top, spark_width).rjust(spark_width), palette.style("spark"))
+    return row
+
+
+class GpuPanel(Widget):
+    """All GPUs of the watched host; says why when there is no GPU data."""
+
+    DEFAULT_CSS = """
+    GpuPanel { height: auto; }
+    """
+
+    def __init__(self, session: WatchSession, enabled: bool = True, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.session = session
+        self.enabled = enabled
+
+    def render(self) -> Text:
+        return render_gpus(self.session, self.size.width or 60, self.app.palette, self.enabled)  # type: ignore[attr-defined]

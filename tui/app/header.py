@@ -1,0 +1,133 @@
+"""The header: where the log comes from, and one big verdict readable across the desk."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.reactive import reactive
+from textual.widget import Widget
+
+from tui.app.fmt import duration
+from tui.core.state import FAILED, PHASE_TITLES, READY, STOPPED
+from tui.session import WatchSession
+
+GLYPHS = {"starting": "◷", "ready": "✔", "failed": "✖", "stopped": "■"}
+QUIET_NOTE = 10.0  # seconds of log silence before the header mentions it
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    kind: str  # starting / ready / failed / stopped (the theme style "verdict_<kind>")
+    word: str  # STARTING, READY, FAILED, STOPPED
+    detail: str
+
+
+def verdict(session: WatchSession) -> Verdict:
+    """The one-line verdict for ``session``: a pure reading of its state."""
+    state = session.state
+    if state.outcome == READY:
+        ready = state.phase("ready")
+        total = None
+        if ready is not None and ready.start_ts is not None and state.first_ts is not None:
+            total = ready.start_ts - state.first_ts
+        if total is None:
+            total = session.elapsed()
+        return Verdict("ready", "READY", f"in {duration(total)}" + (f" · line {state.ready_line}" if state.ready_line else ""))
+    if state.outcome == FAILED:
+        error = state.first_error
+        if error is not None:
+            message = error_title(error)
+            where = ", ".join(p for p in (f"rank {error.rank}" if error.rank else "", f"line {error.line}") if p)
+            return Verdict("failed", "FAILED", f"{message} ({where})")
+        return Verdict("failed", "FAILED", state.stop_reason or _exit_words(session) or "the server died")
+    if state.outcome == STOPPED:
+        return Verdict("stopped", "STOPPED", state.stop_reason or "the server shut down after ready")
+    if session.exit is not None:
+        return Verdict("failed", "FAILED", _exit_words(session))
+    phase = state.current_phase
+    if phase is None and not state.lines:
+        why = session.waiting or "no log output yet"
+        return Verdict("starting", "STARTING", f"waiting for the log ({why})")
+    parts = []
+    if phase is not None:
+        parts.append(PHASE_TITLES.get(phase.name, phase.name))
+        if phase.progress is not None:
+            parts.append(f"{phase.progress:.0%}")
+        if phase.detail:
+            parts.append(phase.detail)
+    quiet = session.quiet_for()
+    if quiet is not None and quiet >= QUIET_NOTE:
+        parts.append(f"log quiet for {duration(quiet)}")
+    return Verdict("starting", "STARTING", " · ".join(parts) or "reading the log")
+
+
+def error_title(error) -> str:
+    """``Kind: message`` without repeating the kind when the message already starts with it."""
+    return error.message if error.message.startswith(error.kind) else f"{error.kind}: {error.message}"
+
+
+def _exit_words(session: WatchSession) -> str:
+    exit_ = session.exit
+    if exit_ is None:
+        return ""
+    if exit_.signal is not None:
+        return f"process killed by signal {exit_.signal}" + (f" ({exit_.detail})" if exit_.detail else "")
+    return f"process exited with code {exit_.returncode}" + (f" ({exit_.detail})" if exit_.detail else "")
+
+
+class VerdictHeader(Widget):
+    """Two lines: the source (server, host, log, attempt, elapsed, connection), then the verdict."""
+
+    DEFAULT_CSS = """
+    VerdictHeader { height: 2; }
+    """
+
+    #: The verdict last drawn (tests and the window title read it).
+    verdict: reactive[Verdict | None] = reactive(None, layout=False)
+
+    def __init__(self, session: WatchSession, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.session = session
+
+    def on_mount(self) -> None:
+        self.set_interval(1.0, self.refresh)  # the elapsed clock
+
+    def render(self) -> Text:
+        palette = self.app.palette  # type: ignore[attr-defined]
+        session = self.session
+        info = session.info
+        current = verdict(session)
+        if current != self.verdict:
+            self.verdict = current
+        width = max(20, self.size.width)
+
+        top = Text(no_wrap=True, overflow="ellipsis", end="")
+        top.append(" WATCHTOWER ", palette.style("title"))
+        fields = [
+            session.state.server or info.server or "server?",
+            info.host,
+            info.title or info.log_path,
+            f"attempt v{info.attempt}",
+            f"elapsed {duration(session.elapsed())}" if session.elapsed() is not None else "",
+        ]
+        top.append(" · ".join(f for f in fields if f), palette.style("dim"))
+        connection = session.connection
+        if connection is not None:
+            mark = "●" if connection.state == "connected" else "○"
+            words = f"  {mark} {connection.state}"
+            if connection.retry_in:
+                words += f", retrying in {connection.retry_in:.0f}s"
+            if connection.detail and connection.state != "connected":
+                words += f": {connection.detail}"
+            top.append(words, palette.style("running" if connection.state != "connected" else "done"))
+        for name, value in session.badges.items():
+            top.append(f"  {name}: {value}", palette.style("dim"))
+        top.truncate(width, overflow="ellipsis")
+
+        style = palette.style(f"verdict_{current.kind}")
+        line = Text(no_wrap=True, overflow="ellipsis", end="")
+        line.append(f" {GLYPHS.get(current.kind, '')} {current.word} ", style)
+        line.append(" " + current.detail, style=palette.style("failed" if current.kind == "failed" else "title"))
+        line.truncate(width, overflow="ellipsis")
+        return Text("\n", end="").join([top, line])

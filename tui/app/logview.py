@@ -1,0 +1,210 @@
+"""The live log: a virtual view over the session's bounded scrollback.
+
+Only the visible lines are ever rendered (Textual's line API), so 100k kept lines
+cost nothing to scroll through. Log text is put in ``rich.text.Text`` objects as
+plain strings — never parsed as markup — so ``[bold]`` or ``[/]`` in a log line is
+shown as those characters; escape sequences were already removed by the core.
+"""
+
+from __future__ import annotations
+
+import bisect
+
+from rich.segment import Segment
+from rich.text import Text
+from textual.geometry import Size
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from tui.session import ERROR, MARK, NORMAL, PHASE, PROGRESS, WARNING, LogEntry, WatchSession
+
+MARKERS = {ERROR: "✖", WARNING: "▲", PHASE: "▶", PROGRESS: "↻", MARK: "─", NORMAL: " "}
+MAX_DISPLAY = 4000  # characters of one line drawn (the line itself is kept whole)
+
+
+class LogView(ScrollView, can_focus=True):
+    """Follows the tail unless paused or scrolled up; can show only errors and phase lines."""
+
+    DEFAULT_CSS = """
+    LogView { height: 1fr; scrollbar-size-vertical: 1; scrollbar-size-horizontal: 1; }
+    """
+
+    #: Scroll to each new line as it arrives.
+    follow: reactive[bool] = reactive(True)
+    #: Show only errors, phase lines and Watchtower's own markers.
+    only_notable: reactive[bool] = reactive(False)
+    #: The highlighted line (error navigation, search), by scrollback seq; -1 for none.
+    cursor: reactive[int] = reactive(-1)
+    #: Case-insensitive search term to highlight ("" for none).
+    search: reactive[str] = reactive("")
+
+    def __init__(self, session: WatchSession, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.session = session
+        self._widest = 0
+        self._measured = 0  # seq up to which _widest has been measured
+        self._notable: list[int] = []
+        self._auto_scroll = False
+
+    # ---------------------------------------------------------------- model -> rows
+
+    @property
+    def row_count(self) -> int:
+        if self.only_notable:
+            return len(self._notable)
+        scrollback = self.session.scrollback
+        return len(scrollback) + (1 if scrollback.progress is not None else 0)
+
+    def seq_at(self, row: int) -> int | None:
+        """The scrollback seq shown on ``row`` (None for the live progress line)."""
+        if self.only_notable:
+            return self._notable[row] if 0 <= row < len(self._notable) else None
+        scrollback = self.session.scrollback
+        if 0 <= row < len(scrollback):
+            return scrollback.first_seq + row
+        return None
+
+    def row_of(self, seq: int) -> int | None:
+        if self.only_notable:
+            index = bisect.bisect_left(self._notable, seq)
+            return index if index < len(self._notable) and self._notable[index] == seq else None
+        row = seq - self.session.scrollback.first_seq
+        return row if 0 <= row < len(self.session.scrollback) else None
+
+    def entry_at(self, row: int) -> LogEntry | None:
+        seq = self.seq_at(row)
+        if seq is not None:
+            return self.session.scrollback.get(seq)
+        scrollback = self.session.scrollback
+        if not self.only_notable and row == len(scrollback):
+            return scrollback.progress
+        return None
+
+    def sync(self) -> None:
+        """New lines arrived (called at most ~15 times a second): resize, follow, repaint."""
+        scrollback = self.session.scrollback
+        start = max(self._measured, scrollback.first_seq)
+        for entry in scrollback.entries(start):
+            if len(entry.text) > self._widest:
+                self._widest = min(MAX_DISPLAY, len(entry.text))
+        self._measured = scrollback.end_seq
+        if self.only_notable:
+            self._notable = scrollback.notable_seqs()
+        gutter = self._gutter_width()
+        self.virtual_size = Size(self._widest + gutter + 1, self.row_count)
+        if self.follow:
+            self._scroll_to_end()
+        self.refresh()
+
+    def on_resize(self) -> None:
+        if self.follow:
+            self.call_after_refresh(self._scroll_to_end)
+
+    def _scroll_to_end(self) -> None:
+        self._auto_scroll = True
+        try:
+            self.scroll_to(y=max(0, self.row_count - self.scrollable_content_region.height), animate=False, immediate=True)
+        finally:
+            self._auto_scroll = False
+
+    def _gutter_width(self) -> int:
+        scrollback = self.session.scrollback
+        last = scrollback.get(scrollback.end_seq - 1)
+        return len(str(max(1, last.number if last else 1))) + 3
+
+    # ---------------------------------------------------------------- follow / pause
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if self._auto_scroll or round(old_value) == round(new_value):
+            return
+        at_bottom = round(new_value) >= self.max_scroll_y
+        if at_bottom and new_value > old_value:
+            self.follow = True  # scrolling back to the bottom resumes following
+        elif new_value < old_value:
+            self.follow = False
+
+    def watch_follow(self, follow: bool) -> None:
+        if follow:
+            self._scroll_to_end()
+
+    def watch_only_notable(self) -> None:
+        anchor = self.cursor if self.cursor >= 0 else None
+        self._notable = self.session.scrollback.notable_seqs()
+        self.sync()
+        if anchor is not None:
+            self.show_seq(anchor)
+
+    def watch_cursor(self) -> None:
+        self.refresh()
+
+    def watch_search(self) -> None:
+        self.refresh()
+
+    def show_seq(self, seq: int) -> bool:
+        """Put the line ``seq`` under the cursor, in view; stops following. False if not shown."""
+        row = self.row_of(seq)
+        if row is None:
+            return False
+        self.follow = False
+        self.cursor = seq
+        height = self.scrollable_content_region.height or 1
+        if not (self.scroll_y <= row < self.scroll_y + height):
+            self.scroll_to(y=max(0, row - height // 3), animate=False, immediate=True)
+        self.refresh()
+        return True
+
+    # ---------------------------------------------------------------- drawing
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        width = self.scrollable_content_region.width
+        entry = self.entry_at(scroll_y + y)
+        base = self.rich_style
+        if entry is None:
+            return Strip.blank(width, base)
+        palette = self.app.palette  # type: ignore[attr-defined]
+        gutter = self._gutter_width()
+        number = "" if entry.style == MARK else str(entry.number)
+        line = Text(no_wrap=True, end="")
+        line.append(number.rjust(gutter - 2), palette.style("line_number"))
+        marker_style = palette.style(entry.style) if entry.style != NORMAL else palette.style("line_number")
+        line.append(f" {MARKERS.get(entry.style, ' ')}", marker_style)
+        body = entry.text[:MAX_DISPLAY].expandtabs(8)[scroll_x : scroll_x + width]
+        text = Text(body, style=palette.style(entry.style), no_wrap=True, end="")  # literal: no markup
+        if self.search:
+            lowered, term = body.lower(), self.search.lower()
+            start = lowered.find(term)
+            while start >= 0 and term:
+                text.stylize(palette.style("match"), start, start + len(term))
+                start = lowered.find(term, start + len(term))
+        line.append(" ")
+        line.append_text(text)
+        if entry.seq >= 0 and entry.seq == self.cursor:
+            line.stylize(palette.style("cursor"))
+        segments = [Segment(s.text, base + s.style if s.style else base) for s in line.render(self.app.console)]
+        return Strip(segments).adjust_cell_length(width, base)
+
+    # ---------------------------------------------------------------- queries for the app
+
+    def current_entry(self) -> LogEntry | None:
+        return self.session.scrollback.get(self.cursor) if self.cursor >= 0 else None
+
+    def matches(self, term: str, forward: bool) -> int | None:
+        """The seq of the next (or previous) line containing ``term`` after the cursor, wrapping."""
+        term = term.lower()
+        scrollback = self.session.scrollback
+        rows = self._notable if self.only_notable else range(scrollback.first_seq, scrollback.end_seq)
+        if not len(rows):
+            return None
+        seqs = list(rows) if forward else list(reversed(rows))
+        start = self.cursor
+        if start < 0:
+            start = seqs[0] - (1 if forward else -1)
+        after = [s for s in seqs if (s > start if forward else s < start)]
+        for seq in after + seqs:
+            entry = scrollback.get(seq)
+            if entry is not None and term in entry.text.lower():
+                return seq
+        return None

@@ -1,0 +1,65 @@
+"""The plain-text report (`w`): verdict, timeline, errors with their tracebacks, GPUs."""
+
+from __future__ import annotations
+
+import time
+
+from tui.app.fmt import duration, gib
+from tui.app.header import error_title, verdict
+from tui.app.timeline import skipped
+from tui.core.state import PHASE_TITLES, PHASES
+from tui.session import WatchSession
+
+
+def build_report(session: WatchSession, now: float | None = None) -> str:
+    state = session.state
+    info = session.info
+    current = verdict(session)
+    out = [
+        "Watchtower report",
+        f"written   {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(now or time.time()))}",
+        f"server    {state.server or info.server or 'unknown'}",
+        f"host      {info.host}",
+        f"log       {info.log_path or info.title}",
+        f"attempt   v{info.attempt}",
+        f"verdict   {current.word} — {current.detail}",
+        f"lines     {state.lines} ({state.warnings} warnings)",
+        "",
+        "Phases",
+    ]
+    for name in PHASES:
+        phase = state.phase(name)
+        title = PHASE_TITLES[name]
+        if phase is None:
+            out.append(f"  {title:<12} {'skipped' if skipped(state, name) else 'not reached'}")
+            continue
+        seconds = duration(phase.seconds) if phase.done else "running"
+        where = f"lines {phase.start_line}–{phase.end_line}" if phase.end_line else f"from line {phase.start_line}"
+        slow = f", slowest {phase.slowest_rank}" if phase.slowest_rank and len(phase.ranks) > 1 else ""
+        ranks = f", {len(phase.ranks)} ranks" if phase.ranks else ""
+        out.append(f"  {title:<12} {seconds:>8}  {where}{ranks}{slow}")
+    if session.silences:
+        total = sum(s.end_ts - s.start_ts for s in session.silences)
+        out.append(f"  log silent for {duration(total)} in {len(session.silences)} stretches of 5 s or more")
+    out.append("")
+    out.append(f"Errors ({len(state.errors)})")
+    for error in state.errors:
+        rank = f" rank {error.rank}" if error.rank else ""
+        out.append(f"  line {error.line}{rank}: {error_title(error)}")
+        for number, text in error.block:
+            out.append(f"    {number:>7} | {text}")
+        out.append("")
+    sample = session.gpus.latest
+    out.append("GPUs")
+    if session.gpus.unavailable:
+        out.append(f"  unavailable: {session.gpus.unavailable}")
+    if sample is None:
+        out.append("  no sample")
+    else:
+        for gpu in sample.gpus:
+            state_text = gpu.error or (
+                f"{gib(gpu.memory_used)}/{gib(gpu.memory_total)} GiB, util {gpu.utilization}%, "
+                f"{gpu.temperature}°C, {gpu.power_w} W"
+            )
+            out.append(f"  GPU {gpu.index}: {state_text}")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,218 @@
+"""The phase timeline (a horizontal Gantt in log time) and the per-rank grid."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widget import Widget
+
+from tui.app.fmt import duration, rank_key
+from tui.core.state import FAILED, PHASE_TITLES, PHASES, READY, Phase, StartupState
+from tui.session import WatchSession
+
+#: Phases a rank takes part in (the grid's columns); args and ready belong to the main process.
+RANK_PHASES = ("weight_load", "memory_pool", "cuda_graph", "draft_init")
+SHORT = {"weight_load": "weights", "memory_pool": "pool", "cuda_graph": "graphs", "draft_init": "draft"}
+LABEL = 13  # glyph + title column
+DURATION = 7
+
+
+def skipped(state: StartupState, name: str) -> bool:
+    """A phase the server did not have: a later phase has started (or ready) without it."""
+    if state.phase(name) is not None:
+        return False
+    if state.outcome == READY:
+        return True
+    later = PHASES[PHASES.index(name) + 1 :]
+    return any(state.phase(n) is not None for n in later)
+
+
+def render_timeline(session: WatchSession, width: int, palette, height: int | None = None) -> Text:
+    state = session.state
+    now = session.log_now()
+    starts = [p.start_ts for p in state.phases if p.start_ts is not None]
+    t0 = state.first_ts if state.first_ts is not None else (min(starts) if starts else None)
+    bar_width = max(8, width - LABEL - DURATION - 2)
+    span = max(1.0, (now or 0.0) - (t0 or 0.0))
+
+    def col(ts: float) -> int:
+        return min(bar_width - 1, max(0, int((ts - t0) / span * (bar_width - 1) + 0.5)))  # type: ignore[operator]
+
+    lines: list[Text] = []
+    head = Text(no_wrap=True, end="")
+    head.append(" Phases".ljust(LABEL + DURATION + 1), palette.style("title"))
+    if t0 is not None:
+        axis = [" "] * bar_width
+        for frac in (0.0, 0.5, 1.0):
+            label = duration(span * frac)
+            pos = int(frac * (bar_width - 1))
+            pos = min(pos, bar_width - len(label)) if frac > 0 else pos
+            if frac == 0.5:
+                pos -= len(label) // 2
+            axis[pos : pos + len(label)] = label
+        head.append("".join(axis)[:bar_width], palette.style("dim"))
+    lines.append(head)
+
+    silent = _silent_columns(session, t0, span, bar_width, now) if t0 is not None else set()
+    failed_phase = _failed_phase(state)
+    for name in PHASES:
+        phase = state.phase(name)
+        row = Text(no_wrap=True, end="")
+        title = PHASE_TITLES[name]
+        if phase is None:
+            if skipped(state, name):
+                row.append(f" – {title:<{LABEL - 3}}", palette.style("skipped"))
+                row.append(f"{'skipped':>{DURATION}} ", palette.style("skipped"))
+            else:
+                row.append(f" · {title:<{LABEL - 3}}", palette.style("dim"))
+                row.append(f"{'':>{DURATION}} ")
+            lines.append(row)
+            continue
+        if phase is failed_phase:
+            glyph, key = "✖", "failed"
+        elif phase.done:
+            glyph, key = "✓", "done"
+        else:
+            glyph, key = "▶", "running"
+        row.append(f" {glyph} {title:<{LABEL - 3}}", palette.style(key))
+        seconds = phase.seconds if phase.done else (None if now is None or phase.start_ts is None else now - phase.start_ts)
+        row.append(f"{duration(seconds):>{DURATION}} ", palette.style("title" if key == "running" else "dim"))
+        if t0 is not None and phase.start_ts is not None:
+            end_ts = phase.end_ts if phase.end_ts is not None else now
+            a, b = col(phase.start_ts), col(end_ts if end_ts is not None else phase.start_ts)
+            cells = Text(" " * a, end="")
+            for c in range(a, b + 1):
+                cells.append("▒" if c in silent else "█", palette.style("gap" if c in silent else key))
+            tail = ""
+            if not phase.done and phase.progress is not None:
+                tail = f" {phase.progress:.0%}"
+            if not phase.done and phase.detail:
+                tail += f" {phase.detail}"
+            if tail and b + 1 + len(tail) <= bar_width:
+                cells.append(tail, palette.style("running"))
+            row.append_text(cells)
+        lines.append(row)
+
+    if silent and t0 is not None:
+        quiet = Text(no_wrap=True, end="")
+        quiet.append(f" {'log quiet':<{LABEL - 1}}", palette.style("gap"))
+        total = sum(s.end_ts - s.start_ts for s in session.silences)
+        ongoing = session.quiet_for() or 0.0
+        quiet.append(f"{duration(total + (ongoing if ongoing >= 5 else 0)):>{DURATION}} ", palette.style("gap"))
+        quiet.append("".join("░" if c in silent else " " for c in range(bar_width)), palette.style("gap"))
+        lines.append(quiet)
+    if height is not None:
+        lines = lines[: max(1, height)]
+    for line in lines:
+        line.truncate(width)
+    return Text("\n", end="").join(lines)
+
+
+def _silent_columns(session: WatchSession, t0: float, span: float, bar_width: int, now: float | None) -> set[int]:
+    """Columns that fall inside a log silence, including the one going on now."""
+    stretches = [(s.start_ts, s.end_ts) for s in session.silences]
+    quiet = session.quiet_for()
+    if quiet is not None and quiet >= 5 and now is not None:
+        stretches.append((now - quiet, now))
+    per_col = span / max(1, bar_width - 1)
+    out: set[int] = set()
+    for start, end in stretches:
+        first = int((start - t0) / per_col + 0.999)
+        last = int((end - t0) / per_col)
+        out.update(range(max(0, first), min(bar_width, last + 1)))
+    return out
+
+
+def _failed_phase(state: StartupState) -> Phase | None:
+    if state.outcome != FAILED:
+        return None
+    flagged = [p for p in state.phases if p.failed]
+    if flagged:
+        return flagged[-1]
+    running = [p for p in state.phases if not p.done]
+    return running[-1] if running else None
+
+
+def render_ranks(session: WatchSession, width: int, palette) -> Text:
+    """Ranks × phases: done (seconds), running, waiting behind others, or where a rank died."""
+    state = session.state
+    ranks = sorted(state.ranks, key=rank_key)
+    title = Text(" Ranks", palette.style("title"), no_wrap=True, end="")
+    if not ranks:
+        return Text("\n", end="").join([title, Text(" no per-rank lines (one rank)", palette.style("dim"), end="")])
+    rank_width = max(5, max(len(r) for r in ranks) + 1)
+    cell = 8
+    header = Text(" " + "rank".ljust(rank_width), palette.style("dim"), no_wrap=True, end="")
+    for name in RANK_PHASES:
+        header.append(SHORT[name].rjust(cell), palette.style("dim"))
+    rows = [title.append("  (✓ done  ▶ running  · not started  ✖ died)", palette.style("dim")), header]
+    error = state.first_error
+    dead_rank = error.rank if error is not None and state.outcome == FAILED else None
+    failed_phase = _failed_phase(state)
+    now = session.log_now()
+    for rank in ranks:
+        row = Text(" " + rank.ljust(rank_width), palette.style("failed" if rank == dead_rank else "normal"), no_wrap=True, end="")
+        for name in RANK_PHASES:
+            phase = state.phase(name)
+            if phase is None:
+                key, text = ("skipped", "–") if skipped(state, name) else ("dim", "")
+            else:
+                part = phase.ranks.get(rank)
+                finished_by_others = any(r.end_line is not None for r in phase.ranks.values())
+                if part is None:
+                    key, text = ("dim", "–") if phase.done else ("behind" if finished_by_others else "dim", "·")
+                elif rank == dead_rank and phase is failed_phase:
+                    key, text = "failed", "✖"
+                elif part.end_line is not None:
+                    key, text = "done", f"✓{_short(part.seconds)}"
+                else:
+                    since = None if now is None or part.start_ts is None else now - part.start_ts
+                    key = "behind" if finished_by_others else "running"
+                    text = f"▶{_short(since)}"
+            row.append(text.rjust(cell), palette.style(key))
+        rows.append(row)
+    for line in rows:
+        line.truncate(width)
+    return Text("\n", end="").join(rows)
+
+
+def _short(seconds: float | None) -> str:
+    if seconds is None:
+        return ""
+    return f"{seconds:.0f}s" if seconds < 100 else duration(seconds)
+
+
+class PhaseTimeline(Widget):
+    """Canonical phases as rows; bars in log time; silent stretches shaded."""
+
+    DEFAULT_CSS = """
+    PhaseTimeline { height: auto; min-height: 7; }
+    """
+
+    def __init__(self, session: WatchSession, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.session = session
+
+    def on_mount(self) -> None:
+        self.set_interval(1.0, self._tick)
+
+    def _tick(self) -> None:
+        if self.session.quiet_for() is not None:
+            self.refresh(layout=True)  # a growing silence moves the bars
+
+    def render(self) -> Text:
+        return render_timeline(self.session, self.size.width or 80, self.app.palette)  # type: ignore[attr-defined]
+
+
+class RankGrid(Widget):
+    """Which rank is behind or died, per phase."""
+
+    DEFAULT_CSS = """
+    RankGrid { height: auto; width: auto; }
+    """
+
+    def __init__(self, session: WatchSession, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.session = session
+
+    def render(self) -> Text:
+        return render_ranks(self.session, self.size.width or 60, self.app.palette)  # type: ignore[attr-defined]
