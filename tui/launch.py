@@ -142,6 +142,7 @@ class Launch:
         self._gpu_event = asyncio.Event()
         self._notified: set[int] = set()
         self._ticker: asyncio.Task | None = None
+        self.gpu_enabled = False  # whether the session has a GPU source
 
     def _default_runner(self) -> Any:
         if self.spec.host is None:

@@ -25,6 +25,10 @@ class Verdict:
 
 def verdict(session: WatchSession) -> Verdict:
     """The one-line verdict for ``session``: a pure reading of its state."""
+    override = getattr(session, "verdict_override", None)  # the launcher's verdict (tui.app.relaunch)
+    found = override() if override is not None else None
+    if found is not None:
+        return found
     state = session.state
     if state.outcome == READY:
         ready = state.phase("ready")

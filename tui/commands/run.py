@@ -138,21 +138,16 @@ def load_profile(server: str | None):
 
 
 def gpu_source(kind: str, host: str | None):
-    """The GPU helper's source for ``--gpus``, or None when there is none (no GPU panel data)."""
+    """The GPU helper's source for ``--gpus``; None for none (the panel says why)."""
     if kind == "none":
         return None
     try:
-        from tui.sources import gpu as gpu_sources
+        from tui.app.dashboard import gpu_source as make
     except ImportError:
         return None
-    make = getattr(gpu_sources, "make_source", None) or getattr(gpu_sources, "create", None)
-    if make is None:
-        return None
     try:
-        return make(kind, host=host)
-    except TypeError:
-        return make(kind)
-    except Exception:
+        return make(kind, host)
+    except ImportError:
         return None
 
 
@@ -172,13 +167,15 @@ def make_launch(spec, args, terminal=None):
     from tui.session import SessionInfo, WatchSession
 
     info = SessionInfo(host=spec.host_label, title=f"run: {spec.name}")
-    session = WatchSession(gpu=gpu_source(args.gpus, spec.host), profile=load_profile(args.server), info=info)
+    session_gpu = gpu_source(args.gpus, spec.host)
+    session = WatchSession(gpu=session_gpu, profile=load_profile(args.server), info=info)
     try:
         history = History()
     except Exception as exc:  # an unwritable data dir: keep working, say so once
         print(f"watchtower: history disabled: {exc}", file=sys.stderr)
         history = None
     launch = Launch(spec, history=history, terminal=terminal)
+    launch.gpu_enabled = session_gpu is not None
     launch.attach(session)
     return session, launch
 

@@ -1,0 +1,473 @@
+"""The dashboard for a launched server: stop, relaunch, edit, attempts, GPU leftovers.
+
+Keys added to the dashboard: ``x`` stop (asks first, shows the SIGINT → SIGTERM →
+SIGKILL countdown), ``r`` relaunch the same command, ``R`` edit the command line and
+environment first (a modal), ``a`` the attempts panel (``v1 ✗ AttributeError 0:12``
+… and what changed between attempts), ``k`` kill processes that are not ours but hold
+GPU memory. ``q`` asks only when the launched server would be left running. The
+verdict of :mod:`tui.core.verdict` (dead / loading / stalled? …) replaces the
+header's own reading of the log.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+from collections.abc import Callable
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, Static, TextArea
+
+from tui.app.app import WatchtowerApp
+from tui.app.header import Verdict as HeaderVerdict
+from tui.core.lines import clean
+from tui.core.secrets import MASK
+from tui.core.verdict import DEAD, LOADING, STALLED, STARTING, Verdict
+from tui.launch import GpuBusy, GpuHolder, Launch, LaunchError
+
+_HEADER_KIND = {DEAD: "failed", LOADING: "starting", STALLED: "starting", STARTING: "starting"}
+
+
+def header_verdict(verdict: Verdict) -> HeaderVerdict:
+    """The launcher's verdict in the header's terms (its styles: starting/ready/failed/stopped)."""
+    kind = _HEADER_KIND.get(verdict.kind, verdict.kind)
+    detail = verdict.detail
+    if verdict.pending and verdict.kind != "ready":
+        detail += " · pending: " + ", ".join(verdict.pending)
+    return HeaderVerdict(kind, verdict.title, clean(detail))
+
+
+# ---------------------------------------------------------------- modals
+
+
+class ConfirmScreen(ModalScreen[str | None]):
+    """A question answered by one key per choice; escape cancels."""
+
+    DEFAULT_CSS = """
+    ConfirmScreen { align: center middle; }
+    ConfirmScreen > Static { width: auto; max-width: 90%; height: auto; border: round $warning;
+                             padding: 0 2; background: $panel; }
+    """
+    BINDINGS = [Binding("escape", "choose(None)", "Cancel")]
+
+    def __init__(self, question: str, choices: list[tuple[str, str]]) -> None:
+        super().__init__()
+        self.question = question
+        self.choices = choices
+        for key, _ in choices:
+            self._bindings.bind(key, f"choose('{key}')", show=False)
+
+    def compose(self) -> ComposeResult:
+        text = Text(self.question + "\n\n", style="bold", end="")
+        for key, words in self.choices:
+            text.append(f"  [{key}] ", style="bold")
+            text.append(f"{words}\n")
+        text.append("  [escape] cancel")
+        yield Static(text, id="question")
+
+    def action_choose(self, key: str | None) -> None:
+        self.dismiss(key)
+
+
+def _unmask_argv(edited: list[str], original: list[str], masked: list[str]) -> list[str]:
+    """Words the user left masked (``****``) get their real value back from the original."""
+    if edited == masked:
+        return list(original)
+    out = []
+    for i, word in enumerate(edited):
+        if MASK in word and i < len(masked) and masked[i] == word:
+            out.append(original[i])
+        else:
+            out.append(word)
+    return out
+
+
+def parse_env_lines(text: str, original: dict[str, str]) -> dict[str, str]:
+    """``K=V`` per line (blank lines and ``#`` comments skipped); ``K=****`` keeps the real value."""
+    env: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        key, eq, value = line.partition("=")
+        key = key.strip()
+        if not eq or not key.replace("_", "a").isalnum() or key[0].isdigit():
+            raise ValueError(f"line {number}: expected NAME=VALUE, got {clean(line)!r}")
+        env[key] = original.get(key, value) if value == MASK else value
+    return env
+
+
+class EditScreen(ModalScreen[tuple[list[str], dict[str, str]] | None]):
+    """``R``: change the command line and the environment, then relaunch as the next attempt."""
+
+    DEFAULT_CSS = """
+    EditScreen { align: center middle; }
+    EditScreen > Vertical { width: 90%; height: auto; max-height: 90%; border: round $primary;
+                            background: $panel; padding: 0 1; }
+    EditScreen #env { height: 8; }
+    EditScreen #edit-error { color: $error; height: auto; }
+    """
+    BINDINGS = [
+        Binding("ctrl+s", "submit", "Relaunch"),
+        Binding("escape", "cancel", "Cancel"),
+    ]
+
+    def __init__(self, launch: Launch, attempt: int) -> None:
+        super().__init__()
+        self.launch = launch
+        self.attempt = attempt
+        self._masked_argv = launch.masker.argv(launch.spec.command)
+
+    def compose(self) -> ComposeResult:
+        env_text = "\n".join(f"{k}={v}" for k, v in self.launch.masker.env(self.launch.spec.env).items())
+        with Vertical():
+            yield Static(
+                f"Relaunch as v{self.attempt}: edit the command and the environment "
+                "(one NAME=VALUE per line; delete a line to remove it; **** keeps a secret). "
+                "ctrl+s relaunches, escape cancels.",
+                id="edit-help",
+            )
+            yield Input(shlex.join(self._masked_argv), id="command")
+            yield TextArea(env_text + ("\n" if env_text else ""), id="env")
+            yield Static("", id="edit-error")
+
+    def on_mount(self) -> None:
+        self.query_one("#env", TextArea).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.action_submit()
+
+    def action_submit(self) -> None:
+        error = self.query_one("#edit-error", Static)
+        try:
+            argv = shlex.split(self.query_one("#command", Input).value)
+        except ValueError as exc:
+            error.update(f"command line: {exc}")
+            return
+        if not argv:
+            error.update("the command line is empty")
+            return
+        try:
+            env = parse_env_lines(self.query_one("#env", TextArea).text, self.launch.spec.env)
+        except ValueError as exc:
+            error.update(f"environment: {exc}")
+            return
+        self.dismiss((_unmask_argv(argv, self.launch.spec.command, self._masked_argv), env))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class HoldersScreen(ModalScreen[bool]):
+    """GPU memory held by processes that are not ours: list them, ``k`` kills them."""
+
+    DEFAULT_CSS = """
+    HoldersScreen { align: center middle; }
+    HoldersScreen > Static { width: auto; max-width: 95%; height: auto; border: round $error;
+                             padding: 0 2; background: $panel; }
+    """
+    BINDINGS = [Binding("k", "answer(True)", "Kill them"), Binding("escape,n", "answer(False)", "Cancel")]
+
+    def __init__(self, holders: list[GpuHolder], why: str) -> None:
+        super().__init__()
+        self.holders = holders
+        self.why = why
+
+    def compose(self) -> ComposeResult:
+        text = Text(self.why + "\n\n", style="bold", end="")
+        for holder in self.holders:
+            text.append(f"  {clean(holder.text)}\n")
+        text.append("\n  [k] kill them (SIGTERM, then SIGKILL)   [escape] leave them")
+        yield Static(text)
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)
+
+
+# ---------------------------------------------------------------- panels
+
+
+class LaunchLine(Static):
+    """One line: the attempt's command (masked), the stop countdown, what the launcher is doing."""
+
+    DEFAULT_CSS = """
+    LaunchLine { height: 1; }
+    """
+
+    def __init__(self, launch: Launch, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.launch = launch
+        self.message = ""
+
+    def on_mount(self) -> None:
+        self.set_interval(1.0, self.refresh)  # the stop countdown
+
+    def say(self, message: str) -> None:
+        self.message = message
+        self.refresh()
+
+    def render(self) -> Text:
+        palette = self.app.palette  # type: ignore[attr-defined]
+        launch = self.launch
+        text = Text(no_wrap=True, overflow="ellipsis", end="")
+        run = launch.run
+        label = f" v{run.attempt} pid {run.pid} " if run is not None else " launch "
+        text.append(label, palette.style("title"))
+        countdown = launch.stop_countdown()
+        if countdown:
+            text.append(f" stopping: {countdown} ", palette.style("running"))
+        if self.message:
+            text.append(f" {clean(self.message)} ", palette.style("running"))
+        text.append(" " + clean(launch.command_text), palette.style("dim"))
+        return text
+
+
+class AttemptsPanel(Static):
+    """``a``: every attempt of this launch, its outcome and time, and what changed from the previous."""
+
+    DEFAULT_CSS = """
+    AttemptsPanel { height: auto; max-height: 12; display: none; border-top: solid $panel; }
+    AttemptsPanel.-open { display: block; }
+    """
+
+    def __init__(self, launch: Launch, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.launch = launch
+
+    def lines(self) -> list[str]:
+        out = []
+        for record in self.launch.records:
+            line = record.summary
+            if self.launch.run is not None and record.attempt == self.launch.run.attempt:
+                verdict = self.launch.verdict_now
+                if verdict is not None and not verdict.final:
+                    line = f"v{record.attempt} … {verdict.kind}"
+                line += "  ← current"
+            changes = record.changes
+            if changes:
+                line += "   " + " ".join(changes)
+            out.append(clean(line))
+        return out or ["no attempts yet"]
+
+    def render(self) -> Text:
+        palette = self.app.palette  # type: ignore[attr-defined]
+        text = Text(end="")
+        text.append(" Attempts\n", palette.style("title"))
+        for line in self.lines():
+            style = "done" if "✓" in line else "failed" if "✗" in line else "running"
+            text.append(f" {line}\n", palette.style(style))
+        return text
+
+
+# ---------------------------------------------------------------- the app
+
+
+class LaunchApp(WatchtowerApp):
+    """The dashboard plus the launch keys; starts (or reattaches to) the launch once mounted."""
+
+    def __init__(self, launch: Launch, *args, reattach: bool = True, **kwargs) -> None:
+        self.launch = launch
+        self.reattach = reattach
+        self.launch_line = LaunchLine(launch, id="launch-line")
+        self.attempts_panel = AttemptsPanel(launch, id="attempts")
+        kwargs["panels"] = [self.launch_line, self.attempts_panel, *kwargs.get("panels", ())]
+        super().__init__(*args, **kwargs)
+        launch.terminal = self._terminal
+        launch.listeners.append(self._on_verdict)
+        launch.session.verdict_override = self._header_verdict
+        self.before_quit.append(self._confirm_quit)
+        self.add_key("x", "Stop server", self.key_stop)
+        self.add_key("r", "Relaunch", self.key_relaunch)
+        self.add_key("R", "Edit + relaunch", self.key_edit)
+        self.add_key("a", "Attempts", self.key_attempts)
+        self.add_key("k", "Kill GPU leftovers", self.key_kill_holders, show=False)
+        self._busy = False
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.run_worker(self._start(), group="launch", exclusive=True)
+
+    async def on_unmount(self) -> None:
+        await self.launch.close()  # the server keeps running unless stopped; pending writes finish
+        await super().on_unmount()
+
+    async def _start(self) -> None:
+        try:
+            await self.launch.start(reattach=self.reattach)
+        except LaunchError as exc:
+            self.launch_line.say(f"launch failed: {exc}")
+            self.notify(clean(str(exc)), severity="error", timeout=10)
+        self._refresh_launch()
+
+    # ------------------------------------------------------------ glue
+
+    def _header_verdict(self) -> HeaderVerdict | None:
+        if self.launch.run is None:
+            return None
+        return header_verdict(self.launch.verdict_now or self.launch.verdict())
+
+    def _terminal(self, sequence: str) -> None:
+        """Bell and window title through Textual's driver (never raw to stdout under Textual)."""
+        if "\a" in sequence:
+            self.bell()
+        driver = getattr(self, "_driver", None)
+        title = sequence.replace("\a", "", 1) if sequence.startswith("\a") else sequence
+        if driver is not None and title:
+            driver.write(title)
+            driver.flush()
+
+    def _on_verdict(self, verdict: Verdict, previous: Verdict | None) -> None:
+        self._refresh_launch()
+
+    def _refresh_launch(self) -> None:
+        from tui.app.header import VerdictHeader
+
+        try:
+            self.query_one(VerdictHeader).refresh()
+        except Exception:
+            return
+        self.launch_line.refresh()
+        self.attempts_panel.refresh(layout=True)
+
+    def exit_code_for_state(self) -> int:
+        from tui.commands import EXIT_FAILED, EXIT_READY, EXIT_STARTING
+
+        verdict = self.launch.verdict_now
+        if verdict is None:
+            return EXIT_STARTING
+        if verdict.kind in ("ready", "stopped"):
+            return EXIT_READY
+        return EXIT_FAILED if verdict.kind in ("failed", "dead") else EXIT_STARTING
+
+    def _ask(self, question: str, choices: list[tuple[str, str]], then: Callable[[str | None], object]) -> None:
+        self.push_screen(ConfirmScreen(question, choices), then)
+
+    def _work(self, coro, message: str) -> None:
+        async def run() -> None:
+            self._busy = True
+            self.launch_line.say(message)
+            try:
+                await coro
+            except GpuBusy as exc:
+                self.launch_line.say("GPUs busy: press k to see and kill the holders")
+                self._offer_kill(exc.holders, "Other processes hold GPU memory; launching now would run out of memory:")
+                return
+            except LaunchError as exc:
+                self.launch_line.say(f"{exc}")
+                self.notify(clean(str(exc)), severity="error", timeout=8)
+                return
+            finally:
+                self._busy = False
+                self._refresh_launch()
+            self.launch_line.say("")
+
+        self.run_worker(run(), group="launch", exclusive=True)
+
+    # ------------------------------------------------------------ keys
+
+    def key_stop(self) -> None:
+        launch = self.launch
+        if launch.run is None or not launch.server_running:
+            self.notify("No running server to stop", timeout=2)
+            return
+        plan = launch.spec.plan
+        self._ask(
+            f"Stop v{launch.run.attempt} (pid {launch.run.pid}) and its whole process group?\n"
+            f"SIGINT, then SIGTERM after {plan.after_int:g} s, then SIGKILL after {plan.after_term:g} s more.",
+            [("y", "stop it")],
+            lambda answer: answer == "y" and self._work(launch.stop(), f"stopping v{launch.run.attempt}…"),
+        )
+
+    def key_relaunch(self, command: list[str] | None = None, env: dict[str, str] | None = None) -> None:
+        launch = self.launch
+        if self._busy:
+            self.notify("Busy: wait for the current stop or launch", timeout=2)
+            return
+        nxt = (launch.records[-1].attempt if launch.records else launch.attempt) + 1
+
+        def go(answer: str | None = "y") -> None:
+            if answer == "y":
+                self._work(launch.relaunch(command, env), f"relaunching as v{nxt}…")
+
+        if launch.server_running:
+            self._ask(f"v{launch.run.attempt} is still running. Stop it and relaunch as v{nxt}?", [("y", "stop and relaunch")], go)
+        else:
+            go()
+
+    def key_edit(self) -> None:
+        launch = self.launch
+        nxt = (launch.records[-1].attempt if launch.records else launch.attempt) + 1
+
+        def edited(result) -> None:
+            if result is not None:
+                self.key_relaunch(*result)
+
+        self.push_screen(EditScreen(launch, nxt), edited)
+
+    def key_attempts(self) -> None:
+        self.attempts_panel.toggle_class("-open")
+        self.attempts_panel.refresh(layout=True)
+
+    def key_kill_holders(self) -> None:
+        foreign = [h for h in self.launch.gpu_holders() if not h.ours]
+        if not foreign:
+            self.notify("No other process holds GPU memory", timeout=2)
+            return
+        self._offer_kill(foreign, "Processes that are not the running attempt hold GPU memory:")
+
+    def _offer_kill(self, holders: list[GpuHolder], why: str) -> None:
+        async def kill() -> None:
+            errors = await self.launch.kill_holders([h.pid for h in holders])
+            for error in errors:
+                self.notify(clean(error), severity="error", timeout=6)
+
+        self.push_screen(HoldersScreen(holders, why), lambda yes: yes and self._work(kill(), "killing GPU leftovers…"))
+
+    def _confirm_quit(self) -> bool:
+        launch = self.launch
+        if not launch.server_running:
+            return True
+
+        def answer(key: str | None) -> None:
+            if key == "l":
+                self.exit(self.exit_code_for_state())
+            elif key == "s":
+
+                async def stop_then_exit() -> None:
+                    self.launch_line.say("stopping before quitting…")
+                    await launch.stop()
+                    self.exit(self.exit_code_for_state())
+
+                self.run_worker(stop_then_exit(), group="launch", exclusive=True)
+
+        self._ask(
+            f"v{launch.run.attempt} (pid {launch.run.pid}) is still running.",
+            [("l", f"leave it running and quit (`watchtower attach {launch.spec.name}` follows it again)"),
+             ("s", "stop it, then quit")],
+            answer,
+        )
+        return False
+
+
+def run_dashboard(spec, args: argparse.Namespace) -> int:
+    """`watchtower run` / `attach` in the dashboard; returns the verdict's exit status."""
+    from tui.app import themes
+    from tui.commands.run import make_launch
+
+    session, launch = make_launch(spec, args)
+    palettes = themes.discover()
+    palette = themes.resolve(getattr(args, "theme", None), palettes)
+    app = LaunchApp(
+        launch,
+        session,
+        palettes,
+        palette.name,
+        gpus_enabled=launch.gpu_enabled,
+        reattach=not getattr(args, "no_reattach", False),
+    )
+    return int(app.run() or 0)
