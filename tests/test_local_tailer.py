@@ -1,0 +1,405 @@
+"""LocalTailer against real files that really grow, rotate, get truncated and re-created."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import pathlib
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+
+import pytest
+
+from tui.core.events import LogChunk, LogGap, LogRestart, LogWaiting
+from tui.core.lines import LineAssembler
+from tui.sources.local import CHUNK, LocalTailer
+
+both_modes = pytest.mark.parametrize("use_inotify", [True, False], ids=["inotify", "poll"])
+
+
+class Reader:
+    """Pull events from a tailer one at a time, failing (not hanging) if none comes,
+    and checking that chunks are contiguous within each file."""
+
+    def __init__(self, tailer: LocalTailer, offset: int | None = 0) -> None:
+        self.tailer = tailer
+        self.offset = offset  # where the next chunk must start (None: not known yet)
+        self._it = tailer.events().__aiter__()
+
+    async def next(self, timeout: float = 10.0):
+        event = await asyncio.wait_for(self._it.__anext__(), timeout)
+        if isinstance(event, LogChunk):
+            assert self.offset is None or event.offset == self.offset, (event.offset, self.offset)
+            self.offset = event.offset + len(event.data)
+        elif isinstance(event, LogRestart):
+            self.offset = 0
+        return event
+
+    async def data(self, nbytes: int) -> bytes:
+        """Exactly ``nbytes`` of LogChunk data (any other event fails the test)."""
+        out = b""
+        while len(out) < nbytes:
+            event = await self.next()
+            assert isinstance(event, LogChunk), event
+            out += event.data
+        assert len(out) == nbytes, out
+        return out
+
+    async def close(self) -> None:
+        await self.tailer.close()
+        async for _ in self._it:  # ends promptly after close()
+            pass
+
+
+def append(path, data: bytes) -> None:
+    with open(path, "ab") as f:
+        f.write(data)
+
+
+@both_modes
+async def test_waits_for_a_missing_file_then_reads_it(tmp_path, use_inotify):
+    log = tmp_path / "server.log"
+    reader = Reader(LocalTailer(log, use_inotify=use_inotify))
+    waiting = await reader.next()
+    assert isinstance(waiting, LogWaiting)
+    assert "no such file" in waiting.reason and str(log) in waiting.reason
+    append(log, b"first line\nsecond, unfinished")
+    assert await reader.data(len(b"first line\nsecond, unfinished")) == b"first line\nsecond, unfinished"
+    append(log, b" line\n")
+    assert await reader.data(len(b" line\n")) == b" line\n"
+    await reader.close()
+
+
+async def test_waiting_is_reported_once_and_names_a_directory(tmp_path):
+    log = tmp_path / "log"
+    log.mkdir()
+    reader = Reader(LocalTailer(log, use_inotify=False))
+    event = await reader.next()
+    assert isinstance(event, LogWaiting) and "directory" in event.reason
+    log.rmdir()
+    event = await reader.next()  # the next distinct reason, not a repeat of the first
+    assert isinstance(event, LogWaiting) and "no such file" in event.reason
+    append(log, b"ok\n")
+    assert await reader.data(len(b"ok\n")) == b"ok\n"
+    await reader.close()
+
+
+def test_unreadable_file_waits_with_a_clear_reason_then_reads(tmp_path):
+    """Run as an unprivileged user (root reads anything): a child process tails a 0600 file."""
+    if os.geteuid() == 0 and not shutil.which("setpriv"):
+        pytest.skip("running as root without setpriv: cannot drop privileges to test permissions")
+    shared = tempfile.mkdtemp(prefix="watchtower-perm-")  # pytest's tmp_path is private to root
+    os.chmod(shared, 0o777)
+    log = pathlib.Path(shared) / "log"
+    log.write_bytes(b"secret\n")
+    log.chmod(0o000 if os.geteuid() else 0o600)
+    script = (
+        "import asyncio, sys\n"
+        "from tui.sources.local import LocalTailer\n"
+        "async def main():\n"
+        "    async for e in LocalTailer(sys.argv[1]).events():\n"
+        "        print(type(e).__name__, getattr(e, 'reason', getattr(e, 'data', b'')), flush=True)\n"
+        "        if type(e).__name__ == 'LogChunk': return\n"
+        "asyncio.run(main())\n"
+    )
+    cmd = [sys.executable, "-c", script, str(log)]
+    if os.geteuid() == 0:
+        cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *cmd]
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=root)
+    watchdog = threading.Timer(20, proc.kill)  # a hang fails the test instead of blocking it
+    watchdog.start()
+    try:
+        first = proc.stdout.readline()
+        assert first.startswith("LogWaiting") and "permission denied" in first, first + proc.stderr.read()
+        log.chmod(0o644)  # inotify sees the chmod (IN_ATTRIB) and the tailer retries
+        second = proc.stdout.readline()
+        assert second.startswith("LogChunk") and "secret" in second, second
+        assert proc.wait(10) == 0
+        assert "Traceback" not in proc.stderr.read()
+    finally:
+        watchdog.cancel()
+        proc.kill()
+        proc.wait()
+        shutil.rmtree(shared)
+
+
+@both_modes
+async def test_rotation_finishes_the_old_file_then_restarts(tmp_path, use_inotify):
+    log = tmp_path / "log"
+    append(log, b"one\n")
+    reader = Reader(LocalTailer(log, use_inotify=use_inotify))
+    assert await reader.data(len(b"one\n")) == b"one\n"
+    append(log, b"two, written before the rename\n")  # not read yet when the rename happens
+    os.rename(log, tmp_path / "log.1")
+    append(log, b"new file\n")
+    assert await reader.data(len(b"two, written before the rename\n")) == b"two, written before the rename\n"
+    assert await reader.next() == LogRestart(str(log), "rotated")
+    assert await reader.data(len(b"new file\n")) == b"new file\n"
+    await reader.close()
+
+
+@both_modes
+async def test_delete_and_recreate_keeps_the_unread_tail(tmp_path, use_inotify):
+    log = tmp_path / "log"
+    append(log, b"attempt 1 starts\n")
+    reader = Reader(LocalTailer(log, use_inotify=use_inotify))
+    assert await reader.data(len(b"attempt 1 starts\n")) == b"attempt 1 starts\n"
+    append(log, b"attempt 1 dies\n")
+    log.unlink()
+    append(log, b"attempt 2 starts\n")
+    assert await reader.data(len(b"attempt 1 dies\n")) == b"attempt 1 dies\n"
+    event = await reader.next()
+    if isinstance(event, LogWaiting):  # the path was seen missing between unlink and create
+        assert "removed" in event.reason
+        event = await reader.next()
+    assert event == LogRestart(str(log), "recreated")
+    assert await reader.data(len(b"attempt 2 starts\n")) == b"attempt 2 starts\n"
+    await reader.close()
+
+
+@both_modes
+async def test_copytruncate_restarts_without_a_gap_when_everything_was_read(tmp_path, use_inotify):
+    log = tmp_path / "log"
+    append(log, b"before\n")
+    reader = Reader(LocalTailer(log, use_inotify=use_inotify))
+    assert await reader.data(len(b"before\n")) == b"before\n"
+    with open(log, "r+b") as f:  # what `> log` and logrotate's copytruncate do
+        f.truncate(0)
+    append(log, b"after\n")
+    assert await reader.next() == LogRestart(str(log), "truncated")
+    assert await reader.data(len(b"after\n")) == b"after\n"
+    await reader.close()
+
+
+async def test_truncation_before_reading_reports_the_exact_gap(tmp_path):
+    log = tmp_path / "log"
+    big = bytes(random.Random(1).randrange(256) for _ in range(3 * CHUNK + 1000))
+    log.write_bytes(big)
+    reader = Reader(LocalTailer(log))
+    first = await reader.next()  # the consumer holds back: nothing more is read meanwhile
+    assert isinstance(first, LogChunk) and first.data == big[:CHUNK]
+    os.truncate(log, 0)
+    append(log, b"fresh\n")
+    assert await reader.next() == LogGap(str(log), CHUNK, len(big) - CHUNK, "truncated before it was read")
+    assert await reader.next() == LogRestart(str(log), "truncated")
+    assert await reader.data(len(b"fresh\n")) == b"fresh\n"
+    await reader.close()
+
+
+async def test_truncated_then_rewritten_past_the_offset_is_still_detected(tmp_path):
+    """Size alone cannot tell: the new content is longer than what was read."""
+    log = tmp_path / "log"
+    append(log, b"old line %d\n" % 1)
+    reader = Reader(LocalTailer(log))
+    assert await reader.data(len(b"old line 1\n")) == b"old line 1\n"
+    new = b"".join(b"new line %d\n" % i for i in range(50))
+    with open(log, "r+b") as f:
+        f.truncate(0)
+        f.write(new)
+    assert await reader.next() == LogRestart(str(log), "truncated")
+    assert await reader.data(len(new)) == new
+    await reader.close()
+
+
+async def test_from_end_skips_existing_content_only_for_the_first_file(tmp_path):
+    log = tmp_path / "log"
+    append(log, b"x" * 5_000_000 + b"\n")
+    reader = Reader(LocalTailer(log, from_end=True), offset=5_000_001)
+    append(log, b"new\n")
+    assert await reader.data(len(b"new\n")) == b"new\n"
+    os.rename(log, tmp_path / "log.1")
+    append(log, b"whole\n")
+    assert await reader.next() == LogRestart(str(log), "rotated")
+    assert await reader.data(len(b"whole\n")) == b"whole\n"
+    await reader.close()
+
+
+async def test_fast_appends_come_in_bounded_chunks_in_order(tmp_path):
+    log = tmp_path / "log"
+    payload = b"".join(b"line %07d \xe2\x82\xac\n" % i for i in range(400_000))  # ~7 MB
+    log.write_bytes(payload)
+    reader = Reader(LocalTailer(log))
+    got = bytearray()
+    while len(got) < len(payload):
+        event = await reader.next()
+        assert isinstance(event, LogChunk) and event.offset == len(got)
+        assert len(event.data) <= CHUNK
+        got += event.data
+    assert got == payload
+    await reader.close()
+
+
+async def test_close_ends_a_waiting_iterator(tmp_path):
+    tailer = LocalTailer(tmp_path / "never")
+    seen = []
+
+    async def consume():
+        async for event in tailer.events():
+            seen.append(event)
+
+    task = asyncio.create_task(consume())
+    while not seen:
+        await asyncio.sleep(0.001)
+    await tailer.close()
+    await asyncio.wait_for(task, 5)
+    assert [type(e) for e in seen] == [LogWaiting]
+
+
+# ---------------------------------------------------------------- chaos
+
+
+class Generation:
+    def __init__(self) -> None:
+        self.data = bytearray()
+        self.ended_by = "end"
+        self.synced = True  # the tailer had caught up before it ended
+
+
+class ChaosWriter(threading.Thread):
+    """A real writer thread: random appends split mid-line and mid-UTF-8, rotations,
+    deletions + re-creations and truncations (copytruncate, `> log`).
+
+    A tailer cannot deliver a file it never saw: before replacing or truncating the
+    file the writer waits (on a condition, not a sleep) until the tailer has
+    delivered at least one byte of the current generation. Half of the truncations
+    also wait until everything was delivered; the others race the tailer, and may
+    lose a tail nobody could have seen.
+    """
+
+    def __init__(self, path, progress: threading.Condition, delivered, steps: int, seed: int) -> None:
+        super().__init__(daemon=True)
+        self.path = str(path)
+        self.progress = progress
+        self.delivered = delivered  # [generation index, bytes delivered in it]
+        self.steps = steps
+        self.rng = random.Random(seed)
+        self.gens = [Generation()]
+        self.error: BaseException | None = None
+        self.done = threading.Event()
+        self._line = 0
+        self._pending = b""
+
+    def run(self) -> None:
+        try:
+            self._run()
+        except BaseException as exc:  # reported by the test
+            self.error = exc
+        finally:
+            self.done.set()
+
+    def _text(self, n: int) -> bytes:
+        while len(self._pending) < n:
+            self._line += 1
+            word = self.rng.choice(["ready", "Loading", "ünïcödé", "€uro", "🚀", "KV", ""])
+            self._pending += f"[{self._line:06d}] {word * self.rng.randrange(1, 4)}\n".encode()
+        out, self._pending = self._pending[:n], self._pending[n:]
+        return out
+
+    def _wait_for(self, need_all: bool) -> None:
+        gen = len(self.gens) - 1
+        want = len(self.gens[-1].data) if need_all else 1
+        with self.progress:
+            ok = self.progress.wait_for(lambda: self.delivered >= [gen, want], 30)
+        assert ok, f"tailer did not catch up with generation {gen}"
+
+    def _run(self) -> None:
+        f = open(self.path, "ab", buffering=0)
+        rotations = 0
+        for _ in range(self.steps):
+            roll = self.rng.random()
+            gen = self.gens[-1]
+            if roll < 0.94 or not gen.data:
+                data = self._text(self.rng.choice([1, 2, 3, 7, 40, 300, 5000]))
+                f.write(data)
+                gen.data += data
+                if self.rng.random() < 0.05:
+                    threading.Event().wait(0.0005)  # pacing only
+                continue
+            kind = self.rng.choice(["rotated", "recreated", "truncated"])
+            synced = kind != "truncated" or self.rng.random() < 0.5
+            self._wait_for(need_all=kind == "truncated" and synced)
+            gen.ended_by, gen.synced = kind, synced
+            if kind == "rotated":
+                f.close()
+                rotations += 1
+                os.rename(self.path, f"{self.path}.{rotations}")
+                f = open(self.path, "ab", buffering=0)
+            elif kind == "recreated":
+                f.close()
+                os.unlink(self.path)
+                f = open(self.path, "ab", buffering=0)
+            else:
+                os.truncate(self.path, 0)  # f keeps appending: O_APPEND writes at the new end
+            self.gens.append(Generation())
+        f.close()
+
+
+@both_modes
+async def test_chaos_every_written_byte_arrives_once_in_order_or_as_a_reported_gap(tmp_path, use_inotify):
+    log = tmp_path / "chaos.log"
+    progress = threading.Condition()
+    delivered = [0, 0]
+    writer = ChaosWriter(log, progress, delivered, steps=4000, seed=20261130)
+    # small chunks and a consumer that sometimes dawdles: truncations land mid-file
+    tailer = LocalTailer(log, use_inotify=use_inotify, chunk_size=4096)
+    got: list[tuple[bytearray, list[tuple[int, int]], str]] = [(bytearray(), [], "")]
+    writer.start()
+
+    def caught_up() -> bool:
+        return (
+            writer.done.is_set()
+            and len(got) == len(writer.gens)
+            and len(got[-1][0]) == len(writer.gens[-1].data)
+        )
+
+    async with asyncio.timeout(60):
+        async for event in tailer.events():
+            data, gaps, _ = got[-1]
+            if isinstance(event, LogChunk):
+                assert event.offset == len(data), "chunks must be contiguous"
+                data += event.data
+            elif isinstance(event, LogGap):
+                assert event.offset == len(data) and event.nbytes > 0
+                gaps.append((event.offset, event.nbytes))
+                data += b"\0" * event.nbytes  # placeholder: these bytes were reported lost
+            elif isinstance(event, LogRestart):
+                got.append((bytearray(), [], event.reason))
+            else:
+                assert isinstance(event, LogWaiting)
+            with progress:
+                delivered[:] = [len(got) - 1, len(got[-1][0])]
+                progress.notify_all()
+            if random.random() < 0.01:
+                await asyncio.sleep(0.002)  # pacing only: a slow consumer
+            if writer.error or caught_up():
+                break
+    await tailer.close()
+    writer.join(5)
+    assert writer.error is None, writer.error
+    assert len(got) == len(writer.gens), "one LogRestart per rotation / re-creation / truncation"
+    kinds = [g.ended_by for g in writer.gens[:-1]]
+    assert [reason for _, _, reason in got[1:]] == kinds
+    assert {"rotated", "recreated", "truncated"} <= set(kinds), "the seed must exercise every kind"
+    silent_loss = 0
+    for i, ((data, gaps, _), gen) in enumerate(zip(got, writer.gens)):
+        expected = bytearray(gen.data)
+        for offset, nbytes in gaps:
+            assert gen.ended_by == "truncated" and offset + nbytes <= len(expected)
+            expected[offset : offset + nbytes] = b"\0" * nbytes
+        if gen.synced:
+            assert data == expected, f"generation {i} ({gen.ended_by}) differs"
+        else:  # raced truncation: an exact prefix; the rest was never visible to any reader
+            assert data == expected[: len(data)], f"generation {i} differs"
+            silent_loss += len(expected) - len(data)
+        if not gaps:  # and the same lines, assembled from chunks split anywhere
+            lines = [line.text for line in LineAssembler().feed(bytes(data))]
+            assert lines == [line.text for line in LineAssembler().feed(bytes(expected[: len(data)]))]
+    written = sum(len(g.data) for g in writer.gens)
+    reported = sum(n for _, gaps, _ in got for _, n in gaps)
+    print(f"chaos: {len(writer.gens)} generations, {written} bytes written, {reported} reported lost, "
+          f"{silent_loss} truncated before any reader could see them")
