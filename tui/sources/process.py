@@ -408,10 +408,30 @@ def _read_pid_file(path: Path) -> tuple[int, int | None] | None:
 
 # ---------------------------------------------------------------- remote attempts
 
-# Runs the server in the foreground of a small shell that outlives the group's SIGINT and
-# SIGTERM (a trap with a handler, so the server itself keeps default dispositions), and
-# writes its exit status next to the log: the status survives Watchtower and the connection.
-_REMOTE_WRAP = 'exitfile=$1; shift; rm -f "$exitfile"; trap ":" INT TERM; "$@"; echo $? >"$exitfile"'
+# Runs the server as the child of a small Python wrapper in the same process group. The
+# detaching shell starts it in the background, where SIGINT is ignored and a shell could not
+# undo that: the wrapper installs handlers instead (reset to the defaults in the server at
+# exec), outlives the group's SIGINT and SIGTERM, and writes the server's exit status beside
+# the log, where it survives Watchtower and the connection. The remote tailer needs python3 too.
+_REMOTE_WRAP = """
+import os, signal, subprocess, sys
+exitfile = sys.argv[1]
+try:
+    os.unlink(exitfile)
+except FileNotFoundError:
+    pass
+for sig in (signal.SIGINT, signal.SIGTERM):
+    signal.signal(sig, lambda *_: None)
+try:
+    code = subprocess.Popen(sys.argv[2:]).wait()
+except OSError as exc:
+    print(f"watchtower: cannot start {sys.argv[2]}: {exc.strerror or exc}", file=sys.stderr, flush=True)
+    code = 127
+code = 128 - code if code < 0 else code
+with open(exitfile + ".tmp", "w") as f:
+    f.write(f"{code}\\n")
+os.replace(exitfile + ".tmp", exitfile)
+"""
 #: Seconds between liveness checks of a remote attempt ("noticed within a few seconds").
 REMOTE_POLL = 1.0
 
@@ -449,7 +469,7 @@ class RemoteRunner:
                 raise LaunchError(f"{self.host}: cannot create {Path(log_path).parent}: {err.strip()}")
             pid = await ssh.start_detached(
                 self.target,
-                ["sh", "-c", _REMOTE_WRAP, "sh", exit_path(pid_path), *command],
+                ["python3", "-c", _REMOTE_WRAP, exit_path(pid_path), *command],
                 env=env,
                 log_path=str(log_path),
                 pid_path=str(pid_path),

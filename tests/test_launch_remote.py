@@ -1,0 +1,85 @@
+"""Remote launches through a real sshd on 127.0.0.1: detached, exit status beside the log, reattach."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tui.core.events import ProcessExited, ProcessStarted, ProcessStopping
+from tui.sources import ssh
+from tui.sources.process import RemoteRunner, StopPlan, attempt_paths, exit_path, group_members, is_alive
+
+pytestmark = pytest.mark.ssh
+SIM = str(Path(__file__).with_name("server_sim.py"))
+
+
+@pytest.fixture
+def target(sshd) -> ssh.SshTarget:
+    return ssh.SshTarget.parse(sshd.spec, identity=(str(sshd.client_key),), known_hosts=str(sshd.known_hosts))
+
+
+class Recorder(list):
+    def __call__(self, event) -> None:
+        self.append((time.time(), event))
+
+    def of(self, kind):
+        return [(t, e) for t, e in self if isinstance(e, kind)]
+
+
+def sim(*args: str) -> list[str]:
+    return [sys.executable, SIM, "--step", "0.01", *args]
+
+
+async def test_remote_silent_death_is_reported_with_its_signal_within_a_few_seconds(tmp_path, target):
+    rec = Recorder()
+    runner = RemoteRunner(target, rec, poll=0.5)
+    log, pid_file = attempt_paths(tmp_path / "remote logs", "sim", 1)  # a path with a space
+    try:
+        run = await runner.start(1, sim("--outcome", "sigkill", "--load-seconds", "0.4"), {"X_MODE": "a b"}, log, pid_file)
+        assert run.pid and run.pgid == run.pid and rec.of(ProcessStarted)
+        await asyncio.wait_for(run.wait(), 20)
+        (seen_at, exited), = rec.of(ProcessExited)
+        assert exited.signal == signal.SIGKILL and "OOM killer" in exited.detail
+        assert seen_at - Path(exit_path(pid_file)).stat().st_mtime < 3.0  # "within a few seconds"
+        assert "Loading safetensors checkpoint shards:  50%" in log.read_text()
+        assert pid_file.read_text().strip() == str(run.pid)
+    finally:
+        await runner.close()
+        await ssh.close_all()
+
+
+async def test_remote_attempt_survives_the_connection_and_watchtower_and_stops_as_a_group(tmp_path, target, sshd):
+    first = RemoteRunner(target, Recorder(), poll=0.5)
+    log, pid_file = attempt_paths(tmp_path, "sim", 2)
+    pids_file = tmp_path / "pids"
+    try:
+        run = await first.start(2, sim("--outcome", "hang", "--tp", "2", "--pid-file", str(pids_file)), {}, log, pid_file)
+        for _ in range(200):
+            if pids_file.exists():
+                break
+            await asyncio.sleep(0.05)
+        pids = [int(p) for p in pids_file.read_text().split()]
+        await first.close()  # "Watchtower exits"
+        await ssh.close_all()
+        assert sshd.kill_sessions() >= 0  # and every connection is cut
+        await asyncio.sleep(0.3)
+        assert all(is_alive(p) for p in pids)  # the server keeps running
+
+        rec = Recorder()
+        second = RemoteRunner(target, rec, poll=0.5)  # a new Watchtower reattaches
+        again = await second.reattach(2, ["sim"], log, pid_file)
+        assert again is not None and again.pid == run.pid and again.alive
+        assert await second.stop(again, StopPlan(after_int=5, after_term=5))
+        assert [e.signal for _, e in rec.of(ProcessStopping)] == [signal.SIGINT]
+        assert not any(is_alive(p) for p in pids) and not group_members(run.pgid)
+        (_, exited), = rec.of(ProcessExited)
+        assert exited.signal == signal.SIGINT  # the wrapper saw 130 and wrote it down
+        assert await second.reattach(2, ["sim"], log, pid_file) is None
+        await second.close()
+    finally:
+        await ssh.close_all()
