@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tui.core.events import GpuSample, PhaseEnded, PhaseStarted, ProcessExited, ProcessStarted, ProcessStopping
+from tui.core.events import GpuSample, LogChunk, PhaseEnded, PhaseStarted, ProcessExited, ProcessStarted, ProcessStopping
 from tui.core.secrets import Masker, mask_argv
 from tui.core.state import FAILED, PHASE_TITLES, READY, STOPPED
 from tui.core.verdict import (
@@ -310,7 +310,7 @@ class Launch:
             self.spec.command = list(command)
         if env is not None:
             self.spec.env = dict(env)
-        self.masker.add(Masker.for_launch(self.spec.env, self.spec.command)._values)
+        self.masker.add(Masker.for_launch(self.spec.env, self.spec.command).values)
         number = await self._next_attempt()
         log_path, pid_path = attempt_paths(self.spec.log_dir, self.spec.name, number)
         await self._close_tailer()
@@ -464,8 +464,17 @@ class Launch:
         self._tailer = self._make_tailer(run)
         tailer = self._tailer
 
+        masker = self.masker
+        masker.new_stream()
+
         async def pump() -> None:
             async for event in tailer.events():
+                if isinstance(event, LogChunk) and masker:
+                    # secrets the server echoes (server_args=…api_key=…) never reach the screen
+                    data, held = masker.chunk(event.data)
+                    if not data:
+                        continue
+                    event = LogChunk(event.source, event.offset - held, data, event.at)
                 self._queue.put_nowait(event)
 
         self._tail_task = asyncio.create_task(pump())

@@ -71,6 +71,8 @@ class Masker:
     def __init__(self, values: Iterable[str] = ()) -> None:
         self._values: set[str] = set()
         self._pattern: re.Pattern[str] | None = None
+        self._bytes: re.Pattern[bytes] | None = None
+        self._held = b""  # a chunk's tail that may be the start of a secret
         self.add(values)
 
     @classmethod
@@ -85,6 +87,37 @@ class Masker:
         # Longest first, so a token that contains another is masked whole.
         alternatives = sorted(self._values, key=len, reverse=True)
         self._pattern = re.compile("|".join(re.escape(v) for v in alternatives))
+        self._bytes = re.compile(b"|".join(re.escape(v.encode()) for v in alternatives))
+
+    @property
+    def values(self) -> frozenset[str]:
+        return frozenset(self._values)
+
+    def new_stream(self) -> None:
+        """Forget a held-back tail: the next chunk starts another file."""
+        self._held = b""
+
+    def chunk(self, data: bytes) -> tuple[bytes, int]:
+        """Mask secrets in a stream of log bytes, ``(bytes to pass on, bytes held back before them)``.
+
+        Each secret becomes as many ``*`` as it has bytes, so every byte offset stays
+        true. A chunk that ends in what could be the start of a secret keeps that tail
+        back until the next chunk, so a secret split between two reads is masked too.
+        The second figure says how many held bytes of the previous call lead the output.
+        """
+        if self._bytes is None:
+            return data, 0
+        held = len(self._held)
+        data = self._held + data
+        self._held = b""
+        data = self._bytes.sub(lambda m: b"*" * len(m.group()), data)
+        longest = max(len(v.encode()) for v in self._values)
+        for cut in range(max(0, len(data) - longest + 1), len(data)):
+            tail = data[cut:]
+            if any(v.encode().startswith(tail) for v in self._values):
+                self._held = tail
+                return data[:cut], held
+        return data, held
 
     def __bool__(self) -> bool:
         return bool(self._values)
