@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import time
 from collections.abc import Iterable
 from typing import Any
 
@@ -103,8 +104,8 @@ def run_dashboard(args: argparse.Namespace) -> int:
     return int(app.run() or 0)
 
 
-def play_recording(path: str | os.PathLike[str], *, speed: float, theme: str | None, plain: bool, title: str | None = None) -> int:
-    """Replay a recording through the real tailer, in the dashboard or as plain text."""
+def replay_session(path: str | os.PathLike[str], *, speed: float, title: str | None = None):
+    """A session fed by a replay of ``path``: (session, replay). UsageError for a bad file."""
     from tui.sources.local import LocalTailer
     from tui.sources.replay import RecordingError, Replay, load
 
@@ -114,19 +115,64 @@ def play_recording(path: str | os.PathLike[str], *, speed: float, theme: str | N
     except RecordingError as exc:
         raise UsageError(str(exc)) from None
     header = recording.header
+    origin = time.time()
+    session = WatchSession(
+        log=LocalTailer(replay.log_path),
+        gpu=replay,
+        clock=lambda: origin + (time.time() - origin) * speed,  # recording time: silences keep their length
+        info=SessionInfo(
+            server=header.get("server"),
+            host=str(header.get("host") or "localhost"),
+            log_path=str(replay.log_path),
+            title=title or str(header.get("title") or f"replay: {os.path.basename(str(path))}"),
+        ),
+    )
+    return session, replay
+
+
+def static_session(path: str | os.PathLike[str], *, upto: float | None = None, title: str | None = None) -> WatchSession:
+    """A session holding a recording played instantly up to ``upto`` seconds, on a stopped clock.
+
+    Arrival times are the recorded ones, so elapsed time and silences read as they did
+    live; for screenshots and snapshot tests (deterministic), not for watching.
+    """
+    from tui.core.events import GpuSample, GpuUnavailable, LogChunk, LogRestart
+    from tui.sources.replay import gpu_from_row, load, record_bytes
+
+    recording = load(path)
+    header = recording.header
+    origin = 1_773_500_000.0  # any fixed instant
+    now = [origin]
+    host = str(header.get("host") or "localhost")
+    session = WatchSession(
+        info=SessionInfo(server=header.get("server"), host=host, log_path=str(header.get("log") or path),
+                         title=title or str(header.get("title") or "")),
+        clock=lambda: now[0],
+    )
+    for record in recording.records:
+        if upto is not None and record["t"] > upto:
+            break
+        now[0] = origin + float(record["t"])
+        data = record_bytes(record)
+        if data is not None:
+            session.handle(LogChunk(host, 0, data, now[0]))
+        elif "restart" in record:
+            session.handle(LogRestart(host, str(record["restart"])))
+        elif "gpu" in record:
+            session.handle(GpuSample(host, now[0], tuple(gpu_from_row(r) for r in record["gpu"])))
+        elif "gpu_unavailable" in record:
+            session.handle(GpuUnavailable(host, str(record["gpu_unavailable"])))
+    now[0] = origin + (upto if upto is not None else recording.duration)
+    session.flush()
+    return session
+
+
+def play_recording(path: str | os.PathLike[str], *, speed: float, theme: str | None, plain: bool, title: str | None = None) -> int:
+    """Replay a recording through the real tailer, in the dashboard or as plain text."""
+    session, replay = replay_session(path, speed=speed, title=title)
     try:
         if plain:
             return _play_plain(replay)
-        session = WatchSession(
-            log=LocalTailer(replay.log_path),
-            gpu=replay,
-            info=SessionInfo(
-                server=header.get("server"),
-                host=str(header.get("host") or "localhost"),
-                log_path=str(replay.log_path),
-                title=title or str(header.get("title") or f"replay: {os.path.basename(str(path))}"),
-            ),
-        )
         app = build_app(session, theme=theme)
         return int(app.run() or 0)
     finally:

@@ -1,0 +1,247 @@
+"""The dashboard driven through Textual's pilot: keys in, widget state asserted."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.app_support import feed, fixed_session, make_app, screen_text
+from tui.app.app import LogStatus
+from tui.app.header import VerdictHeader
+from tui.session import ERROR, PHASE
+
+HEAD = (
+    "[2026-03-14 21:04:10] server_args={'model_path': '/models/m', 'tp_size': 2}\n"
+    "[2026-03-14 21:04:12 TP0] Init parallel begin.\n"
+    "[2026-03-14 21:04:12 TP1] Init parallel begin.\n"
+    "[2026-03-14 21:04:13 TP0] Load weight begin. avail mem=139.26 GB\n"
+    "[2026-03-14 21:04:13 TP1] Load weight begin. avail mem=139.26 GB\n"
+)
+
+
+def filler(n: int, start: int = 0) -> str:
+    return "".join(f"[2026-03-14 21:04:14 TP0] filler line {start + i} needle{(start + i) % 50 == 7}\n" for i in range(n))
+
+
+def traceback(rank: str, final: str) -> str:
+    return (
+        f"[2026-03-14 21:04:20 {rank}] Scheduler hit an exception: Traceback (most recent call last):\n"
+        '  File "/opt/sglang/srt/managers/scheduler.py", line 6360, in run_scheduler_process\n'
+        "    scheduler = Scheduler(server_args, port_args)\n"
+        '  File "/opt/sglang/srt/configs/model_config.py", line 262, in __init__\n'
+        "    raise ValueError(\n"
+        f"{final}\n"
+    )
+
+
+def crash_log() -> bytes:
+    text = HEAD + filler(200) + traceback("TP0", "ValueError: context length too long")
+    text += filler(100, 200) + traceback("TP1", "KeyError: 'rope_scaling'")
+    text += "[2026-03-14 21:04:21] Received sigquit from a child process. It usually means the child failed.\n"
+    return text.encode()
+
+
+async def test_follow_pause_and_resume_at_bottom():
+    session = fixed_session((HEAD + filler(400)).encode())
+    app = make_app(session)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        log = app.log_view
+        assert log.follow and log.scroll_y == log.max_scroll_y > 0
+        await pilot.press("space")
+        assert not log.follow
+        held = log.scroll_y
+        feed(session, filler(300, 400).encode())
+        await pilot.pause()
+        assert log.scroll_y == held < log.max_scroll_y  # paused: new lines do not move the view
+        assert "paused" in screen_text(app)
+        await pilot.press("G")
+        await pilot.pause()
+        assert log.follow and log.scroll_y == log.max_scroll_y
+        await pilot.press("pageup")
+        await pilot.pause()
+        assert not log.follow  # scrolling up pauses
+        await pilot.press("end")
+        await pilot.pause()
+        assert log.follow  # back at the bottom: following again
+        feed(session, filler(50, 700).encode())
+        await pilot.pause()
+        assert log.scroll_y == log.max_scroll_y
+        await pilot.press("g")
+        await pilot.pause()
+        assert log.scroll_y == 0 and not log.follow
+
+
+async def test_error_navigation_lands_on_each_error_and_copies_its_block(tmp_path):
+    session = fixed_session(crash_log())
+    errors = session.state.errors
+    assert len(errors) >= 2, "the tracker reports both tracebacks"
+    app = make_app(session, tmp_path=tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        log = app.log_view
+        await pilot.press("e")
+        first = log.current_entry()
+        assert first is not None and first.number == errors[0].line
+        assert "Traceback" in first.text and first.style == ERROR
+        await pilot.press("e")
+        second = log.current_entry()
+        assert second is not None and second.number == errors[1].line
+        assert not log.follow
+        # the cursor line is on screen
+        assert log.scroll_y <= log.row_of(second.seq) < log.scroll_y + log.scrollable_content_region.height
+        await pilot.press("E")
+        assert log.current_entry().number == errors[0].line
+        await pilot.press("y")
+        copied = app.clipboard
+        assert "ValueError: context length too long" in copied and "Traceback" in copied
+        assert "KeyError" not in copied
+
+
+async def test_filter_shows_only_errors_and_phase_lines():
+    session = fixed_session(crash_log())
+    app = make_app(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        log = app.log_view
+        everything = log.row_count
+        await pilot.press("f")
+        await pilot.pause()
+        assert log.only_notable
+        rows = [log.entry_at(r) for r in range(log.row_count)]
+        assert 0 < len(rows) < everything
+        assert all(e.style in (ERROR, PHASE, "mark") for e in rows)
+        assert not any("filler" in e.text for e in rows)
+        assert any("ValueError: context length too long" in e.text for e in rows)
+        assert any("Load weight begin" in e.text for e in rows)
+        assert "filter: errors + phases" in screen_text(app)
+        await pilot.press("e")  # error navigation works inside the filter too
+        assert log.current_entry().number == session.state.errors[0].line
+        await pilot.press("f")
+        await pilot.pause()
+        assert log.row_count == everything
+        assert log.current_entry().number == session.state.errors[0].line  # the cursor survives
+
+
+async def test_search_next_and_previous():
+    session = fixed_session((HEAD + filler(400)).encode())
+    app = make_app(session)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        log = app.log_view
+        await pilot.press("slash")
+        await pilot.press(*"needletrue")
+        await pilot.press("enter")
+        first = log.current_entry()
+        assert first is not None and "needleTrue" in first.text and "filler line 7 " in first.text
+        await pilot.press("n")
+        assert "filler line 57 " in log.current_entry().text
+        await pilot.press("N")
+        assert "filler line 7 " in log.current_entry().text
+        await pilot.press("N")  # wraps around to the last match
+        assert "filler line 357 " in log.current_entry().text
+        assert "search: needletrue" in screen_text(app)
+
+
+async def test_theme_cycles_and_styles_follow(tmp_path):
+    session = fixed_session(crash_log())
+    app = make_app(session, theme="light")
+    async with app.run_test(size=(100, 30)) as pilot:
+        assert app.palette.name == "light" and app.theme == "light"
+        seen = {app.palette.name}
+        for _ in range(len(app.palettes)):
+            await pilot.press("t")
+            seen.add(app.palette.name)
+            assert app.theme == app.palette.textual.name
+        assert {"dark", "light", "high-contrast"} <= seen
+        while app.palette.name != "high-contrast":
+            await pilot.press("t")
+        error_style = app.palette.style("error")
+        assert error_style.reverse and error_style.bold  # not told apart by red alone
+
+
+async def test_user_theme_file_is_loaded(tmp_path):
+    theme = tmp_path / "mine.toml"
+    theme.write_text('name = "mine"\n[colors]\nprimary = "#123456"\n[styles]\nerror = "bold underline magenta"\n')
+    app = make_app(fixed_session(crash_log()), theme=str(theme))
+    async with app.run_test(size=(100, 30)):
+        assert app.palette.name == "mine" and app.palette.style("error").underline
+        assert app.palette.style("phase")  # unset styles fall back to defaults
+
+
+async def test_write_report_and_screenshot(tmp_path):
+    session = fixed_session(crash_log())
+    app = make_app(session, tmp_path=tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("w")
+        await pilot.press("s")
+        await pilot.pause()
+    reports = list(tmp_path.glob("watchtower-report-*.txt"))
+    shots = list(tmp_path.glob("watchtower-*.svg"))
+    assert len(reports) == 1 and len(shots) == 1
+    report = reports[0].read_text()
+    assert "FAILED" in report and "ValueError: context length too long" in report
+    assert "scheduler = Scheduler(server_args, port_args)" in report  # the traceback, not just its last line
+    assert "weight load" in report
+    assert "<svg" in shots[0].read_text()[:500]
+
+
+async def test_help_and_quit_hook():
+    app = make_app(fixed_session((HEAD).encode()))
+    asked = []
+
+    def veto() -> bool:
+        asked.append(True)
+        return len(asked) > 1  # refuse the first time, allow the second
+
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.before_quit.append(veto)
+        await pilot.press("question_mark")
+        assert app.screen.__class__.__name__ == "HelpScreen"
+        assert "Next error" in screen_text(app) or "next error" in screen_text(app).lower()
+        await pilot.press("escape")
+        await pilot.press("q")
+        assert app.is_running and asked == [True]
+        await pilot.press("q")
+    assert asked == [True, True] and app.return_code == 0
+
+
+async def test_extension_key_runs_callback_and_is_listed():
+    app = make_app(fixed_session(HEAD.encode()))
+    calls = []
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.add_key("r", "Relaunch", lambda: calls.append("r"))
+        await pilot.press("r")
+        assert calls == ["r"]
+        assert ("r", "Relaunch") in app.key_rows()
+
+
+async def test_resize_keeps_state():
+    session = fixed_session(crash_log())
+    app = make_app(session)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        await pilot.press("f")
+        await pilot.press("e")
+        cursor = app.log_view.cursor
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        assert app.log_view.only_notable and app.log_view.cursor == cursor
+        text = screen_text(app)
+        assert "FAILED" in text and "Phases" in text
+        await pilot.resize_terminal(200, 60)
+        await pilot.pause()
+        assert app.log_view.only_notable and app.log_view.cursor == cursor
+        assert app.query_one(VerdictHeader).verdict.kind == "failed"
+        assert app.query_one(LogStatus).render().plain.count("errors") == 1
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+async def test_layout_fits(size):
+    app = make_app(fixed_session(crash_log()))
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        text = screen_text(app).splitlines()
+        assert len(text) == size[1]
+        assert "WATCHTOWER" in text[0] and "FAILED" in text[1]
+        assert any("weight load" in line for line in text)
+        assert app.log_view.scrollable_content_region.height >= 8  # the log keeps room to be useful

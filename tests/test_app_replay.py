@@ -1,0 +1,135 @@
+"""Record and replay, and the demo through the real replay -> tailer -> tracker -> app path."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import json
+
+import pytest
+
+from tests.app_support import until
+from tui.app.dashboard import build_app, replay_session
+from tui.app.header import VerdictHeader
+from tui.commands import UsageError
+from tui.commands.demo import SCENARIOS, recording_path
+from tui.core.events import GpuInfo, GpuSample
+from tui.core.state import FAILED, READY, STARTING
+from tui.sources.local import LocalTailer
+from tui.sources.replay import Recording, RecordingError, RecordingWriter, Replay, load
+
+
+def test_recording_round_trip_keeps_every_byte(tmp_path):
+    path = tmp_path / "r.wtrec"
+    writer = RecordingWriter(path, host="h", log="server.log")
+    writer.log(100.0, b"first line\n")
+    writer.log(100.5, b"bad utf-8 \xff\xfe and NUL \x00\n")
+    writer.gpu(101.0, (GpuInfo(index=0, name="H200", memory_used=1 << 30, memory_total=8 << 30),))
+    writer.restart(102.0, "truncated")
+    writer.log(102.5, b"after restart\n")
+    writer.close(103.0)
+    recording = load(path)
+    assert recording.header["host"] == "h"
+    assert [r["t"] for r in recording.records] == [0.0, 0.5, 1.0, 2.0, 2.5, 3.0]
+    assert recording.log_bytes() == b"after restart\n"
+    assert recording.records[1]["logb"]  # not UTF-8: kept as base64, byte for byte
+    first_file = Recording(recording.header, recording.records[:2]).log_bytes()
+    assert first_file == b"first line\nbad utf-8 \xff\xfe and NUL \x00\n"
+
+
+def test_bad_recordings_give_one_line_errors(tmp_path):
+    with pytest.raises(RecordingError, match="no such file"):
+        load(tmp_path / "missing.wtrec")
+    plain = tmp_path / "plain.log"
+    plain.write_text("just a log\n")
+    with pytest.raises(RecordingError, match="not a Watchtower recording"):
+        load(plain)
+    other = tmp_path / "other.gz"
+    with gzip.open(other, "wt") as f:
+        f.write(json.dumps({"something": "else"}) + "\n")
+    with pytest.raises(RecordingError, match="no header"):
+        load(other)
+    with pytest.raises(UsageError, match="not a Watchtower recording"):
+        replay_session(plain, speed=1.0)
+
+
+async def test_replay_writes_a_real_log_that_the_real_tailer_follows():
+    recording = load(recording_path("crash-context"))
+    replay = Replay(recording, speed=400.0)
+    tailer = LocalTailer(replay.log_path)
+    received = bytearray()
+    samples: list[GpuSample] = []
+
+    async def gpus() -> None:
+        async for event in replay.events():
+            samples.append(event)
+
+    async def log() -> None:
+        async for event in tailer.events():
+            data = getattr(event, "data", None)
+            if data:
+                received.extend(data)
+                if replay.done.is_set() and len(received) >= len(recording.log_bytes()):
+                    return
+
+    try:
+        await asyncio.wait_for(asyncio.gather(gpus(), log()), 20)
+    finally:
+        replay.close()
+    assert bytes(received) == recording.log_bytes()
+    assert len(samples) == sum(1 for r in recording.records if "gpu" in r)
+    assert all(len(s.gpus) == 8 for s in samples)
+
+
+EXPECTED = {
+    "ready": (READY, None),
+    "crash-attr": (FAILED, "AttributeError"),
+    "crash-context": (FAILED, "context_length"),
+    "oom": (FAILED, "CUDA out of memory"),
+}
+
+
+@pytest.mark.parametrize("scenario", [s for s in SCENARIOS if s != "hang"])
+async def test_demo_reaches_its_verdict(scenario):
+    session, replay = replay_session(recording_path(scenario), speed=200.0, title=f"demo: {scenario}")
+    app = build_app(session)
+    outcome, words = EXPECTED[scenario]
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await until(lambda: session.state.outcome != STARTING, session, timeout=20)
+            await pilot.pause()
+            assert session.state.outcome == outcome
+            header = app.query_one(VerdictHeader)
+            header.refresh()
+            await pilot.pause()
+            assert header.verdict.kind == outcome
+            if words:
+                error = session.state.first_error
+                assert error is not None
+                assert words in f"{error.kind}: {error.message}"
+                assert words in header.verdict.detail
+            if scenario == "oom":
+                assert session.state.first_error.rank == "TP3"
+            await until(lambda: session.gpus.latest is not None, session)
+            assert len(session.gpus.latest.gpus) == 8
+    finally:
+        replay.close()
+
+
+async def test_demo_hang_stays_starting_and_shows_the_silence():
+    session, replay = replay_session(recording_path("hang"), speed=100.0)
+    app = build_app(session)
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await asyncio.wait_for(replay.done.wait(), 20)
+            await pilot.pause()
+            assert session.state.outcome == STARTING
+            current = session.state.current_phase
+            assert current is not None and current.name == "weight_load"
+            assert session.quiet_for() >= 30  # recording time: a minute of silence played fast
+            header = app.query_one(VerdictHeader)
+            header.refresh()
+            await pilot.pause()
+            assert header.verdict.kind == "starting" and "log quiet for" in header.verdict.detail
+    finally:
+        replay.close()

@@ -1,0 +1,98 @@
+"""`watchtower demo` in a real terminal: a detached tmux session, keys by send-keys, screen by capture-pane."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+pytestmark = [
+    pytest.mark.tmux,
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (scripts/setup --test)"),
+]
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class Tmux:
+    """One private tmux server (its own socket) running one command in one pane."""
+
+    def __init__(self, width: int, height: int, command: str, env: dict[str, str]) -> None:
+        self.socket = f"wt-test-{uuid.uuid4().hex[:8]}"
+        exports = " ".join(f"{k}={v}" for k, v in env.items())
+        shell = f"cd {ROOT} && env {exports} {command}; echo WATCHTOWER-EXITED-$?; sleep 60"
+        self.tmux("new-session", "-d", "-s", "t", "-x", str(width), "-y", str(height), shell)
+
+    def tmux(self, *args: str) -> str:
+        return subprocess.run(["tmux", "-L", self.socket, *args], check=True, capture_output=True, text=True).stdout
+
+    def screen(self, colours: bool = False) -> str:
+        return self.tmux("capture-pane", "-p", *(["-e"] if colours else []), "-t", "t")
+
+    def keys(self, *keys: str) -> None:
+        self.tmux("send-keys", "-t", "t", *keys)
+
+    def wait_for(self, pattern: str, timeout: float = 30.0) -> str:
+        """Poll the pane until ``pattern`` shows (the pane is the only observable here)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            text = self.screen()
+            if re.search(pattern, text):
+                return text
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{pattern!r} never appeared; screen:\n{text}")
+            time.sleep(0.1)
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True)
+
+
+def demo(width: int, height: int, *args: str, term: str = "screen-256color", extra_env: dict | None = None) -> Tmux:
+    env = {"TERM": term, "COLORTERM": "''", **(extra_env or {})}
+    command = f"{sys.executable} -m tui.cli demo {' '.join(args)}"
+    return Tmux(width, height, command, env)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+def test_demo_in_tmux_reaches_ready_and_answers_keys(size):
+    width, height = size
+    pane = demo(width, height, "--speed", "25")
+    try:
+        text = pane.wait_for(r"STARTING")
+        assert "WATCHTOWER" in text and "Phases" in text
+        text = pane.wait_for(r"READY", timeout=40)
+        lines = text.splitlines()
+        assert len(lines) == height
+        assert all(len(line) <= width for line in lines)
+        for phase in ("weight load", "memory pool", "CUDA graphs", "draft init", "ready"):
+            assert phase in text, phase
+        gpu_rows = [line for line in lines if re.search(r"│\s*\d\s+\S*█", line) or re.search(r"\b[0-7] +█+", line)]
+        assert len(gpu_rows) == 8, text
+        assert "fired up and ready to roll" in text
+        pane.keys("f")
+        pane.wait_for(r"filter: errors \+ phases")
+        pane.keys("t")
+        pane.wait_for(r"Theme: light")
+        pane.keys("q")
+        pane.wait_for(r"WATCHTOWER-EXITED-0")
+    finally:
+        pane.close()
+
+
+def test_demo_failure_in_16_colours():
+    pane = demo(100, 30, "--speed", "25", "--scenario", "crash-context", term="screen")
+    try:
+        text = pane.wait_for(r"FAILED", timeout=40)
+        assert "ValueError" in text and "context_length" in text
+        coloured = pane.screen(colours=True)
+        assert "38;2;" not in coloured and "38;5;" not in coloured  # only the 16 ANSI colours
+        pane.keys("q")
+        pane.wait_for(r"WATCHTOWER-EXITED-1")
+    finally:
+        pane.close()
