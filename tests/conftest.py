@@ -1,0 +1,196 @@
+"""Shared pytest fixtures.
+
+``sshd``: a real OpenSSH server on 127.0.0.1, started once per test session with a
+throwaway host key and user key, so the SSH sources are tested against the real thing.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
+
+
+@dataclass(frozen=True)
+class SshServer:
+    """A running test sshd and everything a client needs to reach it."""
+
+    host: str
+    port: int
+    username: str
+    client_key: Path  # private key of the test user (authorized on this server)
+    known_hosts: Path  # a known_hosts file that trusts this server's host key
+    host_key_pub: Path
+    bin_dir: Path  # first on the PATH of remote sessions: put test executables here
+    log_path: Path  # sshd's own log, for diagnosing failures
+    pid: int  # the listener
+
+    @property
+    def spec(self) -> str:
+        """``user@host:port``, as a user would type it after ``--host``."""
+        return f"{self.username}@{self.host}:{self.port}"
+
+    def known_hosts_line(self, key_pub: Path | None = None) -> str:
+        """A known_hosts line for this server with the given (default: its real) public key."""
+        keytype, blob = (key_pub or self.host_key_pub).read_text().split()[:2]
+        return f"[{self.host}]:{self.port} {keytype} {blob}\n"
+
+    def session_pids(self) -> list[int]:
+        """Per-connection sshd processes (children and grandchildren of the listener)."""
+        children: dict[int, list[int]] = {}
+        names: dict[int, str] = {}
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            # "pid (comm) state ppid ...": comm may contain spaces, so split at the last ')'
+            comm = stat[stat.index("(") + 1 : stat.rindex(")")]
+            ppid = int(stat[stat.rindex(")") + 2 :].split()[1])
+            children.setdefault(ppid, []).append(int(entry))
+            names[int(entry)] = comm
+        found, todo = [], list(children.get(self.pid, []))
+        while todo:
+            pid = todo.pop()
+            if names.get(pid, "").startswith("sshd"):
+                found.append(pid)
+                todo.extend(children.get(pid, []))
+        return found
+
+    def kill_sessions(self) -> int:
+        """Drop every open SSH connection the way a network failure would, keeping the listener.
+
+        Kills the per-connection sshd processes (not the programs they run, which then see
+        their pipes close). Returns how many processes were killed.
+        """
+        killed = 0
+        for pid in self.session_pids():
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed += 1
+            except ProcessLookupError:
+                pass
+        return killed
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _keygen(path: Path, comment: str) -> None:
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", str(path)],
+        check=True,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def _wait_listening(proc: subprocess.Popen, port: int, log: Path, deadline: float) -> None:
+    """Block until sshd accepts TCP connections (a readiness probe, not a fixed sleep)."""
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"sshd exited with {proc.returncode}: {log.read_text()[-2000:]}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.02)
+    raise RuntimeError(f"sshd did not start listening on port {port}: {log.read_text()[-2000:]}")
+
+
+@pytest.fixture(scope="session")
+def sshd(tmp_path_factory: pytest.TempPathFactory):
+    """A real OpenSSH sshd on 127.0.0.1 for this test session (skipped where none is installed)."""
+    if not (os.path.isfile(SSHD) and os.access(SSHD, os.X_OK)) or not shutil.which("ssh-keygen"):
+        pytest.skip("OpenSSH sshd/ssh-keygen not installed (scripts/setup --test installs openssh-server)")
+    root = tmp_path_factory.mktemp("sshd")
+    host_key, client_key = root / "host_key", root / "client_key"
+    _keygen(host_key, "watchtower-test-host")
+    _keygen(client_key, "watchtower-test-user")
+    (root / "authorized_keys").write_text(Path(f"{client_key}.pub").read_text())
+    bin_dir = root / "bin"
+    bin_dir.mkdir()
+    Path("/run/sshd").mkdir(parents=True, exist_ok=True)  # privilege separation directory
+    log = root / "sshd.log"
+    username = getpass.getuser()
+    proc = None
+    for _attempt in range(5):  # the free port can be taken between probing and binding
+        port = _free_port()
+        config = root / "sshd_config"
+        config.write_text(
+            "\n".join(
+                [
+                    f"Port {port}",
+                    "ListenAddress 127.0.0.1",
+                    f"HostKey {host_key}",
+                    f"PidFile {root / 'sshd.pid'}",
+                    f"AuthorizedKeysFile {root / 'authorized_keys'}",
+                    "PubkeyAuthentication yes",
+                    "PasswordAuthentication no",
+                    "KbdInteractiveAuthentication no",
+                    "PermitRootLogin prohibit-password",
+                    "UsePAM no",
+                    "StrictModes no",
+                    f"AllowUsers {username}",
+                    "MaxStartups 100:30:200",
+                    "MaxSessions 100",
+                    f"SetEnv PATH={bin_dir}:/usr/local/bin:/usr/bin:/bin",
+                    "Subsystem sftp internal-sftp",
+                    "LogLevel VERBOSE",
+                    "",
+                ]
+            )
+        )
+        proc = subprocess.Popen(
+            [SSHD, "-D", "-e", "-f", str(config), "-E", str(log)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            _wait_listening(proc, port, log, time.monotonic() + 10)
+            break
+        except RuntimeError:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            proc = None
+    if proc is None:
+        pytest.fail(f"could not start sshd: {log.read_text()[-2000:] if log.exists() else ''}")
+    known_hosts = root / "known_hosts"
+    server = SshServer(
+        host="127.0.0.1",
+        port=port,
+        username=username,
+        client_key=client_key,
+        known_hosts=known_hosts,
+        host_key_pub=Path(f"{host_key}.pub"),
+        bin_dir=bin_dir,
+        log_path=log,
+        pid=proc.pid,
+    )
+    known_hosts.write_text(server.known_hosts_line())
+    try:
+        yield server
+    finally:
+        server.kill_sessions()
+        proc.terminate()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

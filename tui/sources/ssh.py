@@ -1,0 +1,495 @@
+"""SSH connections to the hosts Watchtower watches: targets, host-key policy, backoff, commands.
+
+Connections go through asyncssh with the user's own OpenSSH setup: ``~/.ssh/config`` (Host
+aliases, HostName, Port, User, IdentityFile, UserKnownHostsFile), the SSH agent, the default
+key files and ``known_hosts``. A host whose key is unknown or has changed is refused with one
+line naming the fix; Watchtower never accepts a key it cannot verify.
+
+One connection per target and event loop is shared by everything that talks to that host
+(the log tailer, the nvidia-smi stream, the launcher); a user that finds it closed simply asks
+for it again and the next :func:`connection` call reconnects.
+
+Tests and unusual setups can point at specific files per target (``SshTarget`` fields) or for
+the whole process with ``WATCHTOWER_SSH_KNOWN_HOSTS``, ``WATCHTOWER_SSH_IDENTITY`` (paths
+separated by ``os.pathsep``) and ``WATCHTOWER_SSH_CONFIG``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import os
+import re
+import shlex
+import socket
+import weakref
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass
+
+import asyncssh
+
+from tui.core.events import ConnectionState
+
+ENV_KNOWN_HOSTS = "WATCHTOWER_SSH_KNOWN_HOSTS"
+ENV_IDENTITY = "WATCHTOWER_SSH_IDENTITY"
+ENV_CONFIG = "WATCHTOWER_SSH_CONFIG"
+
+_HOSTNAME = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_.])?")
+_USERNAME = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_.@-]*")
+_FORMAT = "expected [user@]host[:port]"
+
+
+class SshTargetError(ValueError):
+    """A ``--host`` value that is not ``[user@]host[:port]``: one clear line for the user."""
+
+
+class SshError(Exception):
+    """An SSH connection could not be made or was lost; ``str()`` is one line for the user.
+
+    ``permanent`` marks refusals that retrying cannot fix on its own (host key, authentication,
+    a config that disables host-key checking): callers retry those slowly, never in a loop.
+    """
+
+    def __init__(self, message: str, *, permanent: bool = False) -> None:
+        super().__init__(message)
+        self.permanent = permanent
+
+
+class RemoteCommandError(Exception):
+    """A remote command exited unsuccessfully; ``str()`` is one line with its status and stderr."""
+
+    def __init__(self, argv: Sequence[str], status: int | None, stderr: str) -> None:
+        last = next((line.strip() for line in reversed(stderr.splitlines()) if line.strip()), "")
+        what = f"exited with status {status}" if status is not None else "was killed"
+        super().__init__(f"{shlex.join(argv[:1])} {what}" + (f": {last}" if last else ""))
+        self.status = status
+        self.stderr = stderr
+
+
+@dataclass(frozen=True)
+class SshTarget:
+    """Where to connect: ``[user@]host[:port]`` plus optional per-target SSH files.
+
+    Unset fields fall back to the environment variables above, then to OpenSSH's own
+    configuration (``~/.ssh/config``) and defaults, as ``ssh`` itself would.
+    """
+
+    host: str
+    port: int | None = None
+    user: str | None = None
+    known_hosts: str | None = None  # known_hosts file (default: from ~/.ssh/config or ~/.ssh/known_hosts)
+    identity: tuple[str, ...] = ()  # private key files (default: agent, IdentityFile, ~/.ssh/id_*)
+    config: str | None = None  # ssh_config file (default: ~/.ssh/config)
+    connect_timeout: float = 15.0
+    keepalive: float = 10.0  # seconds between keepalives; 3 unanswered ones drop the connection
+
+    @classmethod
+    def parse(cls, spec: str, **options: object) -> SshTarget:
+        """``[user@]host[:port]``, ``[user@][v6addr]:port`` or a bare IPv6 address."""
+        text = spec.strip()
+        if not text:
+            raise SshTargetError(f"empty host ({_FORMAT})")
+        if any(ch.isspace() for ch in text):
+            raise SshTargetError(f"invalid host {spec!r}: contains whitespace ({_FORMAT})")
+        user, at, hostport = text.rpartition("@")
+        if at and not _USERNAME.fullmatch(user):
+            raise SshTargetError(f"invalid user name in host {spec!r} ({_FORMAT})")
+        port_text = None
+        if hostport.startswith("["):
+            host, bracket, rest = hostport[1:].partition("]")
+            if not bracket or (rest and not rest.startswith(":")):
+                raise SshTargetError(f"invalid host {spec!r}: unbalanced [ ] ({_FORMAT})")
+            port_text = rest[1:] if rest else None
+            _check_ipv6(host, spec)
+        elif hostport.count(":") > 1:  # a bare IPv6 address: no port possible
+            host = hostport
+            _check_ipv6(host, spec)
+        else:
+            host, colon, port_text = hostport.partition(":")
+            if not colon:
+                port_text = None
+            if not _HOSTNAME.fullmatch(host):
+                raise SshTargetError(f"invalid host name in {spec!r} ({_FORMAT})")
+        port = None
+        if port_text is not None:
+            if not port_text.isdigit() or not 0 < int(port_text) < 65536:
+                raise SshTargetError(f"invalid port {port_text!r} in host {spec!r} (1-65535)")
+            port = int(port_text)
+        return cls(host=host, port=port, user=user or None, **options)  # type: ignore[arg-type]
+
+    def __str__(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host and self.port else self.host
+        return (f"{self.user}@" if self.user else "") + host + (f":{self.port}" if self.port else "")
+
+    # ------------------------------------------------------------ what asyncssh gets
+
+    def _known_hosts_file(self) -> str | None:
+        return self.known_hosts or os.environ.get(ENV_KNOWN_HOSTS) or None
+
+    def _options(self) -> dict[str, object]:
+        options: dict[str, object] = {
+            "connect_timeout": self.connect_timeout,
+            "login_timeout": self.connect_timeout,
+            "keepalive_interval": self.keepalive,
+            "keepalive_count_max": 3,
+        }
+        if self.port is not None:
+            options["port"] = self.port
+        if self.user is not None:
+            options["username"] = self.user
+        if known_hosts := self._known_hosts_file():
+            options["known_hosts"] = os.path.expanduser(known_hosts)
+        identity = self.identity or tuple(p for p in os.environ.get(ENV_IDENTITY, "").split(os.pathsep) if p)
+        if identity:
+            options["client_keys"] = [os.path.expanduser(p) for p in identity]
+        if config := self.config or os.environ.get(ENV_CONFIG):
+            options["config"] = [os.path.expanduser(config)]
+        return options
+
+
+def _check_ipv6(host: str, spec: str) -> None:
+    try:
+        ipaddress.IPv6Address(host.split("%", 1)[0])
+    except ValueError:
+        raise SshTargetError(f"invalid IPv6 address in host {spec!r} ({_FORMAT})") from None
+
+
+# ---------------------------------------------------------------- connecting
+
+
+async def connect(target: SshTarget) -> asyncssh.SSHClientConnection:
+    """Open a new connection, or raise :class:`SshError` with one clear line."""
+    where = str(target)
+    try:
+        options = await asyncssh.SSHClientConnectionOptions.construct(host=target.host, **target._options())
+    except (OSError, ValueError, asyncssh.Error) as exc:
+        raise SshError(f"{where}: cannot use the SSH settings: {_reason(exc)}", permanent=True) from None
+    if options.known_hosts is None:  # "UserKnownHostsFile none" in the ssh config
+        raise SshError(
+            f"{where}: the ssh config disables known_hosts for this host; Watchtower will not "
+            "connect without verifying the host key (set UserKnownHostsFile)",
+            permanent=True,
+        )
+    address = f"{options.host}:{options.port}"
+    try:
+        return await asyncssh.connect(target.host, options=options)
+    except asyncssh.HostKeyNotVerifiable:
+        raise SshError(_host_key_message(target, options), permanent=True) from None
+    except asyncssh.PermissionDenied:
+        raise SshError(
+            f"{where}: authentication failed for user {options.username!r} (no key offered from the "
+            "SSH agent or key files was accepted) — check `ssh "
+            f"{_ssh_args(target, options)}` works",
+            permanent=True,
+        ) from None
+    except asyncssh.DisconnectError as exc:
+        raise SshError(f"{where}: disconnected: {_reason(exc)}") from None
+    except socket.gaierror as exc:
+        raise SshError(f"{where}: cannot resolve host {options.host!r} ({exc.strerror or exc})") from None
+    except ConnectionRefusedError:
+        raise SshError(f"{where}: connection refused by {address} (is sshd running there?)") from None
+    except (TimeoutError, asyncio.TimeoutError):
+        raise SshError(f"{where}: no answer from {address} within {target.connect_timeout:g} s") from None
+    except OSError as exc:
+        raise SshError(f"{where}: cannot connect to {address}: {exc.strerror or _reason(exc)}") from None
+
+
+def _reason(exc: BaseException) -> str:
+    text = getattr(exc, "reason", None) or str(exc) or type(exc).__name__
+    return " ".join(str(text).split())
+
+
+def _ssh_args(target: SshTarget, options: asyncssh.SSHClientConnectionOptions) -> str:
+    """The ``ssh`` command line that reaches the same host, for messages."""
+    args = []
+    if target._known_hosts_file():
+        args += ["-o", f"UserKnownHostsFile={os.path.expanduser(target._known_hosts_file() or '')}"]
+    if target.port:
+        args += ["-p", str(target.port)]
+    args.append(f"{target.user}@{target.host}" if target.user else target.host)
+    return shlex.join(args)
+
+
+def _known_hosts_files(options: asyncssh.SSHClientConnectionOptions) -> list[str]:
+    known = options.known_hosts
+    if isinstance(known, str):
+        return [known]
+    if isinstance(known, (list, tuple)) and known and all(isinstance(k, str) for k in known):
+        return list(known)
+    return [os.path.expanduser("~/.ssh/known_hosts")]
+
+
+def _host_key_message(target: SshTarget, options: asyncssh.SSHClientConnectionOptions) -> str:
+    port = options.port
+    host_port = f"{options.host}:{port}"
+    files = _known_hosts_files(options)
+    shown = files[0].replace(os.path.expanduser("~"), "~", 1)
+    known_as = f"[{options.host}]:{port}" if port != 22 else options.host
+    changed = False
+    for path in files:
+        try:
+            trusted = asyncssh.match_known_hosts(path, options.host, options.host, port if port != 22 else None)[0]
+        except (OSError, ValueError, asyncssh.Error):
+            continue
+        changed = changed or bool(trusted)
+    if changed:
+        keygen = shlex.join(["ssh-keygen", "-f", files[0], "-R", known_as])
+        return (
+            f"HOST KEY CHANGED for {host_port}: it does not match the key in {shown} — this can be "
+            f"an attack; if the host was really reinstalled, remove the old key with `{keygen}` "
+            f"and verify the new one with `ssh {_ssh_args(target, options)}`"
+        )
+    return (
+        f"host key for {host_port} is not in {shown} — connect once with "
+        f"`ssh {_ssh_args(target, options)}` to verify and add it"
+    )
+
+
+# ---------------------------------------------------------------- shared connections
+
+
+class _Shared:
+    def __init__(self) -> None:
+        self.lock = asyncio.Lock()
+        self.conn: asyncssh.SSHClientConnection | None = None
+        self.closed = True
+
+
+_POOLS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[SshTarget, _Shared]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _shared(target: SshTarget) -> _Shared:
+    pool = _POOLS.setdefault(asyncio.get_running_loop(), {})
+    return pool.setdefault(target, _Shared())
+
+
+def is_connected(target: SshTarget) -> bool:
+    """Whether a shared connection to ``target`` is open in this event loop."""
+    shared = _POOLS.get(asyncio.get_running_loop(), {}).get(target)
+    return shared is not None and not shared.closed
+
+
+async def connection(target: SshTarget) -> asyncssh.SSHClientConnection:
+    """The shared connection to ``target``, (re)connecting when it is closed; raises SshError."""
+    shared = _shared(target)
+    async with shared.lock:
+        if shared.conn is not None and not shared.closed:
+            return shared.conn
+        conn = await connect(target)
+        shared.conn, shared.closed = conn, False
+
+        async def watch() -> None:
+            try:
+                await conn.wait_closed()
+            finally:
+                if shared.conn is conn:
+                    shared.closed = True
+
+        conn._watchtower_watch = asyncio.ensure_future(watch())  # type: ignore[attr-defined]
+        return conn
+
+
+async def drop(target: SshTarget) -> None:
+    """Close the shared connection to ``target`` (it reconnects on next use)."""
+    shared = _POOLS.get(asyncio.get_running_loop(), {}).get(target)
+    if shared is not None and shared.conn is not None:
+        shared.closed = True
+        shared.conn.close()
+        await shared.conn.wait_closed()
+
+
+async def close_all() -> None:
+    """Close every shared connection of this event loop (at shutdown)."""
+    for target in list(_POOLS.get(asyncio.get_running_loop(), {})):
+        await drop(target)
+
+
+class Backoff:
+    """Exponential reconnect delays: ``initial``, doubling, at most ``cap`` seconds."""
+
+    def __init__(self, initial: float = 0.5, cap: float = 30.0) -> None:
+        self.initial, self.cap = initial, cap
+        self._next = initial
+
+    def next(self) -> float:
+        delay, self._next = self._next, min(self._next * 2, self.cap)
+        return delay
+
+    def reset(self) -> None:
+        self._next = self.initial
+
+
+# ---------------------------------------------------------------- remote commands
+
+
+def _env_words(env: Mapping[str, str] | None) -> list[str]:
+    """``env NAME=value ...`` words (empty without variables); names are checked."""
+    if not env:
+        return []
+    for key in env:
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
+            raise ValueError(f"invalid environment variable name {key!r}")
+    return ["env", *(f"{key}={value}" for key, value in env.items())]
+
+
+def command_line(argv: Sequence[str], env: Mapping[str, str] | None = None) -> str:
+    """A shell command line that runs ``argv`` literally (every word quoted)."""
+    if not argv:
+        raise ValueError("empty command")
+    return shlex.join([*_env_words(env), *argv])
+
+
+def _lost(target: SshTarget, what: str) -> SshError:
+    return SshError(f"{target}: connection lost while {what}")
+
+
+async def run(
+    target: SshTarget, argv: Sequence[str], *, input: str | None = None, timeout: float | None = 60.0
+) -> tuple[int, str, str]:
+    """Run ``argv`` on the host and wait: ``(status, stdout, stderr)``; raises SshError."""
+    conn = await connection(target)
+    try:
+        result = await conn.run(command_line(argv), input=input, check=False, timeout=timeout)
+    except asyncssh.TimeoutError:
+        raise SshError(f"{target}: {shlex.join(argv[:1])} did not finish within {timeout:g} s") from None
+    except (asyncssh.Error, OSError) as exc:
+        raise SshError(f"{target}: connection lost while running {argv[0]}: {_reason(exc)}") from None
+    if result.exit_status is None and result.exit_signal is None:
+        raise _lost(target, f"running {argv[0]}")
+    status = result.exit_status if result.exit_status is not None else -1
+    return status, str(result.stdout or ""), str(result.stderr or "")
+
+
+async def stream_lines(target: SshTarget, argv: Sequence[str]) -> AsyncIterator[str]:
+    """Lines (without their newline) a long-running remote command prints, as they come.
+
+    Ends when the command exits 0; raises :class:`RemoteCommandError` when it fails and
+    :class:`SshError` when the connection cannot be made or is lost. Closing the iterator
+    closes the channel, which ends the remote command. See :func:`follow_lines` for a stream
+    that restarts by itself.
+    """
+    conn = await connection(target)
+    try:
+        process = await conn.create_process(command_line(argv), encoding="utf-8", errors="replace")
+    except (asyncssh.Error, OSError) as exc:
+        raise SshError(f"{target}: cannot start {argv[0]}: {_reason(exc)}") from None
+    stderr: list[str] = []
+
+    async def collect_stderr() -> None:  # read it, or a chatty stderr would stall stdout
+        async for line in process.stderr:
+            stderr.append(line)
+            del stderr[:-20]
+
+    errors = asyncio.ensure_future(collect_stderr())
+    try:
+        try:
+            async for line in process.stdout:
+                yield line.rstrip("\r\n")
+        except (asyncssh.Error, OSError) as exc:
+            raise SshError(f"{target}: connection lost while reading {argv[0]}: {_reason(exc)}") from None
+        try:
+            await asyncio.wait_for(asyncio.shield(errors), 5)
+        except (asyncio.TimeoutError, asyncssh.Error, OSError):
+            pass
+        await process.wait_closed()
+        if process.exit_status is None and process.exit_signal is None:
+            raise _lost(target, f"reading {argv[0]}")
+        if process.exit_status != 0:
+            raise RemoteCommandError(argv, process.exit_status, "".join(stderr))
+    finally:
+        errors.cancel()
+        process.close()
+
+
+async def follow_lines(
+    target: SshTarget, argv: Sequence[str], *, initial_backoff: float = 0.5, max_backoff: float = 30.0
+) -> AsyncIterator[str | ConnectionState]:
+    """:func:`stream_lines` restarted after disconnects and exits, with backoff.
+
+    Yields the command's lines and, in between, ConnectionState events (connected, lost,
+    retrying, refused) that say why lines stopped coming. Runs until the iterator is closed.
+    """
+    backoff = Backoff(initial_backoff, max_backoff)
+    host = str(target)
+    while True:
+        announced = False
+        try:
+            async for line in stream_lines(target, argv):
+                if not announced:
+                    announced = True
+                    backoff.reset()
+                    yield ConnectionState(host, "connected")
+                yield line
+            reason, state, delay = f"{argv[0]} ended", "lost", backoff.next()
+        except SshError as exc:
+            state = "refused" if exc.permanent else "lost"
+            reason, delay = str(exc), backoff.cap if exc.permanent else backoff.next()
+        except RemoteCommandError as exc:
+            reason, state, delay = f"{target}: {exc}", "lost", backoff.next()
+        if state == "refused":
+            yield ConnectionState(host, "refused", reason, retry_in=delay)
+        else:
+            if announced:
+                yield ConnectionState(host, "lost", reason)
+            yield ConnectionState(host, "retrying", reason, retry_in=delay)
+        await asyncio.sleep(delay)
+
+
+# ---------------------------------------------------------------- detached processes
+
+# Runs "$@" in a new session that survives the SSH connection, output to the log, its pid
+# (= its process group) in the pid file. Positional: $1 log, $2 pid file, then the command.
+_DETACH = 'log=$1 pidfile=$2; shift 2; setsid nohup "$@" >"$log" 2>&1 </dev/null & echo $! >"$pidfile"; echo $!'
+
+
+async def start_detached(
+    target: SshTarget,
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    log_path: str,
+    pid_path: str | None = None,
+    cwd: str | None = None,
+) -> int:
+    """Start ``argv`` on the host so that it outlives the connection; return its pid.
+
+    It runs in its own session and process group (``setsid``; the pid is also the group id,
+    for :func:`signal_group`), ignores SIGHUP, writes stdout and stderr to ``log_path`` and
+    its pid to ``pid_path`` (default: ``log_path + ".pid"``).
+    """
+    pid_path = pid_path or f"{log_path}.pid"
+    script = shlex.join(["sh", "-c", _DETACH, "sh", log_path, pid_path, *_env_words(env), *argv])
+    if cwd:
+        script = f"cd {shlex.quote(cwd)} && {script}"
+    conn = await connection(target)
+    try:
+        result = await conn.run(script, check=False, timeout=30)
+    except (asyncssh.Error, OSError) as exc:
+        raise SshError(f"{target}: connection lost while starting {argv[0]}: {_reason(exc)}") from None
+    out = str(result.stdout or "").strip()
+    if result.exit_status != 0 or not out.isdigit():
+        raise RemoteCommandError(["start", *argv], result.exit_status, str(result.stderr or out))
+    return int(out)
+
+
+_ALIVE = 'kill -0 "$1" 2>/dev/null || exit 1; ! grep -qs "^State:[[:space:]]*Z" "/proc/$1/status"'
+
+
+async def is_alive(target: SshTarget, pid: int) -> bool:
+    """Whether process ``pid`` exists on the host (and is not a zombie)."""
+    status, _, _ = await run(target, ["sh", "-c", _ALIVE, "sh", str(int(pid))])
+    return status == 0
+
+
+async def signal_group(target: SshTarget, pid: int, sig: int | str) -> bool:
+    """Send ``sig`` (number or name such as ``"TERM"``) to the process group ``pid`` leads.
+
+    True when it was delivered; False when no such group exists any more.
+    """
+    name = str(sig).removeprefix("SIG") if not isinstance(sig, int) else str(int(sig))
+    if not re.fullmatch(r"[A-Z0-9]+", name):
+        raise ValueError(f"invalid signal {sig!r}")
+    status, _, _ = await run(target, ["sh", "-c", 'kill -s "$1" -- "-$2" 2>/dev/null', "sh", name, str(int(pid))])
+    return status == 0
