@@ -17,6 +17,7 @@ must escalate); ``--stubborn`` makes them ignore SIGTERM too (only SIGKILL works
 ``--orphans`` leaves children that do not die with the main process (stale GPU
 holders). ``--pid-file`` writes "main child child …" pids once the children run.
 ``--port`` opens a tiny HTTP server answering /health with 200 once ready.
+``--api-key`` and ``--echo-env NAME`` print secrets back in ``server_args`` (as SGLang does).
 """
 
 from __future__ import annotations
@@ -96,6 +97,8 @@ def main() -> int:
     parser.add_argument("--orphans", action="store_true")
     parser.add_argument("--pid-file")
     parser.add_argument("--port", type=int)
+    parser.add_argument("--api-key", help="printed back in server_args, as SGLang does")
+    parser.add_argument("--echo-env", metavar="NAME", help="print this variable's value in server_args")
     args = parser.parse_args()
 
     if args.ignore_sigint or args.stubborn:
@@ -121,8 +124,9 @@ def main() -> int:
     def pause(scale: float = 1.0) -> None:
         time.sleep(args.step * scale)
 
+    echoed = os.environ.get(args.echo_env, "") if args.echo_env else None
     say(f"server_args={{'model_path': 'sim/Model-547B', 'tp_size': {args.tp}, 'context_length': "
-        f"{args.context_length}, 'api_key': None}}")
+        f"{args.context_length}, 'api_key': {args.api_key!r}, 'hf_token': {echoed!r}}}")
     pause()
     for r in ranks:
         say("Init parallel begin.", r)

@@ -36,23 +36,43 @@ from tui.session import ERROR, Update, WatchSession
 
 #: The keys, in the order help lists them. Footer shows those with show=True.
 KEYS: list[Binding] = [
-    Binding("e", "next_error", "Next error"),
+    Binding("e", "next_error", "Error"),
     Binding("E", "prev_error", "Prev error", show=False),
     Binding("slash", "search", "Search", key_display="/"),
     Binding("n", "search_next", "Next match", show=False),
     Binding("N", "search_prev", "Prev match", show=False),
-    Binding("f", "toggle_filter", "Errors only"),
+    Binding("f", "toggle_filter", "Filter"),
     Binding("space", "toggle_follow", "Pause"),
     Binding("g", "top", "Top", show=False),
     Binding("G", "bottom", "Bottom", show=False),
     Binding("p", "toggle_ranks", "Ranks", show=False),
     Binding("t", "cycle_theme", "Theme"),
     Binding("s", "screenshot", "Screenshot", show=False),
-    Binding("y", "copy_error", "Copy error"),
+    Binding("y", "copy_error", "Copy"),
     Binding("w", "write_report", "Report"),
     Binding("question_mark", "help", "Help", key_display="?"),
     Binding("q", "quit", "Quit"),
 ]
+
+#: What each key does, in words, for the help screen and the command palette.
+DESCRIPTIONS: dict[str, str] = {
+    "next_error": "next error (traceback block) in the log",
+    "prev_error": "previous error",
+    "search": "search the log (Enter finds, Escape closes)",
+    "search_next": "next search match",
+    "search_prev": "previous search match",
+    "toggle_filter": "show only errors and phase lines (toggle)",
+    "toggle_follow": "pause / resume following the tail (scrolling to the bottom resumes)",
+    "top": "top of the log",
+    "bottom": "bottom of the log, following again",
+    "toggle_ranks": "per-rank grid instead of the timeline (toggle)",
+    "cycle_theme": "next theme",
+    "screenshot": "save an SVG screenshot",
+    "copy_error": "copy the current error block to the clipboard (OSC 52: works in tmux, over SSH)",
+    "write_report": "write a plain-text report (verdict, timeline, errors with tracebacks)",
+    "help": "this help",
+    "quit": "quit",
+}
 
 QuitHook = Callable[[], "bool | Awaitable[bool]"]
 
@@ -227,14 +247,15 @@ class WatchtowerApp(App[int]):
             await result
 
     def key_rows(self) -> list[tuple[str, str]]:
-        rows = [(b.key_display or b.key, b.description) for b in KEYS]
+        rows = [(b.key_display or b.key, DESCRIPTIONS.get(b.action, b.description)) for b in KEYS]
         rows += [(key, description) for key, description, _ in self._extra_keys.values()]
         return rows
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         for binding in KEYS:
             action = getattr(self, f"action_{binding.action}")
-            yield SystemCommand(binding.description, f"key: {binding.key_display or binding.key}", action)
+            help_text = f"{DESCRIPTIONS.get(binding.action, '')} (key: {binding.key_display or binding.key})"
+            yield SystemCommand(binding.description, help_text, action)
         for key, description, callback in self._extra_keys.values():
             yield SystemCommand(description, f"key: {key}", callback)
 
@@ -312,7 +333,7 @@ class WatchtowerApp(App[int]):
 
     def action_top(self) -> None:
         self.log_view.follow = False
-        self.log_view.scroll_to(y=0, animate=False)
+        self.log_view.scroll_quietly(0)
         self.query_one(LogStatus).refresh()
 
     def action_bottom(self) -> None:

@@ -57,16 +57,12 @@ def load_profile(server: str | None) -> Any:
     """``--server NAME|PATH`` as the tracker's profile; None lets the tracker auto-detect."""
     if not server:
         return None
-    from tui.core import profiles
+    from tui.core.profiles import ProfileError, load_profile as load
 
-    for name in ("load_profile", "load", "get_profile", "resolve"):
-        loader = getattr(profiles, name, None)
-        if loader is not None:
-            try:
-                return loader(server)
-            except (FileNotFoundError, KeyError, ValueError) as exc:
-                raise UsageError(f"--server {server}: {exc}") from None
-    raise UsageError("server profiles are not available in this build")
+    try:
+        return load(server)
+    except ProfileError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def gpu_source(kind: str | None, host: str | None, interval: float = 1.0) -> Any:

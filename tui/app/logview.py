@@ -27,7 +27,7 @@ class LogView(ScrollView, can_focus=True):
     """Follows the tail unless paused or scrolled up; can show only errors and phase lines."""
 
     DEFAULT_CSS = """
-    LogView { height: 1fr; scrollbar-size-vertical: 1; scrollbar-size-horizontal: 1; }
+    LogView { height: 1fr; scrollbar-size-vertical: 1; scrollbar-size-horizontal: 0; }
     """
 
     #: Scroll to each new line as it arrives.
@@ -102,9 +102,13 @@ class LogView(ScrollView, can_focus=True):
             self.call_after_refresh(self._scroll_to_end)
 
     def _scroll_to_end(self) -> None:
+        self.scroll_quietly(max(0, self.row_count - self.scrollable_content_region.height))
+
+    def scroll_quietly(self, y: int) -> None:
+        """Scroll without the scroll itself counting as the user pausing or resuming."""
         self._auto_scroll = True
         try:
-            self.scroll_to(y=max(0, self.row_count - self.scrollable_content_region.height), animate=False, immediate=True)
+            self.scroll_to(y=y, animate=False, immediate=True)
         finally:
             self._auto_scroll = False
 
@@ -151,7 +155,7 @@ class LogView(ScrollView, can_focus=True):
         self.cursor = seq
         height = self.scrollable_content_region.height or 1
         if not (self.scroll_y <= row < self.scroll_y + height):
-            self.scroll_to(y=max(0, row - height // 3), animate=False, immediate=True)
+            self.scroll_quietly(max(0, row - height // 3))
         self.refresh()
         return True
 
