@@ -94,7 +94,14 @@ class Attempt:
             return f"{self.label} ✓ ready {clock(self.duration)}"
         if self.outcome in ("starting", "running"):
             return f"{self.label} … {self.outcome}"
-        what = self.first_error.split(":", 1)[0] if self.first_error else self.outcome
+        if self.first_error:
+            what = self.first_error.split(":", 1)[0]
+        elif self.exit_text and self.exit_text.startswith(("killed by ", "stopped with ")):
+            what = self.exit_text.split()[2]  # the signal's name
+        elif self.exit_text and self.exit_text.startswith("exited with code "):
+            what = f"{self.outcome} (exit {self.exit_text.rsplit(' ', 1)[-1]})"
+        else:
+            what = self.outcome
         return f"{self.label} ✗ {what} {clock(self.duration)}"
 
     @property

@@ -34,6 +34,7 @@ from tui.core.verdict import (
     Verdict,
     gpu_activity,
     judge,
+    log_error,
 )
 from tui.history import Attempt as AttemptRecord
 from tui.history import Expectations, History, phase_seconds
@@ -534,14 +535,20 @@ class Launch:
     async def _on_exit(self, event: ProcessExited) -> None:
         # the session hands the exit to the tracker; judge once it has
         await asyncio.sleep(0)
+        notified = event.attempt in self._notified
         self.evaluate()
+        if notified and self.record is not None and self.record.attempt == event.attempt:
+            # the verdict came first (an error in the log); the exit completes the record
+            self._store(ended_at=event.at, exit_text=event.detail)
 
     def _finished(self, verdict: Verdict) -> None:
         """A final verdict for this attempt: record it, ring, retitle, run the hook."""
         run = self.run
         state = self.session.state
-        error = state.first_error
-        error_text = f"{error.kind}: {error.message}" if error is not None else None
+        error = log_error(state)
+        error_text = None
+        if error is not None:
+            error_text = error.message if error.message.startswith(error.kind) else f"{error.kind}: {error.message}"
         outcome = verdict.kind
         ready_seconds = (self.clock() - run.started_at) if outcome == READY else None
         if self.record is not None:

@@ -168,6 +168,17 @@ class Verdict:
         return f"{self.title}: {self.detail}" if self.detail else self.title
 
 
+#: Error kinds the tracker makes up from a process exit rather than reads in the log.
+EXIT_KINDS = frozenset({"killed", "exited"})
+
+
+def log_error(state: StartupState):
+    """The root-cause error the log itself holds (not one made up from the process's exit)."""
+    fatal = [e for e in state.errors if e.fatal and e.kind not in EXIT_KINDS]
+    primary = [e for e in fatal if not getattr(e, "secondary", False)]
+    return (primary or fatal or [None])[0]
+
+
 def unfinished_ranks(state: StartupState) -> tuple[str, ...]:
     """Ranks that have not ended the running phase, including ranks that never began it."""
     phase = state.current_phase
@@ -208,7 +219,8 @@ def judge(
     as "weight load 4:51 of ~10:28" to show while starting.
     """
     said = f"log said last: {last_line!r}" if last_line else "the log is empty"
-    error = state.first_error
+    error = log_error(state)
+    failed = state.outcome == FAILED and error is not None
     error_text = None
     if error is not None:
         error_text = f"{error.kind}: {error.message}" if error.kind not in error.message else error.message
@@ -217,15 +229,18 @@ def judge(
 
     if process is not None and not process.alive:
         how = process.exit_text
-        if process.stopped_by_user or state.outcome == STOPPED:
+        if process.stopped_by_user:
             return Verdict(STOPPED, f"stopped, {how}")
-        if state.outcome == FAILED and error_text:
+        if failed and error_text:
             return Verdict(FAILED, f"{error_text}; {how}")
-        if state.outcome == READY:
+        if state.outcome in (READY, STOPPED) or state.ready_line is not None:
+            polite = process.returncode == 0 or process.signal in (_signal.SIGINT, _signal.SIGTERM)
+            if polite:
+                return Verdict(STOPPED, f"stopped after ready, {how}")
             return Verdict(DEAD, f"{how} after ready; {said}")
         return Verdict(DEAD, f"{how}; {said}")
 
-    if state.outcome == FAILED:
+    if failed:
         tail = "; the process is still running" if process is not None else ""
         return Verdict(FAILED, (error_text or "failed") + tail)
     if state.outcome == STOPPED:
@@ -248,13 +263,13 @@ def judge(
     where = eta or (phase_title or "starting")
     if health is not None and not health.ok:
         where += f" · health: {health.detail}"
-    if silence is None or silence < QUIET_AFTER:
+    threshold = stall_limit(expected_phase, limit)
+    if silence is None or silence < min(QUIET_AFTER, threshold):
         return Verdict(STARTING, where, pending, (), silence)
 
     quiet = f"log quiet {clock(silence)}"
     if gpu is not None and gpu.active:
         return Verdict(LOADING, f"{quiet} · {gpu.text} · {where}", pending, (), silence)
-    threshold = stall_limit(expected_phase, limit)
     if silence > threshold and (process is None or process.alive):
         ranks = unfinished_ranks(state)
         why = (

@@ -1,0 +1,257 @@
+"""The launch loop end to end, without the app: real server processes, real logs, the real tracker.
+
+run → fail → edit env → relaunch → ready; silent SIGKILL → dead within a second; a hang →
+stalled?; growing GPU memory → loading; health and log marker both needed; hooks; secrets
+masked everywhere; GPU leftovers that are not ours; reattach after Watchtower restarted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tui.core.events import GpuInfo, GpuProcess, GpuSample
+from tui.core.verdict import DEAD, LOADING, STALLED
+from tui.history import History
+from tui.launch import GpuBusy, Launch, LaunchSpec
+from tui.session import WatchSession
+from tui.sources.process import StopPlan, group_members, is_alive
+
+SIM = str(Path(__file__).with_name("server_sim.py"))
+CONTEXT_ENV = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"
+TOKEN = "hf_TopSecretToken0123456789"
+GIB = 2**30
+
+
+def sim(*args: str) -> list[str]:
+    return [sys.executable, SIM, "--step", "0.01", *args]
+
+
+@pytest.fixture
+def data_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("WATCHTOWER_DATA_DIR", str(tmp_path / "data"))
+    return tmp_path / "data"
+
+
+class Harness:
+    """A session and a launch wired as `watchtower run` wires them; verdicts recorded."""
+
+    def __init__(self, spec: LaunchSpec) -> None:
+        self.session = WatchSession()
+        self.launch = Launch(spec, history=History())
+        self.launch.attach(self.session)
+        self.verdicts: list = []
+        self.changed = asyncio.Event()
+        self.launch.listeners.append(self._on_verdict)
+
+    def _on_verdict(self, verdict, previous) -> None:
+        self.verdicts.append((time.time(), verdict))
+        self.changed.set()
+
+    async def __aenter__(self) -> Harness:
+        self.session.start()
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.launch.close(stop_server=True)
+        await self.session.stop()
+
+    async def until(self, predicate, timeout: float = 20.0):
+        """Wait for a verdict that satisfies ``predicate`` (woken by each verdict change)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            verdict = self.launch.evaluate()
+            if verdict is not None and predicate(verdict):
+                return verdict
+            remaining = deadline - loop.time()
+            assert remaining > 0, f"no such verdict; last: {verdict}"
+            self.changed.clear()
+            try:
+                await asyncio.wait_for(self.changed.wait(), remaining)
+            except asyncio.TimeoutError:
+                pass
+
+
+def spec(tmp_path, command, **kwargs) -> LaunchSpec:
+    kwargs.setdefault("plan", StopPlan(after_int=2, after_term=2))
+    return LaunchSpec(name=kwargs.pop("name", "sim"), command=command, log_dir=tmp_path / "logs", **kwargs)
+
+
+async def test_fail_edit_env_relaunch_ready_and_the_attempts_table(tmp_path, data_dir):
+    async with Harness(spec(tmp_path, sim("--outcome", "raise", "--tp", "2"), env={"NCCL_DEBUG": "WARN"})) as h:
+        await h.launch.start()
+        failed = await h.until(lambda v: v.final)
+        assert failed.kind == "failed"
+        assert "ValueError" in failed.detail and "context_length" in failed.detail
+        assert h.launch.run.attempt == 1 and h.launch.run.log_path.name == "sim-v1.log"
+        await asyncio.wait_for(h.launch.run.wait(), 10)  # the simulator exits right after its error
+        # the operator adds the variable the error names, and relaunches
+        await h.launch.relaunch(env={**h.launch.spec.env, CONTEXT_ENV: "1"})
+        ready = await h.until(lambda v: v.final)
+        assert ready.kind == "ready", ready
+        assert h.launch.run.attempt == 2 and h.session.info.attempt == 2
+        assert h.session.state.outcome == "ready"
+        pids = group_members(h.launch.run.pgid)
+        assert len(pids) >= 3  # the server and its two "schedulers"
+        assert await h.launch.stop()
+        assert not any(is_alive(p) for p in pids) and group_members(h.launch.run.pgid) == []
+    rows = History().attempts("sim")
+    assert [r.attempt for r in rows] == [1, 2]
+    assert rows[0].summary.startswith("v1 ✗ ValueError ") and rows[0].outcome == "failed"
+    assert rows[0].exit_text == "exited with code 1"
+    assert rows[1].summary.startswith("v2 ✓ ready ") and rows[1].env_diff == [f"+{CONTEXT_ENV}=1"]
+    assert rows[1].log_path.endswith("sim-v2.log") and "weight_load" in rows[1].phases
+
+
+async def test_silent_sigkill_is_dead_with_the_signal_within_a_second(tmp_path, data_dir):
+    async with Harness(spec(tmp_path, sim("--outcome", "sigkill", "--load-seconds", "0.4"))) as h:
+        await h.launch.start()
+        dead = await h.until(lambda v: v.final)
+        exited_at = h.launch.run.exited_at
+        assert dead.kind == DEAD
+        assert "killed by SIGKILL (possibly the OOM killer)" in dead.detail
+        assert "Loading safetensors checkpoint shards:  50%" in dead.detail  # what the log said last
+        seen_at = next(t for t, v in h.verdicts if v.kind == DEAD)
+        assert seen_at - exited_at < 1.0
+        assert exited_at - os.stat(h.launch.run.log_path).st_mtime < 1.0
+    (row,) = History().attempts("sim")
+    assert row.outcome == DEAD and "SIGKILL" in row.summary
+
+
+async def test_a_hang_with_idle_gpus_is_stalled_naming_the_ranks(tmp_path, data_dir):
+    async with Harness(spec(tmp_path, sim("--outcome", "hang", "--tp", "3"), stall_limit=1.0)) as h:
+        await h.launch.start()
+        now = time.time()
+        idle = tuple(GpuInfo(i, memory_used=5 * GIB, utilization=0) for i in range(3))
+        for k in range(3):
+            h.session.handle(GpuSample("localhost", now + k * 0.5, idle))
+        stalled = await h.until(lambda v: v.kind == STALLED, timeout=15)
+        assert stalled.ranks == ("TP0", "TP1", "TP2")
+        assert "TP0, TP1, TP2 not done with weight load" in stalled.detail and "GPUs idle" in stalled.detail
+
+
+async def test_a_quiet_log_with_growing_gpu_memory_is_loading(tmp_path, data_dir):
+    async with Harness(spec(tmp_path, sim("--outcome", "hang"), stall_limit=1.0)) as h:
+        await h.launch.start()
+        await h.until(lambda v: v.kind == STALLED, timeout=15)  # quiet and no GPU data
+
+        async def feed():
+            for k in range(40):
+                used = int((10 + 2.0 * k * 0.25) * GIB)
+                h.session.handle(GpuSample("localhost", time.time(), (GpuInfo(0, memory_used=used, utilization=0),)))
+                await asyncio.sleep(0.25)
+
+        feeder = asyncio.create_task(feed())
+        try:
+            loading = await h.until(lambda v: v.kind == LOADING, timeout=10)
+            assert "GPU mem +2.0 GiB/s" in loading.detail
+        finally:
+            feeder.cancel()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+async def test_ready_needs_the_health_endpoint_too_and_hooks_get_the_verdict_without_secrets(tmp_path, data_dir):
+    port = free_port()
+    hook_out = tmp_path / "hook.env"
+    s = spec(
+        tmp_path,
+        sim("--outcome", "ready", "--port", str(port), "--step", "0.05"),
+        env={"HF_TOKEN": TOKEN},
+        health_url=f"http://127.0.0.1:{port}/health",
+        on_ready=f"env > {hook_out}",
+    )
+    async with Harness(s) as h:
+        await h.launch.start()
+        await h.until(lambda v: v.final)
+        pending = [v for _, v in h.verdicts if v.pending]
+        assert pending and all("health 200" in v.pending for v in pending)
+        assert h.verdicts[-1][1].kind == "ready"
+        while h.launch._tasks:
+            await asyncio.gather(*list(h.launch._tasks), return_exceptions=True)
+    hook_env = dict(line.split("=", 1) for line in hook_out.read_text().splitlines() if "=" in line)
+    assert hook_env["WATCHTOWER_OUTCOME"] == "ready" and hook_env["WATCHTOWER_ATTEMPT"] == "1"
+    assert hook_env["WATCHTOWER_NAME"] == "sim"
+    assert "HF_TOKEN" not in hook_env and TOKEN not in hook_out.read_text()
+
+
+async def test_a_token_appears_nowhere_watchtower_shows_or_stores(tmp_path, data_dir):
+    command = sim("--outcome", "raise", "--echo-env", "HF_TOKEN", "--api-key", "sk-live-abcdef123456")
+    async with Harness(spec(tmp_path, command, env={"HF_TOKEN": TOKEN})) as h:
+        await h.launch.start()
+        verdict = await h.until(lambda v: v.final)
+        shown = [e.text for e in h.session.scrollback.entries()]
+        assert any("'hf_token': '" in line for line in shown)  # the line is there, the value is not
+        everything = "\n".join([*shown, h.launch.command_text, verdict.text, h.session.info.command])
+        assert TOKEN not in everything and "sk-live-abcdef123456" not in everything
+        assert "HF_TOKEN=****" in h.launch.command_text and "--api-key '****'" in h.launch.command_text
+        assert TOKEN in h.launch.run.log_path.read_text()  # the server's own log is the server's
+    db = (data_dir / "history.sqlite3").read_bytes()
+    assert TOKEN.encode() not in db and b"sk-live-abcdef123456" not in db
+    with sqlite3.connect(data_dir / "history.sqlite3") as conn:
+        dump = "\n".join(conn.iterdump())
+    assert TOKEN not in dump and "****" in dump
+
+
+async def test_foreign_gpu_holders_block_a_relaunch_until_killed(tmp_path, data_dir):
+    squatter = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+    try:
+        async with Harness(spec(tmp_path, sim("--outcome", "raise"))) as h:
+            await h.launch.start()
+            await h.until(lambda v: v.final)
+            h.session.handle(
+                GpuSample("localhost", time.time(), (
+                    GpuInfo(0, memory_used=40 * GIB, processes=(GpuProcess(squatter.pid, 40 * GIB),)),
+                    GpuInfo(1, memory_used=20 * GIB, processes=(GpuProcess(squatter.pid, 20 * GIB),)),
+                ))
+            )
+            with pytest.raises(GpuBusy) as busy:
+                await h.launch.relaunch(gpu_timeout=0.5)
+            (holder,) = busy.value.holders
+            assert holder.pid == squatter.pid and not holder.ours
+            assert holder.per_gpu == {0: 40 * GIB, 1: 20 * GIB}
+            assert "time.sleep(60)" in holder.text and "GPU0 40.0 GiB, GPU1 20.0 GiB" in holder.text
+            assert await h.launch.kill_holders([holder.pid]) == []
+            assert squatter.wait(timeout=5) == -signal.SIGTERM
+            h.session.handle(GpuSample("localhost", time.time(), (GpuInfo(0, memory_used=0), GpuInfo(1, memory_used=0))))
+            run = await h.launch.relaunch(gpu_timeout=0.5)
+            assert run.attempt == 2
+    finally:
+        if squatter.poll() is None:
+            squatter.kill()
+            squatter.wait()
+
+
+async def test_reattach_to_a_running_attempt_after_watchtower_restarted(tmp_path, data_dir):
+    s = spec(tmp_path, sim("--outcome", "hang"))
+    first = Harness(s)
+    async with first:
+        await first.launch.start()
+        await first.until(lambda v: first.session.state.lines > 3)
+        pid = first.launch.run.pid
+        await first.launch.close()  # Watchtower exits; the server keeps running
+        first.launch.run = None  # so that leaving the block does not stop it
+    assert is_alive(pid)
+    second = Harness(spec(tmp_path, sim("--outcome", "hang")))
+    async with second:
+        run = await second.launch.start()
+        assert run.pid == pid and run.attempt == 1 and not run.exit_known
+        await second.until(lambda v: second.session.state.lines > 3)
+        assert second.session.state.current_phase is not None  # the timeline is rebuilt from the log
+        assert await second.launch.stop()
+        assert not is_alive(pid)
+    assert [r.attempt for r in History().attempts("sim")] == [1]
