@@ -60,13 +60,14 @@ class RemoteTailer:
     """Async producer of one remote log's events, plus ConnectionState events.
 
     Same event semantics as :class:`tui.sources.local.LocalTailer`; ``from_end=True``
-    skips what the file holds when it is first opened. ``source`` defaults to
+    skips what the file holds when the tailer starts. ``target`` may be a ``--host``
+    string (``SshTargetError``, a ValueError, if it is not one). ``source`` defaults to
     ``"host:path"``.
     """
 
     def __init__(
         self,
-        target: SshTarget,
+        target: SshTarget | str,
         path: str,
         *,
         from_end: bool = False,
@@ -78,7 +79,7 @@ class RemoteTailer:
     ) -> None:
         if not path:
             raise ValueError("empty remote path")
-        self.target = target
+        self.target = SshTarget.parse(target) if isinstance(target, str) else target
         self.path = path
         self.source = source if source is not None else f"{target}:{path}"
         self._from_end = from_end

@@ -58,10 +58,10 @@ class SshError(Exception):
 class RemoteCommandError(Exception):
     """A remote command exited unsuccessfully; ``str()`` is one line with its status and stderr."""
 
-    def __init__(self, argv: Sequence[str], status: int | None, stderr: str) -> None:
+    def __init__(self, what: str, status: int | None, stderr: str) -> None:
         last = next((line.strip() for line in reversed(stderr.splitlines()) if line.strip()), "")
-        what = f"exited with status {status}" if status is not None else "was killed"
-        super().__init__(f"{shlex.join(argv[:1])} {what}" + (f": {last}" if last else ""))
+        how = f"failed with status {status}" if status is not None else "was killed"
+        super().__init__(f"{what} {how}" + (f": {last}" if last else ""))
         self.status = status
         self.stderr = stderr
 
@@ -397,7 +397,7 @@ async def stream_lines(target: SshTarget, argv: Sequence[str]) -> AsyncIterator[
         if process.exit_status is None and process.exit_signal is None:
             raise _lost(target, f"reading {argv[0]}")
         if process.exit_status != 0:
-            raise RemoteCommandError(argv, process.exit_status, "".join(stderr))
+            raise RemoteCommandError(argv[0], process.exit_status, "".join(stderr))
     finally:
         errors.cancel()
         process.close()
@@ -441,7 +441,10 @@ async def follow_lines(
 
 # Runs "$@" in a new session that survives the SSH connection, output to the log, its pid
 # (= its process group) in the pid file. Positional: $1 log, $2 pid file, then the command.
-_DETACH = 'log=$1 pidfile=$2; shift 2; setsid nohup "$@" >"$log" 2>&1 </dev/null & echo $! >"$pidfile"; echo $!'
+_DETACH = (
+    'log=$1 pidfile=$2; shift 2; : >>"$log" && : >>"$pidfile" || exit 1; '
+    'setsid nohup "$@" >"$log" 2>&1 </dev/null & echo $! >"$pidfile" && echo $!'
+)
 
 
 async def start_detached(
@@ -470,7 +473,7 @@ async def start_detached(
         raise SshError(f"{target}: connection lost while starting {argv[0]}: {_reason(exc)}") from None
     out = str(result.stdout or "").strip()
     if result.exit_status != 0 or not out.isdigit():
-        raise RemoteCommandError(["start", *argv], result.exit_status, str(result.stderr or out))
+        raise RemoteCommandError(f"{target}: starting {argv[0]}", result.exit_status, str(result.stderr or out))
     return int(out)
 
 
@@ -493,3 +496,12 @@ async def signal_group(target: SshTarget, pid: int, sig: int | str) -> bool:
         raise ValueError(f"invalid signal {sig!r}")
     status, _, _ = await run(target, ["sh", "-c", 'kill -s "$1" -- "-$2" 2>/dev/null', "sh", name, str(int(pid))])
     return status == 0
+
+
+def __getattr__(name: str) -> object:
+    """``ssh.RemoteTailer`` for convenience (it lives in remote_tail, which imports this module)."""
+    if name == "RemoteTailer":
+        from tui.sources.remote_tail import RemoteTailer
+
+        return RemoteTailer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
