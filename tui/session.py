@@ -245,6 +245,8 @@ class WatchSession:
         self.handlers: dict[type, list[EventHandler]] = {}
         self.badges: dict[str, str] = {}  # extra header fields, e.g. {"health": "pending"}
         self._sources: list[Any] = [s for s in (log, gpu) if s is not None]
+        # sources that follow the startup (the simulated GPUs tie their memory curve to the phases)
+        self._followers = [s.feed for s in self._sources if callable(getattr(s, "feed", None))]
         self._tasks: list[asyncio.Task] = []
         self._subscribers: list[Subscriber] = []
         self._topics: set[str] = set()
@@ -441,6 +443,8 @@ class WatchSession:
                     self._style_line(number, ERROR)
             elif isinstance(event, Stopped):
                 self._style_line(event.line, PHASE)
+            for follower in self._followers:
+                follower(event)
             if len(self._events) < 1000:
                 self._events.append(event)
             self._topics.add("state")

@@ -46,10 +46,10 @@ KEYS: list[Binding] = [
     Binding("g", "top", "Top", show=False),
     Binding("G", "bottom", "Bottom", show=False),
     Binding("p", "toggle_ranks", "Ranks", show=False),
-    Binding("t", "cycle_theme", "Theme"),
+    Binding("t", "cycle_theme", "Theme", show=False),
     Binding("s", "screenshot", "Screenshot", show=False),
     Binding("y", "copy_error", "Copy"),
-    Binding("w", "write_report", "Report"),
+    Binding("w", "write_report", "Report", show=False),
     Binding("question_mark", "help", "Help", key_display="?"),
     Binding("q", "quit", "Quit"),
 ]

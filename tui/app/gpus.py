@@ -16,7 +16,8 @@ def render_gpus(session: WatchSession, width: int, palette, enabled: bool = True
     title = Text(no_wrap=True, end="")
     title.append(" GPUs", palette.style("title"))
     if sample is not None:
-        title.append(f"  {sample.host} · {len(sample.gpus)} × {sample.gpus[0].name or 'GPU'}" if sample.gpus else f"  {sample.host}", palette.style("dim"))
+        model = (sample.gpus[0].name or "GPU").removeprefix("NVIDIA ") if sample.gpus else ""
+        title.append(f"  {sample.host}" + (f" · {len(sample.gpus)} × {model}" if model else ""), palette.style("dim"))
     lines = [title]
     if not enabled:
         lines.append(Text(" off (--gpus none)", palette.style("dim"), end=""))

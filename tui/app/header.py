@@ -9,6 +9,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from tui.app.fmt import duration
+from tui.app.timeline import origin
 from tui.core.state import FAILED, PHASE_TITLES, READY, STOPPED
 from tui.session import WatchSession
 
@@ -32,18 +33,18 @@ def verdict(session: WatchSession) -> Verdict:
     state = session.state
     if state.outcome == READY:
         ready = state.phase("ready")
+        start = origin(state)
         total = None
-        if ready is not None and ready.start_ts is not None and state.first_ts is not None:
-            total = ready.start_ts - state.first_ts
+        if ready is not None and ready.start_ts is not None and start is not None:
+            total = ready.start_ts - start
         if total is None:
             total = session.elapsed()
         return Verdict("ready", "READY", f"in {duration(total)}" + (f" · line {state.ready_line}" if state.ready_line else ""))
     if state.outcome == FAILED:
         error = state.first_error
         if error is not None:
-            message = error_title(error)
-            where = ", ".join(p for p in (f"rank {error.rank}" if error.rank else "", f"line {error.line}") if p)
-            return Verdict("failed", "FAILED", f"{message} ({where})")
+            where = " · ".join(p for p in (error.rank or "", f"line {error.line}") if p)
+            return Verdict("failed", "FAILED", f"{where} · {error_title(error)}")
         return Verdict("failed", "FAILED", state.stop_reason or _exit_words(session) or "the server died")
     if state.outcome == STOPPED:
         return Verdict("stopped", "STOPPED", state.stop_reason or "the server shut down after ready")

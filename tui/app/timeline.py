@@ -12,7 +12,7 @@ from tui.session import WatchSession
 #: Phases a rank takes part in (the grid's columns); args and ready belong to the main process.
 RANK_PHASES = ("weight_load", "memory_pool", "cuda_graph", "draft_init")
 SHORT = {"weight_load": "weights", "memory_pool": "pool", "cuda_graph": "graphs", "draft_init": "draft"}
-LABEL = 13  # glyph + title column
+LABEL = 15  # glyph + title column
 DURATION = 7
 
 
@@ -26,11 +26,19 @@ def skipped(state: StartupState, name: str) -> bool:
     return any(state.phase(n) is not None for n in later)
 
 
+def origin(state: StartupState) -> float | None:
+    """Where the startup begins in log time: the first phase's start (lines before it may carry
+    no timestamp and only an arrival time, which need not match the log's clock)."""
+    for phase in state.phases:
+        if phase.start_ts is not None:
+            return phase.start_ts
+    return state.first_ts
+
+
 def render_timeline(session: WatchSession, width: int, palette, height: int | None = None) -> Text:
     state = session.state
     now = session.log_now()
-    starts = [p.start_ts for p in state.phases if p.start_ts is not None]
-    t0 = state.first_ts if state.first_ts is not None else (min(starts) if starts else None)
+    t0 = origin(state)
     bar_width = max(8, width - LABEL - DURATION - 2)
     span = max(1.0, (now or 0.0) - (t0 or 0.0))
 
@@ -58,6 +66,18 @@ def render_timeline(session: WatchSession, width: int, palette, height: int | No
         phase = state.phase(name)
         row = Text(no_wrap=True, end="")
         title = PHASE_TITLES[name]
+        if phase is None and name == "ready" and state.outcome == FAILED:
+            row.append(f" ✖ {'failed':<{LABEL - 3}}", palette.style("failed"))
+            error = state.first_error
+            at = getattr(error, "ts", None) if error is not None else None
+            row.append(f"{duration(at - t0) if at is not None and t0 is not None else '':>{DURATION}} ", palette.style("failed"))
+            if at is not None and t0 is not None:
+                row.append(" " * col(at) + "✖", palette.style("failed"))
+                who = f" {error.kind}" + (f" on {error.rank}" if error.rank else "")
+                if col(at) + 1 + len(who) <= bar_width:
+                    row.append(who, palette.style("failed"))
+            lines.append(row)
+            continue
         if phase is None:
             if skipped(state, name):
                 row.append(f" – {title:<{LABEL - 3}}", palette.style("skipped"))
@@ -144,7 +164,7 @@ def render_ranks(session: WatchSession, width: int, palette) -> Text:
     header = Text(" " + "rank".ljust(rank_width), palette.style("dim"), no_wrap=True, end="")
     for name in RANK_PHASES:
         header.append(SHORT[name].rjust(cell), palette.style("dim"))
-    rows = [title.append("  (✓ done  ▶ running  · not started  ✖ died)", palette.style("dim")), header]
+    rows = [title.append("  ✓ done ▶ running · waiting ✖ died", palette.style("dim")), header]
     error = state.first_error
     dead_rank = error.rank if error is not None and state.outcome == FAILED else None
     failed_phase = _failed_phase(state)
