@@ -40,6 +40,8 @@ class RankPhase:
     start_ts: float | None
     end_line: int | None = None
     end_ts: float | None = None
+    last_line: int | None = None  # latest line of this rank in this phase (bars, steps)
+    last_ts: float | None = None
 
     @property
     def seconds(self) -> float | None:
@@ -92,6 +94,9 @@ class ErrorReport:
     end_line: int | None = None
     block: list[tuple[int, str]] = field(default_factory=list)  # (line number, text) of the block
     fatal: bool = True
+    category: str | None = None  # signature category of a traceback's exception, e.g. "cuda_oom"
+    secondary: bool = False  # a consequence ("child failed", "see root cause above"), not a cause
+    ts: float | None = None  # when it was logged (log timestamp, else arrival)
 
 
 @dataclass(slots=True)
@@ -107,6 +112,8 @@ class StartupState:
     last_ts: float | None = None
     ranks: set[str] = field(default_factory=set)
     stop_reason: str | None = None
+    last_line: int | None = None  # the last non-empty line seen, and its text:
+    last_text: str = ""  # what the log said last when the process died
 
     def phase(self, name: str) -> Phase | None:
         for p in self.phases:
@@ -122,5 +129,9 @@ class StartupState:
 
     @property
     def first_error(self) -> ErrorReport | None:
+        """The root cause: the earliest fatal error that is not a mere consequence of another."""
         fatal = [e for e in self.errors if e.fatal]
+        for e in fatal:
+            if not e.secondary:
+                return e
         return fatal[0] if fatal else None

@@ -1,0 +1,317 @@
+"""Error classification: whole traceback blocks and one-line signatures.
+
+A traceback is grouped from ``Traceback (most recent call last):`` (also SGLang's
+``Scheduler hit an exception: Traceback …`` and vLLM's re-prefixed ``ERROR …``
+lines) to its final ``SomeError: message`` line, whatever the exception type; a
+chained traceback ("During handling of the above exception …") stays one error
+whose cause is the *last* exception. Blocks of several ranks may interleave line
+by line: a line with a rank goes to that rank's block, an unprefixed one to the
+oldest open block that expects a line of its shape (``File "…"`` after a header
+or a code line, code after ``File``, the exception after code).
+
+The report is made the moment the exception line arrives, so a live view shows
+it at once; a chain or message lines that follow update the same ``ErrorReport``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from dataclasses import dataclass, field
+
+from tui.core.profiles import Profile, Signature
+from tui.core.state import ErrorReport
+
+TRACEBACK = "Traceback (most recent call last)"
+_CHAIN = (
+    "During handling of the above exception",
+    "The above exception was the direct cause",
+)
+# "torch.OutOfMemoryError: CUDA out of memory…", "KeyError: 'x'", "MemoryError", "mod.Custom: …"
+_EXCEPTION = re.compile(r"(?:[A-Za-z_]\w*\.)*(?P<exc>[A-Za-z_]\w*)(?::(?: (?P<text>.*))?)?$")
+_PROCESS_HEADER = re.compile(r"Process [\w\-]+:$")
+# A bare name with no message is an exception line only if it reads like one ("MemoryError",
+# "mod.Custom"), not a word such as "Killed" that the shell prints after a block.
+_BARE_EXCEPTION = re.compile(r"(?:Error|Exception|Exit|Interrupt|Iteration|Warning)$")
+
+#: A block not fed for this many lines is closed; one with its exception line, sooner.
+STALE_LINES = 200
+AFTER_EXCEPTION_LINES = 20
+#: Lines of a block kept for display: its head and its tail.
+HEAD, TAIL = 4, 30
+MESSAGE_CAP = 500
+
+# block states
+_TB, _FRAME, _EXC, _CHAIN_STATE = range(4)
+
+
+@dataclass(slots=True)
+class _Block:
+    rank: str | None
+    line: int
+    ts: float | None
+    state: int = _TB
+    last: int = 0  # line number of the latest line fed to it
+    exc_line: int = 0  # line number of its exception line
+    head: list[tuple[int, str]] = field(default_factory=list)
+    tail: deque = field(default_factory=lambda: deque(maxlen=TAIL))
+    report: ErrorReport | None = None
+
+    def add(self, number: int, text: str) -> None:
+        if len(self.head) < HEAD:
+            self.head.append((number, text))
+        else:
+            self.tail.append((number, text))
+        self.last = number
+
+    def lines(self) -> list[tuple[int, str]]:
+        return self.head + list(self.tail)
+
+
+class Classifier:
+    """Feed it each line's parsed parts; it returns the errors made or updated, and warnings."""
+
+    def __init__(self, profile: Profile) -> None:
+        self.set_profile(profile)
+        self._blocks: list[_Block] = []
+        self._headers: dict[str | None, tuple[int, str]] = {}  # "Process X:" lines, by rank
+
+    def set_profile(self, profile: Profile) -> None:
+        self._signatures: tuple[Signature, ...] = profile.signatures
+        self._warnings = profile.warnings
+        self._benign = profile.benign
+        self._warning_levels = profile.warning_levels
+
+    def reset(self) -> None:
+        self._blocks.clear()
+        self._headers.clear()
+
+    @property
+    def open(self) -> bool:
+        """A traceback block is open: every following line may belong to it."""
+        return bool(self._blocks)
+
+    # ------------------------------------------------------------ feeding
+
+    def feed(
+        self,
+        number: int,
+        body: str,
+        rank: str | None = None,
+        record: bool = False,
+        level: str | None = None,
+        ts: float | None = None,
+    ) -> tuple[list[ErrorReport], bool, bool]:
+        """One line (or ``\\r`` segment): ``body`` is its message without the log prefix.
+
+        ``rank`` is the rank the prefix names (None: no prefix, or no rank in it);
+        ``record``: the line starts a new log record (it has a timestamp or level).
+        Returns the errors made or updated by this line, whether it is a warning, and
+        whether it belongs to a traceback (then it is no phase marker either).
+        """
+        errors: list[ErrorReport] = []
+        if self._blocks:
+            self._expire(number, errors)
+            if self._blocks and self._continue(number, body, rank, record, errors):
+                return errors, False, True
+        if TRACEBACK in body:
+            self._start(number, body, rank, ts, errors)
+            return errors, False, True
+        if body.startswith("Process ") and _PROCESS_HEADER.match(body):
+            self._headers[rank] = (number, body)
+            return errors, False, True
+        if not body or body.isspace():
+            return errors, False, False
+        benign = None
+        for sig in self._signatures:
+            match = sig.regex.search(body)
+            if match is None:
+                continue
+            if benign is None:
+                benign = self._is_benign(body)
+            if benign:
+                break
+            self._close_complete(rank, errors)
+            kind = match.groupdict().get("kind") or sig.kind
+            errors.append(
+                ErrorReport(
+                    line=number,
+                    kind=kind,
+                    message=body.strip()[:MESSAGE_CAP],
+                    rank=rank,
+                    end_line=number,
+                    block=[(number, body)],
+                    fatal=sig.fatal,
+                    category=sig.kind,
+                    secondary=sig.secondary,
+                    ts=ts,
+                )
+            )
+            return errors, False, False
+        if record:
+            self._close_complete(rank, errors)
+        warning = (level is not None and level in self._warning_levels) or any(
+            p.search(body) for p in self._warnings
+        )
+        if warning and (benign is None and self._is_benign(body) or benign):
+            warning = False
+        return errors, warning, False
+
+    def close_all(self) -> list[ErrorReport]:
+        """End of input: every open block is over (one cut short is still reported)."""
+        errors: list[ErrorReport] = []
+        for block in list(self._blocks):
+            self._close(block, errors)
+        self._headers.clear()
+        return errors
+
+    def close_complete(self) -> list[ErrorReport]:
+        """The log went quiet: blocks that have their exception line are over."""
+        errors: list[ErrorReport] = []
+        for block in list(self._blocks):
+            if block.state == _EXC:
+                self._close(block, errors)
+        return errors
+
+    # ------------------------------------------------------------ internals
+
+    def _is_benign(self, body: str) -> bool:
+        return any(p.search(body) for p in self._benign)
+
+    def _start(self, number: int, body: str, rank: str | None, ts: float | None, errors: list) -> None:
+        chained = self._candidate(rank, lambda b: b.state == _CHAIN_STATE)
+        if chained is not None:
+            chained.state = _TB
+            chained.add(number, body)
+            return
+        for block in list(self._blocks):
+            if block.rank == rank:
+                self._close(block, errors)
+        line = number
+        header = self._headers.pop(rank, None)
+        block = _Block(rank, line, ts)
+        if header is not None and 0 < number - header[0] <= 2:
+            block.line = header[0]
+            block.add(*header)
+        block.add(number, body)
+        self._blocks.append(block)
+
+    def _candidate(self, rank: str | None, accepts) -> _Block | None:
+        """The block a line goes to: its rank's, else the oldest unranked, else the oldest."""
+        if rank is not None:
+            for block in self._blocks:
+                if block.rank == rank and accepts(block):
+                    return block
+            return None
+        fallback = None
+        for block in self._blocks:
+            if accepts(block):
+                if block.rank is None:
+                    return block
+                if fallback is None:
+                    fallback = block
+        return fallback
+
+    def _continue(self, number: int, body: str, rank: str | None, record: bool, errors: list) -> bool:
+        """Feed ``body`` to the block it continues; False if it continues none."""
+        if not body or body.isspace():
+            block = self._candidate(rank, lambda b: b.state != _TB)
+            if block is not None:
+                block.last = number
+            return block is not None
+        first = body[0]
+        if first == " " or first == "\t":
+            stripped = body.lstrip()
+            if stripped.startswith('File "'):
+                block = self._candidate(rank, lambda b: b.state in (_TB, _FRAME))
+            else:
+                block = self._candidate(rank, lambda b: b.state == _FRAME)
+            if block is None:
+                return False
+            block.state = _FRAME
+            block.add(number, body)
+            return True
+        if body.startswith(_CHAIN):
+            block = self._candidate(rank, lambda b: b.state == _EXC)
+            if block is None:
+                return False
+            block.state = _CHAIN_STATE
+            block.add(number, body)
+            return True
+        if TRACEBACK in body:
+            return False  # a new block, or the next part of a chain: _start decides
+        match = _EXCEPTION.match(body)
+        if match is not None and match.group("text") is None and "." not in body and ":" not in body:
+            if not _BARE_EXCEPTION.search(match.group("exc")):
+                match = None
+        if match is not None:
+            block = self._candidate(rank, lambda b: b.state in (_TB, _FRAME))
+            if block is not None:
+                block.add(number, body)
+                self._exception(block, number, match, errors)
+                return True
+        # Message lines after the exception line ("Possible solutions: …"), unless they
+        # are a record of their own or an error of their own ("Killed").
+        if record or any(sig.regex.search(body) for sig in self._signatures):
+            return False
+        block = self._candidate(
+            rank, lambda b: b.state == _EXC and number - b.exc_line <= AFTER_EXCEPTION_LINES
+        )
+        if block is None or "%|" in body:
+            return False
+        block.add(number, body)
+        if block.report is not None:
+            block.report.end_line = number
+            block.report.block = block.lines()
+        return True
+
+    def _exception(self, block: _Block, number: int, match: re.Match[str], errors: list) -> None:
+        block.state = _EXC
+        block.exc_line = number
+        kind = match.group("exc")
+        text = (match.group("text") or "").strip()
+        message = f"{kind}: {text}" if text else kind
+        sig = next((s for s in self._signatures if not s.fallback and s.regex.search(match.group(0))), None)
+        report = block.report
+        if report is None:
+            report = block.report = ErrorReport(line=block.line, kind=kind, message="", rank=block.rank, ts=block.ts)
+        report.kind = kind
+        report.message = message[:MESSAGE_CAP]
+        report.end_line = number
+        report.block = block.lines()
+        report.category = sig.kind if sig else None
+        report.fatal = sig.fatal if sig else True
+        report.secondary = sig.secondary if sig else False
+        errors.append(report)
+
+    def _close(self, block: _Block, errors: list) -> None:
+        self._blocks.remove(block)
+        if block.report is not None:
+            return  # already reported when its exception line came
+        lines = block.lines()
+        last = next((t.strip() for _, t in reversed(lines) if t.strip()), TRACEBACK)
+        errors.append(
+            ErrorReport(
+                line=block.line,
+                kind="Traceback",
+                message=f"traceback cut short: {last}"[:MESSAGE_CAP],
+                rank=block.rank,
+                end_line=block.last,
+                block=lines,
+                ts=block.ts,
+            )
+        )
+
+    def _close_complete(self, rank: str | None, errors: list) -> None:
+        """A new record from ``rank``: its own block is over, and so is any finished unranked one."""
+        for block in list(self._blocks):
+            if block.rank == rank or (block.rank is None and block.state == _EXC):
+                if block.rank == rank and block.state == _CHAIN_STATE:
+                    continue
+                self._close(block, errors)
+
+    def _expire(self, number: int, errors: list) -> None:
+        for block in list(self._blocks):
+            idle = number - block.last
+            if idle > STALE_LINES or (block.state == _EXC and idle > AFTER_EXCEPTION_LINES):
+                self._close(block, errors)

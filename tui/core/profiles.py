@@ -1,0 +1,363 @@
+"""Server profiles: what a server's log looks like, as data (TOML files in ``tui/profiles/``).
+
+A profile says how to recognise the server, how to split a line into its prefix
+(timestamp, rank tag, level) and message, which patterns begin, end and advance
+each canonical phase, which lines mean ready / stopped, and the server's own error
+signatures. ``common.toml`` holds what every server shares (CUDA, NCCL, OOM,
+Python warnings, benign lines) and is merged into each profile. A user's own
+``.toml`` file works exactly like the built-in ones. Every regex is compiled once,
+here; a bad file raises ``ProfileError`` with one line naming the key at fault.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from tui.core.state import PHASES
+
+BUILTIN = ("sglang", "vllm")
+COMMON = "common"
+
+Pattern = re.Pattern[str]
+
+
+class ProfileError(Exception):
+    """A profile could not be loaded: the message is one line naming the file and key."""
+
+
+@dataclass(frozen=True, slots=True)
+class Signature:
+    """A one-line error signature. ``kind`` is the category ("cuda_oom", "nccl", ...).
+
+    ``secondary``: a consequence of another error (the parent's "child failed", a
+    wrapper's "see root cause above"): it fails a startup on its own, but never
+    hides a root cause reported before or after it.
+    """
+
+    kind: str
+    regex: Pattern
+    fatal: bool = True
+    secondary: bool = False
+    fallback: bool = False  # tried after all others (a catch-all such as "SomeError: …")
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseSpec:
+    """The patterns of one canonical phase (see the profile format in README)."""
+
+    name: str
+    index: int  # position in PHASES
+    begin: tuple[Pattern, ...] = ()
+    end: tuple[Pattern, ...] = ()
+    step: tuple[Pattern, ...] = ()  # activity inside the phase (e.g. "KV Cache is allocated")
+    implicit_begin: tuple[Pattern, ...] = ()  # no begin line: the last match on a rank is the start
+    progress: tuple[Pattern, ...] = ()  # tqdm bars: groups pct, or n and total
+    ranked: bool = True  # False: every line counts as one rank ("main")
+    settle: bool = False  # several begin/end pairs per rank: over only once a later phase shows
+    repeat_is_draft: bool = False  # a rank's 2nd begin / end belongs to draft_init
+    requires_begin: bool = False  # end / step lines count only on a rank that began the phase
+    all_ranks: bool = False  # every rank tag seen prints this phase: over when all of them ended it
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    name: str
+    title: str
+    source: str  # the file it came from
+    detect: tuple[Pattern, ...] = ()
+    headers: tuple[Pattern, ...] = ()
+    timestamp: str | None = None  # strptime format of the header's ts group
+    rank_token: Pattern | None = None  # findall over the ranks / proc group: (kind, index)
+    rank_order: tuple[str, ...] = ()
+    bar_rank: str = "main"  # bars carry no rank: their phase's rank until a real one shows
+    warning_levels: frozenset[str] = frozenset()
+    phases: tuple[PhaseSpec, ...] = ()
+    ready: tuple[Pattern, ...] = ()
+    close: tuple[Pattern, ...] = ()  # every phase before ready is over (e.g. max_total_num_tokens=)
+    stop: tuple[Pattern, ...] = ()  # after ready: the server is shutting down
+    figures: tuple[Pattern, ...] = ()  # "avail mem=… GB": shown as a phase's detail
+    signatures: tuple[Signature, ...] = ()
+    warnings: tuple[Pattern, ...] = ()
+    benign: tuple[Pattern, ...] = ()
+    prefilter: tuple[str, ...] = ()
+    max_detect_lines: int = 5000
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def phase(self, name: str) -> PhaseSpec | None:
+        for spec in self.phases:
+            if spec.name == name:
+                return spec
+        return None
+
+
+# ------------------------------------------------------------------ loading
+
+_TOP_KEYS = {
+    "name", "title", "detect", "prefix", "phases", "markers", "signatures", "warnings",
+    "benign", "prefilter", "options",
+}
+_PREFIX_KEYS = {"headers", "timestamp", "rank_token", "rank_order", "bar_rank", "warning_levels"}
+_PHASE_KEYS = {
+    "begin", "end", "step", "implicit_begin", "progress", "ranked", "settle", "repeat_is_draft",
+    "requires_begin", "all_ranks",
+}
+_MARKER_KEYS = {"ready", "close", "stop", "figures"}
+_SIGNATURE_KEYS = {"kind", "pattern", "fatal", "secondary", "fallback"}
+_OPTION_KEYS = {"max_detect_lines"}
+
+
+def _compile(where: str, pattern: Any) -> Pattern:
+    if not isinstance(pattern, str):
+        raise ProfileError(f"{where}: expected a regex string, got {type(pattern).__name__}")
+    if "(?P=" in pattern:
+        raise ProfileError(f"{where}: back-references are not allowed in {pattern!r}")
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise ProfileError(f"{where}: bad pattern {pattern!r}: {exc}") from None
+
+
+def _patterns(where: str, value: Any) -> tuple[Pattern, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list):
+        raise ProfileError(f"{where}: expected a list of regex strings")
+    return tuple(_compile(f"{where}[{i}]", p) for i, p in enumerate(value))
+
+
+def _strings(where: str, value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ProfileError(f"{where}: expected a list of strings")
+    return tuple(value)
+
+
+def _table(where: str, value: Any, allowed: set[str]) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ProfileError(f"{where}: expected a table")
+    unknown = sorted(set(value) - allowed)
+    if unknown:
+        raise ProfileError(f"{where}: unknown key {unknown[0]!r} (known: {', '.join(sorted(allowed))})")
+    return value
+
+
+def _bool(where: str, value: Any, default: bool) -> bool:
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise ProfileError(f"{where}: expected true or false")
+    return value
+
+
+def _parse(data: dict[str, Any], source: str, common: dict[str, Any] | None) -> Profile:
+    where = source
+    _table(where, data, _TOP_KEYS)
+    name = data.get("name")
+    if not isinstance(name, str) or not name:
+        raise ProfileError(f"{where}: 'name' is missing (a short name such as \"sglang\")")
+    prefix = _table(f"{where}: prefix", data.get("prefix"), _PREFIX_KEYS)
+    markers = _table(f"{where}: markers", data.get("markers"), _MARKER_KEYS)
+    options = _table(f"{where}: options", data.get("options"), _OPTION_KEYS)
+    phases_raw = _table(f"{where}: phases", data.get("phases"), set(PHASES))
+
+    phases = []
+    for pname, body in phases_raw.items():
+        pw = f"{where}: phases.{pname}"
+        body = _table(pw, body, _PHASE_KEYS)
+        phases.append(
+            PhaseSpec(
+                name=pname,
+                index=PHASES.index(pname),
+                begin=_patterns(f"{pw}.begin", body.get("begin")),
+                end=_patterns(f"{pw}.end", body.get("end")),
+                step=_patterns(f"{pw}.step", body.get("step")),
+                implicit_begin=_patterns(f"{pw}.implicit_begin", body.get("implicit_begin")),
+                progress=_patterns(f"{pw}.progress", body.get("progress")),
+                ranked=_bool(f"{pw}.ranked", body.get("ranked"), True),
+                settle=_bool(f"{pw}.settle", body.get("settle"), False),
+                repeat_is_draft=_bool(f"{pw}.repeat_is_draft", body.get("repeat_is_draft"), False),
+                requires_begin=_bool(f"{pw}.requires_begin", body.get("requires_begin"), False),
+                all_ranks=_bool(f"{pw}.all_ranks", body.get("all_ranks"), False),
+            )
+        )
+
+    headers = _patterns(f"{where}: prefix.headers", prefix.get("headers"))
+    for i, h in enumerate(headers):
+        if "msg" not in h.groupindex:
+            raise ProfileError(f"{where}: prefix.headers[{i}]: needs a (?P<msg>…) group for the message")
+    timestamp = prefix.get("timestamp")
+    if timestamp is not None and not isinstance(timestamp, str):
+        raise ProfileError(f"{where}: prefix.timestamp: expected a strptime format string")
+    rank_token = prefix.get("rank_token")
+    rank_token_re = _compile(f"{where}: prefix.rank_token", rank_token) if rank_token else None
+    if rank_token_re is not None and rank_token_re.groups != 2:
+        raise ProfileError(f"{where}: prefix.rank_token: needs exactly two groups (kind, index)")
+    bar_rank = prefix.get("bar_rank", "main")
+    if not isinstance(bar_rank, str):
+        raise ProfileError(f"{where}: prefix.bar_rank: expected a string")
+
+    sigs = _signatures(where, data.get("signatures"))
+    warnings = _patterns(f"{where}: warnings.patterns", _table(f"{where}: warnings", data.get("warnings"), {"patterns"}).get("patterns"))
+    benign = _patterns(f"{where}: benign.patterns", _table(f"{where}: benign", data.get("benign"), {"patterns"}).get("patterns"))
+    words = _strings(f"{where}: prefilter.words", _table(f"{where}: prefilter", data.get("prefilter"), {"words"}).get("words"))
+    if any(not w for w in words):
+        raise ProfileError(f"{where}: prefilter.words: empty word")
+    max_detect = options.get("max_detect_lines", 5000)
+    if not isinstance(max_detect, int) or max_detect < 1:
+        raise ProfileError(f"{where}: options.max_detect_lines: expected a positive integer")
+
+    if common is not None:  # what every server shares; catch-alls last
+        sigs = sigs + common["signatures"]
+        sigs = tuple(s for s in sigs if not s.fallback) + tuple(s for s in sigs if s.fallback)
+        warnings = warnings + common["warnings"]
+        benign = benign + common["benign"]
+        words = words + common["prefilter"]
+
+    title = data.get("title", name)
+    return Profile(
+        name=name,
+        title=title if isinstance(title, str) else name,
+        source=source,
+        detect=_patterns(f"{where}: detect", data.get("detect")),
+        headers=headers,
+        timestamp=timestamp,
+        rank_token=rank_token_re,
+        rank_order=_strings(f"{where}: prefix.rank_order", prefix.get("rank_order")),
+        bar_rank=bar_rank,
+        warning_levels=frozenset(_strings(f"{where}: prefix.warning_levels", prefix.get("warning_levels"))),
+        phases=tuple(phases),
+        ready=_patterns(f"{where}: markers.ready", markers.get("ready")),
+        close=_patterns(f"{where}: markers.close", markers.get("close")),
+        stop=_patterns(f"{where}: markers.stop", markers.get("stop")),
+        figures=_patterns(f"{where}: markers.figures", markers.get("figures")),
+        signatures=sigs,
+        warnings=warnings,
+        benign=benign,
+        prefilter=tuple(dict.fromkeys(words)),
+        max_detect_lines=max_detect,
+    )
+
+
+def _signatures(where: str, value: Any) -> tuple[Signature, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise ProfileError(f"{where}: signatures: expected an array of tables ([[signatures]])")
+    out = []
+    for i, body in enumerate(value):
+        sw = f"{where}: signatures[{i}]"
+        body = _table(sw, body, _SIGNATURE_KEYS)
+        kind = body.get("kind")
+        if not isinstance(kind, str) or not kind:
+            raise ProfileError(f"{sw}: 'kind' is missing (a category such as \"cuda_oom\")")
+        out.append(
+            Signature(
+                kind=kind,
+                regex=_compile(f"{sw}.pattern ({kind})", body.get("pattern")),
+                fatal=_bool(f"{sw}.fatal", body.get("fatal"), True),
+                secondary=_bool(f"{sw}.secondary", body.get("secondary"), False),
+                fallback=_bool(f"{sw}.fallback", body.get("fallback"), False),
+            )
+        )
+    return tuple(out)
+
+
+def _read_toml(text: str, source: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ProfileError(f"{source}: not valid TOML: {exc}") from None
+
+
+def _builtin_text(name: str) -> str:
+    return resources.files("tui.profiles").joinpath(f"{name}.toml").read_text(encoding="utf-8")
+
+
+_common_cache: dict[str, Any] | None = None
+_builtin_cache: dict[str, Profile] = {}
+
+
+def _common() -> dict[str, Any]:
+    global _common_cache
+    if _common_cache is None:
+        source = "common.toml"
+        data = _read_toml(_builtin_text(COMMON), source)
+        _table(source, data, {"signatures", "warnings", "benign", "prefilter"})
+        _common_cache = {
+            "signatures": _signatures(source, data.get("signatures")),
+            "warnings": _patterns(f"{source}: warnings.patterns", (data.get("warnings") or {}).get("patterns")),
+            "benign": _patterns(f"{source}: benign.patterns", (data.get("benign") or {}).get("patterns")),
+            "prefilter": _strings(f"{source}: prefilter.words", (data.get("prefilter") or {}).get("words")),
+        }
+    return _common_cache
+
+
+def generic_profile() -> Profile:
+    """Errors only: no prefix, no phases; what runs before (or without) detection."""
+    common = _common()
+    return Profile(
+        name="generic",
+        title="unknown server",
+        source="common.toml",
+        signatures=common["signatures"],
+        warnings=common["warnings"],
+        benign=common["benign"],
+        prefilter=tuple(dict.fromkeys(common["prefilter"])),
+    )
+
+
+def load_profile(name_or_path: str | Path) -> Profile:
+    """A built-in profile by name ("sglang", "vllm") or a user's profile file (``*.toml``)."""
+    key = str(name_or_path)
+    if key in BUILTIN:
+        if key not in _builtin_cache:
+            _builtin_cache[key] = _parse(_read_toml(_builtin_text(key), f"{key}.toml"), f"{key}.toml", _common())
+        return _builtin_cache[key]
+    path = Path(key)
+    if path.suffix != ".toml" and not path.exists():
+        raise ProfileError(f"unknown server {key!r}: use one of {', '.join(BUILTIN)} or a profile .toml file")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ProfileError(f"{path}: no such profile file") from None
+    except UnicodeDecodeError:
+        raise ProfileError(f"{path}: not a text file (expected a TOML profile)") from None
+    except OSError as exc:
+        raise ProfileError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    return _parse(_read_toml(text, str(path)), str(path), _common())
+
+
+def builtin_profiles() -> list[Profile]:
+    return [load_profile(name) for name in BUILTIN]
+
+
+def detect_server(lines: list[str], profiles: list[Profile] | None = None) -> Profile | None:
+    """The first profile whose ``detect`` patterns match one of ``lines`` (earliest line wins)."""
+    candidates = builtin_profiles() if profiles is None else profiles
+    for text in lines:
+        for profile in candidates:
+            if any(p.search(text) for p in profile.detect):
+                return profile
+    return None
+
+
+def prefilter_words(profiles: list[Profile]) -> list[str]:
+    """Literal, case-sensitive words: every line that can change a tracker's state has one.
+
+    The fast scanner skips lines without any of them (while the tracker does not
+    need every line). Covers the profiles' own words and the common error file.
+    """
+    words: dict[str, None] = dict.fromkeys(_common()["prefilter"])
+    for profile in profiles:
+        words.update(dict.fromkeys(profile.prefilter))
+    return list(words)

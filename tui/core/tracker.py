@@ -1,0 +1,565 @@
+"""The phase tracker: log lines in, ``StartupState`` and tracker events out.
+
+Pure Python, no I/O. The server's knowledge comes from its profile (TOML); this
+module only knows the shape of a startup: phases begin and end per rank (a phase
+is over when the last rank that began it has ended it, and the slowest rank is
+named), tqdm bars advance the phase they belong to, the draft model's repeats are
+told apart by count, ready is one marker, and errors come from the classifier.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import signal as signals
+import time
+from datetime import datetime
+
+from tui.core.classifier import Classifier
+from tui.core.events import (
+    ErrorFound,
+    PhaseEnded,
+    PhaseProgress,
+    PhaseStarted,
+    Ready,
+    ServerDetected,
+    Stopped,
+    TrackerEvent,
+    WarningFound,
+)
+from tui.core.lines import Line, Progress
+from tui.core.profiles import PhaseSpec, Profile, builtin_profiles, generic_profile
+from tui.core.state import FAILED, READY, STARTING, STOPPED, ErrorReport, Phase, RankPhase, StartupState
+
+DRAFT = "draft_init"
+MAIN = "main"  # the rank of lines whose prefix names none
+_NAMED_GROUP = re.compile(r"\(\?P<\w+>")
+_DIGITS = re.compile(r"\d+")
+
+
+def _any_of(patterns: list[re.Pattern[str]]) -> re.Pattern[str] | None:
+    """One regex that matches where any of ``patterns`` does: a cheap first test per line."""
+    if not patterns:
+        return None
+    try:
+        return re.compile("|".join(f"(?:{_NAMED_GROUP.sub('(?:', p.pattern)})" for p in patterns))
+    except re.error:
+        return None
+
+
+def _is_bar(text: str) -> bool:
+    return "%|" in text or "% Completed" in text
+
+
+class StartupTracker:
+    """Feed it lines in order; read ``state``; act on the events ``feed`` returns.
+
+    ``profile=None`` detects the server from the first lines among the built-in
+    profiles; until then (and for good if nothing is recognised) errors are still
+    classified. After ``restart()`` read ``state`` again: it is a new object.
+    """
+
+    def __init__(self, profile: Profile | None = None) -> None:
+        self._forced = profile
+        self._candidates = [profile] if profile is not None else builtin_profiles()
+        self._generic = generic_profile()
+        self._max_detect = min(p.max_detect_lines for p in self._candidates)
+        self.classifier = Classifier(profile or self._generic)
+        self._reset()
+
+    def _reset(self) -> None:
+        self.state = StartupState()
+        self.profile: Profile | None = None
+        self._seen = 0  # lines fed while detecting
+        self._gave_up = False
+        self._announced = False
+        self._implicit: dict[tuple[str, str], tuple[int, float | None]] = {}
+        self._tentative: set[str] = set()  # settle phases whose ranks have all ended
+        self._placeholders: dict[str, str] = {}  # phase -> rank key a bar started it under
+        self._error_ids: set[int] = set()
+        self._last_ts: float | None = None
+        self._ts_text: str | None = None
+        self._ts_value: float | None = None
+        self._year: int | None = None
+        self._rank_cache: dict[str, str] = {}
+        self._tagged: set[str] = set()  # ranks named by a rank tag (not a process name)
+        self.classifier.reset()
+        self.classifier.set_profile(self._generic)
+        if self._forced is not None:
+            self._use(self._forced)
+
+    def _use(self, profile: Profile) -> None:
+        self.profile = profile
+        self.state.server = profile.name
+        self.classifier.set_profile(profile)
+        self._specs = {spec.name: spec for spec in profile.phases}
+        self._draft = self._specs.get(DRAFT)
+        self._order = {name: i for i, name in enumerate(self._specs)}
+        everything = [*profile.ready, *profile.close, *profile.stop]
+        for spec in profile.phases:
+            everything += [*spec.begin, *spec.end, *spec.step, *spec.implicit_begin, *spec.progress]
+        self._any_marker = _any_of(everything)
+        # A bar may swallow the next record with no \r in between: find its header inside.
+        self._inner_headers = [re.compile(h.pattern.removeprefix("^")) for h in profile.headers if "ts" in h.groupindex]
+        self._any_bar = _any_of([p for spec in profile.phases for p in spec.progress])
+
+    # ------------------------------------------------------------ public API
+
+    @property
+    def needs_every_line(self) -> bool:
+        """True while a traceback is open or the server is not yet known: no line may be skipped."""
+        return self.classifier.open or (self.profile is None and not self._gave_up)
+
+    def feed(self, item: Line | Progress, at: float | None = None) -> list[TrackerEvent]:
+        """One line (or a live ``\\r`` update of the open line); ``at``: when it arrived."""
+        events: list[TrackerEvent] = []
+        if isinstance(item, Progress):
+            if self.profile is not None:
+                self._bar_only(item.number, item.text, at, events)
+            return events
+        number = item.number
+        state = self.state
+        if number > state.lines:
+            state.lines = number
+        if self.profile is None and not self._gave_up:
+            self._seen += 1
+            if self._seen > self._max_detect:
+                self._gave_up = True
+        segments = item.segments
+        last = len(segments) - 1
+        for i, text in enumerate(segments):
+            if i < last and _is_bar(text) and _is_bar(segments[i + 1]):
+                continue  # an intermediate bar update: the next one supersedes it
+            self._segment(number, text, at, events)
+        if segments:
+            text = segments[-1]
+            if text and not text.isspace():
+                state.last_line = number
+                state.last_text = text[:1000]
+        return events
+
+    def finish(self) -> list[TrackerEvent]:
+        """End of input: close any open traceback block."""
+        events: list[TrackerEvent] = []
+        self._errors(self.classifier.close_all(), events)
+        return events
+
+    def quiet(self) -> list[TrackerEvent]:
+        """The log went quiet: tracebacks whose exception line came are over."""
+        events: list[TrackerEvent] = []
+        self._errors(self.classifier.close_complete(), events)
+        return events
+
+    def process_exited(self, returncode: int | None, signal: int | None, at: float) -> list[TrackerEvent]:
+        """The launched server died: a failed startup, or (once ready) a stop."""
+        events = self.finish()
+        state = self.state
+        if signal is not None:
+            try:
+                name = signals.Signals(signal).name
+            except ValueError:
+                name = f"signal {signal}"
+            what = f"process killed by {name}"
+        else:
+            what = f"process exited with code {returncode}"
+        said = f"; the log's last line ({state.last_line}): {state.last_text.strip()}" if state.last_line else "; the log is empty"
+        if state.outcome in (READY, STOPPED):
+            if state.outcome == READY:
+                state.outcome = STOPPED
+                state.stop_reason = what
+                events.append(Stopped(state.lines, what))
+            return events
+        killed = signal == signals.SIGKILL or returncode in (137, -9)
+        report = ErrorReport(
+            line=state.last_line or state.lines,
+            kind="killed" if killed else "exited",
+            message=(what + said)[:1000],
+            end_line=state.last_line,
+            category="killed" if killed else "exited",
+            secondary=state.first_error is not None,
+            ts=at,
+        )
+        state.stop_reason = what
+        self._errors([report], events)
+        return events
+
+    def restart(self) -> None:
+        """The log was replaced: a fresh attempt starts (``state`` is a new object)."""
+        self._reset()
+
+    # ------------------------------------------------------------ one segment
+
+    def _segment(self, number: int, text: str, at: float | None, events: list[TrackerEvent]) -> None:
+        if self.profile is not None and _is_bar(text):
+            for header in self._inner_headers:
+                match = header.search(text, 1)
+                if match is not None:
+                    self._one(number, text[: match.start()], at, events)
+                    text = text[match.start() :]
+                    break
+        self._one(number, text, at, events)
+
+    def _one(self, number: int, text: str, at: float | None, events: list[TrackerEvent]) -> None:
+        if self.profile is None and not self._gave_up:
+            self._detect(number, text, events)
+        elif not self._announced and self.profile is not None:
+            self._announced = True
+            events.append(ServerDetected(self.profile.name, number))
+        profile = self.profile or self._generic
+        msg, rank, record, level, ts_text = text, None, False, None, None
+        for header in profile.headers:
+            match = header.match(text)
+            if match is not None:
+                groups = match.groupdict()
+                msg = groups["msg"] or ""
+                ts_text = groups.get("ts")
+                level = groups.get("lvl")
+                record = ts_text is not None or level is not None
+                rank = self._rank(groups.get("ranks"), groups.get("proc"))
+                break
+        ts = self._time(ts_text, at)
+        errors, warning, consumed = self.classifier.feed(number, msg, rank, record, level, ts)
+        if errors:
+            self._errors(errors, events)
+        if warning:
+            self.state.warnings += 1
+            events.append(WarningFound(number, msg.strip()[:500]))
+        if consumed or self.profile is None:
+            return
+        if self._any_marker is not None and self._any_marker.search(msg) is None:
+            return
+        self._markers(number, msg, rank, ts, events)
+
+    def _detect(self, number: int, text: str, events: list[TrackerEvent]) -> None:
+        for profile in self._candidates:
+            if any(p.search(text) for p in profile.detect):
+                self._use(profile)
+                self._announced = True
+                events.append(ServerDetected(profile.name, number))
+                return
+
+    def _rank(self, ranks: str | None, proc: str | None) -> str:
+        if ranks:
+            rank = self._rank_cache.get(ranks)
+            if rank is None:
+                rank = self._rank_cache[ranks] = self._rank_name(ranks)
+            if rank != MAIN and rank not in self._tagged:
+                self._tagged.add(rank)
+                self.state.ranks.add(rank)
+            return rank
+        if proc:
+            self.state.ranks.add(proc)
+            return proc
+        return MAIN
+
+    def _rank_name(self, ranks: str) -> str:
+        """Rank tokens as a set in the profile's order: "TP3 DP0" and "DP0 TP3" are one rank."""
+        profile = self.profile
+        if profile is None or profile.rank_token is None:
+            return ranks.strip() or MAIN
+        order = profile.rank_order
+        tokens = profile.rank_token.findall(ranks)
+        if not tokens:
+            return ranks.strip() or MAIN
+        tokens.sort(key=lambda t: (order.index(t[0]) if t[0] in order else len(order), t[0]))
+        return " ".join(kind + index for kind, index in tokens)
+
+    def _time(self, ts_text: str | None, at: float | None) -> float | None:
+        """The line's own timestamp; else the log's latest one; else arrival time."""
+        state = self.state
+        ts = None
+        if ts_text is not None and self.profile is not None and self.profile.timestamp:
+            ts = self._parse_time(ts_text, at)
+        if ts is not None:
+            self._last_ts = ts
+        else:
+            ts = self._last_ts if self._last_ts is not None else at
+        if ts is not None:
+            if state.first_ts is None:
+                state.first_ts = ts
+            state.last_ts = ts
+        return ts
+
+    def _parse_time(self, text: str, at: float | None) -> float | None:
+        base, _, fraction = text.replace(",", ".").partition(".")
+        if base == self._ts_text:
+            value = self._ts_value
+        else:
+            fmt = self.profile.timestamp
+            try:
+                if "%Y" in fmt or "%y" in fmt:
+                    value = datetime.strptime(base, fmt).timestamp()
+                else:  # no year in the log (vLLM): the year of arrival, or of now
+                    ref = at if at is not None else time.time()
+                    if self._year is None:
+                        self._year = time.localtime(ref).tm_year
+                    value = datetime.strptime(f"{self._year} {base}", f"%Y {fmt}").timestamp()
+                    if value > ref + 2 * 86400:  # December's log read in January
+                        value = datetime.strptime(f"{self._year - 1} {base}", f"%Y {fmt}").timestamp()
+            except ValueError:
+                return None
+            self._ts_text, self._ts_value = base, value
+        if value is not None and fraction.isdigit():
+            value += float("0." + fraction)
+        return value
+
+    # ------------------------------------------------------------ errors
+
+    def _errors(self, errors: list[ErrorReport], events: list[TrackerEvent]) -> None:
+        state = self.state
+        for error in errors:
+            if id(error) not in self._error_ids:
+                self._error_ids.add(id(error))
+                bisect.insort(state.errors, error, key=lambda e: e.line)
+            if state.ready_line is not None and error.line > state.ready_line:
+                error.fatal = False  # a serving-time error: not a failed startup
+            if error.fatal and state.outcome == STARTING:
+                state.outcome = FAILED
+                for phase in state.phases:
+                    if not phase.done:
+                        phase.failed = True
+            events.append(ErrorFound(error))
+
+    # ------------------------------------------------------------ phases
+
+    def _markers(self, number: int, msg: str, rank: str, ts: float | None, events: list[TrackerEvent]) -> None:
+        profile = self.profile
+        state = self.state
+        if state.ready_line is None:
+            if any(p.search(msg) for p in profile.ready):
+                self._ready(number, ts, events)
+                return
+        elif state.outcome == READY and any(p.search(msg) for p in profile.stop):
+            state.outcome = STOPPED
+            state.stop_reason = msg.strip()[:500]
+            events.append(Stopped(number, state.stop_reason))
+            return
+        for spec in profile.phases:
+            for action, patterns in (
+                ("implicit", spec.implicit_begin),
+                ("begin", spec.begin),
+                ("end", spec.end),
+                ("step", spec.step),
+            ):
+                for pattern in patterns:
+                    match = pattern.search(msg)
+                    if match is not None:
+                        self._mark(spec, action, match, number, msg, rank, ts, events)
+                        break
+            if self._any_bar is not None and self._any_bar.search(msg) is not None:
+                for pattern in spec.progress:
+                    match = pattern.search(msg)
+                    if match is not None:
+                        self._bar(spec, match, number, msg, ts, events)
+                        break
+        if any(p.search(msg) for p in profile.close):
+            self._close_phases(events)
+
+    def _bar_only(self, number: int, text: str, at: float | None, events: list[TrackerEvent]) -> None:
+        """A live update of a still-open line: only its progress bar matters."""
+        if self._any_bar is None or self._any_bar.search(text) is None:
+            return
+        ts = self._last_ts if self._last_ts is not None else at
+        for spec in self.profile.phases:
+            for pattern in spec.progress:
+                match = pattern.search(text)
+                if match is not None:
+                    self._bar(spec, match, number, text, ts, events)
+                    return
+
+    def _mark(
+        self,
+        spec: PhaseSpec,
+        action: str,
+        match: re.Match[str],
+        number: int,
+        msg: str,
+        rank: str,
+        ts: float | None,
+        events: list[TrackerEvent],
+    ) -> None:
+        if not spec.ranked:
+            rank = MAIN
+        phase = self.state.phase(spec.name)
+        if action == "implicit":
+            entry = phase.ranks.get(rank) if phase is not None else None
+            if entry is None:  # the last such line before the phase shows on this rank is its start
+                self._implicit[(spec.name, rank)] = (number, ts)
+            return
+        if spec.repeat_is_draft and self._draft is not None and phase is not None:
+            entry = phase.ranks.get(rank)
+            if entry is not None and entry.end_line is not None:
+                spec, phase = self._draft, self.state.phase(DRAFT)  # the repeat is the draft model's
+        if self._tentative:
+            self._settle(spec.index, events)
+        if spec.requires_begin and action != "begin" and (phase is None or rank not in phase.ranks):
+            return
+        if phase is None:
+            start_ts = ts
+            seconds = match.groupdict().get("seconds")
+            if action == "end" and seconds and ts is not None:
+                start_ts = ts - float(seconds)
+            start = self._implicit.get((spec.name, rank), (number, start_ts))
+            phase = self._new_phase(spec.name, start[0], start[1], events)
+        entry = self._entry(phase, rank, number, ts)
+        if action == "begin":
+            if entry.end_line is not None:
+                entry.end_line = entry.end_ts = None
+            if phase.end_line is not None:
+                phase.end_line = phase.end_ts = None  # reopened: a later end reports it again
+            self._tentative.discard(phase.name)
+        elif action == "end":
+            entry.end_line, entry.end_ts = number, ts
+        elif entry.end_line is not None:
+            return  # a step after this rank's end
+        entry.last_line, entry.last_ts = number, ts
+        for figure in self.profile.figures:
+            found = figure.search(msg)
+            if found is not None:
+                phase.detail = found.group(0)
+                break
+        if action == "end":
+            self._check_done(phase, spec, events)
+
+    def _entry(self, phase: Phase, rank: str, number: int, ts: float | None) -> RankPhase:
+        entry = phase.ranks.get(rank)
+        if entry is not None:
+            return entry
+        placeholder = self._placeholders.pop(phase.name, None)
+        if placeholder is not None and placeholder in phase.ranks and placeholder != rank:
+            entry = phase.ranks.pop(placeholder)  # a bar started it: now we know whose it is
+            entry.rank = rank
+        else:
+            start = self._implicit.pop((phase.name, rank), None)
+            if start is None:
+                start = (phase.start_line, phase.start_ts) if not phase.ranks else (number, ts)
+            entry = RankPhase(rank, start[0], start[1])
+            if entry.start_line < phase.start_line:
+                phase.start_line, phase.start_ts = entry.start_line, entry.start_ts
+        phase.ranks[rank] = entry
+        return entry
+
+    def _new_phase(self, name: str, line: int, ts: float | None, events: list[TrackerEvent]) -> Phase:
+        phase = Phase(name, line, ts)
+        bisect.insort(self.state.phases, phase, key=lambda p: p.start_line)
+        events.append(PhaseStarted(name, line, ts))
+        if self.state.outcome == FAILED:
+            phase.failed = True
+        return phase
+
+    def _check_done(self, phase: Phase, spec: PhaseSpec, events: list[TrackerEvent]) -> None:
+        if any(r.end_line is None for r in phase.ranks.values()):
+            return
+        if spec.all_ranks and spec.ranked and not self._tagged.issubset(phase.ranks):
+            return  # a rank that prints this phase has not even begun it yet
+        if spec.settle:
+            self._tentative.add(phase.name)  # over once a later phase shows (or a close marker)
+            return
+        self._end_phase(phase, events)
+
+    def _settle(self, index: int, events: list[TrackerEvent]) -> None:
+        for name in list(self._tentative):
+            if self._specs[name].index < index:
+                phase = self.state.phase(name)
+                if phase is not None:
+                    self._end_phase(phase, events)
+                self._tentative.discard(name)
+
+    def _end_phase(self, phase: Phase, events: list[TrackerEvent]) -> None:
+        """All ranks are done (those that never said so end at their last line in it)."""
+        self._tentative.discard(phase.name)
+        if phase.done:
+            return
+        end_line, end_ts = phase.start_line, phase.start_ts
+        for entry in phase.ranks.values():
+            if entry.end_line is None:
+                entry.end_line = entry.last_line if entry.last_line is not None else entry.start_line
+                entry.end_ts = entry.last_ts if entry.last_line is not None else entry.start_ts
+            if entry.end_line > end_line:
+                end_line = entry.end_line
+            if entry.end_ts is not None and (end_ts is None or entry.end_ts > end_ts):
+                end_ts = entry.end_ts
+        phase.end_line, phase.end_ts = end_line, end_ts
+        events.append(PhaseEnded(phase.name, end_line, end_ts, phase.seconds, phase.slowest_rank, len(phase.ranks)))
+
+    def _close_phases(self, events: list[TrackerEvent], keep: str = "ready") -> None:
+        for phase in list(self.state.phases):
+            if not phase.done and phase.name != keep:
+                self._end_phase(phase, events)
+
+    def _bar_owner(self, phase: Phase) -> str | None:
+        """The rank a bar belongs to: rank 0 of the phase (bars carry no rank)."""
+        for name in phase.ranks:
+            if not any(d != "0" for d in _DIGITS.findall(name)):
+                return name
+        return next(iter(phase.ranks), None)
+
+    def _running_on_owner(self, phase: Phase | None) -> bool:
+        if phase is None or phase.done:
+            return False
+        owner = self._bar_owner(phase)
+        return owner is None or phase.ranks[owner].end_line is None
+
+    def _bar(
+        self, spec: PhaseSpec, match: re.Match[str], number: int, text: str, ts: float | None, events: list[TrackerEvent]
+    ) -> None:
+        phase = self.state.phase(spec.name)
+        draft = self.state.phase(DRAFT) if self._draft is not None else None
+        if self._running_on_owner(phase):
+            pass
+        elif self._running_on_owner(draft):
+            phase = draft
+        elif phase is None:
+            if self._tentative:
+                self._settle(spec.index, events)
+            phase = self._new_phase(spec.name, number, ts, events)
+            rank = self.profile.bar_rank
+            phase.ranks[rank] = RankPhase(rank, number, ts)
+            self._placeholders[spec.name] = rank
+        elif phase.done:
+            return  # a stray bar after its phase
+        groups = match.groupdict()
+        fraction = None
+        n, total, pct = groups.get("n"), groups.get("total"), groups.get("pct")
+        if n is not None and total is not None and int(total) > 0:
+            fraction = min(1.0, int(n) / int(total))
+            detail = f"{n}/{total}"
+        elif pct is not None:
+            fraction = min(1.0, int(pct) / 100)
+            detail = f"{pct}%"
+        else:
+            detail = ""
+        for figure in self.profile.figures:
+            found = figure.search(text)
+            if found is not None:
+                detail = f"{detail} {found.group(0)}".strip()
+                break
+        phase.progress = fraction
+        phase.detail = detail
+        owner = self._bar_owner(phase)
+        if owner is not None:
+            entry = phase.ranks[owner]
+            if entry.end_line is None:
+                entry.last_line, entry.last_ts = number, ts
+        events.append(PhaseProgress(phase.name, number, fraction, detail))
+
+    def _ready(self, number: int, ts: float | None, events: list[TrackerEvent]) -> None:
+        state = self.state
+        self._tentative.clear()
+        self._close_phases(events)
+        phase = state.phase("ready")
+        if phase is None:
+            phase = self._new_phase("ready", number, ts, events)
+        entry = self._entry(phase, MAIN, number, ts)
+        entry.end_line, entry.end_ts = number, ts
+        for other in phase.ranks.values():
+            if other.end_line is None:
+                other.end_line, other.end_ts = number, ts
+        phase.failed = False
+        self._end_phase(phase, events)
+        state.ready_line = number
+        state.outcome = READY
+        for p in state.phases:
+            p.failed = False
+        seconds = None if ts is None or state.first_ts is None else max(0.0, ts - state.first_ts)
+        events.append(Ready(number, ts, seconds))
