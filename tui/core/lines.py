@@ -121,18 +121,21 @@ class LineAssembler:
 
     def feed(self, data: bytes) -> list[Line | Progress]:
         out: list[Line | Progress] = []
-        pos = 0
-        size = len(data)
-        while pos < size:
-            nl = data.find(b"\n", pos)
-            end = size if nl < 0 else nl
-            self._append(data[pos:end], out)
-            self.offset += end - pos
-            if nl < 0:
-                break
-            self.offset += 1
+        rows = data.split(b"\n")
+        rest = rows.pop()  # the bytes after the last \n: they open (or continue) a line
+        if rows:
+            self._append(rows[0], out, report=False)
+            self.offset += len(rows[0]) + 1
             out.append(self._finish())
-            pos = nl + 1
+            number, offset = self.number, self.offset
+            for raw in rows[1:]:  # whole lines inside this chunk: no open-line state needed
+                number += 1
+                size = len(raw)
+                out.append(make_line(number, offset, raw[:-1] if raw.endswith(b"\r") else raw))
+                offset += size + 1
+            self.number, self.offset, self._start = number, offset, offset
+        self._append(rest, out)
+        self.offset += len(rest)
         return out
 
     def flush(self) -> list[Line]:
@@ -158,7 +161,7 @@ class LineAssembler:
 
     # ------------------------------------------------------------ internals
 
-    def _append(self, piece: bytes, out: list[Line | Progress]) -> None:
+    def _append(self, piece: bytes, out: list[Line | Progress], report: bool = True) -> None:
         if not piece:
             return
         if not self._overflow:
@@ -177,7 +180,7 @@ class LineAssembler:
                 self._tail += piece
             if self._tail is not None:
                 del self._tail[MAX_LINE_BYTES // 2 :]
-        if self._progress and b"\r" in piece and not self._overflow:
+        if report and self._progress and b"\r" in piece and not self._overflow:
             self._report_segments(out)
 
     def _report_segments(self, out: list[Line | Progress]) -> None:
