@@ -1,0 +1,118 @@
+"""`watchtower scan`: the JSON contract, exit statuses, one-line errors, and fast path == full path."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tui.commands.scan import scan_file, to_json
+from tui.core.lines import LineAssembler
+from tui.core.tracker import StartupTracker
+
+FIXTURES = sorted(Path(__file__).parent.joinpath("fixtures").glob("*.log"))
+
+
+def watchtower(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tui.cli", *args], capture_output=True, text=True, timeout=60)
+
+
+def full_path_state(path: Path):
+    """Every line through the tracker, no prefilter: what the fast path must reproduce."""
+    tracker = StartupTracker()
+    assembler = LineAssembler(progress=False)
+    for item in assembler.feed(path.read_bytes()) + assembler.flush():
+        tracker.feed(item, None)
+    tracker.finish()
+    return tracker.state
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
+def test_fast_path_equals_full_path(path):
+    assert to_json(scan_file(str(path))) == to_json(full_path_state(path))
+
+
+def test_fast_path_equals_full_path_inside_serving_noise(tmp_path):
+    """A crash buried after thousands of serving lines: the prefilter must not lose it or its line."""
+    noise = b"".join(
+        b"[2026-02-22 23:50:%02d TP0] Decode batch, #running-req: %d, #token: 4000, token usage: 0.10, "
+        b"cuda graph: True, gen throughput (token/s): 1234.5, #queue-req: 0\n" % (i % 60, i)
+        for i in range(20000)
+    )
+    ready = Path(__file__).parent / "fixtures" / "sglang_eagle3_tp8_ready.log"
+    crash = (
+        b"[2026-02-23 01:00:00 TP3] Scheduler hit an exception: Traceback (most recent call last):\n"
+        b'  File "/sgl/scheduler.py", line 10, in run\n'
+        b"    x = table[key]\n"
+        b"KeyError: 'layers.61.mlp'\n"
+    )
+    log = tmp_path / "serving.log"
+    log.write_bytes(ready.read_bytes() + noise + crash)
+    state = scan_file(str(log))
+    assert to_json(state) == to_json(full_path_state(log))
+    assert state.lines == log.read_bytes().count(b"\n")
+    (error,) = [e for e in state.errors if e.kind == "KeyError"]
+    grep_n = subprocess.run(["grep", "-n", "Scheduler hit an exception", str(log)], capture_output=True, text=True)
+    assert error.line == int(grep_n.stdout.split(":")[0])
+    assert error.rank == "TP3"
+
+
+def test_json_contract_and_exit_status_on_a_ready_log():
+    proc = watchtower("scan", "--json", str(Path(__file__).parent / "fixtures" / "sglang_eagle3_tp8_ready.log"))
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert set(doc) == {"server", "outcome", "ready_line", "phases", "errors", "warnings", "lines"}
+    assert (doc["server"], doc["outcome"]) == ("sglang", "ready")
+    names = [p["name"] for p in doc["phases"]]
+    assert {"server_args", "weight_load", "memory_pool", "cuda_graph", "draft_init", "ready"} <= set(names)
+    for phase in doc["phases"]:
+        assert set(phase) == {"name", "start_line", "end_line", "seconds", "ranks", "slowest_rank"}
+    weights = next(p for p in doc["phases"] if p["name"] == "weight_load")
+    assert weights["ranks"] == 8 and weights["slowest_rank"].startswith("TP")
+    assert doc["errors"] == []
+
+
+def test_exit_status_failed_and_starting(tmp_path):
+    fixtures = Path(__file__).parent / "fixtures"
+    failed = watchtower("scan", "--json", str(fixtures / "sglang_attributeerror_tp8.log"))
+    assert failed.returncode == 1
+    first = json.loads(failed.stdout)["errors"][0]
+    assert first["kind"] == "AttributeError" and first["rank"].startswith("TP")
+    starting = watchtower("scan", str(fixtures / "sglang_silent_death.log"))
+    assert starting.returncode == 3 and "STARTING" in starting.stdout
+
+
+@pytest.mark.parametrize(
+    "make, needle",
+    [
+        (lambda d: str(d / "missing.log"), "no such file"),
+        (lambda d: str(d), "is a directory"),
+        (lambda d: (d / "noise.log").write_text("hello\nworld\n" * 50) and str(d / "noise.log"), "not an SGLang or vLLM log"),
+    ],
+    ids=["missing", "directory", "not-a-log"],
+)
+def test_expected_failures_are_one_clear_line(tmp_path, make, needle):
+    proc = watchtower("scan", make(tmp_path))
+    assert proc.returncode == 2
+    assert needle in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
+def test_unreadable_log(tmp_path):
+    log = tmp_path / "secret.log"
+    log.write_text("x\n")
+    log.chmod(0)
+    proc = watchtower("scan", str(log))
+    assert proc.returncode == 2 and "permission denied" in proc.stderr
+
+
+def test_bad_profile_is_a_usage_error(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("this is = = not toml")
+    proc = watchtower("scan", "--server", str(bad), str(Path(__file__).parent / "fixtures" / "sglang_old_04.log"))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1

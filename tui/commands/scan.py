@@ -1,0 +1,128 @@
+"""`watchtower scan LOG`: one pass over a finished or growing log; a verdict and a timeline."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+from tui.commands import EXIT_FAILED, EXIT_READY, EXIT_STARTING, UsageError
+from tui.core.profiles import ProfileError, builtin_profiles, load_profile, prefilter_words
+from tui.core.scan import Scanner
+from tui.core.state import FAILED, PHASE_TITLES, READY, STOPPED, StartupState
+from tui.core.tracker import StartupTracker
+
+BLOCK = 8 << 20  # bytes read at a time: big enough for the prefilter, small enough for RSS
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("scan", help="one pass over a log: phases, errors, verdict")
+    p.add_argument("log", help="the server's log file")
+    p.add_argument("--server", help="sglang, vllm, or a profile .toml (default: detect)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=run)
+
+
+def open_log(path: str):
+    """Open a log for reading, or raise UsageError with one clear line."""
+    try:
+        if os.path.isdir(path):
+            raise UsageError(f"{path}: is a directory, not a log file")
+        return open(path, "rb")
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file") from None
+    except PermissionError:
+        raise UsageError(f"{path}: permission denied (cannot read the log)") from None
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def make_tracker(server: str | None) -> tuple[StartupTracker, list[str]]:
+    """A tracker for ``--server`` (or auto-detection) and the prefilter words that go with it."""
+    try:
+        profile = load_profile(server) if server else None
+    except ProfileError as exc:
+        raise UsageError(str(exc)) from None
+    profiles = [profile] if profile else builtin_profiles()
+    return StartupTracker(profile), prefilter_words(profiles)
+
+
+def scan_file(path: str, server: str | None = None) -> StartupState:
+    tracker, words = make_tracker(server)
+    scanner = Scanner(tracker, words)
+    with open_log(path) as log:
+        try:
+            while block := log.read(BLOCK):
+                scanner.feed(block)
+        except OSError as exc:
+            raise UsageError(f"{path}: read failed: {exc.strerror or exc}") from None
+    scanner.finish()
+    tracker.state.lines = max(tracker.state.lines, scanner.lines)
+    return tracker.state
+
+
+def exit_status(state: StartupState) -> int:
+    if state.outcome in (READY, STOPPED):
+        return EXIT_READY
+    if state.outcome == FAILED:
+        return EXIT_FAILED
+    return EXIT_STARTING
+
+
+def to_json(state: StartupState) -> dict:
+    return {
+        "server": state.server,
+        "outcome": state.outcome,
+        "ready_line": state.ready_line,
+        "phases": [
+            {
+                "name": p.name,
+                "start_line": p.start_line,
+                "end_line": p.end_line,
+                "seconds": None if p.seconds is None else round(p.seconds, 3),
+                "ranks": len(p.ranks),
+                "slowest_rank": p.slowest_rank,
+            }
+            for p in state.phases
+        ],
+        "errors": [
+            {"line": e.line, "kind": e.kind, "message": e.message, "rank": e.rank}
+            for e in state.errors
+        ],
+        "warnings": state.warnings,
+        "lines": state.lines,
+    }
+
+
+def duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    minutes, secs = divmod(int(round(seconds)), 60)
+    return f"{minutes}:{secs:02d}" if minutes else f"{seconds:.1f}s"
+
+
+def render(path: str, state: StartupState) -> str:
+    out = [f"{path}: {state.server or 'unknown server'}, {state.lines} lines — {state.outcome.upper()}"]
+    if state.phases:
+        out.append(f"  {'phase':<13} {'lines':>17} {'took':>8}  {'ranks':>5}  slowest")
+        for p in state.phases:
+            span = f"{p.start_line}-{p.end_line if p.end_line is not None else '…'}"
+            out.append(
+                f"  {PHASE_TITLES.get(p.name, p.name):<13} {span:>17} {duration(p.seconds):>8}  "
+                f"{len(p.ranks):>5}  {p.slowest_rank or '-'}"
+            )
+    for e in state.errors:
+        rank = f" [{e.rank}]" if e.rank else ""
+        text = e.message if e.message.startswith(e.kind) else f"{e.kind}: {e.message}"
+        out.append(f"  error at line {e.line}{rank}: {text}")
+    if state.warnings:
+        out.append(f"  {state.warnings} warning(s)")
+    return "\n".join(out)
+
+
+def run(args: argparse.Namespace) -> int:
+    state = scan_file(args.log, args.server)
+    if state.server is None and not state.errors and state.lines:
+        raise UsageError(f"{args.log}: not an SGLang or vLLM log (nothing recognised in {state.lines} lines)")
+    print(json.dumps(to_json(state)) if args.json else render(args.log, state))
+    return exit_status(state)
