@@ -1,0 +1,129 @@
+"""The launch loop from the keyboard, through Textual's pilot: R edits the env, r relaunches,
+x stops (after asking), a lists attempts, q asks only while a launched server runs."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import pytest
+
+from tui.app import themes
+from tui.app.header import VerdictHeader
+from tui.app.relaunch import ConfirmScreen, EditScreen, LaunchApp
+from tui.commands.run import add_launch_options, build_spec, make_launch
+from tui.history import History
+from tui.sources.process import group_members, is_alive
+
+SIM = str(Path(__file__).with_name("server_sim.py"))
+TOKEN = "hf_AppSecretToken987654321"
+CONTEXT_ENV = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"
+
+
+@pytest.fixture(autouse=True)
+def data_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("WATCHTOWER_DATA_DIR", str(tmp_path / "data"))
+
+
+def make_app(tmp_path, *command: str) -> LaunchApp:
+    parser = argparse.ArgumentParser()
+    add_launch_options(parser)
+    parser.add_argument("command", nargs=argparse.REMAINDER)
+    args = parser.parse_args(
+        ["--name", "sim", "--log-dir", str(tmp_path / "logs"), "--env", f"HF_TOKEN={TOKEN}", "--gpus", "none",
+         "--stop-grace", "2,2", "--", sys.executable, SIM, "--step", "0.01", "--echo-env", "HF_TOKEN", *command]
+    )
+    session, launch = make_launch(build_spec(args), args)
+    palettes = themes.discover()
+    return LaunchApp(launch, session, palettes, themes.resolve(None, palettes).name, gpus_enabled=False)
+
+
+async def until(pilot, predicate, timeout: float = 20.0) -> None:
+    """Let the app run until ``predicate()`` holds (checked after each pause)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        await pilot.pause(0.05)
+
+
+def screen_text(app) -> str:
+    """Everything on screen as plain text (from the screenshot's SVG)."""
+    import html
+    import re
+
+    return html.unescape(re.sub(r"<[^>]+>", "", app.export_screenshot())).replace("\xa0", " ")
+
+
+async def test_fail_edit_env_relaunch_ready_stop_and_quit_from_the_keyboard(tmp_path):
+    app = make_app(tmp_path, "--outcome", "raise", "--tp", "2")
+    launch = app.launch
+    async with app.run_test(size=(140, 45)) as pilot:
+        await until(pilot, lambda: launch.verdict_now is not None and launch.verdict_now.final)
+        await until(pilot, lambda: not launch.server_running)
+        header = app.query_one(VerdictHeader)
+        await until(pilot, lambda: header.verdict is not None and header.verdict.word == "FAILED")
+        assert "ValueError" in header.verdict.detail
+
+        await pilot.press("R")
+        await until(pilot, lambda: isinstance(app.screen, EditScreen))
+        env = app.screen.query_one("#env")
+        assert env.text.strip() == "HF_TOKEN=****"  # the secret is not shown, even in the editor
+        env.text = env.text + f"{CONTEXT_ENV}=1\n"
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: launch.run is not None and launch.run.attempt == 2)
+        await until(pilot, lambda: launch.verdict_now is not None and launch.verdict_now.final)
+        assert launch.verdict_now.kind == "ready"
+        assert launch.spec.env == {"HF_TOKEN": TOKEN, CONTEXT_ENV: "1"}  # the real token went to v2
+        await until(pilot, lambda: header.verdict is not None and header.verdict.word == "READY")
+
+        await pilot.press("a")
+        await pilot.pause(0.1)
+        lines = app.attempts_panel.lines()
+        assert lines[0].startswith("v1 ✗ ValueError")
+        assert lines[1].startswith("v2 ✓ ready") and f"+{CONTEXT_ENV}=1" in lines[1]
+        shown = screen_text(app)
+        assert "v1 ✗ ValueError" in shown and TOKEN not in shown and "HF_TOKEN=****" in shown
+
+        pids = group_members(launch.run.pgid)
+        assert len(pids) >= 3
+        await pilot.press("x")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("escape")  # asked first: nothing is killed on a cancel
+        await pilot.pause(0.2)
+        assert launch.server_running and all(is_alive(p) for p in pids)
+
+        await pilot.press("q")  # a launched server is running: q asks
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("s")  # stop it, then quit
+        await until(pilot, lambda: not launch.server_running, timeout=15)
+    assert not any(is_alive(p) for p in pids) and group_members(launch.run.pgid) == []
+    assert app.return_code == 0
+    rows = History().attempts("sim")
+    assert [r.summary.split()[1] for r in rows] == ["✗", "✓"]
+    db = (Path(History().path)).read_bytes()
+    assert TOKEN.encode() not in db
+
+
+async def test_relaunch_of_a_running_attempt_asks_and_q_does_not_ask_once_it_is_gone(tmp_path):
+    app = make_app(tmp_path, "--outcome", "hang")
+    launch = app.launch
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: launch.run is not None and app.session.state.lines > 3)
+        first = launch.run
+        await pilot.press("r")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await until(pilot, lambda: launch.run is not first and launch.run.attempt == 2, timeout=15)
+        assert not first.alive and first.status.stopped_by_user
+        await until(pilot, lambda: app.session.info.attempt == 2)
+        await pilot.press("x")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await until(pilot, lambda: not launch.server_running, timeout=15)
+        await until(pilot, lambda: launch.verdict_now is not None and launch.verdict_now.kind == "stopped")
+        await pilot.press("q")  # nothing left running: quits without asking
+        await pilot.pause(0.2)
+    assert app.return_code == 0
