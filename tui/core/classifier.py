@@ -41,8 +41,10 @@ AFTER_EXCEPTION_LINES = 20
 HEAD, TAIL = 4, 30
 MESSAGE_CAP = 500
 
-# block states
-_TB, _FRAME, _EXC, _CHAIN_STATE = range(4)
+# block states: after the Traceback line, after a File line, after a code (or caret) line,
+# after the exception line, after "During handling …"
+_TB, _FILE, _CODE, _EXC, _CHAIN_STATE = range(5)
+_FRAME = (_FILE, _CODE)
 
 
 @dataclass(slots=True)
@@ -196,21 +198,22 @@ class Classifier:
         block.add(number, body)
         self._blocks.append(block)
 
-    def _candidate(self, rank: str | None, accepts) -> _Block | None:
-        """The block a line goes to: its rank's, else the oldest unranked, else the oldest."""
-        if rank is not None:
-            for block in self._blocks:
-                if block.rank == rank and accepts(block):
-                    return block
-            return None
-        fallback = None
+    def _candidate(self, rank: str | None, accepts, prefer=None) -> _Block | None:
+        """The block a line goes to: of its rank if it names one, else the oldest unranked,
+        else the oldest; among those, one that expects this line (``prefer``) comes first."""
+        best = None
+        best_score = -1
         for block in self._blocks:
-            if accepts(block):
-                if block.rank is None:
-                    return block
-                if fallback is None:
-                    fallback = block
-        return fallback
+            if rank is not None and block.rank != rank:
+                continue
+            if not accepts(block):
+                continue
+            score = (2 if prefer is not None and prefer(block) else 0) + (1 if block.rank is None else 0)
+            if score > best_score:
+                best, best_score = block, score
+                if score == 3 or (prefer is None and rank is not None):
+                    break
+        return best
 
     def _continue(self, number: int, body: str, rank: str | None, record: bool, errors: list) -> bool:
         """Feed ``body`` to the block it continues; False if it continues none."""
@@ -223,12 +226,14 @@ class Classifier:
         if first == " " or first == "\t":
             stripped = body.lstrip()
             if stripped.startswith('File "'):
-                block = self._candidate(rank, lambda b: b.state in (_TB, _FRAME))
+                block = self._candidate(rank, lambda b: b.state in (_TB, _FILE, _CODE), lambda b: b.state != _FILE)
+                state = _FILE
             else:
-                block = self._candidate(rank, lambda b: b.state == _FRAME)
+                block = self._candidate(rank, lambda b: b.state in _FRAME, lambda b: b.state == _FILE)
+                state = _CODE
             if block is None:
                 return False
-            block.state = _FRAME
+            block.state = state
             block.add(number, body)
             return True
         if body.startswith(_CHAIN):
@@ -245,7 +250,7 @@ class Classifier:
             if not _BARE_EXCEPTION.search(match.group("exc")):
                 match = None
         if match is not None:
-            block = self._candidate(rank, lambda b: b.state in (_TB, _FRAME))
+            block = self._candidate(rank, lambda b: b.state in (_TB, _FILE, _CODE), lambda b: b.state == _CODE)
             if block is not None:
                 block.add(number, body)
                 self._exception(block, number, match, errors)

@@ -399,7 +399,11 @@ class StartupTracker:
             seconds = match.groupdict().get("seconds")
             if action == "end" and seconds and ts is not None:
                 start_ts = ts - float(seconds)
-            start = self._implicit.get((spec.name, rank), (number, start_ts))
+            start = min(
+                (v for k, v in self._implicit.items() if k[0] == spec.name),
+                default=(number, start_ts),
+                key=lambda v: v[0],
+            )
             phase = self._new_phase(spec.name, start[0], start[1], events)
         entry = self._entry(phase, rank, number, ts)
         if action == "begin":
