@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import functools
+import re
 import time
 from collections import deque
 from collections.abc import AsyncIterable, Callable, Iterable
@@ -48,6 +50,30 @@ NOTABLE = frozenset((ERROR, PHASE, MARK))  # what the "errors and phases only" f
 SILENCE_SECONDS = 5.0
 #: Lines processed between two yields to the event loop: keeps key presses flowing in a flood.
 YIELD_EVERY = 1000
+
+
+def marker_search(profile: Any = None) -> Callable[[str], object]:
+    """``search`` of one regex for every marker word of every profile (RE2 where installed).
+
+    A flood of "Decode batch" lines costs the tracker nothing this way: lines without
+    any of the words are kept in the scrollback but not parsed (tui.core.scan does the
+    same for `watchtower scan`), unless the tracker says it needs every line.
+    """
+    from tui.core.profiles import builtin_profiles, prefilter_words
+
+    profiles = builtin_profiles() + ([profile] if profile is not None else [])
+    return _compiled(tuple(sorted(set(prefilter_words(profiles)), key=len, reverse=True)))
+
+
+@functools.cache
+def _compiled(words: tuple[str, ...]) -> Callable[[str], object]:
+    pattern = "|".join(re.escape(w) for w in words)
+    try:
+        import re2
+
+        return re2.compile(pattern).search
+    except ImportError:  # pragma: no cover - no RE2 wheel on this platform
+        return re.compile(pattern).search
 
 
 @dataclass(slots=True)
@@ -409,6 +435,7 @@ class WatchSession:
         self.waiting = None
         scrollback = self.scrollback
         tracker = self.tracker
+        wanted = self._wanted
         for item in items:
             if isinstance(item, Progress):
                 if scrollback.progress is None or scrollback.progress.number != item.number:
@@ -421,6 +448,8 @@ class WatchSession:
                     scrollback.progress = None
                 style = PROGRESS if len(item.segments) > 1 else NORMAL
                 scrollback.append(item.number, item.text, style)
+                if not (tracker.needs_every_line or any(map(wanted, item.segments))):
+                    continue  # no marker word: cannot change the startup state (the scanner's rule)
                 events = tracker.feed(item, now)
             if events:
                 self._apply(events)
@@ -475,6 +504,7 @@ class WatchSession:
         from tui.core.tracker import StartupTracker
 
         self.tracker = StartupTracker(profile=self.profile)
+        self._wanted = marker_search(self.profile)
         self._assembler = LineAssembler()
         self._last_ts: float | None = None
         self._ts_offset = 0.0  # log time minus arrival time, as of the last timestamped line
