@@ -18,6 +18,24 @@ from tui.commands import UsageError
 from tui.session import SessionInfo, WatchSession
 
 
+def add_dashboard_options(parser: argparse.ArgumentParser) -> None:
+    """The dashboard's options for a command that opens it (skipping any the command has already)."""
+    if "--theme" not in parser._option_string_actions:  # noqa: SLF001 - argparse has no "has option"
+        add_theme_option(parser)
+    add_gpu_options(parser)
+
+
+def add_gpu_options(parser: argparse.ArgumentParser) -> None:
+    have = parser._option_string_actions  # noqa: SLF001
+    if "--gpus" not in have:
+        parser.add_argument("--gpus", choices=("auto", "nvml", "smi", "sim", "none"), default="auto",
+                            help="GPU source: auto (NVML here, nvidia-smi with --host), nvml, smi, "
+                            "sim (simulated 8 GPUs), none")
+    if "--gpu-interval" not in have:
+        parser.add_argument("--gpu-interval", type=float, default=1.0, metavar="S",
+                            help="seconds between GPU polls (default 1)")
+
+
 def add_theme_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--theme",
@@ -179,21 +197,14 @@ def _play_plain(replay) -> int:
     """The plain watcher (`watch --plain`) on the replayed log, with the replay running beside it."""
     import asyncio
 
-    from tui.commands import watch
+    from tui.commands.watch import PlainWatch
 
     async def main() -> int:
         feeder = asyncio.create_task(_drain(replay))
         try:
-            args = argparse.Namespace(
-                log=str(replay.log_path), plain=True, server=None, timeout=None, from_end=False, echo=False,
-            )
-            runner = getattr(watch, "watch_plain", None) or getattr(watch, "run_plain", None)
-            if runner is None:
-                raise UsageError("the plain watcher is not available in this build")
-            result = runner(args)
-            if asyncio.iscoroutine(result):
-                result = await result
-            return int(result or 0)
+            args = argparse.Namespace(log=str(replay.log_path), plain=True, server=None, timeout=None,
+                                      from_end=False, echo=False)
+            return int(await PlainWatch(args, None).run() or 0)
         finally:
             feeder.cancel()
 

@@ -26,9 +26,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("log", help="the server's log file (it may not exist yet)")
     parser.add_argument("-o", "--output", required=True, metavar="FILE", help="the recording to write (.wtrec)")
-    parser.add_argument("--gpus", choices=("auto", "nvml", "smi", "sim", "none"), default="auto",
-                        help="GPU source (default auto: NVML)")
-    parser.add_argument("--gpu-interval", type=float, default=1.0, metavar="S", help="GPU poll interval (default 1 s)")
+    from tui.app.dashboard import add_gpu_options
+
+    add_gpu_options(parser)
     parser.add_argument("--from-end", action="store_true", help="skip what LOG holds now")
     parser.add_argument("--duration", type=float, metavar="S", help="stop after S seconds")
     parser.add_argument("--keep-going", action="store_true", help="do not stop at the verdict")

@@ -53,6 +53,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--timeout", type=float, metavar="S", help="give up after S seconds (exit 3)")
     p.add_argument("--echo", action="store_true", help="also print each log line (with --plain)")
     p.add_argument("--from-end", action="store_true", help="skip what the log already holds")
+    from tui.app.dashboard import add_dashboard_options  # --theme, --gpus, --gpu-interval
+
+    add_dashboard_options(p)
     p.set_defaults(func=run)
 
 
