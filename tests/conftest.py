@@ -6,6 +6,7 @@ throwaway host key and user key, so the SSH sources are tested against the real 
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import os
 import shutil
@@ -13,6 +14,7 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -112,12 +114,12 @@ def _wait_listening(proc: subprocess.Popen, port: int, log: Path, deadline: floa
     raise RuntimeError(f"sshd did not start listening on port {port}: {log.read_text()[-2000:]}")
 
 
-@pytest.fixture(scope="session")
-def sshd(tmp_path_factory: pytest.TempPathFactory):
-    """A real OpenSSH sshd on 127.0.0.1 for this test session (skipped where none is installed)."""
-    if not (os.path.isfile(SSHD) and os.access(SSHD, os.X_OK)) or not shutil.which("ssh-keygen"):
-        pytest.skip("OpenSSH sshd/ssh-keygen not installed (scripts/setup --test installs openssh-server)")
-    root = tmp_path_factory.mktemp("sshd")
+@contextlib.contextmanager
+def running_sshd(root: Path) -> Iterator[SshServer]:
+    """Start a throwaway sshd with its keys in ``root``; stop it (and its sessions) on exit.
+
+    Raises RuntimeError when it cannot start. Also used by ``bench/ssh_tail.py``.
+    """
     host_key, client_key = root / "host_key", root / "client_key"
     _keygen(host_key, "watchtower-test-host")
     _keygen(client_key, "watchtower-test-user")
@@ -170,7 +172,7 @@ def sshd(tmp_path_factory: pytest.TempPathFactory):
             proc.wait()
             proc = None
     if proc is None:
-        pytest.fail(f"could not start sshd: {log.read_text()[-2000:] if log.exists() else ''}")
+        raise RuntimeError(f"could not start sshd: {log.read_text()[-2000:] if log.exists() else ''}")
     known_hosts = root / "known_hosts"
     server = SshServer(
         host="127.0.0.1",
@@ -194,3 +196,19 @@ def sshd(tmp_path_factory: pytest.TempPathFactory):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def sshd_available() -> bool:
+    return os.path.isfile(SSHD) and os.access(SSHD, os.X_OK) and shutil.which("ssh-keygen") is not None
+
+
+@pytest.fixture(scope="session")
+def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshServer]:
+    """A real OpenSSH sshd on 127.0.0.1 for this test session (skipped where none is installed)."""
+    if not sshd_available():
+        pytest.skip("OpenSSH sshd/ssh-keygen not installed (scripts/setup --test installs openssh-server)")
+    try:
+        with running_sshd(tmp_path_factory.mktemp("sshd")) as server:
+            yield server
+    except RuntimeError as exc:
+        pytest.fail(str(exc))

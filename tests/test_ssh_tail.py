@@ -245,6 +245,40 @@ async def test_remote_without_the_interpreter_says_so(tmp_path, target):
     await reader.close()
 
 
+def agents_for(path) -> list[int]:
+    """Pids of remote tail agents following ``path`` (the sshd is on this machine)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            argv = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
+        except OSError:
+            continue
+        if os.fsencode(str(path)) in argv and any(b"zlib" in a for a in argv):
+            found.append(int(pid))
+    return found
+
+
+async def test_close_ends_events_promptly_and_stops_the_remote_agent(tmp_path, target):
+    log = tmp_path / "quiet.log"
+    log.write_bytes(b"x\n")
+    tailer = RemoteTailer(target, str(log))
+    seen = []
+
+    async def consume() -> None:
+        async for event in tailer.events():
+            seen.append(event)
+
+    task = asyncio.ensure_future(consume())
+    await asyncio.wait_for(tailer.attached.wait(), 10)
+    assert agents_for(log)
+    await tailer.close()
+    await asyncio.wait_for(task, 5)  # while the log is quiet: nothing else would wake it
+    deadline = asyncio.get_running_loop().time() + 10
+    while agents_for(log):  # the agent sees its stdin close and exits
+        assert asyncio.get_running_loop().time() < deadline, "remote agent still running"
+        await asyncio.sleep(0.02)
+
+
 # ---------------------------------------------------------------- dropped connections
 
 

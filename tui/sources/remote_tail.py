@@ -91,6 +91,8 @@ class RemoteTailer:
         #: Set once a remote agent is following the path (or waiting for it to appear).
         self.attached = asyncio.Event()
         self._closed = False
+        self._stop = asyncio.Event()
+        self._process: asyncssh.SSHClientProcess | None = None
 
     @property
     def offset(self) -> int:
@@ -98,8 +100,18 @@ class RemoteTailer:
         return self._pos.offset
 
     async def close(self) -> None:
-        """Stop: ``events()`` ends at its next wake-up."""
+        """Stop: ``events()`` ends promptly (the remote agent is stopped too)."""
         self._closed = True
+        self._stop.set()
+        if self._process is not None:
+            self._process.close()
+
+    async def _pause(self, delay: float) -> None:
+        """Sleep before retrying; ``close()`` cuts it short."""
+        try:
+            await asyncio.wait_for(self._stop.wait(), delay)
+        except asyncio.TimeoutError:
+            pass
 
     def command(self) -> str:
         """The remote command line that starts the agent (every word quoted)."""
@@ -126,7 +138,7 @@ class RemoteTailer:
                 else:
                     delay = self._backoff.next()
                     yield ConnectionState(host, "retrying", str(exc), retry_in=delay)
-                await asyncio.sleep(delay)
+                await self._pause(delay)
                 continue
             yield ConnectionState(host, "connected")
             problem = None
@@ -143,10 +155,10 @@ class RemoteTailer:
                 yield ConnectionState(host, "lost", reason)
                 delay = self._backoff.next()
                 yield ConnectionState(host, "retrying", reason, retry_in=delay)
-            else:  # the agent could not run there (no python3, ...): say so, retry slowly
+            else:  # the agent could not run or failed there (no python3, ...): say so, retry
                 yield LogWaiting(self.source, problem)
                 delay = self._backoff.next()
-            await asyncio.sleep(delay)
+            await self._pause(delay)
 
     async def _follow(self, conn: asyncssh.SSHClientConnection) -> AsyncIterator[RemoteEvent | str]:
         """Run one agent; yields events, and a str if it failed for a reason worth showing."""
@@ -154,6 +166,7 @@ class RemoteTailer:
             process = await conn.create_process(self.command(), encoding=None)
         except (asyncssh.Error, OSError):
             return
+        self._process = process
         stderr = bytearray()
 
         async def collect_stderr() -> None:  # read it, or a chatty stderr would stall stdout
@@ -165,14 +178,8 @@ class RemoteTailer:
         reader = process.stdout
         try:
             if not await self._skip_preamble(reader):
-                await asyncio.wait({errors}, timeout=2)
-                await process.wait_closed()
-                if process.exit_status is not None:
-                    text = " ".join(stderr.decode("utf-8", "replace").split())[-300:]
-                    yield (
-                        f"{self.target}: cannot run the tail agent with {self._python} "
-                        f"(status {process.exit_status}){': ' + text if text else ''}"
-                    )
+                if problem := await self._exit_problem(process, errors, stderr):
+                    yield f"{self.target}: cannot run the tail agent with {self._python} {problem}"
                 return
             self._attached = True
             self._backoff.reset()
@@ -186,10 +193,25 @@ class RemoteTailer:
                     first = False
                     self.attached.set()
         except (asyncio.IncompleteReadError, asyncssh.Error, OSError):
-            return
+            if not self._closed and (problem := await self._exit_problem(process, errors, stderr)):
+                yield f"{self.target}: the tail agent failed {problem}"
         finally:
             errors.cancel()
             process.close()
+            self._process = None
+
+    @staticmethod
+    async def _exit_problem(process: asyncssh.SSHClientProcess, errors: asyncio.Future, stderr: bytearray) -> str:
+        """Why the agent ended, when it exited by itself ("" when the connection went away)."""
+        await asyncio.wait({errors}, timeout=2)
+        try:
+            await asyncio.wait_for(process.wait_closed(), 5)
+        except asyncio.TimeoutError:
+            return ""
+        if process.exit_status is None:
+            return ""
+        text = " ".join(stderr.decode("utf-8", "replace").split())[-300:]
+        return f"(status {process.exit_status})" + (f": {text}" if text else "")
 
     async def _skip_preamble(self, reader: asyncssh.SSHReader) -> bool:
         skipped = 0
