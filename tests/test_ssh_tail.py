@@ -245,6 +245,49 @@ async def test_remote_without_the_interpreter_says_so(tmp_path, target):
     await reader.close()
 
 
+def _oldest_python3() -> str | None:
+    """A Python 3.6/3.7 on this machine (pyenv or PATH), to check the agent still runs there."""
+    import glob
+    import shutil
+
+    for version in ("3.6", "3.7"):
+        candidates = sorted(glob.glob(os.path.expanduser(f"~/.pyenv/versions/{version}*/bin/python{version}")))
+        candidates.append(shutil.which(f"python{version}") or "")
+        for found in candidates:
+            if found and "shims" not in found:  # a pyenv shim may not run that version
+                return found
+    return None
+
+
+async def test_agent_runs_on_an_old_python3(tmp_path, target):
+    old = _oldest_python3()
+    if old is None:
+        pytest.skip("no Python 3.6/3.7 on this machine")
+    log = tmp_path / "server.log"
+    log.write_bytes(b"one\n")
+    reader = Reader(RemoteTailer(target, str(log), python=old))
+    assert await reader.data(4) == b"one\n"
+    os.rename(log, tmp_path / "server.log.1")
+    log.write_bytes(b"two\n")
+    assert await reader.next() == LogRestart(reader.tailer.source, "rotated")
+    assert await reader.data(4) == b"two\n"
+    await reader.close()
+
+
+async def test_output_of_login_scripts_before_the_agent_is_skipped(tmp_path, sshd, target):
+    noisy = sshd.bin_dir / "noisy-python3"  # like a .bashrc that greets every session
+    noisy.write_text('#!/bin/sh\necho "Welcome to gpu-box! D 0 99"\nprintf "no newline then "\nexec python3 "$@"\n')
+    noisy.chmod(0o755)
+    try:
+        log = tmp_path / "server.log"
+        log.write_bytes(b"real content\n")
+        reader = Reader(RemoteTailer(target, str(log), python="noisy-python3"))
+        assert await reader.data(13) == b"real content\n"
+        await reader.close()
+    finally:
+        noisy.unlink()
+
+
 def agents_for(path) -> list[int]:
     """Pids of remote tail agents following ``path`` (the sshd is on this machine)."""
     found = []

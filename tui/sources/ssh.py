@@ -174,7 +174,8 @@ async def connect(target: SshTarget) -> asyncssh.SSHClientConnection:
     try:
         return await asyncssh.connect(target.host, options=options)
     except asyncssh.HostKeyNotVerifiable:
-        raise SshError(_host_key_message(target, options), permanent=True) from None
+        message = await asyncio.to_thread(_host_key_message, target, options)  # reads known_hosts
+        raise SshError(message, permanent=True) from None
     except asyncssh.PermissionDenied:
         raise SshError(
             f"{where}: authentication failed for user {options.username!r} (no key offered from the "
