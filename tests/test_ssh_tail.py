@@ -428,6 +428,63 @@ async def test_host_key_from_env_known_hosts_is_trusted(monkeypatch, sshd):
     assert (status, out) == (0, "it's me\n")
 
 
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    """An empty home directory: ~/.ssh is what the test puts there, and no agent is around."""
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    for name in (ssh.ENV_KNOWN_HOSTS, ssh.ENV_IDENTITY, ssh.ENV_CONFIG):
+        monkeypatch.delenv(name, raising=False)
+    return home
+
+
+async def test_defaults_are_the_users_own_ssh_files(home, sshd):
+    target = SshTarget.parse(sshd.spec)  # nothing but [user@]host[:port], as typed after --host
+    with pytest.raises(SshError) as info:
+        await ssh.connect(target)
+    assert str(info.value) == (
+        f"host key for 127.0.0.1:{sshd.port} is not in ~/.ssh/known_hosts — connect once with "
+        f"`ssh -p {sshd.port} {sshd.username}@127.0.0.1` to verify and add it"
+    )
+    (home / ".ssh" / "known_hosts").write_text(sshd.known_hosts_line())
+    with pytest.raises(SshError) as info:  # known now, but no key of ours is accepted
+        await ssh.connect(target)
+    assert "authentication failed" in str(info.value)
+    (home / ".ssh" / "id_ed25519").write_bytes(sshd.client_key.read_bytes())
+    (home / ".ssh" / "id_ed25519").chmod(0o600)
+    assert (await ssh.run(target, ["echo", "default key"]))[1] == "default key\n"
+
+
+async def test_changed_key_in_the_default_file_names_plain_ssh_keygen(home, sshd, tmp_path):
+    other = tmp_path / "other_key"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(other)], check=True)
+    (home / ".ssh" / "known_hosts").write_text(sshd.known_hosts_line(other.with_suffix(".pub")))
+    with pytest.raises(SshError) as info:
+        await ssh.connect(SshTarget.parse(sshd.spec, identity=(str(sshd.client_key),)))
+    assert f"`ssh-keygen -R '[127.0.0.1]:{sshd.port}'`" in str(info.value)
+    assert "does not match the key in ~/.ssh/known_hosts" in str(info.value)
+
+
+async def test_keys_from_the_ssh_agent_are_used(home, sshd, tmp_path, monkeypatch):
+    (home / ".ssh" / "known_hosts").write_text(sshd.known_hosts_line())
+    sock = tmp_path / "agent.sock"
+    agent = subprocess.Popen(["ssh-agent", "-D", "-a", str(sock)], stdout=subprocess.DEVNULL)
+    try:
+        deadline = asyncio.get_running_loop().time() + 10
+        while not sock.exists():  # the agent's socket appearing is the only readiness signal
+            assert asyncio.get_running_loop().time() < deadline
+            await asyncio.sleep(0.01)
+        env = {**os.environ, "SSH_AUTH_SOCK": str(sock)}
+        subprocess.run(["ssh-add", "-q", str(sshd.client_key)], env=env, check=True, capture_output=True)
+        monkeypatch.setenv("SSH_AUTH_SOCK", str(sock))
+        assert (await ssh.run(SshTarget.parse(sshd.spec), ["echo", "agent key"]))[1] == "agent key\n"
+    finally:
+        agent.terminate()
+        agent.wait()
+
+
 async def test_ssh_config_alias_is_honoured(tmp_path, sshd):
     config = tmp_path / "ssh_config"
     config.write_text(

@@ -224,7 +224,8 @@ def _host_key_message(target: SshTarget, options: asyncssh.SSHClientConnectionOp
     port = options.port
     host_port = f"{options.host}:{port}"
     files = _known_hosts_files(options)
-    shown = files[0].replace(os.path.expanduser("~"), "~", 1)
+    home = os.path.expanduser("~").rstrip(os.sep) + os.sep
+    shown = "~/" + files[0][len(home) :] if files[0].startswith(home) else files[0]
     known_as = f"[{options.host}]:{port}" if port != 22 else options.host
     changed = False
     for path in files:
@@ -234,7 +235,8 @@ def _host_key_message(target: SshTarget, options: asyncssh.SSHClientConnectionOp
             continue
         changed = changed or bool(trusted)
     if changed:
-        keygen = shlex.join(["ssh-keygen", "-f", files[0], "-R", known_as])
+        default = files[0] == os.path.expanduser("~/.ssh/known_hosts")
+        keygen = shlex.join(["ssh-keygen", *([] if default else ["-f", files[0]]), "-R", known_as])
         return (
             f"HOST KEY CHANGED for {host_port}: it does not match the key in {shown} — this can be "
             f"an attack; if the host was really reinstalled, remove the old key with `{keygen}` "
