@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tui.core.events import GpuSample, LogChunk, PhaseEnded, PhaseStarted, ProcessExited, ProcessStarted, ProcessStopping
+from tui.core.events import GpuSample, LogChunk, LogRestart, PhaseEnded, PhaseStarted, ProcessExited, ProcessStarted, ProcessStopping
 from tui.core.secrets import Masker, mask_argv
 from tui.core.state import FAILED, PHASE_TITLES, READY, STOPPED
 from tui.core.verdict import (
@@ -55,6 +55,8 @@ from tui.sources.process import (
 GPU_RELEASE_TIMEOUT = 60.0
 #: Memory below this (bytes per GPU) counts as released when no process list is available.
 GPU_IDLE_BYTES = 1 << 30
+#: Longest wait for the log's last bytes before a process exit is passed on.
+EXIT_DRAIN = 0.5
 _END = object()
 
 
@@ -144,6 +146,7 @@ class Launch:
         self._notified: set[int] = set()
         self._ticker: asyncio.Task | None = None
         self.gpu_enabled = False  # whether the session has a GPU source
+        self._pumped = 0  # bytes of the current log passed on to the session
 
     def _default_runner(self) -> Any:
         if self.spec.host is None:
@@ -163,9 +166,12 @@ class Launch:
             yield event
 
     def _emit(self, event: object) -> None:
-        self._queue.put_nowait(event)
         if isinstance(event, ProcessExited):
+            # the log's last words first: a traceback printed just before the exit must
+            # reach the tracker before the exit does, or a failure would read as a silent death
             self._spawn(self._on_exit(event))
+        else:
+            self._queue.put_nowait(event)
 
     # ------------------------------------------------------------ session glue
 
@@ -177,6 +183,7 @@ class Launch:
         session.add_source(self)
         session.handlers.setdefault(ProcessStarted, []).append(self._on_started)
         session.handlers.setdefault(GpuSample, []).append(self._on_gpu)
+        session.handlers.setdefault(ProcessExited, []).append(self._exit_seen)
         session.subscribe(self._on_update)
 
     def _on_started(self, event: ProcessStarted) -> None:
@@ -463,6 +470,7 @@ class Launch:
     async def _follow(self, run: Attempt) -> None:
         """Tail the attempt's own log file, and probe its health URL."""
         self._tailer = self._make_tailer(run)
+        self._pumped = 0
         tailer = self._tailer
 
         masker = self.masker
@@ -470,12 +478,18 @@ class Launch:
 
         async def pump() -> None:
             async for event in tailer.events():
-                if isinstance(event, LogChunk) and masker:
-                    # secrets the server echoes (server_args=…api_key=…) never reach the screen
-                    data, held = masker.chunk(event.data)
-                    if not data:
-                        continue
-                    event = LogChunk(event.source, event.offset - held, data, event.at)
+                if isinstance(event, LogChunk):
+                    end = event.offset + len(event.data)
+                    if masker:
+                        # secrets the server echoes (server_args=…api_key=…) never reach the screen
+                        data, held = masker.chunk(event.data)
+                        event = LogChunk(event.source, event.offset - held, data, event.at) if data else None
+                    if event is not None:
+                        self._queue.put_nowait(event)
+                    self._pumped = end
+                    continue
+                if isinstance(event, LogRestart):
+                    self._pumped = 0
                 self._queue.put_nowait(event)
 
         self._tail_task = asyncio.create_task(pump())
@@ -489,6 +503,24 @@ class Launch:
         from tui.sources.local import LocalTailer
 
         return LocalTailer(run.log_path)
+
+    async def _drain_log(self, timeout: float) -> None:
+        """Until every byte of the attempt's log has been passed on (local), or ``timeout``."""
+        if self._tailer is None:
+            return
+        if self.spec.host is not None:
+            await asyncio.sleep(min(timeout, 0.3))  # the remote agent polls every few ms
+            return
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        path = self._tailer.path
+        while loop.time() < deadline:
+            try:
+                if self._pumped >= os.path.getsize(path):
+                    return
+            except OSError:
+                return
+            await asyncio.sleep(0.01)
 
     async def _close_tailer(self) -> None:
         """Let the tailer deliver the old attempt's last bytes, then stop it."""
@@ -533,8 +565,10 @@ class Launch:
             self._ticker = asyncio.create_task(tick())
 
     async def _on_exit(self, event: ProcessExited) -> None:
-        # the session hands the exit to the tracker; judge once it has
-        await asyncio.sleep(0)
+        await self._drain_log(EXIT_DRAIN)
+        self._queue.put_nowait(event)  # the session hands it to the tracker, then to _exit_seen
+
+    def _exit_seen(self, event: ProcessExited) -> None:
         notified = event.attempt in self._notified
         self.evaluate()
         if notified and self.record is not None and self.record.attempt == event.attempt:

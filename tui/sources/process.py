@@ -550,10 +550,16 @@ class RemoteRunner:
         from tui.sources import ssh
 
         try:
-            status, _, _ = await ssh.run(self.target, ["pgrep", "-g", str(pgid)])
+            status, out, _ = await ssh.run(self.target, ["ps", "-e", "-o", "pgid=,stat="])
         except (ssh.SshError, ssh.RemoteCommandError):
+            return True  # unknown: keep waiting, escalate on schedule
+        if status != 0:
             return True
-        return status == 0
+        for line in out.splitlines():
+            words = line.split()
+            if len(words) >= 2 and words[0] == str(pgid) and not words[1].startswith("Z"):
+                return True  # a zombie holds no memory: only live members count
+        return False
 
     async def stop(self, run: Attempt, plan: StopPlan) -> bool:
         from tui.sources import ssh
