@@ -66,7 +66,8 @@ def test_demo_in_tmux_reaches_ready_and_answers_keys(size):
     try:
         text = pane.wait_for(r"STARTING")
         assert "WATCHTOWER" in text and "Phases" in text
-        text = pane.wait_for(r"READY", timeout=40)
+        pane.wait_for(r"READY", timeout=40)
+        text = pane.wait_for(r"fired up and ready to roll")
         lines = text.splitlines()
         assert len(lines) == height
         assert all(len(line) <= width for line in lines)
@@ -74,11 +75,10 @@ def test_demo_in_tmux_reaches_ready_and_answers_keys(size):
             assert phase in text, phase
         gpu_rows = [line for line in lines if re.search(r"│\s*\d\s+\S*█", line) or re.search(r"\b[0-7] +█+", line)]
         assert len(gpu_rows) == 8, text
-        assert "fired up and ready to roll" in text
         pane.keys("f")
         pane.wait_for(r"filter: errors \+ phases")
         pane.keys("t")
-        pane.wait_for(r"Theme: light")
+        pane.wait_for(r"Theme: high-contrast")
         pane.keys("q")
         pane.wait_for(r"WATCHTOWER-EXITED-0")
     finally:
