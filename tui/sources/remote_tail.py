@@ -183,16 +183,13 @@ class RemoteTailer:
                 return
             self._attached = True
             self._backoff.reset()
-            first = True
             while not self._closed:
                 header = await reader.readuntil(b"\n")
                 event = await self._frame(header, reader)
+                self.attached.set()  # the agent's first frame says it has opened or missed the file
                 if event is not None:
                     yield event
-                if first:  # the agent's first frame says it has opened or missed the file
-                    first = False
-                    self.attached.set()
-        except (asyncio.IncompleteReadError, asyncssh.Error, OSError):
+        except (asyncio.IncompleteReadError, asyncssh.Error, OSError, ValueError):
             if not self._closed and (problem := await self._exit_problem(process, errors, stderr)):
                 yield f"{self.target}: the tail agent failed {problem}"
         finally:
@@ -208,10 +205,14 @@ class RemoteTailer:
             await asyncio.wait_for(process.wait_closed(), 5)
         except asyncio.TimeoutError:
             return ""
-        if process.exit_status is None:
-            return ""
         text = " ".join(stderr.decode("utf-8", "replace").split())[-300:]
-        return f"(status {process.exit_status})" + (f": {text}" if text else "")
+        if process.exit_status is not None:
+            how = f"status {process.exit_status}"
+        elif process.exit_signal is not None:
+            how = f"killed by SIG{process.exit_signal[0]}"
+        else:
+            return ""
+        return f"({how})" + (f": {text}" if text else "")
 
     async def _skip_preamble(self, reader: asyncssh.SSHReader) -> bool:
         skipped = 0
@@ -248,4 +249,4 @@ class RemoteTailer:
             return LogRestart(self.source, rest)
         if kind == "W":
             return LogWaiting(self.source, rest)
-        raise asyncssh.ProtocolError(f"unexpected frame {header[:40]!r} from the tail agent")
+        raise ValueError(f"unexpected frame {header[:40]!r} from the tail agent")

@@ -255,7 +255,9 @@ class _Shared:
     def __init__(self) -> None:
         self.lock = asyncio.Lock()
         self.conn: asyncssh.SSHClientConnection | None = None
-        self.closed = True
+
+    def open(self) -> bool:
+        return self.conn is not None and not self.conn.is_closed()
 
 
 _POOLS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[SshTarget, _Shared]] = (
@@ -263,49 +265,38 @@ _POOLS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[SshTarget, _Sh
 )
 
 
-def _shared(target: SshTarget) -> _Shared:
-    pool = _POOLS.setdefault(asyncio.get_running_loop(), {})
-    return pool.setdefault(target, _Shared())
+def _pool() -> dict[SshTarget, _Shared]:
+    return _POOLS.setdefault(asyncio.get_running_loop(), {})
 
 
 def is_connected(target: SshTarget) -> bool:
     """Whether a shared connection to ``target`` is open in this event loop."""
-    shared = _POOLS.get(asyncio.get_running_loop(), {}).get(target)
-    return shared is not None and not shared.closed
+    shared = _pool().get(target)
+    return shared is not None and shared.open()
 
 
 async def connection(target: SshTarget) -> asyncssh.SSHClientConnection:
     """The shared connection to ``target``, (re)connecting when it is closed; raises SshError."""
-    shared = _shared(target)
-    async with shared.lock:
-        if shared.conn is not None and not shared.closed:
-            return shared.conn
-        conn = await connect(target)
-        shared.conn, shared.closed = conn, False
-
-        async def watch() -> None:
-            try:
-                await conn.wait_closed()
-            finally:
-                if shared.conn is conn:
-                    shared.closed = True
-
-        conn._watchtower_watch = asyncio.ensure_future(watch())  # type: ignore[attr-defined]
-        return conn
+    shared = _pool().setdefault(target, _Shared())
+    async with shared.lock:  # one connection attempt at a time per target
+        if not shared.open():
+            shared.conn = await connect(target)
+        assert shared.conn is not None
+        return shared.conn
 
 
 async def drop(target: SshTarget) -> None:
     """Close the shared connection to ``target`` (it reconnects on next use)."""
-    shared = _POOLS.get(asyncio.get_running_loop(), {}).get(target)
+    shared = _pool().get(target)
     if shared is not None and shared.conn is not None:
-        shared.closed = True
-        shared.conn.close()
-        await shared.conn.wait_closed()
+        conn, shared.conn = shared.conn, None
+        conn.close()
+        await conn.wait_closed()
 
 
 async def close_all() -> None:
     """Close every shared connection of this event loop (at shutdown)."""
-    for target in list(_POOLS.get(asyncio.get_running_loop(), {})):
+    for target in list(_pool()):
         await drop(target)
 
 
