@@ -1,0 +1,191 @@
+"""Server profiles: loading, validation, detection, and the prefilter words' coverage."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tui.core.lines import LineAssembler, make_line
+from tui.core.profiles import (
+    BUILTIN,
+    ProfileError,
+    builtin_profiles,
+    detect_server,
+    load_profile,
+    prefilter_words,
+)
+from tui.core.state import PHASES
+from tui.core.tracker import StartupTracker
+
+FIXTURES = Path(__file__).parent / "fixtures"
+LOGS = sorted(FIXTURES.glob("*.log"))
+PROFILES_DIR = Path(__file__).parent.parent / "tui" / "profiles"
+
+
+def feed_all(data: bytes, tracker: StartupTracker, skip=None) -> list:
+    """Feed every line (or, with ``skip(line_bytes)``, only those the scanner would keep)."""
+    raw_lines = data.split(b"\n")
+    assembler = LineAssembler(progress=False)
+    events = []
+    for item in assembler.feed(data) + assembler.flush():
+        if skip is not None and not tracker.needs_every_line and skip(raw_lines[item.number - 1]):
+            continue
+        events += tracker.feed(item, 1_700_000_000.0)
+    return events + tracker.finish()
+
+
+def summary(tracker: StartupTracker) -> dict:
+    s = tracker.state
+    return {
+        "server": s.server,
+        "outcome": s.outcome,
+        "ready_line": s.ready_line,
+        "phases": [(p.name, p.start_line, p.end_line, p.seconds, len(p.ranks), p.slowest_rank) for p in s.phases],
+        "errors": [(e.line, e.kind, e.message, e.rank) for e in s.errors],
+        "warnings": s.warnings,
+    }
+
+
+def test_builtin_profiles_load_and_compile_every_pattern():
+    profiles = builtin_profiles()
+    assert [p.name for p in profiles] == list(BUILTIN)
+    for profile in profiles:
+        assert profile.detect and profile.headers and profile.ready
+        assert {spec.name for spec in profile.phases} <= set(PHASES)
+        for spec in profile.phases:
+            for pattern in spec.begin + spec.end + spec.step + spec.progress + spec.implicit_begin:
+                assert isinstance(pattern, re.Pattern)
+        kinds = {sig.kind for sig in profile.signatures}
+        assert {"cuda_oom", "nccl", "nccl_timeout", "killed", "segfault", "port_in_use"} <= kinds
+
+
+def test_a_user_profile_file_works_like_the_builtin(tmp_path):
+    user = tmp_path / "my-sglang.toml"
+    user.write_text((PROFILES_DIR / "sglang.toml").read_text().replace('name = "sglang"', 'name = "mine"'))
+    data = (FIXTURES / "sglang_eagle3_tp8_ready.log").read_bytes()
+    builtin, custom = StartupTracker(load_profile("sglang")), StartupTracker(load_profile(str(user)))
+    feed_all(data, builtin)
+    feed_all(data, custom)
+    expected = summary(builtin)
+    expected["server"] = "mine"
+    assert summary(custom) == expected
+    assert expected["outcome"] == "ready"
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("name = 'x'\n[phases.weight_load]\nbegin = ['(unclosed']\n", "phases.weight_load.begin[0]: bad pattern '(unclosed'"),
+        ("name = 'x'\n[phases.warmup]\nbegin = ['a']\n", "unknown key 'warmup'"),
+        ("name = 'x'\ncolour = 'red'\n", "unknown key 'colour'"),
+        ("title = 'no name'\n", "'name' is missing"),
+        ("name = 'x'\n[[signatures]]\nkind = 'boom'\npattern = '[z-a]'\n", "signatures[0].pattern (boom): bad pattern"),
+        ("name = 'x'\n[prefix]\nheaders = ['^no message group']\n", "needs a (?P<msg>"),
+        ("name = [unclosed\n", "not valid TOML"),
+        ("name = 'x'\n[phases.ready]\nranked = 'yes'\n", "phases.ready.ranked: expected true or false"),
+    ],
+)
+def test_a_bad_profile_is_one_clear_line(tmp_path, text, needle):
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    with pytest.raises(ProfileError) as info:
+        load_profile(str(path))
+    message = str(info.value)
+    assert needle in message
+    assert "\n" not in message and str(path) in message
+
+
+def test_unknown_server_and_missing_file():
+    with pytest.raises(ProfileError, match="unknown server 'tgi'"):
+        load_profile("tgi")
+    with pytest.raises(ProfileError, match="no such profile file"):
+        load_profile("/nonexistent/profile.toml")
+
+
+def test_detect_server_from_first_lines():
+    sglang = ["Failed to parse something", "[2026-02-22 23:38:50] server_args=ServerArgs(model_path='m')"]
+    vllm = ["INFO 08-14 10:00:00 [__init__.py:241] Automatically detected platform cuda."]
+    vllm_tagged = ["(APIServer pid=4000) INFO 08-14 10:00:00 [api_server.py:1805] vLLM API server version 0.10.1"]
+    assert detect_server(sglang).name == "sglang"
+    assert detect_server(vllm).name == "vllm"
+    assert detect_server(vllm_tagged).name == "vllm"
+    assert detect_server(["hello", "Traceback (most recent call last):"]) is None
+
+
+@pytest.mark.parametrize("log", LOGS, ids=lambda p: p.name)
+def test_prefilter_words_cover_every_line_that_changes_the_tracker(log):
+    """Lines the tracker reacts to (while it may skip lines) all hold a prefilter word;
+    and feeding only the lines the scanner would keep gives the same state."""
+    words = [w.encode() for w in prefilter_words(builtin_profiles())]
+    has_word = lambda raw: any(w in raw for w in words)  # noqa: E731
+    data = log.read_bytes()
+    raw_lines = data.split(b"\n")
+
+    tracker = StartupTracker()
+    assembler = LineAssembler(progress=False)
+    for item in assembler.feed(data) + assembler.flush():
+        skippable = not tracker.needs_every_line
+        events = tracker.feed(item, 1_700_000_000.0)
+        if skippable and events:
+            assert has_word(raw_lines[item.number - 1]), f"line {item.number} has no prefilter word: {item.text[:120]!r}"
+    tracker.finish()
+
+    skipping = StartupTracker()
+    feed_all(data, skipping, skip=lambda raw: not has_word(raw))
+    assert summary(skipping) == summary(tracker)
+
+
+def test_prefilter_words_are_literal_and_case_sensitive():
+    words = prefilter_words(builtin_profiles())
+    assert "Traceback" in words and "Load weight" in words and "Application startup" in words
+    assert all(w and w == w.strip("\n") for w in words)
+    assert len(words) == len(set(words))
+
+
+SIZE = 1 << 18
+
+
+def rep(piece: str) -> str:
+    return piece * (SIZE // len(piece))
+
+
+PATHOLOGICAL = [
+    "Capture " + "a" * SIZE,
+    "[2026-02-22 23:38:57 TP0] Capture " + rep("draft "),
+    "[2026-02-22 23:38:57" + rep(" TP0"),
+    "(" + rep("Worker ") + " pid=1) INFO",
+    "KeyError" + rep(".a"),
+    "Load weight end " + rep("a "),
+    "Loading safetensors checkpoint shards: 45% Completed |" + " " * SIZE,
+    "Capturing batches (bs=1 avail_mem=2.0 GB): 14%|" + rep("█"),
+    " " * SIZE + "x",
+    "Traceback (most recent call last):" + "\t" * SIZE,
+    # a pattern's prefix repeated all along the line: a lazy gap after it would be quadratic
+    rep("TCPStore "),
+    rep("WorkNCCL("),
+    rep("SIGQUIT received. "),
+    rep("Using cache directory: "),
+    rep("Capture cuda graph failed: "),
+    rep("NCCL operation "),
+    rep("amdsmi "),
+    rep("Warning"),
+    rep("AbcWarnin "),
+]
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("server", ["sglang", "vllm"])
+def test_long_lines_against_every_pattern_do_not_hang(server):
+    """Catastrophic backtracking would hang here (the timeout is the failure, not a timing):
+    256 KiB lines built to make a quadratic pattern take minutes, and one capped 1 MiB line."""
+    tracker = StartupTracker(load_profile(server))
+    tracker.feed(make_line(1, 0, b"[2026-02-22 23:38:50] server_args=ServerArgs(x=1)"))
+    for n, text in enumerate(PATHOLOGICAL, start=2):
+        tracker.feed(make_line(n, 0, text.encode()))
+    huge = make_line(len(PATHOLOGICAL) + 2, 0, ("[2026-02-22 23:38:57 TP0] Capture " + "draft " * 200000).encode())
+    assert huge.truncated and len(huge.text) <= 1 << 20
+    tracker.feed(huge)
+    tracker.finish()
+    assert tracker.state.lines == len(PATHOLOGICAL) + 2
