@@ -160,8 +160,8 @@ def run(args: argparse.Namespace) -> int:
     return run_dashboard(spec, args)
 
 
-def make_launch(spec, args, terminal=None):
-    """The session and the launch controller, wired (inside a running loop)."""
+def make_launch(spec, args, terminal=None, subscribers=()):
+    """The session and the launch controller, wired; ``subscribers`` hear of updates before the launch."""
     from tui.history import History
     from tui.launch import Launch
     from tui.session import SessionInfo, WatchSession
@@ -174,6 +174,8 @@ def make_launch(spec, args, terminal=None):
     except Exception as exc:  # an unwritable data dir: keep working, say so once
         print(f"watchtower: history disabled: {exc}", file=sys.stderr)
         history = None
+    for subscriber in subscribers:
+        session.subscribe(subscriber)
     launch = Launch(spec, history=history, terminal=terminal)
     launch.gpu_enabled = session_gpu is not None
     launch.attach(session)
@@ -191,9 +193,9 @@ async def run_plain(spec, args: argparse.Namespace) -> int:
             out.write(seq)
             out.flush()
 
-    session, launch = make_launch(spec, args, terminal)
-    printer = PlainPrinter(launch, out)
-    session.subscribe(printer.update)
+    printer = PlainPrinter(out)
+    session, launch = make_launch(spec, args, terminal, subscribers=[printer.update])
+    printer.launch = launch
     launch.listeners.append(printer.verdict)
     session.start()
     try:
@@ -214,6 +216,14 @@ async def run_plain(spec, args: argparse.Namespace) -> int:
         if verdict is not None and verdict.kind == "ready":
             printer.left_running()
             return EXIT_READY
+        if launch.run is not None and launch.server_running:
+            try:  # a failed server usually exits by itself within moments
+                await asyncio.wait_for(launch.run.wait(), 5.0)
+            except asyncio.TimeoutError:
+                printer.say(
+                    f"v{launch.run.attempt} (pid {launch.run.pid}) still runs after the failure; stop its group"
+                    f" with `kill -INT -- -{launch.run.pgid}`"
+                )
         return EXIT_FAILED
     except asyncio.CancelledError:
         printer.left_running()
@@ -226,7 +236,7 @@ async def run_plain(spec, args: argparse.Namespace) -> int:
 class PlainPrinter:
     """Text mode: one line per phase, error and verdict change, masked and control-free."""
 
-    def __init__(self, launch, out) -> None:
+    def __init__(self, out, launch=None) -> None:
         from tui.core.verdict import STARTING
 
         self.launch = launch
@@ -249,7 +259,7 @@ class PlainPrinter:
     def update(self, update) -> None:
         from tui.core.events import ErrorFound, PhaseEnded, PhaseStarted, Ready, WarningFound
         from tui.core.state import PHASE_TITLES
-        from tui.core.verdict import clock
+        from tui.core.verdict import EXIT_KINDS, clock
 
         for event in update.events:
             if isinstance(event, PhaseStarted):
@@ -260,8 +270,11 @@ class PlainPrinter:
                 self.say(f"  {PHASE_TITLES.get(event.phase, event.phase)} done{took}{slow}")
             elif isinstance(event, ErrorFound):
                 err = event.error
+                if err.kind in EXIT_KINDS or getattr(err, "secondary", False):
+                    continue  # the exit is in the verdict; consequences are in the log
                 rank = f" ({err.rank})" if getattr(err, "rank", None) else ""
-                self.say(f"  error at line {err.line}{rank}: {err.kind}: {err.message}")
+                title = err.message if err.message.startswith(err.kind) else f"{err.kind}: {err.message}"
+                self.say(f"  error at line {err.line}{rank}: {title}")
             elif isinstance(event, WarningFound):
                 pass
             elif isinstance(event, Ready):

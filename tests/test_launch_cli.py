@@ -1,0 +1,92 @@
+"""`watchtower run --plain`, `history` and `attach` as a user runs them: real processes, exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tui.sources.process import group_members, is_alive
+
+SIM = str(Path(__file__).with_name("server_sim.py"))
+TOKEN = "hf_CliSecretToken5555555555"
+
+
+@pytest.fixture
+def env(tmp_path):
+    return {**os.environ, "WATCHTOWER_DATA_DIR": str(tmp_path / "data")}
+
+
+def watchtower(env, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "tui.cli", *args], env=env, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def run_sim(env, tmp_path, *sim_args: str, extra: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    return watchtower(
+        env, "run", "--plain", "--name", "sim", "--log-dir", str(tmp_path / "logs"), "--gpus", "none",
+        "--env", f"HF_TOKEN={TOKEN}", *extra, "--", sys.executable, SIM, "--step", "0.01", "--echo-env", "HF_TOKEN",
+        *sim_args,
+    )
+
+
+def test_run_plain_fail_then_ready_then_history_and_attach(tmp_path, env):
+    failed = run_sim(env, tmp_path, "--outcome", "raise")
+    assert failed.returncode == 1, failed.stderr
+    assert "v1 started" in failed.stdout and "FAILED: ValueError: User-specified context_length" in failed.stdout
+    ready = run_sim(env, tmp_path, "--outcome", "raise", extra=("--env", "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1"))
+    assert ready.returncode == 0, ready.stdout + ready.stderr
+    assert "v2 started" in ready.stdout and "READY" in ready.stdout and "keeps running" in ready.stdout
+    for out in (failed, ready):
+        assert TOKEN not in out.stdout + out.stderr and "HF_TOKEN=****" in out.stdout
+
+    table = watchtower(env, "history", "sim")
+    assert table.returncode == 0
+    lines = table.stdout.splitlines()
+    assert any(line.strip().startswith("v1 ✗ ValueError") for line in lines)
+    assert any(line.strip().startswith("v2 ✓ ready") for line in lines)
+    assert "+SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1" in table.stdout
+    rows = json.loads(watchtower(env, "history", "--json").stdout)
+    assert [r["attempt"] for r in rows] == [1, 2] and rows[1]["env"]["HF_TOKEN"] == "****"
+    pid = rows[1]["pid"]
+    try:
+        assert is_alive(pid)  # ready: the server was left running on purpose
+        again = watchtower(env, "attach", "sim", "--plain")
+        assert again.returncode == 0 and f"pid {pid}" in again.stdout and "READY" in again.stdout
+    finally:
+        os.killpg(pid, signal.SIGKILL)
+    assert TOKEN not in (tmp_path / "data" / "history.sqlite3").read_text(errors="replace")
+
+
+def test_run_plain_silent_death_and_timeout_exit_codes(tmp_path, env):
+    dead = run_sim(env, tmp_path, "--outcome", "sigkill")
+    assert dead.returncode == 1
+    assert "DEAD: killed by SIGKILL (possibly the OOM killer); log said last: 'Loading safetensors" in dead.stdout
+    hung = watchtower(
+        env, "run", "--plain", "--timeout", "1", "--name", "hang", "--log-dir", str(tmp_path / "logs"), "--gpus",
+        "none", "--", sys.executable, SIM, "--outcome", "hang",
+    )
+    assert hung.returncode == 3 and "timed out after 1 s" in hung.stdout
+    pid = json.loads(watchtower(env, "history", "hang", "--json").stdout)[0]["pid"]
+    assert is_alive(pid)
+    os.killpg(pid, signal.SIGINT)
+
+
+def test_usage_errors_are_one_line(tmp_path, env):
+    for args, words in (
+        (("run", "--plain"), "no server command"),
+        (("run", "--plain", "--env", "1BAD=x", "--", "true"), "expected NAME=VALUE"),
+        (("run", "--plain", "--name", "a/b", "--", "true"), "invalid --name"),
+        (("run", "--plain", "--stop-grace", "x", "--", "true"), "--stop-grace"),
+        (("run", "--plain", "--log-dir", str(tmp_path), "--", "no-such-binary-xyz"), "command not found"),
+        (("attach", "nothing"), "no launch named 'nothing'"),
+    ):
+        result = watchtower(env, *args)
+        assert result.returncode == 2, (args, result.stdout, result.stderr)
+        assert words in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
