@@ -1,0 +1,120 @@
+"""`watchtower run --host`: the whole launch loop against the loopback sshd.
+
+Remote launch → fail → relaunch with the env fixed → ready; Watchtower restarted
+mid-startup reattaches; the connection is cut while the server keeps running.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tui.history import History
+from tui.launch import Launch, LaunchSpec
+from tui.session import WatchSession
+from tui.sources import ssh
+from tui.sources.process import StopPlan, is_alive
+
+pytestmark = pytest.mark.ssh
+SIM = str(Path(__file__).with_name("server_sim.py"))
+
+
+@pytest.fixture
+def remote_env(sshd, tmp_path, monkeypatch):
+    monkeypatch.setenv("WATCHTOWER_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv(ssh.ENV_KNOWN_HOSTS, str(sshd.known_hosts))
+    monkeypatch.setenv(ssh.ENV_IDENTITY, str(sshd.client_key))
+    yield sshd
+
+
+async def wait_verdict(launch: Launch, predicate, timeout: float = 30.0):
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        verdict = launch.evaluate()
+        if verdict is not None and predicate(verdict):
+            return verdict
+        assert loop.time() < deadline, f"timed out; last verdict {verdict}"
+        await asyncio.sleep(0.1)
+
+
+def remote_spec(sshd, tmp_path, *args: str, **kwargs) -> LaunchSpec:
+    return LaunchSpec(
+        name="rsim",
+        command=[sys.executable, SIM, "--step", "0.02", *args],
+        log_dir=tmp_path / "remote logs",
+        host=sshd.spec,
+        plan=StopPlan(after_int=3, after_term=3),
+        **kwargs,
+    )
+
+
+async def test_remote_fail_relaunch_ready_and_stop(remote_env, tmp_path):
+    session = WatchSession()
+    launch = Launch(remote_spec(remote_env, tmp_path, "--outcome", "raise"), history=History())
+    launch.attach(session)
+    session.start()
+    try:
+        await launch.start()
+        failed = await wait_verdict(launch, lambda v: v.final)
+        assert failed.kind == "failed" and "ValueError" in failed.detail
+        await asyncio.wait_for(launch.run.wait(), 15)
+        await launch.relaunch(env={"SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN": "1"})
+        ready = await wait_verdict(launch, lambda v: v.final)
+        assert ready.kind == "ready" and launch.run.attempt == 2
+        assert session.connection is not None and session.connection.state == "connected"
+        pid = launch.run.pid
+        assert await launch.stop()
+        assert not is_alive(pid)
+        assert (await wait_verdict(launch, lambda v: v.kind == "stopped")).kind == "stopped"
+    finally:
+        await launch.close(stop_server=True)
+        await session.stop()
+        await ssh.close_all()
+    rows = History().attempts("rsim")
+    assert [(r.attempt, r.outcome, r.host) for r in rows] == [(1, "failed", remote_env.spec), (2, "ready", remote_env.spec)]
+    assert rows[0].exit_text == "exited with code 1"  # read from the exit file beside the remote log
+
+
+async def test_restart_mid_startup_reattaches_and_a_cut_connection_leaves_the_server_running(remote_env, tmp_path):
+    spec = remote_spec(remote_env, tmp_path, "--outcome", "hang")
+    session = WatchSession()
+    launch = Launch(spec, history=History())
+    launch.attach(session)
+    session.start()
+    await launch.start()
+    await wait_verdict(launch, lambda v: session.state.current_phase is not None)
+    pid = launch.run.pid
+    await launch.close()  # Watchtower exits mid-startup, leaving the server running
+    await session.stop()
+    await ssh.close_all()
+    assert remote_env.kill_sessions() >= 0
+    await asyncio.sleep(0.5)
+    assert is_alive(pid)
+
+    session = WatchSession()
+    launch = Launch(remote_spec(remote_env, tmp_path, "--outcome", "hang"), history=History())
+    launch.attach(session)
+    session.start()
+    try:
+        run = await launch.start()
+        assert run.pid == pid and run.attempt == 1  # reattached, not relaunched
+        await wait_verdict(launch, lambda v: session.state.current_phase is not None)
+        assert session.state.current_phase.name == "weight_load"
+        remote_env.kill_sessions()  # the network drops
+        t0 = time.monotonic()
+        await wait_verdict(launch, lambda v: session.connection is not None and session.connection.state != "connected",
+                           timeout=20)
+        assert is_alive(pid) and launch.server_running  # the server does not care
+        await wait_verdict(launch, lambda v: session.connection.state == "connected", timeout=30)
+        assert time.monotonic() - t0 < 30
+        assert await launch.stop()
+        assert not is_alive(pid)
+    finally:
+        await launch.close(stop_server=True)
+        await session.stop()
+        await ssh.close_all()
