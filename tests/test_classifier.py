@@ -1,0 +1,258 @@
+"""Error classification: traceback blocks of any exception type, chains, interleaved ranks,
+one-line signatures, warnings, and healthy lines that must raise no alarm."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tui.core.classifier import Classifier
+from tui.core.lines import LineAssembler, make_line
+from tui.core.profiles import generic_profile, load_profile
+from tui.core.state import FAILED
+from tui.core.tracker import StartupTracker
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def track(name: str) -> StartupTracker:
+    tracker = StartupTracker()
+    assembler = LineAssembler(progress=False)
+    for item in assembler.feed((FIXTURES / name).read_bytes()) + assembler.flush():
+        tracker.feed(item, 1_700_000_000.0)
+    tracker.finish()
+    return tracker
+
+
+@pytest.mark.parametrize(
+    ("log", "line", "kind", "rank", "category", "text"),
+    [
+        ("sglang_attributeerror_tp8.log", 35, "AttributeError", "TP3", None, "no attribute 'set_eagle3_layers_to_capture'"),
+        ("sglang_context_length.log", 3, "ValueError", "main", None, "context_length (262144) is greater"),
+        ("bare_chained_keyerror_oserror.log", 1, "OSError", None, None, "model type `qwen3_next`"),
+        ("sglang_keyerror_custom_chain.log", 5, "CheckpointMismatch", "TP0", None, "shard 3 lacks"),
+        ("sglang_memoryerror.log", 4, "MemoryError", "TP1", "host_oom", "MemoryError"),
+        ("sglang_cuda_oom_graph.log", 13, "Exception", "TP0", "cuda_oom", "Capture cuda graph failed: CUDA out of memory"),
+        ("sglang_nccl_timeout.log", 6, "nccl_timeout", "rank3", "nccl_timeout", "Watchdog caught collective operation timeout"),
+        ("vllm_kv_failure.log", 8, "ValueError", "EngineCore_DP0", "kv_cache_too_small", "larger than the available KV cache memory"),
+    ],
+)
+def test_the_first_error_is_the_root_cause(log, line, kind, rank, category, text):
+    state = track(log).state
+    assert state.outcome == FAILED
+    error = state.first_error
+    assert (error.line, error.kind, error.rank, error.category) == (line, kind, rank, category)
+    assert text in error.message
+    assert not error.secondary
+    # the secondary noise after it (sigquit, child failed, wrapper errors) is kept, not hidden
+    assert all(e.line >= line or e.secondary for e in state.errors if e.fatal)
+
+
+def test_eight_interleaved_tracebacks_each_get_their_rank_and_exception():
+    state = track("sglang_attributeerror_tp8.log").state
+    blocks = [e for e in state.errors if e.kind == "AttributeError"]
+    assert sorted(e.rank for e in blocks) == sorted(f"TP{i}" for i in range(8))
+    assert [e.line for e in blocks] == [35, 36, 37, 44, 45, 46, 47, 48]  # each block's first line
+    for e in blocks:
+        texts = [t for _, t in e.block]
+        assert "Scheduler hit an exception" in texts[0]
+        assert texts[-1].startswith("AttributeError:")
+        # the right frames went to the right block: File, code, File, code, ...
+        frames = texts[1:-1]
+        assert [t.lstrip().startswith('File "') for t in frames] == [True, False] * 4
+    secondary = [e.kind for e in state.errors if e.secondary]
+    assert secondary == ["child_failed", "killed"]
+
+
+def test_a_chain_is_one_error_whose_cause_is_the_last_exception():
+    state = track("bare_chained_keyerror_oserror.log").state
+    assert len(state.errors) == 1
+    error = state.errors[0]
+    assert error.kind == "OSError" and error.line == 1 and error.end_line == 17
+    assert any("KeyError: 'qwen3_next'" in t for _, t in error.block)
+
+
+def test_interleaved_chains_with_a_custom_exception():
+    state = track("sglang_keyerror_custom_chain.log").state
+    mismatches = [e for e in state.errors if e.kind == "CheckpointMismatch"]
+    assert [(e.rank, e.message.split(":")[1].split()[1]) for e in mismatches] == [("TP0", "3"), ("TP1", "4")]
+
+
+def test_vllm_reprefixed_and_raw_tracebacks():
+    state = track("vllm_kv_failure.log").state
+    kinds = [(e.line, e.kind, e.secondary) for e in state.errors]
+    assert kinds == [
+        (7, "engine_failed", True),  # "EngineCore failed to start." comes before its traceback
+        (8, "ValueError", False),  # logger.exception: every line re-prefixed, ending in \r\n
+        (17, "ValueError", False),  # the same exception on raw stderr, after "Process EngineCore_DP0:"
+        (25, "RuntimeError", True),  # the API server's "see root cause above"
+    ]
+
+
+def test_healthy_starts_raise_no_alarm():
+    for log in ("sglang_eagle3_tp8_ready.log", "sglang_old_04.log", "vllm_v1_ready.log"):
+        state = track(log).state
+        assert state.errors == [], log
+
+
+def run(lines: list[str], profile=None):
+    classifier = Classifier(profile or load_profile("sglang"))
+    errors, warnings = [], []
+    for n, text in enumerate(lines, 1):
+        made, warning, _ = classifier.feed(n, text)
+        errors += made
+        if warning:
+            warnings.append(n)
+    errors += classifier.close_all()
+    return errors, warnings
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", "cuda_oom"),
+        ("RuntimeError: CUDA error: out of memory", "cuda_oom"),
+        ("RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275, unhandled cuda error", "nccl"),
+        ("torch.distributed.DistStoreError: Timed out after 601 seconds waiting for clients. Socket Timeout", "store_timeout"),
+        ("Killed", "killed"),
+        ("/bin/bash: line 1: 12345 Killed                  python -m sglang.launch_server", "killed"),
+        ("Fatal Python error: Segmentation fault", "segfault"),
+        ("Segmentation fault (core dumped)", "segfault"),
+        ("terminate called after throwing an instance of 'std::runtime_error'", "cpp_terminate"),
+        ("RuntimeError: CUDA error: an illegal memory access was encountered", "cuda_error"),
+        ("[Errno 98] error while attempting to bind on address ('0.0.0.0', 30000): address already in use", "port_in_use"),
+        ("OSError: meta-llama/Nope is not a local folder and is not a valid model identifier listed on 'https://huggingface.co/models'", "hf_access"),
+        ("OSError: [Errno 12] Cannot allocate memory", "host_oom"),
+        ("Received sigquit from a child process. It usually means the child failed.", "child_failed"),
+        ("RuntimeError: Rank 3 scheduler died during initialization (exit code: -9). If exit code is -9 (SIGKILL), a common cause is the OS OOM killer.", "scheduler_died"),
+        ("ERROR:    Application startup failed. Exiting.", "startup_failed"),
+        ("ValueError: weird value", "ValueError"),
+    ],
+)
+def test_one_line_signatures(text, kind):
+    errors, _ = run([text])
+    assert [e.kind for e in errors] == [kind]
+    assert errors[0].message == text.strip()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Failed to import amdsmi with ModuleNotFoundError(\"No module named 'amdsmi'\")",
+        "Ignore import error when loading sglang.srt.models.mllama4: No module named 'x'",
+        "server_args=ServerArgs(log_level='error', watchdog_timeout=300, on_error='raise', request_timeout=600, enable_nccl_nvls=False)",
+        "Decode batch, #running-req: 1, #token: 100, token usage: 0.00, cuda graph: True, gen throughput (token/s): 41.2, #queue-req: 0",
+        'INFO:     127.0.0.1:51234 - "GET /health HTTP/1.1" 200 OK',
+        "Load weight end. elapsed=6.91 s, type=LlamaForCausalLM, avail mem=70.40 GB, mem usage=7.72 GB.",
+    ],
+)
+def test_healthy_lines_are_not_errors(text):
+    errors, warnings = run([text])
+    assert errors == [] and warnings == []
+
+
+def test_vllm_config_dump_with_error_words_is_not_an_error():
+    profile = load_profile("vllm")
+    tracker = StartupTracker(profile)
+    line = (
+        "(APIServer pid=1) INFO 08-14 10:00:00 [utils.py:326] non-default args: {'model': 'm', "
+        "'disable_log_stats': False, 'error_on_timeout': True, 'timeout': 'CUDA error: out of memory'}"
+    )
+    tracker.feed(make_line(1, 0, line.encode()), 1_700_000_000.0)
+    assert tracker.state.errors == []
+
+
+def test_any_exception_type_even_without_a_message():
+    errors, _ = run(
+        [
+            "Traceback (most recent call last):",
+            '  File "a.py", line 1, in <module>',
+            "    raise SystemExit",
+            "SystemExit",
+            "Traceback (most recent call last):",
+            '  File "b.py", line 2, in <module>',
+            "    raise mymodule.Boom()",
+            "mymodule.Boom",
+        ]
+    )
+    assert [(e.line, e.kind, e.message) for e in errors] == [(1, "SystemExit", "SystemExit"), (5, "Boom", "Boom")]
+
+
+def test_killed_after_a_block_is_its_own_error_not_a_message_line():
+    errors, _ = run(
+        [
+            "Traceback (most recent call last):",
+            '  File "a.py", line 1, in <module>',
+            "    load()",
+            "RuntimeError: boom",
+            "with more text on the next line",
+            "Killed",
+        ]
+    )
+    assert [(e.kind, e.line) for e in errors] == [("RuntimeError", 1), ("killed", 6)]
+    assert errors[0].block[-1][1] == "with more text on the next line"
+
+
+def test_a_traceback_cut_short_is_still_reported():
+    errors, _ = run(["Traceback (most recent call last):", '  File "a.py", line 1, in <module>', "    load()"])
+    assert len(errors) == 1
+    assert errors[0].kind == "Traceback" and "cut short" in errors[0].message and errors[0].end_line == 3
+
+
+def test_the_report_is_updated_in_place_when_the_chain_goes_on():
+    classifier = Classifier(generic_profile())
+    lines = [
+        "Traceback (most recent call last):",
+        '  File "a.py", line 1, in f',
+        "    x[1]",
+        "KeyError: 1",
+        "",
+        "During handling of the above exception, another exception occurred:",
+        "",
+        "Traceback (most recent call last):",
+        '  File "a.py", line 3, in g',
+        "    f()",
+        "OSError: cannot load",
+    ]
+    reports = []
+    for n, text in enumerate(lines, 1):
+        reports += classifier.feed(n, text)[0]
+    assert len(reports) == 2 and reports[0] is reports[1]  # reported at once, then updated
+    assert reports[0].kind == "OSError" and reports[0].line == 1
+    assert classifier.open
+    assert classifier.close_all() == []  # already reported
+    assert not classifier.open
+
+
+def test_warnings_are_counted_not_failed():
+    errors, warnings = run(
+        [
+            "/x/torch/cuda/__init__.py:63: FutureWarning: The pynvml package is deprecated.",
+            "  import pynvml",
+            "WARNING:  Invalid HTTP request received.",
+            "[W1122 10:00:00.123 socket.cpp:200] [c10d] The hostname of the client socket cannot be retrieved.",
+            "NCCL WARN Could not find real path of /sys/class/net/ib0",
+        ]
+    )
+    assert errors == [] and warnings == [1, 3, 4, 5]
+
+
+def test_unprefixed_lines_go_to_the_block_that_expects_them():
+    """Two blocks interleaved line by line, each File followed by its code line."""
+    classifier = Classifier(load_profile("sglang"))
+    lines = [
+        ("TP0", True, "Scheduler hit an exception: Traceback (most recent call last):"),
+        ("TP1", True, "Scheduler hit an exception: Traceback (most recent call last):"),
+        (None, False, '  File "a.py", line 1, in f0'),
+        (None, False, '  File "b.py", line 1, in f1'),
+        (None, False, "    code_for_a()"),
+        (None, False, "    code_for_b()"),
+        (None, False, "ValueError: from a"),
+        (None, False, "KeyError: 'from b'"),
+    ]
+    errors = []
+    for n, (rank, record, text) in enumerate(lines, 1):
+        errors += classifier.feed(n, text, rank, record)[0]
+    assert [(e.rank, e.kind) for e in errors] == [("TP0", "ValueError"), ("TP1", "KeyError")]
+    assert [t for _, t in errors[0].block][1:3] == ['  File "a.py", line 1, in f0', "    code_for_a()"]
