@@ -13,6 +13,7 @@ from contextlib import aclosing
 import pytest
 
 from tests.test_local_tailer import ChaosWriter
+from tui.commands import UsageError
 from tui.core.events import ConnectionState, LogChunk, LogGap, LogRestart, LogWaiting
 from tui.core.lines import LineAssembler
 from tui.sources import ssh
@@ -148,7 +149,7 @@ def test_target_parse(spec, host, port, user):
 def test_target_parse_rejects_garbage_with_one_clear_line(spec, words):
     with pytest.raises(SshTargetError) as info:
         SshTarget.parse(spec)
-    assert isinstance(info.value, ValueError)
+    assert isinstance(info.value, ValueError) and isinstance(info.value, UsageError)
     message = str(info.value)
     assert words in message and "\n" not in message
     assert "[user@]host[:port]" in message or "port" in message
@@ -187,6 +188,17 @@ async def test_missing_file_waits_then_is_read_whole_even_from_end(tmp_path, tar
     assert isinstance(waiting, LogWaiting) and "no such file" in waiting.reason and str(log) in waiting.reason
     append(log, b"appeared\n")
     assert await reader.data(9) == b"appeared\n"
+    await reader.close()
+
+
+async def test_waits_for_a_directory_that_does_not_exist_yet(tmp_path, target):
+    log = tmp_path / "logs" / "server.log"
+    reader = Reader(RemoteTailer(target, str(log)))
+    waiting = await reader.next()
+    assert isinstance(waiting, LogWaiting) and "no such file" in waiting.reason
+    log.parent.mkdir()
+    append(log, b"server starting\n")
+    assert await reader.data(16) == b"server starting\n"
     await reader.close()
 
 

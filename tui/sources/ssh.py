@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import asyncssh
 
+from tui.commands import UsageError
 from tui.core.events import ConnectionState
 
 ENV_KNOWN_HOSTS = "WATCHTOWER_SSH_KNOWN_HOSTS"
@@ -39,8 +40,9 @@ _USERNAME = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_.@-]*")
 _FORMAT = "expected [user@]host[:port]"
 
 
-class SshTargetError(ValueError):
-    """A ``--host`` value that is not ``[user@]host[:port]``: one clear line for the user."""
+class SshTargetError(UsageError, ValueError):
+    """A ``--host`` value that is not ``[user@]host[:port]``: one clear line for the user
+    (a UsageError, so the command line reports it and exits 2 wherever it is raised)."""
 
 
 class SshError(Exception):
