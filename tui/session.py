@@ -45,6 +45,9 @@ from tui.core.state import FAILED, READY, StartupState
 # Style classes of scrollback entries; the log view maps each to a theme style.
 NORMAL, ERROR, WARNING, PHASE, PROGRESS, MARK = "normal", "error", "warning", "phase", "progress", "mark"
 NOTABLE = frozenset((ERROR, PHASE, MARK))  # what the "errors and phases only" filter keeps
+STYLES = (NORMAL, ERROR, WARNING, PHASE, PROGRESS, MARK)
+CODES = {style: code for code, style in enumerate(STYLES)}
+_MARK_CODE = CODES[MARK]
 
 #: Stretches without log output at least this long (seconds, by arrival) are recorded for the timeline.
 SILENCE_SECONDS = 5.0
@@ -52,13 +55,18 @@ SILENCE_SECONDS = 5.0
 YIELD_EVERY = 1000
 
 
-def marker_search(profile: Any = None) -> Callable[[str], object]:
-    """``search`` of one regex for every marker word of every profile (RE2 where installed).
+@dataclass(frozen=True, slots=True)
+class MarkerSearch:
+    """Where a line may hold a marker word of any profile: lines without one cannot change
+    the startup state, so a flood of "Decode batch" lines costs the tracker nothing (the
+    rule `watchtower scan` uses, tui.core.scan). One RE2 pass per chunk finds the byte
+    offsets of every word; a line spanning two chunks is checked on its own text."""
 
-    A flood of "Decode batch" lines costs the tracker nothing this way: lines without
-    any of the words are kept in the scrollback but not parsed (tui.core.scan does the
-    same for `watchtower scan`), unless the tracker says it needs every line.
-    """
+    in_bytes: Callable[[bytes], Any]  # finditer over a chunk
+    in_text: Callable[[str], object]  # search in one line's text
+
+
+def marker_search(profile: Any = None) -> MarkerSearch:
     from tui.core.profiles import builtin_profiles, prefilter_words
 
     profiles = builtin_profiles() + ([profile] if profile is not None else [])
@@ -66,14 +74,17 @@ def marker_search(profile: Any = None) -> Callable[[str], object]:
 
 
 @functools.cache
-def _compiled(words: tuple[str, ...]) -> Callable[[str], object]:
+def _compiled(words: tuple[str, ...]) -> MarkerSearch:
+    from tui.core.scan import compile_prefilter
+
     pattern = "|".join(re.escape(w) for w in words)
     try:
         import re2
 
-        return re2.compile(pattern).search
+        text = re2.compile(pattern).search
     except ImportError:  # pragma: no cover - no RE2 wheel on this platform
-        return re.compile(pattern).search
+        text = re.compile(pattern).search
+    return MarkerSearch(compile_prefilter(list(words)).finditer, text)
 
 
 @dataclass(slots=True)
@@ -91,20 +102,25 @@ class Scrollback:
 
     Entries are addressed by ``seq``; ``first_seq`` moves forward as old lines go.
     The still-open line a progress bar keeps rewriting is ``progress`` (not an entry).
+    Stored as parallel lists of ints, strs and style codes (no object per line), so
+    100k kept lines cost the garbage collector nothing; ``LogEntry`` views are made
+    on request.
     """
 
     def __init__(self, capacity: int = 100_000) -> None:
         self.capacity = max(10, capacity)
-        self._entries: list[LogEntry] = []
+        self._numbers: list[int] = []
+        self._texts: list[str] = []
+        self._styles = bytearray()
         self.dropped = 0
         self.progress: LogEntry | None = None
         self.notable: list[int] = []  # seqs of error/phase/marker entries, ascending
-        self._generation = 0  # index-independent: seq of the first entry of the current file
+        self._generation = 0  # seq of the first entry of the current file
 
     # ---------------------------------------------------------------- reading
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._texts)
 
     @property
     def first_seq(self) -> int:
@@ -113,59 +129,68 @@ class Scrollback:
     @property
     def end_seq(self) -> int:
         """One past the newest entry's seq: the total ever appended."""
-        return self.dropped + len(self._entries)
+        return self.dropped + len(self._texts)
+
+    def _entry(self, index: int) -> LogEntry:
+        return LogEntry(self.dropped + index, self._numbers[index], self._texts[index], STYLES[self._styles[index]])
 
     def get(self, seq: int) -> LogEntry | None:
         index = seq - self.dropped
-        if 0 <= index < len(self._entries):
-            return self._entries[index]
+        if 0 <= index < len(self._texts):
+            return self._entry(index)
         return None
 
     def entries(self, start: int = 0, stop: int | None = None) -> list[LogEntry]:
         """Entries with ``start <= seq < stop`` that are still kept."""
         lo = max(0, start - self.dropped)
-        hi = len(self._entries) if stop is None else max(lo, stop - self.dropped)
-        return self._entries[lo:hi]
+        hi = len(self._texts) if stop is None else min(len(self._texts), max(lo, stop - self.dropped))
+        return [self._entry(i) for i in range(lo, hi)]
+
+    def widest(self, start: int) -> int:
+        """Length of the longest text from ``start`` on (for the view's horizontal extent)."""
+        lo = max(0, start - self.dropped)
+        return max(map(len, self._texts[lo:]), default=0)
 
     def find_line(self, number: int) -> LogEntry | None:
         """The entry of line ``number`` of the current file, if still kept."""
         lo = max(0, self._generation - self.dropped)
-        index = bisect.bisect_left(self._entries, number, lo=lo, key=lambda e: e.number)
-        while index < len(self._entries):
-            entry = self._entries[index]
-            if entry.number != number:
-                return None
-            if entry.style != MARK:
-                return entry
+        index = bisect.bisect_left(self._numbers, number, lo=lo)
+        while index < len(self._numbers) and self._numbers[index] == number:
+            if self._styles[index] != _MARK_CODE:
+                return self._entry(index)
             index += 1
         return None
 
     def notable_seqs(self) -> list[int]:
-        first = self.dropped
-        start = bisect.bisect_left(self.notable, first)
+        start = bisect.bisect_left(self.notable, self.dropped)
         return self.notable[start:]
 
     # ---------------------------------------------------------------- writing
 
-    def append(self, number: int, text: str, style: str = NORMAL) -> LogEntry:
-        entry = LogEntry(self.end_seq, number, text, style)
-        self._entries.append(entry)
+    def append(self, number: int, text: str, style: str = NORMAL) -> None:
+        self._numbers.append(number)
+        self._texts.append(text)
+        self._styles.append(CODES[style])
         if style in NOTABLE:
-            self.notable.append(entry.seq)
-        if len(self._entries) > self.capacity + self.capacity // 8:
+            self.notable.append(self.end_seq - 1)
+        if len(self._texts) > self.capacity + self.capacity // 8:
             self._trim()
-        return entry
 
-    def mark(self, text: str) -> LogEntry:
+    def mark(self, text: str) -> None:
         """A line of Watchtower's own (a gap, a restart) between log lines."""
-        last = self._entries[-1].number if self._entries and self.end_seq > self._generation else 0
-        return self.append(last, text, MARK)
+        last = self._numbers[-1] if self._numbers and self.end_seq > self._generation else 0
+        self.append(last, text, MARK)
 
     def restyle(self, entry: LogEntry, style: str) -> None:
-        if entry.style == style or entry.style == ERROR:
+        index = entry.seq - self.dropped
+        if not 0 <= index < len(self._texts):
+            return
+        current = STYLES[self._styles[index]]
+        if current == style or current == ERROR:
             return  # an error stays an error
-        if style in NOTABLE and entry.style not in NOTABLE:
+        if style in NOTABLE and current not in NOTABLE:
             bisect.insort(self.notable, entry.seq)
+        self._styles[index] = CODES[style]
         entry.style = style
 
     def new_file(self) -> None:
@@ -173,8 +198,10 @@ class Scrollback:
         self._generation = self.end_seq
 
     def _trim(self) -> None:
-        excess = len(self._entries) - self.capacity
-        del self._entries[:excess]
+        excess = len(self._texts) - self.capacity
+        del self._numbers[:excess]
+        del self._texts[:excess]
+        del self._styles[:excess]
         self.dropped += excess
         cut = bisect.bisect_left(self.notable, self.dropped)
         if cut > len(self.notable) // 2:
@@ -366,7 +393,8 @@ class WatchSession:
     def handle(self, event: Any) -> None:
         """Apply one source event (synchronously; the pumps call this)."""
         if isinstance(event, LogChunk):
-            self._feed_lines(self._assembler.feed(event.data))
+            base, hits = self._hits(event.data)
+            self._feed_lines(self._assembler.feed(event.data), hits, base)
         elif isinstance(event, GpuSample):
             self.gpus.update(event)
             self._changed("gpu")
@@ -421,12 +449,19 @@ class WatchSession:
                 self.handle(event)
 
     async def _feed_big_chunk(self, data: bytes) -> None:
+        base, hits = self._hits(data)
         items = self._assembler.feed(data)
         for start in range(0, len(items), YIELD_EVERY):
-            self._feed_lines(items[start : start + YIELD_EVERY])
+            self._feed_lines(items[start : start + YIELD_EVERY], hits, base)
             await asyncio.sleep(0)
 
-    def _feed_lines(self, items: Iterable[Line | Progress]) -> None:
+    def _hits(self, data: bytes) -> tuple[int, list[int]]:
+        """The chunk's starting offset and the offsets of every marker word in it."""
+        base = self._assembler.offset
+        return base, [base + m.start() for m in self._markers.in_bytes(data)]
+
+    def _feed_lines(self, items: list[Line | Progress], hits: list[int] | None = None, base: int = 0) -> None:
+        """Lines into the scrollback, and into the tracker when they can matter to it."""
         now = self.clock()
         if self.started_at is None:
             self.started_at = now
@@ -435,8 +470,8 @@ class WatchSession:
         self.waiting = None
         scrollback = self.scrollback
         tracker = self.tracker
-        wanted = self._wanted
-        for item in items:
+        in_text = self._markers.in_text
+        for index, item in enumerate(items):
             if isinstance(item, Progress):
                 if scrollback.progress is None or scrollback.progress.number != item.number:
                     scrollback.progress = LogEntry(-1, item.number, item.text, PROGRESS)
@@ -448,8 +483,15 @@ class WatchSession:
                     scrollback.progress = None
                 style = PROGRESS if len(item.segments) > 1 else NORMAL
                 scrollback.append(item.number, item.text, style)
-                if not (tracker.needs_every_line or any(map(wanted, item.segments))):
-                    continue  # no marker word: cannot change the startup state (the scanner's rule)
+                if not tracker.needs_every_line:
+                    if hits is None or item.offset < base:  # assembled across chunks: look at it
+                        wanted = any(map(in_text, item.segments))
+                    else:
+                        found = bisect.bisect_left(hits, item.offset)
+                        following = items[index + 1].offset if index + 1 < len(items) else None
+                        wanted = found < len(hits) and (following is None or hits[found] < following)
+                    if not wanted:
+                        continue  # no marker word: cannot change the startup state
                 events = tracker.feed(item, now)
             if events:
                 self._apply(events)
@@ -504,7 +546,7 @@ class WatchSession:
         from tui.core.tracker import StartupTracker
 
         self.tracker = StartupTracker(profile=self.profile)
-        self._wanted = marker_search(self.profile)
+        self._markers = marker_search(self.profile)
         self._assembler = LineAssembler()
         self._last_ts: float | None = None
         self._ts_offset = 0.0  # log time minus arrival time, as of the last timestamped line

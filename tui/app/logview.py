@@ -84,10 +84,7 @@ class LogView(ScrollView, can_focus=True):
     def sync(self) -> None:
         """New lines arrived (called at most ~15 times a second): resize, follow, repaint."""
         scrollback = self.session.scrollback
-        start = max(self._measured, scrollback.first_seq)
-        for entry in scrollback.entries(start):
-            if len(entry.text) > self._widest:
-                self._widest = min(MAX_DISPLAY, len(entry.text))
+        self._widest = min(MAX_DISPLAY, max(self._widest, scrollback.widest(self._measured)))
         self._measured = scrollback.end_seq
         if self.only_notable:
             self._notable = scrollback.notable_seqs()

@@ -1,0 +1,147 @@
+"""The session (sources -> tracker -> models) and the panels' rendering of what it holds."""
+
+from __future__ import annotations
+
+import asyncio
+
+from tests.app_support import CLOCK, feed, fixed_session, make_app, screen_text
+from tui.app.gpus import render_gpus
+from tui.app.themes import discover
+from tui.core.events import ConnectionState, GpuInfo, GpuSample, GpuUnavailable, LogChunk, LogGap, LogRestart
+from tui.session import ERROR, MARK, WatchSession
+
+PALETTE = discover()["dark"]
+
+
+def lines(n: int, start: int = 0) -> bytes:
+    return b"".join(b"[2026-03-14 21:05:00 TP0] Decode batch. #running-req: %d\n" % i for i in range(start, start + n))
+
+
+def test_scrollback_is_capped_and_counts_what_it_dropped():
+    session = fixed_session(scrollback=1000)
+    for start in range(0, 25_000, 5_000):
+        feed(session, lines(5_000, start))
+    scrollback = session.scrollback
+    assert scrollback.end_seq == 25_000  # every line counted
+    assert len(scrollback) <= 1000 + 1000 // 8  # memory bounded
+    assert scrollback.dropped == 25_000 - len(scrollback)
+    newest = scrollback.get(scrollback.end_seq - 1)
+    assert newest.number == 25_000 and newest.text.endswith("#running-req: 24999")
+    assert scrollback.find_line(25_000) == newest
+    assert scrollback.find_line(10) is None  # dropped long ago
+
+
+def test_traceback_lines_are_styled_as_one_error_block():
+    text = (
+        b"[2026-03-14 21:04:10] server_args={'model_path': '/m'}\n"
+        b"[2026-03-14 21:04:12 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+        b'  File "/x.py", line 1, in f\n'
+        b"    g()\n"
+        b"KeyError: 'rope_scaling'\n"
+        b"[2026-03-14 21:04:13] after\n"
+    )
+    session = fixed_session(text)
+    styles = [session.scrollback.find_line(n).style for n in range(1, 7)]
+    assert styles[1:5] == [ERROR] * 4
+    assert styles[5] != ERROR
+    error = session.state.first_error
+    assert error.kind == "KeyError" and error.line == 2
+
+
+def test_gaps_and_restarts_are_marked_and_numbers_restart():
+    session = fixed_session(lines(10))
+    session.handle(LogGap("log", 100, 4096, "truncated before it was read"))
+    session.handle(LogRestart("log", "recreated"))
+    feed(session, lines(3))
+    marks = [e for e in session.scrollback.entries() if e.style == MARK]
+    assert len(marks) == 2 and "4096 bytes lost" in marks[0].text and "recreated" in marks[1].text
+    assert session.scrollback.find_line(2).text.endswith("#running-req: 1")
+    assert session.scrollback.find_line(2).seq > marks[1].seq  # line 2 of the new file
+
+
+async def test_updates_are_coalesced_under_a_flood():
+    session = WatchSession(max_rate=10)
+    updates = []
+    session.subscribe(updates.append)
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    for start_line in range(0, 50_000, 500):
+        session.handle(LogChunk("log", 0, lines(500, start_line), 0.0))
+        await asyncio.sleep(0.002)  # a source yielding between chunks
+    elapsed = loop.time() - start
+    await asyncio.sleep(0.25)
+    assert session.scrollback.end_seq == 50_000
+    assert 1 <= len(updates) <= elapsed * 10 + 3  # at most max_rate notifications a second
+    assert all("log" in u.topics for u in updates)
+
+
+def test_gpu_panel_states():
+    session = fixed_session()
+    text = render_gpus(session, 100, PALETTE).plain
+    assert "waiting for the first GPU sample" in text
+    text = render_gpus(session, 100, PALETTE, enabled=False).plain
+    assert "off (--gpus none)" in text
+    session.handle(GpuUnavailable("localhost", "NVML library not found (libnvidia-ml.so.1): no NVIDIA driver here"))
+    assert "unavailable: NVML library not found" in render_gpus(session, 100, PALETTE).plain
+    gib = 1 << 30
+    session.handle(GpuSample("node", CLOCK, (
+        GpuInfo(index=0, name="NVIDIA H200", memory_used=70 * gib, memory_total=140 * gib, utilization=97,
+                temperature=63, power_w=412.0),
+        GpuInfo(index=1, name="NVIDIA H200", memory_used=None, memory_total=140 * gib),
+        GpuInfo(index=2, error="GPU is lost"),
+    )))
+    text = render_gpus(session, 100, PALETTE).plain
+    assert "unavailable" not in text  # a sample arrived: the source is back
+    rows = text.splitlines()
+    assert "70.0/140 GiB" in rows[1] and "97%" in rows[1] and "63°C" in rows[1] and "412W" in rows[1]
+    assert "N/A" in rows[2]
+    assert "GPU is lost" in rows[3]
+    narrow = render_gpus(session, 36, PALETTE).plain.splitlines()
+    assert all(len(r) <= 36 for r in narrow) and "70/140G" in narrow[1]
+
+
+async def test_connection_state_is_shown_in_the_header():
+    session = fixed_session(lines(3))
+    app = make_app(session)
+    async with app.run_test(size=(140, 30)) as pilot:
+        session.handle(ConnectionState("gpu-node-07", "lost", "connection reset", retry_in=4.0))
+        session.flush()
+        await pilot.pause()
+        assert "○ lost, retrying in 4s: connection reset" in screen_text(app)
+        session.handle(ConnectionState("gpu-node-07", "connected"))
+        session.flush()
+        await pilot.pause()
+        assert "● connected" in screen_text(app)
+
+
+def test_prefilter_loses_nothing_the_tracker_would_see():
+    """Skipping marker-free lines (by chunk offsets, or by text across chunk edges) gives the
+    same startup state as feeding the tracker every line, whatever the chunking."""
+    import random
+
+    from tui.core.lines import LineAssembler
+    from tui.core.tracker import StartupTracker
+    from tui.sources.replay import load
+    from tests.app_support import DATA
+
+    for scenario in ("ready", "crash-context", "oom"):
+        data = load(DATA / f"demo-{scenario}.wtrec").log_bytes()
+        data = data.replace(b"\n[2026", b"\n" + lines(40) + b"[2026", 20)  # floods between markers
+        reference = StartupTracker()
+        assembler = LineAssembler()
+        for item in assembler.feed(data) + assembler.flush():
+            reference.feed(item, CLOCK)
+        for seed in range(3):
+            rng = random.Random(seed)
+            session = fixed_session()
+            pos = 0
+            while pos < len(data):
+                size = rng.choice((1, 7, 100, 4096, 70_000))
+                session.handle(LogChunk("log", pos, data[pos : pos + size], CLOCK))
+                pos += size
+            session.finish()
+            got, want = session.state, reference.state
+            assert [(p.name, p.start_line, p.end_line) for p in got.phases] == \
+                [(p.name, p.start_line, p.end_line) for p in want.phases], (scenario, seed)
+            assert [(e.line, e.kind, e.rank) for e in got.errors] == [(e.line, e.kind, e.rank) for e in want.errors]
+            assert got.outcome == want.outcome
