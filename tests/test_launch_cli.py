@@ -58,7 +58,8 @@ def test_run_plain_fail_then_ready_then_history_and_attach(tmp_path, env):
     try:
         assert is_alive(pid)  # ready: the server was left running on purpose
         again = watchtower(env, "attach", "sim", "--plain")
-        assert again.returncode == 0 and f"pid {pid}" in again.stdout and "READY" in again.stdout
+        assert again.returncode == 0 and f"v2 reattached to the running: pid {pid}" in again.stdout
+        assert "READY" in again.stdout
     finally:
         os.killpg(pid, signal.SIGKILL)
     assert TOKEN not in (tmp_path / "data" / "history.sqlite3").read_text(errors="replace")

@@ -147,6 +147,7 @@ class Launch:
         self._ticker: asyncio.Task | None = None
         self.gpu_enabled = False  # whether the session has a GPU source
         self._pumped = 0  # bytes of the current log passed on to the session
+        self.reattached = False  # the current attempt was started by an earlier Watchtower
 
     def _default_runner(self) -> Any:
         if self.spec.host is None:
@@ -305,6 +306,7 @@ class Launch:
             return None
         self.record = latest
         self.run = run
+        self.reattached = True
         self._ensure_ticker()
         await self._follow(run)
         await self._load_expectations()
@@ -329,6 +331,7 @@ class Launch:
         await self._load_expectations()
         run = await self.runner.start(number, self.spec.command, self.spec.env, log_path, pid_path, self.spec.cwd)
         self.run = run
+        self.reattached = False
         self.verdict_now = None
         if self.history is not None:
             self.record = await self._db(

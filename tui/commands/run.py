@@ -253,7 +253,8 @@ class PlainPrinter:
     def started(self) -> None:
         run = self.launch.run
         where = "" if self.launch.spec.host is None else f" on {self.launch.spec.host}"
-        self.say(f"v{run.attempt} started{where}: pid {run.pid}, log {run.log_path}")
+        how = "reattached to the running" if self.launch.reattached else "started"
+        self.say(f"v{run.attempt} {how}{where}: pid {run.pid}, log {run.log_path}")
         self.say(f"  {self.launch.command_text}")
 
     def update(self, update) -> None:
