@@ -127,3 +127,56 @@ async def test_relaunch_of_a_running_attempt_asks_and_q_does_not_ask_once_it_is_
         await pilot.press("q")  # nothing left running: quits without asking
         await pilot.pause(0.2)
     assert app.return_code == 0
+
+
+async def test_stop_shows_the_escalation_countdown_and_leaves_no_process(tmp_path):
+    app = make_app(tmp_path, "--outcome", "hang", "--stubborn", "--tp", "2")
+    app.launch.spec.plan = type(app.launch.spec.plan)(after_int=1.5, after_term=1.5)
+    launch = app.launch
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: launch.run is not None and app.session.state.lines > 3)
+        pids = group_members(launch.run.pgid)
+        await pilot.press("x")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        assert "SIGTERM after 1.5 s" in screen_text(app)  # the grace periods are said up front
+        await pilot.press("y")
+        await until(pilot, lambda: "SIGINT sent, SIGTERM in" in app.launch_line.render().plain)
+        await until(pilot, lambda: "SIGTERM sent, SIGKILL in" in app.launch_line.render().plain)
+        await until(pilot, lambda: not launch.server_running, timeout=10)
+        assert "stopping:" not in app.launch_line.render().plain
+        await until(pilot, lambda: app.query_one(VerdictHeader).verdict.word == "STOPPED")
+    assert not any(is_alive(p) for p in pids) and group_members(launch.run.pgid) == []
+
+
+async def test_gpu_memory_held_by_others_is_listed_and_killed_with_k(tmp_path):
+    import subprocess
+    import time
+
+    from tui.core.events import GpuInfo, GpuProcess, GpuSample
+    from tui.app.relaunch import HoldersScreen
+
+    squatter = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+    gib = 2**30
+    app = make_app(tmp_path, "--outcome", "raise")
+    launch = app.launch
+    try:
+        async with app.run_test(size=(140, 40)) as pilot:
+            await until(pilot, lambda: launch.verdict_now is not None and launch.verdict_now.final)
+            await until(pilot, lambda: not launch.server_running)
+            app.session.handle(GpuSample("localhost", time.time(), (
+                GpuInfo(0, memory_used=30 * gib, memory_total=80 * gib, processes=(GpuProcess(squatter.pid, 30 * gib),)),
+            )))
+            await pilot.press("r")  # the relaunch finds the GPU occupied and says by whom
+            await until(pilot, lambda: isinstance(app.screen, HoldersScreen))
+            shown = screen_text(app)
+            assert f"pid {squatter.pid}" in shown and "GPU0 30.0 GiB" in shown and "time.sleep(60)" in shown
+            assert launch.run.attempt == 1  # nothing was launched onto the busy GPU
+            await pilot.press("k")
+            await until(pilot, lambda: squatter.poll() is not None, timeout=10)
+            app.session.handle(GpuSample("localhost", time.time(), (GpuInfo(0, memory_used=0, memory_total=80 * gib),)))
+            await pilot.press("r")
+            await until(pilot, lambda: launch.run.attempt == 2)
+    finally:
+        if squatter.poll() is None:
+            squatter.kill()
+        squatter.wait()
