@@ -90,21 +90,20 @@ def cpu_seconds(pid: int) -> float:
 WRITER = r"""
 import sys, time
 path, rate, seconds = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
-batch = max(1, rate // 100)
+batch = max(1, rate // 100)  # 100 writes a second
+block = b"".join(b"[2026-03-14 21:05:00 TP%d] Decode batch. #running-req: %d, #token: %d, token usage: 0.12, "
+                 b"gen throughput (token/s): 1234.5\n" % (i % 8, i, i * 7) for i in range(batch))
 n = 0
 start = time.monotonic()
 with open(path, "ab", buffering=0) as f:
     while time.monotonic() - start < seconds:
-        lines = b"".join(b"[2026-03-14 21:05:%02d TP%d] Decode batch. #running-req: %d, #token: %d, token usage: 0.12, gen throughput (token/s): 1234.5\n" % ((n + i) // rate % 60, (n + i) % 8, n + i, (n + i) * 7) for i in range(batch))
-        f.write(lines)
+        f.write(block)
         n += batch
-        due = start + n / rate
-        delay = due - time.monotonic()
+        delay = start + n / rate - time.monotonic()
         if delay > 0:
             time.sleep(delay)
 print(n)
 """
-
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -146,10 +145,11 @@ def main() -> int:
                 pane.run("send-keys", "-t", "b", "f")
                 filtered = not filtered
                 pattern = r"filter: errors \+ phases" if filtered else r"(?s)^(?!.*filter: errors \+ phases)"
-                latencies.append(pane.wait_for(pattern, timeout=10, interval=0.001) * 1000)
+                latencies.append(pane.wait_for(pattern, timeout=10, interval=0.005) * 1000)
             written = int(writer.communicate()[0].strip()) + 1
             if filtered:
                 pane.run("send-keys", "-t", "b", "f")
+                pane.wait_for(r"(?s)^(?!.*filter: errors \+ phases)", timeout=10)
             caught_up = pane.wait_for(rf"{written:,} lines", timeout=120)
             status = next(line for line in pane.screen().splitlines() if " lines" in line and "Log" in line)
             rss_after = rss_mib(pid)

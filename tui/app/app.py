@@ -222,7 +222,7 @@ class WatchtowerApp(App[int]):
         if topics & {"log", "state", "connection", "process"}:
             self.query_one(VerdictHeader).refresh()
             self.query_one(LogStatus).refresh()
-        if topics & {"log", "state"}:
+        if "state" in topics:  # (a flood of plain lines changes no phase: no relayout for it)
             self.query_one(PhaseTimeline).refresh(layout=True)
             self.query_one(RankGrid).refresh(layout=True)
         if "gpu" in topics:
