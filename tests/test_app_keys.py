@@ -246,3 +246,43 @@ async def test_layout_fits(size):
         assert "WATCHTOWER" in text[0] and "FAILED" in text[1]
         assert any("weight load" in line for line in text)
         assert app.log_view.scrollable_content_region.height >= 8  # the log keeps room to be useful
+
+
+async def test_progress_bar_is_one_updating_line():
+    session = fixed_session(HEAD.encode())
+    app = make_app(session)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        log = app.log_view
+        rows = log.row_count
+        shown = []
+        for pct in (10, 50, 90):  # tqdm writes "\r<bar>": a refresh is complete when the next \r comes
+            feed(session, f"\rLoading safetensors checkpoint shards: {pct:3d}% Completed | {pct}/100".encode())
+            await pilot.pause()
+            if log.row_count == rows + 1:
+                shown.append(log.entry_at(rows).text)
+        assert len(shown) == 2 and "10/100" in shown[0] and "50/100" in shown[1]
+        feed(session, b"\rLoading safetensors checkpoint shards: 100% Completed | 100/100\n")
+        await pilot.pause()
+        assert log.row_count == rows + 1  # the finished bar is one line of the log
+        assert "100/100" in log.entry_at(rows).text and session.scrollback.progress is None
+
+
+async def test_rank_grid_toggle_shows_each_rank():
+    from tests.app_support import demo_session
+
+    app = make_app(demo_session("ready", upto=50.0))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("p")
+        await pilot.pause()
+        text = screen_text(app)
+        assert "Ranks" in text and "Phases" not in text
+        assert all(f"TP{r} " in text for r in range(8))
+        await pilot.press("p")
+        await pilot.pause()
+        assert "Phases" in screen_text(app)
+    app = make_app(demo_session("ready", upto=50.0))
+    async with app.run_test(size=(200, 60)) as pilot:  # very wide and tall: both at once
+        await pilot.pause()
+        text = screen_text(app)
+        assert "Ranks" in text and "Phases" in text

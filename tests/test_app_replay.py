@@ -134,3 +134,45 @@ async def test_demo_hang_stays_starting_and_shows_the_silence():
     finally:
         replay.close()
 
+
+
+async def test_record_then_replay_gives_back_the_same_log(tmp_path, monkeypatch):
+    """`watchtower record` on a log being written (with a truncation), then the recording replays it."""
+    import argparse
+
+    from tui.commands.record import _record
+
+    log = tmp_path / "server.log"
+    out = tmp_path / "session.wtrec"
+    args = argparse.Namespace(log=str(log), output=str(out), gpus="sim", gpu_interval=0.05,
+                              from_end=False, duration=30.0, keep_going=False)
+    monkeypatch.setattr("tui.commands.record.AFTER_VERDICT", 0.2)
+    writer = RecordingWriter(out, host="localhost", log=str(log))
+    task = asyncio.create_task(_record(args, writer))
+    first = b"[2026-03-14 21:04:10] server_args={'model_path': '/m'}\nold attempt line\n"
+    log.write_bytes(first)
+    await asyncio.sleep(0.3)
+    log.write_bytes(b"")  # truncated: a relaunch writing the same path
+    await asyncio.sleep(0.3)
+    second = (b"[2026-03-14 21:05:10] server_args={'model_path': '/m'}\n"
+              b"[2026-03-14 21:05:11] The server is fired up and ready to roll!\n")
+    with open(log, "ab") as f:
+        f.write(second)
+    try:
+        outcome = await asyncio.wait_for(task, 20)
+    finally:
+        writer.close()
+    assert outcome == READY
+    recording = load(out)
+    assert any("restart" in r for r in recording.records)
+    assert recording.log_bytes() == second
+    assert sum(1 for r in recording.records if "gpu" in r) >= 3
+    session, replay = replay_session(out, speed=1.0)  # real pace: the tailer reads before the truncation
+    app = build_app(session)
+    try:
+        async with app.run_test(size=(100, 30)):
+            await until(lambda: session.state.outcome == READY, session)
+            texts = [e.text for e in session.scrollback.entries()]
+            assert "old attempt line" in texts and any("fired up" in t for t in texts)
+    finally:
+        replay.close()

@@ -145,3 +145,14 @@ def test_prefilter_loses_nothing_the_tracker_would_see():
                 [(p.name, p.start_line, p.end_line) for p in want.phases], (scenario, seed)
             assert [(e.line, e.kind, e.rank) for e in got.errors] == [(e.line, e.kind, e.rank) for e in want.errors]
             assert got.outcome == want.outcome
+
+
+def test_user_theme_dir_is_searched(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    themes_dir = tmp_path / "watchtower" / "themes"
+    themes_dir.mkdir(parents=True)
+    (themes_dir / "night.toml").write_text('name = "night"\n[colors]\nprimary = "#000080"\n')
+    (themes_dir / "broken.toml").write_text("name = \n")
+    palettes = discover()
+    assert {"dark", "light", "high-contrast", "night"} <= set(palettes)
+    assert "broken" not in palettes  # skipped with a one-line message, the rest still load
