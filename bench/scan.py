@@ -21,14 +21,19 @@ from bench.gen_log import write_log  # noqa: E402
 from tui.core.profiles import builtin_profiles, prefilter_words  # noqa: E402
 
 
-def timed(argv: list[str]) -> tuple[float, int, bytes]:
-    """Wall seconds, peak RSS in bytes and stdout of one run of ``argv``."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    out = proc.stdout.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return time.perf_counter() - start, usage.ru_maxrss * 1024, out
+def timed(argv: list[str], ok: tuple[int, ...]) -> tuple[float, int, bytes]:
+    """Wall seconds, peak RSS in bytes and stdout of one run of ``argv``; its exit status must be in ``ok``."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=out, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        elapsed = time.perf_counter() - start
+        out.seek(0)
+        err.seek(0)
+        code = os.waitstatus_to_exitcode(status)
+        if code not in ok:
+            sys.exit(f"{argv[0]} failed ({code}): {err.read().decode(errors='replace')[-500:]}")
+        return elapsed, usage.ru_maxrss * 1024, out.read()
 
 
 def main() -> None:
@@ -51,8 +56,8 @@ def main() -> None:
     scan = [sys.executable, "-m", "tui.cli", "scan", "--json", path]
     subprocess.run(["cat", path], stdout=subprocess.DEVNULL, check=True)  # warm the page cache
     try:
-        best_grep = min(timed(grep)[0] for _ in range(ns.runs))
-        scans = [timed(scan) for _ in range(ns.runs)]
+        best_grep = min(timed(grep, (0, 1))[0] for _ in range(ns.runs))
+        scans = [timed(scan, (0, 1, 3)) for _ in range(ns.runs)]
         best_scan = min(s[0] for s in scans)
         peak = max(s[1] for s in scans)
         print(f"words in the prefilter: {len(words)}")
