@@ -37,9 +37,13 @@ Capturing batches (bs=160 avail_mem=29.50 GB):  50%|#####     | 12/23 [00:10<00:
 """
 
 
-def startup(t: str) -> str:
+def startup(start: datetime) -> str:
+    """The startup lines, each record a few seconds after the previous one."""
     out = []
+    clock = start
     for line in STARTUP.splitlines():
+        clock += timedelta(seconds=7)
+        t = clock.strftime("%Y-%m-%d %H:%M:%S")
         if line.startswith("{ranks:"):
             msg = line[len("{ranks:") : -1]
             out.extend(f"[{t} TP{r}] {msg}" for r in (7, 3, 0, 1, 2, 4, 6, 5))
@@ -98,7 +102,7 @@ def write_log(path: str, megabytes: int, seed: int = 1) -> int:
             break
     block = "".join(pool).encode()
     with open(path, "wb") as out:
-        written = out.write(startup(start.strftime("%Y-%m-%d %H:%M:%S")).encode())
+        written = out.write(startup(start).encode())
         while written < megabytes << 20:
             written += out.write(block)
         written += out.write(CRASH.replace("{t}", "2026-02-23 04:12:09").encode())
