@@ -249,7 +249,7 @@ async def test_reattach_to_a_running_attempt_after_watchtower_restarted(tmp_path
     second = Harness(spec(tmp_path, sim("--outcome", "hang")))
     async with second:
         run = await second.launch.start()
-        assert run.pid == pid and run.attempt == 1 and not run.exit_known
+        assert run.pid == pid and run.attempt == 1 and run.alive
         await second.until(lambda v: second.session.state.lines > 3)
         assert second.session.state.current_phase is not None  # the timeline is rebuilt from the log
         assert await second.launch.stop()

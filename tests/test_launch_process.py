@@ -157,14 +157,19 @@ async def test_launch_errors_are_one_line(tmp_path):
 async def test_reattach_follows_a_process_started_by_an_earlier_watchtower(tmp_path):
     first = LocalRunner(Recorder())
     log, pid_file = attempt_paths(tmp_path, "sim", 3)
-    run = await first.start(3, sim("--outcome", "hang"), {}, log, pid_file)
+    pids_file = tmp_path / "pids"
+    run = await first.start(3, sim("--outcome", "hang", "--pid-file", str(pids_file)), {}, log, pid_file)
+    server = int((await wait_for_file(pids_file)).split()[0])
     rec = Recorder()
     second = LocalRunner(rec)  # "Watchtower restarted": a runner that did not start it
     again = second.reattach(3, ["sim"], log, pid_file)
-    assert again is not None and again.pid == run.pid and again.alive and not again.exit_known
-    os.killpg(run.pgid, signal.SIGKILL)
+    assert again is not None and again.pid == run.pid and again.alive
+    os.kill(server, signal.SIGKILL)  # the OOM killer picks the server
     await asyncio.wait_for(again.wait(), 5)
     (_, exited), = rec.of(ProcessExited)
-    assert "status unknown" in exited.detail
+    # not our child, yet its status is known: the wrapper wrote it beside the log
+    assert exited.signal == signal.SIGKILL and exited.detail == "killed by SIGKILL (possibly the OOM killer)"
+    assert Path(str(pid_file)[:-4] + ".exit").read_text() == "137\n"
     await run.wait()
+    assert run.signal == signal.SIGKILL  # the first runner (its parent) sees the same status
     assert second.reattach(3, ["sim"], log, pid_file) is None  # dead: nothing to reattach to

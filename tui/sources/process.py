@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import signal
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -169,6 +171,56 @@ async def wait_pids_gone(pids_now: Callable[[], list[int]], timeout: float) -> b
                 os.close(fd)
 
 
+# Every attempt runs as the child of a small Python wrapper, the leader of the attempt's
+# process group. The wrapper outlives the group's SIGINT and SIGTERM (its handlers, unlike
+# SIG_IGN, are reset to the defaults in the server at exec; a detaching shell's background
+# start would otherwise leave SIGINT ignored), writes the server's exit status beside the log
+# (``NAME-vN.exit``), where it survives Watchtower and the SSH connection, and then dies the way
+# the server died, so that a watching parent sees the server's own status.
+_WRAP = """
+import os, signal, subprocess, sys
+exitfile = sys.argv[1]
+try:
+    os.unlink(exitfile)
+except FileNotFoundError:
+    pass
+for sig in (signal.SIGINT, signal.SIGTERM):
+    signal.signal(sig, lambda *_: None)
+try:
+    code = subprocess.Popen(sys.argv[2:]).wait()
+except OSError as exc:
+    print(f"watchtower: cannot start {sys.argv[2]}: {exc.strerror or exc}", file=sys.stderr, flush=True)
+    code = 127
+with open(exitfile + ".tmp", "w") as f:
+    f.write(f"{128 - code if code < 0 else code}\\n")
+os.replace(exitfile + ".tmp", exitfile)
+if code < 0:
+    try:
+        signal.signal(-code, signal.SIG_DFL)
+    except (OSError, ValueError):
+        pass  # SIGKILL and SIGSTOP have no handler to reset
+    os.kill(os.getpid(), -code)
+sys.exit(code)
+"""
+
+
+def exit_path(pid_path: Path | str) -> str:
+    """``NAME-vN.exit`` beside ``NAME-vN.pid``: the server's exit status, written by the wrapper."""
+    return str(pid_path)[: -len(".pid")] + ".exit" if str(pid_path).endswith(".pid") else f"{pid_path}.exit"
+
+
+def read_exit(path: str) -> tuple[int | None, int | None] | None:
+    """``(returncode, signal)`` from an exit file (128+N is signal N); None when there is none."""
+    try:
+        text = Path(path).read_text().strip()
+    except OSError:
+        return None
+    if not text.lstrip("-").isdigit():
+        return None
+    code = int(text)
+    return (None, code - 128) if 128 < code < 160 else (code, None)
+
+
 # ---------------------------------------------------------------- one attempt
 
 
@@ -192,7 +244,7 @@ class Attempt:
     signal: int | None = None
     exited_at: float | None = None
     stopped_by_user: bool = False
-    exit_known: bool = True  # False for a reattached process: not our child, no status
+    exit_known: bool = True  # False when the exit status could not be learnt (no exit file)
     stopping: ProcessStopping | None = None
     _exited: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -260,6 +312,7 @@ class LocalRunner:
     ) -> Attempt:
         if not command:
             raise LaunchError("no command to launch (put it after --)")
+        _check_executable(command[0], cwd)
         try:
             log_path.parent.mkdir(parents=True, exist_ok=True)
             log = open(log_path, "ab")
@@ -267,6 +320,10 @@ class LocalRunner:
             raise LaunchError(f"cannot write the log {log_path}: {exc.strerror or exc}") from None
         try:
             proc = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-c",
+                _WRAP,
+                exit_path(pid_path),
                 *command,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=log,
@@ -317,20 +374,20 @@ class LocalRunner:
             pid=pid,
             pgid=os.getpgid(pid),
             started_at=os.stat(pid_path).st_mtime,
-            exit_known=False,
         )
         self._emit(run.started_event())
-        self._watch(run, _wait_pidfd(pidfd))
+        self._watch(run, _wait_pidfd(pidfd, exit_path(pid_path)))
         return run
 
     def _watch(self, run: Attempt, waiter) -> None:
         async def watch() -> None:
             returncode = await waiter
-            if returncode is not None:
-                if returncode < 0:
-                    run.signal = -returncode
-                else:
-                    run.returncode = returncode
+            if returncode is None:
+                run.exit_known = False
+            elif returncode < 0:
+                run.signal = -returncode
+            else:
+                run.returncode = returncode
             run.exited_at = time.time()
             run._exited.set()
             self._emit(run.exited_event())
@@ -379,8 +436,8 @@ class LocalRunner:
             task.cancel()
 
 
-async def _wait_pidfd(pidfd: int) -> None:
-    """Until the process behind ``pidfd`` exits (its status is not ours to read)."""
+async def _wait_pidfd(pidfd: int, exit_file: str) -> int | None:
+    """Until the wrapper behind ``pidfd`` exits; then the status it wrote (-N: signal N), or None."""
     loop = asyncio.get_running_loop()
     done = loop.create_future()
     loop.add_reader(pidfd, lambda: done.done() or done.set_result(None))
@@ -389,7 +446,23 @@ async def _wait_pidfd(pidfd: int) -> None:
     finally:
         loop.remove_reader(pidfd)
         os.close(pidfd)
-    return None
+    found = read_exit(exit_file)
+    if found is None:
+        return None
+    returncode, signum = found
+    return -signum if signum is not None else returncode
+
+
+def _check_executable(program: str, cwd: str | None) -> None:
+    """A clear error now, rather than a wrapper that dies with status 127 later."""
+    if os.sep in program:
+        path = os.path.join(cwd or os.getcwd(), program)
+        if not os.path.exists(path):
+            raise LaunchError(f"command not found: {program}")
+        if os.path.isdir(path) or not os.access(path, os.X_OK):
+            raise LaunchError(f"command not executable: {program}")
+    elif shutil.which(program) is None:
+        raise LaunchError(f"command not found: {program}")
 
 
 def _write_pid_file(path: Path, pid: int) -> None:
@@ -408,36 +481,8 @@ def _read_pid_file(path: Path) -> tuple[int, int | None] | None:
 
 # ---------------------------------------------------------------- remote attempts
 
-# Runs the server as the child of a small Python wrapper in the same process group. The
-# detaching shell starts it in the background, where SIGINT is ignored and a shell could not
-# undo that: the wrapper installs handlers instead (reset to the defaults in the server at
-# exec), outlives the group's SIGINT and SIGTERM, and writes the server's exit status beside
-# the log, where it survives Watchtower and the connection. The remote tailer needs python3 too.
-_REMOTE_WRAP = """
-import os, signal, subprocess, sys
-exitfile = sys.argv[1]
-try:
-    os.unlink(exitfile)
-except FileNotFoundError:
-    pass
-for sig in (signal.SIGINT, signal.SIGTERM):
-    signal.signal(sig, lambda *_: None)
-try:
-    code = subprocess.Popen(sys.argv[2:]).wait()
-except OSError as exc:
-    print(f"watchtower: cannot start {sys.argv[2]}: {exc.strerror or exc}", file=sys.stderr, flush=True)
-    code = 127
-code = 128 - code if code < 0 else code
-with open(exitfile + ".tmp", "w") as f:
-    f.write(f"{code}\\n")
-os.replace(exitfile + ".tmp", exitfile)
-"""
 #: Seconds between liveness checks of a remote attempt ("noticed within a few seconds").
 REMOTE_POLL = 1.0
-
-
-def exit_path(pid_path: Path | str) -> str:
-    return str(pid_path)[: -len(".pid")] + ".exit" if str(pid_path).endswith(".pid") else f"{pid_path}.exit"
 
 
 class RemoteRunner:
@@ -469,7 +514,7 @@ class RemoteRunner:
                 raise LaunchError(f"{self.host}: cannot create {Path(log_path).parent}: {err.strip()}")
             pid = await ssh.start_detached(
                 self.target,
-                ["python3", "-c", _REMOTE_WRAP, exit_path(pid_path), *command],
+                ["python3", "-c", _WRAP, exit_path(pid_path), *command],
                 env=env,
                 log_path=str(log_path),
                 pid_path=str(pid_path),
