@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 
 from tui.core.secrets import MASK, Masker, env_diff, is_secret_name, mask_argv, mask_env
-from tui.history import History, command_diff, data_dir
+from tui.history import History, data_dir
 
 TOKEN = "hf_SuperSecretValue123"
 

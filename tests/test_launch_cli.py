@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tui.sources.process import group_members, is_alive
+from tui.sources.process import is_alive
 
 SIM = str(Path(__file__).with_name("server_sim.py"))
 TOKEN = "hf_CliSecretToken5555555555"

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shlex
+import signal
 import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
@@ -26,9 +27,8 @@ from typing import Any
 
 from tui.core.events import GpuSample, LogChunk, LogRestart, PhaseEnded, PhaseStarted, ProcessExited, ProcessStarted, ProcessStopping
 from tui.core.secrets import Masker, mask_argv
-from tui.core.state import FAILED, PHASE_TITLES, READY, STOPPED
+from tui.core.state import READY, STOPPED
 from tui.core.verdict import (
-    DEAD,
     HealthStatus,
     ProcessStatus,
     Verdict,
@@ -49,6 +49,7 @@ from tui.sources.process import (
     attempt_paths,
     command_line,
     is_alive,
+    wait_pids_gone,
 )
 
 #: How long a relaunch waits for the old attempt's GPU memory to be released.
@@ -427,14 +428,10 @@ class Launch:
 
     async def kill_holders(self, pids: Sequence[int]) -> list[str]:
         """Kill leftover GPU holders (SIGTERM, then SIGKILL after a few seconds); errors in words."""
-        import signal as _signal
-
-        errors = await _maybe_await(self.runner.kill_pids(pids, _signal.SIGTERM))
-        local_pids = list(pids)
-        from tui.sources.process import wait_pids_gone
-
-        if self.spec.host is None and not await wait_pids_gone(lambda: [p for p in local_pids if is_alive(p)], 5.0):
-            errors += await _maybe_await(self.runner.kill_pids(pids, _signal.SIGKILL))
+        errors = await _maybe_await(self.runner.kill_pids(pids, signal.SIGTERM))
+        if self.spec.host is None:
+            if not await wait_pids_gone(lambda: [p for p in pids if is_alive(p)], 5.0):
+                errors += await _maybe_await(self.runner.kill_pids(pids, signal.SIGKILL))
         return errors
 
     async def close(self, stop_server: bool = False) -> None:
@@ -647,13 +644,7 @@ async def _maybe_await(value: Any) -> Any:
     return value
 
 
-def phase_label(name: str) -> str:
-    return PHASE_TITLES.get(name, name)
-
-
 __all__ = [
-    "DEAD",
-    "FAILED",
     "GpuBusy",
     "GpuHolder",
     "Launch",

@@ -25,6 +25,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--stop-grace", default="15,10", metavar="INT,TERM")
     p.add_argument("--stall-limit", type=float, metavar="S")
     p.add_argument("--timeout", type=float, metavar="S")
+    from tui.app.dashboard import add_theme_option
+
+    add_theme_option(p)
     p.set_defaults(func=run)
 
 

@@ -46,6 +46,9 @@ def add_launch_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--stall-limit", type=float, metavar="S", help="call a silent log 'stalled?' after S seconds")
     p.add_argument("--timeout", type=float, metavar="S", help="--plain: give up after S seconds (exit 3)")
     p.add_argument("--no-reattach", action="store_true", help="always start a new attempt, even if the last one runs")
+    from tui.app.dashboard import add_theme_option
+
+    add_theme_option(p)
 
 
 def parse_env(items: list[str]) -> dict[str, str]:
