@@ -189,3 +189,38 @@ def test_long_lines_against_every_pattern_do_not_hang(server):
     tracker.feed(huge)
     tracker.finish()
     assert tracker.state.lines == len(PATHOLOGICAL) + 2
+
+
+def all_patterns(profile) -> list[re.Pattern]:
+    pats = [*profile.ready, *profile.close, *profile.stop, *profile.warnings, *profile.benign]
+    pats += [s.regex for s in profile.signatures]
+    for spec in profile.phases:
+        pats += [*spec.begin, *spec.end, *spec.step, *spec.progress, *spec.implicit_begin]
+    return pats
+
+
+@pytest.mark.parametrize("server", ["sglang", "vllm"])
+def test_the_quick_first_test_never_misses_a_match(server):
+    """QuickTest (RE2 on ASCII text, lookarounds dropped) may say yes wrongly, never no wrongly."""
+    from tui.core.profiles import QuickTest
+
+    profile = load_profile(server)
+    patterns = all_patterns(profile)
+    quick = QuickTest(patterns)
+    texts = []
+    for log in LOGS:
+        for raw in log.read_bytes().split(b"\n"):
+            for seg in make_line(1, 0, raw).segments:
+                texts.append(seg)
+                for header in profile.headers:
+                    m = header.match(seg)
+                    if m:
+                        texts.append(m.group("msg") or "")
+                        break
+    texts += ["UsérWarning: non-ASCII", "Capture draft decode CUDA graph begin.", "Ça: CUDA out of memory"]
+    checked = 0
+    for text in texts:
+        if any(p.search(text) for p in patterns):
+            checked += 1
+            assert quick.search(text) is not None, text
+    assert checked > 100

@@ -19,7 +19,7 @@ import re
 from collections import deque
 from dataclasses import dataclass, field
 
-from tui.core.profiles import Profile, Signature
+from tui.core.profiles import Profile, Signature, any_of
 from tui.core.state import ErrorReport
 
 TRACEBACK = "Traceback (most recent call last)"
@@ -83,6 +83,9 @@ class Classifier:
         self._warnings = profile.warnings
         self._benign = profile.benign
         self._warning_levels = profile.warning_levels
+        # one search per line rules out every signature (or every warning) at once
+        self._any_signature = any_of([s.regex for s in profile.signatures])
+        self._any_warning = any_of(list(profile.warnings))
 
     def reset(self) -> None:
         self._blocks.clear()
@@ -125,7 +128,8 @@ class Classifier:
         if not body or body.isspace():
             return errors, False, False
         benign = None
-        for sig in self._signatures:
+        quick = self._any_signature
+        for sig in self._signatures if quick is None or quick.search(body) is not None else ():
             match = sig.regex.search(body)
             if match is None:
                 continue
@@ -152,8 +156,9 @@ class Classifier:
             return errors, False, False
         if record:
             self._close_complete(rank, errors)
-        warning = (level is not None and level in self._warning_levels) or any(
-            p.search(body) for p in self._warnings
+        warning = (level is not None and level in self._warning_levels) or (
+            (self._any_warning is None or self._any_warning.search(body) is not None)
+            and any(p.search(body) for p in self._warnings)
         )
         if warning and (benign is None and self._is_benign(body) or benign):
             warning = False
@@ -176,6 +181,12 @@ class Classifier:
         return errors
 
     # ------------------------------------------------------------ internals
+
+    def _signature(self, body: str) -> bool:
+        quick = self._any_signature
+        if quick is not None and quick.search(body) is None:
+            return False
+        return any(sig.regex.search(body) for sig in self._signatures)
 
     def _is_benign(self, body: str) -> bool:
         return any(p.search(body) for p in self._benign)
@@ -257,7 +268,7 @@ class Classifier:
                 return True
         # Message lines after the exception line ("Possible solutions: …"), unless they
         # are a record of their own or an error of their own ("Killed").
-        if record or any(sig.regex.search(body) for sig in self._signatures):
+        if record or self._signature(body):
             return False
         block = self._candidate(
             rank, lambda b: b.state == _EXC and number - b.exc_line <= AFTER_EXCEPTION_LINES

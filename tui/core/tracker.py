@@ -28,23 +28,12 @@ from tui.core.events import (
     WarningFound,
 )
 from tui.core.lines import Line, Progress
-from tui.core.profiles import PhaseSpec, Profile, builtin_profiles, generic_profile
+from tui.core.profiles import PhaseSpec, Profile, any_of, builtin_profiles, generic_profile
 from tui.core.state import FAILED, READY, STARTING, STOPPED, ErrorReport, Phase, RankPhase, StartupState
 
 DRAFT = "draft_init"
 MAIN = "main"  # the rank of lines whose prefix names none
-_NAMED_GROUP = re.compile(r"\(\?P<\w+>")
 _DIGITS = re.compile(r"\d+")
-
-
-def _any_of(patterns: list[re.Pattern[str]]) -> re.Pattern[str] | None:
-    """One regex that matches where any of ``patterns`` does: a cheap first test per line."""
-    if not patterns:
-        return None
-    try:
-        return re.compile("|".join(f"(?:{_NAMED_GROUP.sub('(?:', p.pattern)})" for p in patterns))
-    except re.error:
-        return None
 
 
 def _is_bar(text: str) -> bool:
@@ -81,6 +70,7 @@ class StartupTracker:
         self._ts_text: str | None = None
         self._ts_value: float | None = None
         self._year: int | None = None
+        self._minutes: dict[str, float] = {}  # "YYYY-MM-DD HH:MM:00" -> epoch seconds
         self._rank_cache: dict[str, str] = {}
         self._tagged: set[str] = set()  # ranks named by a rank tag (not a process name)
         self.classifier.reset()
@@ -98,10 +88,10 @@ class StartupTracker:
         everything = [*profile.ready, *profile.close, *profile.stop]
         for spec in profile.phases:
             everything += [*spec.begin, *spec.end, *spec.step, *spec.implicit_begin, *spec.progress]
-        self._any_marker = _any_of(everything)
+        self._any_marker = any_of(everything)
         # A bar may swallow the next record with no \r in between: find its header inside.
         self._inner_headers = [re.compile(h.pattern.removeprefix("^")) for h in profile.headers if "ts" in h.groupindex]
-        self._any_bar = _any_of([p for spec in profile.phases for p in spec.progress])
+        self._any_bar = any_of([p for spec in profile.phases for p in spec.progress])
 
     # ------------------------------------------------------------ public API
 
@@ -282,10 +272,25 @@ class StartupTracker:
 
     def _parse_time(self, text: str, at: float | None) -> float | None:
         base, _, fraction = text.replace(",", ".").partition(".")
-        if base == self._ts_text:
-            value = self._ts_value
-        else:
-            fmt = self.profile.timestamp
+        if base != self._ts_text:
+            value = self._parse_base(base, at)
+            if value is None:
+                return None
+            self._ts_text, self._ts_value = base, value
+        value = self._ts_value
+        if fraction.isdigit():
+            value += float("0." + fraction)
+        return value
+
+    def _parse_base(self, base: str, at: float | None) -> float | None:
+        """Seconds since the epoch; strptime once per minute, the seconds added by hand."""
+        fmt = self.profile.timestamp
+        seconds = 0
+        if fmt.endswith("%S") and base[-2:].isdigit():
+            seconds = int(base[-2:])
+            base = base[:-2] + "00"
+        value = self._minutes.get(base)
+        if value is None:
             try:
                 if "%Y" in fmt or "%y" in fmt:
                     value = datetime.strptime(base, fmt).timestamp()
@@ -298,10 +303,10 @@ class StartupTracker:
                         value = datetime.strptime(f"{self._year - 1} {base}", f"%Y {fmt}").timestamp()
             except ValueError:
                 return None
-            self._ts_text, self._ts_value = base, value
-        if value is not None and fraction.isdigit():
-            value += float("0." + fraction)
-        return value
+            if len(self._minutes) > 4096:
+                self._minutes.clear()
+            self._minutes[base] = value
+        return value + seconds
 
     # ------------------------------------------------------------ errors
 
