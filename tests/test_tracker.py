@@ -265,3 +265,51 @@ def test_warnings_never_fail_a_startup():
         events += tracker.feed(make_line(n, 0, raw), AT)
     assert [e.line for e in events if isinstance(e, WarningFound)] == [2, 4, 5]
     assert tracker.state.warnings == 3 and tracker.state.outcome == STARTING and tracker.state.errors == []
+
+
+@pytest.mark.parametrize(
+    ("server", "lines"),
+    [
+        (  # recent SGLang: "[ts] INFO file.py:NN: msg" mixed with "[ts] msg", milliseconds, a Ray prefix
+            "sglang",
+            [
+                "[2026-02-22 23:38:50.001] INFO server_args.py:703: server_args={'model_path': 'm', 'tp_size': 2}",
+                "(SchedulerActor pid=77, ip=10.0.0.2) [2026-02-22 23:38:57.120 TP1] Load weight begin. avail mem=78.12 GB",
+                "[2026-02-22 23:38:57.123 TP0] INFO model_runner.py:1274: Load weight begin. avail mem=78.12 GB",
+                "[2026-02-22 23:39:07.500 TP0] INFO model_runner.py:1373: Load weight end. elapsed=10.38 s, type=X, avail mem=8.0 GB, mem usage=70.1 GB.",
+                "(SchedulerActor pid=77, ip=10.0.0.2) [2026-02-22 23:39:08.000 TP1] Load weight end. elapsed=10.88 s, type=X, avail mem=8.0 GB, mem usage=70.1 GB.",
+                "[2026-02-22 23:39:10] The server is fired up and ready to roll!",
+            ],
+        ),
+        (  # vLLM <= 0.7: no "[" before the file, no process tag
+            "vllm",
+            [
+                "INFO 02-22 23:38:50 api_server.py:712] vLLM API server version 0.6.3",
+                "INFO 02-22 23:38:55 model_runner.py:1056] Starting to load model m...",
+                "INFO 02-22 23:39:05 model_runner.py:1067] Loading model weights took 14.9888 GB",
+                "INFO 02-22 23:39:09 api_server.py:232] Starting vLLM API server on http://0.0.0.0:8000",
+                "INFO:     Application startup complete.",
+            ],
+        ),
+        (  # vLLM >= 0.31: the tag is part of the format; uvicorn untagged
+            "vllm",
+            [
+                "(APIServer pid=1) INFO 02-22 23:38:50 [startup.py:20] vLLM server version 0.33.0, serving model m",
+                "(EngineCore pid=2) INFO 02-22 23:38:55 [gpu_model_runner.py:4979] Starting to load model m...",
+                "(EngineCore pid=2) INFO 02-22 23:39:05 [gpu_model_runner.py:5089] Model loading took 15.27 GiB memory and 10.123 seconds",
+                "(APIServer pid=1) INFO 02-22 23:39:09 [entry.py:139] Starting vLLM server on http://0.0.0.0:8000",
+                "INFO:     Application startup complete.",
+            ],
+        ),
+    ],
+)
+def test_tolerant_of_other_versions_shapes(server, lines):
+    tracker = StartupTracker()
+    for n, text in enumerate(lines, 1):
+        tracker.feed(make_line(n, 0, text.encode()), AT)
+    state = tracker.state
+    assert state.server == server and state.outcome == READY and state.ready_line == len(lines)
+    wl = state.phase("weight_load")
+    assert wl.done and wl.seconds == pytest.approx(10.0, abs=1.0)
+    ends = [n for n, text in enumerate(lines, 1) if "Load weight end" in text or "weights took" in text or "loading took" in text]
+    assert wl.start_line == 2 and wl.end_line == ends[-1]
