@@ -255,3 +255,16 @@ async def test_reattach_to_a_running_attempt_after_watchtower_restarted(tmp_path
         assert await second.launch.stop()
         assert not is_alive(pid)
     assert [r.attempt for r in History().attempts("sim")] == [1]
+
+
+async def test_eta_from_the_last_successful_attempt_of_the_same_command(tmp_path, data_dir):
+    command = sim("--outcome", "ready", "--load-seconds", "2.5", "--step", "0.02")
+    async with Harness(spec(tmp_path, command)) as h:
+        await h.launch.start()
+        assert (await h.until(lambda v: v.final)).kind == "ready"
+        took = History().attempts("sim")[0]
+        assert took.ready_seconds is not None and took.phases.get("weight_load", 0) >= 1.0
+        await h.launch.relaunch()  # the same command again: history knows what to expect
+        loading = await h.until(lambda v: "weight load" in v.detail and " of ~" in v.detail)
+        assert "ready in ~" in loading.detail
+        assert (await h.until(lambda v: v.final)).kind == "ready"

@@ -286,22 +286,25 @@ class LaunchApp(WatchtowerApp):
         self.add_key("R", "Edit + relaunch", self.key_edit)
         self.add_key("a", "Attempts", self.key_attempts)
         self.add_key("k", "Kill GPU leftovers", self.key_kill_holders, show=False)
-        self._busy = False
+        self._busy = False  # a launch, stop or relaunch is under way: keys that start another wait
 
     def on_mount(self) -> None:
         super().on_mount()
-        self.run_worker(self._start(), group="launch", exclusive=True)
+        self.run_worker(self._start(), group="launch")
 
     async def on_unmount(self) -> None:
         await self.launch.close()  # the server keeps running unless stopped; pending writes finish
         await super().on_unmount()
 
     async def _start(self) -> None:
+        self._busy = True
         try:
             await self.launch.start(reattach=self.reattach)
         except LaunchError as exc:
             self.launch_line.say(f"launch failed: {exc}")
             self.notify(clean(str(exc)), severity="error", timeout=10)
+        finally:
+            self._busy = False
         self._refresh_launch()
 
     # ------------------------------------------------------------ glue
@@ -366,12 +369,19 @@ class LaunchApp(WatchtowerApp):
                 self._refresh_launch()
             self.launch_line.say("")
 
-        self.run_worker(run(), group="launch", exclusive=True)
+        self.run_worker(run(), group="launch")
+
+    def _refuse_if_busy(self) -> bool:
+        if self._busy:
+            self.notify("Busy: wait for the current launch or stop to finish", timeout=2)
+        return self._busy
 
     # ------------------------------------------------------------ keys
 
     def key_stop(self) -> None:
         launch = self.launch
+        if self._refuse_if_busy():
+            return
         if launch.run is None or not launch.server_running:
             self.notify("No running server to stop", timeout=2)
             return
@@ -385,8 +395,7 @@ class LaunchApp(WatchtowerApp):
 
     def key_relaunch(self, command: list[str] | None = None, env: dict[str, str] | None = None) -> None:
         launch = self.launch
-        if self._busy:
-            self.notify("Busy: wait for the current stop or launch", timeout=2)
+        if self._refuse_if_busy():
             return
         nxt = (launch.records[-1].attempt if launch.records else launch.attempt) + 1
 
@@ -401,6 +410,8 @@ class LaunchApp(WatchtowerApp):
 
     def key_edit(self) -> None:
         launch = self.launch
+        if self._refuse_if_busy():
+            return
         nxt = (launch.records[-1].attempt if launch.records else launch.attempt) + 1
 
         def edited(result) -> None:
@@ -443,7 +454,7 @@ class LaunchApp(WatchtowerApp):
                     await launch.stop()
                     self.exit(self.exit_code_for_state())
 
-                self.run_worker(stop_then_exit(), group="launch", exclusive=True)
+                self.run_worker(stop_then_exit(), group="launch")
 
         self._ask(
             f"v{launch.run.attempt} (pid {launch.run.pid}) is still running.",
