@@ -224,3 +224,26 @@ def test_the_quick_first_test_never_misses_a_match(server):
             checked += 1
             assert quick.search(text) is not None, text
     assert checked > 100
+
+
+def test_the_documented_example_profile_loads_and_works(tmp_path):
+    """The example in tui/profiles/FORMAT.md is a working profile."""
+    doc = (PROFILES_DIR / "FORMAT.md").read_text()
+    example = doc.split("```toml\n", 1)[1].split("```", 1)[0]
+    path = tmp_path / "my-server.toml"
+    path.write_text(example)
+    tracker = StartupTracker(load_profile(str(path)))
+    log = [
+        "[2026-01-01 10:00:00 TP1] Load weight begin",
+        "[2026-01-01 10:00:01 TP0] Load weight begin",
+        "Loading shards:  50% Completed | 1/2 [00:01<00:01]",
+        "[2026-01-01 10:00:09 TP0] Load weight end",
+        "[2026-01-01 10:00:10 TP1] Load weight end",
+        "[2026-01-01 10:00:11] The server is ready",
+    ]
+    for n, text in enumerate(log, 1):
+        tracker.feed(make_line(n, 0, text.encode()))
+    state = tracker.state
+    assert state.server == "myserver" and state.outcome == "ready" and state.ready_line == 6
+    wl = state.phase("weight_load")
+    assert (wl.seconds, wl.slowest_rank, len(wl.ranks)) == (10.0, "TP1", 2)
