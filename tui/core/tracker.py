@@ -75,6 +75,7 @@ class StartupTracker:
         self._tagged: set[str] = set()  # ranks named by a rank tag (not a process name)
         self.classifier.reset()
         self.classifier.set_profile(self._generic)
+        self._anything = self._quick_test(self._generic)
         if self._forced is not None:
             self._use(self._forced)
 
@@ -89,9 +90,19 @@ class StartupTracker:
         for spec in profile.phases:
             everything += [*spec.begin, *spec.end, *spec.step, *spec.implicit_begin, *spec.progress]
         self._any_marker = any_of(everything)
+        self._anything = self._quick_test(profile)
         # A bar may swallow the next record with no \r in between: find its header inside.
         self._inner_headers = [re.compile(h.pattern.removeprefix("^")) for h in profile.headers if "ts" in h.groupindex]
         self._any_bar = any_of([p for spec in profile.phases for p in spec.progress])
+
+    @staticmethod
+    def _quick_test(profile: Profile):
+        """One first test for a whole line: could any signature, warning or marker match it?"""
+        patterns = [s.regex for s in profile.signatures] + list(profile.warnings)
+        patterns += [*profile.ready, *profile.close, *profile.stop]
+        for spec in profile.phases:
+            patterns += [*spec.begin, *spec.end, *spec.step, *spec.implicit_begin, *spec.progress]
+        return any_of(patterns)
 
     # ------------------------------------------------------------ public API
 
@@ -208,6 +219,15 @@ class StartupTracker:
                 rank = self._rank(groups.get("ranks"), groups.get("proc"))
                 break
         ts = self._time(ts_text, at)
+        if (
+            not self.classifier.open
+            and self._anything is not None
+            and self._anything.search(msg) is None
+            and "Traceback" not in msg
+            and not msg.startswith("Process ")
+            and (level is None or level not in profile.warning_levels)
+        ):
+            return  # nothing can match: the common case, one search
         errors, warning, consumed = self.classifier.feed(number, msg, rank, record, level, ts)
         if errors:
             self._errors(errors, events)
