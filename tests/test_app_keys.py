@@ -66,6 +66,12 @@ async def test_follow_pause_and_resume_at_bottom():
         feed(session, filler(50, 700).encode())
         await pilot.pause()
         assert log.scroll_y == log.max_scroll_y
+        await pilot.resize_terminal(100, 45)  # the view grows: the scroll is clamped, still following
+        await pilot.pause()
+        assert log.follow and log.scroll_y == log.max_scroll_y
+        feed(session, filler(20, 750).encode())
+        await pilot.pause()
+        assert log.follow and log.scroll_y == log.max_scroll_y
         await pilot.press("g")
         await pilot.pause()
         assert log.scroll_y == 0 and not log.follow

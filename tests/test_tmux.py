@@ -26,7 +26,9 @@ class Tmux:
     def __init__(self, width: int, height: int, command: str, env: dict[str, str]) -> None:
         self.socket = f"wt-test-{uuid.uuid4().hex[:8]}"
         exports = " ".join(f"{k}={v}" for k, v in env.items())
-        shell = f"cd {ROOT} && env {exports} {command}; echo WATCHTOWER-EXITED-$?; sleep 60"
+        # start the app only once the pane has its size (tmux may resize a new pane after starting it)
+        wait = f'while [ "$(stty size)" != "{height} {width}" ]; do sleep 0.05; done'
+        shell = f"{wait}; cd {ROOT} && env {exports} {command}; echo WATCHTOWER-EXITED-$?; sleep 60"
         self.tmux("new-session", "-d", "-s", "t", "-x", str(width), "-y", str(height), shell)
 
     def tmux(self, *args: str) -> str:
@@ -94,5 +96,20 @@ def test_demo_failure_in_16_colours():
         assert "38;2;" not in coloured and "38;5;" not in coloured  # only the 16 ANSI colours
         pane.keys("q")
         pane.wait_for(r"WATCHTOWER-EXITED-1")
+    finally:
+        pane.close()
+
+
+def test_no_color_gives_a_monochrome_screen_that_still_reads():
+    pane = demo(100, 30, "--speed", "25", "--scenario", "oom", extra_env={"NO_COLOR": "1"})
+    try:
+        text = pane.wait_for(r"FAILED", timeout=40)
+        assert "✖ FAILED" in text and "CUDA out of memory" in text  # told by glyph and word, not colour
+        coloured = pane.screen(colours=True)
+        greys = set(range(232, 256)) | {0, 7, 8, 15, 16, 59, 102, 145, 188, 231}
+        codes = [int(n) for n in re.findall(r"\x1b\[(?:3|4)8;5;(\d+)m", coloured)]
+        assert codes and all(code in greys for code in codes), sorted(set(codes) - greys)
+        for r, g, b in re.findall(r"\x1b\[(?:3|4)8;2;(\d+);(\d+);(\d+)m", coloured):
+            assert r == g == b
     finally:
         pane.close()

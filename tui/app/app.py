@@ -179,11 +179,11 @@ class WatchtowerApp(App[int]):
         self._extra_keys: dict[str, tuple[str, str, Callable[[], object]]] = {}
         self._autostart = autostart
         self.show_ranks = False
+        self.last_report: Path | None = None
         for palette in palettes.values():
             self.register_theme(palette.textual)
-        self.theme = palette_name = self.palette.textual.name
+        self.theme = self.palette.textual.name
         self._theme_order = list(palettes)
-        self._initial_theme = palette_name
 
     # ---------------------------------------------------------------- layout
 

@@ -81,7 +81,7 @@ class GpuPanel(Widget):
     """All GPUs of the watched host; says why when there is no GPU data."""
 
     DEFAULT_CSS = """
-    GpuPanel { height: auto; }
+    GpuPanel { height: auto; min-height: 9; }
     """
 
     def __init__(self, session: WatchSession, enabled: bool = True, **kwargs) -> None:

@@ -123,8 +123,8 @@ class LogView(ScrollView, can_focus=True):
         at_bottom = round(new_value) >= self.max_scroll_y
         if at_bottom and new_value > old_value:
             self.follow = True  # scrolling back to the bottom resumes following
-        elif new_value < old_value:
-            self.follow = False
+        elif new_value < old_value and not at_bottom:
+            self.follow = False  # (a view that grew clamps the scroll to the bottom: not a pause)
 
     def watch_follow(self, follow: bool) -> None:
         if follow:

@@ -112,7 +112,9 @@ def render_timeline(session: WatchSession, width: int, palette, height: int | No
             row.append_text(cells)
         lines.append(row)
 
-    if silent and t0 is not None:
+    if not silent or t0 is None:
+        lines.append(Text("", end=""))  # the row stays: the panel's height does not jump
+    else:
         quiet = Text(no_wrap=True, end="")
         quiet.append(f" {'log quiet':<{LABEL - 1}}", palette.style("gap"))
         total = sum(s.end_ts - s.start_ts for s in session.silences)
