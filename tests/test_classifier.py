@@ -256,3 +256,19 @@ def test_unprefixed_lines_go_to_the_block_that_expects_them():
         errors += classifier.feed(n, text, rank, record)[0]
     assert [(e.rank, e.kind) for e in errors] == [("TP0", "ValueError"), ("TP1", "KeyError")]
     assert [t for _, t in errors[0].block][1:3] == ['  File "a.py", line 1, in f0', "    code_for_a()"]
+
+
+def test_a_traceback_logged_as_a_warning_does_not_fail_the_startup():
+    tracker = StartupTracker(load_profile("vllm"))
+    lines = [
+        "WARNING 08-14 10:00:00 [utils.py:12] Failed to load optional plugin: Traceback (most recent call last):",
+        'WARNING 08-14 10:00:00 [utils.py:12]   File "plugin.py", line 3, in <module>',
+        "WARNING 08-14 10:00:00 [utils.py:12]     import fancy",
+        "WARNING 08-14 10:00:00 [utils.py:12] ModuleNotFoundError: No module named 'fancy'",
+        "INFO 08-14 10:00:01 [gpu_model_runner.py:1953] Starting to load model m...",
+    ]
+    for n, text in enumerate(lines, 1):
+        tracker.feed(make_line(n, 0, text.encode()), 1_700_000_000.0)
+    state = tracker.state
+    assert [(e.kind, e.fatal) for e in state.errors] == [("ModuleNotFoundError", False)]
+    assert state.outcome == "starting" and state.first_error is None

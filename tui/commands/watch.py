@@ -262,7 +262,7 @@ class PlainWatch:
         if len(same) > 1:
             return  # the same error from another rank: named in the verdict
         rank = f" [{error.rank}]" if error.rank else ""
-        what = "error" if error.fatal and not error.secondary else "note" if error.secondary else "after ready"
+        what = "note" if error.secondary else "error" if error.fatal else "not fatal"
         cause = "cause now" if previous is not None else what
         self.say(f"{cause}: line {error.line}{rank}: {error.message}")
         tail = [text for _, text in error.block[-BLOCK_TAIL:]] if len(error.block) > 1 else []

@@ -58,6 +58,7 @@ class _Block:
     head: list[tuple[int, str]] = field(default_factory=list)
     tail: deque = field(default_factory=lambda: deque(maxlen=TAIL))
     report: ErrorReport | None = None
+    warning: bool = False  # logged at a warning level: a warning with a traceback, not a failure
 
     def add(self, number: int, text: str) -> None:
         if len(self.head) < HEAD:
@@ -120,7 +121,7 @@ class Classifier:
             if self._blocks and self._continue(number, body, rank, record, errors):
                 return errors, False, True
         if TRACEBACK in body:
-            self._start(number, body, rank, ts, errors)
+            self._start(number, body, rank, ts, errors, level is not None and level in self._warning_levels)
             return errors, False, True
         if body.startswith("Process ") and _PROCESS_HEADER.match(body):
             self._headers[rank] = (number, body)
@@ -191,7 +192,9 @@ class Classifier:
     def _is_benign(self, body: str) -> bool:
         return any(p.search(body) for p in self._benign)
 
-    def _start(self, number: int, body: str, rank: str | None, ts: float | None, errors: list) -> None:
+    def _start(
+        self, number: int, body: str, rank: str | None, ts: float | None, errors: list, warning: bool = False
+    ) -> None:
         chained = self._candidate(rank, lambda b: b.state == _CHAIN_STATE)
         if chained is not None:
             chained.state = _TB
@@ -202,7 +205,7 @@ class Classifier:
                 self._close(block, errors)
         line = number
         header = self._headers.pop(rank, None)
-        block = _Block(rank, line, ts)
+        block = _Block(rank, line, ts, warning=warning)
         if header is not None and 0 < number - header[0] <= 2:
             block.line = header[0]
             block.add(*header)
@@ -296,7 +299,7 @@ class Classifier:
         report.end_line = number
         report.block = block.lines()
         report.category = sig.kind if sig else None
-        report.fatal = sig.fatal if sig else True
+        report.fatal = (sig.fatal if sig else True) and not block.warning
         report.secondary = sig.secondary if sig else False
         errors.append(report)
 
