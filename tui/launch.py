@@ -231,11 +231,9 @@ class Launch:
         session = self.session
         state = session.state
         last_activity = session.last_output_at or (self.run.started_at if self.run else None)
-        last_line = None
-        if session.scrollback.progress is not None:
-            last_line = session.scrollback.progress.text
-        elif len(session.scrollback):
-            last_line = session.scrollback.entries(session.scrollback.end_seq - 1)[-1].text
+        # what this attempt's log said last: the bar being rewritten, else the last line
+        progress = session.scrollback.progress
+        last_line = progress.text if progress is not None else (getattr(state, "last_text", "") or None)
         if last_line is not None:
             last_line = self.masker.text(last_line)[-160:]
         phase = state.current_phase
