@@ -313,3 +313,56 @@ def test_tolerant_of_other_versions_shapes(server, lines):
     assert wl.done and wl.seconds == pytest.approx(10.0, abs=1.0)
     ends = [n for n, text in enumerate(lines, 1) if "Load weight end" in text or "weights took" in text or "loading took" in text]
     assert wl.start_line == 2 and wl.end_line == ends[-1]
+
+
+def test_sglang_up_to_0_5_10_loads_the_draft_after_the_target_graphs():
+    """Target load -> pool -> graph, then the draft's load -> pool -> graph (0.5.10 and older)."""
+    log = []
+    t = [0]
+
+    def at(rank, msg, step=1):
+        t[0] += step
+        tag = f" TP{rank}" if rank is not None else ""
+        log.append(f"[2026-02-22 10:{t[0] // 60:02d}:{t[0] % 60:02d}{tag}] {msg}")
+
+    at(None, "server_args=ServerArgs(model_path='m', speculative_algorithm='EAGLE', tp_size=2)")
+    for r in (1, 0):
+        at(r, "Load weight begin. avail mem=78.00 GB")
+    for r in (0, 1):
+        at(r, "Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=60.00 GB, mem usage=18.00 GB.", 10)
+    for r in (0, 1):
+        at(r, "KV Cache is allocated. #tokens: 500000, K size: 20.00 GB, V size: 20.00 GB", 2)
+        at(r, "Memory pool end. avail mem=18.00 GB")
+    for r in (1, 0):
+        at(r, "Capture cuda graph begin. This can take up to several minutes. avail mem=17.90 GB")
+    log.append("Capturing batches (bs=1 avail_mem=17.00 GB): 100%|██████████| 23/23 [00:10<00:00,  2.30it/s]")
+    for r in (0, 1):
+        at(r, "Capture cuda graph end. Time elapsed: 10.00 s. mem usage=0.90 GB. avail mem=17.00 GB.", 10)
+    for r in (1, 0):  # the draft: nothing in these lines says so
+        at(r, "Load weight begin. avail mem=17.00 GB", 2)
+    for r in (0, 1):
+        at(r, "Load weight end. type=LlamaForCausalLMEagle, dtype=torch.bfloat16, avail mem=16.00 GB, mem usage=1.00 GB.", 3)
+        at(r, "KV Cache is allocated. #tokens: 500000, K size: 0.50 GB, V size: 0.50 GB")
+        at(r, "Memory pool end. avail mem=15.00 GB")
+    for r in (0, 1):
+        at(r, "Capture draft cuda graph begin. This can take up to several minutes. avail mem=15.00 GB")
+    log.append("Capturing batches (bs=1 avail_mem=14.50 GB): 100%|██████████| 23/23 [00:05<00:00,  4.60it/s]")
+    for r in (1, 0):
+        at(r, "Capture draft cuda graph end. Time elapsed: 5.00 s. mem usage=0.50 GB. avail mem=14.50 GB.", 5)
+    at(0, "max_total_num_tokens=500000, chunked_prefill_size=8192, max_prefill_tokens=16384, max_running_requests=4096, context_len=8192")
+    at(None, "The server is fired up and ready to roll!", 5)
+
+    tracker = StartupTracker()
+    events = []
+    for n, text in enumerate(log, 1):
+        events += tracker.feed(make_line(n, 0, text.encode()), AT)
+    by = phases(tracker)
+    assert list(by) == ["server_args", "weight_load", "memory_pool", "cuda_graph", "draft_init", "ready"]
+    assert (by["weight_load"].start_line, by["weight_load"].end_line) == (2, 5)
+    assert (by["memory_pool"].start_line, by["memory_pool"].end_line) == (4, 9)
+    assert (by["cuda_graph"].start_line, by["cuda_graph"].end_line) == (10, 14)
+    assert (by["draft_init"].start_line, by["draft_init"].end_line, by["draft_init"].slowest_rank) == (15, 27, "TP0")
+    assert by["draft_init"].progress == 1.0  # the draft's graph bar went to the draft
+    ended = [e.phase for e in events if isinstance(e, PhaseEnded)]
+    assert sorted(ended) == sorted(by)  # nothing reopened, nothing ended twice
+    assert tracker.state.outcome == READY
