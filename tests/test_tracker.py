@@ -366,3 +366,23 @@ def test_sglang_up_to_0_5_10_loads_the_draft_after_the_target_graphs():
     ended = [e.phase for e in events if isinstance(e, PhaseEnded)]
     assert sorted(ended) == sorted(by)  # nothing reopened, nothing ended twice
     assert tracker.state.outcome == READY
+
+
+def test_a_crash_after_the_graphs_ended_on_every_rank_leaves_them_ended():
+    lines = [
+        "[2026-02-22 10:00:00] server_args=ServerArgs(model_path='m', tp_size=2)",
+        "[2026-02-22 10:00:01 TP0] Capture cuda graph begin. This can take up to several minutes. avail mem=17.90 GB",
+        "[2026-02-22 10:00:01 TP1] Capture cuda graph begin. This can take up to several minutes. avail mem=17.90 GB",
+        "[2026-02-22 10:00:11 TP1] Capture cuda graph end. Time elapsed: 10.00 s. mem usage=0.90 GB. avail mem=17.00 GB.",
+        "[2026-02-22 10:00:12 TP0] Capture cuda graph end. Time elapsed: 11.00 s. mem usage=0.90 GB. avail mem=17.00 GB.",
+        "[2026-02-22 10:00:13 TP0] Scheduler hit an exception: Traceback (most recent call last):",
+        '  File "scheduler.py", line 1, in run',
+        "    warmup()",
+        "RuntimeError: CUDA error: an illegal memory access was encountered",
+    ]
+    tracker = StartupTracker()
+    for n, text in enumerate(lines, 1):
+        tracker.feed(make_line(n, 0, text.encode()), AT)
+    graph = tracker.state.phase("cuda_graph")
+    assert graph.done and not graph.failed and (graph.end_line, graph.slowest_rank) == (5, "TP0")
+    assert tracker.state.first_error.category == "cuda_error"

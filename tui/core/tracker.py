@@ -29,7 +29,7 @@ from tui.core.events import (
 )
 from tui.core.lines import Line, Progress
 from tui.core.profiles import PhaseSpec, Profile, any_of, builtin_profiles, generic_profile
-from tui.core.state import FAILED, READY, STARTING, STOPPED, ErrorReport, Phase, RankPhase, StartupState
+from tui.core.state import PHASES, FAILED, READY, STARTING, STOPPED, ErrorReport, Phase, RankPhase, StartupState
 
 DRAFT = "draft_init"
 MAIN = "main"  # the rank of lines whose prefix names none
@@ -85,7 +85,6 @@ class StartupTracker:
         self.classifier.set_profile(profile)
         self._specs = {spec.name: spec for spec in profile.phases}
         self._draft = self._specs.get(DRAFT)
-        self._order = {name: i for i, name in enumerate(self._specs)}
         everything = [*profile.ready, *profile.close, *profile.stop]
         for spec in profile.phases:
             everything += [*spec.begin, *spec.end, *spec.step, *spec.implicit_begin, *spec.progress]
@@ -140,9 +139,10 @@ class StartupTracker:
         return events
 
     def finish(self) -> list[TrackerEvent]:
-        """End of input: close any open traceback block."""
+        """End of input: close any open traceback block; phases every rank ended are over."""
         events: list[TrackerEvent] = []
         self._errors(self.classifier.close_all(), events)
+        self._settle(len(PHASES), events)
         return events
 
     def quiet(self) -> list[TrackerEvent]:
@@ -340,6 +340,7 @@ class StartupTracker:
                 error.fatal = False  # a serving-time error: not a failed startup
             if error.fatal and state.outcome == STARTING:
                 state.outcome = FAILED
+                self._settle(len(PHASES), events)  # what had ended on every rank did end
                 for phase in state.phases:
                     if not phase.done:
                         phase.failed = True
