@@ -268,3 +268,21 @@ async def test_eta_from_the_last_successful_attempt_of_the_same_command(tmp_path
         loading = await h.until(lambda v: "weight load" in v.detail and " of ~" in v.detail)
         assert "ready in ~" in loading.detail
         assert (await h.until(lambda v: v.final)).kind == "ready"
+
+
+async def test_relaunch_waits_until_the_old_attempts_gpu_memory_is_released(tmp_path, data_dir):
+    async with Harness(spec(tmp_path, sim("--outcome", "raise"))) as h:
+        await h.launch.start()
+        await h.until(lambda v: v.final)
+        old = h.launch.run
+        await asyncio.wait_for(old.wait(), 10)
+        # the driver still lists the dead server's memory for a moment after its exit
+        h.session.handle(GpuSample("localhost", time.time(), (
+            GpuInfo(0, memory_used=60 * GIB, processes=(GpuProcess(old.pid, 60 * GIB),)),
+        )))
+        relaunch = asyncio.create_task(h.launch.relaunch(gpu_timeout=30))
+        await asyncio.sleep(0.3)
+        assert not relaunch.done() and h.launch.run is old  # still waiting for the memory
+        h.session.handle(GpuSample("localhost", time.time(), (GpuInfo(0, memory_used=0),)))
+        run = await asyncio.wait_for(relaunch, 10)
+        assert run.attempt == 2

@@ -325,7 +325,7 @@ class Launch:
         await self._close_tailer()
         self.health = HealthStatus(self.spec.health_url) if self.spec.health_url else None
         self.phase_started_at = {}
-        if self.run is not None and self.run.pgid:
+        if self.run is not None and self.run.pgid and self.run.pgid not in self.old_pgids:
             self.old_pgids.append(self.run.pgid)
         await self._load_expectations()
         run = await self.runner.start(number, self.spec.command, self.spec.env, log_path, pid_path, self.spec.cwd)
@@ -370,25 +370,44 @@ class Launch:
         Raises :class:`GpuBusy` when processes that are not ours hold GPU memory
         (unless ``force``): the caller lists them and offers to kill them.
         """
-        if self.run is not None and (self.run.alive or self.runner.members(self.run)):
-            if not await self.stop():
-                raise LaunchError(f"attempt v{self.run.attempt} would not die: pids {self.runner.members(self.run)}")
-        await self.wait_gpu_release(gpu_timeout)
+        old_pids: set[int] = set()
+        if self.run is not None:
+            old_pids = set(self.runner.members(self.run)) | {self.run.pid or 0}
+            if self.run.alive or self.runner.members(self.run):
+                if not await self.stop():
+                    raise LaunchError(
+                        f"attempt v{self.run.attempt} would not die: pids {self.runner.members(self.run)}"
+                    )
+            if self.run.pgid and self.run.pgid not in self.old_pgids:
+                self.old_pgids.append(self.run.pgid)
+        exited = self.run.exited_at if self.run is not None else None
+        await self.wait_gpu_release(old_pids, exited or self.clock(), gpu_timeout)
         if not force:
             foreign = [h for h in self.gpu_holders() if not h.ours]
             if foreign:
                 raise GpuBusy(foreign)
         return await self.launch(command, env)
 
-    async def wait_gpu_release(self, timeout: float) -> bool:
-        """Until the latest GPU sample shows none of our old processes (True), or timeout."""
+    async def wait_gpu_release(self, pids: set[int], after: float, timeout: float) -> bool:
+        """Until a GPU sample taken after ``after`` lists none of ``pids`` (the old attempt's
+        processes) and no live process of ours holds memory (True); False on timeout.
+
+        GPU memory is freed a little after the processes die; launching before that ends in
+        an out-of-memory crash minutes later. Without a GPU source there is nothing to wait for.
+        """
         if not self.gpu_samples:
             return True
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
-        while True:
-            if not [h for h in self.gpu_holders() if h.stale or h.ours]:
-                return True
+
+        def released() -> bool:
+            sample = self.gpu_samples[-1]
+            if sample.at < after:
+                return False
+            listed = {p.pid for gpu in sample.gpus for p in gpu.processes}
+            return not (listed & pids) and not [h for h in self.gpu_holders() if h.ours]
+
+        while not released():
             remaining = deadline - loop.time()
             if remaining <= 0:
                 return False
@@ -397,6 +416,7 @@ class Launch:
                 await asyncio.wait_for(self._gpu_event.wait(), remaining)
             except asyncio.TimeoutError:
                 return False
+        return True
 
     def gpu_holders(self) -> list[GpuHolder]:
         """Processes holding GPU memory in the latest sample, ours marked (pid, command, bytes per GPU)."""
