@@ -272,3 +272,22 @@ def test_a_traceback_logged_as_a_warning_does_not_fail_the_startup():
     state = tracker.state
     assert [(e.kind, e.fatal) for e in state.errors] == [("ModuleNotFoundError", False)]
     assert state.outcome == "starting" and state.first_error is None
+
+
+def test_torch_rank_prefixed_traceback_lines():
+    """torchrun prefixes every line of a rank's output with "[rankN]:"."""
+    tracker = StartupTracker(load_profile("vllm"))
+    lines = [
+        "[rank0]: Traceback (most recent call last):",
+        '[rank0]:   File "/x/swift/cli/deploy.py", line 5, in <module>',
+        "[rank0]:     deploy_main()",
+        "[rank0]: ValueError: The model's max seq len (163840) is larger than the maximum number of tokens "
+        "that can be stored in KV cache (13360).",
+        "ERROR 02-07 11:28:27 multiproc_worker_utils.py:124] Worker VllmWorkerProcess pid 645162 died, exit code: -15",
+    ]
+    for n, text in enumerate(lines, 1):
+        tracker.feed(make_line(n, 0, text.encode()), 1_700_000_000.0)
+    state = tracker.state
+    first = state.first_error
+    assert (first.line, first.kind, first.rank, first.category) == (1, "ValueError", "rank0", "kv_cache_too_small")
+    assert [(e.kind, e.secondary) for e in state.errors[1:]] == [("worker_failed", True)]
