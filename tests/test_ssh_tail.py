@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import os
 import random
+import signal
 import subprocess
 import threading
 from contextlib import aclosing
@@ -352,7 +353,7 @@ async def test_killed_connection_reconnects_and_resumes_without_loss_or_duplicat
         got += await reader.data(len(written) - len(got))
         assert sshd.kill_sessions() > 0
         lost = await reader.state("lost")
-        assert lost.detail and "\n" not in lost.detail
+        assert lost.detail.startswith(f"{target}: connection lost") and "\n" not in lost.detail
         retrying = await reader.state("retrying")
         assert retrying.retry_in is not None and 0 < retrying.retry_in <= 0.5
         # written while disconnected: must arrive after the reconnect, once
@@ -362,6 +363,32 @@ async def test_killed_connection_reconnects_and_resumes_without_loss_or_duplicat
         await reader.state("connected")
     got += await reader.data(len(written) - len(got))
     assert got == written
+    await reader.close()
+
+
+async def test_silent_network_is_detected_by_keepalives(tmp_path, sshd):
+    """The server stops answering without closing anything (a dead link, a frozen host):
+    keepalives notice, the tailer says why and reconnects."""
+    target = SshTarget.parse(
+        sshd.spec, identity=(str(sshd.client_key),), known_hosts=str(sshd.known_hosts), keepalive=0.2
+    )
+    log = tmp_path / "server.log"
+    log.write_bytes(b"up\n")
+    reader = Reader(RemoteTailer(target, str(log), initial_backoff=0.05))
+    assert await reader.data(3) == b"up\n"
+    frozen = sshd.session_pids()
+    for pid in frozen:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        lost = await reader.state("lost")
+        assert "keepalive" in lost.detail.lower(), lost.detail
+    finally:
+        for pid in frozen:
+            os.kill(pid, signal.SIGKILL)
+            os.kill(pid, signal.SIGCONT)
+    append(log, b"still here\n")
+    await reader.state("connected")
+    assert await reader.data(11) == b"still here\n"
     await reader.close()
 
 

@@ -29,7 +29,7 @@ from pathlib import Path
 import asyncssh
 
 from tui.core.events import ConnectionState, LogChunk, LogGap, LogRestart, LogWaiting
-from tui.sources.ssh import Backoff, SshError, SshTarget, connection, is_connected
+from tui.sources.ssh import Backoff, SshError, SshTarget, connection, is_connected, lost_reason
 
 RemoteEvent = LogChunk | LogGap | LogRestart | LogWaiting | ConnectionState
 
@@ -151,7 +151,9 @@ class RemoteTailer:
             if self._closed:
                 break
             if problem is None:  # the channel or the connection went away
-                reason = f"{host}: connection lost"
+                await asyncio.sleep(0)  # let the connection's own close callback run first
+                why = lost_reason(self.target) if not is_connected(self.target) else "channel closed"
+                reason = f"{host}: connection lost" + (f" ({why})" if why.lower() not in ("", "connection lost") else "")
                 yield ConnectionState(host, "lost", reason)
                 delay = self._backoff.next()
                 yield ConnectionState(host, "retrying", reason, retry_in=delay)

@@ -23,7 +23,7 @@ import re
 import shlex
 import socket
 import weakref
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import asyncssh
@@ -159,8 +159,21 @@ def _check_ipv6(host: str, spec: str) -> None:
 # ---------------------------------------------------------------- connecting
 
 
-async def connect(target: SshTarget) -> asyncssh.SSHClientConnection:
-    """Open a new connection, or raise :class:`SshError` with one clear line."""
+class _Client(asyncssh.SSHClient):
+    def __init__(self, on_lost: Callable[[str], None]) -> None:
+        self._on_lost = on_lost
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._on_lost(_reason(exc) if exc is not None else "closed")
+
+
+async def connect(
+    target: SshTarget, *, on_lost: Callable[[str], None] = lambda reason: None
+) -> asyncssh.SSHClientConnection:
+    """Open a new connection, or raise :class:`SshError` with one clear line.
+
+    ``on_lost`` is called with the reason in words when the connection later closes.
+    """
     where = str(target)
     try:
         options = await asyncssh.SSHClientConnectionOptions.construct(host=target.host, **target._options())
@@ -174,7 +187,7 @@ async def connect(target: SshTarget) -> asyncssh.SSHClientConnection:
         )
     address = f"{options.host}:{options.port}"
     try:
-        return await asyncssh.connect(target.host, options=options)
+        return await asyncssh.connect(target.host, options=options, client_factory=lambda: _Client(on_lost))
     except asyncssh.HostKeyNotVerifiable:
         message = await asyncio.to_thread(_host_key_message, target, options)  # reads known_hosts
         raise SshError(message, permanent=True) from None
@@ -257,6 +270,7 @@ class _Shared:
     def __init__(self) -> None:
         self.lock = asyncio.Lock()
         self.conn: asyncssh.SSHClientConnection | None = None
+        self.lost_reason = ""  # why the last connection closed, in words
 
     def open(self) -> bool:
         return self.conn is not None and not self.conn.is_closed()
@@ -271,6 +285,13 @@ def _pool() -> dict[SshTarget, _Shared]:
     return _POOLS.setdefault(asyncio.get_running_loop(), {})
 
 
+def lost_reason(target: SshTarget) -> str:
+    """Why the shared connection to ``target`` last closed ("" if it never did), e.g. the
+    keepalive timing out on a dead network."""
+    shared = _pool().get(target)
+    return shared.lost_reason if shared is not None else ""
+
+
 def is_connected(target: SshTarget) -> bool:
     """Whether a shared connection to ``target`` is open in this event loop."""
     shared = _pool().get(target)
@@ -282,7 +303,7 @@ async def connection(target: SshTarget) -> asyncssh.SSHClientConnection:
     shared = _pool().setdefault(target, _Shared())
     async with shared.lock:  # one connection attempt at a time per target
         if not shared.open():
-            shared.conn = await connect(target)
+            shared.conn = await connect(target, on_lost=lambda why: setattr(shared, "lost_reason", why))
         assert shared.conn is not None
         return shared.conn
 
