@@ -62,6 +62,9 @@ def test_run_plain_fail_then_ready_then_history_and_attach(tmp_path, env):
         assert "READY" in again.stdout
     finally:
         os.killpg(pid, signal.SIGKILL)
+    gone = watchtower(env, "attach", "sim", "--plain")  # attach never launches anything
+    assert gone.returncode == 2 and "v2 of sim is not running any more" in gone.stderr
+    assert [r["attempt"] for r in json.loads(watchtower(env, "history", "--json").stdout)] == [1, 2]
     assert TOKEN not in (tmp_path / "data" / "history.sqlite3").read_text(errors="replace")
 
 

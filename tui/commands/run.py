@@ -203,7 +203,7 @@ async def run_plain(spec, args: argparse.Namespace) -> int:
     session.start()
     try:
         try:
-            await launch.start(reattach=not args.no_reattach)
+            await launch.start(reattach=not args.no_reattach, launch=not getattr(args, "attach_only", False))
         except LaunchError as exc:
             raise UsageError(clean(str(exc))) from None
         printer.started()
