@@ -144,3 +144,29 @@ async def test_a_bad_server_is_one_clear_line(tmp_path):
     rc, out, err = await finish(proc)
     assert rc == 2 and out == ""
     assert err.startswith("watchtower: unknown server 'tgi'") and err.count("\n") == 1
+
+
+async def test_from_end_ignores_what_the_log_already_holds(tmp_path):
+    log = tmp_path / "server.log"
+    log.write_bytes((FIXTURES / "sglang_attributeerror_tp8.log").read_bytes())  # an old failed attempt
+    proc = await start(log, "--from-end", "--server", "sglang", "--timeout", "60")
+    await expect(proc, "watching")
+
+    async def writer() -> None:
+        # a real writer: keeps appending until the watcher has seen the new lines and exited
+        n = 0
+        while proc.returncode is None:
+            n += 1
+            with open(log, "ab") as out:
+                out.write(f"[2026-02-22 23:50:{n % 60:02d}] The server is fired up and ready to roll!\n".encode())
+            await asyncio.sleep(0.05)
+
+    task = asyncio.create_task(writer())
+    try:
+        seen: list[str] = []
+        await expect(proc, "READY", seen)
+        rc, _, _ = await finish(proc)
+    finally:
+        task.cancel()
+    assert rc == 0
+    assert not any("AttributeError" in s or "FAILED" in s for s in seen)
