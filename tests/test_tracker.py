@@ -386,3 +386,16 @@ def test_a_crash_after_the_graphs_ended_on_every_rank_leaves_them_ended():
     graph = tracker.state.phase("cuda_graph")
     assert graph.done and not graph.failed and (graph.end_line, graph.slowest_rank) == (5, "TP0")
     assert tracker.state.first_error.category == "cuda_error"
+
+
+def test_memory_stays_bounded_however_many_errors_a_log_holds(monkeypatch):
+    import tui.core.tracker as tracker_module
+
+    monkeypatch.setattr(tracker_module, "MAX_ERRORS", 5)
+    tracker = StartupTracker(load_profile("sglang"))
+    tracker.feed(make_line(1, 0, b"[2026-02-22 23:38:50] server_args=ServerArgs(x=1)"), AT)
+    for n in range(2, 22):
+        tracker.feed(make_line(n, 0, b"RuntimeError: NCCL error in: foo.cpp:12, unhandled system error"), AT)
+    state = tracker.state
+    assert len(state.errors) == 5 and state.errors_dropped == 15
+    assert state.first_error.line == 2 and state.outcome == FAILED

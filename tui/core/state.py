@@ -114,6 +114,7 @@ class StartupState:
     stop_reason: str | None = None
     last_line: int | None = None  # the last non-empty line seen, and its text:
     last_text: str = ""  # what the log said last when the process died
+    errors_dropped: int = 0  # errors past the cap on ``errors`` (memory stays bounded): counted only
 
     def phase(self, name: str) -> Phase | None:
         for p in self.phases:

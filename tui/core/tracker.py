@@ -31,6 +31,8 @@ from tui.core.lines import Line, Progress
 from tui.core.profiles import PhaseSpec, Profile, any_of, builtin_profiles, generic_profile
 from tui.core.state import PHASES, FAILED, READY, STARTING, STOPPED, ErrorReport, Phase, RankPhase, StartupState
 
+#: Errors kept in ``state.errors``; later ones are only counted (a serving log may hold millions).
+MAX_ERRORS = 1000
 DRAFT = "draft_init"
 MAIN = "main"  # the rank of lines whose prefix names none
 _DIGITS = re.compile(r"\d+")
@@ -333,9 +335,13 @@ class StartupTracker:
     def _errors(self, errors: list[ErrorReport], events: list[TrackerEvent]) -> None:
         state = self.state
         for error in errors:
-            if id(error) not in self._error_ids:
+            kept = id(error) in self._error_ids
+            if not kept and len(state.errors) < MAX_ERRORS:
                 self._error_ids.add(id(error))
                 bisect.insort(state.errors, error, key=lambda e: e.line)
+                kept = True
+            elif not kept:
+                state.errors_dropped += 1
             if state.ready_line is not None and error.line > state.ready_line:
                 error.fatal = False  # a serving-time error: not a failed startup
             if error.fatal and state.outcome == STARTING:
@@ -344,6 +350,8 @@ class StartupTracker:
                 for phase in state.phases:
                     if not phase.done:
                         phase.failed = True
+            if not kept:
+                continue
             events.append(ErrorFound(error))
 
     # ------------------------------------------------------------ phases
