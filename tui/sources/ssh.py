@@ -29,7 +29,6 @@ from dataclasses import dataclass
 import asyncssh
 
 from tui.commands import UsageError
-from tui.core.events import ConnectionState
 
 ENV_KNOWN_HOSTS = "WATCHTOWER_SSH_KNOWN_HOSTS"
 ENV_IDENTITY = "WATCHTOWER_SSH_IDENTITY"
@@ -384,8 +383,8 @@ async def stream_lines(target: SshTarget, argv: Sequence[str]) -> AsyncIterator[
 
     Ends when the command exits 0; raises :class:`RemoteCommandError` when it fails and
     :class:`SshError` when the connection cannot be made or is lost. Closing the iterator
-    closes the channel, which ends the remote command. See :func:`follow_lines` for a stream
-    that restarts by itself.
+    closes the channel, which ends the remote command. Restarting it after a failure is the
+    caller's business (the nvidia-smi source does it with backoff and says why meanwhile).
     """
     conn = await connection(target)
     try:
@@ -418,40 +417,6 @@ async def stream_lines(target: SshTarget, argv: Sequence[str]) -> AsyncIterator[
     finally:
         errors.cancel()
         process.close()
-
-
-async def follow_lines(
-    target: SshTarget, argv: Sequence[str], *, initial_backoff: float = 0.5, max_backoff: float = 30.0
-) -> AsyncIterator[str | ConnectionState]:
-    """:func:`stream_lines` restarted after disconnects and exits, with backoff.
-
-    Yields the command's lines and, in between, ConnectionState events (connected, lost,
-    retrying, refused) that say why lines stopped coming. Runs until the iterator is closed.
-    """
-    backoff = Backoff(initial_backoff, max_backoff)
-    host = str(target)
-    while True:
-        announced = False
-        try:
-            async for line in stream_lines(target, argv):
-                if not announced:
-                    announced = True
-                    backoff.reset()
-                    yield ConnectionState(host, "connected")
-                yield line
-            reason, state, delay = f"{argv[0]} ended", "lost", backoff.next()
-        except SshError as exc:
-            state = "refused" if exc.permanent else "lost"
-            reason, delay = str(exc), backoff.cap if exc.permanent else backoff.next()
-        except RemoteCommandError as exc:
-            reason, state, delay = f"{target}: {exc}", "lost", backoff.next()
-        if state == "refused":
-            yield ConnectionState(host, "refused", reason, retry_in=delay)
-        else:
-            if announced:
-                yield ConnectionState(host, "lost", reason)
-            yield ConnectionState(host, "retrying", reason, retry_in=delay)
-        await asyncio.sleep(delay)
 
 
 # ---------------------------------------------------------------- detached processes
