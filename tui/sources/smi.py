@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import signal
 import time
 from collections.abc import AsyncIterator, Sequence
 
@@ -153,10 +155,10 @@ class _Batches:
         self.size = 0  # rows in the last complete batch (0: not known yet)
         self.known: dict[int, GpuInfo] = {}  # the GPUs seen so far, to mark the silent ones
 
-    def add(self, gpu: GpuInfo) -> list[tuple[GpuInfo, ...]]:
+    def add(self, gpu: GpuInfo, note: str | None = None) -> list[tuple[GpuInfo, ...]]:
         done = []
         if self.rows and gpu.index <= self.rows[-1].index:
-            done.append(self.take())
+            done.append(self.take(note))
         self.rows.append(gpu)
         if self.size and len(self.rows) >= self.size:
             done.append(self.take())
@@ -226,6 +228,7 @@ async def local_lines(argv: Sequence[str]) -> AsyncIterator[str]:
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             limit=1 << 20,
+            start_new_session=True,  # its own process group: a wrapper script dies with its children
         )
     except FileNotFoundError:
         raise SmiError(f"{argv[0]} not found on PATH") from None
@@ -256,9 +259,10 @@ async def local_lines(argv: Sequence[str]) -> AsyncIterator[str]:
             raise SmiError(f"{argv[0]} exited with status {status}" + (f": {last}" if last else ""))
     finally:
         errors.cancel()
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
         if proc.returncode is None:
-            proc.kill()
-            with contextlib.suppress(ProcessLookupError, asyncio.CancelledError):
+            with contextlib.suppress(asyncio.CancelledError):
                 await proc.wait()
 
 
@@ -358,7 +362,7 @@ class SmiSource(GpuSource):
                             if item.strip():
                                 message = describe_message(item)
                             continue
-                        for batch in batches.add(gpu):
+                        for batch in batches.add(gpu, message):
                             yield self._sample(batch, procs)
                     else:
                         row = parse_app_line(item)
