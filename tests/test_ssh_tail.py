@@ -534,6 +534,15 @@ async def test_ssh_config_alias_is_honoured(tmp_path, sshd):
     assert (status, out) == (0, "via alias\n")
 
 
+async def test_config_that_disables_known_hosts_is_refused(tmp_path, sshd):
+    config = tmp_path / "ssh_config"
+    config.write_text("Host *\n  UserKnownHostsFile none\n  StrictHostKeyChecking no\n")
+    target = SshTarget.parse(sshd.spec, identity=sshd.client_key, config=str(config))
+    with pytest.raises(SshError) as info:
+        await ssh.connect(target)
+    assert info.value.permanent and "will not connect without verifying the host key" in str(info.value)
+
+
 async def test_wrong_key_is_refused_as_authentication_failure(tmp_path, sshd):
     stranger = tmp_path / "stranger"
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(stranger)], check=True)

@@ -84,6 +84,12 @@ class SshTarget:
     connect_timeout: float = 15.0
     keepalive: float = 10.0  # seconds between keepalives; 3 unanswered ones drop the connection
 
+    def __post_init__(self) -> None:
+        if isinstance(self.identity, (str, os.PathLike)):  # one key file given on its own
+            object.__setattr__(self, "identity", (os.fspath(self.identity),))
+        else:
+            object.__setattr__(self, "identity", tuple(os.fspath(p) for p in self.identity))
+
     @classmethod
     def parse(cls, spec: str, **options: object) -> SshTarget:
         """``[user@]host[:port]``, ``[user@][v6addr]:port`` or a bare IPv6 address."""
