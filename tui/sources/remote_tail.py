@@ -3,9 +3,10 @@
 A small standard-library agent (:mod:`tui.sources.tail_agent`) runs on the remote host as
 ``python3 -c <program> <args>`` — the program is a fixed, base64-wrapped text and every
 argument is shell-quoted, so a path with spaces or quotes is just a path and nothing from a
-log or a file name is ever executed. The agent follows the file with short polls (5 ms right
-after a change, backing off to ``poll_max`` while quiet) and writes framed messages that map
-one to one onto LogChunk / LogGap / LogRestart / LogWaiting.
+log or a file name is ever executed. The agent sleeps on inotify where the remote kernel
+has it (it wakes within a millisecond of an append and costs nothing while the log is quiet),
+else polls (5 ms after a change, backing off to ``poll_max``), and writes framed messages
+that map one to one onto LogChunk / LogGap / LogRestart / LogWaiting.
 
 After a dropped connection the tailer reconnects with exponential backoff and starts a new
 agent in ``resume`` mode with the file identity (device, inode), the offset of the next byte
