@@ -248,6 +248,21 @@ async def test_path_with_spaces_quotes_and_shell_syntax_is_just_a_path(tmp_path,
     assert not list(tmp_path.rglob("pwned*")) and not os.path.exists(os.path.expanduser("~/pwned"))
 
 
+async def test_log_bytes_are_data_whatever_they_look_like(tmp_path, target):
+    """Frames carry a length, so log content that looks like a frame, NULs, invalid UTF-8,
+    ANSI escapes or shell syntax arrive as the same bytes and nothing else happens."""
+    log = tmp_path / "server.log"
+    nasty = b"\nR truncated\nD 0 5\nW gone\n\x00\xff\xfe $(touch pwned) \x1b[31mred\x1b[0m\n" * 50
+    log.write_bytes(b"")
+    reader = Reader(RemoteTailer(target, str(log)))
+    await reader.attached()
+    append(log, nasty[:7])
+    append(log, nasty[7:])
+    assert await reader.data(len(nasty)) == nasty
+    await reader.close()
+    assert not list(tmp_path.rglob("pwned*")) and not os.path.exists(os.path.expanduser("~/pwned"))
+
+
 async def test_remote_without_the_interpreter_says_so(tmp_path, target):
     log = tmp_path / "x.log"
     log.write_bytes(b"x\n")
