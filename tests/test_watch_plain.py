@@ -170,3 +170,17 @@ async def test_from_end_ignores_what_the_log_already_holds(tmp_path):
         task.cancel()
     assert rc == 0
     assert not any("AttributeError" in s or "FAILED" in s for s in seen)
+
+
+async def test_a_replaced_log_is_a_new_attempt(tmp_path):
+    log = tmp_path / "server.log"
+    log.write_bytes(b"".join(lines_of("sglang_silent_death.log")))  # an attempt stuck in weight load
+    proc = await start(log, "--timeout", "60")
+    await expect(proc, "weight load started")
+    replacement = tmp_path / "server.log.new"
+    replacement.write_bytes((FIXTURES / "sglang_old_04.log").read_bytes())
+    os.replace(replacement, log)  # the operator relaunched: a new file under the same name
+    await expect(proc, "a new attempt starts at line 1")
+    ready = await expect(proc, "READY")
+    assert "(line 22)" in ready
+    assert (await finish(proc))[0] == 0
