@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.style import Style
 from rich.text import Text
 from textual.widget import Widget
 
@@ -13,6 +14,7 @@ from tui.session import WatchSession
 RANK_PHASES = ("weight_load", "memory_pool", "cuda_graph", "draft_init")
 SHORT = {"weight_load": "weights", "memory_pool": "pool", "cuda_graph": "graphs", "draft_init": "draft"}
 LABEL = 15  # glyph + title column
+_REVERSE = Style(reverse=True)
 DURATION = 7
 
 
@@ -72,10 +74,12 @@ def render_timeline(session: WatchSession, width: int, palette, height: int | No
             at = getattr(error, "ts", None) if error is not None else None
             row.append(f"{duration(at - t0) if at is not None and t0 is not None else '':>{DURATION}} ", palette.style("failed"))
             if at is not None and t0 is not None:
-                row.append(" " * col(at) + "✖", palette.style("failed"))
-                who = f" {error.kind}" + (f" on {error.rank}" if error.rank else "")
-                if col(at) + 1 + len(who) <= bar_width:
-                    row.append(who, palette.style("failed"))
+                where = col(at)
+                who = f"{error.kind}" + (f" on {error.rank}" if error.rank else "")
+                if where + 2 + len(who) <= bar_width:  # the words after the mark, else before it
+                    row.append(" " * where + "✖ " + who, palette.style("failed"))
+                else:
+                    row.append(f"{who} ✖".rjust(where + 1)[-(where + 1):], palette.style("failed"))
             lines.append(row)
             continue
         if phase is None:
@@ -99,16 +103,18 @@ def render_timeline(session: WatchSession, width: int, palette, height: int | No
         if t0 is not None and phase.start_ts is not None:
             end_ts = phase.end_ts if phase.end_ts is not None else now
             a, b = col(phase.start_ts), col(end_ts if end_ts is not None else phase.start_ts)
+            label = ""
+            if not phase.done and phase.progress is not None:  # the progress, written on the running bar
+                room, percent = b - a + 1, f"{phase.progress:.0%}"
+                gauge = _gauge(phase.progress, 8)
+                label = next((t for t in (f" {gauge} {percent} {phase.detail} ", f" {gauge} {percent} ",
+                                          f" {percent} ", percent) if len(t) <= room), "")
             cells = Text(" " * a, end="")
             for c in range(a, b + 1):
-                cells.append("▒" if c in silent else "█", palette.style("gap" if c in silent else key))
-            tail = ""
-            if not phase.done and phase.progress is not None:
-                tail = f" {phase.progress:.0%}"
-            if not phase.done and phase.detail:
-                tail += f" {phase.detail}"
-            if tail and b + 1 + len(tail) <= bar_width:
-                cells.append(tail, palette.style("running"))
+                if c - a < len(label):
+                    cells.append(label[c - a], palette.style(key) + _REVERSE)
+                else:
+                    cells.append("▒" if c in silent else "█", palette.style("gap" if c in silent else key))
             row.append_text(cells)
         lines.append(row)
 
@@ -195,6 +201,12 @@ def render_ranks(session: WatchSession, width: int, palette) -> Text:
     for line in rows:
         line.truncate(width)
     return Text("\n", end="").join(rows)
+
+
+def _gauge(fraction: float, width: int) -> str:
+    """A progress gauge ``■■■■■□□□`` of ``width`` cells."""
+    filled = int(round(min(1.0, max(0.0, fraction)) * width))
+    return "■" * filled + "□" * (width - filled)
 
 
 def _short(seconds: float | None) -> str:
