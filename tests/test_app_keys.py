@@ -220,6 +220,8 @@ async def test_extension_key_runs_callback_and_is_listed():
         await pilot.press("r")
         assert calls == ["r"]
         assert ("r", "Relaunch") in app.key_rows()
+        titles = {command.title for command in app.get_system_commands(app.screen)}
+        assert {"Error", "Search", "Filter", "Copy", "Report", "Theme", "Quit", "Relaunch"} <= titles
 
 
 async def test_resize_keeps_state():

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rich.text import Text
-from textual.reactive import reactive
 from textual.widget import Widget
 
 from tui.app.fmt import duration
@@ -88,12 +87,11 @@ class VerdictHeader(Widget):
     VerdictHeader { height: 2; }
     """
 
-    #: The verdict last drawn (tests and the window title read it).
-    verdict: reactive[Verdict | None] = reactive(None, layout=False)
-
     def __init__(self, session: WatchSession, **kwargs) -> None:
         super().__init__(**kwargs)
         self.session = session
+        #: The verdict last drawn (tests and the launcher's notifications read it).
+        self.verdict: Verdict | None = None
 
     def on_mount(self) -> None:
         self.set_interval(1.0, self.refresh)  # the elapsed clock
@@ -102,9 +100,7 @@ class VerdictHeader(Widget):
         palette = self.app.palette  # type: ignore[attr-defined]
         session = self.session
         info = session.info
-        current = verdict(session)
-        if current != self.verdict:
-            self.verdict = current
+        current = self.verdict = verdict(session)
         width = max(20, self.size.width)
 
         top = Text(no_wrap=True, overflow="ellipsis", end="")
