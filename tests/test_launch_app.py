@@ -4,6 +4,8 @@ x stops (after asking), a lists attempts, q asks only while a launched server ru
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
 from pathlib import Path
 
@@ -15,6 +17,7 @@ from tui.app.relaunch import ConfirmScreen, EditScreen, LaunchApp
 from tui.commands.run import add_launch_options, build_spec, make_launch
 from tui.history import History
 from tui.sources.process import group_members, is_alive
+from tests.launch_helpers import no_leftover_servers  # noqa: F401  (autouse)
 
 SIM = str(Path(__file__).with_name("server_sim.py"))
 TOKEN = "hf_AppSecretToken987654321"
@@ -23,7 +26,12 @@ CONTEXT_ENV = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"
 
 @pytest.fixture(autouse=True)
 def data_dir(tmp_path, monkeypatch):
+    """A private history; afterwards no server of the test is left running, even when it failed."""
     monkeypatch.setenv("WATCHTOWER_DATA_DIR", str(tmp_path / "data"))
+    yield
+    for row in History().attempts():
+        if row.pid and is_alive(row.pid):
+            os.killpg(row.pid, signal.SIGKILL)
 
 
 def make_app(tmp_path, *command: str) -> LaunchApp:

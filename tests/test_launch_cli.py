@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tui.sources.process import is_alive
+from tests.launch_helpers import no_leftover_servers  # noqa: F401  (autouse)
 
 SIM = str(Path(__file__).with_name("server_sim.py"))
 TOKEN = "hf_CliSecretToken5555555555"

@@ -25,6 +25,7 @@ from tui.history import History
 from tui.launch import GpuBusy, Launch, LaunchSpec
 from tui.session import WatchSession
 from tui.sources.process import StopPlan, group_members, is_alive
+from tests.launch_helpers import no_leftover_servers  # noqa: F401  (autouse)
 
 SIM = str(Path(__file__).with_name("server_sim.py"))
 CONTEXT_ENV = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"

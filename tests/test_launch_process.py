@@ -22,6 +22,8 @@ from tui.sources.process import (
     wait_pids_gone,
 )
 
+from tests.launch_helpers import no_leftover_servers  # noqa: F401  (autouse)
+
 SIM = str(Path(__file__).with_name("server_sim.py"))
 
 

@@ -13,6 +13,7 @@ import pytest
 from tui.core.events import ProcessExited, ProcessStarted, ProcessStopping
 from tui.sources import ssh
 from tui.sources.process import RemoteRunner, StopPlan, attempt_paths, exit_path, group_members, is_alive
+from tests.launch_helpers import no_leftover_servers  # noqa: F401  (autouse)
 
 pytestmark = pytest.mark.ssh
 SIM = str(Path(__file__).with_name("server_sim.py"))

@@ -18,6 +18,7 @@ from tui.launch import Launch, LaunchSpec
 from tui.session import WatchSession
 from tui.sources import ssh
 from tui.sources.process import StopPlan, is_alive
+from tests.launch_helpers import no_leftover_servers  # noqa: F401  (autouse)
 
 pytestmark = pytest.mark.ssh
 SIM = str(Path(__file__).with_name("server_sim.py"))

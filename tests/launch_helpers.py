@@ -1,0 +1,34 @@
+"""Shared by the launch tests: no simulated server outlives its test, even a failed one."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from tui.sources.process import is_alive, start_time
+
+
+def kill_attempts(root: Path) -> list[int]:
+    """SIGKILL the process group of every attempt whose pid file lies under ``root``."""
+    killed = []
+    for pid_file in root.rglob("*-v*.pid"):
+        words = pid_file.read_text().split()
+        if not words or not words[0].isdigit():
+            continue
+        pid = int(words[0])
+        if is_alive(pid) and (len(words) < 2 or str(start_time(pid)) == words[1]):
+            try:
+                os.killpg(pid, signal.SIGKILL)
+                killed.append(pid)
+            except ProcessLookupError:
+                pass
+    return killed
+
+
+@pytest.fixture(autouse=True)
+def no_leftover_servers(tmp_path):
+    yield
+    kill_attempts(tmp_path)

@@ -1,0 +1,56 @@
+"""Notifications in a real tmux: the bell flags the window and the title shows the verdict."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tui.history import History
+from tui.sources.process import is_alive
+from tests.launch_helpers import no_leftover_servers  # noqa: F401  (autouse)
+
+pytestmark = [
+    pytest.mark.tmux,
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (scripts/setup --test)"),
+]
+
+ROOT = Path(__file__).resolve().parent.parent
+SIM = str(ROOT / "tests" / "server_sim.py")
+
+
+def tmux(socket: str, *args: str) -> str:
+    return subprocess.run(["tmux", "-L", socket, *args], check=True, capture_output=True, text=True).stdout
+
+
+@pytest.mark.parametrize("outcome, mark, word", [("ready", "✓", "ready"), ("sigkill", "✗", "dead")])
+def test_bell_and_window_title_on_the_verdict(tmp_path, outcome, mark, word):
+    socket = f"wt-launch-{uuid.uuid4().hex[:8]}"
+    command = (
+        f"cd {ROOT} && tmux wait-for go && WATCHTOWER_DATA_DIR={tmp_path / 'data'} {sys.executable} -m tui.cli run "
+        f"--plain --name sim --gpus none --log-dir {tmp_path / 'logs'} -- {sys.executable} {SIM} --outcome {outcome}"
+        f" --step 0.01; tmux wait-for -S done; sleep 60"
+    )
+    try:
+        tmux(socket, "new-session", "-d", "-s", "t", "-x", "100", "-y", "20")  # window 0: where the user is
+        tmux(socket, "set-option", "-g", "allow-rename", "on")
+        tmux(socket, "set-option", "-g", "bell-action", "any")
+        tmux(socket, "new-window", "-d", "-t", "t:1", command)  # the watcher runs in a background window
+        tmux(socket, "wait-for", "-S", "go")
+        done = subprocess.run(["tmux", "-L", socket, "wait-for", "done"], timeout=60)
+        assert done.returncode == 0
+        info = tmux(socket, "display-message", "-p", "-t", "t:1", "#{window_name}|#{window_bell_flag}|#{pane_title}")
+        name, bell, title = info.rstrip("\n").split("|")
+        assert name == f"{mark} sim v1 {word}" and title == f"{mark} sim v1 {word}"
+        assert bell == "1"
+    finally:
+        subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True)
+        for row in History(tmp_path / "data" / "history.sqlite3").attempts("sim"):
+            if row.pid and is_alive(row.pid):  # a ready server is left running by design: stop it
+                os.killpg(row.pid, signal.SIGKILL)
