@@ -113,3 +113,28 @@ def test_no_color_gives_a_monochrome_screen_that_still_reads():
             assert r == g == b
     finally:
         pane.close()
+
+
+@pytest.mark.skipif(shutil.which("screen") is None, reason="GNU screen is not installed")
+def test_demo_in_gnu_screen(tmp_path):
+    """The same app inside GNU screen (TERM=screen), read back with screen's hardcopy."""
+    name = f"wt-test-{uuid.uuid4().hex[:8]}"
+    copy = tmp_path / "screen.txt"
+    command = f"cd {ROOT} && env TERM=screen {sys.executable} -m tui.cli demo --speed 30 --scenario crash-attr; sleep 60"
+    subprocess.run(["screen", "-U", "-dmS", name, "bash", "-c", command], check=True)
+    try:
+        deadline = time.monotonic() + 40
+        text = ""
+        while "FAILED" not in text:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no verdict in screen:\n{text}")
+            time.sleep(0.2)
+            subprocess.run(["screen", "-S", name, "-X", "hardcopy", str(copy)], check=True)
+            text = copy.read_text(errors="replace") if copy.exists() else ""
+        lines = text.splitlines()
+        assert "WATCHTOWER" in lines[0] and "AttributeError" in lines[1]
+        assert any("Phases" in line and "GPUs" in line for line in lines)
+        assert any("weight load" in line for line in lines)
+        assert sum(1 for line in lines if re.search(r"\b[0-7] .*1/140G", line)) == 8
+    finally:
+        subprocess.run(["screen", "-S", name, "-X", "quit"], capture_output=True)

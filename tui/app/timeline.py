@@ -76,10 +76,12 @@ def render_timeline(session: WatchSession, width: int, palette, height: int | No
             if at is not None and t0 is not None:
                 where = col(at)
                 who = f"{error.kind}" + (f" on {error.rank}" if error.rank else "")
+                if where + 2 + len(who) > bar_width and len(who) + 2 > where + 1:
+                    who = error.kind if len(error.kind) + 2 <= where + 1 else ""
                 if where + 2 + len(who) <= bar_width:  # the words after the mark, else before it
                     row.append(" " * where + "✖ " + who, palette.style("failed"))
                 else:
-                    row.append(f"{who} ✖".rjust(where + 1)[-(where + 1):], palette.style("failed"))
+                    row.append(f"{who} ✖".rjust(where + 1), palette.style("failed"))
             lines.append(row)
             continue
         if phase is None:
