@@ -119,3 +119,33 @@ async def test_restart_mid_startup_reattaches_and_a_cut_connection_leaves_the_se
         await launch.close(stop_server=True)
         await session.stop()
         await ssh.close_all()
+
+
+async def test_remote_health_is_asked_from_the_servers_host(remote_env, tmp_path, monkeypatch):
+    import socket
+
+    from tui.sources import health
+
+    async def not_from_here(*_args, **_kwargs):
+        raise AssertionError("a remote server's health URL was asked from this machine")
+
+    monkeypatch.setattr(health, "http_status", not_from_here)
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    spec = remote_spec(remote_env, tmp_path, "--outcome", "ready", "--port", str(port),
+                       health_url=f"http://127.0.0.1:{port}/health")
+    session = WatchSession()
+    launch = Launch(spec, history=History())
+    launch.attach(session)
+    session.start()
+    try:
+        await launch.start()
+        ready = await wait_verdict(launch, lambda v: v.final)
+        assert ready.kind == "ready" and launch.health is not None and launch.health.ok
+        assert launch.health.detail == "HTTP 200 OK"
+    finally:
+        await launch.close(stop_server=True)
+        await session.stop()
+        await ssh.close_all()

@@ -571,7 +571,7 @@ class Launch:
             task.cancel()
 
     async def _probe(self, run: Attempt) -> None:
-        probe = HealthProbe(self.spec.health_url)
+        probe = HealthProbe(self.spec.health_url, target=getattr(self.runner, "target", None))
         async for status in probe.statuses():
             if self.run is not run:
                 return

@@ -2,7 +2,9 @@
 
 Ready means the log's ready marker *and* this endpoint answering 200. The probe
 asks once per ``interval`` until it gets a 200 and reports each answer in words
-("connection refused", "HTTP 503", "200 OK").
+("connection refused", "HTTP 503", "200 OK"). For a server launched on another
+host the URL is asked *from that host* (``http://127.0.0.1:30000/health`` means the
+server's machine), through the SSH connection Watchtower already has.
 """
 
 from __future__ import annotations
@@ -56,18 +58,57 @@ async def http_status(url: str, timeout: float = 3.0) -> tuple[int | None, str]:
     return code, f"HTTP {code}" + (f" {words[2].strip()}" if len(words) > 2 else "")
 
 
-class HealthProbe:
-    """Asks ``url`` every ``interval`` seconds until it answers 200; yields each new status."""
+# Run on the server's host with its python3 (the remote tailer needs it too): prints "CODE words".
+_REMOTE_GET = """
+import sys, urllib.request, urllib.error
+try:
+    with urllib.request.urlopen(sys.argv[1], timeout=float(sys.argv[2])) as r:
+        print(r.status, r.reason)
+except urllib.error.HTTPError as e:
+    print(e.code, e.reason)
+except Exception as e:
+    print("-", getattr(e, "reason", None) or e)
+"""
 
-    def __init__(self, url: str, interval: float = 1.0, timeout: float = 3.0) -> None:
+
+async def remote_http_status(target, url: str, timeout: float = 3.0) -> tuple[int | None, str]:
+    """:func:`http_status` asked from ``target``'s side of an SSH connection."""
+    from tui.sources import ssh
+
+    if urlsplit(url).scheme not in ("http", "https"):
+        return None, f"not an http(s) URL: {url}"
+    try:
+        status, out, _ = await ssh.run(target, ["python3", "-c", _REMOTE_GET, url, str(timeout)], timeout=timeout + 10)
+    except (ssh.SshError, ssh.RemoteCommandError) as exc:
+        return None, str(exc)
+    code, _, words = out.strip().partition(" ")
+    if status != 0 or not code:
+        return None, "could not ask from the server's host"
+    if not code.isdigit():
+        words = words.strip()
+        return None, "connection refused" if "refused" in words.lower() else (words or "no answer")
+    return int(code), f"HTTP {code}" + (f" {words.strip()}" if words.strip() else "")
+
+
+class HealthProbe:
+    """Asks ``url`` every ``interval`` seconds until it answers 200; yields each new status.
+
+    ``target``: an SSH target to ask from (a remote launch); None asks from here.
+    """
+
+    def __init__(self, url: str, interval: float = 1.0, timeout: float = 3.0, target=None) -> None:
         self.url = url
         self.interval = interval
         self.timeout = timeout
+        self.target = target
         self.status = HealthStatus(url)
 
     async def statuses(self) -> AsyncIterator[HealthStatus]:
         while True:
-            code, words = await http_status(self.url, self.timeout)
+            if self.target is not None:
+                code, words = await remote_http_status(self.target, self.url, self.timeout)
+            else:
+                code, words = await http_status(self.url, self.timeout)
             status = HealthStatus(self.url, ok=code == 200, detail=words)
             if status != self.status:
                 self.status = status
