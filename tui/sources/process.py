@@ -266,7 +266,7 @@ class Attempt:
 
     def exited_event(self) -> ProcessExited:
         if not self.exit_known:
-            detail = "exited (status unknown: started by an earlier Watchtower)"
+            detail = "exited (status unknown: no exit status was recorded)"
         elif self.stopped_by_user and self.signal is not None:
             detail = f"stopped with {signal_name(self.signal)}"
         else:
