@@ -161,9 +161,9 @@ class Classifier:
             (self._any_warning is None or self._any_warning.search(body) is not None)
             and any(p.search(body) for p in self._warnings)
         )
-        if warning and (benign is None and self._is_benign(body) or benign):
-            warning = False
-        return errors, warning, False
+        if warning and benign is None:
+            benign = self._is_benign(body)
+        return errors, warning and not benign, False
 
     def close_all(self) -> list[ErrorReport]:
         """End of input: every open block is over (one cut short is still reported)."""
