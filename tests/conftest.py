@@ -33,7 +33,7 @@ class SshServer:
     client_key: Path  # private key of the test user (authorized on this server)
     known_hosts: Path  # a known_hosts file that trusts this server's host key
     host_key_pub: Path
-    bin_dir: Path  # first on the PATH of remote sessions: put test executables here
+    bin_dir: Path  # on the PATH of remote sessions, ahead of /usr/bin: test executables go here
     log_path: Path  # sshd's own log, for diagnosing failures
     pid: int  # the listener
 
