@@ -424,6 +424,8 @@ class StartupTracker:
             entry = phase.ranks.get(rank)
             if entry is not None and entry.end_line is not None:
                 spec, phase = self._draft, self.state.phase(DRAFT)  # the repeat is the draft model's
+                if action != "begin" and (phase is None or rank not in phase.ranks):
+                    return  # a second end with no second begin: not a draft
         if self._tentative:
             self._settle(spec.index, events)
         if spec.requires_begin and action != "begin" and (phase is None or rank not in phase.ranks):
