@@ -21,6 +21,19 @@ from tui.sources.local import CHUNK, LocalTailer
 both_modes = pytest.mark.parametrize("use_inotify", [True, False], ids=["inotify", "poll"])
 
 
+@pytest.fixture(params=["disk", "tmpfs"])
+def logdir(request, tmp_path):
+    """A directory on the disk's filesystem (reads from the page cache on the loop, RWF_NOWAIT)
+    and one on tmpfs, which lacks RWF_NOWAIT: every read goes through the worker thread."""
+    if request.param == "disk":
+        return tmp_path
+    if not os.path.isdir("/dev/shm"):
+        pytest.skip("no /dev/shm (tmpfs) here")
+    path = pathlib.Path(tempfile.mkdtemp(prefix="watchtower-test-", dir="/dev/shm"))
+    request.addfinalizer(lambda: shutil.rmtree(path, ignore_errors=True))
+    return path
+
+
 class Reader:
     """Pull events from a tailer one at a time, failing (not hanging) if none comes,
     and checking that chunks are contiguous within each file."""
@@ -176,8 +189,8 @@ async def test_copytruncate_restarts_without_a_gap_when_everything_was_read(tmp_
     await reader.close()
 
 
-async def test_truncation_before_reading_reports_the_exact_gap(tmp_path):
-    log = tmp_path / "log"
+async def test_truncation_before_reading_reports_the_exact_gap(logdir):
+    log = logdir / "log"
     big = bytes(random.Random(1).randrange(256) for _ in range(3 * CHUNK + 1000))
     log.write_bytes(big)
     reader = Reader(LocalTailer(log))
@@ -340,8 +353,8 @@ class ChaosWriter(threading.Thread):
 
 
 @both_modes
-async def test_chaos_every_written_byte_arrives_once_in_order_or_as_a_reported_gap(tmp_path, use_inotify):
-    log = tmp_path / "chaos.log"
+async def test_chaos_every_written_byte_arrives_once_in_order_or_as_a_reported_gap(logdir, use_inotify):
+    log = logdir / "chaos.log"
     progress = threading.Condition()
     delivered = [0, 0]
     writer = ChaosWriter(log, progress, delivered, steps=4000, seed=20261130)
