@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 from rich.text import Text
 from textual.widget import Widget
 
@@ -22,7 +24,8 @@ def render_gpus(session: WatchSession, width: int, palette, enabled: bool = True
     if not enabled:
         lines.append(Text(" off (--gpus none)", palette.style("dim"), end=""))
     elif board.unavailable is not None:
-        lines.append(Text(f" unavailable: {board.unavailable}", palette.style("running"), end=""))
+        for part in textwrap.wrap(f"unavailable: {board.unavailable}", max(10, width - 2)):
+            lines.append(Text(f" {part}", palette.style("running"), end=""))
         if sample is not None:
             lines.append(Text(" (showing the last sample)", palette.style("dim"), end=""))
             lines.extend(_rows(session, width, palette))

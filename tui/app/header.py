@@ -34,10 +34,11 @@ def verdict(session: WatchSession) -> Verdict:
         ready = state.phase("ready")
         start = origin(state)
         total = None
-        if ready is not None and ready.start_ts is not None and start is not None:
-            total = ready.start_ts - start
+        at = None if ready is None else (ready.end_ts if ready.end_ts is not None else ready.start_ts)
+        if at is not None and start is not None:
+            total = at - start  # to the ready marker itself
         if total is None:
-            total = session.elapsed()
+            total = startup_elapsed(session)
         return Verdict("ready", "READY", f"in {duration(total)}" + (f" · line {state.ready_line}" if state.ready_line else ""))
     if state.outcome == FAILED:
         error = state.first_error
@@ -64,6 +65,15 @@ def verdict(session: WatchSession) -> Verdict:
     if quiet is not None and quiet >= QUIET_NOTE:
         parts.append(f"log quiet for {duration(quiet)}")
     return Verdict("starting", "STARTING", " · ".join(parts) or "reading the log")
+
+
+def startup_elapsed(session: WatchSession) -> float | None:
+    """Time since the startup began, in the log's own time (right for a log read after the
+    fact too); the watcher's own clock before the log has given a timestamp."""
+    start, now = origin(session.state), session.log_now()
+    if start is not None and now is not None:
+        return max(0.0, now - start)
+    return session.elapsed()
 
 
 def error_title(error) -> str:
@@ -110,7 +120,7 @@ class VerdictHeader(Widget):
             info.host,
             info.title or info.log_path,
             f"attempt v{info.attempt}",
-            f"elapsed {duration(session.elapsed())}" if session.elapsed() is not None else "",
+            f"elapsed {duration(elapsed)}" if (elapsed := startup_elapsed(session)) is not None else "",
         ]
         top.append(" · ".join(f for f in fields if f), palette.style("dim"))
         connection = session.connection
