@@ -156,3 +156,16 @@ def test_user_theme_dir_is_searched(tmp_path, monkeypatch):
     palettes = discover()
     assert {"dark", "light", "high-contrast", "night"} <= set(palettes)
     assert "broken" not in palettes  # skipped with a one-line message, the rest still load
+
+
+async def test_a_failing_source_is_reported_in_the_log_not_raised():
+    async def broken():
+        yield GpuUnavailable("localhost", "starting")
+        raise OSError("device vanished")
+
+    session = WatchSession(gpu=broken())
+    session.start()
+    await session.wait()
+    marks = [e.text for e in session.scrollback.entries() if e.style == MARK]
+    assert marks and "stopped: device vanished" in marks[0]
+    await session.stop()

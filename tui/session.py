@@ -439,6 +439,15 @@ class WatchSession:
     # ---------------------------------------------------------------- pumping
 
     async def _pump(self, source: Any) -> None:
+        try:
+            await self._pump_events(source)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a failing source must not take the view down: say so in it
+            self.scrollback.mark(f"── {type(source).__name__} stopped: {exc or type(exc).__name__} ──")
+            self._changed("log")
+
+    async def _pump_events(self, source: Any) -> None:
         stream = source.events() if hasattr(source, "events") else source
         async for event in stream:
             if isinstance(event, LogChunk) and len(event.data) > 64 * 1024:
