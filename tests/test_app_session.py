@@ -168,4 +168,5 @@ async def test_a_failing_source_is_reported_in_the_log_not_raised():
     await session.wait()
     marks = [e.text for e in session.scrollback.entries() if e.style == MARK]
     assert marks and "stopped: device vanished" in marks[0]
+    assert "device vanished" in session.gpus.unavailable  # the GPU panel says why it is empty
     await session.stop()

@@ -298,6 +298,7 @@ class WatchSession:
         self.handlers: dict[type, list[EventHandler]] = {}
         self.badges: dict[str, str] = {}  # extra header fields, e.g. {"health": "pending"}
         self._sources: list[Any] = [s for s in (log, gpu) if s is not None]
+        self._gpu_source = gpu
         # sources that follow the startup (the simulated GPUs tie their memory curve to the phases)
         self._followers = [s.feed for s in self._sources if callable(getattr(s, "feed", None))]
         self._tasks: list[asyncio.Task] = []
@@ -444,8 +445,11 @@ class WatchSession:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a failing source must not take the view down: say so in it
-            self.scrollback.mark(f"── {type(source).__name__} stopped: {exc or type(exc).__name__} ──")
-            self._changed("log")
+            reason = f"{type(source).__name__} stopped: {exc or type(exc).__name__}"
+            self.scrollback.mark(f"── {reason} ──")
+            if source is self._gpu_source:
+                self.gpus.lost(reason)
+            self._changed("log", "gpu")
 
     async def _pump_events(self, source: Any) -> None:
         stream = source.events() if hasattr(source, "events") else source
