@@ -211,7 +211,6 @@ class Replay:
             log_path = Path(self._tempdir.name) / name
         self.log_path = Path(log_path)
         self.done = asyncio.Event()
-        self.position = 0.0  # recording time reached
 
     async def events(self) -> AsyncIterator[GpuSample | GpuUnavailable]:
         loop = asyncio.get_running_loop()
@@ -223,7 +222,6 @@ class Replay:
                 delay = due - loop.time()
                 if delay > 0:
                     await asyncio.sleep(delay)
-                self.position = float(record["t"])
                 data = record_bytes(record)
                 if data is not None:
                     log.write(data)
