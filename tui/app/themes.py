@@ -10,7 +10,9 @@ Where themes come from, later ones replacing earlier ones of the same name:
 
 from __future__ import annotations
 
+import os
 import sys
+import sysconfig
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,8 +71,15 @@ class Palette:
 
 
 def builtin_dirs() -> list[Path]:
+    """The shipped themes: the checkout's themes/, else where the wheel put them (venv, system, --user)."""
     here = Path(__file__).resolve()
-    candidates = [here.parents[2] / "themes", Path(sys.prefix) / "share" / "watchtower" / "themes"]
+    candidates = [here.parents[2] / "themes"]
+    for scheme in (None, f"{os.name}_user"):
+        try:
+            data = sysconfig.get_path("data", scheme) if scheme else sysconfig.get_path("data")
+        except KeyError:  # no such install scheme here
+            continue
+        candidates.append(Path(data) / "share" / "watchtower" / "themes")
     return [d for d in candidates if d.is_dir()][:1]
 
 
