@@ -96,9 +96,12 @@ def gpu_source(kind: str | None, host: str | None, interval: float = 1.0) -> Any
 def log_source(args: argparse.Namespace) -> Any:
     host = getattr(args, "host", None)
     if host:
-        from tui.sources import ssh
+        from tui.sources.remote_tail import RemoteTailer
 
-        return ssh.RemoteTailer(host, args.log, from_end=getattr(args, "from_end", False))
+        try:
+            return RemoteTailer(host, args.log, from_end=getattr(args, "from_end", False))
+        except ValueError as exc:  # not a [user@]host[:port]
+            raise UsageError(f"--host {host}: {exc}") from None
     from tui.sources.local import LocalTailer
 
     return LocalTailer(args.log, from_end=getattr(args, "from_end", False))
