@@ -291,3 +291,32 @@ def test_torch_rank_prefixed_traceback_lines():
     first = state.first_error
     assert (first.line, first.kind, first.rank, first.category) == (1, "ValueError", "rank0", "kv_cache_too_small")
     assert [(e.kind, e.secondary) for e in state.errors[1:]] == [("worker_failed", True)]
+
+
+def test_torch_cpp_log_prefixes_are_stripped_and_their_warnings_counted():
+    tracker = StartupTracker(load_profile("sglang"))
+    lines = [
+        "[rank0]:[W1122 10:00:00.123456 ProcessGroupNCCL.cpp:4115] Warning: TORCH_NCCL_AVOID_RECORD_STREAMS is the default now",
+        "[rank3]:[E1122 10:10:03.123456000 ProcessGroupNCCL.cpp:632] [Rank 3] Watchdog caught collective operation "
+        "timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE) ran for 600011 milliseconds before timing out.",
+    ]
+    for n, text in enumerate(lines, 1):
+        tracker.feed(make_line(n, 0, text.encode()), 1_700_000_000.0)
+    state = tracker.state
+    assert state.warnings == 1
+    error = state.first_error
+    assert (error.kind, error.rank) == ("nccl_timeout", "rank3")
+    assert error.message.startswith("[Rank 3] Watchdog caught collective operation timeout")
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("RuntimeError: HIP out of memory. Tried to allocate 2.00 GiB", "cuda_oom"),
+        ("RuntimeError: Found no NVIDIA driver on your system.", "no_gpu"),
+        ("OSError: [Errno 28] No space left on device", "disk_full"),
+    ],
+)
+def test_more_one_line_signatures(text, kind):
+    errors, _ = run([text])
+    assert [e.kind for e in errors] == [kind]
