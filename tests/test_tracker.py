@@ -399,3 +399,20 @@ def test_memory_stays_bounded_however_many_errors_a_log_holds(monkeypatch):
     state = tracker.state
     assert len(state.errors) == 5 and state.errors_dropped == 15
     assert state.first_error.line == 2 and state.outcome == FAILED
+
+
+def _outline(tracker):
+    s = tracker.state
+    return (
+        s.server, s.outcome, s.ready_line, s.warnings,
+        [(p.name, p.start_line, p.end_line, p.seconds, len(p.ranks), p.slowest_rank, p.failed) for p in s.phases],
+        [(e.line, e.kind, e.message, e.rank, e.fatal, e.secondary) for e in s.errors],
+    )
+
+
+@pytest.mark.parametrize("log", sorted(p.name for p in FIXTURES.glob("*.log")))
+def test_every_fixture_gives_the_same_state_whatever_the_chunking(log):
+    whole, _ = track(log)
+    for chunk in (3, 61):
+        pieces, _ = track(log, chunk=chunk, progress=True)
+        assert _outline(pieces) == _outline(whole)
