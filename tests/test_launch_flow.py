@@ -182,8 +182,7 @@ async def test_ready_needs_the_health_endpoint_too_and_hooks_get_the_verdict_wit
         pending = [v for _, v in h.verdicts if v.pending]
         assert pending and all("health 200" in v.pending for v in pending)
         assert h.verdicts[-1][1].kind == "ready"
-        while h.launch._tasks:
-            await asyncio.gather(*list(h.launch._tasks), return_exceptions=True)
+        await h.launch.settle()
     hook_env = dict(line.split("=", 1) for line in hook_out.read_text().splitlines() if "=" in line)
     assert hook_env["WATCHTOWER_OUTCOME"] == "ready" and hook_env["WATCHTOWER_ATTEMPT"] == "1"
     assert hook_env["WATCHTOWER_NAME"] == "sim"
@@ -263,6 +262,7 @@ async def test_eta_from_the_last_successful_attempt_of_the_same_command(tmp_path
     async with Harness(spec(tmp_path, command)) as h:
         await h.launch.start()
         assert (await h.until(lambda v: v.final)).kind == "ready"
+        await h.launch.settle()
         took = History().attempts("sim")[0]
         assert took.ready_seconds is not None and took.phases.get("weight_load", 0) >= 1.0
         await h.launch.relaunch()  # the same command again: history knows what to expect

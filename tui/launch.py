@@ -142,6 +142,7 @@ class Launch:
         self._tailer: Any = None
         self._tail_task: asyncio.Task | None = None
         self._tasks: set[asyncio.Task] = set()
+        self._writes: set[asyncio.Task] = set()  # history updates and hooks
         self._db_lock = asyncio.Lock()
         self._gpu_event = asyncio.Event()
         self._notified: set[int] = set()
@@ -459,6 +460,11 @@ class Launch:
                 errors += await _maybe_await(self.runner.kill_pids(pids, signal.SIGKILL))
         return errors
 
+    async def settle(self) -> None:
+        """Until the history writes and hooks started so far have finished."""
+        while self._writes:
+            await asyncio.gather(*list(self._writes), return_exceptions=True)
+
     async def close(self, stop_server: bool = False) -> None:
         """Stop following (and the server too when asked); the server otherwise keeps running."""
         if stop_server:
@@ -469,8 +475,9 @@ class Launch:
         for task in list(self._tasks):
             task.cancel()
         self._queue.put_nowait(_END)
-        async with self._db_lock:
-            pass
+        writes = [t for t in self._writes if not t.get_name().startswith("hook")]
+        if writes:  # the history keeps what it was told; a hook keeps running on its own
+            await asyncio.wait(writes, timeout=5.0)
 
     @property
     def server_running(self) -> bool:
@@ -642,7 +649,7 @@ class Launch:
                 },
                 self.masker,
             )
-            self._spawn(self._hook(hook, env))
+            self._spawn(self._hook(hook, env), write=True, name="hook")
 
     async def _hook(self, command: str, env: dict[str, str]) -> None:
         code, first = await run_hook(command, env)
@@ -651,16 +658,18 @@ class Launch:
     def _store(self, **fields: Any) -> None:
         if self.history is None or self.record is None:
             return
-        self._spawn(self._db(self.history.update, self.record, masker=self.masker, **fields))
+        self._spawn(self._db(self.history.update, self.record, masker=self.masker, **fields), write=True)
 
     async def _db(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         async with self._db_lock:
             return await asyncio.to_thread(fn, *args, **kwargs)
 
-    def _spawn(self, coro) -> None:
-        task = asyncio.create_task(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+    def _spawn(self, coro, *, write: bool = False, name: str | None = None) -> None:
+        """A background task; ``write`` ones (history updates, hooks) are awaited by ``settle``."""
+        task = asyncio.create_task(coro, name=name)
+        tasks = self._writes if write else self._tasks
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
 
 
 async def _maybe_await(value: Any) -> Any:

@@ -214,8 +214,7 @@ async def run_plain(spec, args: argparse.Namespace) -> int:
             printer.left_running()
             return EXIT_STARTING
         verdict = launch.verdict_now
-        while launch._tasks:  # let hooks and the history write finish
-            await asyncio.gather(*list(launch._tasks), return_exceptions=True)
+        await launch.settle()  # let hooks and the history writes finish
         if verdict is not None and verdict.kind == "ready":
             printer.left_running()
             return EXIT_READY
