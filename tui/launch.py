@@ -148,6 +148,7 @@ class Launch:
         self._notified: set[int] = set()
         self._ticker: asyncio.Task | None = None
         self.gpu_enabled = False  # whether the session has a GPU source
+        self.gpu_pids_real = True  # False for the simulated GPUs: their pids name no process here
         self._pumped = 0  # bytes of the current log passed on to the session
         self.reattached = False  # the current attempt was started by an earlier Watchtower
 
@@ -428,7 +429,7 @@ class Launch:
 
     def gpu_holders(self) -> list[GpuHolder]:
         """Processes holding GPU memory in the latest sample, ours marked (pid, command, bytes per GPU)."""
-        if not self.gpu_samples:
+        if not self.gpu_samples or not self.gpu_pids_real:
             return []
         sample = self.gpu_samples[-1]
         per_pid: dict[int, dict[int, int]] = {}

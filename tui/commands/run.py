@@ -181,6 +181,7 @@ def make_launch(spec, args, terminal=None, subscribers=()):
         session.subscribe(subscriber)
     launch = Launch(spec, history=history, terminal=terminal)
     launch.gpu_enabled = session_gpu is not None
+    launch.gpu_pids_real = args.gpus != "sim"  # never offer to kill a simulated GPU's made-up pid
     launch.attach(session)
     return session, launch
 
