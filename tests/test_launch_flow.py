@@ -225,6 +225,7 @@ async def test_foreign_gpu_holders_block_a_relaunch_until_killed(tmp_path, data_
             assert holder.pid == squatter.pid and not holder.ours
             assert holder.per_gpu == {0: 40 * GIB, 1: 20 * GIB}
             assert "time.sleep(60)" in holder.text and "GPU0 40.0 GiB, GPU1 20.0 GiB" in holder.text
+            assert holder.device_open is False and "another container" in holder.text  # no /dev/nvidia* here
             assert await h.launch.kill_holders([holder.pid]) == []
             assert squatter.wait(timeout=5) == -signal.SIGTERM
             h.session.handle(GpuSample("localhost", time.time(), (GpuInfo(0, memory_used=0), GpuInfo(1, memory_used=0))))

@@ -48,6 +48,7 @@ from tui.sources.process import (
     StopPlan,
     attempt_paths,
     command_line,
+    holds_gpu_device,
     is_alive,
     wait_pids_gone,
 )
@@ -89,12 +90,14 @@ class GpuHolder:
     per_gpu: dict[int, int]  # GPU index -> bytes
     ours: bool = False
     stale: bool = False  # left over from an earlier attempt of ours
+    device_open: bool | None = None  # has /dev/nvidia* open here (False: maybe another namespace's pid)
 
     @property
     def text(self) -> str:
         gib = ", ".join(f"GPU{i} {b / 2**30:.1f} GiB" for i, b in sorted(self.per_gpu.items()))
         tag = " (ours)" if self.ours else " (stale, from an earlier attempt)" if self.stale else ""
-        return f"pid {self.pid}{tag}: {self.command or '?'} — {gib or 'memory unknown'}"
+        doubt = " [no GPU device open here: is this pid from another container?]" if self.device_open is False else ""
+        return f"pid {self.pid}{tag}: {self.command or '?'} — {gib or 'memory unknown'}{doubt}"
 
 
 class GpuBusy(Exception):
@@ -450,7 +453,8 @@ class Launch:
                 except OSError:
                     continue  # gone since the sample
             command = self.masker.text(command_line(pid) if local else names.get(pid, ""))
-            holders.append(GpuHolder(pid, command or names.get(pid, ""), per_gpu, pid in ours, stale))
+            device = holds_gpu_device(pid) if local else None
+            holders.append(GpuHolder(pid, command or names.get(pid, ""), per_gpu, pid in ours, stale, device))
         return holders
 
     async def kill_holders(self, pids: Sequence[int]) -> list[str]:

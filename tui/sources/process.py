@@ -133,6 +133,27 @@ def command_line(pid: int) -> str:
     return " ".join(part.decode("utf-8", "replace") for part in raw.split(b"\0") if part)
 
 
+def holds_gpu_device(pid: int) -> bool | None:
+    """Whether ``pid`` has an NVIDIA device file open (None: not allowed to look).
+
+    A process that holds GPU memory has ``/dev/nvidia*`` open. A pid from NVML that does not
+    is probably another PID namespace's number (containers) naming an unrelated process here.
+    """
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except PermissionError:
+        return None
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}").startswith("/dev/nvidia"):
+                return True
+        except OSError:
+            continue
+    return False
+
+
 async def wait_pids_gone(pids_now: Callable[[], list[int]], timeout: float) -> bool:
     """Until ``pids_now()`` is empty (True) or ``timeout`` passes (False).
 
