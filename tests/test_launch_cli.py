@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -61,11 +62,21 @@ def test_run_plain_fail_then_ready_then_history_and_attach(tmp_path, env):
         again = watchtower(env, "attach", "sim", "--plain")
         assert again.returncode == 0 and f"v2 reattached to the running: pid {pid}" in again.stdout
         assert "READY" in again.stdout
+        # the OOM killer takes the server (the wrapper's child) while nobody watches
+        server = int(Path(f"/proc/{pid}/task/{pid}/children").read_text().split()[0])
+        os.kill(server, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while is_alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
     finally:
-        os.killpg(pid, signal.SIGKILL)
+        if is_alive(pid):
+            os.killpg(pid, signal.SIGKILL)
     gone = watchtower(env, "attach", "sim", "--plain")  # attach never launches anything
     assert gone.returncode == 2 and "v2 of sim is not running any more" in gone.stderr
-    assert [r["attempt"] for r in json.loads(watchtower(env, "history", "--json").stdout)] == [1, 2]
+    rows = json.loads(watchtower(env, "history", "--json").stdout)
+    assert [r["attempt"] for r in rows] == [1, 2]
+    # its end is in the history now: the startup succeeded, the server was killed later
+    assert rows[1]["outcome"] == "ready" and rows[1]["exit"] == "killed by SIGKILL (possibly the OOM killer), while unwatched"
     assert TOKEN not in (tmp_path / "data" / "history.sqlite3").read_text(errors="replace")
 
 

@@ -29,10 +29,12 @@ from tui.core.events import GpuSample, LogChunk, LogRestart, PhaseEnded, PhaseSt
 from tui.core.secrets import Masker, mask_argv
 from tui.core.state import READY, STOPPED
 from tui.core.verdict import (
+    DEAD,
     HealthStatus,
     ProcessStatus,
     Verdict,
     gpu_activity,
+    describe_exit,
     judge,
     log_error,
 )
@@ -314,6 +316,7 @@ class Launch:
         log_path, pid_path = attempt_paths(Path(latest.log_path).parent, self.spec.name, latest.attempt)
         run = await _maybe_await(self.runner.reattach(latest.attempt, latest.command, log_path, pid_path))
         if run is None:
+            await self._ended_unwatched(latest, pid_path)
             return None
         self.record = latest
         self.run = run
@@ -322,6 +325,14 @@ class Launch:
         await self._follow(run)
         await self._load_expectations()
         return run
+
+    async def _ended_unwatched(self, record: AttemptRecord, pid_path: Path) -> None:
+        """The latest attempt ended while no Watchtower watched: put its end in the history."""
+        found = await _maybe_await(self.runner.exit_status(pid_path))
+        how = describe_exit(*found) if found is not None else "exited (status unknown)"
+        outcome = record.outcome if record.outcome == READY else DEAD
+        if self.history is not None:
+            await self._db(self.history.update, record, outcome=outcome, exit_text=f"{how}, while unwatched")
 
     async def launch(self, command: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> Attempt:
         """Start the next attempt (the current one must have ended)."""

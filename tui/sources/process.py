@@ -400,6 +400,10 @@ class LocalRunner:
         self._watch(run, _wait_pidfd(pidfd, exit_path(pid_path)))
         return run
 
+    def exit_status(self, pid_path: Path) -> tuple[int | None, int | None] | None:
+        """``(returncode, signal)`` an attempt's wrapper wrote when it ended; None if none was."""
+        return read_exit(exit_path(pid_path))
+
     def _watch(self, run: Attempt, waiter) -> None:
         async def watch() -> None:
             returncode = await waiter
@@ -566,6 +570,19 @@ class RemoteRunner:
         self._emit(run.started_event())
         self._watch(run)
         return run
+
+    async def exit_status(self, pid_path: Path) -> tuple[int | None, int | None] | None:
+        from tui.sources import ssh
+
+        try:
+            status, out, _ = await ssh.run(self.target, ["cat", exit_path(pid_path)])
+        except (ssh.SshError, ssh.RemoteCommandError):
+            return None
+        text = out.strip()
+        if status != 0 or not text.lstrip("-").isdigit():
+            return None
+        code = int(text)
+        return (None, code - 128) if 128 < code < 160 else (code, None)
 
     def tailer(self, run: Attempt):
         from tui.sources.remote_tail import RemoteTailer
