@@ -6,8 +6,8 @@ import json
 import os
 import signal
 import subprocess
+import select
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -64,10 +64,10 @@ def test_run_plain_fail_then_ready_then_history_and_attach(tmp_path, env):
         assert "READY" in again.stdout
         # the OOM killer takes the server (the wrapper's child) while nobody watches
         server = int(Path(f"/proc/{pid}/task/{pid}/children").read_text().split()[0])
+        wrapper = os.pidfd_open(pid)
         os.kill(server, signal.SIGKILL)
-        deadline = time.monotonic() + 10
-        while is_alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.05)
+        select.select([wrapper], [], [], 10)  # readable once the wrapper has written the status and gone
+        os.close(wrapper)
     finally:
         if is_alive(pid):
             os.killpg(pid, signal.SIGKILL)
