@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -32,3 +33,18 @@ def kill_attempts(root: Path) -> list[int]:
 def no_leftover_servers(tmp_path):
     yield
     kill_attempts(tmp_path)
+
+
+async def wait_for_file(path: Path, timeout: float = 10.0) -> str:
+    """The pid file the simulator writes once its children run (a watch, not a guess)."""
+    from tui.sources.inotify import PathWatch
+
+    watch = PathWatch(str(path))
+    try:
+        deadline = time.monotonic() + timeout
+        while not path.exists():
+            assert time.monotonic() < deadline, f"{path} never appeared"
+            await watch.wait(0.1)
+        return path.read_text()
+    finally:
+        watch.close()

@@ -22,7 +22,7 @@ from tui.sources.process import (
     wait_pids_gone,
 )
 
-from tests.launch_helpers import no_leftover_servers  # noqa: F401  (autouse)
+from tests.launch_helpers import no_leftover_servers, wait_for_file  # noqa: F401  (autouse)
 
 SIM = str(Path(__file__).with_name("server_sim.py"))
 
@@ -42,21 +42,6 @@ class Recorder:
 
     def of(self, kind):
         return [(t, e) for t, e in self.events if isinstance(e, kind)]
-
-
-async def wait_for_file(path: Path, timeout: float = 10.0) -> str:
-    """The pid file the simulator writes once its children run (a watch, not a guess)."""
-    from tui.sources.inotify import PathWatch
-
-    watch = PathWatch(str(path))
-    try:
-        deadline = time.monotonic() + timeout
-        while not path.exists():
-            assert time.monotonic() < deadline, f"{path} never appeared"
-            await watch.wait(0.1)
-        return path.read_text()
-    finally:
-        watch.close()
 
 
 def live(pids) -> list[int]:

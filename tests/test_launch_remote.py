@@ -13,7 +13,7 @@ import pytest
 from tui.core.events import ProcessExited, ProcessStarted, ProcessStopping
 from tui.sources import ssh
 from tui.sources.process import RemoteRunner, StopPlan, attempt_paths, exit_path, group_members, is_alive
-from tests.launch_helpers import no_leftover_servers  # noqa: F401  (autouse)
+from tests.launch_helpers import no_leftover_servers, wait_for_file  # noqa: F401  (autouse)
 
 pytestmark = pytest.mark.ssh
 SIM = str(Path(__file__).with_name("server_sim.py"))
@@ -60,11 +60,7 @@ async def test_remote_attempt_survives_the_connection_and_watchtower_and_stops_a
     pids_file = tmp_path / "pids"
     try:
         run = await first.start(2, sim("--outcome", "hang", "--tp", "2", "--pid-file", str(pids_file)), {}, log, pid_file)
-        for _ in range(200):
-            if pids_file.exists():
-                break
-            await asyncio.sleep(0.05)
-        pids = [int(p) for p in pids_file.read_text().split()]
+        pids = [int(p) for p in (await wait_for_file(pids_file)).split()]
         await first.close()  # "Watchtower exits"
         await ssh.close_all()
         assert sshd.kill_sessions() >= 0  # and every connection is cut

@@ -33,14 +33,23 @@ def remote_env(sshd, tmp_path, monkeypatch):
 
 
 async def wait_verdict(launch: Launch, predicate, timeout: float = 30.0):
+    """Until ``predicate(verdict)`` holds; re-checked on every session update and verdict change."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
+    woke = asyncio.Event()
+    launch.session.subscribe(lambda _update: woke.set())
+    launch.listeners.append(lambda _v, _p: woke.set())
     while True:
         verdict = launch.evaluate()
         if verdict is not None and predicate(verdict):
             return verdict
-        assert loop.time() < deadline, f"timed out; last verdict {verdict}"
-        await asyncio.sleep(0.1)
+        remaining = deadline - loop.time()
+        assert remaining > 0, f"timed out; last verdict {verdict}"
+        woke.clear()
+        try:
+            await asyncio.wait_for(woke.wait(), remaining)
+        except asyncio.TimeoutError:
+            pass
 
 
 def remote_spec(sshd, tmp_path, *args: str, **kwargs) -> LaunchSpec:
