@@ -188,3 +188,23 @@ async def test_gpu_memory_held_by_others_is_listed_and_killed_with_k(tmp_path):
         if squatter.poll() is None:
             squatter.kill()
         squatter.wait()
+
+
+def test_the_edit_modal_keeps_secrets_the_user_left_masked():
+    from tui.app.relaunch import _unmask_argv, parse_env_lines
+
+    original = ["serve", "--api-key", "sk-real-123456", "--tp", "8"]
+    masked = ["serve", "--api-key", "****", "--tp", "8"]
+    assert _unmask_argv(masked, original, masked) == original
+    assert _unmask_argv(["serve", "--api-key", "****", "--tp", "4"], original, masked) == [
+        "serve", "--api-key", "sk-real-123456", "--tp", "4"
+    ]
+    assert _unmask_argv(["serve", "--api-key", "sk-new-999999"], original, masked)[2] == "sk-new-999999"
+    env = parse_env_lines(
+        f"HF_TOKEN=****\n# a comment\n\nSGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1\nEMPTY=\n", {"HF_TOKEN": TOKEN, "GONE": "x"}
+    )
+    assert env == {"HF_TOKEN": TOKEN, "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN": "1", "EMPTY": ""}  # GONE removed
+    with pytest.raises(ValueError, match="line 1: expected NAME=VALUE"):
+        parse_env_lines("no equals sign", {})
+    with pytest.raises(ValueError, match="line 2"):
+        parse_env_lines("A=1\n1BAD=2", {})
