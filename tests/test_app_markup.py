@@ -51,3 +51,18 @@ async def test_search_term_with_markup_is_literal_too():
         await pilot.pause()
         assert "[bold red]x[/]" in app.log_view.current_entry().text
         assert "search: [bold red] (n/N)" in screen_text(app)
+
+
+async def test_a_giant_line_is_cut_for_display_and_the_view_stays_fast():
+    giant = b"[2026-03-14 21:04:17] " + b"x[b]" * 600_000 + b"\n"  # 2.4 MB on one line
+    session = fixed_session(HOSTILE + giant + b"[2026-03-14 21:04:18] after the giant\n")
+    app = make_app(session)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause()
+        log = app.log_view
+        assert log.virtual_size.width < 5000  # the horizontal extent is capped
+        await pilot.press("right", "right", "right")
+        await pilot.pause()
+        text = screen_text(app)
+        assert "after the giant" in text and "x[b]x[b]" in text
+        assert text.splitlines()[0].lstrip().startswith("WATCHTOWER")
