@@ -7,6 +7,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -54,3 +55,30 @@ def test_bell_and_window_title_on_the_verdict(tmp_path, outcome, mark, word):
         for row in History(tmp_path / "data" / "history.sqlite3").attempts("sim"):
             if row.pid and is_alive(row.pid):  # a ready server is left running by design: stop it
                 os.killpg(row.pid, signal.SIGKILL)
+
+
+def test_the_dashboard_rings_and_retitles_too(tmp_path):
+    socket = f"wt-launch-{uuid.uuid4().hex[:8]}"
+    command = (
+        f"cd {ROOT} && tmux wait-for go && TERM=screen-256color WATCHTOWER_DATA_DIR={tmp_path / 'data'} "
+        f"{sys.executable} -m tui.cli run --name sim --gpus none --log-dir {tmp_path / 'logs'} -- {sys.executable} "
+        f"{SIM} --outcome sigkill --step 0.01; tmux wait-for -S done; sleep 60"
+    )
+    try:
+        tmux(socket, "new-session", "-d", "-s", "t", "-x", "120", "-y", "40")
+        tmux(socket, "set-option", "-g", "allow-rename", "on")
+        tmux(socket, "set-option", "-g", "bell-action", "any")
+        tmux(socket, "new-window", "-d", "-t", "t:1", command)
+        tmux(socket, "wait-for", "-S", "go")
+        deadline = time.monotonic() + 30
+        while True:  # tmux's window state can only be looked at
+            info = tmux(socket, "display-message", "-p", "-t", "t:1", "#{window_name}|#{window_bell_flag}")
+            if info.startswith("✗ sim v1 dead"):
+                break
+            assert time.monotonic() < deadline, f"window never retitled: {info!r}"
+            time.sleep(0.1)
+        assert info.rstrip("\n").split("|") == ["✗ sim v1 dead", "1"]
+        tmux(socket, "send-keys", "-t", "t:1", "q")  # nothing is left running: q quits at once
+        assert subprocess.run(["tmux", "-L", socket, "wait-for", "done"], timeout=30).returncode == 0
+    finally:
+        subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True)
