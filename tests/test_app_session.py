@@ -92,6 +92,9 @@ def test_gpu_panel_states():
     )))
     text = render_gpus(session, 100, PALETTE).plain
     assert "unavailable" not in text  # a sample arrived: the source is back
+    session.handle(GpuUnavailable("node", "connection lost"))
+    stale = render_gpus(session, 100, PALETTE).plain.splitlines()
+    assert "last sample; connection lost" in stale[0] and "70.0/140 GiB" in stale[1]
     rows = text.splitlines()
     assert "70.0/140 GiB" in rows[1] and "97%" in rows[1] and "63°C" in rows[1] and "412W" in rows[1]
     assert "N/A" in rows[2]

@@ -23,12 +23,12 @@ def render_gpus(session: WatchSession, width: int, palette, enabled: bool = True
     lines = [title]
     if not enabled:
         lines.append(Text(" off (--gpus none)", palette.style("dim"), end=""))
+    elif board.unavailable is not None and sample is not None:  # the last sample, and why it is the last
+        title.append(f" · last sample; {board.unavailable}", palette.style("running"))
+        lines.extend(_rows(session, width, palette))
     elif board.unavailable is not None:
         for part in textwrap.wrap(f"unavailable: {board.unavailable}", max(10, width - 2)):
             lines.append(Text(f" {part}", palette.style("running"), end=""))
-        if sample is not None:
-            lines.append(Text(" (showing the last sample)", palette.style("dim"), end=""))
-            lines.extend(_rows(session, width, palette))
     elif sample is None:
         lines.append(Text(" waiting for the first GPU sample…", palette.style("dim"), end=""))
     else:

@@ -233,6 +233,7 @@ class Replay:
                     yield GpuSample(self.host, time.time(), gpus)
                 elif "gpu_unavailable" in record:
                     yield GpuUnavailable(self.host, str(record["gpu_unavailable"]))
+            yield GpuUnavailable(self.host, "the recording ends here")
         finally:
             log.close()
             self.done.set()
