@@ -154,8 +154,8 @@ class WatchtowerApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "Watchtower"
     BINDINGS = KEYS
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide"), (170, "-very-wide")]
-    VERTICAL_BREAKPOINTS = [(0, "-short"), (34, "-tall")]
+    HORIZONTAL_BREAKPOINTS = [(0, "-tiny"), (70, "-narrow"), (120, "-wide"), (170, "-very-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-cramped"), (20, "-short"), (34, "-tall")]
 
     def __init__(
         self,
