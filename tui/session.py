@@ -216,12 +216,10 @@ class GpuBoard:
         self.latest: GpuSample | None = None
         self.unavailable: str | None = None
         self.history: dict[int, deque[float]] = {}  # GPU index -> memory used (bytes)
-        self.samples = 0
 
     def update(self, sample: GpuSample) -> None:
         self.latest = sample
         self.unavailable = None
-        self.samples += 1
         for gpu in sample.gpus:
             ring = self.history.get(gpu.index)
             if ring is None:
@@ -297,6 +295,8 @@ class WatchSession:
         self.last_output_at: float | None = None
         self.handlers: dict[type, list[EventHandler]] = {}
         self.badges: dict[str, str] = {}  # extra header fields, e.g. {"health": "pending"}
+        #: A richer verdict than the log's own (the launcher's: dead / loading / stalled?), or None.
+        self.verdict_override: Callable[[], Any] | None = None
         self._sources: list[Any] = [s for s in (log, gpu) if s is not None]
         self._gpu_source = gpu
         # sources that follow the startup (the simulated GPUs tie their memory curve to the phases)
