@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 from collections.abc import Mapping
 
 from tui.core.lines import clean
@@ -64,8 +65,11 @@ async def run_hook(command: str, env: Mapping[str, str], timeout: float = 120.0)
     try:
         out, _ = await asyncio.wait_for(proc.communicate(), timeout)
     except asyncio.TimeoutError:
-        proc.kill()
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # the shell and whatever it started
+        except ProcessLookupError:
+            pass
         await proc.wait()
-        return None, f"hook timed out after {timeout:.0f} s"
+        return None, f"hook timed out after {timeout:g} s"
     first = out.decode("utf-8", "replace").strip().splitlines()
     return proc.returncode, (first[0] if first else "")
