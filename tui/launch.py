@@ -292,17 +292,16 @@ class Launch:
 
     # ------------------------------------------------------------ lifecycle
 
-    async def start(self, reattach: bool = True, launch: bool = True) -> Attempt:
-        """Launch attempt v1 (or vN+1) — or reattach to the latest attempt if it still runs.
-
-        ``launch=False`` (``watchtower attach``) only reattaches: LaunchError when nothing runs.
+    async def start(self, launch: bool = True) -> Attempt:
+        """Reattach to the latest attempt if it still runs (never two servers of one name on the
+        same GPUs), else launch attempt vN+1. ``launch=False`` (``watchtower attach``) only
+        reattaches: LaunchError when nothing runs.
         """
         if self.history is not None:
             self.records = await asyncio.to_thread(self.history.attempts, self.spec.name)
-        if reattach:
-            found = await self.reattach()
-            if found is not None:
-                return found
+        found = await self.reattach()
+        if found is not None:
+            return found
         if not launch:
             latest = self.records[-1] if self.records else None
             which = f"v{latest.attempt} of {self.spec.name}" if latest else self.spec.name

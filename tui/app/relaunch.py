@@ -270,9 +270,8 @@ class AttemptsPanel(Static):
 class LaunchApp(WatchtowerApp):
     """The dashboard plus the launch keys; starts (or reattaches to) the launch once mounted."""
 
-    def __init__(self, launch: Launch, *args, reattach: bool = True, attach_only: bool = False, **kwargs) -> None:
+    def __init__(self, launch: Launch, *args, attach_only: bool = False, **kwargs) -> None:
         self.launch = launch
-        self.reattach = reattach
         self.attach_only = attach_only
         self.launch_line = LaunchLine(launch, id="launch-line")
         self.attempts_panel = AttemptsPanel(launch, id="attempts")
@@ -300,7 +299,7 @@ class LaunchApp(WatchtowerApp):
     async def _start(self) -> None:
         self._busy = True
         try:
-            run = await self.launch.start(reattach=self.reattach, launch=not self.attach_only)
+            run = await self.launch.start(launch=not self.attach_only)
             if self.launch.reattached:
                 self.notify(
                     f"Reattached to v{run.attempt} (pid {run.pid}), started earlier; r relaunches it", timeout=6
@@ -484,7 +483,6 @@ def run_dashboard(spec, args: argparse.Namespace) -> int:
         palettes,
         palette.name,
         gpus_enabled=launch.gpu_enabled,
-        reattach=not getattr(args, "no_reattach", False),
         attach_only=getattr(args, "attach_only", False),
     )
     return int(app.run() or 0)

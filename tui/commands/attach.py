@@ -62,7 +62,6 @@ def run(args: argparse.Namespace) -> int:
     from tui.commands.run import run_plain
 
     spec = spec_from_history(args)
-    args.no_reattach = False
     args.attach_only = True
     if args.plain:
         return asyncio.run(run_plain(spec, args))

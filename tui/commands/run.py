@@ -45,7 +45,6 @@ def add_launch_options(p: argparse.ArgumentParser) -> None:
                    help="seconds to wait after SIGINT, then after SIGTERM, before SIGKILL (default 15,10)")
     p.add_argument("--stall-limit", type=float, metavar="S", help="call a silent log 'stalled?' after S seconds")
     p.add_argument("--timeout", type=float, metavar="S", help="--plain: give up after S seconds (exit 3)")
-    p.add_argument("--no-reattach", action="store_true", help="always start a new attempt, even if the last one runs")
     from tui.app.dashboard import add_theme_option
 
     add_theme_option(p)
@@ -204,7 +203,7 @@ async def run_plain(spec, args: argparse.Namespace) -> int:
     session.start()
     try:
         try:
-            await launch.start(reattach=not args.no_reattach, launch=not getattr(args, "attach_only", False))
+            await launch.start(launch=not getattr(args, "attach_only", False))
         except LaunchError as exc:
             raise UsageError(clean(str(exc))) from None
         printer.started()
