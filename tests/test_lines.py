@@ -57,7 +57,9 @@ def test_bare_cr_reports_progress_of_the_open_line_not_new_lines():
     assert (items[1].number, items[1].text) == (2, "Loading:  20%")
     (update,) = asm.feed(b"ing:  30%\rLoad")
     assert (update.number, update.text) == (2, "Loading:  30%")
-    items = asm.feed(b"ing: 100%\n")
+    (update,) = asm.feed(b"ing:  40%\rLoading:  50%")  # a whole new bar after the last \r: shown now
+    assert update.text == "Loading:  50%"
+    items = asm.feed(b"\rLoading: 100%\n")
     assert len(items) == 1 and items[0].number == 2 and items[0].text == "Loading: 100%"
 
 
@@ -118,7 +120,7 @@ def test_any_chunking_yields_the_same_lines(pieces, cuts):
     assert len(whole) == data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(pieces=_pieces, cut=st.integers(min_value=0, max_value=400))
 def test_cap_is_chunking_independent(pieces, cut):
     orig = lines_mod.MAX_LINE_BYTES

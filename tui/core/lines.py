@@ -94,7 +94,7 @@ def _cut(raw: bytes) -> bytes:
     """
     half = MAX_LINE_BYTES // 2
     last_cr = raw.rfind(b"\r")
-    if last_cr <= 0:
+    if last_cr < 0:
         return raw[:MAX_LINE_BYTES]
     return raw[:half] + b"\r" + raw[last_cr + 1 :][:half]
 
@@ -111,8 +111,9 @@ class LineAssembler:
         self.offset = 0  # bytes consumed so far
         self._buf = bytearray()  # the open line, capped
         self._start = 0  # offset of the open line
-        self._overflow = False  # the open line went past the cap
-        self._tail: bytearray | None = None  # after overflow: the segment after the last \r
+        self._overflow = False  # the open line went past the cap: _buf holds its head only
+        self._tail: bytearray | None = None  # after overflow: the bytes after the last \r
+        self._prev: bytearray | None = None  # ... and between the last two \r (if \r\n ends it)
         self._reported = 0  # bytes of _buf already reported as Progress
 
     def reset(self) -> None:
@@ -164,45 +165,61 @@ class LineAssembler:
     def _append(self, piece: bytes, out: list[Line | Progress], report: bool = True) -> None:
         if not piece:
             return
-        if not self._overflow:
-            self._buf += piece
-            if len(self._buf) > MAX_LINE_BYTES:
-                self._overflow = True
-                last_cr = self._buf.rfind(b"\r")
-                if last_cr >= 0:
-                    self._tail = self._buf[last_cr + 1 :][: MAX_LINE_BYTES // 2]
-                del self._buf[MAX_LINE_BYTES:]
-        else:
-            cr = piece.rfind(b"\r")
-            if cr >= 0:
-                self._tail = bytearray(piece[cr + 1 :])
-            elif self._tail is not None:
-                self._tail += piece
-            if self._tail is not None:
-                del self._tail[MAX_LINE_BYTES // 2 :]
-        if report and self._progress and b"\r" in piece and not self._overflow:
+        if self._overflow:
+            self._track(piece)
+            return
+        self._buf += piece
+        if len(self._buf) > MAX_LINE_BYTES + 1:  # +1: the \r of a \r\n ending is no content
+            self._overflow = True
+            self._track(bytes(self._buf))
+            del self._buf[MAX_LINE_BYTES:]
+        elif report and self._progress and b"\r" in piece:
             self._report_segments(out)
 
-    def _report_segments(self, out: list[Line | Progress]) -> None:
-        last_cr = self._buf.rfind(b"\r")
-        if last_cr < self._reported:
+    def _track(self, piece: bytes) -> None:
+        """Keep, capped, what an over-long line's cut needs: the segments after its last two \r."""
+        half = MAX_LINE_BYTES // 2
+        parts = piece.split(b"\r")
+        if len(parts) == 1:
+            if self._tail is not None:
+                self._tail += piece[: half - len(self._tail)]
             return
-        finished = bytes(self._buf[self._reported : last_cr])
-        self._reported = last_cr + 1
-        pieces = [p for p in finished.split(b"\r") if p]
-        if pieces:  # only the newest finished segment matters to a live view
-            out.append(Progress(self.number + 1, self._start, decode(pieces[-1])))
+        if len(parts) > 2:
+            self._prev = bytearray(parts[-2][:half])
+        elif self._tail is not None:
+            self._prev = self._tail + parts[0][: half - len(self._tail)]
+        else:
+            self._prev = None  # the bytes before this first \r are the head, not a segment
+        self._tail = bytearray(parts[-1][:half])
+
+    def _report_segments(self, out: list[Line | Progress]) -> None:
+        """Report the newest update of the open line: tqdm writes ``\r<bar>``, so the text after
+        the last ``\r`` is usually the newest whole bar; it counts once it is as long as the
+        previous one (shorter, it is probably still being written)."""
+        pieces = [p for p in bytes(self._buf[self._reported :]).split(b"\r") if p]
+        self._reported = self._buf.rfind(b"\r") + 1
+        if not pieces:
+            return
+        newest = pieces[-1]
+        if not self._buf.endswith(newest) or len(pieces) == 1 or len(newest) >= len(pieces[-2]):
+            out.append(Progress(self.number + 1, self._start, decode(newest)))
+        else:
+            out.append(Progress(self.number + 1, self._start, decode(pieces[-2])))
 
     def _finish(self, terminated: bool = True) -> Line:
         raw = bytes(self._buf)
-        if self._tail is not None:
-            raw += b"\r" + self._tail
-        if terminated and raw.endswith(b"\r"):
+        if self._overflow:
+            last = self._tail
+            if terminated and last is not None and not last:
+                last = self._prev  # that last \r was the \r of a \r\n ending
+            half = MAX_LINE_BYTES // 2
+            raw = raw[:MAX_LINE_BYTES] if last is None else raw[:half] + b"\r" + bytes(last)
+        elif terminated and raw.endswith(b"\r"):
             raw = raw[:-1]  # \r\n ends a line like \n
         self.number += 1
         line = make_line(self.number, self._start, raw, self._overflow)
         self._buf = bytearray()
-        self._tail = None
+        self._tail = self._prev = None
         self._overflow = False
         self._reported = 0
         self._start = self.offset
