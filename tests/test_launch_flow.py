@@ -177,12 +177,15 @@ async def test_ready_needs_the_health_endpoint_too_and_hooks_get_the_verdict_wit
         on_ready=f"env > {hook_out}",
     )
     async with Harness(s) as h:
+        notes: list[str] = []
+        h.launch.notes.append(notes.append)
         await h.launch.start()
         await h.until(lambda v: v.final)
         pending = [v for _, v in h.verdicts if v.pending]
         assert pending and all("health 200" in v.pending for v in pending)
         assert h.verdicts[-1][1].kind == "ready"
         await h.launch.settle()
+        assert notes == ["hook ran (exit 0)"]
     hook_env = dict(line.split("=", 1) for line in hook_out.read_text().splitlines() if "=" in line)
     assert hook_env["WATCHTOWER_OUTCOME"] == "ready" and hook_env["WATCHTOWER_ATTEMPT"] == "1"
     assert hook_env["WATCHTOWER_NAME"] == "sim"

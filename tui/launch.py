@@ -57,8 +57,6 @@ from tui.sources.process import (
 
 #: How long a relaunch waits for the old attempt's GPU memory to be released.
 GPU_RELEASE_TIMEOUT = 60.0
-#: Memory below this (bytes per GPU) counts as released when no process list is available.
-GPU_IDLE_BYTES = 1 << 30
 #: Longest wait for the log's last bytes before a process exit is passed on.
 EXIT_DRAIN = 0.5
 _END = object()
@@ -140,7 +138,7 @@ class Launch:
         self.gpu_samples: deque[GpuSample] = deque(maxlen=120)
         self.verdict_now: Verdict | None = None
         self.listeners: list[VerdictListener] = []
-        self.hook_results: list[tuple[str, int | None, str]] = []
+        self.notes: list[Callable[[str], None]] = []  # one-line messages for the operator (hook results)
         self.old_pgids: list[int] = []  # process groups of earlier attempts
         self.phase_started_at: dict[str, float] = {}
         self._queue: asyncio.Queue = asyncio.Queue()
@@ -668,7 +666,10 @@ class Launch:
 
     async def _hook(self, command: str, env: dict[str, str]) -> None:
         code, first = await run_hook(command, env)
-        self.hook_results.append((command, code, self.masker.text(first)))
+        said = f": {self.masker.text(first)}" if first else ""
+        text = f"hook {'ran' if code == 0 else 'failed'} ({'timeout' if code is None else f'exit {code}'}){said}"
+        for note in list(self.notes):
+            note(text)
 
     def _store(self, **fields: Any) -> None:
         if self.history is None or self.record is None:

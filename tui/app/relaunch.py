@@ -279,6 +279,7 @@ class LaunchApp(WatchtowerApp):
         super().__init__(*args, **kwargs)
         launch.terminal = self._terminal
         launch.listeners.append(self._on_verdict)
+        launch.notes.append(lambda text: self.notify(clean(text), timeout=6))
         launch.session.verdict_override = self._header_verdict
         self.before_quit.append(self._confirm_quit)
         self.add_key("x", "Stop server", self.key_stop)

@@ -200,6 +200,7 @@ async def run_plain(spec, args: argparse.Namespace) -> int:
     session, launch = make_launch(spec, args, terminal, subscribers=[printer.update])
     printer.launch = launch
     launch.listeners.append(printer.verdict)
+    launch.notes.append(lambda text: printer.say(f"  {text}"))
     session.start()
     try:
         try:
