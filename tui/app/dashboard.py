@@ -94,17 +94,9 @@ def gpu_source(kind: str | None, host: str | None, interval: float = 1.0) -> Any
 
 
 def log_source(args: argparse.Namespace) -> Any:
-    host = getattr(args, "host", None)
-    if host:
-        from tui.sources.remote_tail import RemoteTailer
+    from tui.sources import log_tailer
 
-        try:
-            return RemoteTailer(host, args.log, from_end=getattr(args, "from_end", False))
-        except ValueError as exc:  # not a [user@]host[:port]
-            raise UsageError(f"--host {host}: {exc}") from None
-    from tui.sources.local import LocalTailer
-
-    return LocalTailer(args.log, from_end=getattr(args, "from_end", False))
+    return log_tailer(args.log, host=getattr(args, "host", None), from_end=getattr(args, "from_end", False))
 
 
 def run_dashboard(args: argparse.Namespace) -> int:

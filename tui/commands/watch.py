@@ -15,8 +15,9 @@ import os
 import sys
 import time
 
-from tui.commands import EXIT_FAILED, EXIT_READY, EXIT_STARTING, UsageError
+from tui.commands import EXIT_FAILED, EXIT_READY, EXIT_STARTING, EXIT_USAGE, UsageError
 from tui.core.events import (
+    ConnectionState,
     ErrorFound,
     LogChunk,
     LogGap,
@@ -32,6 +33,7 @@ from tui.core.events import (
 )
 from tui.core.lines import Line, LineAssembler
 from tui.core.state import FAILED, PHASE_TITLES, READY, STOPPED, ErrorReport
+from tui.sources import log_tailer
 
 #: After the first fatal error, keep reading this long (the root cause may follow it).
 GRACE_S = 2.0
@@ -53,6 +55,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--timeout", type=float, metavar="S", help="give up after S seconds (exit 3)")
     p.add_argument("--echo", action="store_true", help="also print each log line (with --plain)")
     p.add_argument("--from-end", action="store_true", help="skip what the log already holds")
+    p.add_argument("--host", metavar="[USER@]HOST[:PORT]", help="read the log on this host over SSH")
     from tui.app.dashboard import add_dashboard_options  # --theme, --gpus, --gpu-interval
 
     add_dashboard_options(p)
@@ -66,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         return run_dashboard(args)
     if args.timeout is not None and args.timeout <= 0:
         raise UsageError("--timeout must be a positive number of seconds")
-    if os.path.isdir(args.log):
+    if not args.host and os.path.isdir(args.log):
         raise UsageError(f"{args.log}: is a directory, not a log file")
     profile = None
     if args.server:
@@ -97,7 +100,7 @@ def title(phase: str) -> str:
 
 
 class PlainWatch:
-    """Follow one log with a LocalTailer; print events; return the exit status."""
+    """Follow one log (local, or remote with --host); print events; return the exit status."""
 
     def __init__(self, args: argparse.Namespace, profile) -> None:
         from tui.core.tracker import StartupTracker
@@ -127,9 +130,7 @@ class PlainWatch:
     # ------------------------------------------------------------ main loop
 
     async def run(self) -> int:
-        from tui.sources.local import LocalTailer
-
-        tailer = LocalTailer(self.args.log, from_end=self.args.from_end)
+        tailer = log_tailer(self.args.log, host=self.args.host, from_end=self.args.from_end)
         queue: asyncio.Queue = asyncio.Queue(maxsize=16)
         done = object()
 
@@ -158,6 +159,9 @@ class PlainWatch:
                 if event is done:
                     self.show(self.tracker.finish())
                     return self.verdict()
+                if isinstance(event, ConnectionState) and event.state == "refused":
+                    self.say(f"{event.host}: connection refused: {event.detail}")
+                    return EXIT_USAGE  # a host key or login problem: retrying will not fix it
                 if event is not None:
                     self.handle(event)
                 else:
@@ -208,6 +212,10 @@ class PlainWatch:
             self.tracker.restart()
             self.progress_at.clear()
             self.say(f"the log was {event.reason}: a new attempt starts at line 1")
+        elif isinstance(event, ConnectionState):
+            retry = f", retrying in {event.retry_in:.0f} s" if event.retry_in else ""
+            detail = f": {event.detail}" if event.detail else ""
+            self.say(f"{event.host}: {event.state}{detail}{retry}")
         elif isinstance(event, LogGap):
             self.say(f"note: {event.nbytes} bytes at offset {event.offset} could not be read ({event.reason})")
 

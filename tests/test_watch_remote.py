@@ -1,0 +1,50 @@
+"""`watchtower watch --plain --host`: the real CLI following a log on the loopback sshd."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import sshd_available
+
+pytestmark = [pytest.mark.ssh, pytest.mark.skipif(not sshd_available(), reason="OpenSSH sshd is not installed")]
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def watch(sshd, log: Path, known_hosts: Path, *extra: str) -> subprocess.Popen:
+    env = dict(os.environ, WATCHTOWER_SSH_KNOWN_HOSTS=str(known_hosts), WATCHTOWER_SSH_IDENTITY=str(sshd.client_key))
+    return subprocess.Popen(
+        [sys.executable, "-m", "tui.cli", "watch", "--plain", "--host", sshd.spec, str(log), *extra],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )
+
+
+def test_remote_log_reaches_ready_with_the_same_verdict_as_local(sshd, tmp_path):
+    log = tmp_path / "remote dir" / "server's log.log"  # spaces and a quote in the remote path
+    proc = watch(sshd, log, sshd.known_hosts, "--timeout", "60")
+    log.parent.mkdir()
+    log.write_bytes((FIXTURES / "sglang_eagle3_tp8_ready.log").read_bytes())
+    out, err = proc.communicate(timeout=90)
+    assert proc.returncode == 0, out + err
+    assert "connected" in out
+    assert "READY (line " in out
+    local = subprocess.run(
+        [sys.executable, "-m", "tui.cli", "scan", "--json", str(log)], capture_output=True, text=True
+    )
+    ready_line = __import__("json").loads(local.stdout)["ready_line"]
+    assert f"READY (line {ready_line})" in out
+
+
+def test_unknown_host_key_is_refused_with_the_fix(sshd, tmp_path):
+    empty = tmp_path / "known_hosts"
+    empty.write_text("")
+    proc = watch(sshd, tmp_path / "x.log", empty, "--timeout", "60")
+    out, err = proc.communicate(timeout=90)
+    assert proc.returncode == 2, out + err
+    assert "not in" in out and "known_hosts" in out and "to verify and add it" in out
+    assert "Traceback" not in out + err
