@@ -291,3 +291,31 @@ async def test_relaunch_waits_until_the_old_attempts_gpu_memory_is_released(tmp_
         h.session.handle(GpuSample("localhost", time.time(), (GpuInfo(0, memory_used=0),)))
         run = await asyncio.wait_for(relaunch, 10)
         assert run.attempt == 2
+
+
+async def test_after_attach_a_relaunch_never_sends_masked_secrets(tmp_path, data_dir, monkeypatch):
+    import argparse
+
+    from tui.commands.attach import spec_from_history
+    from tui.launch import LaunchError
+
+    first = Harness(spec(tmp_path, sim("--outcome", "hang"), env={"HF_TOKEN": TOKEN}))
+    async with first:
+        await first.launch.start()
+        await first.until(lambda v: first.session.state.lines > 3)
+        await first.launch.close()
+        first.launch.run = None  # Watchtower exits; the server keeps running
+    args = argparse.Namespace(name="sim", health=None, stop_grace="2,2", stall_limit=None, on_ready=None, on_fail=None)
+    attached = spec_from_history(args)
+    assert attached.env == {"HF_TOKEN": "****"}  # the history never had the token
+    async with Harness(attached) as h:
+        run = await h.launch.start()
+        assert run.attempt == 1
+        monkeypatch.delenv("HF_TOKEN", raising=False)
+        with pytest.raises(LaunchError, match=r"secrets were not kept \(HF_TOKEN\)"):
+            await h.launch.relaunch()
+        assert h.launch.server_running and run.alive  # refused before anything was stopped
+        monkeypatch.setenv("HF_TOKEN", TOKEN)  # the operator's shell has it: that one is used
+        run = await h.launch.relaunch()
+        assert run.attempt == 2 and h.launch.spec.env == {"HF_TOKEN": TOKEN}
+        assert f"HF_TOKEN={TOKEN}".encode() in Path(f"/proc/{run.pid}/environ").read_bytes()

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from tui.core.events import GpuSample, LogChunk, LogRestart, PhaseEnded, PhaseStarted, ProcessExited, ProcessStarted, ProcessStopping
-from tui.core.secrets import Masker, mask_argv
+from tui.core.secrets import MASK, Masker, mask_argv
 from tui.core.state import READY, STOPPED
 from tui.core.verdict import (
     DEAD,
@@ -323,6 +323,22 @@ class Launch:
         await self._load_expectations()
         return run
 
+    def _restore_secrets(self) -> None:
+        """A command recovered from the history (``attach``) has its secrets masked: take them
+        from our own environment where it has them, else refuse rather than launch ``****``."""
+        missing = []
+        for key, value in list(self.spec.env.items()):
+            if value == MASK:
+                if os.environ.get(key):
+                    self.spec.env[key] = os.environ[key]
+                else:
+                    missing.append(key)
+        missing += [word for word in self.spec.command if MASK in word]
+        if missing:
+            raise LaunchError(
+                f"secrets were not kept ({', '.join(missing)}): set them again with R, or relaunch with `watchtower run`"
+            )
+
     async def _ended_unwatched(self, record: AttemptRecord, pid_path: Path) -> None:
         """The latest attempt ended while no Watchtower watched: put its end in the history."""
         found = await _maybe_await(self.runner.exit_status(pid_path))
@@ -339,6 +355,7 @@ class Launch:
             self.spec.command = list(command)
         if env is not None:
             self.spec.env = dict(env)
+        self._restore_secrets()
         self.masker.add(Masker.for_launch(self.spec.env, self.spec.command).values)
         number = await self._next_attempt()
         log_path, pid_path = attempt_paths(self.spec.log_dir, self.spec.name, number)
@@ -390,6 +407,11 @@ class Launch:
         Raises :class:`GpuBusy` when processes that are not ours hold GPU memory
         (unless ``force``): the caller lists them and offers to kill them.
         """
+        if command is not None:
+            self.spec.command = list(command)
+        if env is not None:
+            self.spec.env = dict(env)
+        self._restore_secrets()  # before anything is stopped
         old_pids: set[int] = set()
         if self.run is not None:
             old_pids = set(self.runner.members(self.run)) | {self.run.pid or 0}
@@ -406,7 +428,7 @@ class Launch:
             foreign = [h for h in self.gpu_holders() if not h.ours]
             if foreign:
                 raise GpuBusy(foreign)
-        return await self.launch(command, env)
+        return await self.launch()
 
     async def wait_gpu_release(self, pids: set[int], after: float, timeout: float) -> bool:
         """Until a GPU sample taken after ``after`` lists none of ``pids`` (the old attempt's
