@@ -51,6 +51,15 @@ def test_a_phase_the_server_does_not_have_is_skipped():
     assert drawn["ready"].lstrip().startswith("✓")
 
 
+def test_a_phase_not_reached_yet_is_pending_even_when_a_later_one_started():
+    """Newer SGLang loads the draft's weights before any graph: graphs are not skipped then."""
+    session = demo_session("ready", upto=40.0)
+    state = session.state
+    assert state.phase("draft_init") is not None and state.phase("cuda_graph") is None
+    drawn = rows(render_timeline(session, 140, PALETTE).plain)
+    assert drawn["CUDA graphs"].lstrip().startswith("·") and "skipped" not in drawn["CUDA graphs"]
+
+
 def test_running_phase_shows_its_progress_and_failure_is_placed():
     loading = rows(render_timeline(demo_session("ready", upto=22.0), 140, PALETTE).plain)
     assert loading["weight load"].lstrip().startswith("▶") and "56%" in loading["weight load"]

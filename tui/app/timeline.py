@@ -7,7 +7,7 @@ from rich.text import Text
 from textual.widget import Widget
 
 from tui.app.fmt import duration, rank_key
-from tui.core.state import FAILED, PHASE_TITLES, PHASES, READY, Phase, StartupState
+from tui.core.state import FAILED, PHASE_TITLES, PHASES, READY, STOPPED, Phase, StartupState
 from tui.session import WatchSession
 
 #: Phases a rank takes part in (the grid's columns); args and ready belong to the main process.
@@ -19,13 +19,14 @@ DURATION = 7
 
 
 def skipped(state: StartupState, name: str) -> bool:
-    """A phase the server did not have: a later phase has started (or ready) without it."""
-    if state.phase(name) is not None:
+    """A phase the server did not have: the server got to ready (or started serving) without it.
+
+    Only the ready phase settles this: phases come in other orders (newer SGLang loads the
+    draft's weights before any memory pool or graph), so a later phase starting proves nothing.
+    """
+    if state.phase(name) is not None or name == "ready":
         return False
-    if state.outcome == READY:
-        return True
-    later = PHASES[PHASES.index(name) + 1 :]
-    return any(state.phase(n) is not None for n in later)
+    return state.outcome in (READY, STOPPED) or state.phase("ready") is not None
 
 
 def origin(state: StartupState) -> float | None:
