@@ -132,6 +132,9 @@ async def test_relaunch_of_a_running_attempt_asks_and_q_does_not_ask_once_it_is_
         await pilot.press("y")
         await until(pilot, lambda: not launch.server_running, timeout=15)
         await until(pilot, lambda: launch.verdict_now is not None and launch.verdict_now.kind == "stopped")
+        await launch.settle()
+        lines = app.attempts_panel.lines()
+        assert lines[0].startswith("v1 ■ stopped") and lines[1].startswith("v2 ■ stopped")  # not "✗ KeyboardInterrupt"
         await pilot.press("q")  # nothing left running: quits without asking
         await pilot.pause(0.2)
     assert app.return_code == 0

@@ -130,3 +130,14 @@ def test_ready_needs_log_marker_and_health_both_and_says_which_is_pending():
 
 def test_clock():
     assert clock(291) == "4:51" and clock(628) == "10:28" and clock(3723) == "1:02:03" and clock(None) == "?"
+
+
+def test_while_we_stop_it_the_servers_last_words_are_not_a_failure():
+    state = loading_state()
+    state.outcome = FAILED  # the KeyboardInterrupt traceback our SIGINT caused
+    state.errors = [ErrorReport(line=9, kind="KeyboardInterrupt", message="KeyboardInterrupt")]
+    v = judge(state, now=1020.0, last_activity=1019.0, process=ProcessStatus(alive=True, stopped_by_user=True))
+    assert v.kind == "stopping" and not v.final
+    v = judge(state, now=1021.0, last_activity=1019.0,
+              process=ProcessStatus(alive=False, signal=signal.SIGINT, stopped_by_user=True))
+    assert v.kind == STOPPED and v.final

@@ -94,6 +94,8 @@ class Attempt:
             return f"{self.label} ✓ ready {clock(self.duration)}"
         if self.outcome in ("starting", "running"):
             return f"{self.label} … {self.outcome}"
+        if self.outcome == "stopped":
+            return f"{self.label} ■ stopped {clock(self.duration)}"
         if self.first_error:
             what = self.first_error.split(":", 1)[0]
         elif self.exit_text and self.exit_text.startswith(("killed by ", "stopped with ")):

@@ -646,7 +646,7 @@ class Launch:
         """A final verdict for this attempt: record it, ring, retitle, run the hook."""
         run = self.run
         state = self.session.state
-        error = log_error(state)
+        error = log_error(state) if verdict.kind != STOPPED else None  # a traceback our SIGINT caused is no cause
         error_text = None
         if error is not None:
             error_text = error.message if error.message.startswith(error.kind) else f"{error.kind}: {error.message}"

@@ -26,17 +26,20 @@ from tui.app.app import WatchtowerApp
 from tui.app.header import Verdict as HeaderVerdict
 from tui.core.lines import clean
 from tui.core.secrets import MASK
-from tui.core.verdict import DEAD, LOADING, STALLED, STARTING, Verdict
+from tui.core.verdict import DEAD, LOADING, STALLED, STARTING, STOPPING, Verdict
 from tui.launch import GpuBusy, GpuHolder, Launch, LaunchError
 
-_HEADER_KIND = {DEAD: "failed", LOADING: "starting", STALLED: "starting", STARTING: "starting"}
+_HEADER_KIND = {DEAD: "failed", LOADING: "starting", STALLED: "starting", STARTING: "starting", STOPPING: "stopped"}
 
 
-def header_verdict(verdict: Verdict) -> HeaderVerdict:
-    """The launcher's verdict in the header's terms (its styles: starting/ready/failed/stopped)."""
+def header_verdict(verdict: Verdict, health: bool = False) -> HeaderVerdict:
+    """The launcher's verdict in the header's terms (its styles: starting/ready/failed/stopped).
+
+    With a health URL, ready has two parts: the header says which is still pending.
+    """
     kind = _HEADER_KIND.get(verdict.kind, verdict.kind)
     detail = verdict.detail
-    if verdict.pending and verdict.kind != "ready":
+    if health and verdict.pending and verdict.kind != "ready":
         detail += " · pending: " + ", ".join(verdict.pending)
     return HeaderVerdict(kind, verdict.title, clean(detail))
 
@@ -317,7 +320,7 @@ class LaunchApp(WatchtowerApp):
     def _header_verdict(self) -> HeaderVerdict | None:
         if self.launch.run is None:
             return None
-        return header_verdict(self.launch.verdict_now or self.launch.verdict())
+        return header_verdict(self.launch.verdict_now or self.launch.verdict(), self.launch.health is not None)
 
     def _terminal(self, sequence: str) -> None:
         """Bell and window title through Textual's driver (never raw to stdout under Textual)."""

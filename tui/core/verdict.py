@@ -10,7 +10,7 @@ recent GPU samples into the one word the header shows:
 - ``loading``: the log is quiet but GPU memory is changing or the GPUs are busy;
 - ``stalled?``: silent longer than the phase has ever taken (or a limit), GPUs idle,
   process alive — with the ranks that have not finished the phase;
-- ``starting`` / ``ready`` / ``stopped``.
+- ``starting`` / ``ready`` / ``stopping`` / ``stopped``.
 
 Ready needs the log's ready marker *and*, when a health URL is watched, a 200
 from it; the verdict says which one is still pending. Pure: no I/O, no clock.
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from tui.core.events import GpuSample
 from tui.core.state import FAILED, PHASE_TITLES, READY, STOPPED, StartupState
 
-STARTING, LOADING, STALLED, DEAD = "starting", "loading", "stalled?", "dead"
+STARTING, LOADING, STALLED, DEAD, STOPPING = "starting", "loading", "stalled?", "dead", "stopping"
 
 #: Log silence (s) after which the GPUs are consulted at all.
 QUIET_AFTER = 10.0
@@ -226,6 +226,10 @@ def judge(
         error_text = f"{error.kind}: {error.message}" if error.kind not in error.message else error.message
         if error.rank:
             error_text += f" ({error.rank})"
+
+    if process is not None and process.alive and process.stopped_by_user:
+        # what the server prints while we stop it (a KeyboardInterrupt traceback) is no failure
+        return Verdict(STOPPING, "stopping the process group")
 
     if process is not None and not process.alive:
         how = process.exit_text
