@@ -94,6 +94,11 @@ async def test_fail_edit_env_relaunch_ready_stop_and_quit_from_the_keyboard(tmp_
         assert lines[1].startswith("v2 ✓ ready") and f"+{CONTEXT_ENV}=1" in lines[1]
         shown = screen_text(app)
         assert "v1 ✗ ValueError" in shown and TOKEN not in shown and "HF_TOKEN=****" in shown
+        app.output_dir = tmp_path / "out"
+        await pilot.press("w")  # the plain-text report Watchtower writes
+        await until(pilot, lambda: getattr(app, "last_report", None) is not None)
+        report = app.last_report.read_text()
+        assert TOKEN not in report and "Watchtower report" in report
 
         pids = group_members(launch.run.pgid)
         assert len(pids) >= 3
