@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import sys
 import time
@@ -79,4 +80,22 @@ async def test_remote_attempt_survives_the_connection_and_watchtower_and_stops_a
         assert await second.reattach(2, ["sim"], log, pid_file) is None
         await second.close()
     finally:
+        await ssh.close_all()
+
+
+async def test_a_death_during_a_cut_connection_is_reported_once_it_is_back(tmp_path, target, sshd):
+    rec = Recorder()
+    runner = RemoteRunner(target, rec, poll=0.3)
+    log, pid_file = attempt_paths(tmp_path, "sim", 1)
+    pids_file = tmp_path / "pids"
+    try:
+        run = await runner.start(1, sim("--outcome", "hang", "--pid-file", str(pids_file)), {}, log, pid_file)
+        server = int((await wait_for_file(pids_file)).split()[0])
+        sshd.kill_sessions()  # the network drops …
+        os.kill(server, signal.SIGKILL)  # … and meanwhile the OOM killer strikes
+        await asyncio.wait_for(run.wait(), 30)
+        (_, exited), = rec.of(ProcessExited)
+        assert exited.signal == signal.SIGKILL and "OOM killer" in exited.detail
+    finally:
+        await runner.close()
         await ssh.close_all()
