@@ -154,6 +154,7 @@ class Launch:
         self.gpu_pids_real = True  # False for the simulated GPUs: their pids name no process here
         self._pumped = 0  # bytes of the current log passed on to the session
         self.reattached = False  # the current attempt was started by an earlier Watchtower
+        self.activity = ""  # what a relaunch is waiting for, in words, while it waits
 
     def _default_runner(self) -> Any:
         if self.spec.host is None:
@@ -423,7 +424,11 @@ class Launch:
             if self.run.pgid and self.run.pgid not in self.old_pgids:
                 self.old_pgids.append(self.run.pgid)
         exited = self.run.exited_at if self.run is not None else None
-        await self.wait_gpu_release(old_pids, exited or self.clock(), gpu_timeout)
+        self.activity = "waiting for the old attempt's GPU memory to be released"
+        try:
+            await self.wait_gpu_release(old_pids, exited or self.clock(), gpu_timeout)
+        finally:
+            self.activity = ""
         if not force:
             foreign = [h for h in self.gpu_holders() if not h.ours]
             if foreign:

@@ -224,8 +224,9 @@ class LaunchLine(Static):
         countdown = launch.stop_countdown()
         if countdown:
             text.append(f" stopping: {countdown} ", palette.style("running"))
-        if self.message:
-            text.append(f" {clean(self.message)} ", palette.style("running"))
+        message = launch.activity or self.message
+        if message:
+            text.append(f" {clean(message)} ", palette.style("running"))
         text.append(" " + clean(launch.command_text), palette.style("dim"))
         return text
 
