@@ -72,6 +72,11 @@ async def test_remote_attempt_survives_the_connection_and_watchtower_and_stops_a
         second = RemoteRunner(target, rec, poll=0.5)  # a new Watchtower reattaches
         again = await second.reattach(2, ["sim"], log, pid_file)
         assert again is not None and again.pid == run.pid and again.alive
+        for _ in range(100):  # filled in by the next liveness check (every 0.5 s here)
+            if len(second.members(again)) > len(pids):
+                break
+            await asyncio.sleep(0.1)
+        assert set(pids) < set(second.members(again))  # the wrapper, the server and its children
         assert await second.stop(again, StopPlan(after_int=5, after_term=5))
         assert [e.signal for _, e in rec.of(ProcessStopping)] == [signal.SIGINT]
         assert not any(is_alive(p) for p in pids) and not group_members(run.pgid)

@@ -519,6 +519,7 @@ class RemoteRunner:
         self._emit = emit
         self._poll = poll
         self._tasks: set[asyncio.Task] = set()
+        self._members: dict[int, list[int]] = {}  # pgid -> live pids, from the last check
 
     async def start(
         self,
@@ -596,13 +597,13 @@ class RemoteRunner:
             delay = self._poll
             while True:
                 await asyncio.sleep(delay)
-                try:
-                    alive = await ssh.is_alive(self.target, run.pid)
-                except (ssh.SshError, ssh.RemoteCommandError):
+                members = await self._group(run.pgid)
+                if members is None:
                     delay = min(delay * 2, 30.0)  # the tailer reports the connection state
                     continue
                 delay = self._poll
-                if not alive:
+                self._members[run.pgid] = members  # for GPU holders: which remote pids are ours
+                if run.pid not in members:
                     break
             code = None
             try:
@@ -627,22 +628,31 @@ class RemoteRunner:
         task.add_done_callback(self._tasks.discard)
 
     def members(self, run: Attempt) -> list[int]:
-        return [run.pid] if run.alive and run.pid else []
+        """The group's members as last seen (the liveness check lists them every second)."""
+        if not run.alive or not run.pid:
+            return []
+        return self._members.get(run.pgid) or [run.pid]
 
-    async def _group_alive(self, pgid: int) -> bool:
+    async def _group(self, pgid: int) -> list[int] | None:
+        """Live (non-zombie) members of remote process group ``pgid``; None when unknown."""
         from tui.sources import ssh
 
         try:
-            status, out, _ = await ssh.run(self.target, ["ps", "-e", "-o", "pgid=,stat="])
+            status, out, _ = await ssh.run(self.target, ["ps", "-e", "-o", "pid=,pgid=,stat="])
         except (ssh.SshError, ssh.RemoteCommandError):
-            return True  # unknown: keep waiting, escalate on schedule
+            return None
         if status != 0:
-            return True
+            return None
+        members = []
         for line in out.splitlines():
             words = line.split()
-            if len(words) >= 2 and words[0] == str(pgid) and not words[1].startswith("Z"):
-                return True  # a zombie holds no memory: only live members count
-        return False
+            if len(words) >= 3 and words[1] == str(pgid) and not words[2].startswith("Z") and words[0].isdigit():
+                members.append(int(words[0]))  # a zombie holds no memory: only live members count
+        return sorted(members)
+
+    async def _group_alive(self, pgid: int) -> bool:
+        members = await self._group(pgid)
+        return True if members is None else bool(members)  # unknown: keep waiting, escalate on schedule
 
     async def stop(self, run: Attempt, plan: StopPlan) -> bool:
         from tui.sources import ssh
