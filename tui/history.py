@@ -318,10 +318,6 @@ class History:
             ).fetchone()
         return self._record(row) if row else None
 
-    def names(self) -> list[str]:
-        with self._connect() as db:
-            return [r[0] for r in db.execute("SELECT DISTINCT name FROM attempts ORDER BY name")]
-
     def expectations(self, command: Sequence[str], host: str) -> Expectations:
         """What history expects of a launch of ``command`` (masked the same way) on ``host``."""
         key = json.dumps(mask_argv(command))
