@@ -34,8 +34,9 @@ CHUNK = 256 * 1024
 _CHECK = 64
 #: With inotify, look anyway this often (NFS written from another host, lost events).
 _SAFETY_POLL = 1.0
-#: Without inotify: poll fast right after a change, back off to this while quiet.
-_POLL_MIN, _POLL_MAX = 0.005, 0.1
+#: Without inotify: poll fast right after a change, back off to _POLL_MAX while the file
+#: is active (changed in the last _ACTIVE_S), and to _POLL_QUIET once it has gone quiet.
+_POLL_MIN, _POLL_MAX, _POLL_QUIET, _ACTIVE_S = 0.005, 0.1, 0.5, 30.0
 
 #: preadv flag: fail with EAGAIN instead of waiting for the disk (Linux >= 4.14).
 _NOWAIT = getattr(os, "RWF_NOWAIT", None)
@@ -95,6 +96,7 @@ class LocalTailer:
     async def events(self) -> AsyncIterator[LogEvent]:
         self._watch = PathWatch(self.path, use_inotify=self._use_inotify)
         delay = _POLL_MIN
+        active = time.monotonic()  # the last time something happened
         try:
             while not self._closed:
                 events = self._read_cached()
@@ -105,8 +107,9 @@ class LocalTailer:
                     yield event
                 if self._closed:
                     break
+                if more or events:
+                    delay, active = _POLL_MIN, time.monotonic()
                 if more:
-                    delay = _POLL_MIN
                     await asyncio.sleep(0)  # let the loop breathe between chunks
                     continue
                 if self._watch.active:
@@ -114,7 +117,8 @@ class LocalTailer:
                 elif await self._watch.wait(delay):
                     delay = _POLL_MIN
                 else:
-                    delay = min(delay * 2, _POLL_MAX)
+                    quiet = time.monotonic() - active > _ACTIVE_S
+                    delay = min(delay * 2, _POLL_QUIET if quiet else _POLL_MAX)
         finally:
             self._watch.close()
             self._close_fd()
