@@ -185,6 +185,9 @@ def main() -> int:
     print(f"  {'watchtower watch --plain':34} {wm:8.2f} {wp:8.2f}")
     print(f"  {'tail -F | grep --line-buffered -m1':34} {gm:8.2f} {gp:8.2f}")
     print(f"  {'LocalTailer alone (in process)':34} {tm:8.2f} {tp:8.2f}")
+    for k, (_, pattern, _) in enumerate(EVENTS):
+        (km, kp), (gkm, gkp) = summary(watch_ms[k :: len(EVENTS)]), summary(grep_ms[k :: len(EVENTS)])
+        print(f"  {'  of which ' + repr(pattern) + ' lines':34} {km:8.2f} {kp:8.2f}   (tail+grep {gkm:.2f} / {gkp:.2f})")
     print(f"  ratio watchtower / tail+grep: median {wm / gm:.2f}x, p99 {wp / gp:.2f}x"
           f"   (targets: median within 2x, p99 under 50 ms)")  # fmt: skip
     return 0

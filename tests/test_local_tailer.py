@@ -439,3 +439,34 @@ async def test_chaos_every_written_byte_arrives_once_in_order_or_as_a_reported_g
     reported = sum(n for _, gaps, _ in got for _, n in gaps)
     print(f"chaos: {len(writer.gens)} generations, {written} bytes written, {reported} reported lost, "
           f"{silent_loss} truncated before any reader could see them")
+
+
+async def test_follows_a_log_whose_directory_appears_later(tmp_path):
+    log = tmp_path / "runs" / "attempt-1" / "server.log"
+    reader = Reader(LocalTailer(log))
+    assert isinstance(await reader.next(), LogWaiting)
+    log.parent.mkdir(parents=True)
+    append(log, b"hello\n")
+    assert await reader.data(6) == b"hello\n"
+    append(log, b"more\n")  # inotify now watches the new directory and the file
+    assert await reader.data(5) == b"more\n"
+    await reader.close()
+
+
+async def test_follows_through_a_symlink_into_another_directory(tmp_path):
+    (tmp_path / "real").mkdir()
+    target = tmp_path / "real" / "run-1.log"
+    target.write_bytes(b"one\n")
+    link = tmp_path / "latest.log"
+    link.symlink_to(target)
+    reader = Reader(LocalTailer(link))
+    assert await reader.data(4) == b"one\n"
+    append(target, b"two\n")
+    assert await reader.data(4) == b"two\n"  # the file's own inotify watch sees appends in another directory
+    second = tmp_path / "real" / "run-2.log"
+    second.write_bytes(b"three\n")
+    link.unlink()
+    link.symlink_to(second)
+    assert await reader.next() == LogRestart(str(link), "rotated")
+    assert await reader.data(6) == b"three\n"
+    await reader.close()
