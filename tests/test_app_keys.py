@@ -264,12 +264,12 @@ async def test_progress_bar_is_one_updating_line():
         log = app.log_view
         rows = log.row_count
         shown = []
-        for pct in (10, 50, 90):  # tqdm writes "\r<bar>": a refresh is complete when the next \r comes
+        for pct in (10, 50, 90):  # tqdm writes "\r<bar>": each refresh shows as soon as it is written
             feed(session, f"\rLoading safetensors checkpoint shards: {pct:3d}% Completed | {pct}/100".encode())
             await pilot.pause()
             if log.row_count == rows + 1:
                 shown.append(log.entry_at(rows).text)
-        assert len(shown) == 2 and "10/100" in shown[0] and "50/100" in shown[1]
+        assert len(shown) == 3 and ["10/100" in shown[0], "50/100" in shown[1], "90/100" in shown[2]] == [True] * 3
         feed(session, b"\rLoading safetensors checkpoint shards: 100% Completed | 100/100\n")
         await pilot.pause()
         assert log.row_count == rows + 1  # the finished bar is one line of the log

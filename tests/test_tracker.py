@@ -114,8 +114,8 @@ def test_live_bar_updates_report_progress_before_the_line_ends():
         for item in assembler.feed(chunk.encode()):
             assert isinstance(item, Progress)
             fractions += [e.fraction for e in tracker.feed(item, AT) if isinstance(e, PhaseProgress)]
-    assert fractions == [n / 10 for n in range(0, 9)]  # each finished segment, as it is overwritten
-    assert tracker.state.phase("weight_load").detail == "8/10"
+    assert fractions == [n / 10 for n in range(0, 10)]  # each refresh as soon as it is written
+    assert tracker.state.phase("weight_load").detail == "9/10"
 
 
 def test_rank_tags_are_an_unordered_token_set():
