@@ -66,6 +66,10 @@ class PathWatch:
         self._fd = -1
         self._dir_wd = -1
         self._file_wd = -1
+        #: Something other than appends to the open file may have happened (the path was
+        #: renamed, deleted, created, chmod-ed; events lost; a timeout): the caller should
+        #: look at the path again. Appends alone leave it False.
+        self.path_changed = True
         self._loop = asyncio.get_running_loop()
         if use_inotify and _LIBC is not None:
             fd = _LIBC.inotify_init1(IN_NONBLOCK | IN_CLOEXEC)
@@ -120,11 +124,11 @@ class PathWatch:
                         self._dir_wd = -1
                     if wd == self._file_wd:
                         self._file_wd = -1
-                    relevant = True
                 elif wd == self._dir_wd and name and name != self._name:
                     continue  # another file in the same directory
-                else:
-                    relevant = True
+                relevant = True
+                if wd != self._file_wd or mask & ~(IN_MODIFY | IN_CLOSE_WRITE):
+                    self.path_changed = True
         if relevant:
             self._event.set()
 
@@ -141,6 +145,7 @@ class PathWatch:
                 async with asyncio.timeout(timeout):
                     await self._event.wait()
             except TimeoutError:
+                self.path_changed = True
                 return False
         self._event.clear()
         return True

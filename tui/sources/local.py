@@ -100,8 +100,13 @@ class LocalTailer:
         try:
             while not self._closed:
                 events = self._read_cached()
-                more = True
-                if events is None:
+                if events is not None:
+                    # Only appends since the last full step (inotify says so): no need to
+                    # look at the path again in the worker before waiting.
+                    only_appends = self._watch.active and not self._watch.path_changed
+                    more = len(events[0].data) == self._chunk or not only_appends
+                else:
+                    self._watch.path_changed = False  # this step looks at the path
                     events, more = await asyncio.to_thread(self._step)
                 for event in events:
                     yield event
