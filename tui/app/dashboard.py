@@ -198,7 +198,7 @@ def _play_plain(replay) -> int:
         feeder = asyncio.create_task(_drain(replay))
         try:
             args = argparse.Namespace(log=str(replay.log_path), plain=True, server=None, timeout=None,
-                                      from_end=False, echo=False)
+                                      from_end=False, echo=False, host=None)
             return int(await PlainWatch(args, None).run() or 0)
         finally:
             feeder.cancel()

@@ -11,6 +11,7 @@ import argparse
 from pathlib import Path
 
 import tui.data
+from tui.commands.replay import add_playback_options, play
 
 SCENARIOS = ("ready", "crash-attr", "crash-context", "oom", "hang")
 
@@ -20,8 +21,6 @@ def recording_path(scenario: str) -> Path:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from tui.app.dashboard import add_theme_option
-
     parser = subparsers.add_parser(
         "demo",
         help="play a simulated 8-GPU SGLang + EAGLE-3 startup in the dashboard",
@@ -29,22 +28,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "at speed 1) through the same tailer, tracker and dashboard as a real log.",
     )
     parser.add_argument("--scenario", choices=SCENARIOS, default="ready", help="how the startup ends (default: ready)")
-    parser.add_argument("--speed", type=float, default=1.0, metavar="N", help="play N times faster (default 1)")
-    parser.add_argument("--plain", action="store_true", help="print events as text instead of the dashboard")
-    add_theme_option(parser)
+    add_playback_options(parser)
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from tui.app.dashboard import play_recording
-    from tui.commands import UsageError
-
-    if args.speed <= 0:
-        raise UsageError("--speed must be greater than 0")
-    return play_recording(
-        recording_path(args.scenario),
-        speed=args.speed,
-        theme=args.theme,
-        plain=args.plain,
-        title=f"demo: {args.scenario}",
-    )
+    return play(args, recording_path(args.scenario), title=f"demo: {args.scenario}")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 
+from tui.commands import UsageError
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from tui.app.dashboard import add_theme_option
-
     parser = subparsers.add_parser(
         "replay",
         help="play back a recording made with `watchtower record`",
@@ -15,16 +15,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "(or as plain text with --plain), at its recorded pace divided by --speed.",
     )
     parser.add_argument("file", help="the recording (.wtrec)")
-    parser.add_argument("--speed", type=float, default=1.0, metavar="N", help="play N times faster (default 1)")
-    parser.add_argument("--plain", action="store_true", help="print events as text instead of the dashboard")
-    add_theme_option(parser)
+    add_playback_options(parser)
     parser.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def add_playback_options(parser: argparse.ArgumentParser) -> None:
+    """--speed, --plain and --theme: shared with `demo`, which plays bundled recordings."""
+    from tui.app.dashboard import add_theme_option
+
+    parser.add_argument("--speed", type=float, default=1.0, metavar="N", help="play N times faster (default 1)")
+    parser.add_argument("--plain", action="store_true", help="print events as text instead of the dashboard")
+    add_theme_option(parser)
+
+
+def play(args: argparse.Namespace, path, title: str | None = None) -> int:
     from tui.app.dashboard import play_recording
-    from tui.commands import UsageError
 
     if args.speed <= 0:
         raise UsageError("--speed must be greater than 0")
-    return play_recording(args.file, speed=args.speed, theme=args.theme, plain=args.plain)
+    return play_recording(path, speed=args.speed, theme=args.theme, plain=args.plain, title=title)
+
+
+def run(args: argparse.Namespace) -> int:
+    return play(args, args.file)
