@@ -13,6 +13,7 @@ shutdown happen in order on the same thread and never on the event loop.
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -198,9 +199,7 @@ def make_gpu_source(
 
 
 def _ssh_lines(host: str) -> CommandLines:
-    import functools
-
-    from tui.sources import ssh
+    from tui.sources import ssh  # asyncssh only when a remote host is watched
 
     try:
         target = ssh.SshTarget.parse(host)

@@ -24,6 +24,7 @@ import os
 import stat
 import time
 from collections.abc import AsyncIterator
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from tui.core.events import LogChunk, LogGap, LogRestart, LogWaiting
 from tui.sources.inotify import PathWatch
@@ -40,6 +41,9 @@ _POLL_MIN, _POLL_MAX, _POLL_QUIET, _ACTIVE_S = 0.005, 0.1, 0.5, 30.0
 
 #: preadv flag: fail with EAGAIN instead of waiting for the disk (Linux >= 4.14).
 _NOWAIT = getattr(os, "RWF_NOWAIT", None)
+
+#: Worker threads for the blocking steps of all tailers (created on demand).
+_WORKERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="tailer")
 
 LogEvent = LogChunk | LogGap | LogRestart | LogWaiting
 
@@ -97,6 +101,7 @@ class LocalTailer:
         self._watch = PathWatch(self.path, use_inotify=self._use_inotify)
         delay = _POLL_MIN
         active = time.monotonic()  # the last time something happened
+        step: Future | None = None
         try:
             while not self._closed:
                 events = self._read_cached()
@@ -107,7 +112,8 @@ class LocalTailer:
                     more = len(events[0].data) == self._chunk or not only_appends
                 else:
                     self._watch.path_changed = False  # this step looks at the path
-                    events, more = await asyncio.to_thread(self._step)
+                    step = _WORKERS.submit(self._step)
+                    events, more = await asyncio.wrap_future(step)
                 for event in events:
                     yield event
                 if self._closed:
@@ -126,7 +132,12 @@ class LocalTailer:
                     delay = min(delay * 2, _POLL_QUIET if quiet else _POLL_MAX)
         finally:
             self._watch.close()
-            self._close_fd()
+            if step is not None and not step.done():
+                # Cancelled while a step runs in the worker: close the file after it, never
+                # under it (the descriptor number could be reused by then).
+                step.add_done_callback(lambda _: self._close_fd())
+            else:
+                self._close_fd()
 
     async def close(self) -> None:
         """Stop: the ``events()`` iterator ends after its current step."""

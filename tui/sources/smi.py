@@ -26,6 +26,7 @@ import os
 import signal
 import time
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
 
 from tui.core.events import GpuInfo, GpuProcess, GpuSample, GpuUnavailable
 from tui.sources.gpu import CommandLines, GpuEvent, GpuSource
@@ -202,14 +203,8 @@ class _Processes:
         out = []
         for gpu in gpus:
             procs = by_uuid.get(gpu.uuid or "")
-            out.append(_replace(gpu, processes=tuple(procs)) if procs else gpu)
+            out.append(replace(gpu, processes=tuple(procs)) if procs else gpu)
         return tuple(out)
-
-
-def _replace(gpu: GpuInfo, **changes) -> GpuInfo:
-    from dataclasses import replace
-
-    return replace(gpu, **changes)
 
 
 # ---------------------------------------------------------------- line sources
