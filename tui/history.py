@@ -22,7 +22,7 @@ from pathlib import Path
 
 from tui.core.secrets import Masker, env_diff, mask_argv
 from tui.core.state import PHASE_TITLES, StartupState
-from tui.core.verdict import clock
+from tui.core.wording import clock
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS attempts (

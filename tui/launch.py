@@ -654,7 +654,7 @@ class Launch:
         error = log_error(state) if verdict.kind != STOPPED else None  # a traceback our SIGINT caused is no cause
         error_text = None
         if error is not None:
-            error_text = error.message if error.message.startswith(error.kind) else f"{error.kind}: {error.message}"
+            error_text = error.title
         outcome = verdict.kind
         ready_seconds = (self.clock() - run.started_at) if outcome == READY else None
         if self.record is not None:

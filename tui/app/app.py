@@ -27,7 +27,7 @@ from textual.widget import Widget
 from textual.widgets import Footer, Input, Static
 
 from tui.app.gpus import GpuPanel
-from tui.app.header import VerdictHeader, error_title
+from tui.app.header import VerdictHeader
 from tui.app.logview import LogView
 from tui.app.report import build_report
 from tui.app.themes import Palette
@@ -385,7 +385,7 @@ class WatchtowerApp(App[int]):
         if error is None:
             self.notify("No error to copy", timeout=2)
             return
-        lines = [text for _, text in error.block] or [error_title(error)]
+        lines = [text for _, text in error.block] or [error.title]
         self.copy_to_clipboard("\n".join(lines) + "\n")
         self.notify(f"Copied {len(lines)} lines ({error.kind}, line {error.line}) to the clipboard", timeout=3)
 

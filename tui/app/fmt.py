@@ -4,18 +4,15 @@ from __future__ import annotations
 
 import re
 
+from tui.core.wording import clock
+
 GIB = float(1 << 30)
 SPARKS = "▁▂▃▄▅▆▇█"
 
 
 def duration(seconds: float | None) -> str:
-    """``m:ss`` (or ``h:mm:ss``); ``—`` when unknown."""
-    if seconds is None:
-        return "—"
-    seconds = int(round(max(0.0, seconds)))
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+    """``m:ss`` (or ``h:mm:ss``); ``—`` when unknown: fixed width for the panels."""
+    return clock(seconds, unknown="—")
 
 
 def gib(value: int | None, digits: int = 1) -> str:

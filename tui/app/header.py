@@ -44,7 +44,7 @@ def verdict(session: WatchSession) -> Verdict:
         error = state.first_error
         if error is not None:
             where = " · ".join(p for p in (error.rank or "", f"line {error.line}") if p)
-            return Verdict("failed", "FAILED", f"{where} · {error_title(error)}")
+            return Verdict("failed", "FAILED", f"{where} · {error.title}")
         return Verdict("failed", "FAILED", state.stop_reason or _exit_words(session) or "the server died")
     if state.outcome == STOPPED:
         return Verdict("stopped", "STOPPED", state.stop_reason or "the server shut down after ready")
@@ -74,11 +74,6 @@ def startup_elapsed(session: WatchSession) -> float | None:
     if start is not None and now is not None:
         return max(0.0, now - start)
     return session.elapsed()
-
-
-def error_title(error) -> str:
-    """``Kind: message`` without repeating the kind when the message already starts with it."""
-    return error.message if error.message.startswith(error.kind) else f"{error.kind}: {error.message}"
 
 
 def _exit_words(session: WatchSession) -> str:

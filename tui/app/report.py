@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from tui.app.fmt import duration, gib
-from tui.app.header import error_title, verdict
+from tui.app.header import verdict
 from tui.app.timeline import skipped
 from tui.core.state import PHASE_TITLES, PHASES
 from tui.session import WatchSession
@@ -45,7 +45,7 @@ def build_report(session: WatchSession, now: float | None = None) -> str:
     out.append(f"Errors ({len(state.errors)})")
     for error in state.errors:
         rank = f" rank {error.rank}" if error.rank else ""
-        out.append(f"  line {error.line}{rank}: {error_title(error)}")
+        out.append(f"  line {error.line}{rank}: {error.title}")
         for number, text in error.block:
             out.append(f"    {number:>7} | {text}")
         out.append("")

@@ -263,7 +263,8 @@ class PlainPrinter:
     def update(self, update) -> None:
         from tui.core.events import ErrorFound, PhaseEnded, PhaseStarted, Ready, WarningFound
         from tui.core.state import PHASE_TITLES
-        from tui.core.verdict import EXIT_KINDS, clock
+        from tui.core.verdict import EXIT_KINDS
+        from tui.core.wording import clock
 
         for event in update.events:
             if isinstance(event, PhaseStarted):
@@ -277,8 +278,7 @@ class PlainPrinter:
                 if err.kind in EXIT_KINDS or getattr(err, "secondary", False):
                     continue  # the exit is in the verdict; consequences are in the log
                 rank = f" ({err.rank})" if getattr(err, "rank", None) else ""
-                title = err.message if err.message.startswith(err.kind) else f"{err.kind}: {err.message}"
-                self.say(f"  error at line {err.line}{rank}: {title}")
+                self.say(f"  error at line {err.line}{rank}: {err.title}")
             elif isinstance(event, WarningFound):
                 pass
             elif isinstance(event, Ready):

@@ -11,6 +11,7 @@ from tui.core.profiles import ProfileError, builtin_profiles, load_profile, pref
 from tui.core.scan import Scanner
 from tui.core.state import FAILED, PHASE_TITLES, READY, STOPPED, StartupState
 from tui.core.tracker import StartupTracker
+from tui.core.wording import duration
 
 BLOCK = 8 << 20  # bytes read at a time: big enough for the prefilter, small enough for RSS
 
@@ -94,13 +95,6 @@ def to_json(state: StartupState) -> dict:
     }
 
 
-def duration(seconds: float | None) -> str:
-    if seconds is None:
-        return "-"
-    minutes, secs = divmod(int(round(seconds)), 60)
-    return f"{minutes}:{secs:02d}" if minutes else f"{seconds:.1f}s"
-
-
 def render(path: str, state: StartupState) -> str:
     out = [f"{path}: {state.server or 'unknown server'}, {state.lines} lines — {state.outcome.upper()}"]
     if state.phases:
@@ -113,8 +107,7 @@ def render(path: str, state: StartupState) -> str:
             )
     for e in state.errors:
         rank = f" [{e.rank}]" if e.rank else ""
-        text = e.message if e.message.startswith(e.kind) else f"{e.kind}: {e.message}"
-        out.append(f"  error at line {e.line}{rank}: {text}")
+        out.append(f"  error at line {e.line}{rank}: {e.title}")
     if state.warnings:
         out.append(f"  {state.warnings} warning(s)")
     return "\n".join(out)

@@ -33,6 +33,7 @@ from tui.core.events import (
 )
 from tui.core.lines import Line, LineAssembler
 from tui.core.state import FAILED, PHASE_TITLES, READY, STOPPED, ErrorReport
+from tui.core.wording import duration
 from tui.sources import log_tailer
 
 #: After the first fatal error, keep reading this long (the root cause may follow it).
@@ -83,16 +84,6 @@ def run(args: argparse.Namespace) -> int:
         return asyncio.run(PlainWatch(args, profile).run())
     except KeyboardInterrupt:
         return 130
-
-
-def duration(seconds: float | None) -> str:
-    if seconds is None:
-        return "?"
-    if seconds < 60:
-        return f"{seconds:.1f} s"
-    minutes, secs = divmod(int(round(seconds)), 60)
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
 def title(phase: str) -> str:

@@ -98,6 +98,11 @@ class ErrorReport:
     secondary: bool = False  # a consequence ("child failed", "see root cause above"), not a cause
     ts: float | None = None  # when it was logged (log timestamp, else arrival)
 
+    @property
+    def title(self) -> str:
+        """The message, led by its kind unless it already names it: "ValueError: …", "cuda_oom: …"."""
+        return self.message if self.message.startswith(self.kind) else f"{self.kind}: {self.message}"
+
 
 @dataclass(slots=True)
 class StartupState:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from tui.core.events import GpuSample
 from tui.core.state import FAILED, PHASE_TITLES, READY, STOPPED, StartupState
+from tui.core.wording import clock
 
 STARTING, LOADING, STALLED, DEAD, STOPPING = "starting", "loading", "stalled?", "dead", "stopping"
 
@@ -46,16 +47,6 @@ _SIGNAL_NOTES = {
     _signal.SIGABRT: "aborted",
     _signal.SIGBUS: "bus error",
 }
-
-
-def clock(seconds: float | None) -> str:
-    """``4:51``, ``1:02:03``; ``?`` when unknown."""
-    if seconds is None:
-        return "?"
-    seconds = int(max(0.0, seconds) + 0.5)
-    h, rest = divmod(seconds, 3600)
-    m, s = divmod(rest, 60)
-    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
 
 
 def signal_name(signum: int) -> str:
