@@ -1,9 +1,13 @@
 """Follow a local log file: lossless through truncation, rotation and re-creation.
 
-The file is read with ``os.pread`` at an explicit offset in a worker thread —
-never ``mmap``, which dies with SIGBUS when the file is truncated under it — in
-chunks of at most ``CHUNK`` bytes, handing each to the consumer before reading
-the next: a slow consumer slows the reading, memory stays bounded.
+The file is read with ``pread`` at an explicit offset — never ``mmap``, which dies
+with SIGBUS when the file is truncated under it — in chunks of at most ``CHUNK``
+bytes, handing each to the consumer before reading the next: a slow consumer
+slows the reading, memory stays bounded. Fresh appends are read on the loop when
+the kernel promises not to block (``preadv`` with ``RWF_NOWAIT``: the bytes are in
+the page cache); everything else — opening, ``stat``, the first read of a cold
+file, filesystems without RWF_NOWAIT such as tmpfs and NFS — runs in a worker
+thread. Wake-ups come from inotify (``tui.sources.inotify``), else a poll.
 
 Identity of the file is its inode plus what was already read: before a chunk is
 trusted, the bytes just before the read offset are read again and compared with
