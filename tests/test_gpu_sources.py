@@ -13,6 +13,8 @@ import time
 from types import SimpleNamespace
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tui.commands import UsageError
 from tui.core.events import (
@@ -33,6 +35,7 @@ from tui.sources.smi import (
     SmiSource,
     _Batches,
     apps_query,
+    describe_message,
     gpu_query,
     local_lines,
     parse_app_line,
@@ -576,3 +579,22 @@ def test_make_gpu_source_kinds():
         make_gpu_source("cuda", None)
     with pytest.raises(UsageError, match="positive"):
         make_gpu_source("sim", None, 0)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=200))
+def test_smi_parsers_never_raise(line):
+    gpu = parse_gpu_line(line)
+    assert gpu is None or gpu.index >= 0
+    row = parse_app_line(line)
+    assert row is None or row[1].pid >= 0
+    assert describe_message(line)  # always some words
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["0", "1", "N/A", "[N/A]", "[Not Supported]", "12.5", "-3", "1e9", "x", ""]), max_size=12))
+def test_smi_gpu_rows_of_any_cells(cells):
+    gpu = parse_gpu_line("7, " + ", ".join(cells))
+    assert gpu is not None and gpu.index == 7
+    for value in (gpu.memory_used, gpu.memory_total, gpu.utilization, gpu.temperature):
+        assert value is None or isinstance(value, int)

@@ -470,3 +470,18 @@ async def test_follows_through_a_symlink_into_another_directory(tmp_path):
     assert await reader.next() == LogRestart(str(link), "rotated")
     assert await reader.data(6) == b"three\n"
     await reader.close()
+
+
+async def test_a_fifo_at_the_path_is_waited_out_not_read(tmp_path):
+    log = tmp_path / "log"
+    os.mkfifo(log)
+    reader = Reader(LocalTailer(log))
+    event = await reader.next()
+    assert isinstance(event, LogWaiting) and "not a regular file" in event.reason
+    log.unlink()
+    append(log, b"real\n")
+    event = await reader.next()
+    if isinstance(event, LogWaiting):  # the path was seen missing for a moment
+        event = await reader.next()
+    assert event == LogChunk(str(log), 0, b"real\n", event.at)
+    await reader.close()

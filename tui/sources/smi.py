@@ -105,7 +105,7 @@ def parse_gpu_line(line: str) -> GpuInfo | None:
     """
     cells = [c.strip() for c in line.strip().split(",")]
     index = cells[0] if cells else ""
-    if not index.isdigit():
+    if not (index.isascii() and index.isdigit()):
         return None
     cells += [""] * (len(GPU_FIELDS) - len(cells))
     values = [_value(c) for c in cells[: len(GPU_FIELDS)]]
@@ -130,7 +130,7 @@ def parse_app_line(line: str) -> tuple[str, GpuProcess] | None:
     if len(cells) < 2:
         return None
     uuid, pid = _value(cells[0]), cells[1]
-    if uuid is None or not pid.isdigit():
+    if uuid is None or not (pid.isascii() and pid.isdigit()):
         return None
     used = _int(_value(cells[2]), MIB) if len(cells) > 2 else None
     name = (_value(cells[3]) or "") if len(cells) > 3 else ""
