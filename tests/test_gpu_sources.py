@@ -508,10 +508,23 @@ async def test_nvml_not_supported_fields_are_unknown_alone():
     assert (gpu.utilization, gpu.temperature, gpu.power_limit_w, gpu.error) == (42, 51, 700.0, None)
 
 
-async def test_nvml_count_failing_later_is_unavailable():
+async def test_nvml_failing_later_is_unavailable_then_reinitialised():
     fake = FakeNvml(fail={("nvmlDeviceGetCount", None): nvml.LIB_RM_VERSION_MISMATCH})
-    (event,) = await first_events(NvmlSource(interval=0.01, lib=fake))
-    assert event == GpuUnavailable("localhost", nvml.MISMATCH)
+    source = NvmlSource(interval=0.01, lib=fake)
+    seen = []
+
+    async def consume():
+        async for event in source.samples():
+            seen.append(event)
+            if isinstance(event, GpuUnavailable):
+                del fake.fail[("nvmlDeviceGetCount", None)]  # the nvidia module was reloaded
+            else:
+                await source.close()
+
+    await asyncio.wait_for(consume(), 10)
+    assert seen[0] == GpuUnavailable("localhost", nvml.MISMATCH)
+    assert isinstance(seen[1], GpuSample) and len(seen[1].gpus) == 2
+    assert fake.calls[:4] == ["nvmlInit", "nvmlDeviceGetCount", "nvmlShutdown", "nvmlInit"]
 
 
 # ---------------------------------------------------------------- the poll loop

@@ -151,7 +151,11 @@ class NvmlSource(PolledGpuSource):
         try:
             gpus = self._nvml.snapshot()
         except NvmlUnavailable as exc:
-            return GpuUnavailable(self.host, str(exc))
+            # NVML broke under us (driver reloaded, upgraded): start over with a fresh
+            # nvmlInit at the next poll rather than asking a dead handle forever.
+            self._nvml.close()
+            self._reason = str(exc)
+            return GpuUnavailable(self.host, self._reason)
         return GpuSample(self.host, time.time(), gpus)
 
     def shutdown(self) -> None:
