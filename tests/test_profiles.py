@@ -247,3 +247,37 @@ def test_the_documented_example_profile_loads_and_works(tmp_path):
     assert state.server == "myserver" and state.outcome == "ready" and state.ready_line == 6
     wl = state.phase("weight_load")
     assert (wl.seconds, wl.slowest_rank, len(wl.ranks)) == (10.0, "TP1", 2)
+
+
+@pytest.mark.parametrize("name", ["sglang", "vllm"])
+def test_every_example_line_changes_the_trackers_state(name):
+    """The examples document the patterns and warm the tracker up: none may be dead text."""
+    from tui.core.lines import Line
+    from tui.core.tracker import StartupTracker
+
+    profile = load_profile(name)
+    assert len(profile.examples) >= 10
+    tracker = StartupTracker(profile)
+
+    def fingerprint():
+        s = tracker.state
+        return (
+            s.outcome, s.warnings, len(s.errors), [e.message for e in s.errors],
+            [(p.name, p.end_line, p.progress, p.detail, len(p.ranks)) for p in s.phases],
+            tracker.needs_every_line,
+        )
+
+    for number, text in enumerate(profile.examples, 1):
+        before = fingerprint()
+        inside_traceback = tracker.classifier.open
+        events = tracker.feed(Line(number, 0, (text,)), 0.0)
+        assert events or fingerprint() != before or inside_traceback, f"example {number} changes nothing: {text}"
+    assert tracker.state.ready_line is not None and tracker.state.errors
+
+
+def test_prime_leaves_the_tracker_untouched():
+    from tui.core.tracker import StartupTracker
+
+    tracker = StartupTracker()
+    tracker.prime()
+    assert tracker.state.lines == 0 and tracker.state.server is None and not tracker.state.phases

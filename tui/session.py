@@ -328,6 +328,7 @@ class WatchSession:
     def start(self) -> None:
         """Start pumping every source (call from inside the running event loop)."""
         if not self._tasks:
+            self.tracker.prime()
             self._tasks = [asyncio.create_task(self._pump(s)) for s in self._sources]
 
     async def stop(self) -> None:

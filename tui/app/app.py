@@ -209,8 +209,8 @@ class WatchtowerApp(App[int]):
         self.session.subscribe(self.on_session_update)
         self.log_view.focus()
         self.call_after_refresh(self.log_view.sync)
-        if self._autostart:
-            self.session.start()
+        if self._autostart:  # after the first paint: starting primes the tracker (~50 ms of regex set-up)
+            self.call_after_refresh(self.session.start)
 
     async def on_unmount(self) -> None:
         await self.session.stop()

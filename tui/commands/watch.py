@@ -116,7 +116,6 @@ class PlainWatch:
         stamp = f"{time.strftime('%H:%M:%S')}  +{int(minutes):02d}:{secs:04.1f}"
         for i, line in enumerate(text.splitlines() or [""]):
             print(f"{stamp}  {indent}{line}" if i == 0 else f"{' ' * len(stamp)}  {indent}{line}")
-        sys.stdout.flush()
 
     # ------------------------------------------------------------ main loop
 
@@ -133,6 +132,7 @@ class PlainWatch:
                 await queue.put(done)
 
         self.say(f"watching {self.args.log}" + (f" (server: {self.tracker.profile.name})" if self.tracker.profile else ""))
+        self.tracker.prime()  # before the tailer starts: the first marker then finds the automata built
         task = asyncio.create_task(pump())
         deadline = None if self.args.timeout is None else self.started + self.args.timeout
         try:
@@ -144,7 +144,8 @@ class PlainWatch:
                 if self.failed_at is not None:
                     wait = min(wait, self.failed_at + GRACE_S - now)
                 try:
-                    event = await asyncio.wait_for(queue.get(), timeout=max(0.0, wait))
+                    async with asyncio.timeout(max(0.0, wait)):  # no task per wait, unlike wait_for
+                        event = await queue.get()
                 except TimeoutError:
                     event = None
                 if event is done:
@@ -157,10 +158,12 @@ class PlainWatch:
                     self.handle(event)
                 else:
                     self.show(self.tracker.quiet())
+                sys.stdout.flush()  # once per event: all it printed goes out in one write
                 status = self.check(deadline)
                 if status is not None:
                     return status
         finally:
+            sys.stdout.flush()
             task.cancel()
             await tailer.close()
             try:

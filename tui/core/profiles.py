@@ -91,6 +91,7 @@ class Profile:
     benign: tuple[Pattern, ...] = ()
     prefilter: tuple[str, ...] = ()
     max_detect_lines: int = 5000
+    examples: tuple[str, ...] = ()  # sample lines: a self-test, and the tracker's warm-up
     extra: dict[str, Any] = field(default_factory=dict)
 
     def phase(self, name: str) -> PhaseSpec | None:
@@ -187,7 +188,7 @@ _NAMED_GROUP = re.compile(r"\(\?P<\w+>")
 
 _TOP_KEYS = {
     "name", "title", "detect", "prefix", "phases", "markers", "signatures", "warnings",
-    "benign", "prefilter", "options",
+    "benign", "prefilter", "options", "examples",
 }
 _PREFIX_KEYS = {"headers", "timestamp", "rank_token", "rank_order", "bar_rank", "warning_levels"}
 _PHASE_KEYS = {
@@ -333,6 +334,7 @@ def _parse(data: dict[str, Any], source: str, common: dict[str, Any] | None) -> 
         benign=benign,
         prefilter=tuple(dict.fromkeys(words)),
         max_detect_lines=max_detect,
+        examples=_strings(f"{where}: examples", data.get("examples")),
     )
 
 

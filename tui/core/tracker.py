@@ -190,6 +190,19 @@ class StartupTracker:
         """The log was replaced: a fresh attempt starts (``state`` is a new object)."""
         self._reset()
 
+    def prime(self) -> None:
+        """Run each candidate profile's example lines through a scratch tracker.
+
+        RE2 builds its automata lazily, on the first text that needs them: without this
+        the first ready line or traceback of a watch pays for that (about 0.3 ms,
+        doubling the append-to-verdict latency; bench/latency.py). Call it while idle.
+        """
+        for profile in self._candidates:
+            scratch = StartupTracker(profile)
+            for number, text in enumerate(profile.examples, 1):
+                scratch.feed(Line(number, 0, (text,)), 0.0)
+            scratch.finish()
+
     # ------------------------------------------------------------ one segment
 
     def _segment(self, number: int, text: str, at: float | None, events: list[TrackerEvent]) -> None:
