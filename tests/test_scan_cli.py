@@ -116,3 +116,10 @@ def test_bad_profile_is_a_usage_error(tmp_path):
     bad.write_text("this is = = not toml")
     proc = watchtower("scan", "--server", str(bad), str(Path(__file__).parent / "fixtures" / "sglang_old_04.log"))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1
+
+
+def test_human_output_names_one_error_raised_by_eight_ranks_once():
+    proc = watchtower("scan", str(Path(__file__).parent / "fixtures" / "sglang_attributeerror_tp8.log"))
+    rows = [row for row in proc.stdout.splitlines() if "AttributeError" in row]
+    assert len(rows) == 1 and "also 7 more rank(s)" in rows[0]
+    assert proc.stdout.splitlines()[0].endswith("FAILED")

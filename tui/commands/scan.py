@@ -105,9 +105,13 @@ def render(path: str, state: StartupState) -> str:
                 f"  {PHASE_TITLES.get(p.name, p.name):<13} {span:>17} {duration(p.seconds):>8}  "
                 f"{len(p.ranks):>5}  {p.slowest_rank or '-'}"
             )
+    same: dict[tuple[str, str], list] = {}  # 8 ranks raising one error: one row naming them
     for e in state.errors:
-        rank = f" [{e.rank}]" if e.rank else ""
-        out.append(f"  error at line {e.line}{rank}: {e.title}")
+        same.setdefault((e.kind, e.message), []).append(e)
+    for first, *others in same.values():
+        ranks = [r for r in dict.fromkeys(e.rank for e in (first, *others)) if r]
+        where = f" [{ranks[0]}{f', also {len(ranks) - 1} more rank(s)' if len(ranks) > 1 else ''}]" if ranks else ""
+        out.append(f"  error at line {first.line}{where}: {first.title}")
     if state.warnings:
         out.append(f"  {state.warnings} warning(s)")
     return "\n".join(out)
