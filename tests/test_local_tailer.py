@@ -14,6 +14,8 @@ import threading
 
 import pytest
 
+from tests.unprivileged import ROOT, as_nobody
+
 from tui.core.events import LogChunk, LogGap, LogRestart, LogWaiting
 from tui.core.lines import LineAssembler
 from tui.sources.local import CHUNK, LocalTailer
@@ -103,13 +105,6 @@ async def test_waiting_is_reported_once_and_names_a_directory(tmp_path):
 
 def test_unreadable_file_waits_with_a_clear_reason_then_reads(tmp_path):
     """Run as an unprivileged user (root reads anything): a child process tails a 0600 file."""
-    if os.geteuid() == 0 and not shutil.which("setpriv"):
-        pytest.skip("running as root without setpriv: cannot drop privileges to test permissions")
-    shared = tempfile.mkdtemp(prefix="watchtower-perm-")  # pytest's tmp_path is private to root
-    os.chmod(shared, 0o777)
-    log = pathlib.Path(shared) / "log"
-    log.write_bytes(b"secret\n")
-    log.chmod(0o000 if os.geteuid() else 0o600)
     script = (
         "import asyncio, sys\n"
         "from tui.sources.local import LocalTailer\n"
@@ -119,10 +114,14 @@ def test_unreadable_file_waits_with_a_clear_reason_then_reads(tmp_path):
         "        if type(e).__name__ == 'LogChunk': return\n"
         "asyncio.run(main())\n"
     )
-    cmd = [sys.executable, "-c", script, str(log)]
-    if os.geteuid() == 0:
-        cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *cmd]
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    cmd = as_nobody([sys.executable, "-c", script])
+    shared = tempfile.mkdtemp(prefix="watchtower-perm-")  # pytest's tmp_path is private to root
+    os.chmod(shared, 0o777)
+    log = pathlib.Path(shared) / "log"
+    log.write_bytes(b"secret\n")
+    log.chmod(0o000 if os.geteuid() else 0o600)
+    cmd.append(str(log))
+    root = str(ROOT)
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=root)
     watchdog = threading.Timer(20, proc.kill)  # a hang fails the test instead of blocking it
     watchdog.start()

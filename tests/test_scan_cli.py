@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.unprivileged import ROOT, as_nobody
 from tui.commands.scan import scan_file, to_json
 from tui.core.lines import LineAssembler
 from tui.core.tracker import StartupTracker
@@ -102,13 +103,23 @@ def test_expected_failures_are_one_clear_line(tmp_path, make, needle):
     assert "Traceback" not in proc.stderr
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
-def test_unreadable_log(tmp_path):
-    log = tmp_path / "secret.log"
-    log.write_text("x\n")
-    log.chmod(0)
-    proc = watchtower("scan", str(log))
-    assert proc.returncode == 2 and "permission denied" in proc.stderr
+def test_unreadable_log_is_one_clear_line():
+    """Run as an unprivileged user where we are root (root reads anything)."""
+    import shutil
+    import tempfile
+
+    cmd = as_nobody([sys.executable, "-m", "tui.cli", "scan"])
+    shared = tempfile.mkdtemp(prefix="watchtower-perm-")  # pytest's tmp_path is private to root
+    try:
+        os.chmod(shared, 0o777)
+        log = Path(shared) / "server.log"
+        log.write_text("[2026-02-22 23:38:50] server_args=ServerArgs(model_path='m')\n")
+        log.chmod(0)
+        proc = subprocess.run([*cmd, str(log)], capture_output=True, text=True, timeout=60, cwd=ROOT)
+        assert proc.returncode == 2, proc.stderr
+        assert "permission denied" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    finally:
+        shutil.rmtree(shared)
 
 
 def test_bad_profile_is_a_usage_error(tmp_path):
