@@ -147,7 +147,7 @@ async def test_record_then_replay_gives_back_the_same_log(tmp_path, monkeypatch)
     log = tmp_path / "server.log"
     out = tmp_path / "session.wtrec"
     args = argparse.Namespace(log=str(log), output=str(out), gpus="sim", gpu_interval=0.05,
-                              from_end=False, duration=30.0, keep_going=False)
+                              from_end=False, duration=30.0, keep_going=False, host=None)
     monkeypatch.setattr("tui.commands.record.AFTER_VERDICT", 0.2)
     writer = RecordingWriter(out, host="localhost", log=str(log))
     task = asyncio.create_task(_record(args, writer))

@@ -48,3 +48,21 @@ def test_unknown_host_key_is_refused_with_the_fix(sshd, tmp_path):
     assert proc.returncode == 2, out + err
     assert "not in" in out and "known_hosts" in out and "to verify and add it" in out
     assert "Traceback" not in out + err
+
+
+def test_record_a_remote_log_then_the_recording_holds_its_bytes(sshd, tmp_path):
+    from tui.sources.replay import load
+
+    log = tmp_path / "remote.log"
+    data = (FIXTURES / "sglang_eagle3_tp8_ready.log").read_bytes()
+    log.write_bytes(data)
+    out = tmp_path / "session.wtrec"
+    env = dict(os.environ, WATCHTOWER_SSH_KNOWN_HOSTS=str(sshd.known_hosts), WATCHTOWER_SSH_IDENTITY=str(sshd.client_key))
+    proc = subprocess.run(
+        [sys.executable, "-m", "tui.cli", "record", "--host", sshd.spec, "--gpus", "none", "--duration", "60",
+         str(log), "-o", str(out)],
+        capture_output=True, text=True, env=env, timeout=90,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "(ready)" in proc.stdout
+    assert load(out).log_bytes() == data

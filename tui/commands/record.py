@@ -30,6 +30,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     add_gpu_options(parser)
     parser.add_argument("--from-end", action="store_true", help="skip what LOG holds now")
+    parser.add_argument("--host", metavar="[USER@]HOST[:PORT]", help="record a log on this host over SSH")
     parser.add_argument("--duration", type=float, metavar="S", help="stop after S seconds")
     parser.add_argument("--keep-going", action="store_true", help="do not stop at the verdict")
     parser.set_defaults(func=run)
@@ -40,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     from tui.sources.replay import RecordingError, RecordingWriter
 
     try:
-        writer = RecordingWriter(args.output, host="localhost", log=args.log, title=f"replay: {args.log}")
+        writer = RecordingWriter(args.output, host=args.host or "localhost", log=args.log, title=f"replay: {args.log}")
     except RecordingError as exc:
         raise UsageError(str(exc)) from None
     started = time.monotonic()
@@ -59,10 +60,10 @@ async def _record(args: argparse.Namespace, writer) -> str:
     from tui.app.dashboard import gpu_source
     from tui.core.state import FAILED, READY
     from tui.session import WatchSession
-    from tui.sources.local import LocalTailer
+    from tui.sources import log_tailer
 
-    gpus = gpu_source(args.gpus, None, args.gpu_interval)
-    session = WatchSession(log=LocalTailer(args.log, from_end=args.from_end), gpu=gpus)
+    gpus = gpu_source(args.gpus, args.host, args.gpu_interval)
+    session = WatchSession(log=log_tailer(args.log, host=args.host, from_end=args.from_end), gpu=gpus)
     session.handlers = {
         LogChunk: [lambda e: writer.log(e.at, e.data)],
         LogRestart: [lambda e: writer.restart(time.time(), e.reason)],
