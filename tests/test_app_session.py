@@ -31,6 +31,15 @@ def test_scrollback_is_capped_and_counts_what_it_dropped():
     assert scrollback.find_line(10) is None  # dropped long ago
 
 
+def test_lines_without_a_marker_still_count_and_are_what_the_log_said_last():
+    """The session skips matching for lines with no marker word, not counting them: a server
+    dying after a stretch of serving lines is reported with its true last line."""
+    session = fixed_session(b"[2026-03-14 21:04:10] server_args={'model_path': '/m'}\n" + lines(3000))
+    state = session.state
+    assert state.lines == 3001 and state.last_line == 3001
+    assert state.last_text.endswith("#running-req: 2999")
+
+
 def test_traceback_lines_are_styled_as_one_error_block():
     text = (
         b"[2026-03-14 21:04:10] server_args={'model_path': '/m'}\n"

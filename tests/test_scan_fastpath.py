@@ -29,6 +29,9 @@ class RecordingTracker:
                 self._left = self._eager
         return []
 
+    def pass_over(self, number, text=None):
+        self.counted = number
+
     def finish(self):
         return []
 
@@ -83,3 +86,7 @@ def test_line_count_matches_wc_l():
     got, count = scan([data[:777], data[777:]])
     assert got == [(1001, "Load weight begin.")]
     assert count == data.count(b"\n")
+    tracker = RecordingTracker()
+    scanner = Scanner(tracker, WORDS)
+    scanner.feed(data)
+    assert tracker.counted == data.count(b"\n")  # the skipped lines are counted by the tracker too

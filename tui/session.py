@@ -504,8 +504,9 @@ class WatchSession:
                         found = bisect.bisect_left(hits, item.offset)
                         following = items[index + 1].offset if index + 1 < len(items) else None
                         wanted = found < len(hits) and (following is None or hits[found] < following)
-                    if not wanted:
-                        continue  # no marker word: cannot change the startup state
+                    if not wanted:  # no marker word: cannot change the startup state
+                        tracker.pass_over(item.number, item.text)
+                        continue
                 events = tracker.feed(item, now)
             if events:
                 self._apply(events)

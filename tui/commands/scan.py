@@ -58,7 +58,6 @@ def scan_file(path: str, server: str | None = None) -> StartupState:
         except OSError as exc:
             raise UsageError(f"{path}: read failed: {exc.strerror or exc}") from None
     scanner.finish()
-    tracker.state.lines = max(tracker.state.lines, scanner.lines)
     return tracker.state
 
 

@@ -28,6 +28,8 @@ class Tracker(Protocol):
 
     def feed(self, item: Line | Progress, at: float | None = None) -> list: ...
 
+    def pass_over(self, number: int, text: str | None = None) -> None: ...
+
     def finish(self) -> list: ...
 
 
@@ -72,6 +74,8 @@ class Scanner:
         for line in self._lines.flush():
             if self._wanted(line):
                 self.tracker.feed(line, None)
+            else:
+                self.tracker.pass_over(line.number, line.text)
         self.tracker.finish()
 
     def _whole_lines(self, block: bytes, pos: int, end: int, at: float | None) -> None:
@@ -85,19 +89,26 @@ class Scanner:
                 continue
             match = find(block, pos, end)
             if match is None:
-                self._lines.skip(block.count(b"\n", pos, end), end - pos)
+                self._skip(block, pos, end)
                 return
             start = max(pos, block.rfind(b"\n", pos, match.start()) + 1)
             if start > pos:
-                self._lines.skip(block.count(b"\n", pos, start), start - pos)
+                self._skip(block, pos, start)
             nl = block.index(b"\n", match.start())
             self._take(block[start : nl + 1], at)
             pos = nl + 1
+
+    def _skip(self, block: bytes, start: int, end: int) -> None:
+        """Whole lines ``block[start:end]`` without a word: counted, never built."""
+        self._lines.skip(block.count(b"\n", start, end), end - start)
+        self.tracker.pass_over(self._lines.number)
 
     def _take(self, data: bytes, at: float | None, only_candidates: bool = False) -> None:
         for item in self._lines.feed(data):
             if not only_candidates or self._wanted(item):
                 self.tracker.feed(item, at)
+            elif isinstance(item, Line):
+                self.tracker.pass_over(item.number, item.text)
 
     def _wanted(self, line: Line) -> bool:
         """For the rare line assembled across blocks, where the block search could not see it whole."""

@@ -120,9 +120,7 @@ class StartupTracker:
                 self._bar_only(item.number, item.text, at, events)
             return events
         number = item.number
-        state = self.state
-        if number > state.lines:
-            state.lines = number
+        self.pass_over(number)
         if self.profile is None and not self._gave_up:
             self._seen += 1
             if self._seen > self._max_detect:
@@ -134,11 +132,18 @@ class StartupTracker:
                 continue  # an intermediate bar update: the next one supersedes it
             self._segment(number, text, at, events)
         if segments:
-            text = segments[-1]
-            if text and not text.isspace():
-                state.last_line = number
-                state.last_text = text[:1000]
+            self.pass_over(number, segments[-1])
         return events
+
+    def pass_over(self, number: int, text: str | None = None) -> None:
+        """Line ``number`` was read but needs no matching (a prefilter found no marker word in
+        it): count it, and keep ``text`` as what the log said last (shown when the server dies)."""
+        state = self.state
+        if number > state.lines:
+            state.lines = number
+        if text and not text.isspace():
+            state.last_line = number
+            state.last_text = text[:1000]
 
     def finish(self) -> list[TrackerEvent]:
         """End of input: close any open traceback block; phases every rank ended are over."""
