@@ -14,11 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import bisect
-import functools
-import re
 import time
 from collections import deque
-from collections.abc import AsyncIterable, Callable, Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,36 +53,16 @@ SILENCE_SECONDS = 5.0
 YIELD_EVERY = 1000
 
 
-@dataclass(frozen=True, slots=True)
-class MarkerSearch:
+def marker_search(profile: Any = None):
     """Where a line may hold a marker word of any profile: lines without one cannot change
     the startup state, so a flood of "Decode batch" lines costs the tracker nothing (the
-    rule `watchtower scan` uses, tui.core.scan). One RE2 pass per chunk finds the byte
-    offsets of every word; a line spanning two chunks is checked on its own text."""
-
-    in_bytes: Callable[[bytes], Any]  # finditer over a chunk
-    in_text: Callable[[str], object]  # search in one line's text
-
-
-def marker_search(profile: Any = None) -> MarkerSearch:
+    rule `watchtower scan` uses, tui.core.scan). One pass per chunk finds the byte offsets
+    of every word; a line spanning two chunks is checked on its own text."""
     from tui.core.profiles import builtin_profiles, prefilter_words
+    from tui.core.scan import prefilter
 
     profiles = builtin_profiles() + ([profile] if profile is not None else [])
-    return _compiled(tuple(sorted(set(prefilter_words(profiles)), key=len, reverse=True)))
-
-
-@functools.cache
-def _compiled(words: tuple[str, ...]) -> MarkerSearch:
-    from tui.core.scan import compile_prefilter
-
-    pattern = "|".join(re.escape(w) for w in words)
-    try:
-        import re2
-
-        text = re2.compile(pattern).search
-    except ImportError:  # pragma: no cover - no RE2 wheel on this platform
-        text = re.compile(pattern).search
-    return MarkerSearch(compile_prefilter(list(words)).finditer, text)
+    return prefilter(tuple(sorted(set(prefilter_words(profiles)))))
 
 
 @dataclass(slots=True)
@@ -472,7 +450,7 @@ class WatchSession:
     def _hits(self, data: bytes) -> tuple[int, list[int]]:
         """The chunk's starting offset and the offsets of every marker word in it."""
         base = self._assembler.offset
-        return base, [base + m.start() for m in self._markers.in_bytes(data)]
+        return base, [base + m.start() for m in self._markers.in_bytes.finditer(data)]
 
     def _feed_lines(self, items: list[Line | Progress], hits: list[int] | None = None, base: int = 0) -> None:
         """Lines into the scrollback, and into the tracker when they can matter to it."""
@@ -484,7 +462,7 @@ class WatchSession:
         self.waiting = None
         scrollback = self.scrollback
         tracker = self.tracker
-        in_text = self._markers.in_text
+        in_line = self._markers.in_line
         for index, item in enumerate(items):
             if isinstance(item, Progress):
                 if scrollback.progress is None or scrollback.progress.number != item.number:
@@ -499,7 +477,7 @@ class WatchSession:
                 scrollback.append(item.number, item.text, style)
                 if not tracker.needs_every_line:
                     if hits is None or item.offset < base:  # assembled across chunks: look at it
-                        wanted = any(map(in_text, item.segments))
+                        wanted = in_line(item)
                     else:
                         found = bisect.bisect_left(hits, item.offset)
                         following = items[index + 1].offset if index + 1 < len(items) else None

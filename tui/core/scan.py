@@ -12,6 +12,7 @@ open) it gets every line.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Protocol
 
@@ -33,12 +34,24 @@ class Tracker(Protocol):
     def finish(self) -> list: ...
 
 
-def compile_prefilter(words: list[str]):
-    """One regex that finds any of ``words`` (literals, case-sensitive) in bytes."""
-    pattern = b"|".join(re.escape(w.encode()) for w in sorted(set(words), key=len, reverse=True))
-    if _re2 is not None:
-        return _re2.compile(pattern)
-    return re.compile(pattern)
+class Prefilter:
+    """Finds the marker words (literals, case-sensitive) in a block of bytes, or in one line's
+    text (a line assembled across two blocks, which no block search saw whole)."""
+
+    def __init__(self, words: tuple[str, ...]) -> None:
+        ordered = sorted(set(words), key=len, reverse=True)
+        engine = _re2 if _re2 is not None else re
+        self.in_bytes = engine.compile(b"|".join(re.escape(w.encode()) for w in ordered))
+        self._in_text = engine.compile("|".join(re.escape(w) for w in ordered)).search
+
+    def in_line(self, line: Line) -> bool:
+        return any(map(self._in_text, line.segments))
+
+
+@functools.cache
+def prefilter(words: tuple[str, ...]) -> Prefilter:
+    """One compiled prefilter per word set: the live session builds one per log restart."""
+    return Prefilter(words)
 
 
 class Scanner:
@@ -46,8 +59,8 @@ class Scanner:
 
     def __init__(self, tracker: Tracker, words: list[str]) -> None:
         self.tracker = tracker
-        self._words = tuple(words)
-        self._find = compile_prefilter(words).search
+        self._prefilter = prefilter(tuple(words))
+        self._find = self._prefilter.in_bytes.search
         self._lines = LineAssembler(progress=False)
 
     @property
@@ -112,6 +125,4 @@ class Scanner:
 
     def _wanted(self, line: Line) -> bool:
         """For the rare line assembled across blocks, where the block search could not see it whole."""
-        if self.tracker.needs_every_line:
-            return True
-        return any(word in segment for segment in line.segments for word in self._words)
+        return self.tracker.needs_every_line or self._prefilter.in_line(line)
