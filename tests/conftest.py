@@ -213,3 +213,20 @@ def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshServer]:
             yield server
     except RuntimeError as exc:
         pytest.fail(str(exc))
+
+
+@pytest.fixture
+def target(sshd: SshServer):
+    """An SshTarget for the test sshd, trusting its host key and using the test user's key."""
+    from tui.sources.ssh import SshTarget
+
+    return SshTarget.parse(sshd.spec, identity=(str(sshd.client_key),), known_hosts=str(sshd.known_hosts))
+
+
+@pytest.fixture
+async def ssh_connections_closed():
+    """Close the shared SSH connections after the test (they are cached per event loop)."""
+    yield
+    from tui.sources import ssh
+
+    await ssh.close_all()

@@ -20,11 +20,6 @@ pytestmark = pytest.mark.ssh
 SIM = str(Path(__file__).with_name("server_sim.py"))
 
 
-@pytest.fixture
-def target(sshd) -> ssh.SshTarget:
-    return ssh.SshTarget.parse(sshd.spec, identity=(str(sshd.client_key),), known_hosts=str(sshd.known_hosts))
-
-
 class Recorder(list):
     def __call__(self, event) -> None:
         self.append((time.time(), event))

@@ -12,18 +12,7 @@ import pytest
 from tui.sources import ssh
 from tui.sources.ssh import RemoteCommandError, SshTarget
 
-pytestmark = pytest.mark.ssh
-
-
-@pytest.fixture
-def target(sshd) -> SshTarget:
-    return SshTarget.parse(sshd.spec, identity=(str(sshd.client_key),), known_hosts=str(sshd.known_hosts))
-
-
-@pytest.fixture(autouse=True)
-async def _close_connections():
-    yield
-    await ssh.close_all()
+pytestmark = [pytest.mark.ssh, pytest.mark.usefixtures("ssh_connections_closed")]
 
 
 async def until(predicate, timeout: float = 10.0) -> None:

@@ -12,9 +12,9 @@ import pytest
 from tui.core.events import GpuSample, GpuUnavailable
 from tui.sources import ssh
 from tui.sources.smi import SmiSource, apps_query, gpu_query
-from tui.sources.ssh import RemoteCommandError, SshError, SshTarget
+from tui.sources.ssh import RemoteCommandError, SshError
 
-pytestmark = pytest.mark.ssh
+pytestmark = [pytest.mark.ssh, pytest.mark.usefixtures("ssh_connections_closed")]
 MIB = 1 << 20
 
 # Rows as `nvidia-smi --query-gpu=... --format=csv,noheader,nounits` prints them on an
@@ -54,23 +54,12 @@ done
 
 
 @pytest.fixture
-def target(sshd) -> SshTarget:
-    return SshTarget.parse(sshd.spec, identity=(str(sshd.client_key),), known_hosts=str(sshd.known_hosts))
-
-
-@pytest.fixture
 def fake_smi(sshd):
     path = sshd.bin_dir / "nvidia-smi"
     path.write_text(FAKE_SMI)
     path.chmod(0o755)
     yield path
     path.unlink()
-
-
-@pytest.fixture(autouse=True)
-async def _close_connections():
-    yield
-    await ssh.close_all()
 
 
 async def test_stream_lines_delivers_batches_as_they_are_printed(fake_smi, target):

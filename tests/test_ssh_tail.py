@@ -13,7 +13,7 @@ from contextlib import aclosing
 
 import pytest
 
-from tests.test_local_tailer import ChaosWriter
+from tests.test_local_tailer import ChaosWriter, append
 from tui.commands import UsageError
 from tui.core.events import ConnectionState, LogChunk, LogGap, LogRestart, LogWaiting
 from tui.core.lines import LineAssembler
@@ -21,18 +21,7 @@ from tui.sources import ssh
 from tui.sources.remote_tail import RemoteTailer
 from tui.sources.ssh import SshError, SshTarget, SshTargetError
 
-pytestmark = pytest.mark.ssh
-
-
-@pytest.fixture
-def target(sshd) -> SshTarget:
-    return SshTarget.parse(sshd.spec, identity=(str(sshd.client_key),), known_hosts=str(sshd.known_hosts))
-
-
-@pytest.fixture(autouse=True)
-async def _close_connections():
-    yield
-    await ssh.close_all()
+pytestmark = [pytest.mark.ssh, pytest.mark.usefixtures("ssh_connections_closed")]
 
 
 class Reader:
@@ -100,11 +89,6 @@ class Reader:
         self._pump.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self._pump
-
-
-def append(path, data: bytes) -> None:
-    with open(path, "ab") as f:
-        f.write(data)
 
 
 # ---------------------------------------------------------------- targets
