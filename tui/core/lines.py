@@ -37,10 +37,6 @@ def _visible(match: re.Match[str]) -> str:
     return "\ufffd"
 
 
-def strip_ansi(text: str) -> str:
-    return _ANSI.sub("", text)
-
-
 def clean(text: str) -> str:
     """ANSI sequences removed, other control characters made visible: safe to print."""
     text = _ANSI.sub("", text)

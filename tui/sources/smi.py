@@ -282,7 +282,6 @@ class SmiSource(GpuSource):
         self._initial_backoff = initial_backoff
         self._max_backoff = max_backoff
         self._closed = asyncio.Event()
-        self.restarts = 0  # how many times the queries were (re)started
 
     async def close(self) -> None:
         self._closed.set()
@@ -290,7 +289,6 @@ class SmiSource(GpuSource):
     async def samples(self) -> AsyncIterator[GpuEvent]:
         backoff = self._initial_backoff
         while not self._closed.is_set():
-            self.restarts += 1
             stream = self._stream()
             try:
                 async for event in stream:

@@ -484,12 +484,3 @@ async def signal_group(target: SshTarget, pid: int, sig: int | str) -> bool:
         raise ValueError(f"invalid signal {sig!r}")
     status, _, _ = await run(target, ["sh", "-c", 'kill -s "$1" -- "-$2" 2>/dev/null', "sh", name, str(int(pid))])
     return status == 0
-
-
-def __getattr__(name: str) -> object:
-    """``ssh.RemoteTailer`` for convenience (it lives in remote_tail, which imports this module)."""
-    if name == "RemoteTailer":
-        from tui.sources.remote_tail import RemoteTailer
-
-        return RemoteTailer
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
