@@ -192,13 +192,13 @@ def _play_plain(replay) -> int:
     """The plain watcher (`watch --plain`) on the replayed log, with the replay running beside it."""
     import asyncio
 
+    from tui.cli import build_parser
     from tui.commands.watch import PlainWatch
 
     async def main() -> int:
         feeder = asyncio.create_task(_drain(replay))
         try:
-            args = argparse.Namespace(log=str(replay.log_path), plain=True, server=None, timeout=None,
-                                      from_end=False, echo=False, host=None)
+            args = build_parser().parse_args(["watch", "--plain", str(replay.log_path)])  # watch's defaults
             return int(await PlainWatch(args, None).run() or 0)
         finally:
             feeder.cancel()
