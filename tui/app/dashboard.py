@@ -1,9 +1,8 @@
 """Opening the dashboard from the command line: sources -> session -> app.
 
-``run_dashboard(args)`` serves `watchtower watch` (without ``--plain``): ``args`` has
-``log``, ``server``, ``timeout``, ``from_end`` and, where the parser offers them,
-``host``, ``gpus``, ``gpu_interval``, ``theme``. ``play_recording`` serves `replay`
-and `demo`. Both return the exit status of the verdict when the user quits.
+``run_dashboard(args)`` serves `watchtower watch` (without ``--plain``), with watch's
+options; ``play_recording`` serves `replay` and `demo`. Both return the exit status of
+the verdict when the user quits.
 """
 
 from __future__ import annotations
@@ -83,33 +82,19 @@ def load_profile(server: str | None) -> Any:
         raise UsageError(str(exc)) from None
 
 
-def gpu_source(kind: str | None, host: str | None, interval: float = 1.0) -> Any:
-    """The GPU poller for ``--gpus`` (auto: NVML here, nvidia-smi on a remote host); None for none."""
-    kind = kind or "auto"
-    if kind == "none":
-        return None
-    from tui.sources.gpu import make_gpu_source
-
-    return make_gpu_source(kind, host, interval)
-
-
-def log_source(args: argparse.Namespace) -> Any:
-    from tui.sources import log_tailer
-
-    return log_tailer(args.log, host=getattr(args, "host", None), from_end=getattr(args, "from_end", False))
-
-
 def run_dashboard(args: argparse.Namespace) -> int:
     """`watchtower watch LOG` in the dashboard; returns 0 ready, 1 failed, 3 still starting."""
-    host = getattr(args, "host", None)
-    gpus = gpu_source(getattr(args, "gpus", None), host, float(getattr(args, "gpu_interval", 1.0) or 1.0))
+    from tui.sources import log_tailer
+    from tui.sources.gpu import make_gpu_source
+
+    gpus = make_gpu_source(args.gpus, args.host, args.gpu_interval)
     session = WatchSession(
-        log=log_source(args),
+        log=log_tailer(args.log, host=args.host, from_end=args.from_end),
         gpu=gpus,
-        profile=load_profile(getattr(args, "server", None)),
-        info=SessionInfo(server=getattr(args, "server", None), host=host or "localhost", log_path=str(args.log)),
+        profile=load_profile(args.server),
+        info=SessionInfo(server=args.server, host=args.host or "localhost", log_path=str(args.log)),
     )
-    app = build_app(session, theme=getattr(args, "theme", None), gpus_enabled=gpus is not None)
+    app = build_app(session, theme=args.theme, gpus_enabled=gpus is not None)
     return int(app.run() or 0)
 
 

@@ -57,12 +57,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _record(args: argparse.Namespace, writer) -> str:
-    from tui.app.dashboard import gpu_source
     from tui.core.state import FAILED, READY
     from tui.session import WatchSession
     from tui.sources import log_tailer
+    from tui.sources.gpu import make_gpu_source
 
-    gpus = gpu_source(args.gpus, args.host, args.gpu_interval)
+    gpus = make_gpu_source(args.gpus, args.host, args.gpu_interval)
     session = WatchSession(log=log_tailer(args.log, host=args.host, from_end=args.from_end), gpu=gpus)
     session.handlers = {
         LogChunk: [lambda e: writer.log(e.at, e.data)],

@@ -139,20 +139,6 @@ def load_profile(server: str | None):
         raise UsageError(f"--server {server}: {exc}") from None
 
 
-def gpu_source(kind: str, host: str | None):
-    """The GPU helper's source for ``--gpus``; None for none (the panel says why)."""
-    if kind == "none":
-        return None
-    try:
-        from tui.app.dashboard import gpu_source as make
-    except ImportError:
-        return None
-    try:
-        return make(kind, host)
-    except ImportError:
-        return None
-
-
 def run(args: argparse.Namespace) -> int:
     spec = build_spec(args)
     if args.plain:
@@ -169,7 +155,9 @@ def make_launch(spec, args, terminal=None, subscribers=()):
     from tui.session import SessionInfo, WatchSession
 
     info = SessionInfo(host=spec.host_label, title=f"run: {spec.name}")
-    session_gpu = gpu_source(args.gpus, spec.host)
+    from tui.sources.gpu import make_gpu_source
+
+    session_gpu = make_gpu_source(args.gpus, spec.host)
     session = WatchSession(gpu=session_gpu, profile=load_profile(args.server), info=info)
     try:
         history = History()
