@@ -230,3 +230,15 @@ async def ssh_connections_closed():
     from tui.sources import ssh
 
     await ssh.close_all()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--fuzz", action="store_true", help="run the parser fuzz tests long (thousands of examples, minutes)"
+    )
+
+
+@pytest.fixture(scope="session")
+def fuzz_examples(request: pytest.FixtureRequest) -> int:
+    """Examples per fuzz test: a few seconds' worth normally, many more under ``--fuzz``."""
+    return 5000 if request.config.getoption("--fuzz") else 150

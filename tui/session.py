@@ -28,6 +28,7 @@ from tui.core.events import (
     LogChunk,
     LogGap,
     LogRestart,
+    LineUnparsed,
     LogWaiting,
     PhaseEnded,
     PhaseStarted,
@@ -500,6 +501,8 @@ class WatchSession:
                 self._style_line(event.line, PHASE)
             elif isinstance(event, WarningFound):
                 self._style_line(event.line, WARNING)
+                if isinstance(event, LineUnparsed):
+                    self.scrollback.mark(f"⚠ {event.text}")
             elif isinstance(event, ErrorFound):
                 report = event.error
                 numbers = [n for n, _ in getattr(report, "block", ())] or [report.line]

@@ -249,7 +249,7 @@ class PlainPrinter:
         self.say(f"  {self.launch.command_text}")
 
     def update(self, update) -> None:
-        from tui.core.events import ErrorFound, PhaseEnded, PhaseStarted, Ready, WarningFound
+        from tui.core.events import ErrorFound, LineUnparsed, PhaseEnded, PhaseStarted, Ready
         from tui.core.state import PHASE_TITLES
         from tui.core.verdict import EXIT_KINDS
         from tui.core.wording import clock
@@ -267,8 +267,8 @@ class PlainPrinter:
                     continue  # the exit is in the verdict; consequences are in the log
                 rank = f" ({err.rank})" if getattr(err, "rank", None) else ""
                 self.say(f"  error at line {err.line}{rank}: {err.title}")
-            elif isinstance(event, WarningFound):
-                pass
+            elif isinstance(event, LineUnparsed):
+                self.say(f"  warning: {event.text}")
             elif isinstance(event, Ready):
                 self.say(f"  ready marker at line {event.line}")
 

@@ -90,6 +90,7 @@ def to_json(state: StartupState) -> dict:
             for e in state.errors
         ],
         "warnings": state.warnings,
+        "unparsed": state.unparsed,
         "lines": state.lines,
     }
 
@@ -111,6 +112,8 @@ def render(path: str, state: StartupState) -> str:
         ranks = [r for r in dict.fromkeys(e.rank for e in (first, *others)) if r]
         where = f" [{ranks[0]}{f', also {len(ranks) - 1} more rank(s)' if len(ranks) > 1 else ''}]" if ranks else ""
         out.append(f"  error at line {first.line}{where}: {first.title}")
+    if state.unparsed:
+        out.append(f"  warning: {state.unparsed} line(s) could not be parsed (the first: line {state.first_unparsed})")
     if state.warnings:
         out.append(f"  {state.warnings} warning(s)")
     return "\n".join(out)

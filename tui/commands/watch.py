@@ -19,6 +19,7 @@ from tui.commands import EXIT_FAILED, EXIT_READY, EXIT_STARTING, EXIT_USAGE, Usa
 from tui.core.events import (
     ConnectionState,
     ErrorFound,
+    LineUnparsed,
     LogChunk,
     LogGap,
     LogRestart,
@@ -247,6 +248,9 @@ class PlainWatch:
         self.say(f"{title(event.phase)} {pct}{event.detail}".rstrip())
 
     def warning(self, event: WarningFound) -> None:
+        if isinstance(event, LineUnparsed):
+            self.say(f"warning: {event.text}")  # always shown: a line Watchtower did not understand
+            return
         self.warnings_shown += 1
         if self.warnings_shown <= MAX_WARNINGS_SHOWN:
             self.say(f"warning (line {event.line}): {event.text}")

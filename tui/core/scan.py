@@ -16,7 +16,7 @@ import functools
 import re
 from typing import Protocol
 
-from tui.core.lines import Line, LineAssembler, Progress
+from tui.core.lines import Line, LineAssembler, Progress, make_line
 
 try:  # google-re2: linear time and much faster on literal alternations
     import re2 as _re2
@@ -41,7 +41,9 @@ class Prefilter:
     def __init__(self, words: tuple[str, ...]) -> None:
         ordered = sorted(set(words), key=len, reverse=True)
         engine = _re2 if _re2 is not None else re
-        self.in_bytes = engine.compile(b"|".join(re.escape(w.encode()) for w in ordered))
+        # ESC too: an escape sequence inside a word ("Load \\x1b[1mweight") hides it from a byte
+        # search, and a line holding one is looked at only once the sequences are gone.
+        self.in_bytes = engine.compile(b"|".join([*(re.escape(w.encode()) for w in ordered), rb"\x1b"]))
         self._in_text = engine.compile("|".join(re.escape(w) for w in ordered)).search
 
     def in_line(self, line: Line) -> bool:
@@ -112,8 +114,18 @@ class Scanner:
             pos = nl + 1
 
     def _skip(self, block: bytes, start: int, end: int) -> None:
-        """Whole lines ``block[start:end]`` without a word: counted, never built."""
+        """Whole lines ``block[start:end]`` without a word: counted, never built, except the
+        last one with something in it (what the log said last, as a tracker fed them all keeps)."""
         self._lines.skip(block.count(b"\n", start, end), end - start)
+        number, stop = self._lines.number, end - 1  # block[stop] is the region's last \n
+        while stop > start:
+            begin = block.rfind(b"\n", start, stop) + 1 or start
+            raw = block[begin:stop]
+            text = make_line(number, begin, raw[:-1] if raw.endswith(b"\r") else raw).text
+            if text and not text.isspace():
+                self.tracker.pass_over(number, text)
+                break
+            number, stop = number - 1, begin - 1
         self.tracker.pass_over(self._lines.number)
 
     def _take(self, data: bytes, at: float | None, only_candidates: bool = False) -> None:

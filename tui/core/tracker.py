@@ -18,6 +18,7 @@ from datetime import datetime
 from tui.core.classifier import Classifier
 from tui.core.events import (
     ErrorFound,
+    LineUnparsed,
     PhaseEnded,
     PhaseProgress,
     PhaseStarted,
@@ -36,6 +37,22 @@ MAX_ERRORS = 1000
 DRAFT = "draft_init"
 MAIN = "main"  # the rank of lines whose prefix names none
 _DIGITS = re.compile(r"\d+")
+
+
+def _count(text: str | None) -> int | None:
+    """A bar's count as a number; None for what no real bar prints (a 300-digit number, "½")."""
+    if text is None or not 0 < len(text) <= 18 or not text.isascii() or not text.isdigit():
+        return None
+    return int(text)
+
+
+def _seconds(text: str | None) -> float | None:
+    """An "elapsed=…" figure, if it is a plain, finite, non-negative number."""
+    try:
+        value = float(text) if text else None
+    except ValueError:
+        return None
+    return value if value is not None and 0.0 <= value < 1e9 else None
 
 
 def _is_bar(text: str) -> bool:
@@ -113,12 +130,29 @@ class StartupTracker:
         return self.classifier.open or (self.profile is None and not self._gave_up)
 
     def feed(self, item: Line | Progress, at: float | None = None) -> list[TrackerEvent]:
-        """One line (or a live ``\\r`` update of the open line); ``at``: when it arrived."""
+        """One line (or a live ``\\r`` update of the open line); ``at``: when it arrived.
+
+        Never raises: a line the tracker fails on is skipped, counted in ``state.unparsed``
+        and reported as a ``LineUnparsed`` warning, so one odd line cannot stop a watch."""
         events: list[TrackerEvent] = []
+        try:
+            self._feed(item, at, events)
+        except Exception as exc:  # the boundary: whatever one line does, following goes on
+            self.pass_over(item.number)
+            state = self.state
+            state.unparsed += 1
+            state.warnings += 1
+            if state.first_unparsed is None:
+                state.first_unparsed = item.number
+            reason = f"{type(exc).__name__}: {exc}"[:200]
+            events.append(LineUnparsed(item.number, f"line {item.number} could not be parsed ({reason})"))
+        return events
+
+    def _feed(self, item: Line | Progress, at: float | None, events: list[TrackerEvent]) -> None:
         if isinstance(item, Progress):
             if self.profile is not None:
                 self._bar_only(item.number, item.text, at, events)
-            return events
+            return
         number = item.number
         self.pass_over(number)
         if self.profile is None and not self._gave_up:
@@ -133,7 +167,6 @@ class StartupTracker:
             self._segment(number, text, at, events)
         if segments:
             self.pass_over(number, segments[-1])
-        return events
 
     def pass_over(self, number: int, text: str | None = None) -> None:
         """Line ``number`` was read but needs no matching (a prefilter found no marker word in
@@ -227,7 +260,7 @@ class StartupTracker:
             self._announced = True
             events.append(ServerDetected(self.profile.name, number))
         profile = self.profile or self._generic
-        msg, rank, record, level, ts_text = text, None, False, None, None
+        msg, groups, record, level, ts_text = text, None, False, None, None
         for header in profile.headers:
             match = header.match(text)
             if match is not None:
@@ -236,9 +269,7 @@ class StartupTracker:
                 ts_text = groups.get("ts")
                 level = groups.get("lvl")
                 record = ts_text is not None or level is not None
-                rank = self._rank(groups.get("ranks"), groups.get("proc"))
                 break
-        ts = self._time(ts_text, at)
         if (
             not self.classifier.open
             and self._anything is not None
@@ -247,7 +278,11 @@ class StartupTracker:
             and not msg.startswith("Process ")
             and (level is None or level not in profile.warning_levels)
         ):
-            return  # nothing can match: the common case, one search
+            # Nothing can match: the common case, one search. Such a line leaves no trace
+            # (no rank, no timestamp), exactly like one a prefilter skipped: scan == watch.
+            return
+        rank = None if groups is None else self._rank(groups.get("ranks"), groups.get("proc"))
+        ts = self._time(ts_text, at)
         errors, warning, consumed = self.classifier.feed(number, msg, rank, record, level, ts)
         if errors:
             self._errors(errors, events)
@@ -258,7 +293,7 @@ class StartupTracker:
             return
         if self._any_marker is not None and self._any_marker.search(msg) is None:
             return
-        self._markers(number, msg, rank, ts, events)
+        self._markers(number, msg, MAIN if rank is None else rank, ts, events)
 
     def _detect(self, number: int, text: str, events: list[TrackerEvent]) -> None:
         for profile in self._candidates:
@@ -450,9 +485,9 @@ class StartupTracker:
             return
         if phase is None:
             start_ts = ts
-            seconds = match.groupdict().get("seconds")
-            if action == "end" and seconds and ts is not None:
-                start_ts = ts - float(seconds)
+            seconds = _seconds(match.groupdict().get("seconds"))
+            if action == "end" and seconds is not None and ts is not None:
+                start_ts = ts - seconds
             start = min(
                 (v for k, v in self._implicit.items() if k[0] == spec.name),
                 default=(number, start_ts),
@@ -578,12 +613,12 @@ class StartupTracker:
             return  # a stray bar after its phase
         groups = match.groupdict()
         fraction = None
-        n, total, pct = groups.get("n"), groups.get("total"), groups.get("pct")
-        if n is not None and total is not None and int(total) > 0:
-            fraction = min(1.0, int(n) / int(total))
+        n, total, pct = _count(groups.get("n")), _count(groups.get("total")), _count(groups.get("pct"))
+        if n is not None and total:
+            fraction = min(1.0, n / total)
             detail = f"{n}/{total}"
         elif pct is not None:
-            fraction = min(1.0, int(pct) / 100)
+            fraction = min(1.0, pct / 100)
             detail = f"{pct}%"
         else:
             detail = ""
