@@ -8,7 +8,6 @@ real scanner, the real live session fed by a real tailer, and the real ``watch -
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import subprocess
 import sys
@@ -17,12 +16,13 @@ from pathlib import Path
 import pytest
 
 from tests.app_support import make_app, screen_text, until
-from tui.commands.watch import PlainWatch
 from tui.core.events import LineUnparsed
+from tui.core.options import WatchOptions
 from tui.core.profiles import builtin_profiles, prefilter_words
 from tui.core.scan import Scanner
 from tui.core.state import READY
 from tui.core.tracker import StartupTracker
+from tui.present.plain import PlainWatch
 from tui.session import MARK, WatchSession
 from tui.sources.local import LocalTailer
 
@@ -124,8 +124,7 @@ async def test_the_live_session_marks_the_line_and_keeps_following_a_real_file(t
 async def test_watch_plain_prints_the_warning_and_reaches_ready(tmp_path, capsys):
     log = tmp_path / "server.log"
     log.write_bytes(START + b"[2026-02-22 23:38:59 TP0] BOOM\n" + READY_LINE)
-    args = argparse.Namespace(log=str(log), host=None, from_end=False, timeout=30.0, echo=False)
-    watch = PlainWatch(args, None)
+    watch = PlainWatch(WatchOptions(log=str(log), timeout=30.0), None)
     watch.tracker = FailingTracker()
     assert await asyncio.wait_for(watch.run(), 40) == 0
     out = capsys.readouterr().out
