@@ -15,6 +15,7 @@ shown, stored or handed to hooks goes through a :class:`~tui.core.secrets.Masker
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shlex
 import signal
@@ -39,7 +40,7 @@ from tui.core.verdict import (
     log_error,
 )
 from tui.history import Attempt as AttemptRecord
-from tui.history import Expectations, History, phase_seconds
+from tui.history import Expectations, History, HistoryError, phase_seconds
 from tui.notify import BELL, hook_env, run_hook, title_sequence
 from tui.sources.health import HealthProbe
 from tui.sources.process import (
@@ -147,6 +148,8 @@ class Launch:
         self._tasks: set[asyncio.Task] = set()
         self._writes: set[asyncio.Task] = set()  # history updates and hooks
         self._db_lock = asyncio.Lock()
+        self._claimed = False  # this launch holds the history's lock on its name
+        self._history_failed = ""  # the last history write failure said
         self._gpu_event = asyncio.Event()
         self._notified: set[int] = set()
         self._ticker: asyncio.Task | None = None
@@ -296,6 +299,10 @@ class Launch:
         same GPUs), else launch attempt vN+1. ``launch=False`` (``watchtower attach``) only
         reattaches: LaunchError when nothing runs.
         """
+        async with self._claim():  # a second `run --name X` at this moment waits, then reattaches
+            return await self._start(launch)
+
+    async def _start(self, launch: bool) -> Attempt:
         if self.history is not None:
             self.records = await asyncio.to_thread(self.history.attempts, self.spec.name)
         found = await self.reattach()
@@ -305,7 +312,7 @@ class Launch:
             latest = self.records[-1] if self.records else None
             which = f"v{latest.attempt} of {self.spec.name}" if latest else self.spec.name
             raise LaunchError(f"{which} is not running any more; start it again with `watchtower run`")
-        return await self.launch()
+        return await self._launch()
 
     async def reattach(self) -> Attempt | None:
         latest = self.records[-1] if self.records else None
@@ -350,6 +357,10 @@ class Launch:
 
     async def launch(self, command: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> Attempt:
         """Start the next attempt (the current one must have ended)."""
+        async with self._claim():
+            return await self._launch(command, env)
+
+    async def _launch(self, command: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> Attempt:
         if self.run is not None and self.run.alive:
             raise LaunchError(f"attempt v{self.run.attempt} is still running: stop it first")
         if command is not None:
@@ -366,12 +377,9 @@ class Launch:
         if self.run is not None and self.run.pgid and self.run.pgid not in self.old_pgids:
             self.old_pgids.append(self.run.pgid)
         await self._load_expectations()
-        run = await self.runner.start(number, self.spec.command, self.spec.env, log_path, pid_path, self.spec.cwd)
-        self.run = run
-        self.reattached = False
-        self.verdict_now = None
-        if self.history is not None:
-            self.record = await self._db(
+        record = None
+        if self.history is not None:  # recorded first: a history that cannot be written stops us here
+            record = await self._db(
                 self.history.start,
                 self.spec.name,
                 command=self.spec.command,
@@ -379,10 +387,20 @@ class Launch:
                 host=self.spec.host_label,
                 log_path=str(log_path),
                 attempt=number,
-                started_at=run.started_at,
-                pid=run.pid,
             )
-            self.records.append(self.record)
+        try:
+            run = await self.runner.start(number, self.spec.command, self.spec.env, log_path, pid_path, self.spec.cwd)
+        except BaseException:
+            if record is not None:
+                await self._db(self.history.forget, record)  # nothing was launched: no attempt
+            raise
+        self.run = run
+        self.reattached = False
+        self.verdict_now = None
+        if record is not None:
+            self.record = record
+            self.records.append(record)
+            await self._stored(self.history.update, record, masker=self.masker, pid=run.pid)
         self._ensure_ticker()
         await self._follow(run)
         return run
@@ -701,11 +719,40 @@ class Launch:
     def _store(self, **fields: Any) -> None:
         if self.history is None or self.record is None:
             return
-        self._spawn(self._db(self.history.update, self.record, masker=self.masker, **fields), write=True)
+        self._spawn(self._stored(self.history.update, self.record, masker=self.masker, **fields), write=True)
+
+    async def _stored(self, *args: Any, **kwargs: Any) -> None:
+        """A history write while the server runs: a failure is said, once, and watching goes on."""
+        try:
+            await self._db(*args, **kwargs)
+        except LaunchError as exc:
+            if str(exc) != self._history_failed:
+                self._history_failed = str(exc)
+                for note in list(self.notes):
+                    note(f"history not updated: {exc}")
 
     async def _db(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """One history call in a worker thread; a ``HistoryError`` comes out as a ``LaunchError``."""
         async with self._db_lock:
-            return await asyncio.to_thread(fn, *args, **kwargs)
+            try:
+                return await asyncio.to_thread(fn, *args, **kwargs)
+            except HistoryError as exc:
+                raise LaunchError(str(exc)) from None
+
+    @contextlib.asynccontextmanager
+    async def _claim(self):
+        """Hold the history's lock on this name (once: ``start`` launches inside it)."""
+        if self.history is None or self._claimed:
+            yield
+            return
+        self._claimed = True
+        try:
+            async with self.history.claim(self.spec.name):
+                yield
+        except HistoryError as exc:
+            raise LaunchError(str(exc)) from None
+        finally:
+            self._claimed = False
 
     def _spawn(self, coro, *, write: bool = False, name: str | None = None) -> None:
         """A background task; ``write`` ones (history updates, hooks) are awaited by ``settle``."""
