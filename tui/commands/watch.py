@@ -10,6 +10,7 @@ exception type, a clear verdict.
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 
 from tui.commands.options import add_gpu_options, add_theme_option, watch_options
@@ -34,10 +35,26 @@ def run(args: argparse.Namespace) -> int:
     from tui import wiring
 
     options = watch_options(args)
+    if not options.host:
+        refuse_unreadable(options.log)
     if not args.plain:
         return wiring.watch_dashboard(options)
     if options.timeout is not None and options.timeout <= 0:
         raise UsageError("--timeout must be a positive number of seconds")
-    if not options.host and os.path.isdir(options.log):
-        raise UsageError(f"{options.log}: is a directory, not a log file")
     return wiring.watch_plain(options)
+
+
+def refuse_unreadable(path: str) -> None:
+    """A log that exists but cannot be read is a usage error now (exit 2), not a wait until the
+    timeout; one that does not exist yet may still appear."""
+    if os.path.isdir(path):
+        raise UsageError(f"{path}: is a directory, not a log file")
+    try:
+        os.close(os.open(path, os.O_RDONLY | os.O_NONBLOCK))  # non-blocking: a FIFO opens at once
+    except FileNotFoundError:
+        return
+    except PermissionError:
+        raise UsageError(f"{path}: permission denied (cannot read the log)") from None
+    except OSError as exc:
+        if exc.errno == errno.ENOTDIR:
+            raise UsageError(f"{path}: a part of the path is not a directory") from None

@@ -355,8 +355,8 @@ class LocalRunner:
             )
         except FileNotFoundError:
             raise LaunchError(f"command not found: {command[0]}") from None
-        except PermissionError:
-            raise LaunchError(f"command not executable: {command[0]}") from None
+        except PermissionError as exc:
+            raise LaunchError(_not_runnable(exc, command[0], cwd)) from None
         finally:
             log.close()
         run = Attempt(
@@ -476,6 +476,17 @@ async def _wait_pidfd(pidfd: int, exit_file: str) -> int | None:
         return None
     returncode, signum = found
     return -signum if signum is not None else returncode
+
+
+def _not_runnable(exc: PermissionError, program: str, cwd: str | None) -> str:
+    """Which file the permission was denied on: the working directory, Watchtower's own Python
+    (it runs the wrapper that starts the command), or the command itself."""
+    culprit = exc.filename or program
+    if cwd is not None and os.path.realpath(culprit) == os.path.realpath(cwd):
+        return f"cannot enter the working directory {cwd}: permission denied"
+    if culprit == sys.executable:
+        return f"cannot run {culprit} (the Python that starts {program}): permission denied"
+    return f"command not executable: {culprit}"
 
 
 def _check_executable(program: str, cwd: str | None) -> None:
