@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from tui.core.errors import UsageError
+from tui.core.lines import clean
 from tui.core.options import LaunchOptions, PlaybackOptions, RecordOptions, WatchOptions
 from tui.session import SessionInfo, Subscriber, WatchSession
 
@@ -220,7 +221,7 @@ def make_launch(
     except HistoryError as exc:
         raise UsageError(str(exc)) from None
     if history.notice:
-        print(f"watchtower: {history.notice}", file=sys.stderr)
+        print(f"watchtower: {clean(history.notice)}", file=sys.stderr)
     for subscriber in subscribers:
         session.subscribe(subscriber)
     launch = Launch(spec, history=history, terminal=terminal)
@@ -254,7 +255,6 @@ def launch_plain(spec: Any, options: LaunchOptions) -> int:
 
 
 async def run_plain(spec: Any, options: LaunchOptions) -> int:
-    from tui.core.lines import clean
     from tui.core.verdict import EXIT_FAILED, EXIT_READY, EXIT_STARTING
     from tui.launch import LaunchError
     from tui.present.plain import PlainPrinter

@@ -7,6 +7,7 @@ import json
 import os
 
 from tui.commands import EXIT_FAILED, EXIT_READY, EXIT_STARTING, UsageError
+from tui.core.lines import clean
 from tui.core.profiles import ProfileError, builtin_profiles, load_profile, prefilter_words
 from tui.core.scan import Scanner
 from tui.core.state import FAILED, PHASE_TITLES, READY, STOPPED, StartupState
@@ -116,7 +117,7 @@ def render(path: str, state: StartupState) -> str:
         out.append(f"  warning: {state.unparsed} line(s) could not be parsed (the first: line {state.first_unparsed})")
     if state.warnings:
         out.append(f"  {state.warnings} warning(s)")
-    return "\n".join(out)
+    return "\n".join(map(clean, out))  # the path, too, reaches the terminal
 
 
 def run(args: argparse.Namespace) -> int:

@@ -24,8 +24,10 @@ _ANSI = re.compile(
     r"|\x1b[PX^_][^\x1b]*(?:\x1b\\|$)"
     r"|\x1b[@-Z\\-_]"
 )
-# Control characters that must never reach a terminal raw (tab is kept).
-_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f\x80-\x9f]")
+# Control characters that must never reach a terminal raw (tab is kept), and the format
+# characters that move text about: line / paragraph separators and bidi overrides / isolates
+# (U+202E turns "gpj.exe" into "exe.jpg" on screen).
+_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f\x80-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def _visible(match: re.Match[str]) -> str:
@@ -34,11 +36,14 @@ def _visible(match: re.Match[str]) -> str:
         return chr(0x2400 + code)  # the Unicode "control pictures": NUL -> U+2400
     if code == 0x7F:
         return "\u2421"
-    return "\ufffd"
+    if code <= 0x9F:
+        return "\ufffd"
+    return f"<U+{code:04X}>"
 
 
 def clean(text: str) -> str:
-    """ANSI sequences removed, other control characters made visible: safe to print."""
+    """ANSI sequences removed, other control characters (and bidi overrides, U+2028/2029) made
+    visible: safe to print. Every string Watchtower sends to a terminal goes through this."""
     text = _ANSI.sub("", text)
     return _CONTROL.sub(_visible, text) if _CONTROL.search(text) else text
 

@@ -28,7 +28,7 @@ from tui.core.events import (
     Stopped,
     WarningFound,
 )
-from tui.core.lines import Line, LineAssembler
+from tui.core.lines import Line, LineAssembler, clean
 from tui.core.options import WatchOptions
 from tui.core.state import FAILED, PHASE_TITLES, READY, STOPPED, ErrorReport
 from tui.core.verdict import EXIT_FAILED, EXIT_READY, EXIT_STARTING, EXIT_USAGE
@@ -75,7 +75,8 @@ class PlainWatch:
         now = time.monotonic() - self.started
         minutes, secs = divmod(now, 60)
         stamp = f"{time.strftime('%H:%M:%S')}  +{int(minutes):02d}:{secs:04.1f}"
-        for i, line in enumerate(text.splitlines() or [""]):
+        for i, line in enumerate(text.split("\n")):  # \n only: clean() shows U+2028 and the rest
+            line = clean(line)
             print(f"{stamp}  {indent}{line}" if i == 0 else f"{' ' * len(stamp)}  {indent}{line}")
 
     # ------------------------------------------------------------ main loop
