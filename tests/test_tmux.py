@@ -138,3 +138,21 @@ def test_demo_in_gnu_screen(tmp_path):
         assert sum(1 for line in lines if re.search(r"\b[0-7] .*1/140G", line)) == 8
     finally:
         subprocess.run(["screen", "-S", name, "-X", "quit"], capture_output=True)
+
+
+def test_copy_inside_tmux_reaches_the_tmux_buffer_and_says_so():
+    """tmux's default set-clipboard (external) drops an application's OSC 52: the copy goes
+    into a tmux buffer too, and the notification says where, and how to paste it."""
+    pane = demo(120, 30, "--speed", "30", "--scenario", "crash-attr")
+    try:
+        pane.wait_for(r"FAILED", timeout=40)
+        assert pane.tmux("show-options", "-gv", "set-clipboard").strip() == "external"
+        pane.keys("e")
+        pane.keys("y")
+        text = pane.wait_for(r"tmux buffer")
+        assert "prefix ]" in text and "w writes a file" in text
+        copied = pane.tmux("show-buffer")
+        assert copied.splitlines()[0].endswith("Traceback (most recent call last):")
+        assert copied.rstrip().splitlines()[-1].startswith("AttributeError:")
+    finally:
+        pane.close()

@@ -26,6 +26,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Input, Static
 
+from tui.app.clipboard import copy_text
 from tui.app.gpus import GpuPanel
 from tui.app.header import VerdictHeader
 from tui.app.logview import LogView
@@ -68,7 +69,7 @@ DESCRIPTIONS: dict[str, str] = {
     "toggle_ranks": "per-rank grid instead of the timeline (toggle)",
     "cycle_theme": "next theme",
     "screenshot": "save an SVG screenshot",
-    "copy_error": "copy the current error block to the clipboard (OSC 52: works in tmux, over SSH)",
+    "copy_error": "copy the current error block (tmux buffer inside tmux, OSC 52 otherwise; w for a file)",
     "write_report": "write a plain-text report (verdict, timeline, errors with tracebacks)",
     "help": "this help",
     "quit": "quit",
@@ -376,18 +377,20 @@ class WatchtowerApp(App[int]):
         entry = self.log_view.current_entry()
         if entry is not None and entry.style == ERROR:
             for error in errors:
-                if any(n == entry.number for n, _ in error.block) or error.line == entry.number:
+                if error.covers(entry.number):
                     return error
         return self.session.state.first_error or (errors[0] if errors else None)
 
-    def action_copy_error(self) -> None:
+    async def action_copy_error(self) -> None:
         error = self.current_error()
         if error is None:
             self.notify("No error to copy", timeout=2)
             return
-        lines = [text for _, text in error.block] or [error.title]
-        self.copy_to_clipboard("\n".join(lines) + "\n")
-        self.notify(f"Copied {len(lines)} lines ({error.kind}, line {error.line}) to the clipboard", timeout=3)
+        block = self.session.block_text(error)
+        what = f"{len(block.lines)} lines ({error.kind}, line {error.line})"
+        said = await copy_text(self, block.text() or f"{error.title}\n", what)
+        note = block.note()
+        self.notify(f"{said}" + (f". {note}" if note else ""), severity="warning" if note else "information", timeout=6)
 
     def action_write_report(self) -> None:
         self.output_dir.mkdir(parents=True, exist_ok=True)
