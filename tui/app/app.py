@@ -208,6 +208,7 @@ class WatchtowerApp(App[int]):
 
     def on_mount(self) -> None:
         self.session.subscribe(self.on_session_update)
+        self.watch(self.log_view, "follow", lambda _follow: self.query_one(LogStatus).refresh(), init=False)
         self.log_view.focus()
         self.call_after_refresh(self.log_view.sync)
         if self._autostart:  # after the first paint: starting primes the tracker (~50 ms of regex set-up)
@@ -339,7 +340,7 @@ class WatchtowerApp(App[int]):
 
     def action_bottom(self) -> None:
         self.log_view.follow = True
-        self.query_one(LogStatus).refresh()
+        self.log_view.scroll_to_end()  # also when it was following already
 
     # ---------------------------------------------------------------- actions: views and output
 
