@@ -22,6 +22,7 @@ from rich.text import Text
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.filter import Monochrome, NoColor
 from textual.screen import ModalScreen, Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Input, Static
@@ -31,7 +32,7 @@ from tui.app.gpus import GpuPanel
 from tui.app.header import VerdictHeader
 from tui.app.logview import LogView
 from tui.app.report import build_report
-from tui.app.themes import Palette
+from tui.app.themes import Colourless, Palette, monochrome
 from tui.app.timeline import PhaseTimeline, RankGrid
 from tui.session import ERROR, Update, WatchSession
 
@@ -171,6 +172,8 @@ class WatchtowerApp(App[int]):
     ) -> None:
         super().__init__()
         self.session = session
+        if self.no_color:  # NO_COLOR (read by Textual): bold, reverse and glyphs carry the meaning
+            palettes = {name: monochrome(palette) for name, palette in palettes.items()}
         self.palettes = palettes
         self.palette = palettes[theme]
         self.gpus_enabled = gpus_enabled
@@ -185,6 +188,13 @@ class WatchtowerApp(App[int]):
             self.register_theme(palette.textual)
         self.theme = self.palette.textual.name
         self._theme_order = list(palettes)
+        self._colourless = Colourless()
+
+    def get_line_filters(self):
+        filters = super().get_line_filters()
+        if self.no_color:  # instead of Textual's greyscale: no colour at all
+            filters = [f for f in filters if not isinstance(f, (Monochrome, NoColor))] + [self._colourless]
+        return filters
 
     # ---------------------------------------------------------------- layout
 
