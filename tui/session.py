@@ -38,7 +38,7 @@ from tui.core.events import (
     WarningFound,
 )
 from tui.core.lines import Line, LineAssembler, Progress
-from tui.core.state import FAILED, READY, StartupState
+from tui.core.state import FAILED, READY, STARTING, StartupState
 
 # Style classes of scrollback entries; the log view maps each to a theme style.
 NORMAL, ERROR, WARNING, PHASE, PROGRESS, MARK = "normal", "error", "warning", "phase", "progress", "mark"
@@ -314,6 +314,9 @@ class WatchSession:
         self.last_output_at: float | None = None
         self.handlers: dict[type, list[EventHandler]] = {}
         self.badges: dict[str, str] = {}  # extra header fields, e.g. {"health": "pending"}
+        #: ``--timeout``: seconds the startup was given; ``timed_out`` once they passed while starting.
+        self.timeout: float | None = None
+        self.timed_out = False
         #: A richer verdict than the log's own (the launcher's: dead / loading / stalled?), or None.
         self.verdict_override: Callable[[], Any] | None = None
         #: The local file the log source reads: a block's old lines can be re-read from it by offset.
@@ -393,6 +396,12 @@ class WatchSession:
         self.exit = None
         self.silences.clear()
         self._changed("log", "state")
+
+    def time_out(self) -> None:
+        """The ``--timeout`` passed: a startup still undecided stays 'timed out' from now on."""
+        if self.state.outcome == STARTING and self.exit is None:
+            self.timed_out = True
+            self._changed("state")
 
     def elapsed(self) -> float | None:
         """Seconds since the first log bytes arrived, frozen at the verdict."""

@@ -220,9 +220,11 @@ class WatchtowerApp(App[int]):
         panels: Iterable[Widget] = (),
         output_dir: str | os.PathLike[str] = ".",
         autostart: bool = True,
+        timeout: float | None = None,
     ) -> None:
         super().__init__()
         self.session = session
+        session.timeout = timeout
         if self.no_color:  # NO_COLOR (read by Textual): bold, reverse and glyphs carry the meaning
             palettes = {name: monochrome(palette) for name, palette in palettes.items()}
         self.palettes = palettes
@@ -273,6 +275,8 @@ class WatchtowerApp(App[int]):
         self.watch(self.log_view, "follow", lambda _follow: self.query_one(LogStatus).refresh(), init=False)
         self.log_view.focus()
         self.call_after_refresh(self.log_view.sync)
+        if self.session.timeout is not None:
+            self.set_timer(self.session.timeout, self.session.time_out)
         if self._autostart:  # after the first paint: starting primes the tracker (~50 ms of regex set-up)
             self.call_after_refresh(self.session.start)
 
@@ -492,6 +496,8 @@ class WatchtowerApp(App[int]):
         from tui.core.state import FAILED, READY, STOPPED
 
         outcome = self.session.state.outcome
+        if self.session.timed_out:
+            return EXIT_STARTING
         if outcome in (READY, STOPPED):
             return EXIT_READY
         return EXIT_FAILED if outcome == FAILED else EXIT_STARTING

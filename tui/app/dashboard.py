@@ -52,6 +52,7 @@ def build_app(
     panels: Iterable[Any] = (),
     output_dir: str | os.PathLike[str] = ".",
     autostart: bool = True,
+    timeout: float | None = None,
 ):
     """The app for ``session`` with the chosen theme (UsageError for an unknown one)."""
     from tui.app import themes
@@ -67,6 +68,7 @@ def build_app(
         panels=panels,
         output_dir=output_dir,
         autostart=autostart,
+        timeout=timeout,
     )
 
 
@@ -94,7 +96,7 @@ def run_dashboard(args: argparse.Namespace) -> int:
         profile=load_profile(args.server),
         info=SessionInfo(server=args.server, host=args.host or "localhost", log_path=str(args.log)),
     )
-    app = build_app(session, theme=args.theme, gpus_enabled=gpus is not None)
+    app = build_app(session, theme=args.theme, gpus_enabled=gpus is not None, timeout=args.timeout)
     return int(app.run() or 0)
 
 
