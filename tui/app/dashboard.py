@@ -112,18 +112,24 @@ def replay_session(path: str | os.PathLike[str], *, speed: float, title: str | N
         raise UsageError(str(exc)) from None
     header = recording.header
     origin = time.time()
+    title = title or str(header.get("title") or f"replay: {os.path.basename(str(path))}")
     session = WatchSession(
-        log=LocalTailer(replay.log_path),
+        log=LocalTailer(replay.log_path),  # (the replay writes the recorded bytes into a file of its own)
         gpu=replay,
         clock=lambda: origin + (time.time() - origin) * speed,  # recording time: silences keep their length
         info=SessionInfo(
             server=header.get("server"),
             host=str(header.get("host") or "localhost"),
-            log_path=str(replay.log_path),
-            title=title or str(header.get("title") or f"replay: {os.path.basename(str(path))}"),
+            log_path=recorded_log(recording, replay),
+            title=title + (" (cut short: valid up to its last record)" if recording.cut else ""),
         ),
     )
     return session, replay
+
+
+def recorded_log(recording, replay) -> str:
+    """The path the recording was made from (the replay's own file is an implementation detail)."""
+    return str(recording.header.get("log") or replay.log_path)
 
 
 def static_session(path: str | os.PathLike[str], *, upto: float | None = None, title: str | None = None) -> WatchSession:
@@ -168,15 +174,16 @@ def play_recording(path: str | os.PathLike[str], *, speed: float, theme: str | N
     session, replay = replay_session(path, speed=speed, title=title)
     try:
         if plain:
-            return _play_plain(replay)
+            return _play_plain(replay, session.info.log_path)
         app = build_app(session, theme=theme)
         return int(app.run() or 0)
     finally:
         replay.close()
 
 
-def _play_plain(replay) -> int:
-    """The plain watcher (`watch --plain`) on the replayed log, with the replay running beside it."""
+def _play_plain(replay, recorded: str) -> int:
+    """The plain watcher (`watch --plain`) on the replayed log, with the replay running beside it;
+    it names the ``recorded`` log."""
     import asyncio
 
     from tui.cli import build_parser
@@ -186,7 +193,7 @@ def _play_plain(replay) -> int:
         feeder = asyncio.create_task(_drain(replay))
         try:
             args = build_parser().parse_args(["watch", "--plain", str(replay.log_path)])  # watch's defaults
-            return int(await PlainWatch(args, None).run() or 0)
+            return int(await PlainWatch(args, None, label=f"{recorded} (replayed)", ended=replay.done).run() or 0)
         finally:
             feeder.cancel()
 

@@ -2,20 +2,25 @@
 
 The recording is read by the same tailer and GPU sources as `watch`, so it holds exactly
 what Watchtower saw; `watchtower replay FILE` plays it back through the same path.
-Recording stops on Ctrl-C, after --duration, or a few seconds after the startup's
-verdict (ready or failed) unless --keep-going.
+Recording stops on Ctrl-C, SIGTERM or SIGHUP, after --duration, or a few seconds after
+the startup's verdict (ready or failed) unless --keep-going. Every record reaches the file
+as it comes, so even a recorder killed outright leaves a recording valid up to its last
+sample; while it runs, a status line every few seconds says what has been recorded.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import signal
 import time
 
 from tui.core.events import GpuSample, GpuUnavailable, LogChunk, LogRestart
 
 #: Seconds recorded after the verdict (the tail of a crash: sigquit, Killed, GPU memory freed).
 AFTER_VERDICT = 5.0
+#: Seconds between two status lines while recording.
+STATUS_EVERY = 5.0
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -45,15 +50,33 @@ def run(args: argparse.Namespace) -> int:
     except RecordingError as exc:
         raise UsageError(str(exc)) from None
     started = time.monotonic()
+    say(f"recording {args.log}{' on ' + args.host if args.host else ''} to {args.output} "
+        "(Ctrl-C, SIGTERM or SIGHUP stops it; the file is valid at every moment)")
     try:
         outcome = asyncio.run(_record(args, writer))
     except KeyboardInterrupt:
         outcome = "interrupted"
     finally:
         writer.close()
-    print(f"watchtower: recorded {writer.records} events in {time.monotonic() - started:.0f} s "
-          f"to {args.output} ({outcome})")
+    say(f"recorded {writer.records} events in {time.monotonic() - started:.0f} s "
+        f"to {args.output} ({outcome})")
     return 0
+
+
+def say(text: str) -> None:
+    print(f"watchtower: {text}", flush=True)
+
+
+def _status(session, writer, started: float) -> str:
+    """One line: how long, how much, and where the startup is."""
+    from tui.core.state import PHASE_TITLES
+    from tui.core.wording import clock
+
+    state = session.state
+    phase = state.current_phase
+    where = f" in {PHASE_TITLES.get(phase.name, phase.name)}" if phase is not None and state.outcome == "starting" else ""
+    return (f"  {clock(time.monotonic() - started)}  {state.lines:,} lines, {writer.records} events, "
+            f"{writer.bytes_written / 1e6:.1f} MB written · {state.outcome}{where}")
 
 
 async def _record(args: argparse.Namespace, writer) -> str:
@@ -82,12 +105,31 @@ async def _record(args: argparse.Namespace, writer) -> str:
             loop.call_later(AFTER_VERDICT, done.set)
 
     session.subscribe(on_update)
+    stopped_by: list[str] = []
+
+    def stop(signum: int) -> None:
+        stopped_by.append(signal.Signals(signum).name)
+        done.set()
+
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        loop.add_signal_handler(signum, stop, signum)
+    started = time.monotonic()
+
+    async def report() -> None:
+        while True:
+            await asyncio.sleep(STATUS_EVERY)
+            print(_status(session, writer, started), flush=True)
+
+    reporter = asyncio.create_task(report())
     session.start()
     try:
         try:
             await asyncio.wait_for(done.wait(), timeout=args.duration)
         except TimeoutError:
             return "duration reached"
-        return session.state.outcome
+        return f"stopped by {stopped_by[0]}" if stopped_by else session.state.outcome
     finally:
+        reporter.cancel()
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            loop.remove_signal_handler(signum)
         await session.stop()
