@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tui.app.dashboard import replay_session
+from tui.wiring import replay_session
 from tui.sources.replay import load
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -22,7 +22,7 @@ from rich.style import Style
 from textual.filter import LineFilter
 from textual.theme import Theme
 
-from tui.commands import UsageError
+from tui.core.errors import UsageError
 
 DEFAULT = "dark"
 #: Every style a theme may set, with the fallback used when a user theme omits one.
