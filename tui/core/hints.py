@@ -171,6 +171,17 @@ class KnowledgeBase:
         return [rule for rule in self.versions if rule.matches(versions)]
 
 
+def hint_lines(hints: Sequence[Diagnosis], indent: str = "  ") -> list[str]:
+    """``hint: why — fix`` and the link under it: how every text output (scan, plain, report) shows one."""
+    out = []
+    for hint in hints:
+        where = f" (line {hint.line})" if hint.warning and hint.line else ""
+        out.append(f"{indent}hint{where}: {hint.text}")
+        if hint.link:
+            out.append(f"{indent}      {hint.link}")
+    return out
+
+
 def phase_at(state: StartupState, line: int) -> Phase | None:
     """The phase running at ``line``: the latest one started at or before it and not ended before it."""
     found = None
