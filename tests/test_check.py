@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import sshd_available
-from tui.commands.check import preflight_report
+from tui.preflight import preflight_report
 from tui.core import cmdline, preflight
 from tui.core.hints import knowledge
 from tui.sources.probe import probe_local

@@ -8,7 +8,7 @@ import os
 
 from tui.commands import EXIT_FAILED, EXIT_READY, EXIT_STARTING, UsageError
 from tui.core.events import WarningFound
-from tui.core.hints import Diagnosis, KnowledgeBase, hint_lines, knowledge
+from tui.core.hints import Diagnosis, KnowledgeBase, hint_lines, load_knowledge
 from tui.core.profiles import ProfileError, builtin_profiles, load_profile, prefilter_words
 from tui.core.scan import Scanner
 from tui.core.state import FAILED, PHASE_TITLES, READY, STOPPED, StartupState
@@ -80,13 +80,6 @@ class WarningHints:
         return events
 
 
-def load_hints() -> KnowledgeBase:
-    try:
-        return knowledge()
-    except ProfileError as exc:
-        raise UsageError(str(exc)) from None
-
-
 def scan_file(path: str, server: str | None = None) -> StartupState:
     return scan_with_hints(path, server)[0]
 
@@ -94,7 +87,7 @@ def scan_file(path: str, server: str | None = None) -> StartupState:
 def scan_with_hints(path: str, server: str | None = None) -> tuple[StartupState, list[Diagnosis]]:
     """The state a pass over ``path`` ends in, and the hints for its errors, then for its warnings."""
     tracker, words = make_tracker(server)
-    hints = load_hints()
+    hints = load_knowledge()
     observed = WarningHints(tracker, hints)
     scanner = Scanner(observed, words)
     with open_log(path) as log:

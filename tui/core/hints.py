@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from tui.core.cmdline import Action, ServerCommand
+from tui.core.errors import UsageError
 from tui.core.profiles import ProfileError, _bool, _compile, _read_toml, _strings, _table
 from tui.core.state import ErrorReport, Phase, StartupState
 
@@ -478,6 +479,14 @@ def user_path() -> Path:
         return Path(override)
     config = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
     return Path(config) / "watchtower" / "hints.toml"
+
+
+def load_knowledge() -> KnowledgeBase:
+    """:func:`knowledge`, with a bad file reported as a ``UsageError`` (one line, exit 2)."""
+    try:
+        return knowledge()
+    except ProfileError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def knowledge() -> KnowledgeBase:

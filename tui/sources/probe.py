@@ -78,9 +78,11 @@ async def probe_local(command: ServerCommand, shm: str | None = None, timeout: f
     try:
         out, err = await asyncio.wait_for(proc.communicate(), timeout)
     except asyncio.TimeoutError:
-        proc.kill()
-        await proc.wait()
         raise ProbeError(f"the preflight probe took longer than {timeout:g} s") from None
+    finally:
+        if proc.returncode is None:  # timed out or cancelled: never leave the probe behind
+            proc.kill()
+            await proc.wait()
     return _facts(out.decode("utf-8", "replace"), err.decode("utf-8", "replace"), proc.returncode or 0, "this machine")
 
 
