@@ -85,6 +85,7 @@ class StartupTracker:
         self._tentative: set[str] = set()  # settle phases whose ranks have all ended
         self._placeholders: dict[str, str] = {}  # phase -> rank key a bar started it under
         self._error_ids: set[int] = set()
+        self._offset: int | None = None  # stream offset of the line being fed
         self._last_ts: float | None = None
         self._ts_text: str | None = None
         self._ts_value: float | None = None
@@ -154,6 +155,7 @@ class StartupTracker:
                 self._bar_only(item.number, item.text, at, events)
             return
         number = item.number
+        self._offset = item.offset
         self.pass_over(number)
         if self.profile is None and not self._gave_up:
             self._seen += 1
@@ -283,7 +285,7 @@ class StartupTracker:
             return
         rank = None if groups is None else self._rank(groups.get("ranks"), groups.get("proc"))
         ts = self._time(ts_text, at)
-        errors, warning, consumed = self.classifier.feed(number, msg, rank, record, level, ts)
+        errors, warning, consumed = self.classifier.feed(number, msg, rank, record, level, ts, self._offset)
         if errors:
             self._errors(errors, events)
         if warning:
@@ -510,6 +512,7 @@ class StartupTracker:
             found = figure.search(msg)
             if found is not None:
                 phase.detail = found.group(0)
+                phase.first_detail = phase.first_detail or phase.detail
                 break
         if action == "end":
             self._check_done(phase, spec, events)
