@@ -336,7 +336,8 @@ class LocalRunner:
         _check_executable(command[0], cwd)
         try:
             log_path.parent.mkdir(parents=True, exist_ok=True)
-            log = open(log_path, "ab")
+            # 0600: the log may hold what the server echoes (its tokens, its arguments)
+            log = open(os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600), "ab")
         except OSError as exc:
             raise LaunchError(f"cannot write the log {log_path}: {exc.strerror or exc}") from None
         try:
