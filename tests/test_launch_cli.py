@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
-import select
 import sys
 from pathlib import Path
 
 import pytest
 
-from tui.sources.process import is_alive
 from tests.launch_helpers import no_leftover_servers  # noqa: F401  (autouse)
+from tui.launch.proctable import is_alive
 
 SIM = str(Path(__file__).with_name("server_sim.py"))
 TOKEN = "hf_CliSecretToken5555555555"

@@ -11,18 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from tui.core.events import ProcessExited, ProcessStarted, ProcessStopping
-from tui.sources.process import (
-    LaunchError,
-    LocalRunner,
-    StopPlan,
-    attempt_paths,
-    group_members,
-    is_alive,
-    wait_pids_gone,
-)
-
 from tests.launch_helpers import no_leftover_servers, wait_for_file  # noqa: F401  (autouse)
+from tui.core.events import ProcessExited, ProcessStarted, ProcessStopping
+from tui.launch.local import LocalRunner
+from tui.launch.proctable import group_members, is_alive, wait_pids_gone
+from tui.launch.spec import LaunchError, StopPlan, attempt_paths
 
 SIM = str(Path(__file__).with_name("server_sim.py"))
 
@@ -149,7 +142,7 @@ async def test_reattach_follows_a_process_started_by_an_earlier_watchtower(tmp_p
     server = int((await wait_for_file(pids_file)).split()[0])
     rec = Recorder()
     second = LocalRunner(rec)  # "Watchtower restarted": a runner that did not start it
-    again = second.reattach(3, ["sim"], log, pid_file)
+    again = await second.reattach(3, ["sim"], log, pid_file)
     assert again is not None and again.pid == run.pid and again.alive
     os.kill(server, signal.SIGKILL)  # the OOM killer picks the server
     await asyncio.wait_for(again.wait(), 5)
@@ -159,4 +152,4 @@ async def test_reattach_follows_a_process_started_by_an_earlier_watchtower(tmp_p
     assert Path(str(pid_file)[:-4] + ".exit").read_text() == "137\n"
     await run.wait()
     assert run.signal == signal.SIGKILL  # the first runner (its parent) sees the same status
-    assert second.reattach(3, ["sim"], log, pid_file) is None  # dead: nothing to reattach to
+    assert await second.reattach(3, ["sim"], log, pid_file) is None  # dead: nothing to reattach to

@@ -224,7 +224,7 @@ def make_launch(
         session.subscribe(subscriber)
     launch = Launch(spec, history=history, terminal=terminal)
     launch.gpu_enabled = session_gpu is not None
-    launch.gpu_pids_real = options.gpus.kind != "sim"  # never offer to kill a simulated GPU's made-up pid
+    launch.gpus.pids_real = options.gpus.kind != "sim"  # never offer to kill a simulated GPU's made-up pid
     launch.attach(session)
     return session, launch
 
@@ -232,7 +232,7 @@ def make_launch(
 def launch_dashboard(spec: Any, options: LaunchOptions) -> int:
     """`watchtower run` / `attach` in the dashboard; returns the verdict's exit status."""
     from tui.app import themes
-    from tui.app.relaunch import LaunchApp
+    from tui.app.launcher import LaunchApp
 
     session, launch = make_launch(spec, options)
     palettes = themes.discover()
@@ -268,8 +268,7 @@ async def run_plain(spec: Any, options: LaunchOptions) -> int:
     printer = PlainPrinter(out)
     session, launch = make_launch(spec, options, terminal, subscribers=[printer.update])
     printer.launch = launch
-    launch.listeners.append(printer.verdict)
-    launch.notes.append(lambda text: printer.say(f"  {text}"))
+    launch.subscribe(printer.on_launch_event)
     session.start()
     try:
         try:

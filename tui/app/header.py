@@ -25,7 +25,7 @@ class Verdict:
 
 def verdict(session: WatchSession) -> Verdict:
     """The one-line verdict for ``session``: a pure reading of its state."""
-    override = getattr(session, "verdict_override", None)  # the launcher's verdict (tui.app.relaunch)
+    override = getattr(session, "verdict_override", None)  # the launcher's verdict (tui.app.launcher)
     found = override() if override is not None else None
     if found is not None:
         return found

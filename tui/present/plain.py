@@ -310,6 +310,14 @@ class PlainPrinter:
             elif isinstance(event, Ready):
                 self.say(f"  ready marker at line {event.line}")
 
+    def on_launch_event(self, event) -> None:
+        from tui.launch.events import Note, VerdictChanged
+
+        if isinstance(event, VerdictChanged):
+            self.verdict(event.verdict, event.previous)
+        elif isinstance(event, Note):
+            self.say(f"  {event.text}")
+
     def verdict(self, verdict, previous) -> None:
         from tui.core.verdict import LOADING, STALLED
 

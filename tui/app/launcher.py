@@ -27,6 +27,7 @@ from tui.core.lines import clean
 from tui.core.secrets import MASK
 from tui.core.verdict import DEAD, LOADING, STALLED, STARTING, STOPPING, Verdict
 from tui.launch import GpuBusy, GpuHolder, Launch, LaunchError
+from tui.launch.events import LaunchEvent, Note, VerdictChanged
 
 _HEADER_KIND = {DEAD: "failed", LOADING: "starting", STALLED: "starting", STARTING: "starting", STOPPING: "stopped"}
 
@@ -281,8 +282,7 @@ class LaunchApp(WatchtowerApp):
         kwargs["panels"] = [self.launch_line, self.attempts_panel, *kwargs.get("panels", ())]
         super().__init__(*args, **kwargs)
         launch.terminal = self._terminal
-        launch.listeners.append(self._on_verdict)
-        launch.notes.append(lambda text: self.notify(clean(text), timeout=6))
+        launch.subscribe(self._on_launch_event)
         launch.session.verdict_override = self._header_verdict
         self.before_quit.append(self._confirm_quit)
         self.add_key("x", "Stop server", self.key_stop)
@@ -332,8 +332,11 @@ class LaunchApp(WatchtowerApp):
             driver.write(title)
             driver.flush()
 
-    def _on_verdict(self, verdict: Verdict, previous: Verdict | None) -> None:
-        self._refresh_launch()
+    def _on_launch_event(self, event: LaunchEvent) -> None:
+        if isinstance(event, Note):
+            self.notify(clean(event.text), timeout=6)
+        elif isinstance(event, VerdictChanged):
+            self._refresh_launch()
 
     def _refresh_launch(self) -> None:
         from tui.app.header import VerdictHeader
