@@ -38,7 +38,8 @@ from tui.core.events import (
     WarningFound,
 )
 from tui.core.lines import Line, LineAssembler, Progress
-from tui.core.state import FAILED, READY, StartupState
+from tui.core.state import FAILED, READY, StartupState, origin
+from tui.core.verdict import Verdict, judge
 
 # Style classes of scrollback entries; the log view maps each to a theme style.
 NORMAL, ERROR, WARNING, PHASE, PROGRESS, MARK = "normal", "error", "warning", "phase", "progress", "mark"
@@ -273,8 +274,6 @@ class WatchSession:
         self.last_output_at: float | None = None
         self.handlers: dict[type, list[EventHandler]] = {}
         self.badges: dict[str, str] = {}  # extra header fields, e.g. {"health": "pending"}
-        #: A richer verdict than the log's own (the launcher's: dead / loading / stalled?), or None.
-        self.verdict_override: Callable[[], Any] | None = None
         self._sources: list[Any] = [s for s in (log, gpu) if s is not None]
         self._gpu_source = gpu
         # sources that follow the startup (the simulated GPUs tie their memory curve to the phases)
@@ -369,6 +368,24 @@ class WatchSession:
         if last is None or self.finished_at is not None:
             return last
         return max(last, self.clock() + self._ts_offset)
+
+    def startup_elapsed(self) -> float | None:
+        """Time since the startup began, in the log's own time (right for a log read after the
+        fact too); the watcher's own clock before the log has given a timestamp."""
+        start, now = origin(self.state), self.log_now()
+        if start is not None and now is not None:
+            return max(0.0, now - start)
+        return self.elapsed()
+
+    def verdict(self) -> Verdict:
+        """The log's own verdict (a launch judges with its process too: ``Launch.verdict``)."""
+        return judge(
+            self.state,
+            now=self.clock(),
+            last_activity=None if self.finished_at is not None else self.last_output_at,
+            waiting=self.waiting,
+            elapsed=self.startup_elapsed(),
+        )
 
     def handle(self, event: Any) -> None:
         """Apply one source event (synchronously; the pumps call this)."""

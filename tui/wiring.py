@@ -254,7 +254,7 @@ def launch_plain(spec: Any, options: LaunchOptions) -> int:
 
 async def run_plain(spec: Any, options: LaunchOptions) -> int:
     from tui.core.lines import clean
-    from tui.core.verdict import EXIT_FAILED, EXIT_READY, EXIT_STARTING
+    from tui.core.verdict import EXIT_READY, EXIT_STARTING
     from tui.launch import LaunchError
     from tui.present.plain import PlainPrinter
 
@@ -282,9 +282,9 @@ async def run_plain(spec: Any, options: LaunchOptions) -> int:
             printer.say(f"timed out after {options.timeout:g} s: {launch.verdict().text}")
             printer.left_running()
             return EXIT_STARTING
-        verdict = launch.verdict_now
+        verdict = launch.verdict_now or launch.verdict()
         await launch.settle()  # let hooks and the history writes finish
-        if verdict is not None and verdict.kind == "ready":
+        if verdict.exit_status == EXIT_READY:
             printer.left_running()
             return EXIT_READY
         if launch.run is not None and launch.server_running:
@@ -295,7 +295,7 @@ async def run_plain(spec: Any, options: LaunchOptions) -> int:
                     f"v{launch.run.attempt} (pid {launch.run.pid}) still runs after the failure; stop its group"
                     f" with `kill -INT -- -{launch.run.pgid}`"
                 )
-        return EXIT_FAILED
+        return verdict.exit_status
     except asyncio.CancelledError:
         printer.left_running()
         raise

@@ -5,8 +5,7 @@ SIGKILL countdown), ``r`` relaunch the same command, ``R`` edit the command line
 environment first (a modal), ``a`` the attempts panel (``v1 ✗ AttributeError 0:12``
 … and what changed between attempts), ``k`` kill processes that are not ours but hold
 GPU memory. ``q`` asks only when the launched server would be left running. The
-verdict of :mod:`tui.core.verdict` (dead / loading / stalled? …) replaces the
-header's own reading of the log.
+header shows the launch's verdict (dead / loading / stalled? …), judged with the process.
 """
 
 from __future__ import annotations
@@ -22,27 +21,11 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static, TextArea
 
 from tui.app.app import WatchtowerApp
-from tui.app.header import Verdict as HeaderVerdict
 from tui.core.lines import clean
 from tui.core.secrets import MASK
-from tui.core.verdict import DEAD, LOADING, STALLED, STARTING, STOPPING, Verdict
+from tui.core.verdict import Verdict
 from tui.launch import GpuBusy, GpuHolder, Launch, LaunchError
 from tui.launch.events import LaunchEvent, Note, VerdictChanged
-
-_HEADER_KIND = {DEAD: "failed", LOADING: "starting", STALLED: "starting", STARTING: "starting", STOPPING: "stopped"}
-
-
-def header_verdict(verdict: Verdict, health: bool = False) -> HeaderVerdict:
-    """The launcher's verdict in the header's terms (its styles: starting/ready/failed/stopped).
-
-    With a health URL, ready has two parts: the header says which is still pending.
-    """
-    kind = _HEADER_KIND.get(verdict.kind, verdict.kind)
-    detail = verdict.detail
-    if health and verdict.pending and verdict.kind != "ready":
-        detail += " · pending: " + ", ".join(verdict.pending)
-    return HeaderVerdict(kind, verdict.title, clean(detail))
-
 
 # ---------------------------------------------------------------- modals
 
@@ -283,7 +266,6 @@ class LaunchApp(WatchtowerApp):
         super().__init__(*args, **kwargs)
         launch.terminal = self._terminal
         launch.subscribe(self._on_launch_event)
-        launch.session.verdict_override = self._header_verdict
         self.before_quit.append(self._confirm_quit)
         self.add_key("x", "Stop server", self.key_stop)
         self.add_key("r", "Relaunch", self.key_relaunch)
@@ -317,10 +299,11 @@ class LaunchApp(WatchtowerApp):
 
     # ------------------------------------------------------------ glue
 
-    def _header_verdict(self) -> HeaderVerdict | None:
+    def verdict(self) -> Verdict:
+        """The launch's verdict (dead / loading / stalled? …) once an attempt runs."""
         if self.launch.run is None:
-            return None
-        return header_verdict(self.launch.verdict_now or self.launch.verdict(), self.launch.health is not None)
+            return super().verdict()
+        return self.launch.verdict_now or self.launch.verdict()
 
     def _terminal(self, sequence: str) -> None:
         """Bell and window title through Textual's driver (never raw to stdout under Textual)."""
@@ -347,16 +330,6 @@ class LaunchApp(WatchtowerApp):
             return
         self.launch_line.refresh()
         self.attempts_panel.refresh(layout=True)
-
-    def exit_code_for_state(self) -> int:
-        from tui.core.verdict import EXIT_FAILED, EXIT_READY, EXIT_STARTING
-
-        verdict = self.launch.verdict_now
-        if verdict is None:
-            return EXIT_STARTING
-        if verdict.kind in ("ready", "stopped"):
-            return EXIT_READY
-        return EXIT_FAILED if verdict.kind in ("failed", "dead") else EXIT_STARTING
 
     def _ask(self, question: str, choices: list[tuple[str, str]], then: Callable[[str | None], object]) -> None:
         self.push_screen(ConfirmScreen(question, choices), then)

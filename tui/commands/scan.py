@@ -6,11 +6,17 @@ import argparse
 import json
 import os
 
-from tui.commands import EXIT_FAILED, EXIT_READY, EXIT_STARTING, UsageError
-from tui.core.profiles import ProfileError, builtin_profiles, load_profile, prefilter_words
+from tui.core.errors import UsageError
+from tui.core.profiles import (
+    ProfileError,
+    builtin_profiles,
+    load_profile,
+    prefilter_words,
+)
 from tui.core.scan import Scanner
-from tui.core.state import FAILED, PHASE_TITLES, READY, STOPPED, StartupState
+from tui.core.state import PHASE_TITLES, StartupState
 from tui.core.tracker import StartupTracker
+from tui.core.verdict import judge
 from tui.core.wording import duration
 
 BLOCK = 8 << 20  # bytes read at a time: big enough for the prefilter, small enough for RSS
@@ -62,11 +68,7 @@ def scan_file(path: str, server: str | None = None) -> StartupState:
 
 
 def exit_status(state: StartupState) -> int:
-    if state.outcome in (READY, STOPPED):
-        return EXIT_READY
-    if state.outcome == FAILED:
-        return EXIT_FAILED
-    return EXIT_STARTING
+    return judge(state).exit_status
 
 
 def to_json(state: StartupState) -> dict:

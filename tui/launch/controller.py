@@ -189,7 +189,7 @@ class Launch:
             last_activity=last_activity,
             last_line=last_line,
             process=self.status(),
-            gpu=gpu_activity(self.gpus.samples, now),
+            gpus=gpu_activity(self.gpus.samples, now),
             health=self.health,
             expected_phase=self.expect.longest.get(phase.name) if phase else None,
             limit=self.spec.stall_limit,

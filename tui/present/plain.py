@@ -287,7 +287,13 @@ class PlainPrinter:
         self.say(f"  {self.launch.command_text}")
 
     def update(self, update) -> None:
-        from tui.core.events import ErrorFound, PhaseEnded, PhaseStarted, Ready, WarningFound
+        from tui.core.events import (
+            ErrorFound,
+            PhaseEnded,
+            PhaseStarted,
+            Ready,
+            WarningFound,
+        )
         from tui.core.state import PHASE_TITLES
         from tui.core.verdict import EXIT_KINDS
         from tui.core.wording import clock
