@@ -5,7 +5,9 @@ launched process), pumps their events through the :class:`~tui.core.lines.LineAs
 and the startup tracker, and keeps the models the views render: the startup state,
 a bounded scrollback, GPU history and the connection state. Subscribers (the app)
 are told *that* something changed, at most ``max_rate`` times a second, however
-fast the log grows — the views pull what they need from the session then.
+fast the log grows — the views pull what they need from the session then. Text
+presenters (``--plain``) ``listen()`` instead: a queue of their own that receives
+every tracker event and source notice as it happens, unthrottled and lossless.
 
 Data flows one way: sources -> events -> state (here) -> views.
 """
@@ -280,6 +282,8 @@ class WatchSession:
         self._followers = [s.feed for s in self._sources if callable(getattr(s, "feed", None))]
         self._tasks: list[asyncio.Task] = []
         self._subscribers: list[Subscriber] = []
+        self._listeners: list[asyncio.Queue[Any]] = []
+        self._line_listeners: list[asyncio.Queue[Any]] = []
         self._topics: set[str] = set()
         self._events: list[Any] = []
         self._flush_handle: asyncio.TimerHandle | None = None
@@ -295,6 +299,20 @@ class WatchSession:
 
     def subscribe(self, callback: Subscriber) -> None:
         self._subscribers.append(callback)
+
+    def listen(self, *, lines: bool = False) -> asyncio.Queue[Any]:
+        """A queue of every tracker event and source notice (not log chunks or GPU samples)
+        from now on, in order, none dropped; with ``lines`` each log :class:`Line` too."""
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        self._listeners.append(queue)
+        if lines:
+            self._line_listeners.append(queue)
+        return queue
+
+    def quiet(self) -> None:
+        """The log has been quiet a while: tracebacks whose exception line came are over."""
+        self._apply(self.tracker.quiet())
+        self._changed("state")
 
     def add_source(self, source: Any) -> None:
         """Add an event source (an async iterable, or an object with ``events()``); starts it if running."""
@@ -403,6 +421,7 @@ class WatchSession:
             self._changed("log")
         elif isinstance(event, LogRestart):
             self._flush_pending_line()
+            self._apply(self.tracker.finish())  # the old file's open traceback is reported, not lost
             self._assembler.reset()
             self.scrollback.mark(f"── log {event.reason}: new file from line 1 ──")
             self.scrollback.new_file()
@@ -424,6 +443,9 @@ class WatchSession:
             self._changed("process", "state")
         for handler in self.handlers.get(type(event), ()):
             handler(event)
+        if self._listeners and not isinstance(event, (LogChunk, GpuSample, GpuUnavailable)):
+            for queue in self._listeners:
+                queue.put_nowait(event)
 
     def finish(self) -> None:
         """End of input (a finished replay): the unterminated last line counts."""
@@ -492,6 +514,8 @@ class WatchSession:
                     scrollback.progress = None
                 style = PROGRESS if len(item.segments) > 1 else NORMAL
                 scrollback.append(item.number, item.text, style)
+                for queue in self._line_listeners:
+                    queue.put_nowait(item)
                 if not tracker.needs_every_line:
                     if hits is None or item.offset < base:  # assembled across chunks: look at it
                         wanted = in_line(item)
@@ -526,7 +550,9 @@ class WatchSession:
                 self._style_line(event.line, PHASE)
             for follower in self._followers:
                 follower(event)
-            if len(self._events) < 1000:
+            for queue in self._listeners:
+                queue.put_nowait(event)
+            if len(self._events) < 1000:  # the screen needs no more per refresh; listeners get all
                 self._events.append(event)
             self._topics.add("state")
         state = self.tracker.state

@@ -265,11 +265,10 @@ async def run_plain(spec: Any, options: LaunchOptions) -> int:
             out.write(seq)
             out.flush()
 
-    printer = PlainPrinter(out)
-    session, launch = make_launch(spec, options, terminal, subscribers=[printer.update])
-    printer.launch = launch
-    launch.subscribe(printer.on_launch_event)
+    session, launch = make_launch(spec, options, terminal)
+    printer = PlainPrinter(out, session, launch)
     session.start()
+    consumer = asyncio.create_task(printer.consume())
     try:
         try:
             await launch.start(launch=not options.attach_only)
@@ -279,11 +278,13 @@ async def run_plain(spec: Any, options: LaunchOptions) -> int:
         try:
             await asyncio.wait_for(printer.final.wait(), options.timeout)
         except asyncio.TimeoutError:
+            printer.drain()
             printer.say(f"timed out after {options.timeout:g} s: {launch.verdict().text}")
             printer.left_running()
             return EXIT_STARTING
         verdict = launch.verdict_now or launch.verdict()
         await launch.settle()  # let hooks and the history writes finish
+        printer.drain()
         if verdict.exit_status == EXIT_READY:
             printer.left_running()
             return EXIT_READY
@@ -300,5 +301,8 @@ async def run_plain(spec: Any, options: LaunchOptions) -> int:
         printer.left_running()
         raise
     finally:
+        consumer.cancel()
+        printer.drain()
         await launch.close()
         await session.stop()
+        printer.drain()
