@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_watch_plain import FIXTURES, REPO, expect, lines_of, start
+from tests.test_watch_plain import REPO, expect, lines_of, start
 
 pytestmark = pytest.mark.timeout(180)
 

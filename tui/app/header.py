@@ -8,13 +8,13 @@ from rich.text import Text
 from textual.widget import Widget
 
 from tui.core.lines import clean
-from tui.core.verdict import DEAD, LOADING, STALLED, STOPPING, Verdict
+from tui.core.verdict import DEAD, LOADING, STALLED, STOPPING, TIMEOUT, Verdict
 from tui.core.wording import clock
 from tui.session import WatchSession
 
 GLYPHS = {"starting": "◷", "ready": "✔", "failed": "✖", "stopped": "■"}
 #: The theme's verdict styles (verdict_<style>) and glyphs cover four kinds; the rest read as one of them.
-STYLE = {DEAD: "failed", LOADING: "starting", STALLED: "starting", STOPPING: "stopped"}
+STYLE = {DEAD: "failed", LOADING: "starting", STALLED: "starting", STOPPING: "stopped", TIMEOUT: "stopped"}
 
 
 class VerdictHeader(Widget):

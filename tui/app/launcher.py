@@ -301,7 +301,7 @@ class LaunchApp(WatchtowerApp):
 
     def verdict(self) -> Verdict:
         """The launch's verdict (dead / loading / stalled? …) once an attempt runs."""
-        if self.launch.run is None:
+        if self.launch.run is None or self.session.timed_out:
             return super().verdict()
         return self.launch.verdict_now or self.launch.verdict()
 

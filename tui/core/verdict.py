@@ -43,13 +43,14 @@ class VerdictKind(StrEnum):
     DEAD = "dead"  # the process exited without an error in the log
     STOPPING = "stopping"
     STOPPED = "stopped"
+    TIMEOUT = "timeout"  # --timeout passed while still starting
 
 
 
 STARTING, LOADING, STALLED, DEAD, STOPPING = (
     VerdictKind.STARTING, VerdictKind.LOADING, VerdictKind.STALLED, VerdictKind.DEAD, VerdictKind.STOPPING,
 )
-READY, FAILED, STOPPED = VerdictKind.READY, VerdictKind.FAILED, VerdictKind.STOPPED
+READY, FAILED, STOPPED, TIMEOUT = VerdictKind.READY, VerdictKind.FAILED, VerdictKind.STOPPED, VerdictKind.TIMEOUT
 
 #: Exit statuses shared by every command: 0 ready / success, 1 failed or dead, 2 usage error,
 #: 3 still starting / incomplete / timed out.
@@ -239,6 +240,7 @@ def judge(
     expected_phase: float | None = None,
     limit: float | None = None,
     eta: str | None = None,
+    timed_out: float | None = None,
 ) -> Verdict:
     """The verdict for this instant.
 
@@ -248,8 +250,12 @@ def judge(
     ready time. With them: ``expected_phase`` is the longest the running phase has
     taken in history, ``limit`` a configured stall limit that overrides history,
     ``eta`` text such as "weight load 4:51 of ~10:28" to show while starting.
+    ``timed_out``: the ``--timeout`` (s), once it passed with the startup undecided.
     """
     silence = None if last_activity is None or now is None else max(0.0, now - last_activity)
+    if timed_out is not None:
+        return Verdict(TIMEOUT, f"after {clock(timed_out, unknown='—')}, still starting · "
+                       + _starting_words(state, silence, waiting), silence=silence)
     if process is None and health is None:
         return _log_verdict(state, silence, waiting, elapsed)
     said = f"log said last: {last_line!r}" if last_line else "the log is empty"
@@ -351,9 +357,14 @@ def _log_verdict(state: StartupState, silence: float | None, waiting: str | None
         return Verdict(FAILED, state.stop_reason or "the server died")
     if state.outcome == Outcome.STOPPED:
         return Verdict(STOPPED, state.stop_reason or "the server shut down after ready")
+    return Verdict(STARTING, _starting_words(state, silence, waiting), silence=silence)
+
+
+def _starting_words(state: StartupState, silence: float | None, waiting: str | None) -> str:
+    """Where a startup that is still undecided is."""
     phase = state.current_phase
     if phase is None and not state.lines:
-        return Verdict(STARTING, f"waiting for the log ({waiting or 'no log output yet'})")
+        return f"waiting for the log ({waiting or 'no log output yet'})"
     parts = []
     if phase is not None:
         parts.append(PHASE_TITLES.get(phase.name, phase.name))
@@ -363,4 +374,6 @@ def _log_verdict(state: StartupState, silence: float | None, waiting: str | None
             parts.append(phase.detail)
     if silence is not None and silence >= QUIET_NOTE:
         parts.append(f"log quiet for {clock(silence, unknown='—')}")
-    return Verdict(STARTING, " · ".join(parts) or "reading the log", silence=silence)
+    if not parts:  # lines, but no phase begun: say what was read, not that reading goes on
+        parts.append(f"{state.lines:,} lines read, no startup phase yet")
+    return " · ".join(parts)

@@ -29,6 +29,7 @@ from tui.core.events import (
     Stopped,
     WarningFound,
 )
+from tui.core.hints import hint_lines, load_knowledge
 from tui.core.lines import Line, clean
 from tui.core.options import WatchOptions
 from tui.core.state import FAILED, PHASE_TITLES, READY, STOPPED, ErrorReport, StartupState
@@ -64,6 +65,8 @@ class EventWords:
         self.warnings = 0  # every WarningFound received, shown or not
         self.printed: dict[tuple[str, str], list[ErrorReport]] = {}  # (kind, message) -> errors
         self.messages: dict[int, str] = {}  # error id -> message printed
+        self.hints = load_knowledge()
+        self.hinted: set[str] = set()  # warning hints already printed
 
     def show(self, event: Any) -> None:
         if isinstance(event, ServerDetected):
@@ -104,6 +107,10 @@ class EventWords:
             self.say(f"warning (line {event.line}): {event.text}", "")
         elif self.warnings == MAX_WARNINGS_SHOWN + 1:
             self.say("more warnings: counted, not shown", "")
+        hint = self.hints.for_warning(event.text, line=event.line, server=self.state().server)
+        if hint is not None and hint.id not in self.hinted:
+            self.hinted.add(hint.id)
+            self.say("\n".join(hint_lines([hint], indent="")), "  ")
 
     def error(self, error: ErrorReport) -> None:
         if error.kind in EXIT_KINDS:
@@ -140,10 +147,14 @@ class EventWords:
 class PlainWatch:
     """Follow one log (local, or remote with --host); print events; return the exit status."""
 
-    def __init__(self, options: WatchOptions, profile: Any) -> None:
+    def __init__(
+        self, options: WatchOptions, profile: Any, label: str | None = None, ended: asyncio.Event | None = None
+    ) -> None:
         from tui.sources import log_tailer
 
         self.args = options
+        self.label = label or clean(options.log)  # the log as named to the user
+        self.ended = ended  # set when nothing more will be written (a replay played out)
         self.session = WatchSession(
             log=log_tailer(options.log, host=options.host, from_end=options.from_end), profile=profile, scrollback=10
         )
@@ -165,7 +176,7 @@ class PlainWatch:
         session = self.session
         queue = session.listen(lines=self.args.echo)
         profile = session.profile
-        self.say(f"watching {clean(self.args.log)}" + (f" (server: {profile.name})" if profile else ""))
+        self.say(f"watching {self.label}" + (f" (server: {profile.name})" if profile else ""))
         session.start()  # primes the tracker first: the first marker finds the automata built
 
         async def ended() -> None:
@@ -200,6 +211,8 @@ class PlainWatch:
                             queue.put_nowait(nxt)  # handled on the next turn, after what came before
                             break
                         self.handle(nxt)
+                elif self.ended is not None and self.ended.is_set():  # written out, and read to the end
+                    return self.finish(queue)
                 elif self.log_quiet():
                     session.quiet()
                     self.drain(queue)
@@ -281,6 +294,9 @@ class PlainWatch:
             also = self.words.also_on(error)
             others = f" (also on {', '.join(also)})" if also else ""
             self.say(f"FAILED at line {error.line}{rank}: {error.message}{others}")
+            hints = self.words.hints.diagnose(state)
+            if hints:
+                self.say("\n".join(hint_lines(hints, indent="")), indent="  ")
             return status
         if status != EXIT_STARTING:
             return status
