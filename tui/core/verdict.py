@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from tui.core.events import GpuSample
-from tui.core.state import PHASE_TITLES, Outcome, StartupState, origin
+from tui.core.state import PHASE_TITLES, ErrorReport, Outcome, StartupState, origin
 from tui.core.wording import clock
 
 
@@ -69,7 +69,7 @@ UTIL_ACTIVE = 20
 #: GPU samples older than this (s) say nothing about now.
 GPU_WINDOW = 10.0
 
-_SIGNAL_NOTES = {
+_SIGNAL_NOTES: dict[int, str] = {
     _signal.SIGKILL: "possibly the OOM killer",
     _signal.SIGSEGV: "segmentation fault",
     _signal.SIGABRT: "aborted",
@@ -161,7 +161,9 @@ def gpu_activity(samples: Sequence[GpuSample], now: float, window: float = GPU_W
             g.index for g in last.gpus if g.memory_used is not None
         }
         if indices:
-            used = lambda s: sum(g.memory_used or 0 for g in s.gpus if g.index in indices)  # noqa: E731
+            def used(sample: GpuSample) -> int:
+                return sum(g.memory_used or 0 for g in sample.gpus if g.index in indices)
+
             rate = (used(last) - used(first)) / (last.at - first.at)
     return GpuActivity(rate, max(utils) if utils else None, len(last.gpus))
 
@@ -200,11 +202,12 @@ class Verdict:
 EXIT_KINDS = frozenset({"killed", "exited"})
 
 
-def log_error(state: StartupState):
+def log_error(state: StartupState) -> ErrorReport | None:
     """The root-cause error the log itself holds (not one made up from the process's exit)."""
     fatal = [e for e in state.errors if e.fatal and e.kind not in EXIT_KINDS]
-    primary = [e for e in fatal if not getattr(e, "secondary", False)]
-    return (primary or fatal or [None])[0]
+    primary = [e for e in fatal if not e.secondary]
+    found = primary or fatal
+    return found[0] if found else None
 
 
 def unfinished_ranks(state: StartupState) -> tuple[str, ...]:

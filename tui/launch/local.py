@@ -222,7 +222,12 @@ async def _wait_pidfd(pidfd: int, exit_file: str) -> int | None:
     """Until the wrapper behind ``pidfd`` exits; then the status it wrote (-N: signal N), or None."""
     loop = asyncio.get_running_loop()
     done: asyncio.Future[None] = loop.create_future()
-    loop.add_reader(pidfd, lambda: done.done() or done.set_result(None))
+
+    def exited() -> None:
+        if not done.done():
+            done.set_result(None)
+
+    loop.add_reader(pidfd, exited)
     try:
         await done
     finally:

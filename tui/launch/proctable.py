@@ -157,6 +157,11 @@ def holds_gpu_device(pid: int) -> bool | None:
     return False
 
 
+def _wake(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
 async def wait_pids_gone(pids_now: Callable[[], list[int]], timeout: float) -> bool:
     """Until ``pids_now()`` is empty (True) or ``timeout`` passes (False).
 
@@ -181,7 +186,7 @@ async def wait_pids_gone(pids_now: Callable[[], list[int]], timeout: float) -> b
                 except OSError:
                     continue
                 fds.append(fd)
-                loop.add_reader(fd, lambda: woke.done() or woke.set_result(None))
+                loop.add_reader(fd, _wake, woke)
             if fds:
                 try:
                     await asyncio.wait_for(asyncio.shield(woke), min(remaining, RESCAN))
