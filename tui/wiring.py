@@ -280,7 +280,32 @@ def launch_dashboard(spec: Any, options: LaunchOptions) -> int:
 
 
 def launch_plain(spec: Any, options: LaunchOptions) -> int:
-    return asyncio.run(run_plain(spec, options))
+    """`run --plain`: SIGTERM (``timeout``, a job scheduler) ends it like Ctrl-C does — the
+    server is left running and named, the history writes finish — and exits 143."""
+    import signal
+
+    async def main() -> int:
+        task = asyncio.current_task()
+        assert task is not None
+        loop = asyncio.get_running_loop()
+        terminated = False
+
+        def on_sigterm() -> None:
+            nonlocal terminated
+            terminated = True
+            task.cancel()
+
+        loop.add_signal_handler(signal.SIGTERM, on_sigterm)
+        try:
+            return await run_plain(spec, options)
+        except asyncio.CancelledError:
+            if terminated:
+                return 128 + signal.SIGTERM
+            raise
+        finally:
+            loop.remove_signal_handler(signal.SIGTERM)
+
+    return asyncio.run(main())
 
 
 async def run_plain(spec: Any, options: LaunchOptions) -> int:
