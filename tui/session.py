@@ -41,7 +41,9 @@ from tui.core.events import (
 )
 from tui.core.lines import Line, LineAssembler, Progress
 from tui.core.state import FAILED, READY, STARTING, StartupState, origin
+from tui.core.profiles import Profile
 from tui.core.verdict import Verdict, judge
+from tui.sources.base import EventSource, StartupFollower
 
 # Style classes of scrollback entries; the log view maps each to a theme style.
 NORMAL, ERROR, WARNING, PHASE, PROGRESS, MARK = "normal", "error", "warning", "phase", "progress", "mark"
@@ -294,9 +296,9 @@ class WatchSession:
     def __init__(
         self,
         *,
-        log: Any = None,
-        gpu: Any = None,
-        profile: Any = None,
+        log: EventSource | None = None,
+        gpu: EventSource | None = None,
+        profile: Profile | None = None,
         info: SessionInfo | None = None,
         scrollback: int = 100_000,
         clock: Callable[[], float] = time.time,
@@ -323,11 +325,11 @@ class WatchSession:
         #: The local file the log source reads: a block's old lines can be re-read from it by offset.
         self.log_file: str | None = getattr(log, "reread_path", None)
         self._stream_base = 0  # file offset of the stream's first byte
-        self._sources: list[Any] = [s for s in (log, gpu) if s is not None]
+        self._sources: list[EventSource] = [s for s in (log, gpu) if s is not None]
         self._gpu_source = gpu
         # sources that follow the startup (the simulated GPUs tie their memory curve to the phases)
-        self._followers = [s.feed for s in self._sources if callable(getattr(s, "feed", None))]
-        self._tasks: list[asyncio.Task] = []
+        self._followers = [s.feed for s in self._sources if isinstance(s, StartupFollower)]
+        self._tasks: list[asyncio.Task[None]] = []
         self._subscribers: list[Subscriber] = []
         self._listeners: list[asyncio.Queue[Any]] = []
         self._line_listeners: list[asyncio.Queue[Any]] = []
@@ -361,8 +363,8 @@ class WatchSession:
         self._apply(self.tracker.quiet())
         self._changed("state")
 
-    def add_source(self, source: Any) -> None:
-        """Add an event source (an async iterable, or an object with ``events()``); starts it if running."""
+    def add_source(self, source: EventSource) -> None:
+        """Add an event source (a launch's process and log events); starts it if running."""
         self._sources.append(source)
         if self._tasks:
             self._tasks.append(asyncio.create_task(self._pump(source)))
@@ -383,14 +385,12 @@ class WatchSession:
                 pass
         self._tasks = []
         for source in self._sources:
-            closer = getattr(source, "aclose", None) or getattr(source, "close", None)
-            if closer is not None:
-                try:
-                    result = closer()
-                    if asyncio.iscoroutine(result):
-                        await result
-                except Exception:
-                    pass
+            try:
+                result = source.close()
+                if result is not None:
+                    await result
+            except Exception:
+                pass
         if self._flush_handle is not None:
             self._flush_handle.cancel()
             self._flush_handle = None
@@ -506,14 +506,12 @@ class WatchSession:
     def finish(self) -> None:
         """End of input (a finished replay): the unterminated last line counts."""
         self._flush_pending_line()
-        finish = getattr(self.tracker, "finish", None)
-        if finish is not None:
-            self._apply(finish() or [])
+        self._apply(self.tracker.finish())
         self._changed("state")
 
     # ---------------------------------------------------------------- pumping
 
-    async def _pump(self, source: Any) -> None:
+    async def _pump(self, source: EventSource) -> None:
         try:
             await self._pump_events(source)
         except asyncio.CancelledError:
@@ -525,9 +523,8 @@ class WatchSession:
                 self.gpus.lost(reason)
             self._changed("log", "gpu")
 
-    async def _pump_events(self, source: Any) -> None:
-        stream = source.events() if hasattr(source, "events") else source
-        async for event in stream:
+    async def _pump_events(self, source: EventSource) -> None:
+        async for event in source.events():
             if isinstance(event, LogChunk) and len(event.data) > 64 * 1024:
                 if self._assembler.offset == 0:
                     self._stream_base = event.offset
@@ -721,11 +718,7 @@ class WatchSession:
         self._ts_offset = 0.0  # log time minus arrival time, as of the last timestamped line
 
     def _tracker_restart(self) -> None:
-        restart = getattr(self.tracker, "restart", None)
-        if restart is not None:
-            restart()
-        else:
-            self.tracker = type(self.tracker)(profile=self.profile)
+        self.tracker.restart()
         self._last_ts = None
         self._growing = []
         self.started_at = self.finished_at = None

@@ -23,6 +23,7 @@ from textual.widgets import Input, Static, TextArea
 from tui.app.app import WatchtowerApp
 from tui.core.lines import clean
 from tui.core.secrets import MASK
+from tui.core.state import READY, STOPPED
 from tui.core.verdict import Verdict
 from tui.launch import GpuBusy, GpuHolder, Launch, LaunchError
 from tui.launch.events import LaunchEvent, Note, VerdictChanged
@@ -226,27 +227,33 @@ class AttemptsPanel(Static):
         super().__init__(**kwargs)
         self.launch = launch
 
-    def lines(self) -> list[str]:
+    def rows(self) -> list[tuple[str, str]]:
+        """``(line, style)`` per attempt: the style from the attempt's outcome, not its text."""
         out = []
         for record in self.launch.records:
             line = record.summary
+            outcome = record.outcome
             if self.launch.run is not None and record.attempt == self.launch.run.attempt:
                 verdict = self.launch.verdict_now
                 if verdict is not None and not verdict.final:
                     line = f"v{record.attempt} … {verdict.kind}"
+                    outcome = "starting"
                 line += "  ← current"
             changes = record.changes
             if changes:
                 line += "   " + " ".join(changes)
-            out.append(clean(line))
-        return out or ["no attempts yet"]
+            style = "done" if outcome == READY else "running" if outcome in ("starting", "running", STOPPED) else "failed"
+            out.append((clean(line), style))
+        return out or [("no attempts yet", "running")]
+
+    def lines(self) -> list[str]:
+        return [line for line, _ in self.rows()]
 
     def render(self) -> Text:
         palette = self.app.palette  # type: ignore[attr-defined]
         text = Text(end="")
         text.append(" Attempts\n", palette.style("title"))
-        for line in self.lines():
-            style = "done" if "✓" in line else "failed" if "✗" in line else "running"
+        for line, style in self.rows():
             text.append(f" {line}\n", palette.style(style))
         return text
 
