@@ -123,9 +123,9 @@ async def test_the_live_session_marks_the_line_and_keeps_following_a_real_file(t
 @pytest.mark.timeout(60)
 async def test_watch_plain_prints_the_warning_and_reaches_ready(tmp_path, capsys):
     log = tmp_path / "server.log"
-    log.write_bytes(START + b"[2026-02-22 23:38:59 TP0] BOOM\n" + READY_LINE)
+    log.write_bytes(START + b"[2026-02-22 23:38:59 TP0] Load weight BOOM\n" + READY_LINE)
     watch = PlainWatch(WatchOptions(log=str(log), timeout=30.0), None)
-    watch.tracker = FailingTracker()
+    watch.session.tracker = FailingTracker()
     assert await asyncio.wait_for(watch.run(), 40) == 0
     out = capsys.readouterr().out
     assert "warning: line 2 could not be parsed (RuntimeError: injected fault)" in out
