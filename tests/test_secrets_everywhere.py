@@ -61,6 +61,7 @@ def assert_no_secret(text: str) -> None:
         ("git clone https://me:hunter2pw@host/repo?token=abcdefgh&x=1", "git clone https://me:****@host/repo?token=****&x=1"),
         (f"echoing {HF} and {SK}", "echoing **** and ****"),
         ("Namespace(api_key=None, hf_token=None)", "Namespace(api_key=None, hf_token=None)"),
+        ("non-default args: {'api_key': ['abcdef123'], 'model': 'm'}", "non-default args: {'api_key': ['****'], 'model': 'm'}"),
     ],
 )
 def test_masked_by_shape_and_by_name(text, masked):

@@ -56,7 +56,7 @@ _SHAPES = (
 # and --api-key … / --hf-token=…. The name is judged by is_secret_name; the value is masked.
 _WORD = r"[\w.-]{0,40}?(?i:key|token|secret|passw|passwd|pwd|auth|credential)[\w.-]{0,40}"
 _NAMED = (
-    rf"\b(?P<name>{_WORD})(?P<sep>['\"]?\s*[=:]\s*)(?P<q>['\"]?)"
+    rf"\b(?P<name>{_WORD})(?P<sep>['\"]?\s*[=:]\s*)(?P<q>[\[(]?\s*['\"]?)"
     r"(?P<value>(?:(?:Bearer|Basic)\s+)?[^\s'\",;)}\]&]+)"
     rf"|(?P<flag>--?{_WORD})(?P<space>\s+)(?P<arg>[^\s'\",;)}}\]&-][^\s'\",;)}}\]&]*)"
 )
