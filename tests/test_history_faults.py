@@ -235,3 +235,15 @@ async def test_two_launches_deciding_at_the_same_moment_start_one_server(tmp_pat
         for launch, session in zip(launches, sessions):
             await launch.close(stop_server=True)
             await session.stop()
+
+
+def test_the_history_command_says_a_corrupt_file_was_kept_aside(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "history.sqlite3").write_bytes(b"\x00garbage\x00" * 100)
+    env = {**os.environ, "WATCHTOWER_DATA_DIR": str(data)}
+    result = subprocess.run([sys.executable, "-m", "tui.cli", "history"], env=env, cwd=REPO, capture_output=True,
+                            text=True, timeout=60)
+    (aside,) = data.glob("history.sqlite3.corrupt-*")
+    assert result.returncode == 0 and "no attempts recorded" in result.stdout
+    assert result.stderr.startswith("watchtower: history database") and f"kept as {aside}" in result.stderr

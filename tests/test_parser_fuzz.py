@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from tui.commands.scan import to_json
 from tui.core.events import LineUnparsed, LogChunk
-from tui.core.lines import Line, LineAssembler
+from tui.core.lines import LineAssembler
 from tui.core.profiles import builtin_profiles, load_profile, prefilter_words
 from tui.core.scan import Scanner
 from tui.core.tracker import StartupTracker

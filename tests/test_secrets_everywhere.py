@@ -37,7 +37,7 @@ LOG = (
     SERVER_ARGS
     + f"[2026-02-22 23:38:51] non-default args: {{'model': 'x', 'api_key': '{PLAIN}'}}\n"
     + "[2026-02-22 23:38:52] downloading https://bob:hunter2pw@models.example.com/x.safetensors\n"
-    + f"[2026-02-22 23:38:53] request headers: {{\"Authorization\": \"Bearer eyJhbGciOi.eyJzdWIiOiIx.SflKxwRJSMeKKF2\"}}\n"
+    + "[2026-02-22 23:38:53] request headers: {\"Authorization\": \"Bearer eyJhbGciOi.eyJzdWIiOiIx.SflKxwRJSMeKKF2\"}\n"
     + "[2026-02-22 23:38:54 TP0] Load weight begin. avail mem=78.12 GB\n"
     + "Traceback (most recent call last):\n"
     + '  File "/srv/x.py", line 3, in <module>\n'

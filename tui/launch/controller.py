@@ -309,10 +309,10 @@ class Launch:
         self.phase_started_at = {}
         self._forget_group()
         await self._load_expectations()
-        record = None
-        if self.history is not None:  # recorded first: a history that cannot be written stops us here
+        record, history = None, self.history
+        if history is not None:  # recorded first: a history that cannot be written stops us here
             record = await self.outcome.db(
-                self.history.start,
+                history.start,
                 self.spec.name,
                 command=self.spec.command,
                 env=self.spec.env,
@@ -323,16 +323,16 @@ class Launch:
         try:
             run = await self.runner.start(number, self.spec.command, self.spec.env, log_path, pid_path, self.spec.cwd)
         except BaseException:
-            if record is not None:
-                await self.outcome.db(self.history.forget, record)  # nothing was launched: no attempt
+            if history is not None and record is not None:
+                await self.outcome.db(history.forget, record)  # nothing was launched: no attempt
             raise
         self.run = run
         self.reattached = False
         self.verdict_now = None
-        if record is not None:
+        if history is not None and record is not None:
             self.record = record
             self.records.append(record)
-            await self.outcome.stored(self.history.update, record, masker=self.masker, pid=run.pid)
+            await self.outcome.stored(history.update, record, masker=self.masker, pid=run.pid)
         self._ensure_ticker()
         self._follow(run)
         self.publish(AttemptStarted(run, reattached=False))
