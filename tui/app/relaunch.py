@@ -349,7 +349,7 @@ class LaunchApp(WatchtowerApp):
         from tui.core.verdict import EXIT_FAILED, EXIT_READY, EXIT_STARTING
 
         verdict = self.launch.verdict_now
-        if verdict is None:
+        if verdict is None or self.session.timed_out:
             return EXIT_STARTING
         if verdict.kind in ("ready", "stopped"):
             return EXIT_READY
