@@ -62,6 +62,7 @@ class Phase:
     ranks: dict[str, RankPhase] = field(default_factory=dict)
     progress: float | None = None  # 0.0 .. 1.0 from a progress bar, when known
     detail: str = ""  # latest figure, e.g. "3/4 shards" or "avail mem=70.40 GB"
+    first_detail: str = ""  # the first figure its lines printed (SGLang: free memory before the phase)
     failed: bool = False
 
     @property

@@ -477,6 +477,7 @@ class StartupTracker:
             found = figure.search(msg)
             if found is not None:
                 phase.detail = found.group(0)
+                phase.first_detail = phase.first_detail or phase.detail
                 break
         if action == "end":
             self._check_done(phase, spec, events)

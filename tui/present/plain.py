@@ -27,6 +27,7 @@ from tui.core.events import (
     Stopped,
     WarningFound,
 )
+from tui.core.hints import hint_lines, load_knowledge
 from tui.core.lines import Line, LineAssembler
 from tui.core.options import WatchOptions
 from tui.core.state import FAILED, PHASE_TITLES, READY, STOPPED, ErrorReport
@@ -71,6 +72,8 @@ class PlainWatch:
         self.warnings_shown = 0
         self.printed: dict[tuple[str, str], list[ErrorReport]] = {}  # (kind, message) -> errors
         self.messages: dict[int, str] = {}  # error id -> message printed
+        self.hints = load_knowledge()
+        self.hinted: set[str] = set()  # warning hints already printed
 
     # ------------------------------------------------------------ output
 
@@ -219,6 +222,10 @@ class PlainWatch:
             self.say(f"warning (line {event.line}): {event.text}")
         elif self.warnings_shown == MAX_WARNINGS_SHOWN + 1:
             self.say("more warnings: counted, not shown")
+        hint = self.hints.for_warning(event.text, line=event.line, server=self.tracker.state.server)
+        if hint is not None and hint.id not in self.hinted:
+            self.hinted.add(hint.id)
+            self.say("\n".join(hint_lines([hint], indent="")), indent="  ")
 
     def error(self, error: ErrorReport) -> None:
         key = (error.kind, error.message)
@@ -255,6 +262,9 @@ class PlainWatch:
             ))
             others = f" (also on {', '.join(also)})" if also else ""
             self.say(f"FAILED at line {error.line}{rank}: {error.message}{others}")
+            hints = self.hints.diagnose(state)
+            if hints:
+                self.say("\n".join(hint_lines(hints, indent="")), indent="  ")
             return EXIT_FAILED
         current = state.current_phase
         where = ""
