@@ -80,6 +80,9 @@ async def test_fail_edit_env_relaunch_ready_stop_and_quit_from_the_keyboard(tmp_
         assert env.text.strip() == "HF_TOKEN=****"  # the secret is not shown, even in the editor
         env.text = env.text + f"{CONTEXT_ENV}=1\n"
         await pilot.press("ctrl+s")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))  # what changes, before relaunching
+        assert f"+{CONTEXT_ENV}=1" in app.screen.question and TOKEN not in app.screen.question
+        await pilot.press("y")
         await until(pilot, lambda: launch.run is not None and launch.run.attempt == 2)
         await until(pilot, lambda: launch.verdict_now is not None and launch.verdict_now.final)
         assert launch.verdict_now.kind == "ready"
@@ -215,3 +218,38 @@ def test_the_edit_modal_keeps_secrets_the_user_left_masked():
         parse_env_lines("no equals sign", {})
     with pytest.raises(ValueError, match="line 2"):
         parse_env_lines("A=1\n1BAD=2", {})
+
+
+async def test_the_editor_labels_its_fields_keeps_the_command_and_shows_the_diff_first(tmp_path):
+    app = make_app(tmp_path, "--outcome", "hang")
+    launch = app.launch
+    async with app.run_test(size=(140, 45)) as pilot:
+        await until(pilot, lambda: launch.run is not None and app.session.state.lines > 3)
+        first = launch.run
+        await pilot.press("R")
+        await until(pilot, lambda: isinstance(app.screen, EditScreen))
+        editor = app.screen
+        labels = [str(w.render()) for w in editor.query(".label")]
+        assert labels[0] == "Command line" and labels[1].startswith("Environment")
+        command = editor.query_one("#command")
+        assert app.focused is command and command.selection.is_empty
+        before = command.value
+        await pilot.press("tab")  # into the environment
+        await pilot.press("shift+tab")  # back into the command: not selected, so typing adds to it
+        assert app.focused is command and command.selection.is_empty
+        await pilot.press("end", *" --tp 8")
+        assert command.value == before + " --tp 8"
+        await pilot.press("tab", "down", *"FOO=bar")
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        question = app.screen.question
+        assert "+--tp 8" in question and "+FOO=bar" in question and "HF_TOKEN" not in question
+        assert "v1 is still running: it is stopped first" in question
+        assert launch.run is first and first.alive  # nothing happened yet
+        await pilot.press("e")  # edit again: what was typed is still there
+        await until(pilot, lambda: isinstance(app.screen, EditScreen))
+        assert app.screen.query_one("#command").value == before + " --tp 8"
+        assert "FOO=bar" in app.screen.query_one("#env").text
+        await pilot.press("escape")
+        await pilot.pause(0.1)
+        assert launch.run is first and first.alive
