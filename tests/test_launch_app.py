@@ -253,3 +253,29 @@ async def test_the_editor_labels_its_fields_keeps_the_command_and_shows_the_diff
         await pilot.press("escape")
         await pilot.pause(0.1)
         assert launch.run is first and first.alive
+
+
+async def test_k_without_a_gpu_source_says_it_cannot_tell_and_offers_the_leftovers(tmp_path):
+    """--gpus none: no all-clear. The attempt died and left its children: those are offered."""
+    from tui.app.relaunch import HoldersScreen
+
+    app = make_app(tmp_path, "--outcome", "sigkill", "--orphans", "--tp", "2")
+    launch = app.launch
+    async with app.run_test(size=(140, 45)) as pilot:
+        await until(pilot, lambda: launch.run is not None and not launch.run.alive)
+        await until(pilot, lambda: len(group_members(launch.run.pgid)) == 2)
+        orphans = group_members(launch.run.pgid)
+        await pilot.press("k")
+        await until(pilot, lambda: isinstance(app.screen, HoldersScreen))
+        why = app.screen.why
+        assert why.startswith("Cannot tell which processes hold GPU memory: there is no GPU source (--gpus none)")
+        assert "No other process holds" not in why
+        assert {h.pid for h in app.screen.holders} == set(orphans)
+        await pilot.press("k")  # kill them
+        await until(pilot, lambda: group_members(launch.run.pgid) == [], timeout=15)
+        await pilot.press("k")  # nothing left of ours, still no all-clear
+        await pilot.pause(0.2)
+        notes = [n.message for n in app._notifications]  # noqa: SLF001
+        assert any(m.startswith("Cannot tell which processes hold GPU memory") and "No process of an earlier attempt" in m
+                   for m in notes), notes
+        assert not any("No other process holds GPU memory" in m for m in notes)

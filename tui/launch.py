@@ -50,6 +50,7 @@ from tui.sources.process import (
     StopPlan,
     attempt_paths,
     command_line,
+    group_members,
     holds_gpu_device,
     is_alive,
     wait_pids_gone,
@@ -491,6 +492,30 @@ class Launch:
             device = holds_gpu_device(pid) if local else None
             holders.append(GpuHolder(pid, command or names.get(pid, ""), per_gpu, pid in ours, stale, device))
         return holders
+
+    def gpu_unknown(self) -> str | None:
+        """Why the processes holding GPU memory cannot be known now, in words; None when they can."""
+        if not self.gpu_enabled:
+            return "there is no GPU source (--gpus none)"
+        if not self.gpu_pids_real:
+            return "the GPUs are simulated (--gpus sim): their processes are made up"
+        if not self.gpu_samples:
+            return "no GPU sample has come in (NVML or nvidia-smi not answering)"
+        return None
+
+    def leftovers(self) -> list[GpuHolder]:
+        """Processes of this launch's attempts, other than the running one, still alive (their
+        process groups, here): what may hold GPU memory when the GPUs cannot be asked."""
+        if self.spec.host is not None:
+            return []
+        groups = list(self.old_pgids)
+        if self.run is not None and not self.run.alive and self.run.pgid:
+            groups.append(self.run.pgid)
+        return [
+            GpuHolder(pid, self.masker.text(command_line(pid)), {}, stale=True)
+            for pgid in dict.fromkeys(groups)
+            for pid in group_members(pgid)
+        ]
 
     async def kill_holders(self, pids: Sequence[int]) -> list[str]:
         """Kill leftover GPU holders (SIGTERM, then SIGKILL after a few seconds); errors in words."""

@@ -477,11 +477,25 @@ class LaunchApp(WatchtowerApp):
         self.attempts_panel.refresh(layout=True)
 
     def key_kill_holders(self) -> None:
-        foreign = [h for h in self.launch.gpu_holders() if not h.ours]
-        if not foreign:
-            self.notify("No other process holds GPU memory", timeout=2)
+        launch = self.launch
+        unknown = launch.gpu_unknown()
+        if unknown is not None and self.session.gpus.unavailable:
+            unknown += f" — {self.session.gpus.unavailable}"
+        if unknown is None:
+            foreign = [h for h in launch.gpu_holders() if not h.ours]
+            if not foreign:
+                self.notify("No other process holds GPU memory (in the latest GPU sample)", timeout=3)
+                return
+            self._offer_kill(foreign, "Processes that are not the running attempt hold GPU memory:")
             return
-        self._offer_kill(foreign, "Processes that are not the running attempt hold GPU memory:")
+        # Blind to the GPUs: never an all-clear; what can be known is our own earlier attempts.
+        said = f"Cannot tell which processes hold GPU memory: {unknown}."
+        leftovers = launch.leftovers()
+        if leftovers:
+            self._offer_kill(leftovers, f"{said}\nProcesses of earlier attempts are still alive and may hold it:")
+        else:
+            where = "" if launch.spec.host is None else " (not checked on a remote host)"
+            self.notify(f"{said} No process of an earlier attempt is still alive{where}.", severity="warning", timeout=8)
 
     def _offer_kill(self, holders: list[GpuHolder], why: str) -> None:
         async def kill() -> None:
