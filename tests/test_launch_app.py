@@ -163,6 +163,9 @@ async def test_stop_shows_the_escalation_countdown_and_leaves_no_process(tmp_pat
         await until(pilot, lambda: not launch.server_running, timeout=10)
         assert "stopping:" not in app.launch_line.render().plain
         await until(pilot, lambda: app.query_one(VerdictHeader).verdict.word == "STOPPED")
+        detail = app.query_one(VerdictHeader).verdict.detail
+        assert detail == "stopped (SIGKILL after the grace period)"  # ours, after the grace: not the OOM killer
+        assert "OOM" not in screen_text(app)
     assert not any(is_alive(p) for p in pids) and group_members(launch.run.pgid) == []
 
 

@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tui.core.events import ProcessExited, ProcessStarted, ProcessStopping
-from tui.core.verdict import ProcessStatus, describe_exit, signal_name
+from tui.core.verdict import ProcessStatus
+from tui.sources.oom import MemoryWatch, oom_evidence, watch_memory
 
 #: How often a group wait re-reads the process table for members forked meanwhile.
 _RESCAN = 0.5
@@ -266,6 +267,8 @@ class Attempt:
     exited_at: float | None = None
     stopped_by_user: bool = False
     exit_known: bool = True  # False when the exit status could not be learnt (no exit file)
+    memory: MemoryWatch | None = None  # its memory cgroup at the start (local attempts)
+    oom_evidence: str | None = None  # what says the OOM killer struck, once it died by SIGKILL
     stopping: ProcessStopping | None = None
     _exited: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -280,6 +283,7 @@ class Attempt:
             returncode=self.returncode,
             signal=self.signal,
             stopped_by_user=self.stopped_by_user,
+            oom_evidence=self.oom_evidence,
         )
 
     async def wait(self) -> None:
@@ -288,10 +292,8 @@ class Attempt:
     def exited_event(self) -> ProcessExited:
         if not self.exit_known:
             detail = "exited (status unknown: no exit status was recorded)"
-        elif self.stopped_by_user and self.signal is not None:
-            detail = f"stopped with {signal_name(self.signal)}"
         else:
-            detail = describe_exit(self.returncode, self.signal)
+            detail = self.status.exit_text
         return ProcessExited(
             attempt=self.attempt,
             pid=self.pid or 0,
@@ -369,6 +371,7 @@ class LocalRunner:
             pgid=proc.pid,  # a new session: the leader's pid is the group id
             started_at=time.time(),
         )
+        run.memory = watch_memory(proc.pid)
         _write_pid_file(pid_path, proc.pid)
         self._emit(run.started_event())
         self._watch(run, proc.wait())
@@ -396,6 +399,7 @@ class LocalRunner:
             pgid=os.getpgid(pid),
             started_at=os.stat(pid_path).st_mtime,
         )
+        run.memory = watch_memory(pid)
         self._emit(run.started_event())
         self._watch(run, _wait_pidfd(pidfd, exit_path(pid_path)))
         return run
@@ -414,6 +418,9 @@ class LocalRunner:
             else:
                 run.returncode = returncode
             run.exited_at = time.time()
+            if run.signal == signal.SIGKILL and not run.stopped_by_user and run.memory is not None:
+                pids = {run.pid or 0, *(group_members(run.pgid) if run.pgid else [])}
+                run.oom_evidence = await asyncio.to_thread(oom_evidence, run.memory, pids)
             run._exited.set()
             self._emit(run.exited_event())
 
