@@ -23,7 +23,7 @@ import re
 import shlex
 import socket
 import weakref
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import asyncssh
@@ -220,11 +220,12 @@ def _check_known_hosts(target: SshTarget, options: asyncssh.SSHClientConnectionO
     """A known_hosts file named (option, environment, ssh config) that cannot be read is a setting
     to fix, not a network failure to retry for ever."""
     known = options.known_hosts
-    named = [known] if isinstance(known, str) else [k for k in known or () if isinstance(k, str)]
+    if not known or not isinstance(known, (str, list, tuple)):
+        return  # none named: the default ~/.ssh/known_hosts, whose absence means "host unknown"
     given = "WATCHTOWER_SSH_KNOWN_HOSTS" if os.environ.get(ENV_KNOWN_HOSTS) and not target.known_hosts else (
         "the known-hosts option" if target.known_hosts else "UserKnownHostsFile in the ssh config"
     )
-    for path in named:
+    for path in _known_hosts_files(options):
         if os.path.isfile(path) and os.access(path, os.R_OK):
             continue
         problem = "cannot be read" if os.path.exists(path) else "does not exist"
@@ -409,7 +410,7 @@ async def run(
     return status, str(result.stdout or ""), str(result.stderr or "")
 
 
-async def stream_lines(target: SshTarget, argv: Sequence[str]) -> AsyncIterator[str]:
+async def stream_lines(target: SshTarget, argv: Sequence[str]) -> AsyncGenerator[str, None]:
     """Lines (without their newline) a long-running remote command prints, as they come.
 
     Ends when the command exits 0; raises :class:`RemoteCommandError` when it fails and
