@@ -56,6 +56,11 @@ async def until(pilot, predicate, timeout: float = 20.0) -> None:
         await pilot.pause(0.05)
 
 
+async def until_logging(pilot, app) -> None:
+    """Until the launched attempt runs and its log has begun."""
+    await until(pilot, lambda: app.launch.run is not None and app.session.state.lines > 3)
+
+
 def screen_text(app) -> str:
     """Everything on screen as plain text (from the screenshot's SVG)."""
     import html
@@ -126,7 +131,7 @@ async def test_relaunch_of_a_running_attempt_asks_and_q_does_not_ask_once_it_is_
     app = make_app(tmp_path, "--outcome", "hang")
     launch = app.launch
     async with app.run_test(size=(120, 40)) as pilot:
-        await until(pilot, lambda: launch.run is not None and app.session.state.lines > 3)
+        await until_logging(pilot, app)
         first = launch.run
         await pilot.press("r")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
@@ -152,7 +157,7 @@ async def test_stop_shows_the_escalation_countdown_and_leaves_no_process(tmp_pat
     app.launch.spec.plan = type(app.launch.spec.plan)(after_int=1.5, after_term=1.5)
     launch = app.launch
     async with app.run_test(size=(140, 40)) as pilot:
-        await until(pilot, lambda: launch.run is not None and app.session.state.lines > 3)
+        await until_logging(pilot, app)
         pids = group_members(launch.run.pgid)
         await pilot.press("x")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
@@ -227,7 +232,7 @@ async def test_the_editor_labels_its_fields_keeps_the_command_and_shows_the_diff
     app = make_app(tmp_path, "--outcome", "hang")
     launch = app.launch
     async with app.run_test(size=(140, 45)) as pilot:
-        await until(pilot, lambda: launch.run is not None and app.session.state.lines > 3)
+        await until_logging(pilot, app)
         first = launch.run
         await pilot.press("R")
         await until(pilot, lambda: isinstance(app.screen, EditScreen))
