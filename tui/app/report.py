@@ -6,7 +6,7 @@ import time
 
 from tui.app.fmt import duration, gib
 from tui.app.header import verdict
-from tui.app.timeline import skipped
+from tui.app.timeline import shown, skipped
 from tui.core.state import PHASE_TITLES, PHASES
 from tui.session import WatchSession
 
@@ -27,7 +27,7 @@ def build_report(session: WatchSession, now: float | None = None) -> str:
         "",
         "Phases",
     ]
-    for name in PHASES:
+    for name in shown(state, PHASES):
         phase = state.phase(name)
         title = PHASE_TITLES[name]
         if phase is None:

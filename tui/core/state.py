@@ -10,9 +10,13 @@ from dataclasses import dataclass, field
 
 #: Canonical phases, in their usual order. Views show them in this order; the
 #: tracker reports them in the order they *started* (``StartupState.phases``).
+#: ``compile`` is torch.compile / JIT kernel compilation outside graph capture (vLLM's
+#: Dynamo + Inductor before KV sizing, SGLang's DeepGEMM pre-compile, TensorRT-LLM's
+#: autotuner); many starts have none, and views show it only when it happened.
 PHASES: tuple[str, ...] = (
     "server_args",
     "weight_load",
+    "compile",
     "memory_pool",
     "cuda_graph",
     "draft_init",
@@ -22,6 +26,7 @@ PHASES: tuple[str, ...] = (
 PHASE_TITLES: dict[str, str] = {
     "server_args": "server args",
     "weight_load": "weight load",
+    "compile": "compile",
     "memory_pool": "memory pool",
     "cuda_graph": "CUDA graphs",
     "draft_init": "draft init",
