@@ -114,11 +114,12 @@ class QuickTest:
     (lookarounds dropped, which only loosens it); Python's ``re`` otherwise.
     """
 
-    __slots__ = ("_re", "_re2")
+    __slots__ = ("_bodies", "_re", "_re2")
 
     def __init__(self, patterns: list[Pattern]) -> None:
         bodies = [_NAMED_GROUP.sub("(?:", p.pattern) for p in patterns]
-        self._re = re.compile("|".join(f"(?:{b})" for b in bodies))
+        self._bodies = bodies
+        self._re: Pattern | None = None  # compiled on first need: most text is ASCII
         self._re2 = None
         if _re2 is not None:
             try:
@@ -129,6 +130,8 @@ class QuickTest:
     def search(self, text: str) -> object | None:
         if self._re2 is not None and text.isascii():
             return self._re2.search(text)
+        if self._re is None:
+            self._re = re.compile("|".join(f"(?:{b})" for b in self._bodies))
         return self._re.search(text)
 
 
