@@ -49,6 +49,7 @@ class Signature:
     fatal: bool = True
     secondary: bool = False
     fallback: bool = False  # tried after all others (a catch-all such as "SomeError: …")
+    kind_wins: bool = False  # on a traceback's exception line too, ``kind`` is reported, not the class
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +93,7 @@ class Profile:
     figures: tuple[Pattern, ...] = ()  # "avail mem=… GB": shown as a phase's detail
     signatures: tuple[Signature, ...] = ()
     warnings: tuple[Pattern, ...] = ()
+    carry_on: tuple[Pattern, ...] = ()  # the line says the server goes on: a warning, whatever it names
     benign: tuple[Pattern, ...] = ()
     prefilter: tuple[str, ...] = ()
     max_detect_lines: int = 5000
@@ -203,7 +205,7 @@ _PHASE_KEYS = {
     "requires_begin", "all_ranks", "yield_to",
 }
 _MARKER_KEYS = {"ready", "close", "stop", "figures"}
-_SIGNATURE_KEYS = {"kind", "pattern", "fatal", "secondary", "fallback"}
+_SIGNATURE_KEYS = {"kind", "pattern", "fatal", "secondary", "fallback", "kind_wins"}
 _OPTION_KEYS = {"max_detect_lines"}
 
 
@@ -312,7 +314,9 @@ def _parse(data: dict[str, Any], source: str, common: dict[str, Any] | None) -> 
         raise ProfileError(f"{where}: prefix.bar_rank: expected a string")
 
     sigs = _signatures(where, data.get("signatures"))
-    warnings = _patterns(f"{where}: warnings.patterns", _table(f"{where}: warnings", data.get("warnings"), {"patterns"}).get("patterns"))
+    warnings_table = _table(f"{where}: warnings", data.get("warnings"), {"patterns", "carry_on"})
+    warnings = _patterns(f"{where}: warnings.patterns", warnings_table.get("patterns"))
+    carry_on = _patterns(f"{where}: warnings.carry_on", warnings_table.get("carry_on"))
     benign = _patterns(f"{where}: benign.patterns", _table(f"{where}: benign", data.get("benign"), {"patterns"}).get("patterns"))
     words = _strings(f"{where}: prefilter.words", _table(f"{where}: prefilter", data.get("prefilter"), {"words"}).get("words"))
     if any(not w for w in words):
@@ -325,6 +329,7 @@ def _parse(data: dict[str, Any], source: str, common: dict[str, Any] | None) -> 
         sigs = sigs + common["signatures"]
         sigs = tuple(s for s in sigs if not s.fallback) + tuple(s for s in sigs if s.fallback)
         warnings = warnings + common["warnings"]
+        carry_on = carry_on + common["carry_on"]
         benign = benign + common["benign"]
         words = words + common["prefilter"]
 
@@ -348,6 +353,7 @@ def _parse(data: dict[str, Any], source: str, common: dict[str, Any] | None) -> 
         figures=_patterns(f"{where}: markers.figures", markers.get("figures")),
         signatures=sigs,
         warnings=warnings,
+        carry_on=carry_on,
         benign=benign,
         prefilter=tuple(dict.fromkeys(words)),
         max_detect_lines=max_detect,
@@ -374,6 +380,7 @@ def _signatures(where: str, value: Any) -> tuple[Signature, ...]:
                 fatal=_bool(f"{sw}.fatal", body.get("fatal"), True),
                 secondary=_bool(f"{sw}.secondary", body.get("secondary"), False),
                 fallback=_bool(f"{sw}.fallback", body.get("fallback"), False),
+                kind_wins=_bool(f"{sw}.kind_wins", body.get("kind_wins"), False),
             )
         )
     return tuple(out)
@@ -403,6 +410,7 @@ def _common() -> dict[str, Any]:
         _common_cache = {
             "signatures": _signatures(source, data.get("signatures")),
             "warnings": _patterns(f"{source}: warnings.patterns", (data.get("warnings") or {}).get("patterns")),
+            "carry_on": _patterns(f"{source}: warnings.carry_on", (data.get("warnings") or {}).get("carry_on")),
             "benign": _patterns(f"{source}: benign.patterns", (data.get("benign") or {}).get("patterns")),
             "prefilter": _strings(f"{source}: prefilter.words", (data.get("prefilter") or {}).get("words")),
         }
@@ -418,6 +426,7 @@ def generic_profile() -> Profile:
         source="common.toml",
         signatures=common["signatures"],
         warnings=common["warnings"],
+        carry_on=common["carry_on"],
         benign=common["benign"],
         prefilter=tuple(dict.fromkeys(common["prefilter"])),
     )

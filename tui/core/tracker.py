@@ -271,7 +271,7 @@ class StartupTracker:
             and self._anything is not None
             and self._anything.search(msg) is None
             and "Traceback" not in msg
-            and not msg.startswith("Process ")
+            and not msg.startswith(("Process ", "Exception ignored "))
             and (level is None or level not in profile.warning_levels)
         ):
             return  # nothing can match: the common case, one search
