@@ -78,6 +78,7 @@ class _Block:
     report: ErrorReport | None = None
     warning: bool = False  # logged at a warning level: a warning with a traceback, not a failure
     group: bool = False  # an ExceptionGroup's traceback (lines in a "|" gutter)
+    ignored: bool = False  # after "Exception ignored in: …": the program went on (a warning)
 
     def add(self, number: int, text: str) -> None:
         if len(self.head) < HEAD:
@@ -98,6 +99,7 @@ class Classifier:
         self._blocks: list[_Block] = []
         self._headers: dict[str | None, tuple[int, str]] = {}  # "Process X:" lines, by rank
         self._ignored: dict[str | None, tuple[int, str]] = {}  # "Exception ignored in:" lines, by rank
+        self._warned = False  # the line just fed ended an ignored exception's block
 
     def set_profile(self, profile: Profile) -> None:
         self._signatures: tuple[Signature, ...] = profile.signatures
@@ -138,14 +140,22 @@ class Classifier:
         whether it belongs to a traceback (then it is no phase marker either).
         """
         errors: list[ErrorReport] = []
-        if self._blocks and any(b.group for b in self._blocks):
-            if _RULE.match(body):
-                return errors, False, True
+        if self._blocks and any(b.group for b in self._blocks) and (_RULE.match(body) or _GUTTER.match(body)):
+            # a line of an ExceptionGroup's gutter: after the group's own exception line, its
+            # sub-exceptions belong to it (the group is reported by its class)
             body = _GUTTER.sub("", body, count=1)
+            done = self._candidate(rank, lambda b: b.group and b.state == _EXC)
+            if done is not None or _RULE.match(body):
+                if done is not None:
+                    done.add(number, body)
+                    if done.report is not None:
+                        done.report.end_line, done.report.block = number, done.lines()
+                return errors, False, True
         if self._blocks:
             self._expire(number, errors)
+            self._warned = False
             if self._blocks and self._continue(number, body, rank, record, errors):
-                return errors, False, True
+                return errors, self._warned, True
         if TRACEBACK in body:
             self._start(number, body, rank, ts, errors, level is not None and level in self._warning_levels)
             return errors, False, True
@@ -238,9 +248,10 @@ class Classifier:
         line = number
         header = self._headers.pop(rank, None)
         ignored = self._ignored.pop(rank, None)
-        if ignored is not None and 0 < number - ignored[0] <= 2:
-            header, warning = ignored, True
-        block = _Block(rank, line, ts, warning=warning, group=_GROUP in body)
+        went_on = ignored is not None and 0 < number - ignored[0] <= 2
+        if went_on:
+            header = ignored
+        block = _Block(rank, line, ts, warning=warning, group=_GROUP in body, ignored=went_on)
         if header is not None and 0 < number - header[0] <= 2:
             block.line = header[0]
             block.add(*header)
@@ -302,7 +313,11 @@ class Classifier:
             block = self._candidate(rank, lambda b: b.state in (_TB, _FILE, _CODE), lambda b: b.state == _CODE)
             if block is not None:
                 block.add(number, body)
-                self._exception(block, number, match, errors)
+                if block.ignored:  # printed, then the program went on: a warning, no report
+                    block.state, block.exc_line = _EXC, number
+                    self._warned = True
+                else:
+                    self._exception(block, number, match, errors)
                 return True
         # Message lines after the exception line ("Possible solutions: …"), unless they
         # are a record of their own or an error of their own ("Killed").
@@ -367,8 +382,8 @@ class Classifier:
 
     def _close(self, block: _Block, errors: list) -> None:
         self._blocks.remove(block)
-        if block.report is not None:
-            return  # already reported when its exception line came
+        if block.report is not None or block.ignored:
+            return  # already reported when its exception line came (or only a warning)
         lines = block.lines()
         last = next((t.strip() for _, t in reversed(lines) if t.strip()), TRACEBACK)
         errors.append(

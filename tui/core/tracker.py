@@ -516,11 +516,12 @@ class StartupTracker:
             self._settle(spec.index, events)
         if spec.requires_begin and action != "begin" and (phase is None or rank not in phase.ranks):
             return
+        seconds = match.groupdict().get("seconds")
+        took = float(seconds) if seconds else None  # the line says how long it took
         if phase is None:
             start_ts = ts
-            seconds = match.groupdict().get("seconds")
-            if action == "end" and seconds and ts is not None:
-                start_ts = ts - float(seconds)
+            if took is not None and ts is not None:
+                start_ts = ts - took
             start = min(
                 (v for k, v in self._implicit.items() if k[0] == spec.name),
                 default=(number, start_ts),
@@ -535,6 +536,8 @@ class StartupTracker:
                 phase.end_line = phase.end_ts = None  # reopened: a later end reports it again
             self._tentative.discard(phase.name)
         elif action == "end":
+            if took is not None and ts is not None and entry.start_ts is not None:
+                ts = max(ts, entry.start_ts + took)  # a line with no time of its own ("-- 48.20s")
             entry.end_line, entry.end_ts = number, ts
         elif entry.end_line is not None:
             return  # a step after this rank's end
