@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tui.commands.scan import scan_file, to_json
+from tui.commands.scan import scan_file, scan_with_hints, to_json
 from tui.core.lines import Line
 from tui.core.profiles import Evidence, builtin_profiles, detect_server, load_profile
 from tui.core.scan import Prefilter
@@ -55,7 +55,7 @@ EXPECTED = {
     "shape_vllm_sigterm_during_start.log": (
         "vllm", FAILED, None,
         [("server_args", 1, None), ("weight_load", 3, None)],
-        (45, "terminated", "APIServer"),
+        (45, "KeyboardInterrupt", "APIServer"),
     ),
     "shape_sglang_rocm_vllm_first_line.log": (
         "sglang", READY, 26,
@@ -133,7 +133,7 @@ def test_the_command_prints_the_same_and_nothing_on_stderr(name):
         capture_output=True, text=True, timeout=60,
     )
     assert done.stderr == ""
-    assert json.loads(done.stdout) == to_json(scan_file(str(FIXTURES / name)))
+    assert json.loads(done.stdout) == to_json(*scan_with_hints(str(FIXTURES / name)))
 
 
 def test_compile_is_its_own_phase_with_the_seconds_the_log_says():
@@ -256,3 +256,10 @@ def test_prefilter_engines_find_the_same_lines():
         middle = len(data) // 2
         part = engine.positions(data, middle, len(data) - 5)
         assert all(middle <= h < len(data) - 5 for h in part)
+
+
+def test_killed_from_outside_says_so():
+    vllm = scan_file(str(FIXTURES / "shape_vllm_sigterm_during_start.log")).first_error
+    assert (vllm.kind, vllm.category) == ("KeyboardInterrupt", "terminated")
+    ray = scan_file(str(FIXTURES / "shape_sglang_ray_sigterm.log")).first_error
+    assert ray.kind == ray.category == "terminated" and ray.secondary

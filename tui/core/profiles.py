@@ -49,7 +49,6 @@ class Signature:
     fatal: bool = True
     secondary: bool = False
     fallback: bool = False  # tried after all others (a catch-all such as "SomeError: …")
-    kind_wins: bool = False  # on a traceback's exception line too, ``kind`` is reported, not the class
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,7 +204,7 @@ _PHASE_KEYS = {
     "requires_begin", "all_ranks", "yield_to",
 }
 _MARKER_KEYS = {"ready", "close", "stop", "figures"}
-_SIGNATURE_KEYS = {"kind", "pattern", "fatal", "secondary", "fallback", "kind_wins"}
+_SIGNATURE_KEYS = {"kind", "pattern", "fatal", "secondary", "fallback"}
 _OPTION_KEYS = {"max_detect_lines"}
 
 
@@ -380,7 +379,6 @@ def _signatures(where: str, value: Any) -> tuple[Signature, ...]:
                 fatal=_bool(f"{sw}.fatal", body.get("fatal"), True),
                 secondary=_bool(f"{sw}.secondary", body.get("secondary"), False),
                 fallback=_bool(f"{sw}.fallback", body.get("fallback"), False),
-                kind_wins=_bool(f"{sw}.kind_wins", body.get("kind_wins"), False),
             )
         )
     return tuple(out)
