@@ -90,9 +90,9 @@ EXPECTED = {
         (4, "terminated", None),
     ),
     "shape_trtllm_serve_ready.log": (
-        "trtllm", READY, 47,
-        [("server_args", 2, 7), ("weight_load", 9, 12), ("memory_pool", 12, 34), ("compile", 19, 38),
-         ("cuda_graph", 23, 44), ("ready", 45, 47)],
+        "trtllm", READY, 48,
+        [("server_args", 3, 8), ("weight_load", 10, 13), ("memory_pool", 13, 35), ("compile", 20, 39),
+         ("cuda_graph", 24, 45), ("ready", 46, 48)],
         None,
     ),
     "shape_trtllm_executor_oom.log": (
@@ -223,7 +223,8 @@ def test_a_definitive_marker_after_the_detection_window_still_names_the_server()
 
 def test_trtllm_is_known_by_its_own_lines():
     text = (FIXTURES / "shape_trtllm_serve_ready.log").read_text().splitlines()
-    assert detect_server(text[:1]).name == "trtllm"  # the version banner
+    assert detect_server(text[:1]).name == "sglang"  # a library's line of SGLang's shape…
+    assert detect_server(text[:2]).name == "trtllm"  # …then the version banner settles it
     assert load_profile("trtllm").timestamp == "%m/%d/%Y-%H:%M:%S"
 
 
