@@ -264,3 +264,23 @@ def test_killed_from_outside_says_so():
     assert (vllm.kind, vllm.category) == ("KeyboardInterrupt", "terminated")
     ray = scan_file(str(FIXTURES / "shape_sglang_ray_sigterm.log")).first_error
     assert ray.kind == ray.category == "terminated" and ray.secondary
+
+
+# ------------------------------------------------------------ the views know compile
+
+
+def test_timeline_and_rank_grid_show_compile_only_when_the_log_had_one():
+    from tests.app_support import fixed_session
+    from tui.app.themes import discover
+    from tui.app.timeline import render_ranks, render_timeline
+
+    palette = discover()["dark"]
+    compiled = fixed_session((FIXTURES / "shape_vllm_compile_eagle_tp2.log").read_bytes())
+    timeline = render_timeline(compiled, 120, palette).plain
+    row = next(line for line in timeline.splitlines() if line[3:].startswith("compile"))
+    assert row.lstrip().startswith("✓") and "0:53" in row
+    header = next(line for line in render_ranks(compiled, 100, palette).plain.splitlines() if "rank" in line)
+    assert header.split() == ["rank", "weights", "compile", "pool", "graphs", "draft"]
+    plain = fixed_session((FIXTURES / "shape_sglang_rocm_vllm_first_line.log").read_bytes())
+    assert "compile" not in render_timeline(plain, 120, palette).plain
+    assert "compile" not in render_ranks(plain, 100, palette).plain
