@@ -284,3 +284,24 @@ def test_timeline_and_rank_grid_show_compile_only_when_the_log_had_one():
     plain = fixed_session((FIXTURES / "shape_sglang_rocm_vllm_first_line.log").read_bytes())
     assert "compile" not in render_timeline(plain, 120, palette).plain
     assert "compile" not in render_ranks(plain, 100, palette).plain
+
+
+def test_system_exit_with_the_signal_number_is_killed_from_outside():
+    tracker = StartupTracker()
+    feed_all(tracker, [
+        "[2026-02-22 23:38:50] server_args=ServerArgs(model_path='/m', tp_size=1)",
+        "Traceback (most recent call last):",
+        '  File "/opt/serve/launch.py", line 9, in handler',
+        "    sys.exit(signum)",
+        "SystemExit: 15",
+    ])
+    (error,) = tracker.state.errors
+    assert (error.kind, error.category, error.line) == ("SystemExit", "terminated", 2)
+
+
+def test_the_live_session_switches_servers_like_scan():
+    from tests.app_support import fixed_session
+
+    session = fixed_session((FIXTURES / "shape_sglang_rocm_vllm_first_line.log").read_bytes())
+    assert to_json(session.state)["phases"] == to_json(scan_file(str(FIXTURES / "shape_sglang_rocm_vllm_first_line.log")))["phases"]
+    assert session.state.server == "sglang" and session.state.outcome == READY
