@@ -29,7 +29,7 @@ except ImportError:  # pragma: no cover - depends on the platform's wheels
 try:  # Hyperscan: SIMD multi-literal matching, several times faster than RE2 here
     import hyperscan as _hs
 except ImportError:  # pragma: no cover - depends on the platform's wheels
-    _hs = None
+    _hs = None  # type: ignore[assignment]
 
 
 class Tracker(Protocol):
@@ -51,7 +51,7 @@ class Prefilter:
         engine = _re2 if _re2 is not None else re
         self.in_bytes = engine.compile(b"|".join(re.escape(w.encode()) for w in ordered))
         self._in_text = engine.compile("|".join(re.escape(w) for w in ordered)).search
-        self._hs = None
+        self._hs: Any = None  # a hyperscan.Database (it takes memoryviews too)
         if _hs is not None and hyperscan and ordered:
             try:
                 db = _hs.Database(mode=_hs.HS_MODE_BLOCK)
@@ -67,7 +67,7 @@ class Prefilter:
     def in_text(self, text: str) -> bool:
         return self._in_text(text) is not None
 
-    def positions(self, data: bytes, start: int = 0, end: int | None = None) -> array:
+    def positions(self, data: bytes, start: int = 0, end: int | None = None) -> array[int]:
         """Ascending offsets into ``data``, one inside each line of ``data[start:end]`` that holds
         a word (a line cut at ``end`` counts as ending there)."""
         end = len(data) if end is None else end
