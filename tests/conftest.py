@@ -230,3 +230,29 @@ async def ssh_connections_closed():
     from tui.sources import ssh
 
     await ssh.close_all()
+
+
+@pytest.fixture(scope="session")
+def slurm(tmp_path_factory: pytest.TempPathFactory):
+    """A real two-node Slurm cluster (munged, slurmctld, slurmd n1 and n2) for this test session.
+
+    Skipped only where the programs are not installed (scripts/setup --test installs them).
+    """
+    from tests.slurm_cluster import missing_binaries, running_slurm
+
+    missing = missing_binaries()
+    if missing:
+        pytest.skip(f"Slurm/munge not installed ({', '.join(missing)}); scripts/setup --test installs them")
+    try:
+        with running_slurm(tmp_path_factory.mktemp("slurm")) as cluster:
+            yield cluster
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
+
+
+@pytest.fixture
+def slurm_env(slurm, monkeypatch: pytest.MonkeyPatch):
+    """The test cluster for code under test: SLURM_CONF set in this process, jobs cancelled after."""
+    monkeypatch.setenv("SLURM_CONF", str(slurm.conf))
+    yield slurm
+    slurm.cancel_all()
