@@ -1,0 +1,133 @@
+"""What Slurm says about a job, read and worded: pure functions, no I/O.
+
+``scontrol show job -o ID`` prints one line of ``Key=Value`` fields; :func:`parse_job`
+turns it into a :class:`~tui.core.events.SlurmJobState`. A job state that has ended is a
+verdict (:func:`job_words`: "job 1234 CANCELLED by root", "job 1234 FAILED exit 0:9");
+a pending job is the startup before the startup ("queued: Resources, 3 jobs ahead").
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+from tui.core.events import SlurmJobState
+
+QUEUED = frozenset({"PENDING", "CONFIGURING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESV_DEL_HOLD", "SUSPENDED"})
+ACTIVE = frozenset({"RUNNING", "COMPLETING", "STAGE_OUT", "SIGNALING", "RESIZING"})
+#: States a job does not leave: the job is over.
+ENDED = frozenset(
+    {
+        "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL",
+        "PREEMPTED", "BOOT_FAIL", "DEADLINE", "SPECIAL_EXIT", "REVOKED",
+    }
+)
+#: The job's own record has gone (purged after MinJobAge, or never existed).
+GONE = "GONE"
+
+_FIELD = re.compile(r"(\w[\w:/]*)=(.*?)(?=\s+\w[\w:/]*=|\s*$)")
+
+
+def fields(line: str) -> dict[str, str]:
+    """``Key=Value`` pairs of one ``scontrol show job -o`` line (values may hold spaces)."""
+    return {m.group(1): m.group(2) for m in _FIELD.finditer(line.strip())}
+
+
+def expand_nodes(spec: str) -> tuple[str, ...]:
+    """A Slurm host list as names: ``n[1-3,5],gpu[08-09]`` → n1 n2 n3 n5 gpu08 gpu09."""
+    names: list[str] = []
+    for part in re.findall(r"[^,\[]+(?:\[[^\]]*\])?[^,\[]*", spec or ""):
+        match = re.fullmatch(r"([^\[]*)\[([^\]]*)\](.*)", part)
+        if not match:
+            if part and part != "(null)":
+                names.append(part)
+            continue
+        head, ranges, tail = match.groups()
+        for item in ranges.split(","):
+            lo, _, hi = item.partition("-")
+            if not hi:
+                names.append(f"{head}{lo}{tail}")
+                continue
+            width = len(lo) if lo.startswith("0") else 0
+            names.extend(f"{head}{n:0{width}d}{tail}" for n in range(int(lo), int(hi) + 1))
+    return tuple(names)
+
+
+def parse_job(line: str, *, at: float = 0.0, ahead: int | None = None) -> SlurmJobState | None:
+    """The job state of one ``scontrol show job -o`` line, or None when it names no job."""
+    f = fields(line)
+    job = f.get("JobId")
+    if not job:
+        return None
+    reason = f.get("Reason", "")
+    return SlurmJobState(
+        job_id=job,
+        state=f.get("JobState", "UNKNOWN"),
+        reason="" if reason in ("None", "(null)") else reason,
+        nodes=expand_nodes(f.get("NodeList", "")),
+        exit_code=f.get("ExitCode", ""),
+        tasks=int(f["NumTasks"]) if f.get("NumTasks", "").isdigit() else None,
+        stdout=f.get("StdOut", ""),
+        name=f.get("JobName", ""),
+        partition=f.get("Partition", ""),
+        ahead=ahead,
+        at=at,
+    )
+
+
+def job_words(job: SlurmJobState, by: str | None = None) -> str:
+    """The job's state as the header and the plain output say it."""
+    head = f"job {job.job_id} {job.state}"
+    if job.state in QUEUED:
+        return f"{head} ({queued_words(job)})"
+    if job.state in ACTIVE:
+        return f"{head} on {','.join(job.nodes)}" if job.nodes else head
+    if job.state == GONE:
+        return f"job {job.job_id}: Slurm no longer knows it ({job.reason or 'purged or never submitted'})"
+    if job.state == "CANCELLED":
+        return f"{head} by {by}" if by else head
+    if job.state in ENDED and job.exit_code and job.exit_code != "0:0":
+        return f"{head} exit {job.exit_code}"
+    return head
+
+
+def queued_words(job: SlurmJobState) -> str:
+    """Phase zero: "queued: Resources, 3 jobs ahead"."""
+    words = f"queued: {job.reason or job.state.lower()}"
+    if job.ahead:
+        words += f", {job.ahead} job{'s' if job.ahead != 1 else ''} ahead"
+    return words
+
+
+def task_outputs(script: str) -> str | None:
+    """The per-task output pattern an ``srun -o …%t`` line of a batch script gives, if any."""
+    for line in script.splitlines():
+        try:
+            words = shlex.split(line, comments=True)
+        except ValueError:
+            continue
+        if "srun" not in words:
+            continue
+        args = words[words.index("srun") + 1 :]
+        for index, word in enumerate(args):
+            value = None
+            if word in ("-o", "--output") and index + 1 < len(args):
+                value = args[index + 1]
+            elif word.startswith("--output="):
+                value = word.split("=", 1)[1]
+            elif word.startswith("-o") and len(word) > 2:
+                value = word[2:]
+            if value and re.search(r"%[tnN]", value):
+                return value
+    return None
+
+
+def output_path(pattern: str, job: SlurmJobState, task: int, *, user: str = "", workdir: str = "") -> str:
+    """One task's output file from an ``srun -o`` pattern (one task per node, block layout)."""
+    node = job.nodes[task] if task < len(job.nodes) else ""
+    values = {"j": job.job_id, "J": job.job_id, "t": str(task), "n": str(task), "N": node, "u": user,
+              "x": job.name, "%": "%"}
+    path = re.sub(r"%(\d*)([jJtnNux%])", lambda m: values[m.group(2)].zfill(int(m.group(1) or 0)), pattern)
+    if workdir and not path.startswith("/"):
+        path = f"{workdir.rstrip('/')}/{path}"
+    return path
