@@ -50,13 +50,20 @@ BLOCK_TAIL = 5
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("watch", help="follow a log while the server starts: phases, errors, verdict")
-    p.add_argument("log", help="the server's log file (it may not exist yet)")
+    p.add_argument("log", nargs="?", help="the server's log file (it may not exist yet)")
     p.add_argument("--server", help="sglang, vllm, or a profile .toml (default: detect)")
     p.add_argument("--plain", action="store_true", help="print one line per event instead of the dashboard")
     p.add_argument("--timeout", type=float, metavar="S", help="give up after S seconds (exit 3)")
     p.add_argument("--echo", action="store_true", help="also print each log line (with --plain)")
     p.add_argument("--from-end", action="store_true", help="skip what the log already holds")
-    p.add_argument("--host", metavar="[USER@]HOST[:PORT]", help="read the log on this host over SSH")
+    p.add_argument("--host", metavar="[USER@]HOST[:PORT][:/LOG]", action="append", dest="hosts",
+                   help="read the log on this host over SSH; repeat as HOST:/path/log for several nodes")
+    p.add_argument("--cluster", metavar="FILE.toml", help="several nodes: names, hosts, logs, GPU sources")
+    p.add_argument("--slurm", metavar="JOBID", help="a Slurm job: its state, then its tasks' output files")
+    p.add_argument("--task-output", metavar="PATTERN",
+                   help="with --slurm: the tasks' output files as an srun -o pattern (default: from the job)")
+    p.add_argument("--slurm-interval", type=float, default=1.0, metavar="S", help=argparse.SUPPRESS)
+    p.set_defaults(host=None)
     from tui.app.dashboard import add_dashboard_options  # --theme, --gpus, --gpu-interval
 
     add_dashboard_options(p)
@@ -64,6 +71,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tui.commands import cluster
+
+    if cluster.wants_cluster(args):
+        return cluster.run(args, _profile(args))
+    args.host = (args.hosts or [None])[-1]
+    if not args.log:
+        raise UsageError("watch: which log? (LOG, --host HOST:/path/log, --cluster FILE or --slurm JOBID)")
     if not args.plain:
         from tui.app import run_dashboard  # Textual only when the dashboard is wanted
 
@@ -72,18 +86,22 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--timeout must be a positive number of seconds")
     if not args.host and os.path.isdir(args.log):
         raise UsageError(f"{args.log}: is a directory, not a log file")
-    profile = None
-    if args.server:
-        from tui.core.profiles import ProfileError, load_profile
-
-        try:
-            profile = load_profile(args.server)
-        except ProfileError as exc:
-            raise UsageError(str(exc)) from None
     try:
-        return asyncio.run(PlainWatch(args, profile).run())
+        return asyncio.run(PlainWatch(args, _profile(args)).run())
     except KeyboardInterrupt:
         return 130
+
+
+def _profile(args: argparse.Namespace):
+    """The ``--server`` profile, or None to detect it."""
+    if not args.server:
+        return None
+    from tui.core.profiles import ProfileError, load_profile
+
+    try:
+        return load_profile(args.server)
+    except ProfileError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def title(phase: str) -> str:

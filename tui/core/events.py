@@ -153,10 +153,12 @@ class SlurmJobState:
     exit_code: str = ""  # "status:signal", e.g. "0:9"
     tasks: int | None = None
     stdout: str = ""
+    workdir: str = ""
     name: str = ""
     partition: str = ""
     ahead: int | None = None  # pending jobs ahead of it in its partition
     cancelled_by: str | None = None  # who cancelled it, when known
+    task_failures: tuple[str, ...] = ()  # srun's words for tasks that died: "n2 task 1: Killed"
     at: float = 0.0
 
 

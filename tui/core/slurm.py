@@ -68,6 +68,7 @@ def parse_job(line: str, *, at: float = 0.0, ahead: int | None = None) -> SlurmJ
         exit_code=f.get("ExitCode", ""),
         tasks=int(f["NumTasks"]) if f.get("NumTasks", "").isdigit() else None,
         stdout=f.get("StdOut", ""),
+        workdir=f.get("WorkDir", ""),
         name=f.get("JobName", ""),
         partition=f.get("Partition", ""),
         ahead=ahead,
@@ -87,16 +88,27 @@ def job_words(job: SlurmJobState, by: str | None = None) -> str:
     if job.state == "CANCELLED":
         return f"{head} by {by}" if by else head
     if job.state in ENDED and job.exit_code and job.exit_code != "0:0":
-        return f"{head} exit {job.exit_code}"
+        head = f"{head} exit {job.exit_code}"
+    if job.task_failures:
+        head += f" ({'; '.join(job.task_failures[:3])})"
     return head
 
 
 def queued_words(job: SlurmJobState) -> str:
     """Phase zero: "queued: Resources, 3 jobs ahead"."""
-    words = f"queued: {job.reason or job.state.lower()}"
+    words = f"queued: {job.reason or 'not scheduled yet'}"
     if job.ahead:
         words += f", {job.ahead} job{'s' if job.ahead != 1 else ''} ahead"
     return words
+
+
+_SRUN_TASK = re.compile(r"^srun: error: (?P<node>\S+): tasks? (?P<tasks>[\d,\-]+): (?P<what>.+)$", re.M)
+
+
+def task_failures(output: str) -> tuple[str, ...]:
+    """What srun said about tasks that died ("n2 task 1: Killed"), from the batch output's text."""
+    found = [f"{m['node']} task {m['tasks']}: {m['what'].strip()}" for m in _SRUN_TASK.finditer(output)]
+    return tuple(dict.fromkeys(found))
 
 
 def task_outputs(script: str) -> str | None:

@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator
 from dataclasses import replace
 
 from tui.core.events import ConnectionState, SlurmJobState
-from tui.core.slurm import ENDED, GONE, QUEUED, fields, parse_job
+from tui.core.slurm import ENDED, GONE, QUEUED, fields, output_path, parse_job, task_failures, task_outputs
 
 #: Seconds one Slurm client command may take before the poll counts as failed.
 COMMAND_TIMEOUT = 20.0
@@ -56,6 +56,19 @@ async def batch_script(job_id: str) -> str:
     """The job's batch script as Slurm stored it ("" when it cannot be had)."""
     code, out, _ = await slurm_command("scontrol", "write", "batch_script", job_id, "-")
     return out if code == 0 else ""
+
+
+async def task_logs(job: SlurmJobState, pattern: str | None = None) -> list[tuple[str, str]]:
+    """(node, output file) per task of a running job: from ``pattern`` (an ``srun -o`` pattern),
+    else from the ``srun -o …%t`` line of its batch script, else the job's one StdOut."""
+    pattern = pattern or task_outputs(await batch_script(job.job_id))
+    if pattern is None:
+        return [(job.nodes[0] if len(job.nodes) == 1 else "job", job.stdout)] if job.stdout else []
+    count = job.tasks or len(job.nodes) or 1
+    names = job.nodes if count == len(job.nodes) else tuple(f"task{t}" for t in range(count))
+    return [
+        (names[t], output_path(pattern, job, t, user=slurm_user(), workdir=job.workdir)) for t in range(count)
+    ]
 
 
 class SlurmJobSource:
@@ -112,6 +125,8 @@ class SlurmJobSource:
             job = replace(job, ahead=await self._ahead(fields(line)))
         elif job.state == "CANCELLED":
             job = replace(job, cancelled_by=await cancelled_by(self.job_id))
+        if job.state in ENDED and job.stdout:
+            job = replace(job, task_failures=task_failures(await asyncio.to_thread(_tail, job.stdout)))
         return job
 
     async def _ahead(self, job: dict[str, str]) -> int | None:
@@ -151,6 +166,16 @@ async def cancelled_by(job_id: str) -> str | None:
         except KeyError:
             return f"uid {words[2]}"
     return None
+
+
+def _tail(path: str, size: int = 64 * 1024) -> str:
+    """The end of the batch output (where srun reports dead tasks); "" when unreadable."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(0, os.fstat(f.fileno()).st_size - size))
+            return f.read().decode(errors="replace")
+    except OSError:
+        return ""
 
 
 def _job_number(job_id: str) -> int:
