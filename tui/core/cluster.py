@@ -20,7 +20,9 @@ from dataclasses import dataclass
 from tui.core.state import FAILED, PHASES, READY, STARTING, STOPPED, ErrorReport, StartupState
 
 #: (milestone, words): a milestone is reached by a rank that ended the phase of that name,
-#: or began any later phase; "dist_init" is over once a rank begins loading weights.
+#: or began any later phase; "dist_init" is over once a rank begins loading weights (the
+#: profiles have no dist-init phase: a rank stuck in "Init torch distributed begin" never
+#: begins loading; its node's last line says where it is).
 MILESTONES: tuple[tuple[str, str], ...] = (
     ("dist_init", "dist-init done"),
     ("weight_load", "weight load done"),
