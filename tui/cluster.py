@@ -60,6 +60,7 @@ class MergedLog:
 
     def __init__(self, capacity: int = MERGED_LINES) -> None:
         self.lines: deque[MergedLine] = deque(maxlen=capacity)
+        self.total = 0  # lines ever merged (the newest ``len(lines)`` of them are kept)
         self._seen: dict[str, int] = {}
         self._last_ts: dict[str, str] = {}
 
@@ -81,6 +82,7 @@ class MergedLog:
                 batches.append(batch)
         merged = list(heapq.merge(*batches, key=lambda line: line.ts)) if len(batches) > 1 else sum(batches, [])
         self.lines.extend(merged)
+        self.total += len(merged)
         return len(merged)
 
     def view(self, node: str | None = None) -> list[MergedLine]:
