@@ -22,6 +22,7 @@ from typing import Any
 
 from tui.core import cluster as core
 from tui.core.events import ConnectionState, SlurmJobState
+from tui.core.options import NodeSpec
 from tui.core.slurm import ACTIVE, ENDED, GONE, QUEUED, job_words, queued_words
 from tui.core.state import FAILED, READY, STARTING, STOPPED
 from tui.session import SessionInfo, Update, WatchSession
@@ -29,16 +30,6 @@ from tui.session import SessionInfo, Update, WatchSession
 #: Lines kept in the merged log (each node's own scrollback keeps more).
 MERGED_LINES = 20_000
 _TS = re.compile(r"^(?:\([^)]*\) ?)?\[?(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)")
-
-
-@dataclass(frozen=True, slots=True)
-class NodeSpec:
-    """One node of a watch: its name, its log and where that log is."""
-
-    name: str
-    log: str
-    host: str | None = None  # [user@]host[:port] for SSH; None: this machine
-    gpus: str = "none"
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,8 +252,7 @@ class ClusterSession:
 def default_session(spec: NodeSpec, *, profile: Any = None, from_end: bool = False, gpu_interval: float = 1.0,
                     max_rate: float = 15.0) -> WatchSession:
     """A node's session: its tailer (local or over SSH) and its GPU source."""
-    from tui.sources import log_tailer
-    from tui.sources.gpu import make_gpu_source
+    from tui.sources import log_tailer, make_gpu_source
 
     gpu = make_gpu_source(spec.gpus, spec.host, gpu_interval)
     info = SessionInfo(host=spec.host or "localhost", log_path=spec.log, title=spec.name)

@@ -11,7 +11,6 @@ nothing.
 
 from __future__ import annotations
 
-import argparse
 import inspect
 from collections.abc import Awaitable, Callable
 
@@ -229,16 +228,3 @@ class ClusterApp(App):
         if inspect.isawaitable(result):
             await result
         self.refresh_views()
-
-
-def run_cluster_dashboard(args: argparse.Namespace, profile) -> int:
-    """``watch`` with several nodes or a Slurm job, in the dashboard; the verdict's exit status."""
-    from tui.commands import EXIT_FAILED, EXIT_READY, EXIT_STARTING
-    from tui.commands.cluster import make_cluster
-
-    session = make_cluster(args, profile)
-    palette = resolve(getattr(args, "theme", None), discover())
-    app = ClusterApp(session, palette=palette)
-    app.run()
-    outcome = session.verdict().outcome
-    return {READY: EXIT_READY, STOPPED: EXIT_READY, FAILED: EXIT_FAILED}.get(outcome, EXIT_STARTING)
