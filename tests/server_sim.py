@@ -16,7 +16,8 @@ per-rank schedulers), allocates nothing real, and ends as told:
 must escalate); ``--stubborn`` makes them ignore SIGTERM too (only SIGKILL works).
 ``--orphans`` leaves children that do not die with the main process (stale GPU
 holders). ``--pid-file`` writes "main child child …" pids once the children run.
-``--first-rank N`` names the ranks TP{N}… (a later node of a multi-node run). ``--port`` opens a tiny HTTP server answering /health with 200 once ready.
+``--first-rank N`` (or ``--node-rank R``: R × tp) names the ranks TP{N}… (a later node of a
+multi-node run). ``--port`` opens a tiny HTTP server answering /health with 200 once ready.
 ``--api-key`` and ``--echo-env NAME`` print secrets back in ``server_args`` (as SGLang does).
 """
 
@@ -89,7 +90,8 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--outcome", default="ready", choices=["ready", "raise", "hang", "sigkill", "segv"])
     parser.add_argument("--tp", type=int, default=2)
-    parser.add_argument("--first-rank", type=int, default=0, help="global rank of this node's first GPU")
+    parser.add_argument("--first-rank", type=int, help="global rank of this node's first GPU")
+    parser.add_argument("--node-rank", type=int, default=0, help="a multi-node run: first rank = node rank × tp")
     parser.add_argument("--step", type=float, default=0.02, help="seconds between log lines")
     parser.add_argument("--load-seconds", type=float, default=0.2, help="time spent loading weights")
     parser.add_argument("--context-length", type=int, default=200000)
@@ -110,7 +112,8 @@ def main() -> int:
     if args.port:
         serve_health(args.port, ready)
 
-    ranks = [f"TP{i}" for i in range(args.first_rank, args.first_rank + args.tp)]
+    first = args.first_rank if args.first_rank is not None else args.node_rank * args.tp
+    ranks = [f"TP{i}" for i in range(first, first + args.tp)]
     code = CHILD.format(
         ignore_int=args.ignore_sigint or args.stubborn, ignore_term=args.stubborn, orphan=args.orphans
     )

@@ -352,3 +352,75 @@ def watch_cluster(options: ClusterOptions, *, plain: bool) -> int:
     ClusterApp(session, palette=themes.resolve(options.theme, themes.discover()), title=title).run()
     outcome = session.verdict().outcome
     return {READY: EXIT_READY, STOPPED: EXIT_READY, FAILED: EXIT_FAILED}.get(outcome, EXIT_STARTING)
+
+
+def slurm_launch(spec: Any, request: Any, options: LaunchOptions, *, history: Any = None, interval: float = 1.0) -> Any:
+    """The Slurm launch of ``spec`` (name, command, env, log dir), its sessions watching each job."""
+    from functools import partial
+
+    from tui.cluster import default_session
+    from tui.launch_slurm import SlurmLaunch, SlurmRunner
+    from tui.sources.slurm import missing_clients
+
+    missing = missing_clients("sbatch", "scancel")
+    if missing:
+        raise UsageError(f"--slurm needs the Slurm client commands ({', '.join(missing)} not found)")
+    make = partial(default_session, profile=load_profile(options.server), gpu_interval=options.gpus.interval)
+    return SlurmLaunch(spec.name, spec.command, spec.env, SlurmRunner(request, spec.log_dir), make_session=make,
+                       history=history, cwd=spec.cwd, gpus=options.gpus.kind if options.gpus.kind == "sim" else "none",
+                       interval=interval)
+
+
+def _history() -> Any:
+    from tui.history import History
+
+    try:
+        return History()
+    except Exception as exc:  # an unwritable data dir: keep working, say so once
+        print(f"watchtower: history disabled: {exc}", file=sys.stderr)
+        return None
+
+
+def slurm_run(spec: Any, request: Any, options: LaunchOptions, *, plain: bool) -> int:
+    """`run --slurm`: submit vN, follow the job; the dashboard's x cancels it, r resubmits as vN+1."""
+    from tui.core.state import FAILED, READY, STOPPED
+    from tui.core.verdict import EXIT_FAILED, EXIT_READY, EXIT_STARTING
+
+    launch = slurm_launch(spec, request, options, history=_history())
+    if plain:
+        return asyncio.run(_slurm_plain(launch, options))
+    from tui.app import themes
+    from tui.app.cluster import ClusterApp
+
+    async def first() -> Any:
+        return await launch.start()
+
+    session = asyncio.run(first())
+
+    async def relaunch() -> Any:
+        return await launch.relaunch()
+
+    app = ClusterApp(session, palette=themes.resolve(options.theme, themes.discover()), title=f"run: {spec.name}",
+                     actions={"x": ("Stop (scancel)", launch.stop), "r": ("Relaunch", relaunch)})
+    launch.notes.append(lambda text: app.notify(text, timeout=4))
+    app.run()
+    launch.finish(app.session)
+    if launch.run is not None and not launch.run.stopped_by_user:
+        print(f"watchtower: job {launch.run.job_id} left as it is (scancel {launch.run.job_id} stops it)")
+    outcome = app.session.verdict().outcome
+    return {READY: EXIT_READY, STOPPED: EXIT_READY, FAILED: EXIT_FAILED}.get(outcome, EXIT_STARTING)
+
+
+async def _slurm_plain(launch: Any, options: LaunchOptions) -> int:
+    from tui.core.verdict import EXIT_READY
+    from tui.present.cluster import PlainCluster
+
+    presenter: Any = None
+    launch.notes.append(lambda text: presenter.say(text) if presenter else print(text))
+    session = await launch.start()
+    presenter = PlainCluster(session, timeout=options.timeout, title=f"run {launch.run.name}: Slurm job {launch.run.job_id}")
+    code = await presenter.run()
+    launch.finish(session)
+    if code == EXIT_READY or await launch.runner.alive(launch.run):
+        presenter.say(f"job {launch.run.job_id} left running (scancel {launch.run.job_id} stops it)")
+    return code

@@ -24,6 +24,7 @@ from tui.app.fmt import GIB, sparkline
 from tui.app.gpus import render_gpus
 from tui.app.themes import Palette, discover, resolve
 from tui.cluster import ClusterSession, MergedLine
+from tui.core.errors import UsageError
 from tui.core.cluster import BarrierRow
 from tui.core.state import FAILED, READY, STOPPED
 from tui.core.wording import clock
@@ -224,7 +225,23 @@ class ClusterApp(App):
             self.notify(f"{errors[0].node} line {errors[0].number}: {errors[0].text[:120]}", timeout=5)
 
     async def action_run_action(self, key: str) -> None:
-        result = self.actions[key][1]()
-        if inspect.isawaitable(result):
-            await result
+        """A runner's key (x stop, r relaunch); an action that returns a new session (a relaunch) is shown."""
+        try:
+            result = self.actions[key][1]()
+            if inspect.isawaitable(result):
+                result = await result
+        except UsageError as exc:
+            self.notify(str(exc), severity="error", timeout=6)
+            return
+        if isinstance(result, ClusterSession) and result is not self.session:
+            self.replace_session(result)
         self.refresh_views()
+
+    def replace_session(self, session: ClusterSession) -> None:
+        """The next attempt: its session in place of the last one; the log starts afresh."""
+        self.session = session
+        self.node_filter = None
+        self.shown = 0
+        self.query_one("#log", RichLog).clear()
+        session.subscribe(lambda node, update: self.call_later(self.refresh_views))
+        session.start()

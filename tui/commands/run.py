@@ -29,6 +29,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--log-dir", help="where the attempts' logs go (default: the data dir's logs/; remote: ~/watchtower-logs)")
     p.add_argument("--env", action="append", default=[], metavar="K=V", help="set an environment variable (repeatable)")
     add_launch_options(p)
+    slurm = p.add_argument_group("Slurm", "run the server as a Slurm job: one srun task per node")
+    slurm.add_argument("--slurm", action="store_true", help="submit a batch job (sbatch) and follow it")
+    slurm.add_argument("--partition", metavar="P", help="sbatch --partition")
+    slurm.add_argument("--nodes", metavar="N", help="with --slurm: how many nodes (sbatch --nodes; default 1)")
+    slurm.add_argument("--gpus-per-node", type=int, metavar="G", help="sbatch --gpus-per-node")
+    slurm.add_argument("--time", metavar="T", help="sbatch --time (e.g. 1:00:00)")
+    slurm.add_argument("--account", metavar="A", help="sbatch --account")
     p.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND ARGS", help="the server command line")
     p.set_defaults(func=run)
 
@@ -111,11 +118,32 @@ def build_spec(args: argparse.Namespace, command: list[str] | None = None):
     )
 
 
+def slurm_request(args: argparse.Namespace):
+    from tui.core.slurm import SlurmRequest
+
+    if args.host:
+        raise UsageError("--slurm and --host: the job runs where Slurm puts it (submit from a login node)")
+    nodes = args.nodes or "1"
+    if not nodes.isdigit() or int(nodes) < 1:
+        raise UsageError(f"--nodes {nodes!r}: with --slurm, a number of nodes")
+    if args.gpus_per_node is not None and args.gpus_per_node < 0:
+        raise UsageError("--gpus-per-node must be 0 or more")
+    return SlurmRequest(nodes=int(nodes), partition=args.partition, gpus_per_node=args.gpus_per_node,
+                        time=args.time, account=args.account)
+
+
 def run(args: argparse.Namespace) -> int:
     from tui import wiring
 
     spec = build_spec(args)
     options = launch_options(args)
+    if args.slurm:
+        request = slurm_request(args)
+        if not args.log_dir:  # the nodes write there: the submit directory is the one they likely share
+            spec.log_dir = Path(os.getcwd()) / "watchtower-logs"
+        return wiring.slurm_run(spec, request, options, plain=args.plain)
+    if any(getattr(args, key) for key in ("partition", "nodes", "gpus_per_node", "time", "account")):
+        raise UsageError("--partition, --nodes, --gpus-per-node, --time and --account go with --slurm")
     if args.plain:
         return wiring.launch_plain(spec, options)
     return wiring.launch_dashboard(spec, options)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from dataclasses import dataclass
 
 from tui.core.events import SlurmJobState
 
@@ -143,3 +144,67 @@ def output_path(pattern: str, job: SlurmJobState, task: int, *, user: str = "", 
     if workdir and not path.startswith("/"):
         path = f"{workdir.rstrip('/')}/{path}"
     return path
+
+
+# ---------------------------------------------------------------- writing a job
+
+#: What a command's words may hold, and the shell expression each becomes in a task.
+PLACEHOLDERS = {"{node_rank}": '"$SLURM_NODEID"', "{nnodes}": '"$SLURM_NNODES"', "{master}": '"$WATCHTOWER_MASTER"'}
+_PLACEHOLDER = re.compile("|".join(re.escape(p) for p in PLACEHOLDERS))
+
+
+@dataclass(frozen=True, slots=True)
+class SlurmRequest:
+    """What ``run --slurm`` asks of Slurm: the sbatch directives."""
+
+    nodes: int = 1
+    partition: str | None = None
+    gpus_per_node: int | None = None
+    time: str | None = None  # as sbatch --time takes it: "30", "1:00:00", "1-00:00"
+    account: str | None = None
+
+    def directives(self) -> list[str]:
+        pairs = [("nodes", str(self.nodes)), ("ntasks-per-node", "1"), ("partition", self.partition),
+                 ("gpus-per-node", None if self.gpus_per_node is None else str(self.gpus_per_node)),
+                 ("time", self.time), ("account", self.account)]
+        return [f"#SBATCH --{key}={value}" for key, value in pairs if value]
+
+
+def task_command(argv: list[str] | tuple[str, ...]) -> str:
+    """The command as one shell string for each task, ``{node_rank}``, ``{nnodes}`` and
+    ``{master}`` becoming that task's values; everything else quoted as it was given."""
+    words = []
+    for word in argv:
+        parts, last = [], 0
+        for match in _PLACEHOLDER.finditer(word):
+            if match.start() > last:
+                parts.append(shlex.quote(word[last : match.start()]))
+            parts.append(PLACEHOLDERS[match.group(0)])
+            last = match.end()
+        if last < len(word) or not parts:
+            parts.append(shlex.quote(word[last:]))
+        words.append("".join(parts))
+    return " ".join(words)
+
+
+def batch_script(
+    argv: list[str] | tuple[str, ...], request: SlurmRequest, *, name: str, task_output: str, batch_output: str,
+    cwd: str | None = None,
+) -> str:
+    """The batch script of one attempt: directives, then one ``srun`` task per node.
+
+    The environment is not written here (it may hold secrets): sbatch passes its own on
+    (``--export=ALL``). ``--kill-on-bad-exit`` ends every task when one dies, as a
+    multi-node server cannot go on without a node.
+    """
+    lines = ["#!/bin/bash", f"#SBATCH --job-name={name}", *request.directives(), f"#SBATCH --output={batch_output}"]
+    if cwd:
+        lines.append(f"#SBATCH --chdir={cwd}")
+    lines += [
+        f"# written by Watchtower: {name}",
+        'WATCHTOWER_MASTER=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)',
+        "export WATCHTOWER_MASTER",
+        f"srun --kill-on-bad-exit=1 --output={shlex.quote(task_output)} bash -c {shlex.quote('exec ' + task_command(argv))}",
+        "",
+    ]
+    return "\n".join(lines)

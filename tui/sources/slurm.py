@@ -26,12 +26,14 @@ COMMAND_TIMEOUT = 20.0
 CLIENTS = ("squeue", "scontrol")
 
 
-def missing_clients() -> list[str]:
-    """The Slurm client programs not on the PATH (``watch --slurm`` needs them)."""
-    return [name for name in CLIENTS if shutil.which(name) is None]
+def missing_clients(*more: str) -> list[str]:
+    """The Slurm client programs not on the PATH (``watch --slurm`` needs squeue and scontrol)."""
+    return [name for name in (*CLIENTS, *more) if shutil.which(name) is None]
 
 
-async def slurm_command(*argv: str, timeout: float = COMMAND_TIMEOUT) -> tuple[int, str, str]:
+async def slurm_command(
+    *argv: str, timeout: float = COMMAND_TIMEOUT, env: dict[str, str] | None = None
+) -> tuple[int, str, str]:
     """Run one Slurm client command: (return code, stdout, stderr). Never raises for its failure."""
     try:
         proc = await asyncio.create_subprocess_exec(
@@ -39,6 +41,7 @@ async def slurm_command(*argv: str, timeout: float = COMMAND_TIMEOUT) -> tuple[i
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
+            env=env,
         )
     except OSError as exc:
         return 127, "", f"{argv[0]}: {exc.strerror or exc}"
