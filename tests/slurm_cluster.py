@@ -56,9 +56,13 @@ class SlurmCluster:
             f"--- {p.name}\n{p.read_text(errors='replace')[-1500:]}" for p in sorted(self.log_dir.glob("*.log"))
         )
 
-    def cancel_all(self) -> None:
-        """Leave no job behind (a test that failed half-way)."""
+    def cancel_all(self, timeout: float = 30.0) -> None:
+        """Leave no job behind: cancel every job, then wait until the queue is empty (the job
+        steps really gone: a slurmstepd outlives a controller shut down under it)."""
         self.run("scancel", "-u", getpass.getuser(), check=False)
+        deadline = time.monotonic() + timeout
+        while self.run("squeue", "-h", check=False).stdout.strip() and time.monotonic() < deadline:
+            time.sleep(0.1)  # Slurm has no event to await: poll its queue
 
 
 def _free_ports(count: int) -> list[int]:

@@ -16,7 +16,7 @@ import pytest
 from tui.cluster import default_session
 from tui.core.slurm import SlurmRequest
 from tui.history import History
-from tui.launch_slurm import SlurmLaunch, SlurmRunner
+from tui.launch_cluster import SlurmLaunch, SlurmRunner
 
 REPO = Path(__file__).parent.parent
 SIM = [sys.executable, str(REPO / "tests" / "server_sim.py"), "--tp", "2", "--node-rank", "{node_rank}",
@@ -38,7 +38,7 @@ def test_run_slurm_plain_submits_a_two_node_job_and_follows_it_to_ready(slurm_en
     job = out.split("submitted as Slurm job ")[1].split()[0]
     assert f"job {job} RUNNING on n1,n2" in out
     assert "[n2] server: sglang" in out and "READY on all 2 nodes" in out
-    assert f"job {job} left running (scancel {job} stops it)" in out
+    assert f"left running: job {job} (scancel {job} stops it)" in out
     script = (tmp_path / "logs" / "sim-v1.sbatch").read_text()
     assert "#SBATCH --nodes=2" in script and "srun --kill-on-bad-exit=1" in script
     assert '--node-rank "$SLURM_NODEID"' in script

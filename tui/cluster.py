@@ -103,7 +103,8 @@ class ClusterSession:
         self.job: SlurmJobState | None = None
         self.job_connection: ConnectionState | None = None
         self.cancelled_by: str | None = None  # set by whoever cancels the job (the Slurm runner)
-        self.task_deaths: dict[str, str] = {}  # node -> srun's words for its task that died
+        self.task_deaths: dict[str, str] = {}  # node -> how its process died ("task 1: Killed (srun)")
+        self.suspects: dict[str, str] = {}  # node -> why its command is suspect (tui.core.multinode)
         self._job_source = job
         self._job_outputs = job_outputs
         self._subscribers: list[ClusterSubscriber] = []
@@ -183,11 +184,16 @@ class ClusterSession:
                 for item in assembler.feed(event.data):
                     if isinstance(item, Line) and item.text.startswith("srun: error: "):
                         for words in task_failures(item.text):
-                            node = words.split(" ", 1)[0]
-                            self.task_deaths.setdefault(node, words.split(" ", 1)[1])
-                            self._notify(node, Update(frozenset({"state"})))
+                            node, what = words.split(" ", 1)
+                            self.node_died(node, f"{what} (srun)")
         finally:
             await tailer.close()
+
+    def node_died(self, node: str, words: str) -> None:
+        """A node's server process is gone (its runner saw it, or srun said so)."""
+        if node not in self.task_deaths:
+            self.task_deaths[node] = words
+            self._notify(node, Update(frozenset({"state"})))
 
     # ---------------------------------------------------------------- models
 
@@ -199,7 +205,8 @@ class ClusterSession:
             if state.outcome == STARTING:
                 last = session.last_output_at or self._started_at
                 quiet = None if last is None else max(0.0, self.clock() - last)
-            out.append(core.NodeStatus(name, state, quiet_for=quiet, waiting=session.waiting))
+            out.append(core.NodeStatus(name, state, quiet_for=quiet, waiting=session.waiting,
+                                       suspect=self.suspects.get(name)))
         return out
 
     def barrier(self) -> list[core.BarrierRow]:
@@ -214,7 +221,7 @@ class ClusterSession:
         dead = [node for node in self.task_deaths if node in self.nodes and self.nodes[node].state.outcome != READY]
         if dead and (nodes is None or nodes.outcome != FAILED):
             node = dead[0]
-            return core.ClusterVerdict(FAILED, f"FAILED on {node}: {self.task_deaths[node]} (srun)", node)
+            return core.ClusterVerdict(FAILED, f"FAILED on {node}: {self.task_deaths[node]}", node)
         if nodes is not None and nodes.outcome in (READY, FAILED, STOPPED):
             if nodes.outcome == READY and job is not None and (job.state in ENDED or job.state == GONE):
                 return core.ClusterVerdict(STOPPED, f"stopped after ready: {self.job_words()}")

@@ -390,7 +390,7 @@ def slurm_launch(spec: Any, request: Any, options: LaunchOptions, *, history: An
     from functools import partial
 
     from tui.cluster import default_session
-    from tui.launch_slurm import SlurmLaunch, SlurmRunner
+    from tui.launch_cluster import SlurmLaunch, SlurmRunner
     from tui.sources.slurm import missing_clients
 
     missing = missing_clients("sbatch", "scancel")
@@ -414,12 +414,56 @@ def _history() -> Any:
 
 def slurm_run(spec: Any, request: Any, options: LaunchOptions, *, plain: bool) -> int:
     """`run --slurm`: submit vN, follow the job; the dashboard's x cancels it, r resubmits as vN+1."""
+    launch = slurm_launch(spec, request, options, history=_history())
+    return _run_cluster_launch(launch, options, plain=plain, title=f"run: {spec.name}")
+
+
+async def _cluster_plain(launch: Any, options: LaunchOptions) -> int:
+    """`run --slurm --plain` / `run --nodes … --plain`: start v1 and print it to its verdict."""
+    from tui.core.verdict import EXIT_READY
+    from tui.present.cluster import PlainCluster
+
+    presenter: Any = None
+    launch.notes.append(lambda text: presenter.say(text) if presenter else print(text, flush=True))
+    session = await launch.start()
+    presenter = PlainCluster(session, timeout=options.timeout, title=f"run {launch.name} v{launch.attempt}")
+    code = await presenter.run()
+    launch.finish(session)
+    if code == EXIT_READY or await launch.alive():
+        presenter.say(f"left running: {launch.stop_hint()}")
+    return code
+
+
+def nodes_run(spec: Any, nodes: list[Any], options: LaunchOptions, *, plain: bool, force: bool) -> int:
+    """`run --nodes H1,H2 -- CMD` (or `--cluster FILE`): the command on every node over SSH."""
+    from functools import partial
+
+    from tui.cluster import default_session
+    from tui.core.multinode import agreement
+    from tui.core.preflight import FAIL
+    from tui.launch_cluster import NodesLaunch
+
+    make = partial(default_session, profile=load_profile(options.server), gpu_interval=options.gpus.interval)
+    launch = NodesLaunch(
+        spec.name, spec.command, spec.env, [n.host for n in nodes], spec.log_dir, names=[n.name for n in nodes],
+        extra={i: n.args for i, n in enumerate(nodes) if n.args}, plan=spec.plan, make_session=make,
+        history=_history(), gpus=options.gpus.kind,
+    )
+    checks = agreement(launch.commands())
+    for check in checks:
+        print(f"check: {check.line}", file=sys.stderr if not plain else sys.stdout, flush=True)
+    if any(c.status == FAIL for c in checks) and not force:
+        raise UsageError("the nodes' commands disagree (see the ✗ above): fix them, or --no-check to launch anyway")
+    return _run_cluster_launch(launch, options, plain=plain, title=f"run: {spec.name} on {len(nodes)} nodes")
+
+
+def _run_cluster_launch(launch: Any, options: LaunchOptions, *, plain: bool, title: str) -> int:
+    """A ClusterLaunch in the dashboard (x stop, r relaunch) or as plain text; the verdict's exit status."""
     from tui.core.state import FAILED, READY, STOPPED
     from tui.core.verdict import EXIT_FAILED, EXIT_READY, EXIT_STARTING
 
-    launch = slurm_launch(spec, request, options, history=_history())
     if plain:
-        return asyncio.run(_slurm_plain(launch, options))
+        return asyncio.run(_cluster_plain(launch, options))
     from tui.app import themes
     from tui.app.cluster import ClusterApp
 
@@ -427,31 +471,12 @@ def slurm_run(spec: Any, request: Any, options: LaunchOptions, *, plain: bool) -
         return await launch.start()
 
     session = asyncio.run(first())
-
-    async def relaunch() -> Any:
-        return await launch.relaunch()
-
-    app = ClusterApp(session, palette=themes.resolve(options.theme, themes.discover()), title=f"run: {spec.name}",
-                     actions={"x": ("Stop (scancel)", launch.stop), "r": ("Relaunch", relaunch)})
+    app = ClusterApp(session, palette=themes.resolve(options.theme, themes.discover()), title=title,
+                     actions={"x": ("Stop", launch.stop), "r": ("Relaunch", launch.relaunch)})
     launch.notes.append(lambda text: app.notify(text, timeout=4))
     app.run()
     launch.finish(app.session)
-    if launch.run is not None and not launch.run.stopped_by_user:
-        print(f"watchtower: job {launch.run.job_id} left as it is (scancel {launch.run.job_id} stops it)")
+    if asyncio.run(launch.alive()):
+        print(f"watchtower: left running: {launch.stop_hint()}")
     outcome = app.session.verdict().outcome
     return {READY: EXIT_READY, STOPPED: EXIT_READY, FAILED: EXIT_FAILED}.get(outcome, EXIT_STARTING)
-
-
-async def _slurm_plain(launch: Any, options: LaunchOptions) -> int:
-    from tui.core.verdict import EXIT_READY
-    from tui.present.cluster import PlainCluster
-
-    presenter: Any = None
-    launch.notes.append(lambda text: presenter.say(text) if presenter else print(text))
-    session = await launch.start()
-    presenter = PlainCluster(session, timeout=options.timeout, title=f"run {launch.run.name}: Slurm job {launch.run.job_id}")
-    code = await presenter.run()
-    launch.finish(session)
-    if code == EXIT_READY or await launch.runner.alive(launch.run):
-        presenter.say(f"job {launch.run.job_id} left running (scancel {launch.run.job_id} stops it)")
-    return code

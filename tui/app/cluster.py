@@ -50,6 +50,8 @@ def barrier_text(rows: list[BarrierRow], width: int, palette: Palette, per_row: 
             at = f" line {lag.last_line}" if lag.last_line else ""
             line.append(f" waiting: {lag.label}", palette.style("behind"))
             line.append(f"{at}{quiet}", palette.style("dim"))
+            if lag.suspect:
+                line.append(f"  suspect: {lag.suspect}", palette.style("failed"))
             if lag.last_text:
                 line.append(f"  {lag.last_text}", palette.style("normal"))
             others = [m.label for m in row.missing[1:per_row]]

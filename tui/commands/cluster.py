@@ -8,6 +8,10 @@ A cluster file names the nodes::
     host = "user@10.0.0.1"       # [user@]host[:port] over SSH; absent: this machine
     log = "/var/log/sglang.log"
     gpus = "auto"                # as --gpus (default: the command's --gpus)
+    args = ["--dist-init-addr", "10.0.0.1:5000"]   # `run --cluster`: added to this node's command
+
+For ``run --cluster`` the nodes are listed in node-rank order and ``log`` is not needed
+(each attempt has its own log per node).
 """
 
 from __future__ import annotations
@@ -78,7 +82,7 @@ def node_specs(args: argparse.Namespace) -> list[NodeSpec]:
     return specs
 
 
-def cluster_file(path: str, gpus: str = "none") -> list[NodeSpec]:
+def cluster_file(path: str, gpus: str = "none", *, logs: bool = True) -> list[NodeSpec]:
     try:
         data = tomllib.loads(Path(path).read_text())
     except (OSError, UnicodeDecodeError) as exc:
@@ -90,14 +94,19 @@ def cluster_file(path: str, gpus: str = "none") -> list[NodeSpec]:
         raise UsageError(f"{path}: no [[node]] tables")
     specs = []
     for index, node in enumerate(nodes, 1):
-        unknown = set(node) - {"name", "host", "log", "gpus"}
+        unknown = set(node) - {"name", "host", "log", "gpus", "args"}
         if unknown:
-            raise UsageError(f"{path}: node {index}: unknown key {sorted(unknown)[0]!r} (name, host, log, gpus)")
-        if not isinstance(node.get("log"), str) or not node["log"]:
+            raise UsageError(f"{path}: node {index}: unknown key {sorted(unknown)[0]!r} (name, host, log, gpus, args)")
+        if logs and (not isinstance(node.get("log"), str) or not node["log"]):
             raise UsageError(f"{path}: node {index}: 'log' (the log's path) is required")
+        if not logs and not node.get("host"):
+            raise UsageError(f"{path}: node {index}: 'host' (where to run it) is required")
+        args = node.get("args", [])
+        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+            raise UsageError(f"{path}: node {index}: 'args' must be a list of strings")
         host = node.get("host") or None
-        specs.append(NodeSpec(str(node.get("name") or _node_name(host or "localhost")), node["log"], host,
-                              str(node.get("gpus") or gpus)))
+        specs.append(NodeSpec(str(node.get("name") or _node_name(host or "localhost")), str(node.get("log") or ""),
+                              host, str(node.get("gpus") or gpus), tuple(args)))
     if len({s.name for s in specs}) != len(specs):
         raise UsageError(f"{path}: two nodes with one name")
     return specs

@@ -44,6 +44,7 @@ class NodeStatus:
     quiet_for: float | None = None  # seconds since the node's log last grew (None: never / decided)
     waiting: str | None = None  # why its log is not being read yet
     last_text: str = ""  # what its log said last
+    suspect: str | None = None  # why this node is likely the culprit (its command disagrees)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +55,7 @@ class Laggard:
     last_line: int | None
     last_text: str
     quiet_for: float | None
+    suspect: str | None = None
 
     @property
     def label(self) -> str:
@@ -134,9 +136,11 @@ def barrier(nodes: Mapping[str, NodeStatus] | list[NodeStatus]) -> list[BarrierR
             if node.waiting and not node.state.lines:
                 text = f"(no log yet: {node.waiting})"
             pairs.append(
-                Laggard(node.name, rank, milestones_reached(node.state, rank), last_line, text, node.quiet_for)
+                Laggard(node.name, rank, milestones_reached(node.state, rank), last_line, text, node.quiet_for,
+                        node.suspect)
             )
-    pairs.sort(key=lambda p: (p.reached, -(p.quiet_for or 0.0), p.node, _rank_key(p.rank)))
+    # furthest behind first; among equals a node whose command disagrees, then the quietest
+    pairs.sort(key=lambda p: (p.reached, p.suspect is None, -(p.quiet_for or 0.0), p.node, _rank_key(p.rank)))
     rows = []
     for index, (milestone, words) in enumerate(MILESTONES):
         missing = tuple(p for p in pairs if p.reached <= index)

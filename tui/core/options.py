@@ -72,6 +72,7 @@ class NodeSpec:
     log: str
     host: str | None = None  # [user@]host[:port] over SSH; None: this machine
     gpus: str = "none"
+    args: tuple[str, ...] = ()  # `run --cluster`: words added to this node's command
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,7 +29,8 @@ def barrier_lines(rows: list[BarrierRow], limit: int = 4) -> list[str]:
             quiet = f", quiet {clock(lag.quiet_for)}" if lag.quiet_for is not None else ""
             line = f" line {lag.last_line}" if lag.last_line else ""
             text = f": {lag.last_text[:80]}" if lag.last_text else ""
-            who.append(f"{lag.label} ({line.strip() or 'no line'}{quiet}{text})")
+            why = f" [suspect: {lag.suspect}]" if lag.suspect else ""
+            who.append(f"{lag.label} ({line.strip() or 'no line'}{quiet}{text}){why}")
         more = f", +{len(row.missing) - limit} more" if len(row.missing) > limit else ""
         out.append(f"{row.words}: {row.reached}/{row.total} ranks; not yet: {'; '.join(who)}{more}")
     return out
