@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from tui.core.cluster import NodeStatus, barrier, laggard, verdict
 from tui.core.lines import LineAssembler
 from tui.core.profiles import load_profile
@@ -35,6 +37,15 @@ def node_log(ranks: list[str], *, until: str, second: int = 0, then_raise: bool 
             f"[{ts} {ranks[0]}] RuntimeError: NCCL error: unhandled system error",
         ]
     return lines
+
+
+async def wait_outcome(session, wanted: set[str], timeout: float = 60.0):
+    """Until a ClusterSession's verdict is one of ``wanted`` (woken by its updates); the verdict."""
+    async with asyncio.timeout(timeout):
+        while session.verdict().outcome not in wanted:
+            session.changed.clear()
+            await session.changed.wait()
+    return session.verdict()
 
 
 def status(name: str, lines: list[str], quiet_for: float | None = 1.0) -> NodeStatus:

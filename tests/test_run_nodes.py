@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.launch_helpers import no_leftover_servers  # noqa: F401 (autouse: no simulator outlives a test)
+from tests.test_cluster_core import wait_outcome
 from tui.cluster import default_session
 from tui.launch_cluster import NodesLaunch
 
@@ -100,14 +101,6 @@ def test_launched_anyway_the_barrier_view_names_node_2_not_past_dist_init(sshd_n
     assert "not yet: 127.0.0.3 (" in barrier  # first: the node whose command disagrees
     assert "[suspect: dist-init address: 127.0.0.3 has 127.0.0.9" in barrier
     assert "Init parallel begin." in barrier
-
-
-async def wait_outcome(session, wanted: set[str], timeout: float = 60.0):
-    async with asyncio.timeout(timeout):
-        while session.verdict().outcome not in wanted:
-            session.changed.clear()
-            await session.changed.wait()
-    return session.verdict()
 
 
 async def test_stop_and_relaunch_act_on_every_node(sshd_nodes, tmp_path, fake_sglang, monkeypatch,

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.test_cluster_core import wait_outcome
 from tui.cluster import default_session
 from tui.core.slurm import SlurmRequest
 from tui.history import History
@@ -51,14 +52,6 @@ def test_run_slurm_plain_submits_a_two_node_job_and_follows_it_to_ready(slurm_en
     rows = json.loads(history.stdout)
     rows = rows if isinstance(rows, list) else rows.get("attempts", rows)
     assert rows[0]["host"] == "slurm" and str(rows[0]["pid"]) == job and rows[0]["outcome"] == "ready"
-
-
-async def wait_outcome(session, wanted: set[str], timeout: float = 60.0):
-    async with asyncio.timeout(timeout):
-        while session.verdict().outcome not in wanted:
-            session.changed.clear()
-            await session.changed.wait()
-    return session.verdict()
 
 
 async def test_stop_cancels_verified_and_relaunch_submits_a_new_job(slurm_env, tmp_path):

@@ -140,11 +140,8 @@ class ClusterSession:
     async def stop(self) -> None:
         for task in self._tasks:
             task.cancel()
-        for task in self._tasks:
-            try:
-                await task
-            except (asyncio.CancelledError, Exception):
-                pass
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks = []
         if self._job_source is not None:
             await self._job_source.close()
         for session in self.nodes.values():
