@@ -166,6 +166,8 @@ class ClusterApp(App):
             header.append(f"  {job}", palette.style("dim"))
         if self.title_words:
             header.append(f"  {self.title_words}", palette.style("dim"))
+        if self.node_filter is not None:
+            header.append(f"  log: {self.node_filter} only (n: next)", palette.style("behind"))
         header.truncate(width)
         self.query_one("#header", Static).update(header)
         if self.session.nodes:
@@ -211,7 +213,6 @@ class ClusterApp(App):
         else:
             index = names.index(self.node_filter) + 1 if self.node_filter in names else len(names)
             self.node_filter = names[index] if index < len(names) else None
-        self.notify(f"log: {self.node_filter or 'all nodes'}", timeout=2)
         self._rewrite_log()
         self.refresh_views()
 
