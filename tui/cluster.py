@@ -202,8 +202,11 @@ class ClusterSession:
             if state.outcome == STARTING:
                 last = session.last_output_at or self._started_at
                 quiet = None if last is None else max(0.0, self.clock() - last)
-            out.append(core.NodeStatus(name, state, quiet_for=quiet, waiting=session.waiting,
-                                       suspect=self.suspects.get(name)))
+            waiting = session.waiting
+            conn = session.connection
+            if conn is not None and conn.state != "connected":
+                waiting = f"{conn.host} {conn.state}" + (f": {conn.detail}" if conn.detail else "")
+            out.append(core.NodeStatus(name, state, quiet_for=quiet, waiting=waiting, suspect=self.suspects.get(name)))
         return out
 
     def barrier(self) -> list[core.BarrierRow]:
