@@ -70,3 +70,32 @@ def test_lines_arriving_together_are_merged_by_their_timestamps():
     nodes["n1"].handle(LogChunk("n1", 0, b"[2026-01-01 10:00:00] late\n", 0.0))
     assert merged.pull(nodes) == 1  # only what is new; arrived later, so below
     assert merged.view("n1")[-1].text.endswith("late") and merged.total == 6
+
+
+def test_each_node_has_its_own_verdict_loading_stalled_dead():
+    from tui.cluster import ClusterSession
+    from tui.core.events import GpuInfo, GpuSample, LogChunk
+    from tui.core.options import NodeSpec
+    from tui.session import WatchSession
+
+    now = [1000.0]
+    clock = lambda: now[0]  # noqa: E731 (a stopped clock the test moves)
+    cluster = ClusterSession(
+        [NodeSpec(n, f"/{n}.log") for n in ("n1", "n2", "n3")], make_session=lambda spec: WatchSession(clock=clock),
+        clock=clock,
+    )
+    loading = b"[2026-01-01 10:00:00 TP0] Load weight begin. avail mem=78.12 GB\n"
+    for name in cluster.nodes:
+        cluster.nodes[name].handle(LogChunk(name, 0, loading, now[0]))
+    assert {cluster.node_verdict(n).kind for n in cluster.nodes} == {"starting"}
+    for second in range(0, 400, 10):  # n1's GPUs keep filling; n2's stay flat
+        now[0] = 1000.0 + second
+        for name, used in (("n1", second * 2**28), ("n2", 2**30)):
+            gpu = GpuInfo(0, memory_used=used, memory_total=2**40, utilization=0)
+            cluster.nodes[name].handle(GpuSample(name, now[0], (gpu,)))
+    cluster.node_died("n3", "exited with code 1")
+    assert cluster.node_verdict("n1").kind == "loading"
+    assert cluster.node_verdict("n2").kind == "stalled?"
+    dead = cluster.node_verdict("n3")
+    assert (dead.kind, dead.detail) == ("dead", "exited with code 1")
+    assert cluster.verdict().words == "FAILED on n3: exited with code 1"

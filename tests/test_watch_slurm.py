@@ -68,6 +68,8 @@ async def test_one_nodes_task_killed_fails_the_attempt_and_names_the_node(slurm_
     assert code == 1, err
     # the job runs on (srun without --kill-on-bad-exit): srun's own words in the batch output tell
     assert "FAILED on n2: task 1: Killed (srun)" in line
+    assert "[n2] dead: task 1: Killed (srun)" in out
+    assert "[n1] starting: " in out or "[n1] ready: " in out
     barrier = "".join(seen) + out
     assert "weight load done: 2/4 ranks; not yet: n2 TP2" in barrier
 

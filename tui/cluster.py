@@ -21,10 +21,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from tui.core import cluster as core
-from tui.core.events import ConnectionState, SlurmJobState
+from tui.core.events import ConnectionState, GpuSample, SlurmJobState
 from tui.core.options import NodeSpec
 from tui.core.slurm import ACTIVE, ENDED, GONE, QUEUED, job_words, queued_words
 from tui.core.state import FAILED, READY, STARTING, STOPPED
+from tui.core.verdict import DEAD, ProcessStatus, Verdict, gpu_activity, judge
 from tui.session import SessionInfo, Update, WatchSession
 
 #: Lines kept in the merged log (each node's own scrollback keeps more).
@@ -105,6 +106,7 @@ class ClusterSession:
         self.cancelled_by: str | None = None  # set by whoever cancels the job (the Slurm runner)
         self.task_deaths: dict[str, str] = {}  # node -> how its process died ("task 1: Killed (srun)")
         self.suspects: dict[str, str] = {}  # node -> why its command is suspect (tui.core.multinode)
+        self.gpu_samples: dict[str, deque[GpuSample]] = {}  # recent samples per node (loading vs stalled?)
         self._job_source = job
         self._job_outputs = job_outputs
         self._subscribers: list[ClusterSubscriber] = []
@@ -121,6 +123,8 @@ class ClusterSession:
         session = self.make_session(spec)
         self.specs[spec.name] = spec
         self.nodes[spec.name] = session
+        samples = self.gpu_samples[spec.name] = deque(maxlen=120)
+        session.handlers.setdefault(GpuSample, []).append(samples.append)
         session.subscribe(lambda update, name=spec.name: self._node_update(name, update))
         if self._started:
             session.start()
@@ -208,6 +212,22 @@ class ClusterSession:
                 waiting = f"{conn.host} {conn.state}" + (f": {conn.detail}" if conn.detail else "")
             out.append(core.NodeStatus(name, state, quiet_for=quiet, waiting=waiting, suspect=self.suspects.get(name)))
         return out
+
+    def node_verdict(self, name: str) -> Verdict:
+        """One node's own verdict: starting, loading (log quiet, GPU memory moving), stalled?, ready,
+        failed, or dead (its process gone)."""
+        session = self.nodes[name]
+        now = self.clock()
+        death = self.task_deaths.get(name)
+        process = None if death is None else ProcessStatus(alive=False)
+        verdict = judge(
+            session.state, now=now, last_activity=session.last_output_at or self._started_at,
+            last_line=session.state.last_text or None, process=process,
+            gpu=gpu_activity(list(self.gpu_samples.get(name, ())), now),
+        )
+        if death is not None and verdict.kind == DEAD:
+            return Verdict(DEAD, death)
+        return verdict
 
     def barrier(self) -> list[core.BarrierRow]:
         return core.barrier(self.statuses())

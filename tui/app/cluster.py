@@ -71,12 +71,10 @@ def node_rows(session: ClusterSession, width: int, palette: Palette, selected: s
         status = statuses[name]
         row = Text(no_wrap=True, end="")
         row.append(f" {'▸' if name == selected else ' '}{name:<12.12}", palette.style("title"))
-        outcome = status.state.outcome
-        dead = session.task_deaths.get(name)
-        word, style = ("dead", "failed") if dead else {
-            READY: ("ready", "done"), FAILED: ("failed", "failed"), STOPPED: ("stopped", "dim"),
-        }.get(outcome, ("starting", "running"))
-        row.append(f" {word:<8}", palette.style(style))
+        verdict = session.node_verdict(name)
+        style = {"ready": "done", "failed": "failed", "dead": "failed", "stalled?": "failed", "stopped": "dim"}.get(
+            verdict.kind, "running")
+        row.append(f" {verdict.kind:<8}", palette.style(style))
         sample = node.gpus.latest
         if sample is not None and sample.gpus:
             bars = "".join(
@@ -97,6 +95,8 @@ def node_rows(session: ClusterSession, width: int, palette: Palette, selected: s
             row.append(f"  {node.connection.state}", palette.style("running"))
         if status.waiting:
             row.append(f"  waiting: {status.waiting}", palette.style("dim"))
+        elif verdict.kind in ("dead", "stalled?", "loading", "failed"):
+            row.append(f"  {verdict.detail}", palette.style("dim"))
         row.truncate(width)
         lines.append(row)
     if selected is not None and selected in session.nodes:

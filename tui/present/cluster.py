@@ -122,6 +122,11 @@ class PlainCluster:
                 self.done_milestones.add(row.milestone)
                 self.say(f"barrier: {row.words} on all {row.total} ranks of {len(self.session.nodes)} nodes")
 
+    def node_verdicts(self) -> None:
+        for name in self.session.nodes:
+            node = self.session.node_verdict(name)
+            self.say(f"{node.kind}: {node.detail}", name)
+
     def check(self, deadline: float | None) -> int | None:
         verdict = self.session.verdict()
         if verdict.outcome != STARTING or (deadline is not None and time.monotonic() >= deadline):
@@ -136,12 +141,14 @@ class PlainCluster:
             if now - self.failed_at >= FAIL_SETTLE_S:
                 verdict = self.session.verdict()  # the root cause may have arrived meanwhile
                 self.say(verdict.words)
+                self.node_verdicts()
                 for line in barrier_lines(self.session.barrier()):
                     self.say(line)
                 return EXIT_FAILED
             return None
         if deadline is not None and now >= deadline:
             self.say(f"TIMEOUT after {duration(self.timeout)}: {verdict.words}")
+            self.node_verdicts()
             for line in barrier_lines(self.session.barrier()):
                 self.say(line)
             return EXIT_STARTING
