@@ -84,6 +84,7 @@ def test_each_node_has_its_own_verdict_loading_stalled_dead():
         [NodeSpec(n, f"/{n}.log") for n in ("n1", "n2", "n3")], make_session=lambda spec: WatchSession(clock=clock),
         clock=clock,
     )
+    cluster.launched = True  # processes of ours: quiet logs are weighed against the GPUs
     loading = b"[2026-01-01 10:00:00 TP0] Load weight begin. avail mem=78.12 GB\n"
     for name in cluster.nodes:
         cluster.nodes[name].handle(LogChunk(name, 0, loading, now[0]))
@@ -99,3 +100,5 @@ def test_each_node_has_its_own_verdict_loading_stalled_dead():
     dead = cluster.node_verdict("n3")
     assert (dead.kind, dead.detail) == ("dead", "exited with code 1")
     assert cluster.verdict().words == "FAILED on n3: exited with code 1"
+    cluster.launched = False  # a watch of servers not launched by us: the log's own reading only
+    assert cluster.node_verdict("n2").kind == "starting"

@@ -4,7 +4,6 @@ every node, and a node given another dist-init address named by the barrier view
 
 from __future__ import annotations
 
-import asyncio
 import os
 import socket
 import subprocess
@@ -17,7 +16,7 @@ import pytest
 from tests.launch_helpers import no_leftover_servers  # noqa: F401 (autouse: no simulator outlives a test)
 from tests.test_cluster_core import wait_outcome
 from tui.cluster import default_session
-from tui.launch_cluster import NodesLaunch
+from tui.launch.cluster import NodesLaunch
 
 pytestmark = [pytest.mark.ssh, pytest.mark.timeout(180)]
 REPO = Path(__file__).parent.parent
@@ -107,7 +106,7 @@ async def test_stop_and_relaunch_act_on_every_node(sshd_nodes, tmp_path, fake_sg
                                                    ssh_connections_closed):
     monkeypatch.setenv("WATCHTOWER_SSH_KNOWN_HOSTS", str(sshd_nodes[0].known_hosts))
     monkeypatch.setenv("WATCHTOWER_SSH_IDENTITY", str(sshd_nodes[0].client_key))
-    from tui.sources.process import StopPlan
+    from tui.launch.spec import StopPlan
 
     launch = NodesLaunch("mn", command(f"127.0.0.2:{free_port()}"), {"PYTHONPATH": str(fake_sglang)},
                          [n.spec for n in sshd_nodes], tmp_path / "logs", make_session=partial(default_session),

@@ -3,7 +3,6 @@ relaunch = a new job (vN+1); the history records the job ids. Against the real t
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import subprocess
@@ -17,7 +16,7 @@ from tests.test_cluster_core import wait_outcome
 from tui.cluster import default_session
 from tui.core.slurm import SlurmRequest
 from tui.history import History
-from tui.launch_cluster import SlurmLaunch, SlurmRunner
+from tui.launch.cluster import SlurmLaunch, SlurmRunner
 
 REPO = Path(__file__).parent.parent
 SIM = [sys.executable, str(REPO / "tests" / "server_sim.py"), "--tp", "2", "--node-rank", "{node_rank}",

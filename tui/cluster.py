@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import heapq
+from functools import partial
 import re
 import time
 from collections import deque
@@ -107,6 +108,7 @@ class ClusterSession:
         self.task_deaths: dict[str, str] = {}  # node -> how its process died ("task 1: Killed (srun)")
         self.suspects: dict[str, str] = {}  # node -> why its command is suspect (tui.core.multinode)
         self.gpu_samples: dict[str, deque[GpuSample]] = {}  # recent samples per node (loading vs stalled?)
+        self.launched = False  # its processes are ours (a launch): alive until their runner says not
         self._job_source = job
         self._job_outputs = job_outputs
         self._subscribers: list[ClusterSubscriber] = []
@@ -125,7 +127,7 @@ class ClusterSession:
         self.nodes[spec.name] = session
         samples = self.gpu_samples[spec.name] = deque(maxlen=120)
         session.handlers.setdefault(GpuSample, []).append(samples.append)
-        session.subscribe(lambda update, name=spec.name: self._node_update(name, update))
+        session.subscribe(partial(self._node_update, spec.name))
         if self._started:
             session.start()
         return session
@@ -220,14 +222,21 @@ class ClusterSession:
         now = self.clock()
         death = self.task_deaths.get(name)
         process = None if death is None else ProcessStatus(alive=False)
+        if process is None and self.processes_known:
+            process = ProcessStatus(alive=True)  # a job that runs, or a launch of ours: loading vs stalled?
         verdict = judge(
-            session.state, now=now, last_activity=session.last_output_at or self._started_at,
-            last_line=session.state.last_text or None, process=process,
-            gpu=gpu_activity(list(self.gpu_samples.get(name, ())), now),
+            session.state, process, None, gpu_activity(list(self.gpu_samples.get(name, ())), now),
+            now=now, last_activity=session.last_output_at or self._started_at,
+            last_line=session.state.last_text or None, waiting=session.waiting,
         )
         if death is not None and verdict.kind == DEAD:
             return Verdict(DEAD, death)
         return verdict
+
+    @property
+    def processes_known(self) -> bool:
+        """Whether the nodes' processes are known to run: launched by us, or a running job's tasks."""
+        return self.launched or (self.job is not None and self.job.state in ACTIVE)
 
     def barrier(self) -> list[core.BarrierRow]:
         return core.barrier(self.statuses())

@@ -20,7 +20,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Footer, RichLog, Static
 
-from tui.app.fmt import GIB, sparkline
+from tui.present.wording import GIB, sparkline
 from tui.app.gpus import render_gpus
 from tui.app.themes import Palette, discover, resolve
 from tui.cluster import ClusterSession, MergedLine

@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from tui.core.state import FAILED, PHASES, READY, STARTING, STOPPED, ErrorReport, StartupState
+from tui.core.state import FAILED, PHASES, READY, STARTING, STOPPED, ErrorReport, Outcome, StartupState
 
 #: (milestone, words): a milestone is reached by a rank that ended the phase of that name,
 #: or began any later phase; "dist_init" is over once a rank begins loading weights (the
@@ -77,7 +77,7 @@ class BarrierRow:
 
 @dataclass(frozen=True, slots=True)
 class ClusterVerdict:
-    outcome: str  # starting, ready, failed, stopped
+    outcome: Outcome  # starting, ready, failed, stopped
     words: str
     node: str | None = None  # the failing node
     error: ErrorReport | None = None
@@ -179,6 +179,6 @@ def verdict(nodes: Mapping[str, NodeStatus] | list[NodeStatus]) -> ClusterVerdic
     return ClusterVerdict(STARTING, f"starting: {ready}/{len(statuses)} nodes ready")
 
 
-def _rank_key(rank: str) -> tuple:
+def _rank_key(rank: str) -> tuple[int | str, ...]:
     """"TP10" after "TP9": digit runs compare as numbers."""
     return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", rank))

@@ -10,7 +10,7 @@ dist-init address, another model, another node count, or a node rank twice.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from tui.core import cmdline
 from tui.core.preflight import FAIL, OK, Check
@@ -76,7 +76,8 @@ def agreement(commands: Mapping[str, Sequence[str]]) -> list[Check]:
     return checks
 
 
-def _same(parsed: Mapping[str, cmdline.ServerCommand], what: str, get) -> Check:
+def _same(parsed: Mapping[str, cmdline.ServerCommand], what: str,
+          get: Callable[[cmdline.ServerCommand], str | None]) -> Check:
     values = {node: get(p) for node, p in parsed.items()}
     common, _ = Counter(values.values()).most_common(1)[0]
     odd = [node for node, value in values.items() if value != common]

@@ -15,7 +15,7 @@ import os
 import pwd
 import shutil
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 
 from tui.core.events import ConnectionState, SlurmJobState
@@ -83,7 +83,7 @@ class SlurmJobSource:
         *,
         interval: float = 1.0,
         detail_every: float = 5.0,
-        clock=time.time,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.job_id = str(job_id)
         self.interval = interval

@@ -32,6 +32,7 @@ from typing import Any
 
 from tui.cluster import ClusterSession
 from tui.core.errors import UsageError
+from tui.launch.spec import LaunchError, StopPlan, attempt_paths
 from tui.core.events import ProcessExited
 from tui.core.multinode import master_host, node_commands, suspects
 from tui.core.options import NodeSpec
@@ -288,8 +289,6 @@ class NodesLaunch(ClusterLaunch):
                  log_dir: Path, *, names: Sequence[str] | None = None, extra: Mapping[int, Sequence[str]] | None = None,
                  plan: Any = None, **kwargs: Any) -> None:
         super().__init__(name, command, env, **kwargs)
-        from tui.sources.process import StopPlan
-
         self.hosts = list(hosts)
         self.names = list(names or [_node_name(h) for h in hosts])
         self.log_dir = log_dir
@@ -304,7 +303,7 @@ class NodesLaunch(ClusterLaunch):
         return dict(zip(self.names, node_commands(self.command, self.hosts, self.extra)))
 
     async def submit(self, attempt: int) -> ClusterSession:
-        from tui.sources.process import LaunchError, RemoteRunner, attempt_paths
+        from tui.launch.remote import RemoteRunner
         from tui.sources.ssh import SshTarget
 
         commands = self.commands()
@@ -334,6 +333,7 @@ class NodesLaunch(ClusterLaunch):
             raise UsageError(f"{node}: {exc}")
         session = ClusterSession(specs, make_session=self.make_session)
         session.suspects = suspects(commands)
+        session.launched = True
         session_ref.append(session)
         self._note(f"v{attempt}: started on {', '.join(self.names)}")
         return session
