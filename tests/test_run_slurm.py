@@ -16,7 +16,8 @@ from tests.test_cluster_core import wait_outcome
 from tui.cluster import default_session
 from tui.core.slurm import SlurmRequest
 from tui.history import History
-from tui.launch.cluster import SlurmLaunch, SlurmRunner
+from tui.launch.cluster import SlurmLaunch
+from tui.launch.slurm import SlurmRunner
 
 REPO = Path(__file__).parent.parent
 SIM = [sys.executable, str(REPO / "tests" / "server_sim.py"), "--tp", "2", "--node-rank", "{node_rank}",
@@ -55,7 +56,7 @@ def test_run_slurm_plain_submits_a_two_node_job_and_follows_it_to_ready(slurm_en
 
 async def test_stop_cancels_verified_and_relaunch_submits_a_new_job(slurm_env, tmp_path):
     history = History(tmp_path / "history.db")
-    launch = SlurmLaunch("sim", SIM, {}, SlurmRunner(SlurmRequest(nodes=2), tmp_path / "logs"),
+    launch = SlurmLaunch("sim", SIM, {}, SlurmRunner(SlurmRequest(nodes=2)), tmp_path / "logs",
                          make_session=partial(default_session), history=history, interval=0.2)
     session = await launch.start()
     session.start()
@@ -63,20 +64,21 @@ async def test_stop_cancels_verified_and_relaunch_submits_a_new_job(slurm_env, t
     try:
         assert (await wait_outcome(session, {"ready", "failed"})).outcome == "ready"
         new = await launch.relaunch(command=[*SIM, "--step", "0.01"])
-        assert launch.run.job_id != first.job_id and launch.run.attempt == 2
+        assert launch.run.pid != first.pid and launch.run.attempt == 2
         assert await launch.runner.state(first) in ("CANCELLED", "GONE")  # verified gone before v2
         new.start()
         assert (await wait_outcome(new, {"ready", "failed"})).outcome == "ready"
         assert await launch.stop()
         verdict = await wait_outcome(new, {"stopped", "failed"})
         assert launch.run.stopped_by_user and not await launch.runner.alive(launch.run)
-        assert f"job {launch.run.job_id} CANCELLED by Watchtower (stop)" in verdict.words
+        assert f"job {launch.job_id} CANCELLED by Watchtower (stop)" in verdict.words
         launch.finish(new)
     finally:
         await session.stop()
         await launch.session.stop()
+        await launch.close()
     rows = history.attempts("sim")
-    assert [(r.attempt, str(r.pid)) for r in rows] == [(1, first.job_id), (2, launch.run.job_id)]
+    assert [(r.attempt, r.pid) for r in rows] == [(1, first.pid), (2, launch.run.pid)]
     assert rows[0].outcome == "ready" and "CANCELLED" in (rows[1].exit_text or "")
     assert rows[1].command[-2:] == ["--step", "0.01"]
 
@@ -84,9 +86,9 @@ async def test_stop_cancels_verified_and_relaunch_submits_a_new_job(slurm_env, t
 async def test_a_refused_submission_is_one_line(slurm_env, tmp_path):
     from tui.core.errors import UsageError
 
-    runner = SlurmRunner(SlurmRequest(nodes=1, partition="nosuch"), tmp_path / "logs")
+    runner = SlurmRunner(SlurmRequest(nodes=1, partition="nosuch"))
     with pytest.raises(UsageError) as caught:
-        await runner.start(1, "sim", ["true"], {})
+        await runner.start(1, ["true"], {}, tmp_path / "logs" / "sim-v1.log", tmp_path / "logs" / "sim-v1.pid")
     assert str(caught.value).startswith("sbatch refused sim-v1: ") and "\n" not in str(caught.value)
     assert "partition" in str(caught.value)
 
@@ -95,17 +97,18 @@ async def test_the_dashboards_r_resubmits_and_x_cancels(slurm_env, tmp_path):
     from tests.test_app_cluster import text_of, wait_until
     from tui.app.cluster import ClusterApp
 
-    launch = SlurmLaunch("sim", SIM, {}, SlurmRunner(SlurmRequest(nodes=2), tmp_path / "logs"),
+    launch = SlurmLaunch("sim", SIM, {}, SlurmRunner(SlurmRequest(nodes=2)), tmp_path / "logs",
                          make_session=partial(default_session), interval=0.2)
     session = await launch.start()
     app = ClusterApp(session, actions={"x": ("Stop (scancel)", launch.stop), "r": ("Relaunch", launch.relaunch)})
     async with app.run_test(size=(140, 40)) as pilot:
         await wait_until(pilot, lambda: "READY on all 2 nodes" in text_of(app, "#header"), tries=1200)
-        first = launch.run.job_id
+        first = launch.job_id
         await pilot.press("r")
         await wait_until(pilot, lambda: app.session is not session, tries=1200)
-        assert launch.run.job_id != first
+        assert launch.job_id != first
         await wait_until(pilot, lambda: "READY on all 2 nodes" in text_of(app, "#header"), tries=1200)
         await pilot.press("x")
         await wait_until(pilot, lambda: "CANCELLED by Watchtower" in text_of(app, "#header"), tries=1200)
         assert not await launch.runner.alive(launch.run)
+    await launch.close()

@@ -417,14 +417,15 @@ def slurm_launch(spec: Any, request: Any, options: LaunchOptions, *, history: An
     from functools import partial
 
     from tui.cluster import default_session
-    from tui.launch.cluster import SlurmLaunch, SlurmRunner
+    from tui.launch.cluster import SlurmLaunch
+    from tui.launch.slurm import SlurmRunner
     from tui.sources.slurm import missing_clients
 
     missing = missing_clients("sbatch", "scancel")
     if missing:
         raise UsageError(f"--slurm needs the Slurm client commands ({', '.join(missing)} not found)")
     make = partial(default_session, profile=load_profile(options.server), gpu_interval=options.gpus.interval)
-    return SlurmLaunch(spec.name, spec.command, spec.env, SlurmRunner(request, spec.log_dir), make_session=make,
+    return SlurmLaunch(spec.name, spec.command, spec.env, SlurmRunner(request), spec.log_dir, make_session=make,
                        history=history, cwd=spec.cwd, gpus=options.gpus.kind if options.gpus.kind == "sim" else "none",
                        interval=interval)
 
@@ -454,11 +455,14 @@ async def _cluster_plain(launch: Any, options: LaunchOptions) -> int:
     launch.notes.append(lambda text: presenter.say(text) if presenter else print(text, flush=True))
     session = await launch.start()
     presenter = PlainCluster(session, timeout=options.timeout, title=f"run {launch.name} v{launch.attempt}")
-    code = await presenter.run()
-    launch.finish(session)
-    if code == EXIT_READY or await launch.alive():
-        presenter.say(f"left running: {launch.stop_hint()}")
-    return code
+    try:
+        code = await presenter.run()
+        launch.finish(session)
+        if code == EXIT_READY or await launch.alive():
+            presenter.say(f"left running: {launch.stop_hint()}")
+        return code
+    finally:
+        await launch.close()
 
 
 def nodes_run(spec: Any, nodes: list[Any], options: LaunchOptions, *, plain: bool, force: bool) -> int:
@@ -503,7 +507,14 @@ def _run_cluster_launch(launch: Any, options: LaunchOptions, *, plain: bool, tit
     launch.notes.append(lambda text: app.notify(text, timeout=4))
     app.run()
     launch.finish(app.session)
-    if asyncio.run(launch.alive()):
+
+    async def last_word() -> bool:
+        try:
+            return await launch.alive()
+        finally:
+            await launch.close()
+
+    if asyncio.run(last_word()):
         print(f"watchtower: left running: {launch.stop_hint()}")
     outcome = app.session.verdict().outcome
     return {READY: EXIT_READY, STOPPED: EXIT_READY, FAILED: EXIT_FAILED}.get(outcome, EXIT_STARTING)

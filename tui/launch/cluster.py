@@ -1,14 +1,9 @@
 """Attempts that span several nodes: as Slurm jobs (``run --slurm``) or over SSH on named
 nodes (``run --nodes n1,n2``), each watched as a :class:`~tui.cluster.ClusterSession`.
 
-:class:`SlurmRunner` is the Slurm runner: it writes an attempt's batch script
-(``tui.core.slurm.batch_script``: directives, one ``srun`` task per node, per-task output
-files named after the attempt), submits it with ``sbatch``, stops it with ``scancel`` and
-then verifies the job has left the queue, and answers "alive?" from ``squeue``. Its
-processes are the job's tasks, on the job's nodes.
-
-:class:`SlurmLaunch` is the attempt lifecycle on top: v1 is submitted, watched as a
-:class:`~tui.cluster.ClusterSession` (the job's state, then its tasks' logs); ``x`` cancels
+:class:`SlurmLaunch` is the attempt lifecycle on the Slurm runner (``tui.launch.slurm``): v1
+is submitted, watched as a :class:`~tui.cluster.ClusterSession` (the job's state, then its
+tasks' logs); ``x`` cancels
 it; a relaunch cancels the running job and submits vN+1 with the edited command and
 environment. The history records each attempt with its job id.
 
@@ -21,117 +16,23 @@ dist-init address, model, node count) is a suspect the barrier view puts first.
 from __future__ import annotations
 
 import asyncio
-import os
-import signal as signals
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from tui.cluster import ClusterSession
 from tui.core.errors import UsageError
-from tui.launch.spec import LaunchError, StopPlan, attempt_paths
 from tui.core.events import ProcessExited
 from tui.core.multinode import master_host, node_commands, suspects
 from tui.core.options import NodeSpec
-from tui.core.slurm import ENDED, GONE, SlurmRequest, batch_script
+from tui.core.slurm import ENDED, GONE
 from tui.core.state import FAILED, READY, STOPPED
-from tui.sources.slurm import SlurmJobSource, slurm_command, task_logs
-
-#: How long a stop waits for the cancelled job to leave the queue before saying it has not.
-STOP_TIMEOUT = 60.0
-#: Seconds between two squeue polls while waiting for a job to end.
-POLL = 0.2
-
-
-@dataclass(slots=True)
-class SlurmRun:
-    """One attempt submitted as a job."""
-
-    attempt: int
-    name: str  # NAME-vN: the job's name, and the stem of its files
-    job_id: str
-    script: Path
-    task_output: str  # srun -o pattern of the tasks' logs
-    batch_output: str
-    command: tuple[str, ...]
-    env: dict[str, str] = field(default_factory=dict)
-    stopped_by_user: bool = False
-
-
-class SlurmRunner:
-    """Starts, signals and stops attempts as Slurm jobs (the Slurm client commands, no daemon of ours)."""
-
-    host = "slurm"
-
-    def __init__(self, request: SlurmRequest, log_dir: Path, *, poll: float = POLL) -> None:
-        self.request = request
-        self.log_dir = log_dir
-        self.poll = poll
-
-    async def start(
-        self, attempt: int, name: str, command: Sequence[str], env: Mapping[str, str], cwd: str | None = None
-    ) -> SlurmRun:
-        """Write the attempt's batch script and submit it; UsageError (sbatch's words) when refused."""
-        stem = f"{name}-v{attempt}"
-        try:
-            self.log_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise UsageError(f"{self.log_dir}: cannot create the log directory: {exc.strerror or exc}") from None
-        task_output = str(self.log_dir / f"{stem}-%j-%t.log")
-        batch_output = str(self.log_dir / f"{stem}-%j.out")
-        script = self.log_dir / f"{stem}.sbatch"
-        script.write_text(batch_script(list(command), self.request, name=stem, task_output=task_output,
-                                       batch_output=batch_output, cwd=cwd))
-        # the environment goes to sbatch, which hands it to the job (--export=ALL): never into the script
-        code, out, err = await slurm_command("sbatch", "--parsable", str(script), env={**os.environ, **env})
-        job_id = out.strip().split(";")[0]
-        if code != 0 or not job_id:
-            words = (err.strip().splitlines() or [f"sbatch exited {code}"])[-1]
-            raise UsageError(f"sbatch refused {stem}: {words}")
-        return SlurmRun(attempt, stem, job_id, script, task_output, batch_output, tuple(command), dict(env))
-
-    async def state(self, run: SlurmRun) -> str:
-        """The job's state from squeue; GONE once Slurm has forgotten it; "" when Slurm cannot say."""
-        code, out, err = await slurm_command("squeue", "-j", run.job_id, "-h", "-o", "%T")
-        if code == 0:
-            return out.strip().splitlines()[0] if out.strip() else GONE
-        return GONE if "Invalid job id" in err else ""
-
-    async def alive(self, run: SlurmRun) -> bool:
-        """Queued or running (an unknown answer counts as alive)."""
-        state = await self.state(run)
-        return not (state in ENDED or state == GONE)
-
-    async def signal(self, run: SlurmRun, sig: int) -> bool:
-        """Send ``sig`` to every task and the batch script (``scancel --signal --full``)."""
-        name = signals.Signals(sig).name.removeprefix("SIG")
-        code, _, _ = await slurm_command("scancel", "--full", f"--signal={name}", run.job_id)
-        return code == 0
-
-    async def wait(self, run: SlurmRun, timeout: float) -> bool:
-        """Until the job has ended (True) or ``timeout`` seconds have passed (False)."""
-        try:
-            async with asyncio.timeout(timeout):
-                while await self.alive(run):
-                    await asyncio.sleep(self.poll)
-        except TimeoutError:
-            return False
-        return True
-
-    async def stop(self, run: SlurmRun, timeout: float = STOP_TIMEOUT) -> bool:
-        """``scancel`` the job, then verify it is no longer queued or running."""
-        run.stopped_by_user = True
-        await slurm_command("scancel", run.job_id)
-        return await self.wait(run, timeout)
-
-    def processes(self, run: SlurmRun, job: Any = None) -> list[str]:
-        """The job's tasks, as "node task N" (from the latest job state, when known)."""
-        nodes = getattr(job, "nodes", ()) or ()
-        return [f"{node} task {index}" for index, node in enumerate(nodes)]
-
+from tui.launch.runner import AttemptRun
+from tui.launch.slurm import STOP_TIMEOUT, SlurmRunner
+from tui.launch.spec import LaunchError, StopPlan, attempt_paths
+from tui.sources.slurm import SlurmJobSource, task_logs
 
 Notify = Callable[[str], None]
 
@@ -177,6 +78,9 @@ class ClusterLaunch:
     def stop_hint(self) -> str:
         """How the operator stops what is left running, in words (a command to paste)."""
         raise NotImplementedError
+
+    async def close(self) -> None:
+        """Stop following (what runs keeps running)."""
 
     # ------------------------------------------------------------ written once
 
@@ -238,37 +142,42 @@ class ClusterLaunch:
 
 
 class SlurmLaunch(ClusterLaunch):
-    """A launch whose attempts are Slurm jobs."""
+    """A launch whose attempts are Slurm jobs (through the Slurm runner)."""
 
-    def __init__(self, name: str, command: Sequence[str], env: Mapping[str, str], runner: SlurmRunner, *,
-                 interval: float = 1.0, **kwargs: Any) -> None:
+    def __init__(self, name: str, command: Sequence[str], env: Mapping[str, str], runner: SlurmRunner,
+                 log_dir: Path, *, interval: float = 1.0, **kwargs: Any) -> None:
         super().__init__(name, command, env, **kwargs)
         self.runner = runner
+        self.log_dir = log_dir
         self.interval = interval
-        self.run: SlurmRun | None = None
+        self.run: AttemptRun | None = None
+
+    @property
+    def job_id(self) -> str:
+        return str(self.run.pid) if self.run is not None else "?"
 
     async def submit(self, attempt: int) -> ClusterSession:
-        run = await self.runner.start(attempt, self.name, self.command, self.env, self.cwd)
+        log_path, pid_path = attempt_paths(self.log_dir, self.name, attempt)
+        run = await self.runner.start(attempt, self.command, self.env, log_path, pid_path, self.cwd)
         self.run = run
-        self._note(f"v{attempt}: submitted as Slurm job {run.job_id} ({run.script})")
+        job = self.runner.job(run)
+        self._note(f"v{attempt}: submitted as Slurm job {job.job_id} ({job.script})")
 
-        async def outputs(job: Any) -> list[NodeSpec]:
-            return [NodeSpec(node, path, None, self.gpus) for node, path in await task_logs(job, run.task_output)]
+        async def outputs(state: Any) -> list[NodeSpec]:
+            return [NodeSpec(node, path, None, self.gpus) for node, path in await task_logs(state, job.task_output)]
 
-        return ClusterSession(make_session=self.make_session, job=SlurmJobSource(run.job_id, interval=self.interval),
+        return ClusterSession(make_session=self.make_session, job=SlurmJobSource(job.job_id, interval=self.interval),
                               job_outputs=outputs)
 
     def history_fields(self) -> dict[str, Any]:
         assert self.run is not None
-        return {"host": "slurm", "log_path": self.run.task_output.replace("%j", self.run.job_id),
-                "pid": int(self.run.job_id)}
+        return {"host": "slurm", "log_path": str(self.run.log_path).replace("%j", self.job_id), "pid": self.run.pid}
 
     async def alive(self) -> bool:
         return self.run is not None and await self.runner.alive(self.run)
 
     def stop_hint(self) -> str:
-        job = self.run.job_id if self.run is not None else "?"
-        return f"job {job} (scancel {job} stops it)"
+        return f"job {self.job_id} (scancel {self.job_id} stops it)"
 
     async def stop(self) -> bool:
         """``x``: cancel the job, verified gone. The verdict then says who cancelled it."""
@@ -276,10 +185,13 @@ class SlurmLaunch(ClusterLaunch):
             return True
         if self.session is not None:
             self.session.cancelled_by = "Watchtower (stop)"
-        gone = await self.runner.stop(self.run)
-        self._note(f"job {self.run.job_id} cancelled" if gone else
-                   f"job {self.run.job_id} still in the queue after {STOP_TIMEOUT:.0f} s of scancel")
+        gone = (await self.runner.stop(self.run)).gone
+        self._note(f"job {self.job_id} cancelled" if gone else
+                   f"job {self.job_id} still in the queue after {STOP_TIMEOUT:.0f} s of scancel")
         return gone
+
+    async def close(self) -> None:
+        await self.runner.close()
 
 
 class NodesLaunch(ClusterLaunch):
@@ -352,7 +264,7 @@ class NodesLaunch(ClusterLaunch):
         """Every node's process group, each stopped (SIGINT → SIGTERM → SIGKILL) at once; all gone?"""
         self.stopping = True
         stops = [self.runners[node].stop(run, self.plan) for node, run in self.runs.items()]
-        gone = all(await asyncio.gather(*stops))
+        gone = all(result.gone for result in await asyncio.gather(*stops))
         self._note("stopped on every node" if gone else "not every node's processes are gone")
         if self.session is not None:
             self.finish(self.session)
