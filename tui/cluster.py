@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import heapq
-from functools import partial
 import re
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from tui.core import cluster as core
@@ -73,7 +73,7 @@ class MergedLog:
             self._last_ts[name] = ts
             if batch:
                 batches.append(batch)
-        merged = list(heapq.merge(*batches, key=lambda line: line.ts)) if len(batches) > 1 else sum(batches, [])
+        merged = list(heapq.merge(*batches, key=lambda line: line.ts)) if len(batches) > 1 else batches[0] if batches else []
         self.lines.extend(merged)
         self.total += len(merged)
         return len(merged)
