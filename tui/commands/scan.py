@@ -161,7 +161,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         state, hints = scan_with_hints(args.log, args.server)
         if state.server is None and not state.errors and state.lines:
-            raise UsageError(f"{args.log}: not an SGLang or vLLM log (nothing recognised in {state.lines} lines)")
+            raise UsageError(f"{args.log}: not an SGLang, vLLM or TensorRT-LLM log (nothing recognised in {state.lines} lines)")
     except UsageError as exc:
         if args.json:  # a script reading stdout gets one object whatever happens (exit status 2)
             print(json.dumps({"error": str(exc), "log": args.log}))
