@@ -355,7 +355,7 @@ class WatchSession:
     def _hits(self, data: bytes) -> tuple[int, list[int]]:
         """The chunk's starting offset and the offsets of every marker word in it."""
         base = self._assembler.offset
-        return base, [base + m.start() for m in self._markers.in_bytes.finditer(data)]
+        return base, [base + at for at in self._markers.positions(data)]
 
     def _feed_lines(self, items: list[Line | Progress], hits: list[int] | None = None, base: int = 0) -> None:
         """Lines into the scrollback, and into the tracker when they can matter to it."""
