@@ -30,7 +30,7 @@ from typing import Any
 from tui.core.events import GpuSample, PhaseStarted, ProcessExited, ProcessStarted, ProcessStopping
 from tui.core.secrets import MASK, Masker, mask_argv
 from tui.core.state import READY
-from tui.core.verdict import DEAD, HealthStatus, ProcessStatus, Verdict, describe_exit, gpu_activity, judge
+from tui.core.verdict import DEAD, STARTING, HealthStatus, ProcessStatus, Verdict, describe_exit, gpu_activity, judge
 from tui.history import AttemptRecord, Expectations, History
 from tui.launch.attempt_log import AttemptLog
 from tui.launch.events import AttemptFinished, AttemptStarted, LaunchEvent, Note, VerdictChanged
@@ -244,7 +244,7 @@ class Launch:
 
     async def reattach(self) -> AttemptRun | None:
         latest = self.records[-1] if self.records else None
-        if latest is None or latest.outcome not in ("starting", "ready") or latest.host != self.spec.host_label:
+        if latest is None or latest.outcome not in (STARTING, READY) or latest.host != self.spec.host_label:
             return None
         log_path, pid_path = attempt_paths(Path(latest.log_path).parent, self.spec.name, latest.attempt)
         run = await self.runner.reattach(latest.attempt, latest.command, log_path, pid_path)
