@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
+from itertools import islice
 
 from rich.text import Text
 from textual.app import App, ComposeResult
@@ -32,6 +33,9 @@ from tui.session import ERROR, NORMAL, PHASE, WARNING
 
 #: Lines the log widget holds; the merged log behind it keeps more.
 LOG_LINES = 5000
+#: Lines drawn into the log view at once (a refresh, a filter change): drawing costs ~0.2 ms a line,
+#: so a flood or a long filtered view is cut to its newest lines, with a note saying so.
+DRAW_AT_ONCE = 500
 BARS = " ▁▂▃▄▅▆▇█"
 Action = Callable[[], "None | Awaitable[None]"]
 
@@ -176,14 +180,23 @@ class ClusterApp(App):
         self._append_log()
 
     def _append_log(self) -> None:
-        log = self.query_one("#log", RichLog)
         lines = self.session.merged.lines
         total = self.session.merged.total
         new = min(len(lines), total - self.shown)
-        for line in list(lines)[len(lines) - new :] if new > 0 else []:
-            if self.node_filter is None or line.node == self.node_filter:
-                log.write(self._line(line))
         self.shown = total
+        if new > 0:
+            fresh = list(islice(reversed(lines), new))[::-1]
+            self._draw([line for line in fresh if self.node_filter is None or line.node == self.node_filter])
+
+    def _draw(self, lines: list[MergedLine]) -> None:
+        log = self.query_one("#log", RichLog)
+        if len(lines) > DRAW_AT_ONCE:
+            skipped = len(lines) - DRAW_AT_ONCE
+            log.write(Text(f"… {skipped} lines not drawn here (every node's own log keeps them)",
+                           self.palette.style("mark"), no_wrap=True, end=""))
+            lines = lines[-DRAW_AT_ONCE:]
+        for line in lines:
+            log.write(self._line(line))
 
     def _line(self, line: MergedLine) -> Text:
         palette = self.palette
@@ -195,10 +208,8 @@ class ClusterApp(App):
         return text
 
     def _rewrite_log(self) -> None:
-        log = self.query_one("#log", RichLog)
-        log.clear()
-        for line in self.session.merged.view(self.node_filter)[-LOG_LINES:]:
-            log.write(self._line(line))
+        self.query_one("#log", RichLog).clear()
+        self._draw(self.session.merged.view(self.node_filter))
         self.shown = self.session.merged.total
 
     # ---------------------------------------------------------------- keys
