@@ -14,10 +14,12 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable
 from itertools import islice
+from typing import Any
 
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.css.query import NoMatches
 from textual.containers import Vertical
 from textual.widgets import Footer, RichLog, Static
 
@@ -133,6 +135,9 @@ class ClusterApp(App):
         self.shown = 0  # merged lines already written to the log widget
         self.actions = actions or {}  # key -> (description, callback): the runner's stop, relaunch
         self.exit_status: int | None = None
+        self._pending: set[str] = set()  # what changed since the last redraw: "gpu" or "all"
+        self._scheduled = False
+        self._shown_text: dict[str, Text] = {}
         for key, (description, _) in self.actions.items():
             self.bind(key, f"run_action('{key}')", description=description)
 
@@ -147,7 +152,7 @@ class ClusterApp(App):
     def on_mount(self) -> None:
         self.register_theme(self.palette.textual)
         self.theme = self.palette.textual.name
-        self.session.subscribe(lambda node, update: self.call_later(self.refresh_views))
+        self.session.subscribe(self._on_update)
         self.session.start()
         self.set_interval(1.0, self.refresh_views)  # quiet times move on while nothing arrives
         self.refresh_views()
@@ -157,7 +162,31 @@ class ClusterApp(App):
 
     # ---------------------------------------------------------------- drawing
 
+    def _on_update(self, node: str | None, update: Any) -> None:
+        """Coalesce the nodes' updates into one redraw; a GPU sample redraws the node rows only."""
+        self._pending |= {"gpu"} if update.topics <= {"gpu"} else {"all"}
+        if not self._scheduled:
+            self._scheduled = True
+            self.call_later(self._redraw)
+
+    def _redraw(self) -> None:
+        pending, self._pending, self._scheduled = self._pending, set(), False
+        if "all" in pending:
+            self.refresh_views()
+        elif self.session.nodes:
+            self._update("#nodes", node_rows(self.session, self.size.width or 100, self.palette, self.node_filter))
+
+    def _update(self, selector: str, text: Text) -> None:
+        """Give a panel new text, unless it is what it shows already (no re-render for nothing)."""
+        if self._shown_text.get(selector) != text:
+            self._shown_text[selector] = text
+            self.query_one(selector, Static).update(text)
+
     def refresh_views(self) -> None:
+        try:
+            self.query_one("#header", Static)
+        except NoMatches:  # an update that arrives while the app is closing
+            return
         width = self.size.width or 100
         palette = self.palette
         verdict = self.session.verdict()
@@ -173,10 +202,10 @@ class ClusterApp(App):
         if self.node_filter is not None:
             header.append(f"  log: {self.node_filter} only (n: next)", palette.style("behind"))
         header.truncate(width)
-        self.query_one("#header", Static).update(header)
+        self._update("#header", header)
         if self.session.nodes:
-            self.query_one("#barrier", Static).update(barrier_text(self.session.barrier(), width, palette))
-            self.query_one("#nodes", Static).update(node_rows(self.session, width, palette, self.node_filter))
+            self._update("#barrier", barrier_text(self.session.barrier(), width, palette))
+            self._update("#nodes", node_rows(self.session, width, palette, self.node_filter))
         self._append_log()
 
     def _append_log(self) -> None:
@@ -257,5 +286,5 @@ class ClusterApp(App):
         self.node_filter = None
         self.shown = 0
         self.query_one("#log", RichLog).clear()
-        session.subscribe(lambda node, update: self.call_later(self.refresh_views))
+        session.subscribe(self._on_update)
         session.start()
