@@ -28,29 +28,39 @@ from tui.core.secrets import Masker, env_diff, mask_argv
 from tui.core.state import PHASE_TITLES, StartupState
 from tui.core.wording import clock
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS attempts (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    name TEXT NOT NULL,
-    attempt INTEGER NOT NULL,
-    host TEXT NOT NULL,
-    command TEXT NOT NULL,      -- JSON list, masked
-    env TEXT NOT NULL,          -- JSON object of overrides, masked
-    env_diff TEXT NOT NULL,     -- JSON list of "+K=V", "-K", "~K=V (was W)"
-    command_diff TEXT NOT NULL, -- JSON list of changed words, masked
-    started_at REAL NOT NULL,
-    ended_at REAL,
-    phases TEXT NOT NULL DEFAULT '{}',  -- JSON {phase: seconds}
-    outcome TEXT NOT NULL DEFAULT 'starting',
-    first_error TEXT,
-    ready_seconds REAL,
-    log_path TEXT NOT NULL,
-    pid INTEGER,
-    exit_text TEXT,
-    UNIQUE (name, attempt)
-);
-CREATE INDEX IF NOT EXISTS attempts_by_command ON attempts (command, host, outcome);
-"""
+#: Forward migrations: ``MIGRATIONS[n]`` takes the database from schema version n to n + 1
+#: (``PRAGMA user_version``). Version 1 is round 1's schema, which such databases already
+#: hold (hence IF NOT EXISTS). A change to the schema is a new entry here, never an edit.
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        """
+        CREATE TABLE IF NOT EXISTS attempts (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            name TEXT NOT NULL,
+            attempt INTEGER NOT NULL,
+            host TEXT NOT NULL,
+            command TEXT NOT NULL,      -- JSON list, masked
+            env TEXT NOT NULL,          -- JSON object of overrides, masked
+            env_diff TEXT NOT NULL,     -- JSON list of "+K=V", "-K", "~K=V (was W)"
+            command_diff TEXT NOT NULL, -- JSON list of changed words, masked
+            started_at REAL NOT NULL,
+            ended_at REAL,
+            phases TEXT NOT NULL DEFAULT '{}',  -- JSON {phase: seconds}
+            outcome TEXT NOT NULL DEFAULT 'starting',
+            first_error TEXT,
+            ready_seconds REAL,
+            log_path TEXT NOT NULL,
+            pid INTEGER,
+            exit_text TEXT,
+            UNIQUE (name, attempt)
+        )
+        """,
+        """
+        CREATE INDEX IF NOT EXISTS attempts_by_command ON attempts (command, host, outcome)
+        """,
+    ),
+)
+SCHEMA_VERSION = len(MIGRATIONS)
 
 
 #: How long a launch waits for another Watchtower that is deciding the same name's next attempt.
@@ -68,6 +78,25 @@ class HistoryCorrupt(HistoryError):
 
 class AttemptTaken(HistoryError):
     """Another Watchtower recorded this attempt number first."""
+
+
+def migrate(db: sqlite3.Connection) -> int:
+    """Bring ``db`` to SCHEMA_VERSION in one transaction; the version it had."""
+    db.execute("BEGIN IMMEDIATE")  # one writer migrates; a concurrent opener waits, then sees it done
+    try:
+        version = int(db.execute("PRAGMA user_version").fetchone()[0])
+        if version > SCHEMA_VERSION:
+            raise HistoryError(f"history database schema v{version} is newer than this Watchtower's (v{SCHEMA_VERSION})")
+        for statements in MIGRATIONS[version:]:
+            for statement in statements:
+                db.execute(statement)
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+    return version
 
 
 def data_dir() -> Path:
@@ -203,18 +232,31 @@ class History:
             self._create()
 
     def _create(self) -> None:
-        with self._connect(fresh=True) as db:
-            db.executescript(_SCHEMA)
+        """The file at its schema version (created, or migrated), and whole."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(self.path, timeout=5.0, isolation_level=None)
+        except (OSError, sqlite3.OperationalError) as exc:
+            raise HistoryError(f"cannot open the history database {self.path}: {_why(exc)}; {_FIX}") from None
+        try:
+            if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:  # a read-only one is read
+                migrate(db)
             check = db.execute("PRAGMA quick_check").fetchone()[0]
-            if check != "ok":
-                raise HistoryCorrupt(f"history database {self.path} is corrupt (integrity check: {check})")
+        except sqlite3.OperationalError as exc:
+            raise HistoryError(f"cannot write the history database {self.path}: {_why(exc)}; {_FIX}") from None
+        except sqlite3.DatabaseError as exc:
+            raise HistoryCorrupt(f"history database {self.path} is corrupt ({exc})") from None
+        finally:
+            db.close()
+        if check != "ok":
+            raise HistoryCorrupt(f"history database {self.path} is corrupt (integrity check: {check})")
 
     @contextmanager
-    def _connect(self, fresh: bool = False) -> Iterator[sqlite3.Connection]:
+    def _connect(self) -> Iterator[sqlite3.Connection]:
         """One short connection: committed (or rolled back) and closed on the way out. A file that
         vanished (deleted mid-run) is created again; a failure to write is a ``HistoryError``."""
         try:
-            if not fresh and not self.path.exists():
+            if not self.path.exists():
                 self._create()
             self.path.parent.mkdir(parents=True, exist_ok=True)
             db = sqlite3.connect(self.path, timeout=5.0)
