@@ -44,10 +44,10 @@ CRASHERS = (
 class FailingTracker(StartupTracker):
     """A tracker with a bug: it raises on every line that holds BOOM."""
 
-    def _segment(self, number, text, at, events):
+    def _one(self, number, text, at, events):
         if "BOOM" in text:
             raise RuntimeError("injected fault")
-        super()._segment(number, text, at, events)
+        super()._one(number, text, at, events)
 
 
 def watchtower(*args: str) -> subprocess.CompletedProcess:

@@ -67,8 +67,15 @@ class WarningHints:
     def feed(self, item, at: float | None = None) -> list:
         return self._note(self.tracker.feed(item, at))
 
+    @property
+    def needs_rank_tags(self) -> bool:
+        return self.tracker.needs_rank_tags
+
     def pass_over(self, number: int, text: str | None = None) -> None:
         self.tracker.pass_over(number, text)
+
+    def skip(self, line) -> None:
+        self.tracker.skip(line)
 
     def finish(self) -> list:
         return self._note(self.tracker.finish())

@@ -37,7 +37,11 @@ class Tracker(Protocol):
 
     def feed(self, item: Line | Progress, at: float | None = None) -> list[Any]: ...
 
+    needs_rank_tags: bool
+
     def pass_over(self, number: int, text: str | None = None) -> None: ...
+
+    def skip(self, line: Line) -> None: ...
 
     def finish(self) -> list[Any]: ...
 
@@ -139,7 +143,7 @@ class Scanner:
             if self._wanted(line):
                 self.tracker.feed(line, None)
             else:
-                self.tracker.pass_over(line.number, line.text)
+                self.tracker.skip(line)
         self.tracker.finish()
 
     def _whole_lines(self, block: bytes, pos: int, end: int, at: float | None) -> None:
@@ -166,7 +170,13 @@ class Scanner:
 
     def _skip(self, block: bytes, start: int, end: int) -> None:
         """Whole lines ``block[start:end]`` without a word: counted, never built, except the
-        last one with something in it (what the log said last, as a tracker fed them all keeps)."""
+        last one with something in it (what the log said last, as a tracker fed them all keeps).
+        Until ready they are built (and not matched): their rank tags count."""
+        if self.tracker.needs_rank_tags:
+            for item in self._lines.feed(block[start:end]):
+                if isinstance(item, Line):
+                    self.tracker.skip(item)
+            return
         self._lines.skip(block.count(b"\n", start, end), end - start)
         number, stop = self._lines.number, end - 1  # block[stop] is the region's last \n
         while stop > start:
@@ -184,7 +194,7 @@ class Scanner:
             if not only_candidates or self._wanted(item):
                 self.tracker.feed(item, at)
             elif isinstance(item, Line):
-                self.tracker.pass_over(item.number, item.text)
+                self.tracker.skip(item)
 
     def _wanted(self, item: Line | Progress) -> bool:
         """For the rare line assembled across blocks, where the block search could not see it whole."""

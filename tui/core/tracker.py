@@ -13,6 +13,7 @@ import bisect
 import re
 import signal as signals
 import time
+from collections.abc import Iterator
 from datetime import datetime
 
 from tui.core.classifier import Classifier
@@ -188,14 +189,30 @@ class StartupTracker:
         number = item.number
         self._offset = item.offset
         self.pass_over(number)
-        segments = item.segments
-        last = len(segments) - 1
-        for i, text in enumerate(segments):
-            if i < last and _is_bar(text) and _is_bar(segments[i + 1]):
-                continue  # an intermediate bar update: the next one supersedes it
-            self._segment(number, text, at, events)
-        if segments:
-            self.pass_over(number, segments[-1])
+        for text in self._texts(item.segments):
+            self._one(number, text, at, events)
+        if item.segments:
+            self.pass_over(number, item.segments[-1])
+
+    @property
+    def needs_rank_tags(self) -> bool:
+        """Until ready, every line's rank tag counts (``skip`` the lines not fed): a rank that
+        prints only lines no pattern matches is still one of the server's ranks."""
+        return self.state.ready_line is None
+
+    def skip(self, line: Line) -> None:
+        """Line ``line`` was read but needs no matching (a prefilter found no marker word in it):
+        what a fed line with nothing to match leaves, no more: its count, its text as what the
+        log said last, and (until ready) its rank tag."""
+        if self.state.ready_line is None:
+            headers = (self.profile or self._generic).headers
+            for text in self._texts(line.segments):
+                for header in headers:
+                    match = header.match(text)
+                    if match is not None:
+                        self._register(match.groupdict())
+                        break
+        self.pass_over(line.number, line.text)
 
     def pass_over(self, number: int, text: str | None = None) -> None:
         """Line ``number`` was read but needs no matching (a prefilter found no marker word in
@@ -272,15 +289,21 @@ class StartupTracker:
 
     # ------------------------------------------------------------ one segment
 
-    def _segment(self, number: int, text: str, at: float | None, events: list[TrackerEvent]) -> None:
-        if self.profile is not None and _is_bar(text):
-            for header in self._inner_headers:
-                match = header.search(text, 1)
-                if match is not None:
-                    self._one(number, text[: match.start()], at, events)
-                    text = text[match.start() :]
-                    break
-        self._one(number, text, at, events)
+    def _texts(self, segments: tuple[str, ...]) -> Iterator[str]:
+        """The texts a line is matched as: its ``\\r`` segments but the bar updates the next one
+        supersedes, and a record a bar swallowed (no ``\\r`` between) apart from the bar."""
+        last = len(segments) - 1
+        for i, text in enumerate(segments):
+            if i < last and _is_bar(text) and _is_bar(segments[i + 1]):
+                continue  # an intermediate bar update: the next one supersedes it
+            if self.profile is not None and _is_bar(text):
+                for header in self._inner_headers:
+                    match = header.search(text, 1)
+                    if match is not None:
+                        yield text[: match.start()]
+                        text = text[match.start() :]
+                        break
+            yield text
 
     def _one(self, number: int, text: str, at: float | None, events: list[TrackerEvent]) -> None:
         if not self._settled and not self._replaying:
@@ -299,6 +322,8 @@ class StartupTracker:
                 level = groups.get("lvl")
                 record = ts_text is not None or level is not None
                 break
+        if groups is not None and self.state.ready_line is None:
+            self._register(groups)
         if (
             not self.classifier.open
             and self._anything is not None
@@ -307,8 +332,8 @@ class StartupTracker:
             and not msg.startswith(("Process ", "Exception ignored "))
             and (level is None or level not in profile.warning_levels)
         ):
-            # Nothing can match: the common case, one search. Such a line leaves no trace
-            # (no rank, no timestamp), exactly like one a prefilter skipped: scan == watch.
+            # Nothing can match: the common case, one search. Such a line leaves what one a
+            # prefilter skipped leaves (see skip), so scan == watch: no timestamp, for one.
             return
         rank = None if groups is None else self._rank(groups.get("ranks"), groups.get("proc"))
         ts = self._time(ts_text, at)
@@ -363,14 +388,19 @@ class StartupTracker:
             rank = self._rank_cache.get(ranks)
             if rank is None:
                 rank = self._rank_cache[ranks] = self._rank_name(ranks)
+            return rank
+        return proc or MAIN
+
+    def _register(self, groups: dict[str, str | None]) -> None:
+        """A line's rank tag (or process name) is one of the server's ranks."""
+        ranks, proc = groups.get("ranks"), groups.get("proc")
+        if ranks:
+            rank = self._rank(ranks, None)
             if rank != MAIN and rank not in self._tagged:
                 self._tagged.add(rank)
                 self.state.ranks.add(rank)
-            return rank
-        if proc:
+        elif proc:
             self.state.ranks.add(proc)
-            return proc
-        return MAIN
 
     def _rank_name(self, ranks: str) -> str:
         """Rank tokens as a set in the profile's order: "TP3 DP0" and "DP0 TP3" are one rank."""

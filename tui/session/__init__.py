@@ -395,7 +395,7 @@ class WatchSession:
                         following = items[index + 1].offset if index + 1 < len(items) else None
                         wanted = found < len(hits) and (following is None or hits[found] < following)
                     if not wanted:  # no marker word: cannot change the startup state
-                        tracker.pass_over(item.number, item.text)
+                        tracker.skip(item)
                         continue
                 events = tracker.feed(item, now)
             if events:
