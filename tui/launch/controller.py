@@ -36,7 +36,7 @@ from tui.launch.attempt_log import AttemptLog
 from tui.launch.events import AttemptFinished, AttemptStarted, LaunchEvent, Note, VerdictChanged
 from tui.launch.gpu_release import GPU_RELEASE_TIMEOUT, GpuBusy, GpuHolder, GpuWatch
 from tui.launch.outcome import Outcome
-from tui.launch.proctable import is_alive, wait_pids_gone
+from tui.launch.proctable import command_line, group_members, is_alive, wait_pids_gone
 from tui.launch.runner import AttemptRun, Runner, StopResult
 from tui.launch.spec import LaunchError, LaunchSpec, attempt_paths
 from tui.sources.health import HealthProbe
@@ -380,6 +380,30 @@ class Launch:
     def gpu_holders(self) -> list[GpuHolder]:
         """Processes holding GPU memory in the latest sample, ours marked."""
         return self.gpus.holders(self._our_pids(), self.old_pgids)
+
+    def gpu_unknown(self) -> str | None:
+        """Why the processes holding GPU memory cannot be known now, in words; None when they can."""
+        if not self.gpu_enabled:
+            return "there is no GPU source (--gpus none)"
+        if not self.gpus.pids_real:
+            return "the GPUs are simulated (--gpus sim): their processes are made up"
+        if not self.gpus.samples:
+            return "no GPU sample has come in (NVML or nvidia-smi not answering)"
+        return None
+
+    def leftovers(self) -> list[GpuHolder]:
+        """Processes of this launch's attempts, other than the running one, still alive (their
+        process groups, here): what may hold GPU memory when the GPUs cannot be asked."""
+        if self.spec.host is not None:
+            return []
+        groups = list(self.old_pgids)
+        if self.run is not None and not self.run.alive and self.run.pgid:
+            groups.append(self.run.pgid)
+        return [
+            GpuHolder(pid, self.masker.text(command_line(pid)), {}, stale=True)
+            for pgid in dict.fromkeys(groups)
+            for pid in group_members(pgid)
+        ]
 
     async def kill_holders(self, pids: Sequence[int]) -> list[str]:
         """Kill leftover GPU holders (SIGTERM, then SIGKILL after a few seconds); errors in words."""
