@@ -11,6 +11,11 @@ per-rank schedulers), allocates nothing real, and ends as told:
   --outcome hang      ... stop printing in the middle of weight loading and wait forever
   --outcome sigkill   ... die by SIGKILL in the middle of weight loading, with no error text
   --outcome segv      ... die by SIGSEGV in the middle of weight loading
+  --outcome seed      ... the seed's evening, one failure per attempt until each is fixed: an
+                          AttributeError (EAGLE-3 hook) unless ``--hook-file`` holds the method,
+                          then the draft's ValueError unless SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1,
+                          then an NCCL watchdog timeout in weight loading unless
+                          TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC is set; then ready
 
 ``--ignore-sigint`` makes the main process and its children ignore SIGINT (a stop
 must escalate); ``--stubborn`` makes them ignore SIGTERM too (only SIGKILL works).
@@ -85,9 +90,46 @@ def serve_health(port: int, ready: threading.Event) -> None:
     threading.Thread(target=loop, daemon=True).start()
 
 
+def traceback(rank: str, frames: list[str], final: str) -> None:
+    body = "".join(f'  File "/sgl/python/sglang/srt/{f}.py", line 100, in __init__\n    {f.rsplit("/", 1)[-1]}()\n'
+                   for f in frames)
+    say(f"Scheduler hit an exception: Traceback (most recent call last):\n{body}{final}", rank)
+
+
+def seed_failure(args, ranks: list[str], children) -> bool:
+    """The seed's failures, in the order they were met (see --outcome seed); True if one happened."""
+    hook = ""
+    if args.hook_file:
+        with open(args.hook_file) as f:
+            hook = f.read()
+    if "def set_eagle3_layers_to_capture" not in hook:
+        for r in ranks:
+            traceback(r, ["managers/scheduler", "speculative/eagle_worker", "model_executor/model_runner"],
+                      "AttributeError: 'Qwen3MoeForCausalLM' object has no attribute 'set_eagle3_layers_to_capture'")
+    elif os.environ.get(CONTEXT_ENV) != "1":
+        traceback(ranks[0], ["managers/scheduler", "speculative/eagle_worker", "configs/model_config"],
+                  "ValueError: Target model's context_length (262144) is greater than the derived context_length "
+                  f"(131072). This may lead to incorrect model outputs or CUDA errors. To allow overriding this "
+                  f"maximum, set the env var {CONTEXT_ENV}=1")
+    elif not os.environ.get("TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC"):
+        for r in ranks:
+            say("Load weight begin. avail mem=78.12 GB", r)
+        say("[rank1]:[E1201 10:00:00.000000000 ProcessGroupNCCL.cpp:632] [Rank 1] Watchdog caught collective "
+            "operation timeout: WorkNCCL(SeqNum=2, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) "
+            "ran for 600003 milliseconds before timing out.", ranks[-1])
+    else:
+        return False
+    say("Received sigquit from a child process. It usually means the child failed.")
+    for c in children:
+        c.kill()
+    return True
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--outcome", default="ready", choices=["ready", "raise", "hang", "sigkill", "segv"])
+    parser.add_argument("--outcome", default="ready", choices=["ready", "raise", "hang", "sigkill", "segv", "seed"])
+    parser.add_argument("--hook-file", help="--outcome seed: the model file that must define the EAGLE-3 hook")
+    parser.add_argument("--dist-timeout", type=int, help="accepted, as SGLang does")
     parser.add_argument("--tp", type=int, default=2)
     parser.add_argument("--step", type=float, default=0.02, help="seconds between log lines")
     parser.add_argument("--load-seconds", type=float, default=0.2, help="time spent loading weights")
@@ -134,6 +176,8 @@ def main() -> int:
     for r in ranks:
         say("Init parallel ends. elapsed=1.84 s", r)
 
+    if args.outcome == "seed" and seed_failure(args, ranks, children):
+        return 1
     if args.outcome == "raise" and os.environ.get(CONTEXT_ENV) != "1":
         say(
             "Scheduler hit an exception: Traceback (most recent call last):\n"

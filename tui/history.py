@@ -43,6 +43,7 @@ CREATE TABLE IF NOT EXISTS attempts (
     log_path TEXT NOT NULL,
     pid INTEGER,
     exit_text TEXT,
+    applied TEXT,               -- the hint whose fix this attempt applied (the F key)
     UNIQUE (name, attempt)
 );
 CREATE INDEX IF NOT EXISTS attempts_by_command ON attempts (command, host, outcome);
@@ -76,6 +77,7 @@ class Attempt:
     ready_seconds: float | None = None
     pid: int | None = None
     exit_text: str | None = None
+    applied: str | None = None  # id of the hint whose fix started this attempt
     id: int | None = None
 
     @property
@@ -109,7 +111,8 @@ class Attempt:
 
     @property
     def changes(self) -> list[str]:
-        return self.command_diff + self.env_diff
+        applied = [f"{self.label}: applied {self.applied}"] if self.applied else []
+        return applied + self.command_diff + self.env_diff
 
     def to_json(self) -> dict:
         return {
@@ -129,6 +132,7 @@ class Attempt:
             "log_path": self.log_path,
             "pid": self.pid,
             "exit": self.exit_text,
+            "applied": self.applied,
         }
 
 
@@ -171,6 +175,9 @@ class History:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self._connect() as db:
             db.executescript(_SCHEMA)
+            columns = {row["name"] for row in db.execute("PRAGMA table_info(attempts)")}
+            if "applied" not in columns:  # a database from before hints
+                db.execute("ALTER TABLE attempts ADD COLUMN applied TEXT")
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -201,6 +208,7 @@ class History:
         attempt: int | None = None,
         started_at: float | None = None,
         pid: int | None = None,
+        applied: str | None = None,
     ) -> Attempt:
         """Record a new attempt. ``command`` and ``env`` may hold secrets: they are masked here."""
         masker = Masker.for_launch(env, command)
@@ -218,11 +226,12 @@ class History:
             env_diff=env_diff(previous.env, masked_env) if previous else [],
             command_diff=command_diff(previous.command if previous else None, masked_cmd),
             pid=pid,
+            applied=applied,
         )
         with self._connect() as db:
             cur = db.execute(
                 "INSERT INTO attempts (name, attempt, host, command, env, env_diff, command_diff, started_at,"
-                " log_path, pid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " log_path, pid, applied) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     record.name,
                     record.attempt,
@@ -234,6 +243,7 @@ class History:
                     record.started_at,
                     record.log_path,
                     record.pid,
+                    record.applied,
                 ),
             )
             record.id = cur.lastrowid
@@ -308,6 +318,7 @@ class History:
             log_path=row["log_path"],
             pid=row["pid"],
             exit_text=row["exit_text"],
+            applied=row["applied"],
         )
 
     def attempts(self, name: str | None = None) -> list[Attempt]:

@@ -20,12 +20,15 @@ import shlex
 import signal
 import time
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tui.core.events import GpuSample, LogChunk, LogRestart, PhaseEnded, PhaseStarted, ProcessExited, ProcessStarted, ProcessStopping
+from tui.core import cmdline
+from tui.core.hints import Diagnosis, knowledge
+from tui.core.profiles import ProfileError
 from tui.core.secrets import MASK, Masker, mask_argv
 from tui.core.state import READY, STOPPED
 from tui.core.verdict import (
@@ -108,7 +111,19 @@ class GpuBusy(Exception):
         self.holders = holders
 
 
+class PreflightRefused(LaunchError):
+    """The preflight found a ✗ (the server would fail for certain): the attempt is not started."""
+
+    def __init__(self, report: Any) -> None:
+        failed = report.failed
+        super().__init__(f"preflight: {len(failed)} check(s) failed, not launching (--no-check launches anyway): "
+                         + "; ".join(c.line for c in failed))
+        self.report = report
+
+
 VerdictListener = Callable[[Verdict, Verdict | None], None]
+#: Runs the preflight for (command, env); returns a report with ``.failed`` (tui.preflight.Report).
+Preflight = Callable[[Sequence[str], Mapping[str, str]], Awaitable[Any]]
 
 
 class Launch:
@@ -155,6 +170,9 @@ class Launch:
         self._pumped = 0  # bytes of the current log passed on to the session
         self.reattached = False  # the current attempt was started by an earlier Watchtower
         self.activity = ""  # what a relaunch is waiting for, in words, while it waits
+        self.preflight: Preflight | None = None  # checks before every launch (None: --no-check)
+        self.preflight_report: Any = None  # the last one, shown as phase zero
+        self.applied: str | None = None  # the hint whose fix the next attempt applies (the F key)
 
     def _default_runner(self) -> Any:
         if self.spec.host is None:
@@ -228,6 +246,16 @@ class Launch:
     @property
     def attempt(self) -> int:
         return self.run.attempt if self.run else 0
+
+    def hints(self) -> list[Diagnosis]:
+        """Known-failure hints for this attempt's errors, with the numbers of its own command line."""
+        if self.session is None:
+            return []
+        try:
+            kb = knowledge()
+        except ProfileError:  # refused with its one line when the launch began
+            return []
+        return kb.diagnose(self.session.state, cmdline.parse(self.spec.command, self.spec.env))
 
     def status(self) -> ProcessStatus | None:
         return self.run.status if self.run else None
@@ -352,12 +380,23 @@ class Launch:
         """Start the next attempt (the current one must have ended)."""
         if self.run is not None and self.run.alive:
             raise LaunchError(f"attempt v{self.run.attempt} is still running: stop it first")
+        applied, self.applied = self.applied, None  # this attempt's alone, started or refused
         if command is not None:
             self.spec.command = list(command)
         if env is not None:
             self.spec.env = dict(env)
         self._restore_secrets()
         self.masker.add(Masker.for_launch(self.spec.env, self.spec.command).values)
+        if self.preflight is not None:
+            self.activity = "preflight checks"
+            try:
+                self.preflight_report = await self.preflight(self.spec.command, self.spec.env)
+            finally:
+                self.activity = ""
+            if self.session is not None:
+                self.session.info.preflight = self.preflight_report
+            if self.preflight_report.failed:
+                raise PreflightRefused(self.preflight_report)
         number = await self._next_attempt()
         log_path, pid_path = attempt_paths(self.spec.log_dir, self.spec.name, number)
         await self._close_tailer()
@@ -381,6 +420,7 @@ class Launch:
                 attempt=number,
                 started_at=run.started_at,
                 pid=run.pid,
+                applied=applied,
             )
             self.records.append(self.record)
         self._ensure_ticker()

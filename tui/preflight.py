@@ -55,6 +55,13 @@ class Report:
     def failed(self) -> list[Check]:
         return [c for c in self.checks if c.status == preflight.FAIL]
 
+    @property
+    def summary(self) -> str:
+        """``preflight ✓ 12 · ⚠ 2 · ✗ 0 (0.31 s)``: phase zero's line."""
+        counts = " · ".join(f"{preflight.GLYPH[s]} {sum(c.status == s for c in self.checks)}"
+                            for s in (preflight.OK, preflight.WARN, preflight.FAIL))
+        return f"preflight {counts} ({self.seconds:.2f} s)"
+
     def text(self) -> str:
         server = self.command.server or "unknown server"
         where = f" ({self.python})" if self.python else ""

@@ -9,6 +9,8 @@ from textual.widget import Widget
 
 from tui.app.fmt import duration
 from tui.app.timeline import origin
+from tui.core.hints import Diagnosis, knowledge
+from tui.core.profiles import ProfileError
 from tui.core.state import FAILED, PHASE_TITLES, READY, STOPPED
 from tui.session import WatchSession
 
@@ -67,6 +69,20 @@ def verdict(session: WatchSession) -> Verdict:
     return Verdict("starting", "STARTING", " · ".join(parts) or "reading the log")
 
 
+def hints(session: WatchSession) -> list[Diagnosis]:
+    """Known-failure hints for a failed startup (the launcher's, with its command's numbers, when it
+    gives ``session.hints_source``); none while it is not failed."""
+    if session.state.outcome != FAILED and session.exit is None:
+        return []
+    source = getattr(session, "hints_source", None)
+    if source is not None:
+        return source()
+    try:
+        return knowledge().diagnose(session.state)
+    except ProfileError:  # refused with its one line when the watch began
+        return []
+
+
 def startup_elapsed(session: WatchSession) -> float | None:
     """Time since the startup began, in the log's own time (right for a log read after the
     fact too); the watcher's own clock before the log has given a timestamp."""
@@ -86,7 +102,8 @@ def _exit_words(session: WatchSession) -> str:
 
 
 class VerdictHeader(Widget):
-    """Two lines: the source (server, host, log, attempt, elapsed, connection), then the verdict."""
+    """Two lines: the source (server, host, log, attempt, elapsed, connection), then the verdict;
+    a third under FAILED with the hint for a known failure (why, and the fix the F key applies)."""
 
     DEFAULT_CSS = """
     VerdictHeader { height: 2; }
@@ -97,6 +114,8 @@ class VerdictHeader(Widget):
         self.session = session
         #: The verdict last drawn (tests and the launcher's notifications read it).
         self.verdict: Verdict | None = None
+        #: The hints last drawn under a FAILED verdict (the F key applies the first one's fix).
+        self.hints: list[Diagnosis] = []
 
     def on_mount(self) -> None:
         self.set_interval(1.0, self.refresh)  # the elapsed clock
@@ -136,4 +155,16 @@ class VerdictHeader(Widget):
         line.append(f" {GLYPHS.get(current.kind, '')} {current.word} ", style)
         line.append(" " + current.detail, style=palette.style("failed" if current.kind == "failed" else "title"))
         line.truncate(width, overflow="ellipsis")
-        return Text("\n", end="").join([top, line])
+        rows = [top, line]
+        found = self.hints = hints(session) if current.kind == "failed" else []
+        if found:
+            hint = Text(no_wrap=True, overflow="ellipsis", end="")
+            hint.append(" hint: ", palette.style("title"))
+            hint.append(found[0].text, palette.style("title"))
+            if found[0].fix:
+                hint.append("  [F] apply", palette.style("dim"))
+            hint.truncate(width, overflow="ellipsis")
+            rows.append(hint)
+        if self.styles.height is None or self.styles.height.value != len(rows):
+            self.styles.height = len(rows)
+        return Text("\n", end="").join(rows)

@@ -2,7 +2,8 @@
 
 Keys added to the dashboard: ``x`` stop (asks first, shows the SIGINT → SIGTERM →
 SIGKILL countdown), ``r`` relaunch the same command, ``R`` edit the command line and
-environment first (a modal), ``a`` the attempts panel (``v1 ✗ AttributeError 0:12``
+environment first (a modal), ``F`` the same editor with the failure's known fix applied and
+highlighted, ``a`` the attempts panel (``v1 ✗ AttributeError 0:12``
 … and what changed between attempts), ``k`` kill processes that are not ours but hold
 GPU memory. ``q`` asks only when the launched server would be left running. The
 verdict of :mod:`tui.core.verdict` (dead / loading / stalled? …) replaces the
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -23,9 +25,12 @@ from textual.widgets import Input, Static, TextArea
 
 from tui.app.app import WatchtowerApp
 from tui.app.header import Verdict as HeaderVerdict
+from tui.core import cmdline
+from tui.core.hints import Diagnosis
 from tui.core.lines import clean
-from tui.core.secrets import MASK
+from tui.core.secrets import MASK, env_diff
 from tui.core.verdict import DEAD, LOADING, STALLED, STARTING, STOPPING, Verdict
+from tui.history import command_diff
 from tui.launch import GpuBusy, GpuHolder, Launch, LaunchError
 
 _HEADER_KIND = {DEAD: "failed", LOADING: "starting", STALLED: "starting", STARTING: "starting", STOPPING: "stopped"}
@@ -103,8 +108,32 @@ def parse_env_lines(text: str, original: dict[str, str]) -> dict[str, str]:
     return env
 
 
+@dataclass(frozen=True, slots=True)
+class FixProposal:
+    """``F``: a hint's fix applied to the command and environment, for the editor to show."""
+
+    hint: Diagnosis
+    command: list[str]
+    env: dict[str, str]
+    changes: list[str]  # "+SGLANG_…=1", "~--mem-fraction-static 0.92 (was 0.95)", "host: kill_gpu_holders"
+
+    @classmethod
+    def of(cls, hint: Diagnosis, command: list[str], env: dict[str, str], masker) -> FixProposal:
+        new_command, new_env = cmdline.apply(command, env, hint.fix)
+        changes = command_diff(masker.argv(command), masker.argv(new_command)) + env_diff(masker.env(env), masker.env(new_env))
+        changes += [f"before launching: {a.text}" for a in hint.fix if a.on_host]
+        return cls(hint, new_command, new_env, changes)
+
+    def kept_in(self, command: list[str], env: dict[str, str]) -> bool:
+        """Whether an edited command and environment still carry the whole fix (applying it changes nothing)."""
+        return cmdline.apply(command, env, self.hint.fix) == (command, env)
+
+
 class EditScreen(ModalScreen[tuple[list[str], dict[str, str]] | None]):
-    """``R``: change the command line and the environment, then relaunch as the next attempt."""
+    """``R``: change the command line and the environment, then relaunch as the next attempt.
+
+    ``F`` opens it with a hint's fix already applied (``proposal``) and the changes highlighted.
+    """
 
     DEFAULT_CSS = """
     EditScreen { align: center middle; }
@@ -118,14 +147,17 @@ class EditScreen(ModalScreen[tuple[list[str], dict[str, str]] | None]):
         Binding("escape", "cancel", "Cancel"),
     ]
 
-    def __init__(self, launch: Launch, attempt: int) -> None:
+    def __init__(self, launch: Launch, attempt: int, proposal: FixProposal | None = None) -> None:
         super().__init__()
         self.launch = launch
         self.attempt = attempt
-        self._masked_argv = launch.masker.argv(launch.spec.command)
+        self.proposal = proposal
+        self._command = proposal.command if proposal else launch.spec.command
+        self._env = proposal.env if proposal else launch.spec.env
+        self._masked_argv = launch.masker.argv(self._command)
 
     def compose(self) -> ComposeResult:
-        env_text = "\n".join(f"{k}={v}" for k, v in self.launch.masker.env(self.launch.spec.env).items())
+        env_text = "\n".join(f"{k}={v}" for k, v in self.launch.masker.env(self._env).items())
         with Vertical():
             yield Static(
                 f"Relaunch as v{self.attempt}: edit the command and the environment "
@@ -133,9 +165,21 @@ class EditScreen(ModalScreen[tuple[list[str], dict[str, str]] | None]):
                 "ctrl+s relaunches, escape cancels.",
                 id="edit-help",
             )
+            if self.proposal is not None:
+                yield Static(self._fix_text(), id="fix")
             yield Input(shlex.join(self._masked_argv), id="command")
             yield TextArea(env_text + ("\n" if env_text else ""), id="env")
             yield Static("", id="edit-error")
+
+    def _fix_text(self) -> Text:
+        proposal = self.proposal
+        text = Text()
+        text.append(f"fix {proposal.hint.id}: ", "bold")
+        text.append(clean(proposal.hint.why))
+        for change in proposal.changes:
+            style = "bold green" if change.startswith("+") else "bold red" if change.startswith("-") else "bold yellow"
+            text.append(f"\n  {clean(change)}", style)
+        return text
 
     def on_mount(self) -> None:
         self.query_one("#env", TextArea).focus()
@@ -155,11 +199,11 @@ class EditScreen(ModalScreen[tuple[list[str], dict[str, str]] | None]):
             error.update("the command line is empty")
             return
         try:
-            env = parse_env_lines(self.query_one("#env", TextArea).text, self.launch.spec.env)
+            env = parse_env_lines(self.query_one("#env", TextArea).text, self._env)
         except ValueError as exc:
             error.update(f"environment: {exc}")
             return
-        self.dismiss((_unmask_argv(argv, self.launch.spec.command, self._masked_argv), env))
+        self.dismiss((_unmask_argv(argv, self._command, self._masked_argv), env))
 
     def action_cancel(self) -> None:
         self.dismiss(None)
@@ -284,12 +328,14 @@ class LaunchApp(WatchtowerApp):
         launch.listeners.append(self._on_verdict)
         launch.notes.append(lambda text: self.notify(clean(text), timeout=6))
         launch.session.verdict_override = self._header_verdict
+        launch.session.hints_source = launch.hints
         self.before_quit.append(self._confirm_quit)
         self.add_key("x", "Stop server", self.key_stop)
         self.add_key("r", "Relaunch", self.key_relaunch)
         self.add_key("R", "Edit + relaunch", self.key_edit)
         self.add_key("a", "Attempts", self.key_attempts)
         self.add_key("k", "Kill GPU leftovers", self.key_kill_holders, show=False)
+        self.add_key("F", "Apply the hint's fix", self.key_fix, show=False)
         self._busy = False  # a launch, stop or relaunch is under way: keys that start another wait
 
     def on_mount(self) -> None:
@@ -427,6 +473,26 @@ class LaunchApp(WatchtowerApp):
                 self.key_relaunch(*result)
 
         self.push_screen(EditScreen(launch, nxt), edited)
+
+    def key_fix(self) -> None:
+        """The first hint with a fix: the editor opens with it applied and highlighted; ctrl+s relaunches."""
+        launch = self.launch
+        if self._refuse_if_busy():
+            return
+        hint = next((h for h in launch.hints() if h.fix), None)
+        if hint is None:
+            self.notify("No known fix for this failure", timeout=3)
+            return
+        proposal = FixProposal.of(hint, launch.spec.command, launch.spec.env, launch.masker)
+        nxt = (launch.records[-1].attempt if launch.records else launch.attempt) + 1
+
+        def edited(result) -> None:
+            if result is None:
+                return
+            launch.applied = hint.id if proposal.kept_in(*result) else None
+            self.key_relaunch(*result)
+
+        self.push_screen(EditScreen(launch, nxt, proposal), edited)
 
     def key_attempts(self) -> None:
         self.attempts_panel.toggle_class("-open")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import time
 
 from tui.app.fmt import duration, gib
-from tui.app.header import verdict
+from tui.app.header import hints, verdict
+from tui.core.hints import hint_lines
 from tui.app.timeline import skipped
 from tui.core.state import PHASE_TITLES, PHASES
 from tui.session import WatchSession
@@ -24,9 +25,14 @@ def build_report(session: WatchSession, now: float | None = None) -> str:
         f"attempt   v{info.attempt}",
         f"verdict   {current.word} — {current.detail}",
         f"lines     {state.lines} ({state.warnings} warnings)",
-        "",
-        "Phases",
     ]
+    found = hints(session)
+    if found:
+        out += ["", "Hints", *hint_lines(found)]
+    preflight = getattr(info, "preflight", None)
+    if preflight is not None:
+        out += ["", preflight.summary.capitalize(), *(f"  {c.line}" for c in preflight.checks)]
+    out += ["", "Phases"]
     for name in PHASES:
         phase = state.phase(name)
         title = PHASE_TITLES[name]

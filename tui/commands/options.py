@@ -65,7 +65,8 @@ def watch_options(args: argparse.Namespace) -> WatchOptions:
 
 def launch_options(args: argparse.Namespace, *, attach_only: bool = False) -> LaunchOptions:
     return LaunchOptions(
-        server=args.server, gpus=gpu_options(args), theme=args.theme, timeout=args.timeout, attach_only=attach_only
+        server=args.server, gpus=gpu_options(args), theme=args.theme, timeout=args.timeout, attach_only=attach_only,
+        preflight=not getattr(args, "no_check", False), shm=getattr(args, "shm", None),
     )
 
 

@@ -12,6 +12,7 @@ import os
 import re
 from pathlib import Path
 
+from tui.commands.check import add_shm_option
 from tui.commands.options import add_launch_options, launch_options
 from tui.core.errors import UsageError
 
@@ -29,6 +30,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--log-dir", help="where the attempts' logs go (default: the data dir's logs/; remote: ~/watchtower-logs)")
     p.add_argument("--env", action="append", default=[], metavar="K=V", help="set an environment variable (repeatable)")
     add_launch_options(p)
+    p.add_argument("--no-check", action="store_true", help="launch without the preflight checks (run refuses on a ✗ otherwise)")
+    add_shm_option(p)
     p.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND ARGS", help="the server command line")
     p.set_defaults(func=run)
 
@@ -114,8 +117,11 @@ def build_spec(args: argparse.Namespace, command: list[str] | None = None):
 def run(args: argparse.Namespace) -> int:
     from tui import wiring
 
+    from tui.core.hints import load_knowledge
+
     spec = build_spec(args)
     options = launch_options(args)
+    load_knowledge()  # a bad hints file is refused now, in one line, not in the middle of a launch
     if args.plain:
         return wiring.launch_plain(spec, options)
     return wiring.launch_dashboard(spec, options)

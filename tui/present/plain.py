@@ -289,6 +289,13 @@ class PlainPrinter:
         self.out.write(clean(self.launch.masker.text(text)) + "\n")
         self.out.flush()
 
+    def preflight(self, report) -> None:
+        """The checks before the launch: a summary, then each ⚠ and ✗ with its fix."""
+        self.say(report.summary)
+        for check in report.checks:
+            if check.status != "ok":
+                self.say(f"  {check.line}")
+
     def started(self) -> None:
         run = self.launch.run
         where = "" if self.launch.spec.host is None else f" on {self.launch.spec.host}"
@@ -321,12 +328,15 @@ class PlainPrinter:
                 self.say(f"  ready marker at line {event.line}")
 
     def verdict(self, verdict, previous) -> None:
-        from tui.core.verdict import LOADING, STALLED
+        from tui.core.verdict import DEAD, LOADING, STALLED
 
         if verdict.kind != self._last_kind or verdict.kind in (LOADING, STALLED) and previous is not None and (
             previous.kind != verdict.kind
         ):
             self.say(verdict.text)
+            if verdict.kind in (FAILED, DEAD):
+                for line in hint_lines(self.launch.hints(), indent="  "):
+                    self.say(line)
         self._last_kind = verdict.kind
         if verdict.final:
             self.final.set()
