@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import sshd_available
-from tui.preflight import preflight_report
 from tui.core import cmdline, preflight
 from tui.core.hints import knowledge
+from tui.preflight import preflight_report
 from tui.sources.probe import probe_local
 from tui.sources.sim import SimGpuSource
 
@@ -134,7 +134,7 @@ def test_hook_found_on_the_class_or_through_its_base_in_another_file(tmp_path, s
 
 
 def test_weights_larger_than_the_gpus(tmp_path, seed):
-    target, draft = seed
+    target, _ = seed
     site = write_sglang(tmp_path / "site", hook="own")
     argv = [sys.executable, "-m", "sglang.launch_server", "--model-path", str(target), "--tp", "2",
             "--port", str(free_port())]
@@ -143,7 +143,7 @@ def test_weights_larger_than_the_gpus(tmp_path, seed):
 
 
 def test_a_port_bound_by_the_test_names_its_holder(tmp_path, seed):
-    target, draft = seed
+    target, _ = seed
     site = write_sglang(tmp_path / "site", hook="own")
     with socket.socket() as held:
         held.bind(("127.0.0.1", 0))
@@ -193,7 +193,7 @@ def test_model_from_the_hf_cache_offline_and_missing(tmp_path):
 
 
 def test_a_small_shm_is_refused_for_tp8(tmp_path, seed):
-    target, draft = seed
+    target, _ = seed
     shm = tmp_path / "shm"
     shm.mkdir()
     mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(shm)], capture_output=True)
@@ -232,7 +232,7 @@ def test_cli_json_exit_status_and_never_running_the_command(tmp_path, seed):
 
 def test_console_script_is_followed_to_its_interpreter(tmp_path, seed):
     """``sglang serve``: the probe reads the packages of the interpreter in the script's #! line."""
-    target, draft = seed
+    target, _ = seed
     site = write_sglang(tmp_path / "site", hook="own")
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()

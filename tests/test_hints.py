@@ -49,20 +49,20 @@ def test_draft_context_names_both_lengths_and_sets_the_env(tmp_path):
         "To allow overriding this maximum, set the env var SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1",
         "scheduler", "eagle_worker", "model_config",
     )
-    state, hints = scan(tmp_path, text)
+    _, hints = scan(tmp_path, text)
     assert ids(hints) == ["context-length-override"]
     assert "(131072)" in hints[0].why and "(262144)" in hints[0].why and "draft" in hints[0].why
     assert [a.text for a in hints[0].fix] == ["set_env SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1"]
 
 
 def test_target_context_too_long_lowers_the_flag_to_the_models_own(tmp_path):
-    state, hints = scan_with_hints(str(FIXTURES / "sglang_context_length.log"))
+    _, hints = scan_with_hints(str(FIXTURES / "sglang_context_length.log"))
     assert ids(hints) == ["context-length-too-long"]
     assert [a.text for a in hints[0].fix] == ["set_flag --context-length 131072"]
 
 
 def test_vllm_kv_uses_the_estimate_the_message_prints(tmp_path):
-    state, hints = scan_with_hints(str(FIXTURES / "vllm_kv_failure.log"))
+    _, hints = scan_with_hints(str(FIXTURES / "vllm_kv_failure.log"))
     assert ids(hints)[0] == "kv-max-model-len"
     assert [a.text for a in hints[0].fix] == ["set_flag --max-model-len 149344"]
 
@@ -183,7 +183,7 @@ def test_user_file_goes_first_and_replaces_a_builtin_id(tmp_path, monkeypatch):
     monkeypatch.setenv("WATCHTOWER_HINTS", str(user))
     kb = knowledge()
     assert [h.id for h in kb.hints].count("kv-max-model-len") == 1
-    state, hints = scan_with_hints(str(FIXTURES / "vllm_kv_failure.log"))
+    _, hints = scan_with_hints(str(FIXTURES / "vllm_kv_failure.log"))
     assert hints[0].why == "ours: 149344" and [a.text for a in hints[0].fix] == ["set_flag --max-model-len 74672"]
 
 

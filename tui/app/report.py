@@ -6,8 +6,8 @@ import time
 
 from tui.app.fmt import duration, gib
 from tui.app.header import hints, verdict
-from tui.core.hints import hint_lines
 from tui.app.timeline import skipped
+from tui.core.hints import hint_lines
 from tui.core.state import PHASE_TITLES, PHASES
 from tui.session import WatchSession
 

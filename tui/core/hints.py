@@ -29,7 +29,14 @@ from typing import Any
 
 from tui.core.cmdline import Action, ServerCommand
 from tui.core.errors import UsageError
-from tui.core.profiles import ProfileError, _bool, _compile, _read_toml, _strings, _table
+from tui.core.profiles import (
+    ProfileError,
+    _bool,
+    _compile,
+    _read_toml,
+    _strings,
+    _table,
+)
 from tui.core.state import ErrorReport, Phase, StartupState
 
 Pattern = re.Pattern[str]

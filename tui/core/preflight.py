@@ -321,7 +321,8 @@ def _machine(command: ServerCommand, facts: Mapping[str, Any]) -> list[Check]:
         else:
             out.append(Check("/dev/shm", OK, text))
     for disk in facts.get("disks") or []:
-        what = disk.get("what", "cache")
+        caches = [c.removesuffix(" cache") for c in disk.get("caches") or ["cache"]]
+        what = f"{caches[0]} cache" if len(caches) == 1 else "caches: " + ", ".join(caches)
         if "error" in disk:
             out.append(Check(f"disk ({what})", WARN, f"{disk['path']}: {disk['error']}"))
             continue

@@ -21,7 +21,7 @@ from tui.core.cmdline import ServerCommand
 
 _AGENT = Path(__file__).with_name("probe_agent.py").read_text()
 _COMPRESSED = base64.b64encode(zlib.compress(_AGENT.encode(), 9)).decode()
-PROGRAM = "AGENT=%r;import base64,zlib;exec(zlib.decompress(base64.b64decode(AGENT)))" % _COMPRESSED
+PROGRAM = f"AGENT={_COMPRESSED!r};import base64,zlib;exec(zlib.decompress(base64.b64decode(AGENT)))"
 MAGIC = "WATCHTOWER-PROBE 1\n"
 PACKAGES = ("sglang", "vllm", "tensorrt_llm", "torch", "transformers", "flashinfer-python", "sgl-kernel")
 
@@ -56,7 +56,7 @@ def agent_argv(command: ServerCommand, req: dict) -> list[str]:
 
 
 def _facts(stdout: str, stderr: str, status: int, where: str) -> dict:
-    head, sep, body = stdout.partition(MAGIC)
+    _, sep, body = stdout.partition(MAGIC)
     if not sep:
         last = (stderr.strip().splitlines() or [f"exit status {status}"])[-1]
         raise ProbeError(f"the preflight probe did not run on {where}: {last[:200]}")
@@ -77,7 +77,7 @@ async def probe_local(command: ServerCommand, shm: str | None = None, timeout: f
         raise ProbeError(f"cannot run {argv[0]}: {exc.strerror or exc}") from None
     try:
         out, err = await asyncio.wait_for(proc.communicate(), timeout)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         raise ProbeError(f"the preflight probe took longer than {timeout:g} s") from None
     finally:
         if proc.returncode is None:  # timed out or cancelled: never leave the probe behind

@@ -83,7 +83,7 @@ def port_holder(port):
             continue
     if not inodes:
         return None
-    wanted = set("socket:[%s]" % i for i in inodes)
+    wanted = {"socket:[%s]" % i for i in inodes}
     for pid in pids():
         fd_dir = "/proc/%d/fd" % pid
         try:
@@ -353,7 +353,7 @@ def probe_eagle3(arch):
     if spec is None or not spec.submodule_search_locations:
         out["status"] = "no-sglang"
         return out
-    package = list(spec.submodule_search_locations)[0]
+    package = next(iter(spec.submodule_search_locations))
     out["package"] = package
     models = os.path.join(package, "srt", "models")
     needle = ("class %s(" % arch).encode()
@@ -444,14 +444,16 @@ def main(argv):
     shm = space(request.get("shm") or "/dev/shm")
     shm["exists"] = os.path.isdir(request.get("shm") or "/dev/shm")
     facts["shm"] = shm
-    disks, seen = [], set()
-    for what, path in cache_dirs():
+    disks, by_dev = [], {}
+    for what, path in cache_dirs():  # one entry per filesystem, naming every cache on it
         info = space(path)
         key = info.get("dev")
-        if key is not None and key in seen:
+        if key is not None and key in by_dev:
+            by_dev[key]["caches"].append(what)
             continue
-        seen.add(key)
-        info["what"] = what
+        info["caches"] = [what]
+        if key is not None:
+            by_dev[key] = info
         disks.append(info)
     facts["disks"] = disks
     facts["nofile"] = list(resource.getrlimit(resource.RLIMIT_NOFILE))
