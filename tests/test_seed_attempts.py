@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from tests.launch_helpers import no_leftover_servers  # noqa: F401  (autouse)
 from tests.test_check import sglang_command, write_model, write_sglang
+from tests.test_launch_app import data_dir, until  # noqa: F401  (data_dir: a private history, autouse)
 from tui.app import themes
 from tui.app.header import VerdictHeader
 from tui.app.relaunch import EditScreen, LaunchApp
@@ -21,30 +19,11 @@ from tui.cli import build_parser
 from tui.commands.options import launch_options
 from tui.commands.run import build_spec
 from tui.history import History
-from tui.sources.process import is_alive
 from tui.wiring import make_launch
 
 SIM = str(Path(__file__).with_name("server_sim.py"))
 CONTEXT_ENV = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"
 HOOK = "    def set_eagle3_layers_to_capture(self, layer_ids=None):\n        pass\n"
-
-
-@pytest.fixture(autouse=True)
-def data_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("WATCHTOWER_DATA_DIR", str(tmp_path / "data"))
-    yield
-    for row in History().attempts():
-        if row.pid and is_alive(row.pid):
-            os.killpg(row.pid, signal.SIGKILL)
-
-
-async def until(pilot, predicate, timeout: float = 30.0) -> None:
-    import time
-
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out"
-        await pilot.pause(0.05)
 
 
 def header_hint(app) -> str:
