@@ -54,10 +54,14 @@ def title(phase: str) -> str:
 class PlainWatch:
     """Follow one log (local, or remote with --host); print events; return the exit status."""
 
-    def __init__(self, options: WatchOptions, profile: Any) -> None:
+    def __init__(
+        self, options: WatchOptions, profile: Any, label: str | None = None, ended: asyncio.Event | None = None
+    ) -> None:
         from tui.core.tracker import StartupTracker
 
         self.args = options
+        self.label = label or options.log  # the log as named to the user
+        self.ended = ended  # set when nothing more will be written (a replay played out)
         self.tracker = StartupTracker(profile)
         self.lines = LineAssembler()
         self.started = time.monotonic()
@@ -94,7 +98,7 @@ class PlainWatch:
             finally:
                 await queue.put(done)
 
-        self.say(f"watching {self.args.log}" + (f" (server: {self.tracker.profile.name})" if self.tracker.profile else ""))
+        self.say(f"watching {self.label}" + (f" (server: {self.tracker.profile.name})" if self.tracker.profile else ""))
         self.tracker.prime()  # before the tailer starts: the first marker then finds the automata built
         task = asyncio.create_task(pump())
         deadline = None if self.args.timeout is None else self.started + self.args.timeout
@@ -119,6 +123,9 @@ class PlainWatch:
                     return EXIT_USAGE  # a host key or login problem: retrying will not fix it
                 if event is not None:
                     self.handle(event)
+                elif self.ended is not None and self.ended.is_set():  # written out, and read to the end
+                    self.show(self.tracker.finish())
+                    return self.verdict()
                 else:
                     self.show(self.tracker.quiet())
                 sys.stdout.flush()  # once per event: all it printed goes out in one write
