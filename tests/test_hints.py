@@ -258,3 +258,37 @@ def test_apply_replaces_a_flag_in_any_spelling_and_sets_env():
 def test_bad_actions_are_refused(text):
     with pytest.raises(ValueError):
         Action.parse(text)
+
+
+# ------------------------------------------------------------------ the dashboard
+
+
+async def test_header_shows_the_hint_under_failed_and_the_report_lists_it():
+    from tests.app_support import demo_session, make_app
+    from tui.app.header import VerdictHeader
+    from tui.app.report import build_report
+
+    session = demo_session("crash-context", upto=None)
+    app = make_app(session)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause(0.2)
+        header = app.query_one(VerdictHeader)
+        assert header.verdict.word == "FAILED" and header.size.height == 3
+        assert [h.id for h in header.hints] == ["context-length-override"]
+        svg = app.export_screenshot()
+        assert "hint:" in svg and "draft" in svg
+    report = build_report(session)
+    hints_at = report.index("Hints\n")
+    assert "  hint: the draft's context (163840) is shorter than the target's (262144)" in report[hints_at:]
+    assert report.index("Hints\n") < report.index("Phases\n")
+
+
+async def test_header_stays_two_rows_without_a_hint():
+    from tests.app_support import demo_session, make_app
+    from tui.app.header import VerdictHeader
+
+    app = make_app(demo_session("ready", upto=None))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause(0.2)
+        header = app.query_one(VerdictHeader)
+        assert header.verdict.word == "READY" and header.hints == [] and header.size.height == 2

@@ -119,3 +119,27 @@ def test_run_plain_refuses_what_check_catches_and_no_check_shows_the_hint(tmp_pa
     data = json.loads(subprocess.run([sys.executable, "-m", "tui.cli", "history", "--json", "seedcli"],
                                      capture_output=True, text=True).stdout)
     assert [a["outcome"] for a in data] == ["failed"] and data[0]["applied"] is None
+
+
+async def test_a_relaunch_checks_again_and_the_timeline_shows_phase_zero(tmp_path):
+    hook_file = tmp_path / "qwen3_moe.py"
+    hook_file.write_text("class Qwen3MoeForCausalLM:\n    pass\n")
+    args = build_parser().parse_args(
+        ["run", "--name", "again", "--log-dir", str(tmp_path / "logs"), "--gpus", "none", "--stop-grace", "2,2",
+         "--", sys.executable, SIM, "--outcome", "seed", "--hook-file", str(hook_file), "--tp", "2", "--step", "0.01"]
+    )
+    session, launch = make_launch(build_spec(args), launch_options(args))
+    palettes = themes.discover()
+    app = LaunchApp(launch, session, palettes, themes.resolve(None, palettes).name, gpus_enabled=False)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await until(pilot, lambda: launch.attempt == 1 and launch.verdict_now is not None and launch.verdict_now.final
+                    and not launch.server_running)
+        first = session.info.preflight
+        assert first is not None and not first.failed
+        assert "command" in {c.name for c in first.checks}  # not a server command line: only the machine checked
+        timeline = str(app.query_one("PhaseTimeline").render())
+        assert "preflight" in timeline and "⚠ command:" in timeline
+        await pilot.press("r")
+        await until(pilot, lambda: launch.attempt == 2 and launch.verdict_now is not None and launch.verdict_now.final
+                    and not launch.server_running)
+        assert session.info.preflight is not first and launch.preflight_report is session.info.preflight
