@@ -38,8 +38,9 @@ def write_model(path: Path, arch: str, context: int, weight_bytes: int) -> Path:
 def write_sglang(site: Path, *, hook: str) -> Path:
     """A fake installed SGLang: Qwen3MoeForCausalLM inherits from Qwen2MoeForCausalLM (another file).
 
-    ``hook``: "base" (the base class defines set_eagle3_layers_to_capture), "own" (the class
-    itself does), "none" (neither: the seed's v1)."""
+    ``hook``: "base" (the base class defines set_eagle3_layers_to_capture), "base-relative" (the
+    same, imported with a relative import), "own" (the class itself does), "none" (neither: the
+    seed's v1)."""
     models = site / "sglang" / "srt" / "models"
     models.mkdir(parents=True)
     for pkg in (site / "sglang", site / "sglang" / "srt", models):
@@ -57,9 +58,10 @@ def write_sglang(site: Path, *, hook: str) -> Path:
         class Qwen2MoeForCausalLM(nn.Module):
             def forward(self, x):
                 return x
-        """) + (method if hook == "base" else ""))
-    (models / "qwen3_moe.py").write_text(textwrap.dedent("""\
-        from sglang.srt.models.qwen2_moe import Qwen2MoeForCausalLM as Base
+        """) + (method if hook.startswith("base") else ""))
+    source = ".qwen2_moe" if hook == "base-relative" else "sglang.srt.models.qwen2_moe"
+    (models / "qwen3_moe.py").write_text(textwrap.dedent(f"""\
+        from {source} import Qwen2MoeForCausalLM as Base
 
 
         class Qwen3MoeForCausalLM(Base):
@@ -120,14 +122,14 @@ def test_seed_v1_missing_eagle3_hook_and_v2_short_draft_context_are_caught(tmp_p
     assert r.exit_status == 1
 
 
-@pytest.mark.parametrize("hook, how", [("base", "inherits"), ("own", "defines")])
+@pytest.mark.parametrize("hook, how", [("base", "inherits"), ("base-relative", "inherits"), ("own", "defines")])
 def test_hook_found_on_the_class_or_through_its_base_in_another_file(tmp_path, seed, hook, how):
     target, draft = seed
     site = write_sglang(tmp_path / "site", hook=hook)
     env = {"PYTHONPATH": str(site), "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN": "1"}
     checks = by_name(report(sglang_command(target, draft, free_port()), env))
     assert checks["EAGLE-3 hook"].status == "ok" and how in checks["EAGLE-3 hook"].why
-    if hook == "base":
+    if hook != "own":
         assert "Qwen2MoeForCausalLM" in checks["EAGLE-3 hook"].why
     # the env-var fix turns v2's ✗ into a warning about what the override risks
     assert checks["draft context"].status == "warn" and "illegal memory" in checks["draft context"].why
@@ -265,3 +267,22 @@ def test_check_over_ssh_runs_on_the_host(sshd, tmp_path, seed):
     assert checks["EAGLE-3 hook"]["status"] == "fail" and "qwen3_moe.py" in checks["EAGLE-3 hook"]["why"]
     assert checks["draft context"]["status"] == "fail"
     assert checks["GPUs"]["status"] == "warn" and "cannot tell" in checks["GPUs"]["why"]
+
+
+def test_installed_versions_against_the_servers_pins_and_the_known_bad_list(tmp_path, seed):
+    target, _ = seed
+    site = write_sglang(tmp_path / "site", hook="own")
+    (site / "torch-2.8.0.dist-info").rename(site / "torch-2.7.1.dist-info")
+    meta = site / "torch-2.7.1.dist-info" / "METADATA"
+    meta.write_text(meta.read_text().replace("Version: 2.8.0", "Version: 2.7.1"))
+    argv = [sys.executable, "-m", "sglang.launch_server", "--model-path", str(target), "--tp", "8", "--port", str(free_port())]
+    check = by_name(report(argv, {"PYTHONPATH": str(site)}))["versions"]
+    assert check.status == "fail" and "sglang 0.5.1 requires torch==2.8.0, 2.7.1 is installed" in check.why
+    vllm = tmp_path / "vsite"
+    for name, version in (("vllm", "0.6.3.post1"), ("torch", "2.5.1")):
+        info = vllm / f"{name}-{version}.dist-info"
+        info.mkdir(parents=True)
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    checks = by_name(report([sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(target),
+                             "--port", str(free_port())], {"PYTHONPATH": str(vllm)}))
+    assert checks["versions (vllm-torch-abi)"].status == "fail" and "torch 2.4" in checks["versions (vllm-torch-abi)"].why
