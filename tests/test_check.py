@@ -286,3 +286,18 @@ def test_installed_versions_against_the_servers_pins_and_the_known_bad_list(tmp_
     checks = by_name(report([sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(target),
                              "--port", str(free_port())], {"PYTHONPATH": str(vllm)}))
     assert checks["versions (vllm-torch-abi)"].status == "fail" and "torch 2.4" in checks["versions (vllm-torch-abi)"].why
+
+
+def test_leftover_server_processes_of_an_earlier_attempt_are_named(tmp_path):
+    """A scheduler that outlived its server (its parent gone, as after a crash)."""
+    pid_file = tmp_path / "pid"
+    subprocess.run(["bash", "-c", f"(exec -a sglang::scheduler_TP0 sleep 60) & echo $! > {pid_file}"], check=True)
+    pid = int(pid_file.read_text())
+    try:
+        checks = by_name(report(["vllm", "serve", "/nowhere", "--port", str(free_port())], {}))
+        left = checks["leftover servers"]
+        assert left.status == "warn" and f"pid {pid} sglang::scheduler_TP0" in left.why
+        ppid = int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
+        assert ("re-parented to PID 1" in left.why) == (ppid == 1)
+    finally:
+        os.kill(pid, 9)

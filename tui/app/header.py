@@ -10,6 +10,7 @@ from textual.widget import Widget
 from tui.app.fmt import duration
 from tui.app.timeline import origin
 from tui.core.hints import Diagnosis, knowledge
+from tui.core.lines import clean
 from tui.core.profiles import ProfileError
 from tui.core.state import FAILED, PHASE_TITLES, READY, STOPPED
 from tui.session import WatchSession
@@ -169,7 +170,7 @@ class VerdictHeader(Widget):
         if found:
             hint = Text(no_wrap=True, overflow="ellipsis", end="")
             hint.append(" hint: ", palette.style("title"))
-            hint.append(found[0].text, palette.style("title"))
+            hint.append(clean(found[0].text), palette.style("title"))
             if found[0].fix:
                 hint.append("  [F] apply", palette.style("dim"))
             hint.truncate(width, overflow="ellipsis")

@@ -285,7 +285,7 @@ class Action:
     @property
     def text(self) -> str:
         if self.verb == "set_env":
-            return f"set_env {self.target}={self.value}"
+            return f"set_env {shlex.quote(f'{self.target}={self.value}')}"
         return " ".join(w for w in (self.verb, self.target, shlex.quote(self.value) if self.value else "") if w)
 
     @property
