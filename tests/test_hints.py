@@ -264,7 +264,7 @@ def test_bad_actions_are_refused(text):
 
 
 async def test_header_shows_the_hint_under_failed_and_the_report_lists_it():
-    from tests.app_support import demo_session, make_app
+    from tests.app_support import demo_session, make_app, screen_text
     from tui.app.header import VerdictHeader
     from tui.app.report import build_report
 
@@ -275,8 +275,7 @@ async def test_header_shows_the_hint_under_failed_and_the_report_lists_it():
         header = app.query_one(VerdictHeader)
         assert header.verdict.word == "FAILED" and header.size.height == 3
         assert [h.id for h in header.hints] == ["context-length-override"]
-        svg = app.export_screenshot()
-        assert "hint:" in svg and "draft" in svg
+        assert " hint: the draft's context (163840)" in screen_text(app)
     report = build_report(session)
     hints_at = report.index("Hints\n")
     assert "  hint: the draft's context (163840) is shorter than the target's (262144)" in report[hints_at:]
@@ -292,3 +291,21 @@ async def test_header_stays_two_rows_without_a_hint():
         await pilot.pause(0.2)
         header = app.query_one(VerdictHeader)
         assert header.verdict.word == "READY" and header.hints == [] and header.size.height == 2
+
+
+async def test_a_warning_that_predicts_a_long_silence_is_noted_while_starting():
+    from tests.app_support import feed, fixed_session, make_app, screen_text
+    from tui.app.header import VerdictHeader
+
+    session = fixed_session(SG.encode())
+    app = make_app(session)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause(0.1)
+        header = app.query_one(VerdictHeader)
+        assert header.notes == {}
+        feed(session, b"[2026-03-04 11:00:01 TP0] Load weight begin. avail mem=78.00 GB\n"
+                      b"[2026-03-04 11:00:02] WARNING: Entering DeepGEMM JIT Pre-Compile session. It may take a "
+                      b"long time (typically 10-20 mins) if you have not run `sglang.compile_deep_gemm`.\n")
+        await pilot.pause(0.2)
+        assert header.verdict.word == "STARTING" and list(header.notes) == ["deepgemm-precompile"]
+        assert header.size.height == 3 and "note (line 3): slow, not stuck" in screen_text(app)

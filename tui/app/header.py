@@ -9,6 +9,7 @@ from textual.widget import Widget
 
 from tui.app.fmt import duration
 from tui.app.timeline import origin
+from tui.core.events import WarningFound
 from tui.core.hints import Diagnosis, knowledge
 from tui.core.lines import clean
 from tui.core.profiles import ProfileError
@@ -126,6 +127,24 @@ class VerdictHeader(Widget):
         self.verdict: Verdict | None = None
         #: The hints last drawn under a FAILED verdict (the F key applies the first one's fix).
         self.hints: list[Diagnosis] = []
+        #: Hints of warnings that predict trouble ("slow, not stuck"), for the attempt they came in.
+        self.notes: dict[str, Diagnosis] = {}
+        self._notes_attempt = session.info.attempt
+
+    def note_warnings(self, events) -> None:
+        """Keep the hint of each warning that predicts trouble (the latest is shown while starting)."""
+        if self.session.info.attempt != self._notes_attempt:
+            self.notes, self._notes_attempt = {}, self.session.info.attempt
+        for event in events:
+            if not isinstance(event, WarningFound):
+                continue
+            try:
+                found = knowledge().for_warning(event.text, line=event.line, server=self.session.state.server)
+            except ProfileError:
+                return
+            if found is not None:
+                self.notes.pop(found.id, None)
+                self.notes[found.id] = found
 
     def on_mount(self) -> None:
         self.set_interval(1.0, self.refresh)  # the elapsed clock
@@ -173,6 +192,13 @@ class VerdictHeader(Widget):
             hint.append(clean(found[0].text), palette.style("title"))
             if found[0].fix:
                 hint.append("  [F] apply", palette.style("dim"))
+            hint.truncate(width, overflow="ellipsis")
+            rows.append(hint)
+        elif current.kind == "starting" and self.notes and self._notes_attempt == info.attempt:
+            note = list(self.notes.values())[-1]
+            hint = Text(no_wrap=True, overflow="ellipsis", end="")
+            hint.append(f" note (line {note.line}): ", palette.style("dim"))
+            hint.append(clean(note.why), palette.style("dim"))
             hint.truncate(width, overflow="ellipsis")
             rows.append(hint)
         if self.styles.height is None or self.styles.height.value != len(rows):
