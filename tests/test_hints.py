@@ -238,6 +238,9 @@ def test_parse_sglang_vllm_trtllm_command_lines():
     vl = cmdline.parse(["vllm", "serve", "Qwen/Qwen3-8B", "-tp", "2", "--max-model-len", "32768",
                         "--speculative-config", '{"method": "eagle3", "model": "/draft"}'])
     assert (vl.server, vl.model, vl.tp, vl.context_length, vl.port, vl.draft) == ("vllm", "Qwen/Qwen3-8B", 2, 32768, 8000, "/draft")
+    dpa = cmdline.parse(["sglang", "serve", "--model-path", "/m", "--tp", "8", "--dp", "8", "--enable-dp-attention"])
+    assert (dpa.dp, dpa.gpus_needed) == (8, 8)
+    assert cmdline.parse(["sglang", "serve", "--model-path", "/m", "--tp", "2", "--dp", "4"]).gpus_needed == 8
     tr = cmdline.parse(["trtllm-serve", "/m", "--tp_size", "4", "--max_seq_len", "8192"])
     assert (tr.server, tr.model, tr.tp, tr.context_length) == ("trtllm", "/m", 4, 8192)
     assert cmdline.parse(["python", "-m", "vllm.entrypoints.openai.api_server", "--model", "/m"]).server == "vllm"

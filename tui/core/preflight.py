@@ -227,6 +227,10 @@ def _models(command: ServerCommand, facts: Mapping[str, Any], sample: GpuSample 
     weights = target.get("weight_bytes")
     gpus = visible(sample.gpus, env.get("CUDA_VISIBLE_DEVICES")) if sample is not None else []
     totals = [g.memory_total for g in gpus[: command.gpus_needed] if g.memory_total]
+    if weights and not totals:
+        split = max(1, command.tp * command.pp)
+        out.append(Check("weights", WARN, f"{weights / split / 1e9:.1f} GB per GPU (÷ TP×PP {split}): "
+                         "cannot tell whether they fit without GPU data"))
     if weights and totals:
         split = max(1, command.tp * command.pp)
         share = weights / split
