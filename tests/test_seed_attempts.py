@@ -3,6 +3,7 @@ and F producing v3 and v4 with the right change; `run` refusing what `check` cat
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -19,7 +20,7 @@ from tui.cli import build_parser
 from tui.commands.options import launch_options
 from tui.commands.run import build_spec
 from tui.history import History
-from tui.wiring import make_launch
+from tui.wiring import make_launch, preflight_for
 
 SIM = str(Path(__file__).with_name("server_sim.py"))
 CONTEXT_ENV = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"
@@ -143,3 +144,13 @@ async def test_a_relaunch_checks_again_and_the_timeline_shows_phase_zero(tmp_pat
         await until(pilot, lambda: launch.attempt == 2 and launch.verdict_now is not None and launch.verdict_now.final
                     and not launch.server_running)
         assert session.info.preflight is not first and launch.preflight_report is session.info.preflight
+
+
+def test_a_probe_that_cannot_run_is_a_warning_for_run_not_a_crash(tmp_path):
+    """The server's interpreter does not exist: `check` says so in one line (exit 2), `run` goes on."""
+    out = subprocess.run([sys.executable, "-m", "tui.cli", "check", "--gpus", "none", "--",
+                          str(tmp_path / "python3.99"), "-m", "sglang.launch_server"], capture_output=True, text=True)
+    assert out.returncode == 2 and out.stderr.count("\n") == 1 and "python3.99" in out.stderr
+    report = asyncio.run(preflight_for([str(tmp_path / "python3.99"), "-m", "sglang.launch_server"], {},
+                                       host=None, gpus="none", shm=None))
+    assert not report.failed and report.checks[0].status == "warn" and "cannot run the checks" in report.checks[0].why

@@ -29,6 +29,12 @@ class Report:
     seconds: float
     python: str | None = None
 
+    @classmethod
+    def unavailable(cls, argv: list[str], env: dict[str, str], host: str | None, reason: str) -> Report:
+        """The report of checks that could not run at all: one ⚠ saying why (a launch goes on)."""
+        check = Check("preflight", preflight.WARN, f"cannot run the checks: {reason}")
+        return cls(cmdline.parse(argv, env), host or "localhost", [check], 0.0)
+
     @property
     def exit_status(self) -> int:
         return preflight.exit_status(self.checks)

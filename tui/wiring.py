@@ -265,9 +265,12 @@ def make_launch(
 
 async def preflight_for(command: Any, env: Any, *, host: str | None, gpus: str, shm: str | None) -> Any:
     """The checks a launch runs first (``Launch.preflight``); ``--gpus sim`` checks against 8 idle simulated GPUs."""
-    from tui.preflight import preflight_report
+    from tui.preflight import Report, preflight_report
 
-    return await preflight_report(list(command), dict(env), host=host, gpus=gpus, shm=shm)
+    try:
+        return await preflight_report(list(command), dict(env), host=host, gpus=gpus, shm=shm)
+    except UsageError as exc:  # the probe cannot run there: say so, never block the launch on it
+        return Report.unavailable(list(command), dict(env), host, str(exc))
 
 
 def launch_dashboard(spec: Any, options: LaunchOptions) -> int:
