@@ -312,3 +312,13 @@ async def test_a_warning_that_predicts_a_long_silence_is_noted_while_starting():
         await pilot.pause(0.2)
         assert header.verdict.word == "STARTING" and list(header.notes) == ["deepgemm-precompile"]
         assert header.size.height == 3 and "note (line 3): slow, not stuck" in screen_text(app)
+
+
+def test_watch_plain_prints_a_warnings_hint_once(tmp_path):
+    log = tmp_path / "w.log"
+    warning = (b"[2026-03-04 11:00:02] WARNING: Entering DeepGEMM JIT Pre-Compile session. It may take a long time "
+               b"(typically 10-20 mins) if you have not run `sglang.compile_deep_gemm`.\n")
+    log.write_bytes(SG.encode() + warning + warning + b"[2026-03-04 11:20:00] The server is fired up and ready to roll!\n")
+    out = subprocess.run([sys.executable, "-m", "tui.cli", "watch", "--plain", "--timeout", "20", str(log)],
+                         capture_output=True, text=True, timeout=60).stdout
+    assert out.count("hint (line 2): slow, not stuck: DeepGEMM compiles its kernels") == 1
