@@ -15,6 +15,11 @@ def add_gpu_options(parser: argparse.ArgumentParser) -> None:
                         help="seconds between GPU polls (default 1)")
 
 
+def add_shm_option(parser: argparse.ArgumentParser) -> None:
+    """`check` and `run`: the shared-memory mount the preflight looks at."""
+    parser.add_argument("--shm", metavar="PATH", help="the shared-memory mount to check (default /dev/shm)")
+
+
 def add_theme_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--theme",

@@ -12,8 +12,7 @@ import os
 import re
 from pathlib import Path
 
-from tui.commands.check import add_shm_option
-from tui.commands.options import add_launch_options, launch_options
+from tui.commands.options import add_launch_options, add_shm_option, launch_options
 from tui.core.errors import UsageError
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
