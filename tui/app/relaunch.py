@@ -173,6 +173,7 @@ class EditScreen(ModalScreen[tuple[list[str], dict[str, str]] | None]):
 
     def _fix_text(self) -> Text:
         proposal = self.proposal
+        assert proposal is not None  # composed only with one
         text = Text()
         text.append(f"fix {proposal.hint.id}: ", "bold")
         text.append(clean(proposal.hint.why))
