@@ -34,9 +34,8 @@ def request(command: ServerCommand, shm: str | None = None) -> dict:
     """What to look at for this command: its ports, models, the EAGLE-3 hook, /dev/shm, packages."""
     bind = command.host or ("127.0.0.1" if command.server == "sglang" else "0.0.0.0")
     ports = [[bind, command.port]] if command.port else []
-    if command.dist_port and command.node_rank == 0:
-        host = (command.dist_init_addr or "").rpartition(":")[0].strip("[]")
-        ports.append(["0.0.0.0" if host in ("", "localhost") else bind, command.dist_port])
+    if command.dist_port and command.node_rank == 0:  # node 0 listens there (torch's TCPStore: every address)
+        ports.append(["0.0.0.0", command.dist_port])
     models = {"target": command.model} if command.model else {}
     if command.draft:
         models["draft"] = command.draft
