@@ -159,6 +159,22 @@ def test_a_port_bound_by_the_test_names_its_holder(tmp_path, seed):
     assert [a.text for a in check.fix] == [f"free_port {port}"]
 
 
+def test_the_dist_init_port_of_node_0_is_checked_too(tmp_path, seed):
+    target, _ = seed
+    with socket.socket() as held:
+        held.bind(("0.0.0.0", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        argv = [sys.executable, "-m", "sglang.launch_server", "--model-path", str(target), "--tp", "8",
+                "--nnodes", "2", "--node-rank", "0", "--dist-init-addr", f"10.0.0.1:{port}", "--port", str(free_port())]
+        checks = by_name(report(argv, {}))
+        worker = by_name(report([*argv[:-2], "--node-rank", "1", "--port", str(free_port())], {}))
+    assert checks["port"].status == "ok"
+    assert checks["dist-init"].status == "fail" and f"pid {os.getpid()}" in checks["dist-init"].why
+    assert "dist-init" not in worker  # only node 0 listens there
+    assert checks["GPUs"].why.endswith("TP8 over 2 nodes needs 4")
+
+
 def test_cuda_visible_devices_and_simulated_gpus_holding_memory(tmp_path, seed):
     target, draft = seed
     site = write_sglang(tmp_path / "site", hook="own")
