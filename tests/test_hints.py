@@ -43,6 +43,20 @@ def test_builtin_file_loads_and_every_fix_is_an_action():
         assert hint.why and (hint.kinds or hint.pattern or hint.lines), hint.id
 
 
+def test_every_hint_can_speak_from_its_own_match_alone():
+    """A hint's last ``why`` needs only its patterns' groups: it is shown even where the command
+    (and the numbers computed from it) is unknown, as in ``scan``."""
+    import string
+
+    for hint in knowledge().hints:
+        groups = set()
+        for pattern in (hint.pattern, hint.lines):
+            if pattern is not None:
+                groups |= set(pattern.groupindex)
+        names = {f.split("*")[0].split("//")[0] for _, f, _, _ in string.Formatter().parse(hint.why[-1]) if f}
+        assert names <= groups, (hint.id, names - groups)
+
+
 def test_draft_context_names_both_lengths_and_sets_the_env(tmp_path):
     text = SG + traceback(
         "ValueError: User-specified context_length (262144) is greater than the derived context_length (131072). "
@@ -131,6 +145,44 @@ def test_known_failures(tmp_path, text, expected, fix):
     assert state.outcome == "failed"
     assert ids(hints)[:1] == [expected]
     assert [a.text for a in hints[0].fix] == fix
+
+
+V = "ERROR 08-14 11:00:14 [core.py:700] "
+W = "WARNING 08-14 11:00:14 [shm_broadcast.py:1] "
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        (SG + traceback("RuntimeError: Gloo connectFullMesh failed with [pair.cc:144] no error", "scheduler"),
+         "gloo-interface"),
+        (SG + traceback("torch.distributed.DistStoreError: Socket Timeout: socket 10.0.0.2:5000 timed out after "
+                        "1800000ms", "scheduler"), "rendezvous-timeout"),
+        (VL + V + "RuntimeError: CUDA out of memory occurred when warming up sampler with 1024 dummy requests. "
+         "Please try lowering `max_num_seqs` or `gpu_memory_utilization` when initializing the engine.\n",
+         "sampler-warmup-oom"),
+        (VL + V + "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` "
+         "when initializing the engine.\n", "kv-too-small"),
+        (VL + V + "ValueError: The model's max seq len (131072) is larger than the maximum number of tokens that can "
+         "be stored in KV cache (65536). Try increasing `gpu_memory_utilization`.\n", "kv-max-seq-len"),
+        (VL + V + "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}\n",
+         "engine-core-wrapper"),
+        (VL + V + "KeyError: 'embed_tokens.weight'\n", "draft-mismatch"),
+        (SG + traceback("OSError: /models/x is not a local folder and is not a valid model identifier listed on "
+                        "'https://huggingface.co/models'", "scheduler"), "model-not-found"),
+        (SG + traceback("OSError: [Errno 28] No space left on device", "scheduler"), "disk-full"),
+        (SG + "[2026-03-04 11:00:03 TP0] Load weight begin. avail mem=78.00 GB\n" + traceback(
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 896.00 MiB. GPU 0 has a total capacity "
+            "of 79.19 GiB of which 100.00 MiB is free.", "scheduler", "model_runner"), "weights-oom"),
+        (VL + W + "No available shared memory broadcast block found in 60 seconds. This typically happens when "
+         "some processes are hanging.\n", "shm-broadcast-wait"),
+        (VL + W + "Auto-prefetch is disabled because the filesystem (NFS) is not local\n", "slow-filesystem"),
+        (VL + W + "torch.compile takes 2222.5 s in total\n", "torch-compile"),
+    ],
+)
+def test_more_known_failures_through_the_real_classifier(tmp_path, text, expected):
+    _, hints = scan(tmp_path, text)
+    assert ids(hints)[:1] == [expected]
 
 
 def test_warnings_that_predict_trouble_get_hints(tmp_path):
