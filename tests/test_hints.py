@@ -374,3 +374,17 @@ def test_watch_plain_prints_a_warnings_hint_once(tmp_path):
     out = subprocess.run([sys.executable, "-m", "tui.cli", "watch", "--plain", "--timeout", "20", str(log)],
                          capture_output=True, text=True, timeout=60).stdout
     assert out.count("hint (line 2): slow, not stuck: DeepGEMM compiles its kernels") == 1
+
+
+def test_a_renamed_kind_still_matches_through_the_message():
+    """The classifier's kinds may be renamed (``nccl_timeout`` → something else): hints that say
+    ``match = "any"`` still find the failure by its words."""
+    from tui.core.state import ErrorReport, StartupState
+
+    message = ("Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2, OpType=ALLREDUCE) ran for 600003 "
+               "milliseconds before timing out.")
+    for kind in ("nccl_timeout", "collective_timeout", "NcclWatchdogTimeout"):
+        state = StartupState(server="sglang", outcome="failed", errors=[ErrorReport(line=9, kind=kind, message=message)])
+        assert ids(knowledge().diagnose(state)) == ["collective-timeout"], kind
+    other = StartupState(server="sglang", outcome="failed", errors=[ErrorReport(line=9, kind="nccl_timeout", message="x")])
+    assert ids(knowledge().diagnose(other)) == ["collective-timeout"]  # and the kind alone still does
