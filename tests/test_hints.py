@@ -321,7 +321,7 @@ def test_bad_actions_are_refused(text):
 async def test_header_shows_the_hint_under_failed_and_the_report_lists_it():
     from tests.app_support import demo_session, make_app, screen_text
     from tui.app.header import VerdictHeader
-    from tui.app.report import build_report
+    from tui.present.report import build_report
 
     session = demo_session("crash-context", upto=None)
     app = make_app(session)

@@ -15,7 +15,7 @@ from tests.test_check import sglang_command, write_model, write_sglang
 from tests.test_launch_app import data_dir, until  # noqa: F401  (data_dir: a private history, autouse)
 from tui.app import themes
 from tui.app.header import VerdictHeader
-from tui.app.relaunch import EditScreen, LaunchApp
+from tui.app.launcher import EditScreen, LaunchApp
 from tui.cli import build_parser
 from tui.commands.options import launch_options
 from tui.commands.run import build_spec

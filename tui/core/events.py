@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from tui.core.state import ErrorReport
+
 
 # ---------------------------------------------------------------- log sources
 
@@ -191,9 +193,9 @@ class PhaseProgress:
 
 @dataclass(frozen=True, slots=True)
 class ErrorFound:
-    """A fatal error was classified; ``error`` is the ``tui.core.state.ErrorReport``."""
+    """An error was classified (or its report grew: a later line named its cause)."""
 
-    error: object
+    error: ErrorReport
 
 
 @dataclass(frozen=True, slots=True)

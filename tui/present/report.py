@@ -4,21 +4,37 @@ from __future__ import annotations
 
 import time
 
-from tui.app.fmt import duration, gib
-from tui.app.header import hints, verdict
-from tui.app.timeline import skipped
-from tui.core.hints import hint_lines
-from tui.core.state import PHASE_TITLES, PHASES
+from tui.core.hints import Diagnosis, hint_lines, knowledge
+from tui.core.profiles import ProfileError
+from tui.core.state import FAILED, PHASE_TITLES, PHASES, skipped
+from tui.core.verdict import Verdict
+from tui.core.wording import clock
+from tui.present.wording import gib
 from tui.session import WatchSession
 
 #: Lines of one error block a report holds at most (its head and tail beyond this).
 REPORT_BLOCK_LINES = 20_000
 
 
-def build_report(session: WatchSession, now: float | None = None) -> str:
+def session_hints(session: WatchSession) -> list[Diagnosis]:
+    """Known-failure hints for a failed startup: the launcher's (with its command's numbers) when it
+    set ``session.hints_source``, else the log's own; none while the startup has not failed."""
+    if session.state.outcome != FAILED and session.exit is None:
+        return []
+    source = getattr(session, "hints_source", None)
+    if source is not None:
+        return source()
+    try:
+        return knowledge().diagnose(session.state)
+    except ProfileError:  # refused with its one line when the watch began
+        return []
+
+
+def build_report(session: WatchSession, verdict: Verdict | None = None, now: float | None = None) -> str:
+    """The report for ``session`` with ``verdict`` (default: the log's own)."""
     state = session.state
     info = session.info
-    current = verdict(session)
+    current = verdict or session.verdict()
     out = [
         "Watchtower report",
         f"written   {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(now or time.time()))}",
@@ -29,7 +45,7 @@ def build_report(session: WatchSession, now: float | None = None) -> str:
         f"verdict   {current.word} — {current.detail}",
         f"lines     {state.lines} ({state.warnings} warnings)",
     ]
-    found = hints(session)
+    found = session_hints(session)
     if found:
         out += ["", "Hints", *hint_lines(found)]
     preflight = getattr(info, "preflight", None)
@@ -42,14 +58,14 @@ def build_report(session: WatchSession, now: float | None = None) -> str:
         if phase is None:
             out.append(f"  {title:<12} {'skipped' if skipped(state, name) else 'not reached'}")
             continue
-        seconds = duration(phase.seconds) if phase.done else "running"
+        seconds = clock(phase.seconds, "—") if phase.done else "running"
         where = f"lines {phase.start_line}–{phase.end_line}" if phase.end_line else f"from line {phase.start_line}"
         slow = f", slowest {phase.slowest_rank}" if phase.slowest_rank and len(phase.ranks) > 1 else ""
         ranks = f", {len(phase.ranks)} ranks" if phase.ranks else ""
         out.append(f"  {title:<12} {seconds:>8}  {where}{ranks}{slow}")
     if session.silences:
         total = sum(s.end_ts - s.start_ts for s in session.silences)
-        out.append(f"  log silent for {duration(total)} in {len(session.silences)} stretches of 5 s or more")
+        out.append(f"  log silent for {clock(total, '—')} in {len(session.silences)} stretches of 5 s or more")
     out.append("")
     out.append(f"Errors ({len(state.errors)})")
     for error in state.errors:
