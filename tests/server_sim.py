@@ -22,6 +22,7 @@ must escalate); ``--stubborn`` makes them ignore SIGTERM too (only SIGKILL works
 ``--orphans`` leaves children that do not die with the main process (stale GPU
 holders). ``--pid-file`` writes "main child child …" pids once the children run.
 ``--port`` opens a tiny HTTP server answering /health with 200 once ready.
+``--bind-port`` fails at once, as uvicorn does, when that port is taken.
 ``--api-key`` and ``--echo-env NAME`` print secrets back in ``server_args`` (as SGLang does).
 """
 
@@ -130,6 +131,7 @@ def main() -> int:
     parser.add_argument("--outcome", default="ready", choices=["ready", "raise", "hang", "sigkill", "segv", "seed"])
     parser.add_argument("--hook-file", help="--outcome seed: the model file that must define the EAGLE-3 hook")
     parser.add_argument("--dist-timeout", type=int, help="accepted, as SGLang does")
+    parser.add_argument("--bind-port", type=int, help="bind this port first; taken: uvicorn's Errno 98, exit 1")
     parser.add_argument("--tp", type=int, default=2)
     parser.add_argument("--step", type=float, default=0.02, help="seconds between log lines")
     parser.add_argument("--load-seconds", type=float, default=0.2, help="time spent loading weights")
@@ -143,6 +145,16 @@ def main() -> int:
     parser.add_argument("--echo-env", metavar="NAME", help="print this variable's value in server_args")
     args = parser.parse_args()
 
+    if args.bind_port:
+        probe = socket.socket()
+        try:
+            probe.bind(("127.0.0.1", args.bind_port))
+        except OSError:
+            say(f"ERROR:    [Errno 98] error while attempting to bind on address ('127.0.0.1', {args.bind_port}): "
+                "address already in use")
+            return 1
+        finally:
+            probe.close()
     if args.ignore_sigint or args.stubborn:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     if args.stubborn:

@@ -15,7 +15,9 @@ from tests.test_check import sglang_command, write_model, write_sglang
 from tests.test_launch_app import data_dir, until  # noqa: F401  (data_dir: a private history, autouse)
 from tui.app import themes
 from tui.app.header import VerdictHeader
-from tui.app.launcher import EditScreen, LaunchApp
+from textual.widgets import Static
+
+from tui.app.launcher import ConfirmScreen, EditScreen, LaunchApp
 from tui.cli import build_parser
 from tui.commands.options import launch_options
 from tui.commands.run import build_spec
@@ -154,3 +156,37 @@ def test_a_probe_that_cannot_run_is_a_warning_for_run_not_a_crash(tmp_path):
     report = asyncio.run(preflight_for([str(tmp_path / "python3.99"), "-m", "sglang.launch_server"], {},
                                        host=None, gpus="none", shm=None))
     assert not report.failed and report.checks[0].status == "warn" and "cannot run the checks" in report.checks[0].why
+
+
+async def test_f_frees_the_port_an_earlier_instance_holds_after_asking(tmp_path):
+    holder = subprocess.Popen([sys.executable, "-c", "import socket, sys, time\ns = socket.socket()\n"
+                               "s.bind(('127.0.0.1', 0)); s.listen(); print(s.getsockname()[1], flush=True)\n"
+                               "time.sleep(120)"], stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(holder.stdout.readline())
+        args = build_parser().parse_args(
+            ["run", "--no-check", "--name", "port", "--log-dir", str(tmp_path / "logs"), "--gpus", "none",
+             "--stop-grace", "2,2", "--", sys.executable, SIM, "--bind-port", str(port), "--tp", "1", "--step", "0.01"]
+        )
+        session, launch = make_launch(build_spec(args), launch_options(args))
+        palettes = themes.discover()
+        app = LaunchApp(launch, session, palettes, themes.resolve(None, palettes).name, gpus_enabled=False)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await until(pilot, lambda: launch.attempt == 1 and launch.verdict_now is not None
+                        and launch.verdict_now.final and bool(header_hint(app)))
+            assert f"still holds port {port}" in header_hint(app) and f"free_port {port}" in header_hint(app)
+            await pilot.press("F")
+            await until(pilot, lambda: isinstance(app.screen, EditScreen))
+            assert f"before launching: free_port {port}" in str(app.screen.query_one("#fix").render())
+            await pilot.press("ctrl+s")
+            await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+            assert f"Port {port} is held by pid {holder.pid}" in str(app.screen.query_one(Static).render())
+            await pilot.press("y")
+            await until(pilot, lambda: launch.attempt == 2 and launch.verdict_now is not None
+                        and launch.verdict_now.kind == "ready")
+            assert holder.poll() is not None  # stopped, after the operator said yes
+            await launch.stop()
+        assert [a.applied for a in History().attempts("port")] == [None, "port-in-use"]
+    finally:
+        holder.kill()
+        holder.wait()

@@ -474,9 +474,40 @@ class LaunchApp(WatchtowerApp):
             if result is None:
                 return
             launch.applied = hint.id if proposal.kept_in(*result) else None
-            self.key_relaunch(*result)
+            ports = [int(a.target) for a in hint.fix if a.verb == "free_port"]
+            if ports:
+                self._work(self._free_port_then_relaunch(ports[0], *result, nxt), f"who holds port {ports[0]}…")
+            else:
+                self.key_relaunch(*result)
 
         self.push_screen(EditScreen(launch, nxt, proposal), edited)
+
+    async def _free_port_then_relaunch(self, port: int, command: list[str], env: dict[str, str], nxt: int) -> None:
+        """``free_port N``: name the holder and, once the operator agrees, stop it; then relaunch."""
+        launch = self.launch
+        holder = await launch.port_holder(port)
+        if holder is None:  # freed meanwhile
+            self.call_after_refresh(self.key_relaunch, command, env)
+            return
+        if holder.get("pid") is None:
+            self.notify(f"Port {port} is in use ({clean(str(holder.get('cmd')))}): free it by hand", severity="error",
+                        timeout=8)
+            return
+        pid = int(holder["pid"])
+
+        async def stop_then_relaunch() -> None:
+            for error in await launch.kill_holders([pid]):
+                self.notify(clean(error), severity="error", timeout=6)
+            await launch.relaunch(command, env)
+
+        def answer(key: str | None) -> None:
+            if key == "y":
+                self._work(stop_then_relaunch(), f"stopping pid {pid}, then relaunching as v{nxt}…")
+
+        self.call_after_refresh(
+            self._ask, f"Port {port} is held by pid {pid}: {clean(str(holder.get('cmd') or '?'))[:120]}",
+            [("y", f"stop it (SIGTERM, then SIGKILL) and relaunch as v{nxt}")], answer,
+        )
 
     def key_attempts(self) -> None:
         self.attempts_panel.toggle_class("-open")

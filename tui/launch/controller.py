@@ -419,6 +419,18 @@ class Launch:
         """Processes holding GPU memory in the latest sample, ours marked."""
         return self.gpus.holders(self._our_pids(), self.old_pgids)
 
+    async def port_holder(self, port: int) -> dict | None:
+        """The process listening on ``port`` where the server runs (the ``free_port`` fix), or None."""
+        from tui.sources.probe import ProbeError, port_holder
+
+        try:
+            holder = await port_holder(self.spec.host, port)
+        except ProbeError as exc:
+            return {"pid": None, "cmd": str(exc)}
+        if holder is not None and holder.get("cmd"):
+            holder["cmd"] = self.masker.text(holder["cmd"])
+        return holder
+
     async def kill_holders(self, pids: Sequence[int]) -> list[str]:
         """Kill leftover GPU holders (SIGTERM, then SIGKILL after a few seconds); errors in words."""
         errors = await self.runner.kill_pids(pids, signal.SIGTERM)

@@ -65,8 +65,9 @@ def _facts(stdout: str, stderr: str, status: int, where: str) -> dict:
         raise ProbeError(f"the preflight probe on {where} printed garbled output") from None
 
 
-async def probe_local(command: ServerCommand, shm: str | None = None, timeout: float = 20.0) -> dict:
-    argv = agent_argv(command, request(command, shm))
+async def probe_local(command: ServerCommand, shm: str | None = None, timeout: float = 20.0,
+                      req: dict | None = None) -> dict:
+    argv = agent_argv(command, req or request(command, shm))
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
@@ -85,13 +86,28 @@ async def probe_local(command: ServerCommand, shm: str | None = None, timeout: f
     return _facts(out.decode("utf-8", "replace"), err.decode("utf-8", "replace"), proc.returncode or 0, "this machine")
 
 
-async def probe_remote(host: str, command: ServerCommand, shm: str | None = None, timeout: float = 30.0) -> dict:
+async def probe_remote(host: str, command: ServerCommand, shm: str | None = None, timeout: float = 30.0,
+                       req: dict | None = None) -> dict:
     from tui.sources import ssh
 
     target = ssh.SshTarget.parse(host)
-    argv = agent_argv(command, request(command, shm))
+    argv = agent_argv(command, req or request(command, shm))
     try:
         status, out, err = await ssh.run(target, argv, timeout=timeout, env=command.env)
     except ssh.SshError as exc:
         raise ProbeError(str(exc)) from None
     return _facts(out, err, status, host)
+
+
+async def port_holder(host: str | None, port: int) -> dict | None:
+    """Who listens on ``port`` there (``{"pid", "cmd"}``, pid None when it is hidden from us); None if free.
+
+    The ``free_port`` fix asks this before it offers to stop the holder. ``ProbeError`` if it cannot tell.
+    """
+    nobody = ServerCommand(argv=(), server=None, python=None, program=None)
+    req = {"ports": [["0.0.0.0", port]], "models": {}, "eagle3": False, "shm": None, "program": None, "packages": []}
+    facts = await (probe_remote(host, nobody, req=req) if host else probe_local(nobody, req=req))
+    found = (facts.get("ports") or [{}])[0]
+    if found.get("free"):
+        return None
+    return found.get("holder") or {"pid": None, "cmd": found.get("error") or "cannot tell"}
