@@ -100,7 +100,7 @@ class FixProposal:
     hint: Diagnosis
     command: list[str]
     env: dict[str, str]
-    changes: list[str]  # "+SGLANG_…=1", "~--mem-fraction-static 0.92 (was 0.95)", "host: kill_gpu_holders"
+    changes: list[str]  # "+SGLANG_…=1", "+--mem-fraction-static 0.92", "before launching: free_port 30000"
 
     @classmethod
     def of(cls, hint: Diagnosis, command: list[str], env: dict[str, str], masker) -> FixProposal:
