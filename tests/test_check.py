@@ -248,8 +248,10 @@ def test_cli_json_exit_status_and_never_running_the_command(tmp_path, seed):
     assert "  ✗ draft context: the draft's context (131072) is shorter than the target's (262144)" in human.stdout
 
 
-def test_console_script_is_followed_to_its_interpreter(tmp_path, seed):
-    """``sglang serve``: the probe reads the packages of the interpreter in the script's #! line."""
+@pytest.mark.parametrize("form", ["shebang", "pip-sh"])
+def test_console_script_is_followed_to_its_interpreter(tmp_path, seed, form):
+    """``sglang serve``: the probe reads the packages of the interpreter in the script's #! line
+    (or, for a path too long for #!, in pip's /bin/sh + exec form)."""
     target, _ = seed
     site = write_sglang(tmp_path / "site", hook="own")
     bin_dir = tmp_path / "bin"
@@ -258,7 +260,11 @@ def test_console_script_is_followed_to_its_interpreter(tmp_path, seed):
     venv_python.write_text(f"#!/bin/sh\nPYTHONPATH={site} exec {sys.executable} \"$@\"\n")
     venv_python.chmod(0o755)
     script = bin_dir / "sglang"
-    script.write_text(f"#!{venv_python}\nimport sys\n")
+    if form == "shebang":
+        script.write_text(f"#!{venv_python}\nimport sys\n")
+    else:
+        quotes = "'" * 3
+        script.write_text(f"#!/bin/sh\n{quotes}exec' \"{venv_python}\" \"$0\" \"$@\"\n' {quotes}\nimport sys\n")
     script.chmod(0o755)
     argv = ["sglang", "serve", "--model-path", str(target), "--tp", "8", "--port", str(free_port())]
     env = {"PATH": f"{bin_dir}:{os.environ['PATH']}"}

@@ -31,6 +31,7 @@ SERVER_PROCESS_WORDS = ("sglang::", "VLLM::", "sglang.launch_server", "sglang se
                         "vllm.entrypoints", "trtllm-serve")
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
 EAGLE3_METHOD = "set_eagle3_layers_to_capture"
+PIP_SH_EXEC = "'''exec' "
 
 
 def follow_console_script(program, argv):
@@ -40,12 +41,16 @@ def follow_console_script(program, argv):
         return
     try:
         with open(path, "rb") as f:
-            first = f.readline(512).decode("utf-8", "replace").strip()
+            first = f.readline(4096).decode("utf-8", "replace").strip()
+            second = f.readline(4096).decode("utf-8", "replace").strip()
     except OSError:
         return
     if not first.startswith("#!"):
         return
     words = first[2:].split()
+    if words and os.path.basename(words[0]) == "sh" and second.startswith(PIP_SH_EXEC):
+        # pip's form for an interpreter path too long for #!:  '''exec' "/long/path/python" "$0" "$@"
+        words = [second[len(PIP_SH_EXEC):].split(' "$0"')[0].strip().strip("'\"")]
     if not words:
         return
     python = words[-1] if os.path.basename(words[0]) == "env" and len(words) > 1 else words[0]
