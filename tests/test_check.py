@@ -256,7 +256,8 @@ def test_console_script_is_followed_to_its_interpreter(tmp_path, seed, form):
     site = write_sglang(tmp_path / "site", hook="own")
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    venv_python = bin_dir / "python3"
+    (tmp_path / "venv").mkdir()
+    venv_python = tmp_path / "venv" / "python3"  # not on PATH: only the script leads to it
     venv_python.write_text(f"#!/bin/sh\nPYTHONPATH={site} exec {sys.executable} \"$@\"\n")
     venv_python.chmod(0o755)
     script = bin_dir / "sglang"
