@@ -6,7 +6,7 @@ import time
 
 from tui.core.hints import Diagnosis, hint_lines, knowledge
 from tui.core.profiles import ProfileError
-from tui.core.state import FAILED, PHASE_TITLES, PHASES, skipped
+from tui.core.state import FAILED, PHASE_TITLES, PHASES, shown, skipped
 from tui.core.verdict import Verdict
 from tui.core.wording import clock
 from tui.present.wording import gib
@@ -52,7 +52,7 @@ def build_report(session: WatchSession, verdict: Verdict | None = None, now: flo
     if preflight is not None:
         out += ["", preflight.summary.capitalize(), *(f"  {c.line}" for c in preflight.checks)]
     out += ["", "Phases"]
-    for name in PHASES:
+    for name in shown(state, PHASES):
         phase = state.phase(name)
         title = PHASE_TITLES[name]
         if phase is None:
