@@ -71,6 +71,10 @@ async def test_four_attempts_hints_and_the_f_key(tmp_path):
         assert "context-length-override" in fix and f"+{CONTEXT_ENV}=1" in fix
         assert f"{CONTEXT_ENV}=1" in app.screen.query_one("#env").text
         await pilot.press("ctrl+s")
+        # the confirmation says what changes; nothing is relaunched before y
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        assert f"+{CONTEXT_ENV}=1" in str(app.screen.query_one(Static).render()) and launch.attempt == 2
+        await pilot.press("y")
         # v3: the env is in; now NCCL's watchdog fires while the weights load
         await until(pilot, lambda: failed(3))
         assert launch.spec.env == {CONTEXT_ENV: "1"}
@@ -80,6 +84,8 @@ async def test_four_attempts_hints_and_the_f_key(tmp_path):
         assert "TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC=1800" in app.screen.query_one("#env").text
         assert "--dist-timeout 3600" in app.screen.query_one("#command").value
         await pilot.press("ctrl+s")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
         # v4: ready
         await until(pilot, lambda: launch.attempt == 4 and launch.verdict_now is not None
                     and launch.verdict_now.kind == "ready")
