@@ -55,6 +55,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         CREATE INDEX IF NOT EXISTS attempts_by_command ON attempts (command, host, outcome)
         """,
     ),
+    (  # 2: the hint whose fix an attempt applied (the F key)
+        "ALTER TABLE attempts ADD COLUMN applied TEXT",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -109,6 +112,7 @@ class AttemptRecord:
     ready_seconds: float | None = None
     pid: int | None = None
     exit_text: str | None = None
+    applied: str | None = None  # id of the hint whose fix started this attempt
     id: int | None = None
 
     @property
@@ -142,7 +146,8 @@ class AttemptRecord:
 
     @property
     def changes(self) -> list[str]:
-        return self.command_diff + self.env_diff
+        applied = [f"{self.label}: applied {self.applied}"] if self.applied else []
+        return applied + self.command_diff + self.env_diff
 
     def to_json(self) -> dict:
         return {
@@ -162,6 +167,7 @@ class AttemptRecord:
             "log_path": self.log_path,
             "pid": self.pid,
             "exit": self.exit_text,
+            "applied": self.applied,
         }
 
 
@@ -237,6 +243,7 @@ class History:
         attempt: int | None = None,
         started_at: float | None = None,
         pid: int | None = None,
+        applied: str | None = None,
     ) -> AttemptRecord:
         """Record a new attempt. ``command`` and ``env`` may hold secrets: they are masked here."""
         masker = Masker.for_launch(env, command)
@@ -254,11 +261,12 @@ class History:
             env_diff=env_diff(previous.env, masked_env) if previous else [],
             command_diff=command_diff(previous.command if previous else None, masked_cmd),
             pid=pid,
+            applied=applied,
         )
         with self._connect() as db:
             cur = db.execute(
                 "INSERT INTO attempts (name, attempt, host, command, env, env_diff, command_diff, started_at,"
-                " log_path, pid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " log_path, pid, applied) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     record.name,
                     record.attempt,
@@ -270,6 +278,7 @@ class History:
                     record.started_at,
                     record.log_path,
                     record.pid,
+                    record.applied,
                 ),
             )
             record.id = cur.lastrowid
@@ -344,6 +353,7 @@ class History:
             log_path=row["log_path"],
             pid=row["pid"],
             exit_text=row["exit_text"],
+            applied=row["applied"],
         )
 
     def attempts(self, name: str | None = None) -> list[AttemptRecord]:
