@@ -275,6 +275,7 @@ def launch_dashboard(spec: Any, options: LaunchOptions) -> int:
         palette.name,
         gpus_enabled=launch.gpu_enabled,
         attach_only=options.attach_only,
+        timeout=options.timeout,
     )
     return int(app.run() or 0)
 
