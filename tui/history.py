@@ -59,6 +59,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         CREATE INDEX IF NOT EXISTS attempts_by_command ON attempts (command, host, outcome)
         """,
     ),
+    (  # 2: the hint whose fix an attempt applied (the F key)
+        "ALTER TABLE attempts ADD COLUMN applied TEXT",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -126,6 +129,7 @@ class AttemptRecord:
     ready_seconds: float | None = None
     pid: int | None = None
     exit_text: str | None = None
+    applied: str | None = None  # id of the hint whose fix started this attempt
     id: int | None = None
 
     @property
@@ -159,7 +163,8 @@ class AttemptRecord:
 
     @property
     def changes(self) -> list[str]:
-        return self.command_diff + self.env_diff
+        applied = [f"{self.label}: applied {self.applied}"] if self.applied else []
+        return applied + self.command_diff + self.env_diff
 
     def to_json(self) -> dict:
         return {
@@ -179,6 +184,7 @@ class AttemptRecord:
             "log_path": self.log_path,
             "pid": self.pid,
             "exit": self.exit_text,
+            "applied": self.applied,
         }
 
 
@@ -318,6 +324,7 @@ class History:
         attempt: int | None = None,
         started_at: float | None = None,
         pid: int | None = None,
+        applied: str | None = None,
     ) -> AttemptRecord:
         """Record a new attempt. ``command`` and ``env`` may hold secrets: they are masked here."""
         masker = Masker.for_launch(env, command)
@@ -335,6 +342,7 @@ class History:
             env_diff=env_diff(previous.env, masked_env) if previous else [],
             command_diff=command_diff(previous.command if previous else None, masked_cmd),
             pid=pid,
+            applied=applied,
         )
         try:
             with self._connect() as db:
@@ -348,8 +356,8 @@ class History:
     def _insert(db: sqlite3.Connection, record: AttemptRecord) -> int | None:
         cur = db.execute(
             "INSERT INTO attempts (name, attempt, host, command, env, env_diff, command_diff, started_at,"
-            " log_path, pid, phases, outcome, first_error, ended_at, ready_seconds, exit_text)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " log_path, pid, phases, outcome, first_error, ended_at, ready_seconds, exit_text, applied)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 record.name,
                 record.attempt,
@@ -367,6 +375,7 @@ class History:
                 record.ended_at,
                 record.ready_seconds,
                 record.exit_text,
+                record.applied,
             ),
         )
         return cur.lastrowid
@@ -447,6 +456,7 @@ class History:
             log_path=row["log_path"],
             pid=row["pid"],
             exit_text=row["exit_text"],
+            applied=row["applied"],
         )
 
     def attempts(self, name: str | None = None) -> list[AttemptRecord]:
