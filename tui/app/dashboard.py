@@ -84,16 +84,18 @@ def load_profile(server: str | None) -> Any:
 
 def run_dashboard(args: argparse.Namespace) -> int:
     """`watchtower watch LOG` in the dashboard; returns 0 ready, 1 failed, 3 still starting."""
-    from tui.sources import log_tailer
+    from tui.sources import log_tailer, writer_source
     from tui.sources.gpu import make_gpu_source
 
     gpus = make_gpu_source(args.gpus, args.host, args.gpu_interval)
     session = WatchSession(
-        log=log_tailer(args.log, host=args.host, from_end=args.from_end),
+        log=log_tailer(args.log, host=args.host, from_end=args.from_end, writers=True),
         gpu=gpus,
         profile=load_profile(args.server),
         info=SessionInfo(server=args.server, host=args.host or "localhost", log_path=str(args.log)),
     )
+    if (writers := writer_source(args.log, host=args.host)) is not None:
+        session.add_source(writers)  # the server behind the log (tui.core.events.WritersFound …)
     app = build_app(session, theme=args.theme, gpus_enabled=gpus is not None)
     return int(app.run() or 0)
 
@@ -130,7 +132,7 @@ def static_session(path: str | os.PathLike[str], *, upto: float | None = None, t
     Arrival times are the recorded ones, so elapsed time and silences read as they did
     live; for screenshots and snapshot tests (deterministic), not for watching.
     """
-    from tui.core.events import GpuSample, GpuUnavailable, LogChunk, LogRestart
+    from tui.core.events import GpuSample, GpuUnavailable, LogChunk, LogRestart, LogTruncated
     from tui.sources.replay import gpu_from_row, load, record_bytes
 
     recording = load(path)
@@ -152,6 +154,8 @@ def static_session(path: str | os.PathLike[str], *, upto: float | None = None, t
             session.handle(LogChunk(host, 0, data, now[0]))
         elif "restart" in record:
             session.handle(LogRestart(host, str(record["restart"])))
+        elif "truncate" in record:
+            session.handle(LogTruncated(host, int(record["truncate"]), int(record.get("lines", 0))))
         elif "gpu" in record:
             session.handle(GpuSample(host, now[0], tuple(gpu_from_row(r) for r in record["gpu"])))
         elif "gpu_unavailable" in record:

@@ -12,7 +12,7 @@ import argparse
 import asyncio
 import time
 
-from tui.core.events import GpuSample, GpuUnavailable, LogChunk, LogRestart
+from tui.core.events import GpuSample, GpuUnavailable, LogChunk, LogRestart, LogTruncated
 
 #: Seconds recorded after the verdict (the tail of a crash: sigquit, Killed, GPU memory freed).
 AFTER_VERDICT = 5.0
@@ -67,6 +67,7 @@ async def _record(args: argparse.Namespace, writer) -> str:
     session.handlers = {
         LogChunk: [lambda e: writer.log(e.at, e.data)],
         LogRestart: [lambda e: writer.restart(time.time(), e.reason)],
+        LogTruncated: [lambda e: writer.truncate(time.time(), e.size, e.lines)],
         GpuSample: [lambda e: writer.gpu(e.at, e.gpus)],
         GpuUnavailable: [lambda e: writer.gpu_unavailable(time.time(), e.reason)],
     }

@@ -21,7 +21,9 @@ from tui.core.events import (
     ErrorFound,
     LogChunk,
     LogGap,
+    LogMoved,
     LogRestart,
+    LogTruncated,
     LogWaiting,
     PhaseEnded,
     PhaseProgress,
@@ -34,7 +36,7 @@ from tui.core.events import (
 from tui.core.lines import Line, LineAssembler
 from tui.core.state import FAILED, PHASE_TITLES, READY, STOPPED, ErrorReport
 from tui.core.wording import duration
-from tui.sources import log_tailer
+from tui.sources import log_tailer, writer_source
 
 #: After the first fatal error, keep reading this long (the root cause may follow it).
 GRACE_S = 2.0
@@ -120,7 +122,8 @@ class PlainWatch:
     # ------------------------------------------------------------ main loop
 
     async def run(self) -> int:
-        tailer = log_tailer(self.args.log, host=self.args.host, from_end=self.args.from_end)
+        tailer = log_tailer(self.args.log, host=self.args.host, from_end=self.args.from_end, writers=True)
+        writers = writer_source(self.args.log, host=self.args.host)  # the server behind the log
         queue: asyncio.Queue = asyncio.Queue(maxsize=16)
         done = object()
 
@@ -131,9 +134,15 @@ class PlainWatch:
             finally:
                 await queue.put(done)
 
+        async def pump_writers() -> None:
+            if writers is not None:
+                async for event in writers.events():
+                    await queue.put(event)
+
         self.say(f"watching {self.args.log}" + (f" (server: {self.tracker.profile.name})" if self.tracker.profile else ""))
         self.tracker.prime()  # before the tailer starts: the first marker then finds the automata built
         task = asyncio.create_task(pump())
+        writers_task = asyncio.create_task(pump_writers())
         deadline = None if self.args.timeout is None else self.started + self.args.timeout
         try:
             while True:
@@ -165,11 +174,15 @@ class PlainWatch:
         finally:
             sys.stdout.flush()
             task.cancel()
+            writers_task.cancel()
             await tailer.close()
-            try:
-                await task
-            except (asyncio.CancelledError, Exception):
-                pass
+            if writers is not None:
+                await writers.close()
+            for pending in (task, writers_task):
+                try:
+                    await pending
+                except (asyncio.CancelledError, Exception):
+                    pass
 
     def check(self, deadline: float | None) -> int | None:
         """The exit status once the watch is over, else None."""
@@ -206,6 +219,16 @@ class PlainWatch:
             self.tracker.restart()
             self.progress_at.clear()
             self.say(f"the log was {event.reason}: a new attempt starts at line 1")
+        elif isinstance(event, LogTruncated):  # a gap, not a new attempt
+            self.lines.reset()
+            self.lines.skip(event.lines, event.size)
+            self.say(f"note: the log was truncated to {event.size} bytes; following on from line {event.lines + 1}")
+        elif isinstance(event, LogMoved):
+            if event.done:
+                self.say(f"finished the moved log {event.moved_to}")
+            else:
+                pids = ", ".join(map(str, event.writers)) or "?"
+                self.say(f"the log was moved to {event.moved_to} and is still written there (pid {pids}): following it too")
         elif isinstance(event, ConnectionState):
             retry = f", retrying in {event.retry_in:.0f} s" if event.retry_in else ""
             detail = f": {event.detail}" if event.detail else ""
