@@ -2,8 +2,10 @@
 
 The recording is read by the same tailer and GPU sources as `watch`, so it holds exactly
 what Watchtower saw; `watchtower replay FILE` plays it back through the same path.
-Recording stops on Ctrl-C, after --duration, or a few seconds after the startup's
-verdict (ready or failed) unless --keep-going.
+Recording stops on Ctrl-C, SIGTERM or SIGHUP, after --duration, or a few seconds after
+the startup's verdict (ready or failed) unless --keep-going. Every record reaches the file
+as it comes, so even a recorder killed outright leaves a recording valid up to its last
+sample; while it runs, a status line every few seconds says what has been recorded.
 """
 
 from __future__ import annotations
@@ -12,10 +14,14 @@ import argparse
 import asyncio
 import time
 
-from tui.core.events import GpuSample, GpuUnavailable, LogChunk, LogRestart, LogTruncated
+from tui.commands.options import add_gpu_options, gpu_options
+from tui.core.errors import UsageError
+from tui.core.options import RecordOptions
 
 #: Seconds recorded after the verdict (the tail of a crash: sigquit, Killed, GPU memory freed).
 AFTER_VERDICT = 5.0
+#: Seconds between two status lines while recording.
+STATUS_EVERY = 5.0
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -26,8 +32,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("log", help="the server's log file (it may not exist yet)")
     parser.add_argument("-o", "--output", required=True, metavar="FILE", help="the recording to write (.wtrec)")
-    from tui.app.dashboard import add_gpu_options
-
     add_gpu_options(parser)
     parser.add_argument("--from-end", action="store_true", help="skip what LOG holds now")
     parser.add_argument("--host", metavar="[USER@]HOST[:PORT]", help="record a log on this host over SSH")
@@ -37,58 +41,48 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tui.commands import UsageError
+    from tui import wiring
     from tui.sources.replay import RecordingError, RecordingWriter
 
+    options = RecordOptions(
+        log=args.log, output=args.output, host=args.host, from_end=args.from_end,
+        duration=args.duration, keep_going=args.keep_going, gpus=gpu_options(args),
+    )
     try:
-        writer = RecordingWriter(args.output, host=args.host or "localhost", log=args.log, title=f"replay: {args.log}")
+        writer = RecordingWriter(options.output, host=options.host or "localhost", log=options.log,
+                                 title=f"replay: {options.log}")
     except RecordingError as exc:
         raise UsageError(str(exc)) from None
     started = time.monotonic()
+    say(f"recording {options.log}{' on ' + options.host if options.host else ''} to {options.output} "
+        "(Ctrl-C, SIGTERM or SIGHUP stops it; the file is valid at every moment)")
+
+    def status(session) -> None:
+        print(status_line(session, writer, time.monotonic() - started), flush=True)
+
     try:
-        outcome = asyncio.run(_record(args, writer))
+        outcome = asyncio.run(
+            wiring.record(options, writer, after_verdict=AFTER_VERDICT, status=status, status_every=STATUS_EVERY)
+        )
     except KeyboardInterrupt:
         outcome = "interrupted"
     finally:
         writer.close()
-    print(f"watchtower: recorded {writer.records} events in {time.monotonic() - started:.0f} s "
-          f"to {args.output} ({outcome})")
+    say(f"recorded {writer.records} events in {time.monotonic() - started:.0f} s to {options.output} ({outcome})")
     return 0
 
 
-async def _record(args: argparse.Namespace, writer) -> str:
-    from tui.core.state import FAILED, READY
-    from tui.session import WatchSession
-    from tui.sources import log_tailer
-    from tui.sources.gpu import make_gpu_source
+def say(text: str) -> None:
+    print(f"watchtower: {text}", flush=True)
 
-    gpus = make_gpu_source(args.gpus, args.host, args.gpu_interval)
-    session = WatchSession(log=log_tailer(args.log, host=args.host, from_end=args.from_end), gpu=gpus)
-    session.handlers = {
-        LogChunk: [lambda e: writer.log(e.at, e.data)],
-        LogRestart: [lambda e: writer.restart(time.time(), e.reason)],
-        LogTruncated: [lambda e: writer.truncate(time.time(), e.size, e.lines)],
-        GpuSample: [lambda e: writer.gpu(e.at, e.gpus)],
-        GpuUnavailable: [lambda e: writer.gpu_unavailable(time.time(), e.reason)],
-    }
-    done = asyncio.Event()
-    loop = asyncio.get_running_loop()
 
-    armed = False
+def status_line(session, writer, seconds: float) -> str:
+    """One line: how long, how much, and where the startup is."""
+    from tui.core.state import PHASE_TITLES, STARTING
+    from tui.core.wording import clock
 
-    def on_update(_update) -> None:
-        nonlocal armed
-        if not args.keep_going and not armed and session.state.outcome in (READY, FAILED):
-            armed = True
-            loop.call_later(AFTER_VERDICT, done.set)
-
-    session.subscribe(on_update)
-    session.start()
-    try:
-        try:
-            await asyncio.wait_for(done.wait(), timeout=args.duration)
-        except TimeoutError:
-            return "duration reached"
-        return session.state.outcome
-    finally:
-        await session.stop()
+    state = session.state
+    phase = state.current_phase
+    where = f" in {PHASE_TITLES.get(phase.name, phase.name)}" if phase is not None and state.outcome == STARTING else ""
+    return (f"  {clock(seconds)}  {state.lines:,} lines, {writer.records} events, "
+            f"{writer.bytes_written / 1e6:.1f} MB written · {state.outcome}{where}")

@@ -10,44 +10,10 @@ exception type, a clear verdict.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
-import sys
-import time
 
-from tui.commands import EXIT_FAILED, EXIT_READY, EXIT_STARTING, EXIT_USAGE, UsageError
-from tui.core.events import (
-    ConnectionState,
-    ErrorFound,
-    LogChunk,
-    LogGap,
-    LogMoved,
-    LogRestart,
-    LogTruncated,
-    LogWaiting,
-    PhaseEnded,
-    PhaseProgress,
-    PhaseStarted,
-    Ready,
-    ServerDetected,
-    Stopped,
-    WarningFound,
-)
-from tui.core.lines import Line, LineAssembler
-from tui.core.state import FAILED, PHASE_TITLES, READY, STOPPED, ErrorReport
-from tui.core.wording import duration
-from tui.sources import log_tailer, writer_source
-
-#: After the first fatal error, keep reading this long (the root cause may follow it).
-GRACE_S = 2.0
-#: ... or until the log has been quiet this long.
-QUIET_S = 0.5
-#: A phase's progress is printed at most this often.
-PROGRESS_EVERY_S = 3.0
-#: Warnings printed one by one; later ones are only counted.
-MAX_WARNINGS_SHOWN = 20
-#: Lines of a traceback shown with the error.
-BLOCK_TAIL = 5
+from tui.commands.options import add_gpu_options, add_theme_option, watch_options
+from tui.core.errors import UsageError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -55,271 +21,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("log", help="the server's log file (it may not exist yet)")
     p.add_argument("--server", help="sglang, vllm, or a profile .toml (default: detect)")
     p.add_argument("--plain", action="store_true", help="print one line per event instead of the dashboard")
-    p.add_argument("--timeout", type=float, metavar="S", help="give up after S seconds (exit 3)")
+    p.add_argument("--timeout", type=float, metavar="S", help="give up after S seconds: exit 3 (the dashboard shows TIMEOUT; q exits 3)")
     p.add_argument("--echo", action="store_true", help="also print each log line (with --plain)")
     p.add_argument("--from-end", action="store_true", help="skip what the log already holds")
     p.add_argument("--host", metavar="[USER@]HOST[:PORT]", help="read the log on this host over SSH")
-    from tui.app.dashboard import add_dashboard_options  # --theme, --gpus, --gpu-interval
-
-    add_dashboard_options(p)
+    add_theme_option(p)
+    add_gpu_options(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    if not args.plain:
-        from tui.app import run_dashboard  # Textual only when the dashboard is wanted
+    from tui import wiring
 
-        return run_dashboard(args)
-    if args.timeout is not None and args.timeout <= 0:
+    options = watch_options(args)
+    if options.timeout is not None and options.timeout <= 0:
         raise UsageError("--timeout must be a positive number of seconds")
-    if not args.host and os.path.isdir(args.log):
-        raise UsageError(f"{args.log}: is a directory, not a log file")
-    profile = None
-    if args.server:
-        from tui.core.profiles import ProfileError, load_profile
-
-        try:
-            profile = load_profile(args.server)
-        except ProfileError as exc:
-            raise UsageError(str(exc)) from None
-    try:
-        return asyncio.run(PlainWatch(args, profile).run())
-    except KeyboardInterrupt:
-        return 130
-
-
-def title(phase: str) -> str:
-    return PHASE_TITLES.get(phase, phase)
-
-
-class PlainWatch:
-    """Follow one log (local, or remote with --host); print events; return the exit status."""
-
-    def __init__(self, args: argparse.Namespace, profile) -> None:
-        from tui.core.tracker import StartupTracker
-
-        self.args = args
-        self.tracker = StartupTracker(profile)
-        self.lines = LineAssembler()
-        self.started = time.monotonic()
-        self.failed_at: float | None = None
-        self.last_data = self.started
-        self.waiting: str | None = None
-        self.progress_at: dict[str, float] = {}
-        self.warnings_shown = 0
-        self.printed: dict[tuple[str, str], list[ErrorReport]] = {}  # (kind, message) -> errors
-        self.messages: dict[int, str] = {}  # error id -> message printed
-
-    # ------------------------------------------------------------ output
-
-    def say(self, text: str, indent: str = "") -> None:
-        now = time.monotonic() - self.started
-        minutes, secs = divmod(now, 60)
-        stamp = f"{time.strftime('%H:%M:%S')}  +{int(minutes):02d}:{secs:04.1f}"
-        for i, line in enumerate(text.splitlines() or [""]):
-            print(f"{stamp}  {indent}{line}" if i == 0 else f"{' ' * len(stamp)}  {indent}{line}")
-
-    # ------------------------------------------------------------ main loop
-
-    async def run(self) -> int:
-        tailer = log_tailer(self.args.log, host=self.args.host, from_end=self.args.from_end, writers=True)
-        writers = writer_source(self.args.log, host=self.args.host)  # the server behind the log
-        queue: asyncio.Queue = asyncio.Queue(maxsize=16)
-        done = object()
-
-        async def pump() -> None:
-            try:
-                async for event in tailer.events():
-                    await queue.put(event)
-            finally:
-                await queue.put(done)
-
-        async def pump_writers() -> None:
-            if writers is not None:
-                async for event in writers.events():
-                    await queue.put(event)
-
-        self.say(f"watching {self.args.log}" + (f" (server: {self.tracker.profile.name})" if self.tracker.profile else ""))
-        self.tracker.prime()  # before the tailer starts: the first marker then finds the automata built
-        task = asyncio.create_task(pump())
-        writers_task = asyncio.create_task(pump_writers())
-        deadline = None if self.args.timeout is None else self.started + self.args.timeout
-        try:
-            while True:
-                now = time.monotonic()
-                wait = QUIET_S
-                if deadline is not None:
-                    wait = min(wait, deadline - now)
-                if self.failed_at is not None:
-                    wait = min(wait, self.failed_at + GRACE_S - now)
-                try:
-                    async with asyncio.timeout(max(0.0, wait)):  # no task per wait, unlike wait_for
-                        event = await queue.get()
-                except TimeoutError:
-                    event = None
-                if event is done:
-                    self.show(self.tracker.finish())
-                    return self.verdict()
-                if isinstance(event, ConnectionState) and event.state == "refused":
-                    self.say(f"{event.host}: connection refused: {event.detail}")
-                    return EXIT_USAGE  # a host key or login problem: retrying will not fix it
-                if event is not None:
-                    self.handle(event)
-                else:
-                    self.show(self.tracker.quiet())
-                sys.stdout.flush()  # once per event: all it printed goes out in one write
-                status = self.check(deadline)
-                if status is not None:
-                    return status
-        finally:
-            sys.stdout.flush()
-            task.cancel()
-            writers_task.cancel()
-            await tailer.close()
-            if writers is not None:
-                await writers.close()
-            for pending in (task, writers_task):
-                try:
-                    await pending
-                except (asyncio.CancelledError, Exception):
-                    pass
-
-    def check(self, deadline: float | None) -> int | None:
-        """The exit status once the watch is over, else None."""
-        state = self.tracker.state
-        now = time.monotonic()
-        if state.outcome in (READY, STOPPED):
-            return self.verdict()
-        if state.outcome == FAILED:
-            if self.failed_at is None:
-                self.failed_at = now
-            if now - self.failed_at >= GRACE_S or now - self.last_data >= QUIET_S:
-                self.show(self.tracker.finish())
-                return self.verdict()
-        if deadline is not None and now >= deadline:
-            self.show(self.tracker.finish())
-            return self.verdict(timed_out=True)
-        return None
-
-    def handle(self, event) -> None:
-        if isinstance(event, LogChunk):
-            self.last_data = time.monotonic()
-            self.waiting = None
-            for item in self.lines.feed(event.data):
-                if self.args.echo and isinstance(item, Line):
-                    self.say(item.text, indent="| ")
-                self.show(self.tracker.feed(item, event.at))
-        elif isinstance(event, LogWaiting):
-            if event.reason != self.waiting:
-                self.waiting = event.reason
-                self.say(f"waiting for the log: {event.reason}")
-        elif isinstance(event, LogRestart):
-            self.show(self.tracker.finish())
-            self.lines.reset()
-            self.tracker.restart()
-            self.progress_at.clear()
-            self.say(f"the log was {event.reason}: a new attempt starts at line 1")
-        elif isinstance(event, LogTruncated):  # a gap, not a new attempt
-            self.lines.reset()
-            self.lines.skip(event.lines, event.size)
-            self.say(f"note: the log was truncated to {event.size} bytes; following on from line {event.lines + 1}")
-        elif isinstance(event, LogMoved):
-            if event.done:
-                self.say(f"finished the moved log {event.moved_to}")
-            else:
-                pids = ", ".join(map(str, event.writers)) or "?"
-                self.say(f"the log was moved to {event.moved_to} and is still written there (pid {pids}): following it too")
-        elif isinstance(event, ConnectionState):
-            retry = f", retrying in {event.retry_in:.0f} s" if event.retry_in else ""
-            detail = f": {event.detail}" if event.detail else ""
-            self.say(f"{event.host}: {event.state}{detail}{retry}")
-        elif isinstance(event, LogGap):
-            self.say(f"note: {event.nbytes} bytes at offset {event.offset} could not be read ({event.reason})")
-
-    # ------------------------------------------------------------ events
-
-    def show(self, events: list) -> None:
-        for event in events:
-            if isinstance(event, ServerDetected):
-                self.say(f"server: {event.server} (line {event.line})")
-            elif isinstance(event, PhaseStarted):
-                self.say(f"{title(event.phase)} started (line {event.line})")
-            elif isinstance(event, PhaseProgress):
-                self.progress(event)
-            elif isinstance(event, PhaseEnded):
-                phase = self.tracker.state.phase(event.phase)
-                span = f"lines {phase.start_line}-{event.line}" if phase else f"line {event.line}"
-                ranks = f", slowest {event.slowest_rank} of {event.ranks} ranks" if event.ranks > 1 else ""
-                self.say(f"{title(event.phase)} done in {duration(event.seconds)} ({span}{ranks})")
-            elif isinstance(event, Ready):
-                self.say(f"READY (line {event.line}): the server is up after {duration(event.seconds)} of log time")
-            elif isinstance(event, Stopped):
-                self.say(f"stopped (line {event.line}): {event.text}")
-            elif isinstance(event, WarningFound):
-                self.warning(event)
-            elif isinstance(event, ErrorFound):
-                self.error(event.error)
-
-    def progress(self, event: PhaseProgress) -> None:
-        now = time.monotonic()
-        last = self.progress_at.get(event.phase)
-        if last is not None and now - last < PROGRESS_EVERY_S:
-            return
-        self.progress_at[event.phase] = now
-        pct = "" if event.fraction is None else f"{event.fraction * 100:.0f}% "
-        self.say(f"{title(event.phase)} {pct}{event.detail}".rstrip())
-
-    def warning(self, event: WarningFound) -> None:
-        self.warnings_shown += 1
-        if self.warnings_shown <= MAX_WARNINGS_SHOWN:
-            self.say(f"warning (line {event.line}): {event.text}")
-        elif self.warnings_shown == MAX_WARNINGS_SHOWN + 1:
-            self.say("more warnings: counted, not shown")
-
-    def error(self, error: ErrorReport) -> None:
-        key = (error.kind, error.message)
-        previous = self.messages.get(id(error))
-        if previous == error.message:
-            return
-        self.messages[id(error)] = error.message
-        same = self.printed.setdefault(key, [])
-        same.append(error)
-        if len(same) > 1:
-            return  # the same error from another rank: named in the verdict
-        rank = f" [{error.rank}]" if error.rank else ""
-        what = "note" if error.secondary else "error" if error.fatal else "not fatal"
-        cause = "cause now" if previous is not None else what
-        self.say(f"{cause}: line {error.line}{rank}: {error.message}")
-        tail = [text for _, text in error.block[-BLOCK_TAIL:]] if len(error.block) > 1 else []
-        for text in tail:
-            self.say(text.rstrip()[:300], indent="    | ")
-
-    # ------------------------------------------------------------ verdict
-
-    def verdict(self, timed_out: bool = False) -> int:
-        state = self.tracker.state
-        if state.outcome in (READY, STOPPED):
-            return EXIT_READY
-        if state.outcome == FAILED:
-            error = state.first_error
-            if error is None:
-                self.say("FAILED")
-                return EXIT_FAILED
-            rank = f" [{error.rank}]" if error.rank else ""
-            also = list(dict.fromkeys(
-                e.rank for e in self.printed.get((error.kind, error.message), []) if e.rank and e.rank != error.rank
-            ))
-            others = f" (also on {', '.join(also)})" if also else ""
-            self.say(f"FAILED at line {error.line}{rank}: {error.message}{others}")
-            return EXIT_FAILED
-        current = state.current_phase
-        where = ""
-        if current is not None:
-            pct = "" if current.progress is None else f" {current.progress * 100:.0f}%"
-            where = f"; in {title(current.name)}{pct} since line {current.start_line}"
-        last = f"; last line {state.last_line}" if state.last_line else "; the log is empty"
-        if timed_out:
-            self.say(f"TIMEOUT after {duration(self.args.timeout)}: still starting{where}{last}")
-        else:
-            self.say(f"the log ended: still starting{where}{last}")
-        return EXIT_STARTING
+    if not args.plain:
+        return wiring.watch_dashboard(options)
+    if not options.host and os.path.isdir(options.log):
+        raise UsageError(f"{options.log}: is a directory, not a log file")
+    return wiring.watch_plain(options)
