@@ -9,7 +9,6 @@ import random
 import signal
 import subprocess
 import threading
-from contextlib import aclosing
 
 import pytest
 
@@ -178,7 +177,7 @@ async def test_agent_runs_on_an_old_python3(tmp_path, target):
     log = tmp_path / "server.log"
     log.write_bytes(b"one\n")
     holder = subprocess.Popen(["sh", "-c", 'exec sleep 60 >>"$0"', str(log)])  # its writer discovery too
-    reader = Reader(RemoteTailer(target, str(log), python=old))
+    reader = Reader(RemoteTailer(target, str(log), python=old, writers=True))
     assert await reader.data(4) == b"one\n"
     async with asyncio.timeout(10):
         while not any(isinstance(e, WritersFound) and e.main.pid == holder.pid for e in reader.writers):
@@ -342,8 +341,9 @@ async def test_silent_network_is_detected_by_keepalives(tmp_path, sshd):
         assert "keepalive" in lost.detail.lower(), lost.detail
     finally:
         for pid in frozen:
-            os.kill(pid, signal.SIGKILL)
-            os.kill(pid, signal.SIGCONT)
+            with contextlib.suppress(ProcessLookupError):  # already reaped once killed
+                os.kill(pid, signal.SIGKILL)
+                os.kill(pid, signal.SIGCONT)
     append(log, b"still here\n")
     await reader.state("connected")
     assert await reader.data(11) == b"still here\n"

@@ -117,7 +117,7 @@ class Remote:
     """The writer events a RemoteTailer's agent reports (the log events are read and dropped)."""
 
     def __init__(self, target, path) -> None:
-        self.reader = Reader(RemoteTailer(target, str(path)))
+        self.reader = Reader(RemoteTailer(target, str(path), writers=True))
         self.taken = 0
         self.pump = asyncio.ensure_future(self._drain())
 

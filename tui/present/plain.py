@@ -1,8 +1,10 @@
 """`watch --plain` and `run --plain`: one line per event, a clear verdict, an exit status.
 
 The operator's old bash loop (tail, grep a list of error words, sleep 15) done right:
-event-driven, every exception type, one line per event — wall-clock time, time since
-the watch began, what happened — and a verdict.
+event-driven, every exception type, one line per event and a verdict. Both front ends
+are a :class:`~tui.session.WatchSession` and a presenter reading the session's lossless
+event queue (``WatchSession.listen``): text output never drops an event, however fast
+the log grows. :class:`EventWords` words the tracker's events for both.
 """
 
 from __future__ import annotations
@@ -10,12 +12,12 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TextIO
 
 from tui.core.events import (
     ConnectionState,
     ErrorFound,
-    LogChunk,
     LogGap,
     LogMoved,
     LogRestart,
@@ -30,12 +32,12 @@ from tui.core.events import (
     WarningFound,
 )
 from tui.core.hints import hint_lines, load_knowledge
-from tui.core.lines import Line, LineAssembler
+from tui.core.lines import Line, clean
 from tui.core.options import WatchOptions
-from tui.core.state import FAILED, PHASE_TITLES, READY, STOPPED, ErrorReport
-from tui.core.verdict import EXIT_FAILED, EXIT_READY, EXIT_STARTING, EXIT_USAGE
+from tui.core.state import FAILED, PHASE_TITLES, READY, STOPPED, ErrorReport, StartupState
+from tui.core.verdict import EXIT_KINDS, EXIT_STARTING, EXIT_USAGE, LOADING, STALLED, STARTING, judge
 from tui.core.wording import duration
-from tui.sources import log_tailer, writer_source
+from tui.session import WatchSession
 
 #: After the first fatal error, keep reading this long (the root cause may follow it).
 GRACE_S = 2.0
@@ -48,9 +50,100 @@ MAX_WARNINGS_SHOWN = 20
 #: Lines of a traceback shown with the error.
 BLOCK_TAIL = 5
 
+_DONE = object()
+
 
 def title(phase: str) -> str:
     return PHASE_TITLES.get(phase, phase)
+
+
+class EventWords:
+    """The tracker's events in words, one line each, through ``say(text, indent)``."""
+
+    def __init__(self, say: Callable[[str, str], None], state: Callable[[], StartupState]) -> None:
+        self.say = say
+        self.state = state
+        self.progress_at: dict[str, float] = {}
+        self.warnings = 0  # every WarningFound received, shown or not
+        self.printed: dict[tuple[str, str], list[ErrorReport]] = {}  # (kind, message) -> errors
+        self.messages: dict[int, str] = {}  # error id -> message printed
+        self.hints = load_knowledge()
+        self.hinted: set[str] = set()  # warning hints already printed
+
+    def show(self, event: Any) -> None:
+        if isinstance(event, ServerDetected):
+            self.say(f"server: {event.server} (line {event.line})", "")
+        elif isinstance(event, PhaseStarted):
+            self.say(f"{title(event.phase)} started (line {event.line})", "")
+        elif isinstance(event, PhaseProgress):
+            self.progress(event)
+        elif isinstance(event, PhaseEnded):
+            phase = self.state().phase(event.phase)
+            span = f"lines {phase.start_line}-{event.line}" if phase else f"line {event.line}"
+            ranks = f", slowest {event.slowest_rank} of {event.ranks} ranks" if event.ranks > 1 else ""
+            self.say(f"{title(event.phase)} done in {duration(event.seconds)} ({span}{ranks})", "")
+        elif isinstance(event, Ready):
+            self.say(f"READY (line {event.line}): the server is up after {duration(event.seconds)} of log time", "")
+        elif isinstance(event, Stopped):
+            self.say(f"stopped (line {event.line}): {event.text}", "")
+        elif isinstance(event, WarningFound):
+            self.warning(event)
+        elif isinstance(event, ErrorFound):
+            self.error(event.error)
+
+    def restarted(self) -> None:
+        self.progress_at.clear()
+
+    def progress(self, event: PhaseProgress) -> None:
+        now = time.monotonic()
+        last = self.progress_at.get(event.phase)
+        if last is not None and now - last < PROGRESS_EVERY_S:
+            return
+        self.progress_at[event.phase] = now
+        pct = "" if event.fraction is None else f"{event.fraction * 100:.0f}% "
+        self.say(f"{title(event.phase)} {pct}{event.detail}".rstrip(), "")
+
+    def warning(self, event: WarningFound) -> None:
+        self.warnings += 1
+        if self.warnings <= MAX_WARNINGS_SHOWN:
+            self.say(f"warning (line {event.line}): {event.text}", "")
+        elif self.warnings == MAX_WARNINGS_SHOWN + 1:
+            self.say("more warnings: counted, not shown", "")
+        hint = self.hints.for_warning(event.text, line=event.line, server=self.state().server)
+        if hint is not None and hint.id not in self.hinted:
+            self.hinted.add(hint.id)
+            self.say("\n".join(hint_lines([hint], indent="")), "  ")
+
+    def error(self, error: ErrorReport) -> None:
+        if error.kind in EXIT_KINDS:
+            return  # made up from the process's exit: the verdict says it
+        key = (error.kind, error.message)
+        previous = self.messages.get(id(error))
+        if previous == error.message:
+            return
+        self.messages[id(error)] = error.message
+        same = self.printed.setdefault(key, [])
+        same.append(error)
+        if len(same) > 1:
+            return  # the same error from another rank: named in the verdict
+        rank = f" [{error.rank}]" if error.rank else ""
+        what = "note" if error.secondary else "error" if error.fatal else "not fatal"
+        cause = "cause now" if previous is not None else what
+        self.say(f"{cause}: line {error.line}{rank}: {error.message}", "")
+        tail = [text for _, text in error.block[-BLOCK_TAIL:]] if len(error.block) > 1 else []
+        for text in tail:
+            self.say(text.rstrip()[:300], "    | ")
+
+    def also_on(self, error: ErrorReport) -> list[str]:
+        """Other ranks that raised the same error."""
+        same = self.printed.get((error.kind, error.message), [])
+        return list(dict.fromkeys(e.rank for e in same if e.rank and e.rank != error.rank))
+
+    def totals(self) -> str:
+        """What was counted and not shown, for the last line ('' when everything was shown)."""
+        if self.warnings > MAX_WARNINGS_SHOWN:
+            return f"{self.warnings} warnings in all ({MAX_WARNINGS_SHOWN} shown)"
+        return ""
 
 
 class PlainWatch:
@@ -59,25 +152,22 @@ class PlainWatch:
     def __init__(
         self, options: WatchOptions, profile: Any, label: str | None = None, ended: asyncio.Event | None = None
     ) -> None:
-        from tui.core.tracker import StartupTracker
+        from tui.sources import log_tailer, writer_source
 
         self.args = options
-        self.label = label or options.log  # the log as named to the user
+        self.label = label or clean(options.log)  # the log as named to the user
         self.ended = ended  # set when nothing more will be written (a replay played out)
-        self.tracker = StartupTracker(profile)
-        self.lines = LineAssembler()
+        self.session = WatchSession(
+            log=log_tailer(options.log, host=options.host, from_end=options.from_end, writers=True),
+            profile=profile,
+            scrollback=10,
+        )
+        if (writers := writer_source(options.log, host=options.host)) is not None:
+            self.session.add_source(writers)  # the server behind the log (WritersFound …)
+        self.words = EventWords(self.say, lambda: self.session.state)
         self.started = time.monotonic()
         self.failed_at: float | None = None
-        self.last_data = self.started
         self.waiting: str | None = None
-        self.progress_at: dict[str, float] = {}
-        self.warnings_shown = 0
-        self.printed: dict[tuple[str, str], list[ErrorReport]] = {}  # (kind, message) -> errors
-        self.messages: dict[int, str] = {}  # error id -> message printed
-        self.hints = load_knowledge()
-        self.hinted: set[str] = set()  # warning hints already printed
-
-    # ------------------------------------------------------------ output
 
     def say(self, text: str, indent: str = "") -> None:
         now = time.monotonic() - self.started
@@ -89,27 +179,17 @@ class PlainWatch:
     # ------------------------------------------------------------ main loop
 
     async def run(self) -> int:
-        tailer = log_tailer(self.args.log, host=self.args.host, from_end=self.args.from_end, writers=True)
-        writers = writer_source(self.args.log, host=self.args.host)  # the server behind the log
-        queue: asyncio.Queue = asyncio.Queue(maxsize=16)
-        done = object()
+        session = self.session
+        queue = session.listen(lines=self.args.echo)
+        profile = session.profile
+        self.say(f"watching {self.label}" + (f" (server: {profile.name})" if profile else ""))
+        session.start()  # primes the tracker first: the first marker finds the automata built
 
-        async def pump() -> None:
-            try:
-                async for event in tailer.events():
-                    await queue.put(event)
-            finally:
-                await queue.put(done)
+        async def ended() -> None:
+            await session.wait()
+            queue.put_nowait(_DONE)
 
-        async def pump_writers() -> None:
-            if writers is not None:
-                async for event in writers.events():
-                    await queue.put(event)
-
-        self.say(f"watching {self.label}" + (f" (server: {self.tracker.profile.name})" if self.tracker.profile else ""))
-        self.tracker.prime()  # before the tailer starts: the first marker then finds the automata built
-        task = asyncio.create_task(pump())
-        writers_task = asyncio.create_task(pump_writers())
+        watcher = asyncio.create_task(ended())
         deadline = None if self.args.timeout is None else self.started + self.args.timeout
         try:
             while True:
@@ -124,171 +204,116 @@ class PlainWatch:
                         event = await queue.get()
                 except TimeoutError:
                     event = None
-                if event is done:
-                    self.show(self.tracker.finish())
-                    return self.verdict()
+                if event is _DONE:
+                    return self.finish(queue)
                 if isinstance(event, ConnectionState) and event.state == "refused":
-                    self.say(f"{event.host}: connection refused: {event.detail}")
+                    self.say(f"{event.host}: connection refused: {clean(event.detail or '')}")
                     return EXIT_USAGE  # a host key or login problem: retrying will not fix it
                 if event is not None:
                     self.handle(event)
+                    while not queue.empty():  # everything already queued, then one flush
+                        nxt = queue.get_nowait()
+                        if nxt is _DONE or isinstance(nxt, ConnectionState) and nxt.state == "refused":
+                            queue.put_nowait(nxt)  # handled on the next turn, after what came before
+                            break
+                        self.handle(nxt)
                 elif self.ended is not None and self.ended.is_set():  # written out, and read to the end
-                    self.show(self.tracker.finish())
-                    return self.verdict()
-                else:
-                    self.show(self.tracker.quiet())
-                sys.stdout.flush()  # once per event: all it printed goes out in one write
-                status = self.check(deadline)
+                    return self.finish(queue)
+                elif self.log_quiet():
+                    session.quiet()
+                    self.drain(queue)
+                sys.stdout.flush()  # once per batch: all it printed goes out in one write
+                status = self.check(deadline, queue)
                 if status is not None:
                     return status
         finally:
             sys.stdout.flush()
-            task.cancel()
-            writers_task.cancel()
-            await tailer.close()
-            if writers is not None:
-                await writers.close()
-            for pending in (task, writers_task):
-                try:
-                    await pending
-                except (asyncio.CancelledError, Exception):
-                    pass
+            watcher.cancel()
+            await session.stop()
 
-    def check(self, deadline: float | None) -> int | None:
+    def log_quiet(self) -> bool:
+        """No log bytes for QUIET_S."""
+        last = self.session.last_output_at
+        return last is None or self.session.clock() - last >= QUIET_S
+
+    def drain(self, queue: asyncio.Queue[Any]) -> None:
+        while not queue.empty():
+            event = queue.get_nowait()
+            if event is not _DONE:
+                self.handle(event)
+
+    def finish(self, queue: asyncio.Queue[Any], timed_out: bool = False) -> int:
+        self.session.finish()
+        self.drain(queue)
+        return self.verdict(timed_out)
+
+    def check(self, deadline: float | None, queue: asyncio.Queue[Any]) -> int | None:
         """The exit status once the watch is over, else None."""
-        state = self.tracker.state
+        state = self.session.state
         now = time.monotonic()
         if state.outcome in (READY, STOPPED):
             return self.verdict()
         if state.outcome == FAILED:
             if self.failed_at is None:
                 self.failed_at = now
-            if now - self.failed_at >= GRACE_S or now - self.last_data >= QUIET_S:
-                self.show(self.tracker.finish())
-                return self.verdict()
+            if now - self.failed_at >= GRACE_S or self.log_quiet():
+                return self.finish(queue)
         if deadline is not None and now >= deadline:
-            self.show(self.tracker.finish())
-            return self.verdict(timed_out=True)
+            return self.finish(queue, timed_out=True)
         return None
 
-    def handle(self, event) -> None:
-        if isinstance(event, LogChunk):
-            self.last_data = time.monotonic()
-            self.waiting = None
-            for item in self.lines.feed(event.data):
-                if self.args.echo and isinstance(item, Line):
-                    self.say(item.text, indent="| ")
-                self.show(self.tracker.feed(item, event.at))
+    def handle(self, event: Any) -> None:
+        if isinstance(event, Line):
+            self.say(event.text, indent="| ")
         elif isinstance(event, LogWaiting):
             if event.reason != self.waiting:
                 self.waiting = event.reason
-                self.say(f"waiting for the log: {event.reason}")
+                self.say(f"waiting for the log: {clean(event.reason)}")
         elif isinstance(event, LogRestart):
-            self.show(self.tracker.finish())
-            self.lines.reset()
-            self.tracker.restart()
-            self.progress_at.clear()
+            self.words.restarted()
             self.say(f"the log was {event.reason}: a new attempt starts at line 1")
-        elif isinstance(event, LogTruncated):  # a gap, not a new attempt
-            self.lines.reset()
-            self.lines.skip(event.lines, event.size)
+        elif isinstance(event, LogTruncated):  # a gap in the same startup, not a new attempt
             self.say(f"note: the log was truncated to {event.size} bytes; following on from line {event.lines + 1}")
         elif isinstance(event, LogMoved):
             if event.done:
-                self.say(f"finished the moved log {event.moved_to}")
+                self.say(f"finished the moved log {clean(event.moved_to)}")
             else:
                 pids = ", ".join(map(str, event.writers)) or "?"
-                self.say(f"the log was moved to {event.moved_to} and is still written there (pid {pids}): following it too")
+                self.say(f"the log was moved to {clean(event.moved_to)} and is still written there (pid {pids}): following it too")
         elif isinstance(event, ConnectionState):
             retry = f", retrying in {event.retry_in:.0f} s" if event.retry_in else ""
-            detail = f": {event.detail}" if event.detail else ""
+            detail = f": {clean(event.detail)}" if event.detail else ""
             self.say(f"{event.host}: {event.state}{detail}{retry}")
         elif isinstance(event, LogGap):
             self.say(f"note: {event.nbytes} bytes at offset {event.offset} could not be read ({event.reason})")
-
-    # ------------------------------------------------------------ events
-
-    def show(self, events: list) -> None:
-        for event in events:
-            if isinstance(event, ServerDetected):
-                self.say(f"server: {event.server} (line {event.line})")
-            elif isinstance(event, PhaseStarted):
-                self.say(f"{title(event.phase)} started (line {event.line})")
-            elif isinstance(event, PhaseProgress):
-                self.progress(event)
-            elif isinstance(event, PhaseEnded):
-                phase = self.tracker.state.phase(event.phase)
-                span = f"lines {phase.start_line}-{event.line}" if phase else f"line {event.line}"
-                ranks = f", slowest {event.slowest_rank} of {event.ranks} ranks" if event.ranks > 1 else ""
-                self.say(f"{title(event.phase)} done in {duration(event.seconds)} ({span}{ranks})")
-            elif isinstance(event, Ready):
-                self.say(f"READY (line {event.line}): the server is up after {duration(event.seconds)} of log time")
-            elif isinstance(event, Stopped):
-                self.say(f"stopped (line {event.line}): {event.text}")
-            elif isinstance(event, WarningFound):
-                self.warning(event)
-            elif isinstance(event, ErrorFound):
-                self.error(event.error)
-
-    def progress(self, event: PhaseProgress) -> None:
-        now = time.monotonic()
-        last = self.progress_at.get(event.phase)
-        if last is not None and now - last < PROGRESS_EVERY_S:
-            return
-        self.progress_at[event.phase] = now
-        pct = "" if event.fraction is None else f"{event.fraction * 100:.0f}% "
-        self.say(f"{title(event.phase)} {pct}{event.detail}".rstrip())
-
-    def warning(self, event: WarningFound) -> None:
-        self.warnings_shown += 1
-        if self.warnings_shown <= MAX_WARNINGS_SHOWN:
-            self.say(f"warning (line {event.line}): {event.text}")
-        elif self.warnings_shown == MAX_WARNINGS_SHOWN + 1:
-            self.say("more warnings: counted, not shown")
-        hint = self.hints.for_warning(event.text, line=event.line, server=self.tracker.state.server)
-        if hint is not None and hint.id not in self.hinted:
-            self.hinted.add(hint.id)
-            self.say("\n".join(hint_lines([hint], indent="")), indent="  ")
-
-    def error(self, error: ErrorReport) -> None:
-        key = (error.kind, error.message)
-        previous = self.messages.get(id(error))
-        if previous == error.message:
-            return
-        self.messages[id(error)] = error.message
-        same = self.printed.setdefault(key, [])
-        same.append(error)
-        if len(same) > 1:
-            return  # the same error from another rank: named in the verdict
-        rank = f" [{error.rank}]" if error.rank else ""
-        what = "note" if error.secondary else "error" if error.fatal else "not fatal"
-        cause = "cause now" if previous is not None else what
-        self.say(f"{cause}: line {error.line}{rank}: {error.message}")
-        tail = [text for _, text in error.block[-BLOCK_TAIL:]] if len(error.block) > 1 else []
-        for text in tail:
-            self.say(text.rstrip()[:300], indent="    | ")
+        else:
+            self.words.show(event)
+        if isinstance(event, Line):
+            self.waiting = None
 
     # ------------------------------------------------------------ verdict
 
     def verdict(self, timed_out: bool = False) -> int:
-        state = self.tracker.state
-        if state.outcome in (READY, STOPPED):
-            return EXIT_READY
+        state = self.session.state
+        status = judge(state).exit_status
+        totals = self.words.totals()
+        if totals:
+            self.say(totals)
         if state.outcome == FAILED:
             error = state.first_error
             if error is None:
                 self.say("FAILED")
-                return EXIT_FAILED
+                return status
             rank = f" [{error.rank}]" if error.rank else ""
-            also = list(dict.fromkeys(
-                e.rank for e in self.printed.get((error.kind, error.message), []) if e.rank and e.rank != error.rank
-            ))
+            also = self.words.also_on(error)
             others = f" (also on {', '.join(also)})" if also else ""
             self.say(f"FAILED at line {error.line}{rank}: {error.message}{others}")
-            hints = self.hints.diagnose(state)
+            hints = self.words.hints.diagnose(state)
             if hints:
                 self.say("\n".join(hint_lines(hints, indent="")), indent="  ")
-            return EXIT_FAILED
+            return status
+        if status != EXIT_STARTING:
+            return status
         current = state.current_phase
         where = ""
         if current is not None:
@@ -299,23 +324,26 @@ class PlainWatch:
             self.say(f"TIMEOUT after {duration(self.args.timeout)}: still starting{where}{last}")
         else:
             self.say(f"the log ended: still starting{where}{last}")
-        return EXIT_STARTING
+        return status
 
 
 class PlainPrinter:
-    """Text mode: one line per phase, error and verdict change, masked and control-free."""
+    """`run --plain`: the attempt's lines, the tracker's events and each verdict change, masked.
 
-    def __init__(self, out, launch=None) -> None:
-        from tui.core.verdict import STARTING
+    Tracker events come from the session's lossless queue and launch events are put into
+    the same queue, so everything prints in the order it happened.
+    """
 
+    def __init__(self, out: TextIO, session: WatchSession, launch: Any) -> None:
         self.launch = launch
         self.out = out
+        self.queue = session.listen()
+        self.words = EventWords(lambda text, indent: self.say(f"  {indent}{text}"), lambda: session.state)
         self.final = asyncio.Event()
         self._last_kind = STARTING
+        launch.subscribe(self.queue.put_nowait)
 
     def say(self, text: str) -> None:
-        from tui.core.lines import clean
-
         self.out.write(clean(self.launch.masker.text(text)) + "\n")
         self.out.flush()
 
@@ -326,33 +354,29 @@ class PlainPrinter:
         self.say(f"v{run.attempt} {how}{where}: pid {run.pid}, log {run.log_path}")
         self.say(f"  {self.launch.command_text}")
 
-    def update(self, update) -> None:
-        from tui.core.events import ErrorFound, PhaseEnded, PhaseStarted, Ready, WarningFound
-        from tui.core.state import PHASE_TITLES
-        from tui.core.verdict import EXIT_KINDS
-        from tui.core.wording import clock
+    async def consume(self) -> None:
+        """Print everything queued, as it comes, until cancelled."""
+        while True:
+            self.handle(await self.queue.get())
 
-        for event in update.events:
-            if isinstance(event, PhaseStarted):
-                self.say(f"  {PHASE_TITLES.get(event.phase, event.phase)} started (line {event.line})")
-            elif isinstance(event, PhaseEnded):
-                slow = f", slowest {event.slowest_rank}" if event.slowest_rank and event.ranks > 1 else ""
-                took = f" in {clock(event.seconds)}" if event.seconds is not None else ""
-                self.say(f"  {PHASE_TITLES.get(event.phase, event.phase)} done{took}{slow}")
-            elif isinstance(event, ErrorFound):
-                err = event.error
-                if err.kind in EXIT_KINDS or getattr(err, "secondary", False):
-                    continue  # the exit is in the verdict; consequences are in the log
-                rank = f" ({err.rank})" if getattr(err, "rank", None) else ""
-                self.say(f"  error at line {err.line}{rank}: {err.title}")
-            elif isinstance(event, WarningFound):
-                pass
-            elif isinstance(event, Ready):
-                self.say(f"  ready marker at line {event.line}")
+    def drain(self) -> None:
+        while not self.queue.empty():
+            self.handle(self.queue.get_nowait())
 
-    def verdict(self, verdict, previous) -> None:
-        from tui.core.verdict import LOADING, STALLED
+    def handle(self, event: Any) -> None:
+        from tui.launch.events import Note, VerdictChanged
 
+        if isinstance(event, VerdictChanged):
+            self.verdict(event.verdict, event.previous)
+        elif isinstance(event, Note):
+            self.say(f"  {event.text}")
+        elif isinstance(event, (ErrorFound, PhaseStarted, PhaseEnded, PhaseProgress, Ready, Stopped, WarningFound,
+                                ServerDetected)):
+            if isinstance(event, ErrorFound) and event.error.secondary:
+                return  # a consequence of the cause: it is in the log
+            self.words.show(event)
+
+    def verdict(self, verdict: Any, previous: Any) -> None:
         if verdict.kind != self._last_kind or verdict.kind in (LOADING, STALLED) and previous is not None and (
             previous.kind != verdict.kind
         ):

@@ -473,7 +473,7 @@ class Inotify:
     timeout turns waiting into a poll. Why not a library: reading this descriptor from a
     select or an event loop costs nothing at all while the log is quiet."""
 
-    def __init__(self, use=True):
+    def __init__(self, use: bool = True) -> None:
         global _LIBC
         self.fd = -1
         if use:
@@ -481,17 +481,17 @@ class Inotify:
             if _LIBC is not None:
                 self.fd = _LIBC.inotify_init1(os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
 
-    def add(self, path, mask):
+    def add(self, path: "str | bytes", mask: int) -> int:
         """A watch on ``path`` (bytes or str; a /proc/self/fd link watches that open file), or -1."""
         if self.fd < 0:
             return -1
         return _LIBC.inotify_add_watch(self.fd, os.fsencode(path), mask)
 
-    def remove(self, wd):
+    def remove(self, wd: int) -> None:
         if self.fd >= 0 and wd >= 0:
             _LIBC.inotify_rm_watch(self.fd, wd)
 
-    def read(self):
+    def read(self) -> "list[tuple[int, int, bytes]]":
         """Every pending ``(wd, mask, name)``."""
         out = []
         while self.fd >= 0:
@@ -511,7 +511,7 @@ class Inotify:
                 out.append((wd, mask, name))
         return out
 
-    def close(self):
+    def close(self) -> None:
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1

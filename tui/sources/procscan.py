@@ -15,6 +15,11 @@ at the known pids alone (their ``stat`` and ``children`` files), about once a se
 
 import os
 
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # for the type checker only
+    from tui.sources.follow import Inotify
+
 PROC = "/proc"
 _WRITE_MODES = (os.O_WRONLY, os.O_RDWR)
 #: Programs that copy a pipe into the log: the server is the process writing their input.
@@ -313,7 +318,7 @@ class Discovery:
     log (``fd`` is that inotify descriptor; call :meth:`wakeup` when it is readable).
     """
 
-    def __init__(self, path, inotify=None):
+    def __init__(self, path: str, inotify: "Inotify | None" = None) -> None:
         self.path = path
         self.tree = ServerTree()
         self.inotify = inotify
@@ -334,12 +339,12 @@ class Discovery:
     def fd(self):
         return self.inotify.fd if self.inotify is not None else -1
 
-    def wakeup(self):
+    def wakeup(self) -> None:
         """Drain the inotify descriptor: an open, a close, a new file means a rescan."""
         if self.inotify is not None and self.inotify.read():
             self.due = True
 
-    def seed(self, known, main):
+    def seed(self, known: "list[list[int]]", main: "int | None") -> None:
         """Processes known before (``[[pid, ticks], ...]``, a reconnecting agent): the ones
         still alive are watched again, the others are reported gone at the first tick."""
         self.main = main
@@ -352,7 +357,7 @@ class Discovery:
                 status = exit_status(pid) if info is not None and info["ticks"] == ticks else None
                 self.pending.append(("gone", {"pid": pid, "ticks": ticks}, status, pid == main))
 
-    def timeout(self, now):
+    def timeout(self, now: float) -> float:
         """Seconds until :meth:`tick` has something to do (without a wake-up)."""
         waits = []
         if self.tree.procs or self.pending:
@@ -363,11 +368,11 @@ class Discovery:
             waits.append(self.last_scan + SLOW_SCAN - now)
         return max(0.0, min(waits)) if waits else SLOW_SCAN
 
-    def scan_wanted(self, now):
+    def scan_wanted(self, now: float) -> bool:
         """Whether the next tick runs a full /proc scan (callers run that one off their loop)."""
         return self.due or (not self.tree.procs and now - self.last_scan >= SLOW_SCAN)
 
-    def tick(self, now):
+    def tick(self, now: float) -> "list[tuple[Any, ...]]":
         self.last_tick = now
         out = [item + (len(self.tree.procs),) for item in self.pending]
         self.pending = []

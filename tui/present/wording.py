@@ -1,18 +1,11 @@
-"""Small formatting helpers shared by the widgets and the plain-text report."""
+"""Small formatting helpers shared by the widgets and the plain-text report (times: ``tui.core.wording``)."""
 
 from __future__ import annotations
 
 import re
 
-from tui.core.wording import clock
-
 GIB = float(1 << 30)
 SPARKS = "▁▂▃▄▅▆▇█"
-
-
-def duration(seconds: float | None) -> str:
-    """``m:ss`` (or ``h:mm:ss``); ``—`` when unknown: fixed width for the panels."""
-    return clock(seconds, unknown="—")
 
 
 def gib(value: int | None, digits: int = 1) -> str:
