@@ -24,29 +24,65 @@ from tui.core.secrets import Masker, env_diff, mask_argv
 from tui.core.state import PHASE_TITLES, StartupState
 from tui.core.wording import clock
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS attempts (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    name TEXT NOT NULL,
-    attempt INTEGER NOT NULL,
-    host TEXT NOT NULL,
-    command TEXT NOT NULL,      -- JSON list, masked
-    env TEXT NOT NULL,          -- JSON object of overrides, masked
-    env_diff TEXT NOT NULL,     -- JSON list of "+K=V", "-K", "~K=V (was W)"
-    command_diff TEXT NOT NULL, -- JSON list of changed words, masked
-    started_at REAL NOT NULL,
-    ended_at REAL,
-    phases TEXT NOT NULL DEFAULT '{}',  -- JSON {phase: seconds}
-    outcome TEXT NOT NULL DEFAULT 'starting',
-    first_error TEXT,
-    ready_seconds REAL,
-    log_path TEXT NOT NULL,
-    pid INTEGER,
-    exit_text TEXT,
-    UNIQUE (name, attempt)
-);
-CREATE INDEX IF NOT EXISTS attempts_by_command ON attempts (command, host, outcome);
-"""
+#: Forward migrations: ``MIGRATIONS[n]`` takes the database from schema version n to n + 1
+#: (``PRAGMA user_version``). Version 1 is round 1's schema, which such databases already
+#: hold (hence IF NOT EXISTS). A change to the schema is a new entry here, never an edit.
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        """
+        CREATE TABLE IF NOT EXISTS attempts (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            name TEXT NOT NULL,
+            attempt INTEGER NOT NULL,
+            host TEXT NOT NULL,
+            command TEXT NOT NULL,      -- JSON list, masked
+            env TEXT NOT NULL,          -- JSON object of overrides, masked
+            env_diff TEXT NOT NULL,     -- JSON list of "+K=V", "-K", "~K=V (was W)"
+            command_diff TEXT NOT NULL, -- JSON list of changed words, masked
+            started_at REAL NOT NULL,
+            ended_at REAL,
+            phases TEXT NOT NULL DEFAULT '{}',  -- JSON {phase: seconds}
+            outcome TEXT NOT NULL DEFAULT 'starting',
+            first_error TEXT,
+            ready_seconds REAL,
+            log_path TEXT NOT NULL,
+            pid INTEGER,
+            exit_text TEXT,
+            UNIQUE (name, attempt)
+        )
+        """,
+        """
+        CREATE INDEX IF NOT EXISTS attempts_by_command ON attempts (command, host, outcome)
+        """,
+    ),
+    (  # 2: the hint whose fix an attempt applied (the F key)
+        "ALTER TABLE attempts ADD COLUMN applied TEXT",
+    ),
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+class HistoryError(Exception):
+    """The history database cannot be used as it is (one line)."""
+
+
+def migrate(db: sqlite3.Connection) -> int:
+    """Bring ``db`` to SCHEMA_VERSION in one transaction; the version it had."""
+    db.execute("BEGIN IMMEDIATE")  # one writer migrates; a concurrent opener waits, then sees it done
+    try:
+        version = int(db.execute("PRAGMA user_version").fetchone()[0])
+        if version > SCHEMA_VERSION:
+            raise HistoryError(f"history database schema v{version} is newer than this Watchtower's (v{SCHEMA_VERSION})")
+        for statements in MIGRATIONS[version:]:
+            for statement in statements:
+                db.execute(statement)
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+    return version
 
 
 def data_dir() -> Path:
@@ -76,6 +112,7 @@ class AttemptRecord:
     ready_seconds: float | None = None
     pid: int | None = None
     exit_text: str | None = None
+    applied: str | None = None  # id of the hint whose fix started this attempt
     id: int | None = None
 
     @property
@@ -109,7 +146,8 @@ class AttemptRecord:
 
     @property
     def changes(self) -> list[str]:
-        return self.command_diff + self.env_diff
+        applied = [f"{self.label}: applied {self.applied}"] if self.applied else []
+        return applied + self.command_diff + self.env_diff
 
     def to_json(self) -> dict:
         return {
@@ -129,6 +167,7 @@ class AttemptRecord:
             "log_path": self.log_path,
             "pid": self.pid,
             "exit": self.exit_text,
+            "applied": self.applied,
         }
 
 
@@ -169,8 +208,11 @@ class History:
     def __init__(self, path: str | Path | None = None) -> None:
         self.path = Path(path) if path is not None else data_dir() / "history.sqlite3"
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self._connect() as db:
-            db.executescript(_SCHEMA)
+        db = sqlite3.connect(self.path, timeout=5.0, isolation_level=None)
+        try:
+            migrate(db)
+        finally:
+            db.close()
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -201,6 +243,7 @@ class History:
         attempt: int | None = None,
         started_at: float | None = None,
         pid: int | None = None,
+        applied: str | None = None,
     ) -> AttemptRecord:
         """Record a new attempt. ``command`` and ``env`` may hold secrets: they are masked here."""
         masker = Masker.for_launch(env, command)
@@ -218,11 +261,12 @@ class History:
             env_diff=env_diff(previous.env, masked_env) if previous else [],
             command_diff=command_diff(previous.command if previous else None, masked_cmd),
             pid=pid,
+            applied=applied,
         )
         with self._connect() as db:
             cur = db.execute(
                 "INSERT INTO attempts (name, attempt, host, command, env, env_diff, command_diff, started_at,"
-                " log_path, pid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " log_path, pid, applied) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     record.name,
                     record.attempt,
@@ -234,6 +278,7 @@ class History:
                     record.started_at,
                     record.log_path,
                     record.pid,
+                    record.applied,
                 ),
             )
             record.id = cur.lastrowid
@@ -308,6 +353,7 @@ class History:
             log_path=row["log_path"],
             pid=row["pid"],
             exit_text=row["exit_text"],
+            applied=row["applied"],
         )
 
     def attempts(self, name: str | None = None) -> list[AttemptRecord]:

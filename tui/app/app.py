@@ -136,7 +136,7 @@ class HelpScreen(ModalScreen[None]):
 
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
-    HelpScreen > VerticalScroll { width: 104; max-width: 96%; height: auto; max-height: 100%;
+    HelpScreen > VerticalScroll { width: 104; max-width: 96%; height: auto; max-height: 90%;
                                   border: round $primary; padding: 0 2; background: $panel;
                                   border-subtitle-align: right; }
     HelpScreen Static { width: 100%; }
@@ -289,7 +289,10 @@ class WatchtowerApp(App[int]):
         if "log" in topics:
             self.log_view.sync()
         if topics & {"log", "state", "connection", "process"}:
-            self.query_one(VerdictHeader).refresh()
+            header = self.query_one(VerdictHeader)
+            if update.events:
+                header.note_warnings(update.events)
+            header.refresh()
             self.query_one(LogStatus).refresh()
         if "state" in topics:  # (a flood of plain lines changes no phase: no relayout for it)
             self.query_one(PhaseTimeline).refresh(layout=True)

@@ -15,6 +15,11 @@ def add_gpu_options(parser: argparse.ArgumentParser) -> None:
                         help="seconds between GPU polls (default 1)")
 
 
+def add_shm_option(parser: argparse.ArgumentParser) -> None:
+    """`check` and `run`: the shared-memory mount the preflight looks at."""
+    parser.add_argument("--shm", metavar="PATH", help="the shared-memory mount to check (default /dev/shm)")
+
+
 def add_theme_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--theme",
@@ -35,7 +40,7 @@ def add_launch_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--stop-grace", default="15,10", metavar="INT,TERM",
                         help="seconds to wait after SIGINT, then after SIGTERM, before SIGKILL (default 15,10)")
     parser.add_argument("--stall-limit", type=float, metavar="S", help="call a silent log 'stalled?' after S seconds")
-    parser.add_argument("--timeout", type=float, metavar="S", help="--plain: give up after S seconds (exit 3)")
+    parser.add_argument("--timeout", type=float, metavar="S", help="give up after S seconds: exit 3 (the dashboard shows TIMEOUT; q exits 3)")
     add_theme_option(parser)
 
 
@@ -65,7 +70,8 @@ def watch_options(args: argparse.Namespace) -> WatchOptions:
 
 def launch_options(args: argparse.Namespace, *, attach_only: bool = False) -> LaunchOptions:
     return LaunchOptions(
-        server=args.server, gpus=gpu_options(args), theme=args.theme, timeout=args.timeout, attach_only=attach_only
+        server=args.server, gpus=gpu_options(args), theme=args.theme, timeout=args.timeout, attach_only=attach_only,
+        preflight=not getattr(args, "no_check", False), shm=getattr(args, "shm", None),
     )
 
 

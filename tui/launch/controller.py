@@ -12,6 +12,8 @@ No Textual: the dashboard and ``watchtower run --plain`` use it alike.
 
 Secrets: the real environment only lives in memory, for the next relaunch; what is
 shown, stored or handed to hooks goes through a :class:`~tui.core.secrets.Masker`.
+(One class over 400 lines: start, reattach, stop and relaunch share the attempt's state;
+the pieces that stand alone are the other modules of this package.)
 """
 
 from __future__ import annotations
@@ -21,20 +23,23 @@ import os
 import shlex
 import signal
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from tui.core import cmdline
 from tui.core.events import GpuSample, PhaseStarted, ProcessExited, ProcessStarted, ProcessStopping
+from tui.core.hints import Diagnosis, knowledge
+from tui.core.profiles import ProfileError
 from tui.core.secrets import MASK, Masker, mask_argv
 from tui.core.state import READY
-from tui.core.verdict import DEAD, HealthStatus, ProcessStatus, Verdict, describe_exit, gpu_activity, judge
+from tui.core.verdict import DEAD, STARTING, HealthStatus, ProcessStatus, Verdict, describe_exit, gpu_activity, judge
 from tui.history import AttemptRecord, Expectations, History
 from tui.launch.attempt_log import AttemptLog
 from tui.launch.events import AttemptFinished, AttemptStarted, LaunchEvent, Note, VerdictChanged
 from tui.launch.gpu_release import GPU_RELEASE_TIMEOUT, GpuBusy, GpuHolder, GpuWatch
 from tui.launch.outcome import Outcome
-from tui.launch.proctable import is_alive, wait_pids_gone
+from tui.launch.proctable import command_line, group_members, is_alive, wait_pids_gone
 from tui.launch.runner import AttemptRun, Runner, StopResult
 from tui.launch.spec import LaunchError, LaunchSpec, attempt_paths
 from tui.sources.health import HealthProbe
@@ -44,6 +49,18 @@ EXIT_DRAIN = 0.5
 _END = object()
 
 Subscriber = Callable[[LaunchEvent], None]
+#: Runs the preflight for (command, env); returns a report with ``.failed`` (tui.preflight.Report).
+Preflight = Callable[[Sequence[str], Mapping[str, str]], Awaitable[Any]]
+
+
+class PreflightRefused(LaunchError):
+    """The preflight found a ✗ (the server would fail for certain): the attempt is not started."""
+
+    def __init__(self, report: Any) -> None:
+        failed = report.failed
+        super().__init__(f"preflight: {len(failed)} check(s) failed, not launching (--no-check launches anyway): "
+                         + "; ".join(c.line for c in failed))
+        self.report = report
 
 
 class Launch:
@@ -77,6 +94,9 @@ class Launch:
         self.phase_started_at: dict[str, float] = {}
         self.reattached = False  # the current attempt was started by an earlier Watchtower
         self.activity = ""  # what a relaunch is waiting for, in words, while it waits
+        self.preflight: Preflight | None = None  # checks before every launch (None: --no-check)
+        self.preflight_report: Any = None  # the last one, shown as phase zero
+        self.applied: str | None = None  # the hint whose fix the next attempt applies (the F key)
         self._subscribers: list[Subscriber] = []
         self._queue: asyncio.Queue[object] = asyncio.Queue()
         self._log: AttemptLog | None = None
@@ -163,6 +183,16 @@ class Launch:
     def attempt(self) -> int:
         return self.run.attempt if self.run else 0
 
+    def hints(self) -> list[Diagnosis]:
+        """Known-failure hints for this attempt's errors, with the numbers of its own command line."""
+        if self.session is None:
+            return []
+        try:
+            kb = knowledge()
+        except ProfileError:  # refused with its one line when the launch began
+            return []
+        return kb.diagnose(self.session.state, cmdline.parse(self.spec.command, self.spec.env))
+
     def status(self) -> ProcessStatus | None:
         return self.run.status if self.run else None
 
@@ -242,7 +272,7 @@ class Launch:
 
     async def reattach(self) -> AttemptRun | None:
         latest = self.records[-1] if self.records else None
-        if latest is None or latest.outcome not in ("starting", "ready") or latest.host != self.spec.host_label:
+        if latest is None or latest.outcome not in (STARTING, READY) or latest.host != self.spec.host_label:
             return None
         log_path, pid_path = attempt_paths(Path(latest.log_path).parent, self.spec.name, latest.attempt)
         run = await self.runner.reattach(latest.attempt, latest.command, log_path, pid_path)
@@ -286,12 +316,23 @@ class Launch:
         """Start the next attempt (the current one must have ended)."""
         if self.run is not None and self.run.alive:
             raise LaunchError(f"attempt v{self.run.attempt} is still running: stop it first")
+        applied, self.applied = self.applied, None  # this attempt's alone, started or refused
         if command is not None:
             self.spec.command = list(command)
         if env is not None:
             self.spec.env = dict(env)
         self._restore_secrets()
         self.masker.add(Masker.for_launch(self.spec.env, self.spec.command).values)
+        if self.preflight is not None:
+            self.activity = "preflight checks"
+            try:
+                self.preflight_report = await self.preflight(self.spec.command, self.spec.env)
+            finally:
+                self.activity = ""
+            if self.session is not None:
+                self.session.info.preflight = self.preflight_report
+            if self.preflight_report.failed:
+                raise PreflightRefused(self.preflight_report)
         number = await self._next_attempt()
         log_path, pid_path = attempt_paths(self.spec.log_dir, self.spec.name, number)
         await self._close_log()
@@ -314,6 +355,7 @@ class Launch:
                 attempt=number,
                 started_at=run.started_at,
                 pid=run.pid,
+                applied=applied,
             )
             self.records.append(self.record)
         self._ensure_ticker()
@@ -378,6 +420,42 @@ class Launch:
     def gpu_holders(self) -> list[GpuHolder]:
         """Processes holding GPU memory in the latest sample, ours marked."""
         return self.gpus.holders(self._our_pids(), self.old_pgids)
+
+    async def port_holder(self, port: int) -> dict | None:
+        """The process listening on ``port`` where the server runs (the ``free_port`` fix), or None."""
+        from tui.sources.probe import ProbeError, port_holder
+
+        try:
+            holder = await port_holder(self.spec.host, port)
+        except ProbeError as exc:
+            return {"pid": None, "cmd": str(exc)}
+        if holder is not None and holder.get("cmd"):
+            holder["cmd"] = self.masker.text(holder["cmd"])
+        return holder
+
+    def gpu_unknown(self) -> str | None:
+        """Why the processes holding GPU memory cannot be known now, in words; None when they can."""
+        if not self.gpu_enabled:
+            return "there is no GPU source (--gpus none)"
+        if not self.gpus.pids_real:
+            return "the GPUs are simulated (--gpus sim): their processes are made up"
+        if not self.gpus.samples:
+            return "no GPU sample has come in (NVML or nvidia-smi not answering)"
+        return None
+
+    def leftovers(self) -> list[GpuHolder]:
+        """Processes of this launch's attempts, other than the running one, still alive (their
+        process groups, here): what may hold GPU memory when the GPUs cannot be asked."""
+        if self.spec.host is not None:
+            return []
+        groups = list(self.old_pgids)
+        if self.run is not None and not self.run.alive and self.run.pgid:
+            groups.append(self.run.pgid)
+        return [
+            GpuHolder(pid, self.masker.text(command_line(pid)), {}, stale=True)
+            for pgid in dict.fromkeys(groups)
+            for pid in group_members(pgid)
+        ]
 
     async def kill_holders(self, pids: Sequence[int]) -> list[str]:
         """Kill leftover GPU holders (SIGTERM, then SIGKILL after a few seconds); errors in words."""
