@@ -29,6 +29,7 @@ from tui.core.events import (
     LogGap,
     LogRestart,
     LogWaiting,
+    NewStartup,
     PhaseEnded,
     PhaseStarted,
     ProcessExited,
@@ -507,6 +508,8 @@ class WatchSession:
                     self._style_line(number, ERROR)
             elif isinstance(event, Stopped):
                 self._style_line(event.line, PHASE)
+            elif isinstance(event, NewStartup):
+                self._new_startup(event)
             for follower in self._followers:
                 follower(event)
             if len(self._events) < 1000:
@@ -515,6 +518,16 @@ class WatchSession:
         state = self.tracker.state
         if self.finished_at is None and state.outcome in (READY, FAILED):
             self.finished_at = self.clock()
+
+    def _new_startup(self, event: NewStartup) -> None:
+        """A new startup in the same log: its clock and silences start afresh (the tracker's
+        state already has); the scrollback marks where."""
+        self._style_line(event.line, PHASE)
+        self.scrollback.mark(f"── new startup at line {event.line} (attempt {event.attempt} in this log) ──")
+        self.started_at = self.clock()
+        self.finished_at = None
+        self.silences.clear()
+        self._topics.add("log")
 
     def _style_line(self, number: int, style: str) -> None:
         entry = self.scrollback.find_line(number)

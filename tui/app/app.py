@@ -30,6 +30,7 @@ from tui.app.gpus import GpuPanel
 from tui.app.header import VerdictHeader
 from tui.app.logview import LogView
 from tui.app.report import build_report
+from tui.app.startups import StartupsPanel
 from tui.app.themes import Palette
 from tui.app.timeline import PhaseTimeline, RankGrid
 from tui.session import ERROR, Update, WatchSession
@@ -195,6 +196,7 @@ class WatchtowerApp(App[int]):
                 yield RankGrid(self.session, id="ranks")
             yield GpuPanel(self.session, self.gpus_enabled, id="gpus")
         with Vertical(id="panels"):
+            yield StartupsPanel(self.session, id="startups")
             yield from self._extra_panels
         yield LogStatus(self.session, id="log-status")
         yield LogView(self.session, id="log")
@@ -225,6 +227,7 @@ class WatchtowerApp(App[int]):
         if "state" in topics:  # (a flood of plain lines changes no phase: no relayout for it)
             self.query_one(PhaseTimeline).refresh(layout=True)
             self.query_one(RankGrid).refresh(layout=True)
+            self.query_one(StartupsPanel).sync()
         if "gpu" in topics:
             self.query_one(GpuPanel).refresh(layout=True)
 

@@ -115,6 +115,7 @@ class VerdictHeader(Widget):
             info.host,
             info.title or info.log_path,
             f"attempt v{info.attempt}",
+            f"startup {session.state.attempt} in this log" if session.state.attempt > 1 else "",
             f"elapsed {duration(elapsed)}" if (elapsed := startup_elapsed(session)) is not None else "",
         ]
         top.append(" · ".join(f for f in fields if f), palette.style("dim"))

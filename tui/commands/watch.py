@@ -23,6 +23,7 @@ from tui.core.events import (
     LogGap,
     LogRestart,
     LogWaiting,
+    NewStartup,
     PhaseEnded,
     PhaseProgress,
     PhaseStarted,
@@ -36,7 +37,8 @@ from tui.core.state import FAILED, PHASE_TITLES, READY, STOPPED, ErrorReport
 from tui.core.wording import duration
 from tui.sources import log_tailer
 
-#: After the first fatal error, keep reading this long (the root cause may follow it).
+#: After the first fatal error or a ready line, keep reading this long (the root cause may
+#: follow an error; a new startup in the same log may follow a ready line).
 GRACE_S = 2.0
 #: ... or until the log has been quiet this long.
 QUIET_S = 0.5
@@ -100,7 +102,7 @@ class PlainWatch:
         self.tracker = StartupTracker(profile)
         self.lines = LineAssembler()
         self.started = time.monotonic()
-        self.failed_at: float | None = None
+        self.decided_at: float | None = None  # when the current startup became ready or failed
         self.last_data = self.started
         self.waiting: str | None = None
         self.progress_at: dict[str, float] = {}
@@ -141,8 +143,8 @@ class PlainWatch:
                 wait = QUIET_S
                 if deadline is not None:
                     wait = min(wait, deadline - now)
-                if self.failed_at is not None:
-                    wait = min(wait, self.failed_at + GRACE_S - now)
+                if self.decided_at is not None:
+                    wait = min(wait, self.decided_at + GRACE_S - now)
                 try:
                     async with asyncio.timeout(max(0.0, wait)):  # no task per wait, unlike wait_for
                         event = await queue.get()
@@ -159,7 +161,7 @@ class PlainWatch:
                 else:
                     self.show(self.tracker.quiet())
                 sys.stdout.flush()  # once per event: all it printed goes out in one write
-                status = self.check(deadline)
+                status = self.check(deadline, caught_up=queue.empty())
                 if status is not None:
                     return status
         finally:
@@ -171,18 +173,23 @@ class PlainWatch:
             except (asyncio.CancelledError, Exception):
                 pass
 
-    def check(self, deadline: float | None) -> int | None:
-        """The exit status once the watch is over, else None."""
+    def check(self, deadline: float | None, caught_up: bool = True) -> int | None:
+        """The exit status once the watch is over, else None.
+
+        Ready or failed is final once the log has been read to its end (``caught_up``) and
+        has been quiet a moment, or after a grace period: what follows may be the root cause
+        of the failure, or a new startup that makes the verdict of this one moot.
+        """
         state = self.tracker.state
         now = time.monotonic()
-        if state.outcome in (READY, STOPPED):
-            return self.verdict()
-        if state.outcome == FAILED:
-            if self.failed_at is None:
-                self.failed_at = now
-            if now - self.failed_at >= GRACE_S or now - self.last_data >= QUIET_S:
+        if state.outcome in (READY, STOPPED, FAILED):
+            if self.decided_at is None:
+                self.decided_at = now
+            if caught_up and (now - self.decided_at >= GRACE_S or now - self.last_data >= QUIET_S):
                 self.show(self.tracker.finish())
                 return self.verdict()
+        else:
+            self.decided_at = None  # a new startup: undecided again
         if deadline is not None and now >= deadline:
             self.show(self.tracker.finish())
             return self.verdict(timed_out=True)
@@ -232,10 +239,21 @@ class PlainWatch:
                 self.say(f"READY (line {event.line}): the server is up after {duration(event.seconds)} of log time")
             elif isinstance(event, Stopped):
                 self.say(f"stopped (line {event.line}): {event.text}")
+            elif isinstance(event, NewStartup):
+                self.new_startup(event)
             elif isinstance(event, WarningFound):
                 self.warning(event)
             elif isinstance(event, ErrorFound):
                 self.error(event.error)
+
+    def new_startup(self, event: NewStartup) -> None:
+        before = event.previous
+        error = f", {before.first_error}" if before.first_error else ""
+        self.say(f"new startup at line {event.line} (attempt {event.attempt} in this log); "
+                 f"attempt {before.number} (lines {before.start_line}-{before.end_line}): {before.outcome}{error}")
+        self.progress_at.clear()
+        self.printed.clear()  # the same error in this attempt is news again
+        self.warnings_shown = 0
 
     def progress(self, event: PhaseProgress) -> None:
         now = time.monotonic()
@@ -287,7 +305,8 @@ class PlainWatch:
                 e.rank for e in self.printed.get((error.kind, error.message), []) if e.rank and e.rank != error.rank
             ))
             others = f" (also on {', '.join(also)})" if also else ""
-            self.say(f"FAILED at line {error.line}{rank}: {error.message}{others}")
+            which = f" (attempt {state.attempt} in this log)" if state.attempt > 1 else ""
+            self.say(f"FAILED at line {error.line}{rank}: {error.message}{others}{which}")
             return EXIT_FAILED
         current = state.current_phase
         where = ""

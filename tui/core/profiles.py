@@ -18,6 +18,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from tui.core.limits import parse_duration
 from tui.core.state import PHASES
 
 try:  # linear-time engine for the per-line first test (a dependency where wheels exist)
@@ -67,6 +68,7 @@ class PhaseSpec:
     repeat_is_draft: bool = False  # a rank's 2nd begin / end belongs to draft_init
     requires_begin: bool = False  # end / step lines count only on a rank that began the phase
     all_ranks: bool = False  # every rank tag seen prints this phase: over when all of them ended it
+    stall_after: float | None = None  # seconds of log silence in this phase before "stalled?"
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +87,7 @@ class Profile:
     ready: tuple[Pattern, ...] = ()
     close: tuple[Pattern, ...] = ()  # every phase before ready is over (e.g. max_total_num_tokens=)
     stop: tuple[Pattern, ...] = ()  # after ready: the server is shutting down
+    startup: tuple[Pattern, ...] = ()  # a (new) startup begins: after an ended one, a new attempt
     figures: tuple[Pattern, ...] = ()  # "avail mem=… GB": shown as a phase's detail
     signatures: tuple[Signature, ...] = ()
     warnings: tuple[Pattern, ...] = ()
@@ -99,6 +102,11 @@ class Profile:
             if spec.name == name:
                 return spec
         return None
+
+    @property
+    def stall_after(self) -> dict[str, float]:
+        """Each phase's ``stall_after`` (seconds), for the phases that set one."""
+        return {spec.name: spec.stall_after for spec in self.phases if spec.stall_after is not None}
 
 
 class QuickTest:
@@ -193,9 +201,9 @@ _TOP_KEYS = {
 _PREFIX_KEYS = {"headers", "timestamp", "rank_token", "rank_order", "bar_rank", "warning_levels"}
 _PHASE_KEYS = {
     "begin", "end", "step", "implicit_begin", "progress", "ranked", "settle", "repeat_is_draft",
-    "requires_begin", "all_ranks",
+    "requires_begin", "all_ranks", "stall_after",
 }
-_MARKER_KEYS = {"ready", "close", "stop", "figures"}
+_MARKER_KEYS = {"ready", "close", "stop", "figures", "startup"}
 _SIGNATURE_KEYS = {"kind", "pattern", "fatal", "secondary", "fallback"}
 _OPTION_KEYS = {"max_detect_lines"}
 
@@ -277,6 +285,7 @@ def _parse(data: dict[str, Any], source: str, common: dict[str, Any] | None) -> 
                 repeat_is_draft=_bool(f"{pw}.repeat_is_draft", body.get("repeat_is_draft"), False),
                 requires_begin=_bool(f"{pw}.requires_begin", body.get("requires_begin"), False),
                 all_ranks=_bool(f"{pw}.all_ranks", body.get("all_ranks"), False),
+                stall_after=_duration(f"{pw}.stall_after", body.get("stall_after")),
             )
         )
 
@@ -328,6 +337,7 @@ def _parse(data: dict[str, Any], source: str, common: dict[str, Any] | None) -> 
         ready=_patterns(f"{where}: markers.ready", markers.get("ready")),
         close=_patterns(f"{where}: markers.close", markers.get("close")),
         stop=_patterns(f"{where}: markers.stop", markers.get("stop")),
+        startup=_startup(where, markers.get("startup"), phases),
         figures=_patterns(f"{where}: markers.figures", markers.get("figures")),
         signatures=sigs,
         warnings=warnings,
@@ -336,6 +346,23 @@ def _parse(data: dict[str, Any], source: str, common: dict[str, Any] | None) -> 
         max_detect_lines=max_detect,
         examples=_strings(f"{where}: examples", data.get("examples")),
     )
+
+
+def _startup(where: str, value: Any, phases: list[PhaseSpec]) -> tuple[Pattern, ...]:
+    """``markers.startup``; a profile without it: the server_args phase's begin lines."""
+    if value is not None:
+        return _patterns(f"{where}: markers.startup", value)
+    args = next((spec for spec in phases if spec.name == "server_args"), None)
+    return args.begin if args is not None else ()
+
+
+def _duration(where: str, value: Any) -> float | None:
+    if value is None:
+        return None
+    try:
+        return parse_duration(value)
+    except ValueError as exc:
+        raise ProfileError(f"{where}: {exc}") from None
 
 
 def _signatures(where: str, value: Any) -> tuple[Signature, ...]:

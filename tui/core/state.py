@@ -29,6 +29,9 @@ PHASE_TITLES: dict[str, str] = {
 }
 
 STARTING, READY, FAILED, STOPPED = "starting", "ready", "failed", "stopped"
+#: The outcome of an earlier startup in the same log that a new startup cut short before it
+#: was ready or failed (a process killed without a word, restarted by systemd or a container).
+INTERRUPTED = "interrupted"
 
 
 @dataclass(slots=True)
@@ -104,6 +107,27 @@ class ErrorReport:
         return self.message if self.message.startswith(self.kind) else f"{self.kind}: {self.message}"
 
 
+@dataclass(frozen=True, slots=True)
+class AttemptSummary:
+    """One startup in the log (a log may hold many: ``>>`` redirection, restarts)."""
+
+    number: int  # 1, 2, … in this log
+    start_line: int
+    end_line: int
+    outcome: str  # ready, failed, stopped, starting (the current one), interrupted
+    first_error: str | None = None  # the root cause's title
+    seconds: float | None = None  # log time from its first line to its last (to ready, if ready)
+
+    def to_json(self) -> dict:
+        return {
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "outcome": self.outcome,
+            "first_error": self.first_error,
+            "seconds": None if self.seconds is None else round(self.seconds, 3),
+        }
+
+
 @dataclass(slots=True)
 class StartupState:
     server: str | None = None
@@ -120,6 +144,32 @@ class StartupState:
     last_line: int | None = None  # the last non-empty line seen, and its text:
     last_text: str = ""  # what the log said last when the process died
     errors_dropped: int = 0  # errors past the cap on ``errors`` (memory stays bounded): counted only
+    start_line: int = 1  # where this startup begins in the log
+    attempt: int = 1  # this startup's number in the log: 2 once a new ``server_args=`` followed the first
+    earlier: list[AttemptSummary] = field(default_factory=list)  # the log's earlier startups (the latest kept)
+    stall_after: dict[str, float] = field(default_factory=dict)  # the profile's silence limits per phase (s)
+
+    def summary(self, outcome: str | None = None, end_line: int | None = None) -> AttemptSummary:
+        """This startup in one row (``outcome`` overrides the state's own, e.g. interrupted)."""
+        error = self.first_error
+        end_ts = self.last_ts
+        ready = self.phase("ready") if self.ready_line is not None else None
+        if ready is not None and ready.end_ts is not None:
+            end_ts = ready.end_ts
+        seconds = None if self.first_ts is None or end_ts is None else max(0.0, end_ts - self.first_ts)
+        return AttemptSummary(
+            self.attempt,
+            self.start_line,
+            max(self.start_line, self.lines if end_line is None else end_line),
+            outcome or self.outcome,
+            error.title[:500] if error is not None else None,
+            seconds,
+        )
+
+    @property
+    def attempts(self) -> list[AttemptSummary]:
+        """Every startup in the log, this one last."""
+        return [*self.earlier, self.summary()]
 
     def phase(self, name: str) -> Phase | None:
         for p in self.phases:

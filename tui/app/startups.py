@@ -1,0 +1,76 @@
+"""The startups of one log, when it holds more than one (``>>`` redirection, restarts).
+
+The timeline and rank grid show the current startup only; this panel keeps each
+earlier one in a line — outcome, first error, how long it took — so a crash of the
+second startup is never read against the first one's ready line. Hidden while the
+log holds a single startup.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from tui.app.fmt import duration
+from tui.core.lines import clean
+from tui.core.state import FAILED, INTERRUPTED, READY, STOPPED, AttemptSummary
+from tui.session import WatchSession
+
+GLYPHS = {READY: "✓", FAILED: "✗", STOPPED: "■", INTERRUPTED: "↯"}
+STYLES = {READY: "done", FAILED: "failed", STOPPED: "dim", INTERRUPTED: "failed"}
+
+
+def summary_line(attempt: AttemptSummary, current: bool = False) -> str:
+    """``attempt 1  lines 1-7  ✓ ready 0:31`` / ``attempt 2  lines 8-…  ✗ failed 0:10 ValueError: boom``."""
+    end = "…" if current else str(attempt.end_line)
+    line = f"attempt {attempt.number}  lines {attempt.start_line}-{end}  {GLYPHS.get(attempt.outcome, '…')} {attempt.outcome}"
+    line += f" {duration(attempt.seconds)}"
+    if attempt.first_error:
+        line += f"  {clean(attempt.first_error)}"
+    return line + ("  ← current" if current else "")
+
+
+class StartupsPanel(Static):
+    """One line per startup in the log, the current one last; shown once there are two."""
+
+    DEFAULT_CSS = """
+    StartupsPanel { height: auto; max-height: 7; display: none; border-top: solid $panel; }
+    StartupsPanel.-open { display: block; }
+    """
+
+    #: Earlier startups listed (a crash-looping service leaves hundreds; the latest count).
+    SHOWN = 5
+
+    def __init__(self, session: WatchSession, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.session = session
+
+    def lines(self) -> list[tuple[str, str]]:
+        """(text, style) per row."""
+        state = self.session.state
+        rows = []
+        hidden = state.attempt - 1 - min(len(state.earlier), self.SHOWN)
+        if hidden > 0:
+            rows.append((f"{hidden} earlier startup(s) not shown", "dim"))
+        for attempt in state.earlier[-self.SHOWN :]:
+            rows.append((summary_line(attempt), STYLES.get(attempt.outcome, "running")))
+        current = state.summary()
+        rows.append((summary_line(current, current=True), STYLES.get(current.outcome, "running")))
+        return rows
+
+    def on_mount(self) -> None:
+        self.sync()
+
+    def sync(self) -> None:
+        several = self.session.state.attempt > 1
+        if several or self.has_class("-open"):
+            self.set_class(several, "-open")
+            self.refresh(layout=True)
+
+    def render(self) -> Text:
+        palette = self.app.palette  # type: ignore[attr-defined]
+        text = Text(end="")
+        text.append(f" Startups in this log ({self.session.state.attempt})\n", palette.style("title"))
+        for line, style in self.lines():
+            text.append(f" {line}\n", palette.style(style))
+        return text
