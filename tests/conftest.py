@@ -230,3 +230,10 @@ async def ssh_connections_closed():
     from tui.sources import ssh
 
     await ssh.close_all()
+
+
+@pytest.fixture(autouse=True)
+def _own_data_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The history database of every test is its own (never the user's; `watch` records the
+    startups it sees, and one test's phase times must not set another's stall limits)."""
+    monkeypatch.setenv("WATCHTOWER_DATA_DIR", str(tmp_path_factory.mktemp("data")))

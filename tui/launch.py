@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from tui.core.events import GpuSample, LogChunk, LogRestart, PhaseEnded, PhaseStarted, ProcessExited, ProcessStarted, ProcessStopping
+from tui.core.limits import StallLimits
 from tui.core.secrets import MASK, Masker, mask_argv
 from tui.core.state import READY, STOPPED
 from tui.core.verdict import (
@@ -71,7 +72,7 @@ class LaunchSpec:
     host: str | None = None  # None: this machine
     health_url: str | None = None
     plan: StopPlan = field(default_factory=StopPlan)
-    stall_limit: float | None = None
+    stall_limit: StallLimits | None = None  # --stall-limit
     on_ready: str | None = None
     on_fail: str | None = None
     cwd: str | None = None
@@ -258,7 +259,7 @@ class Launch:
             gpu=gpu_activity(self.gpu_samples, now),
             health=self.health,
             expected_phase=self.expect.longest.get(phase.name) if phase else None,
-            limit=self.spec.stall_limit,
+            limits=self.spec.stall_limit,
             eta=eta,
         )
 

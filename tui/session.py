@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import dataclasses
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -38,8 +39,10 @@ from tui.core.events import (
     Stopped,
     WarningFound,
 )
+from tui.core.limits import StallLimits
 from tui.core.lines import Line, LineAssembler, Progress
 from tui.core.state import FAILED, READY, StartupState
+from tui.core.verdict import Verdict, gpu_activity, judge
 
 # Style classes of scrollback entries; the log view maps each to a theme style.
 NORMAL, ERROR, WARNING, PHASE, PROGRESS, MARK = "normal", "error", "warning", "phase", "progress", "mark"
@@ -258,10 +261,18 @@ class WatchSession:
         scrollback: int = 100_000,
         clock: Callable[[], float] = time.time,
         max_rate: float = 15.0,
+        stall_limits: StallLimits | None = None,
     ) -> None:
         self.info = info or SessionInfo()
         self.clock = clock
         self.profile = profile
+        self.stall_limits = stall_limits  # --stall-limit
+        #: The longest each phase took in earlier startups of the same server, model and TP size
+        #: (``tui.history.WatchedStartups`` fills it in once the log has said what it is).
+        self.expected: dict[str, float] = {}
+        #: Recent GPU samples, stamped with this session's clock on arrival (a replay's clock runs
+        #: at its own speed): the verdict reads memory rates and utilisation from them.
+        self.gpu_samples: deque[GpuSample] = deque(maxlen=64)
         self.scrollback = Scrollback(scrollback)
         self.gpus = GpuBoard()
         self.connection: ConnectionState | None = None
@@ -371,6 +382,24 @@ class WatchSession:
             return last
         return max(last, self.clock() + self._ts_offset)
 
+    def verdict(self) -> Verdict:
+        """The verdict now, from the log, the GPUs and the silence limits (``tui.core.verdict``)."""
+        now = self.clock()
+        state = self.tracker.state
+        phase = state.current_phase
+        progress = self.scrollback.progress
+        last_line = progress.text if progress is not None else (state.last_text or None)
+        samples = () if self.gpus.unavailable else self.gpu_samples
+        return judge(
+            state,
+            now=now,
+            last_activity=self.last_output_at,
+            last_line=None if last_line is None else last_line[-160:],
+            gpu=gpu_activity(samples, now),
+            expected_phase=self.expected.get(phase.name) if phase is not None else None,
+            limits=self.stall_limits,
+        )
+
     def handle(self, event: Any) -> None:
         """Apply one source event (synchronously; the pumps call this)."""
         if isinstance(event, LogChunk):
@@ -378,6 +407,7 @@ class WatchSession:
             self._feed_lines(self._assembler.feed(event.data), hits, base)
         elif isinstance(event, GpuSample):
             self.gpus.update(event)
+            self.gpu_samples.append(dataclasses.replace(event, at=self.clock()))
             self._changed("gpu")
         elif isinstance(event, GpuUnavailable):
             self.gpus.lost(event.reason)

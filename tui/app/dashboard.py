@@ -87,18 +87,24 @@ def run_dashboard(args: argparse.Namespace) -> int:
     from tui.sources import log_tailer
     from tui.sources.gpu import make_gpu_source
 
+    from tui.history import WatchedStartups
+
     gpus = make_gpu_source(args.gpus, args.host, args.gpu_interval)
     session = WatchSession(
         log=log_tailer(args.log, host=args.host, from_end=args.from_end),
         gpu=gpus,
         profile=load_profile(args.server),
         info=SessionInfo(server=args.server, host=args.host or "localhost", log_path=str(args.log)),
+        stall_limits=args.stall_limit,
     )
+    memory = WatchedStartups()  # phase times of this server, model and TP size: the stall limits
+    session.expected = memory.longest
+    session.subscribe(lambda update: memory.update(session.state) if "state" in update.topics else None)
     app = build_app(session, theme=args.theme, gpus_enabled=gpus is not None)
     return int(app.run() or 0)
 
 
-def replay_session(path: str | os.PathLike[str], *, speed: float, title: str | None = None):
+def replay_session(path: str | os.PathLike[str], *, speed: float, title: str | None = None, stall_limits: Any = None):
     """A session fed by a replay of ``path``: (session, replay). UsageError for a bad file."""
     from tui.sources.local import LocalTailer
     from tui.sources.replay import RecordingError, Replay, load
@@ -114,6 +120,7 @@ def replay_session(path: str | os.PathLike[str], *, speed: float, title: str | N
         log=LocalTailer(replay.log_path),
         gpu=replay,
         clock=lambda: origin + (time.time() - origin) * speed,  # recording time: silences keep their length
+        stall_limits=stall_limits,
         info=SessionInfo(
             server=header.get("server"),
             host=str(header.get("host") or "localhost"),
@@ -161,19 +168,27 @@ def static_session(path: str | os.PathLike[str], *, upto: float | None = None, t
     return session
 
 
-def play_recording(path: str | os.PathLike[str], *, speed: float, theme: str | None, plain: bool, title: str | None = None) -> int:
+def play_recording(
+    path: str | os.PathLike[str],
+    *,
+    speed: float,
+    theme: str | None,
+    plain: bool,
+    title: str | None = None,
+    stall_limits: Any = None,
+) -> int:
     """Replay a recording through the real tailer, in the dashboard or as plain text."""
-    session, replay = replay_session(path, speed=speed, title=title)
+    session, replay = replay_session(path, speed=speed, title=title, stall_limits=stall_limits)
     try:
         if plain:
-            return _play_plain(replay)
+            return _play_plain(replay, stall_limits)
         app = build_app(session, theme=theme)
         return int(app.run() or 0)
     finally:
         replay.close()
 
 
-def _play_plain(replay) -> int:
+def _play_plain(replay, stall_limits: Any = None) -> int:
     """The plain watcher (`watch --plain`) on the replayed log, with the replay running beside it."""
     import asyncio
 
@@ -184,6 +199,7 @@ def _play_plain(replay) -> int:
         feeder = asyncio.create_task(_drain(replay))
         try:
             args = build_parser().parse_args(["watch", "--plain", str(replay.log_path)])  # watch's defaults
+            args.stall_limit = stall_limits
             return int(await PlainWatch(args, None).run() or 0)
         finally:
             feeder.cancel()

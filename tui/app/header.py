@@ -9,10 +9,14 @@ from textual.widget import Widget
 
 from tui.app.fmt import duration
 from tui.app.timeline import origin
+from tui.core.lines import clean
 from tui.core.state import FAILED, PHASE_TITLES, READY, STOPPED
+from tui.core.verdict import DEAD, LOADING, STALLED
 from tui.session import WatchSession
 
 GLYPHS = {"starting": "◷", "ready": "✔", "failed": "✖", "stopped": "■"}
+#: The judged verdicts the header shows in its own four styles.
+JUDGED = {LOADING: "starting", STALLED: "starting", DEAD: "failed"}
 QUIET_NOTE = 10.0  # seconds of log silence before the header mentions it
 
 
@@ -50,6 +54,9 @@ def verdict(session: WatchSession) -> Verdict:
         return Verdict("stopped", "STOPPED", state.stop_reason or "the server shut down after ready")
     if session.exit is not None:
         return Verdict("failed", "FAILED", _exit_words(session))
+    judged = session.verdict()  # quiet: still loading, stalled, or dead? (the GPUs, limits, processes)
+    if judged.kind in JUDGED:
+        return Verdict(JUDGED[judged.kind], judged.title, clean(judged.detail))
     phase = state.current_phase
     if phase is None and not state.lines:
         why = session.waiting or "no log output yet"

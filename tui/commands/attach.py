@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 
-from tui.commands import UsageError
+from tui.commands import UsageError, add_stall_limit_option
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -23,7 +23,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--server", help="force a server profile: sglang, vllm or a TOML file")
     p.add_argument("--gpus", default="auto", choices=["auto", "nvml", "smi", "sim", "none"])
     p.add_argument("--stop-grace", default="15,10", metavar="INT,TERM")
-    p.add_argument("--stall-limit", type=float, metavar="S")
+    add_stall_limit_option(p)
     p.add_argument("--timeout", type=float, metavar="S")
     from tui.app.dashboard import add_theme_option
 

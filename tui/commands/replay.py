@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from tui.commands import UsageError
+from tui.commands import UsageError, add_stall_limit_option
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -26,6 +26,7 @@ def add_playback_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--speed", type=float, default=1.0, metavar="N", help="play N times faster (default 1)")
     parser.add_argument("--plain", action="store_true", help="print events as text instead of the dashboard")
     add_theme_option(parser)
+    add_stall_limit_option(parser)
 
 
 def play(args: argparse.Namespace, path, title: str | None = None) -> int:
@@ -33,7 +34,8 @@ def play(args: argparse.Namespace, path, title: str | None = None) -> int:
 
     if args.speed <= 0:
         raise UsageError("--speed must be greater than 0")
-    return play_recording(path, speed=args.speed, theme=args.theme, plain=args.plain, title=title)
+    return play_recording(path, speed=args.speed, theme=args.theme, plain=args.plain, title=title,
+                          stall_limits=args.stall_limit)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -14,7 +14,7 @@ import re
 import sys
 from pathlib import Path
 
-from tui.commands import EXIT_FAILED, EXIT_READY, EXIT_STARTING, UsageError
+from tui.commands import EXIT_FAILED, EXIT_READY, EXIT_STARTING, UsageError, add_stall_limit_option
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -43,7 +43,7 @@ def add_launch_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gpus", default="auto", choices=["auto", "nvml", "smi", "sim", "none"], help="GPU source")
     p.add_argument("--stop-grace", default="15,10", metavar="INT,TERM",
                    help="seconds to wait after SIGINT, then after SIGTERM, before SIGKILL (default 15,10)")
-    p.add_argument("--stall-limit", type=float, metavar="S", help="call a silent log 'stalled?' after S seconds")
+    add_stall_limit_option(p)
     p.add_argument("--timeout", type=float, metavar="S", help="--plain: give up after S seconds (exit 3)")
     from tui.app.dashboard import add_theme_option
 

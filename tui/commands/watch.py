@@ -15,7 +15,7 @@ import os
 import sys
 import time
 
-from tui.commands import EXIT_FAILED, EXIT_READY, EXIT_STARTING, EXIT_USAGE, UsageError
+from tui.commands import EXIT_FAILED, EXIT_READY, EXIT_STARTING, EXIT_USAGE, UsageError, add_stall_limit_option
 from tui.core.events import (
     ConnectionState,
     ErrorFound,
@@ -34,6 +34,7 @@ from tui.core.events import (
 )
 from tui.core.lines import Line, LineAssembler
 from tui.core.state import FAILED, PHASE_TITLES, READY, STOPPED, ErrorReport
+from tui.core.verdict import LOADING, STALLED, STARTING, Verdict, judge
 from tui.core.wording import duration
 from tui.sources import log_tailer
 
@@ -59,6 +60,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--echo", action="store_true", help="also print each log line (with --plain)")
     p.add_argument("--from-end", action="store_true", help="skip what the log already holds")
     p.add_argument("--host", metavar="[USER@]HOST[:PORT]", help="read the log on this host over SSH")
+    add_stall_limit_option(p)
     from tui.app.dashboard import add_dashboard_options  # --theme, --gpus, --gpu-interval
 
     add_dashboard_options(p)
@@ -97,8 +99,12 @@ class PlainWatch:
 
     def __init__(self, args: argparse.Namespace, profile) -> None:
         from tui.core.tracker import StartupTracker
+        from tui.history import WatchedStartups
 
         self.args = args
+        self.memory = WatchedStartups()  # this server/model/TP size's phase times: stall limits
+        self.judged = STARTING  # the kind of the last verdict printed for a quiet log
+        self.data_seen = False
         self.tracker = StartupTracker(profile)
         self.lines = LineAssembler()
         self.started = time.monotonic()
@@ -168,6 +174,7 @@ class PlainWatch:
             sys.stdout.flush()
             task.cancel()
             await tailer.close()
+            await self.memory.close()
             try:
                 await task
             except (asyncio.CancelledError, Exception):
@@ -190,19 +197,47 @@ class PlainWatch:
                 return self.verdict()
         else:
             self.decided_at = None  # a new startup: undecided again
+            self.quiet_verdict()
         if deadline is not None and now >= deadline:
             self.show(self.tracker.finish())
             return self.verdict(timed_out=True)
         return None
 
+    def judge(self) -> Verdict:
+        """The verdict now (``tui.core.verdict``): for a quiet log, loading, stalled? or dead."""
+        state = self.tracker.state
+        phase = state.current_phase
+        return judge(
+            state,
+            now=time.monotonic(),
+            last_activity=self.last_data if self.data_seen else None,
+            last_line=state.last_text[-160:] or None,
+            expected_phase=self.memory.longest.get(phase.name) if phase is not None else None,
+            limits=getattr(self.args, "stall_limit", None),
+        )
+
+    def quiet_verdict(self) -> None:
+        """Say it once when a quiet log becomes loading or stalled?, and when it moves again."""
+        verdict = self.judge()
+        kind = verdict.kind if verdict.kind in (LOADING, STALLED) else STARTING
+        if kind == self.judged:
+            return
+        if kind != STARTING:
+            self.say(verdict.text)
+        elif self.judged == STALLED:
+            self.say("the log moves again")
+        self.judged = kind
+
     def handle(self, event) -> None:
         if isinstance(event, LogChunk):
+            self.data_seen = True
             self.last_data = time.monotonic()
             self.waiting = None
             for item in self.lines.feed(event.data):
                 if self.args.echo and isinstance(item, Line):
                     self.say(item.text, indent="| ")
                 self.show(self.tracker.feed(item, event.at))
+            self.memory.update(self.tracker.state)
         elif isinstance(event, LogWaiting):
             if event.reason != self.waiting:
                 self.waiting = event.reason

@@ -95,6 +95,9 @@ class Profile:
     prefilter: tuple[str, ...] = ()
     max_detect_lines: int = 5000
     examples: tuple[str, ...] = ()  # sample lines: a self-test, and the tracker's warm-up
+    # what a startup is, from its argument lines: ("model", patterns), ("tp_size", …); each
+    # pattern's (?P<value>…) group is the value. History keys `watch`'s phase times by them.
+    identity: tuple[tuple[str, tuple[Pattern, ...]], ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
 
     def phase(self, name: str) -> PhaseSpec | None:
@@ -196,7 +199,7 @@ _NAMED_GROUP = re.compile(r"\(\?P<\w+>")
 
 _TOP_KEYS = {
     "name", "title", "detect", "prefix", "phases", "markers", "signatures", "warnings",
-    "benign", "prefilter", "options", "examples",
+    "benign", "prefilter", "options", "examples", "identity",
 }
 _PREFIX_KEYS = {"headers", "timestamp", "rank_token", "rank_order", "bar_rank", "warning_levels"}
 _PHASE_KEYS = {
@@ -345,7 +348,20 @@ def _parse(data: dict[str, Any], source: str, common: dict[str, Any] | None) -> 
         prefilter=tuple(dict.fromkeys(words)),
         max_detect_lines=max_detect,
         examples=_strings(f"{where}: examples", data.get("examples")),
+        identity=_identity(where, data.get("identity")),
     )
+
+
+def _identity(where: str, value: Any) -> tuple[tuple[str, tuple[Pattern, ...]], ...]:
+    table = _table(f"{where}: identity", value, {"model", "tp_size"})
+    out = []
+    for key, patterns in table.items():
+        compiled = _patterns(f"{where}: identity.{key}", patterns)
+        for i, p in enumerate(compiled):
+            if "value" not in p.groupindex:
+                raise ProfileError(f"{where}: identity.{key}[{i}]: needs a (?P<value>…) group")
+        out.append((key, compiled))
+    return tuple(out)
 
 
 def _startup(where: str, value: Any, phases: list[PhaseSpec]) -> tuple[Pattern, ...]:

@@ -148,6 +148,7 @@ class StartupState:
     attempt: int = 1  # this startup's number in the log: 2 once a new ``server_args=`` followed the first
     earlier: list[AttemptSummary] = field(default_factory=list)  # the log's earlier startups (the latest kept)
     stall_after: dict[str, float] = field(default_factory=dict)  # the profile's silence limits per phase (s)
+    identity: dict[str, str] = field(default_factory=dict)  # what the startup is: {"model": …, "tp_size": "8"}
 
     def summary(self, outcome: str | None = None, end_line: int | None = None) -> AttemptSummary:
         """This startup in one row (``outcome`` overrides the state's own, e.g. interrupted)."""

@@ -427,6 +427,8 @@ class StartupTracker:
     def _markers(self, number: int, msg: str, rank: str, ts: float | None, events: list[TrackerEvent]) -> None:
         profile = self.profile
         state = self.state
+        if profile.identity and len(state.identity) < len(profile.identity) and len(state.phases) <= 1:
+            self._identify(msg)  # the argument lines, before the first real phase
         if state.ready_line is None:
             if any(p.search(msg) for p in profile.ready):
                 self._ready(number, ts, events)
@@ -456,6 +458,17 @@ class StartupTracker:
                         break
         if any(p.search(msg) for p in profile.close):
             self._close_phases(events)
+
+    def _identify(self, msg: str) -> None:
+        identity = self.state.identity
+        for key, patterns in self.profile.identity:
+            if key in identity:
+                continue
+            for pattern in patterns:
+                match = pattern.search(msg)
+                if match is not None:
+                    identity[key] = match.group("value")[:500]
+                    break
 
     def _bar_only(self, number: int, text: str, at: float | None, events: list[TrackerEvent]) -> None:
         """A live update of a still-open line: only its progress bar matters."""

@@ -8,8 +8,9 @@ recent GPU samples into the one word the header shows:
 - ``dead``: the process exited (code or signal) without a classified error;
 - ``failed``: the log holds a fatal error;
 - ``loading``: the log is quiet but GPU memory is changing or the GPUs are busy;
-- ``stalled?``: silent longer than the phase has ever taken (or a limit), GPUs idle,
-  process alive — with the ranks that have not finished the phase;
+- ``stalled?``: silent past the phase's limit (``tui.core.limits``: ``--stall-limit``,
+  history, the profile), GPUs idle, process alive — with the ranks that have not
+  finished the phase;
 - ``starting`` / ``ready`` / ``stopping`` / ``stopped``.
 
 Ready needs the log's ready marker *and*, when a health URL is watched, a 200
@@ -18,11 +19,13 @@ from it; the verdict says which one is still pending. Pure: no I/O, no clock.
 
 from __future__ import annotations
 
+import re
 import signal as _signal
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tui.core.events import GpuSample
+from tui.core.limits import NO_LIMITS, StallLimits
 from tui.core.state import FAILED, PHASE_TITLES, READY, STOPPED, StartupState
 from tui.core.wording import clock
 
@@ -30,10 +33,6 @@ STARTING, LOADING, STALLED, DEAD, STOPPING = "starting", "loading", "stalled?", 
 
 #: Log silence (s) after which the GPUs are consulted at all.
 QUIET_AFTER = 10.0
-#: Silence (s) that counts as a stall when history knows nothing about the phase.
-DEFAULT_STALL_LIMIT = 300.0
-#: A phase that history says is quick still gets this much silence before "stalled?".
-MIN_STALL = 30.0
 #: GPU memory moving faster than this (bytes/s, either way) means work is going on.
 MEM_RATE_ACTIVE = 64 * 2**20
 #: Any GPU this busy (percent) means work is going on.
@@ -175,18 +174,14 @@ def unfinished_ranks(state: StartupState) -> tuple[str, ...]:
     phase = state.current_phase
     if phase is None:
         return ()
-    pending = [r.rank for r in phase.ranks.values() if r.end_line is None]
-    pending += sorted(r for r in state.ranks if r not in phase.ranks and r != "main")
+    pending = sorted((r.rank for r in phase.ranks.values() if r.end_line is None), key=_natural)
+    pending += sorted((r for r in state.ranks if r not in phase.ranks and r != "main"), key=_natural)
     return tuple(pending)
 
 
-def stall_limit(expected: float | None, limit: float | None) -> float:
-    """Silence that counts as a stall: the configured limit, else the phase's longest in history."""
-    if limit is not None:
-        return limit
-    if expected is not None:
-        return max(MIN_STALL, expected)
-    return DEFAULT_STALL_LIMIT
+def _natural(rank: str) -> tuple:
+    """TP2 before TP10."""
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", rank))
 
 
 def judge(
@@ -199,15 +194,16 @@ def judge(
     gpu: GpuActivity | None = None,
     health: HealthStatus | None = None,
     expected_phase: float | None = None,
-    limit: float | None = None,
+    limits: StallLimits | None = None,
     eta: str | None = None,
 ) -> Verdict:
     """The verdict for this instant.
 
     ``last_activity``: when the log last grew (or the attempt started, before any
     line). ``expected_phase``: the longest the running phase has taken in history.
-    ``limit``: a configured stall limit that overrides history. ``eta``: text such
-    as "weight load 4:51 of ~10:28" to show while starting.
+    ``limits``: ``--stall-limit`` (default and per phase), which override history;
+    the profile's own per-phase limits come with ``state``. ``eta``: text such as
+    "weight load 4:51 of ~10:28" to show while starting.
     """
     said = f"log said last: {last_line!r}" if last_line else "the log is empty"
     error = log_error(state)
@@ -258,7 +254,9 @@ def judge(
     where = eta or (phase_title or "starting")
     if health is not None and not health.ok:
         where += f" · health: {health.detail}"
-    threshold = stall_limit(expected_phase, limit)
+    threshold, why = (limits or NO_LIMITS).threshold(
+        phase.name if phase else None, expected=expected_phase, profile=state.stall_after
+    )
     if silence is None or silence < min(QUIET_AFTER, threshold):
         return Verdict(STARTING, where, pending, (), silence)
 
@@ -267,11 +265,6 @@ def judge(
         return Verdict(LOADING, f"{quiet} · {gpu.text} · {where}", pending, (), silence)
     if silence > threshold and (process is None or process.alive):
         ranks = unfinished_ranks(state)
-        why = (
-            f"longer than {phase_title or 'this phase'} has ever taken ({clock(expected_phase)})"
-            if limit is None and expected_phase is not None
-            else f"limit {clock(threshold)}"
-        )
         parts = [f"log silent {clock(silence)}, {why}", gpu.text if gpu is not None else "no GPU data"]
         if ranks:
             parts.append(f"{', '.join(ranks)} not done with {phase_title or 'the phase'}")
