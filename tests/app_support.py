@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 
 from tui.app import build_app
-from tui.app.dashboard import static_session
+from tui.wiring import static_session
 from tui.core.events import LogChunk
 from tui.session import SessionInfo, WatchSession
 

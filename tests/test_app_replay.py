@@ -9,7 +9,8 @@ import json
 import pytest
 
 from tests.app_support import screen_text, until
-from tui.app.dashboard import build_app, replay_session
+from tui.app.dashboard import build_app
+from tui.wiring import replay_session
 from tui.app.header import VerdictHeader
 from tui.commands import UsageError
 from tui.commands.demo import SCENARIOS, recording_path
@@ -145,17 +146,14 @@ async def test_demo_hang_reaches_stalled_on_screen():
 
 async def test_record_then_replay_gives_back_the_same_log(tmp_path, monkeypatch):
     """`watchtower record` on a log being written (with a truncation), then the recording replays it."""
-    import argparse
-
-    from tui.commands.record import _record
+    from tui.core.options import GpuOptions, RecordOptions
+    from tui.wiring import record
 
     log = tmp_path / "server.log"
     out = tmp_path / "session.wtrec"
-    args = argparse.Namespace(log=str(log), output=str(out), gpus="sim", gpu_interval=0.05,
-                              from_end=False, duration=30.0, keep_going=False, host=None)
-    monkeypatch.setattr("tui.commands.record.AFTER_VERDICT", 0.2)
+    options = RecordOptions(log=str(log), output=str(out), gpus=GpuOptions("sim", 0.05), duration=30.0)
     writer = RecordingWriter(out, host="localhost", log=str(log))
-    task = asyncio.create_task(_record(args, writer))
+    task = asyncio.create_task(record(options, writer, after_verdict=0.2))
     first = b"[2026-03-14 21:04:10] server_args={'model_path': '/m'}\nold attempt line\n"
     log.write_bytes(first)
     await asyncio.sleep(0.3)

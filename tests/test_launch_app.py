@@ -3,7 +3,6 @@ x stops (after asking), a lists attempts, q asks only while a launched server ru
 
 from __future__ import annotations
 
-import argparse
 import os
 import signal
 import sys
@@ -14,7 +13,10 @@ import pytest
 from tui.app import themes
 from tui.app.header import VerdictHeader
 from tui.app.relaunch import ConfirmScreen, EditScreen, LaunchApp
-from tui.commands.run import add_launch_options, build_spec, make_launch
+from tui.cli import build_parser
+from tui.commands.options import launch_options
+from tui.commands.run import build_spec
+from tui.wiring import make_launch
 from tui.history import History
 from tui.sources.process import group_members, is_alive
 from tests.launch_helpers import no_leftover_servers  # noqa: F401  (autouse)
@@ -35,14 +37,11 @@ def data_dir(tmp_path, monkeypatch):
 
 
 def make_app(tmp_path, *command: str) -> LaunchApp:
-    parser = argparse.ArgumentParser()
-    add_launch_options(parser)
-    parser.add_argument("command", nargs=argparse.REMAINDER)
-    args = parser.parse_args(
-        ["--name", "sim", "--log-dir", str(tmp_path / "logs"), "--env", f"HF_TOKEN={TOKEN}", "--gpus", "none",
+    args = build_parser().parse_args(
+        ["run", "--name", "sim", "--log-dir", str(tmp_path / "logs"), "--env", f"HF_TOKEN={TOKEN}", "--gpus", "none",
          "--stop-grace", "2,2", "--", sys.executable, SIM, "--step", "0.01", "--echo-env", "HF_TOKEN", *command]
     )
-    session, launch = make_launch(build_spec(args), args)
+    session, launch = make_launch(build_spec(args), launch_options(args))
     palettes = themes.discover()
     return LaunchApp(launch, session, palettes, themes.resolve(None, palettes).name, gpus_enabled=False)
 

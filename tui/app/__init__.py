@@ -1,8 +1,9 @@
-"""The Textual dashboard. ``run_dashboard(args)`` is what `watchtower watch` (without
---plain), `replay`, `demo` and `run` open; the app itself is ``tui.app.app.WatchtowerApp``."""
+"""The Textual dashboard: ``build_app(session)`` (``tui.app.dashboard``) is what `watch`,
+`replay`, `demo` open (``tui.wiring`` builds the session); the app itself is
+``tui.app.app.WatchtowerApp``, the launcher's ``tui.app.relaunch.LaunchApp``."""
 
 from __future__ import annotations
 
-from tui.app.dashboard import build_app, run_dashboard
+from tui.app.dashboard import build_app
 
-__all__ = ["build_app", "run_dashboard"]
+__all__ = ["build_app"]

@@ -416,7 +416,7 @@ class WatchtowerApp(App[int]):
         self.exit(self.exit_code_for_state())
 
     def exit_code_for_state(self) -> int:
-        from tui.commands import EXIT_FAILED, EXIT_READY, EXIT_STARTING
+        from tui.core.verdict import EXIT_FAILED, EXIT_READY, EXIT_STARTING
         from tui.core.state import FAILED, READY, STOPPED
 
         outcome = self.session.state.outcome

@@ -11,7 +11,6 @@ header's own reading of the log.
 
 from __future__ import annotations
 
-import argparse
 import shlex
 from collections.abc import Callable
 
@@ -347,7 +346,7 @@ class LaunchApp(WatchtowerApp):
         self.attempts_panel.refresh(layout=True)
 
     def exit_code_for_state(self) -> int:
-        from tui.commands import EXIT_FAILED, EXIT_READY, EXIT_STARTING
+        from tui.core.verdict import EXIT_FAILED, EXIT_READY, EXIT_STARTING
 
         verdict = self.launch.verdict_now
         if verdict is None:
@@ -472,22 +471,3 @@ class LaunchApp(WatchtowerApp):
             answer,
         )
         return False
-
-
-def run_dashboard(spec, args: argparse.Namespace) -> int:
-    """`watchtower run` / `attach` in the dashboard; returns the verdict's exit status."""
-    from tui.app import themes
-    from tui.commands.run import make_launch
-
-    session, launch = make_launch(spec, args)
-    palettes = themes.discover()
-    palette = themes.resolve(getattr(args, "theme", None), palettes)
-    app = LaunchApp(
-        launch,
-        session,
-        palettes,
-        palette.name,
-        gpus_enabled=launch.gpu_enabled,
-        attach_only=getattr(args, "attach_only", False),
-    )
-    return int(app.run() or 0)

@@ -20,7 +20,7 @@ from pathlib import Path
 from rich.style import Style
 from textual.theme import Theme
 
-from tui.commands import UsageError
+from tui.core.errors import UsageError
 
 DEFAULT = "dark"
 #: Every style a theme may set, with the fallback used when a user theme omits one.

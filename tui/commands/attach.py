@@ -8,26 +8,15 @@ on it, with the same keys and exit codes as ``run``.
 from __future__ import annotations
 
 import argparse
-import asyncio
 
-from tui.commands import UsageError, add_stall_limit_option
+from tui.commands.options import add_launch_options, launch_options
+from tui.core.errors import UsageError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("attach", help="follow a launch's running attempt again", description=__doc__.split("\n\n")[0])
     p.add_argument("name", help="the launch's name (see `watchtower history`)")
-    p.add_argument("--plain", action="store_true", help="text output; exit 0 ready, 1 failed, 3 timeout")
-    p.add_argument("--health", metavar="URL", help="ready also needs this URL to answer 200")
-    p.add_argument("--on-ready", metavar="CMD")
-    p.add_argument("--on-fail", metavar="CMD")
-    p.add_argument("--server", help="force a server profile: sglang, vllm or a TOML file")
-    p.add_argument("--gpus", default="auto", choices=["auto", "nvml", "smi", "sim", "none"])
-    p.add_argument("--stop-grace", default="15,10", metavar="INT,TERM")
-    add_stall_limit_option(p)
-    p.add_argument("--timeout", type=float, metavar="S")
-    from tui.app.dashboard import add_theme_option
-
-    add_theme_option(p)
+    add_launch_options(p)
     p.set_defaults(func=run)
 
 
@@ -59,12 +48,10 @@ def spec_from_history(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
-    from tui.commands.run import run_plain
+    from tui import wiring
 
     spec = spec_from_history(args)
-    args.attach_only = True
+    options = launch_options(args, attach_only=True)
     if args.plain:
-        return asyncio.run(run_plain(spec, args))
-    from tui.app.relaunch import run_dashboard
-
-    return run_dashboard(spec, args)
+        return wiring.launch_plain(spec, options)
+    return wiring.launch_dashboard(spec, options)

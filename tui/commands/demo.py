@@ -11,7 +11,8 @@ import argparse
 from pathlib import Path
 
 import tui.data
-from tui.commands.replay import add_playback_options, play
+from tui.commands.options import add_playback_options
+from tui.commands.replay import play
 from tui.core.limits import StallLimits
 
 SCENARIOS = ("ready", "crash-attr", "crash-context", "oom", "hang")

@@ -12,7 +12,9 @@ import argparse
 import asyncio
 import time
 
-from tui.core.events import GpuSample, GpuUnavailable, LogChunk, LogRestart
+from tui.commands.options import add_gpu_options, gpu_options
+from tui.core.errors import UsageError
+from tui.core.options import RecordOptions
 
 #: Seconds recorded after the verdict (the tail of a crash: sigquit, Killed, GPU memory freed).
 AFTER_VERDICT = 5.0
@@ -26,8 +28,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("log", help="the server's log file (it may not exist yet)")
     parser.add_argument("-o", "--output", required=True, metavar="FILE", help="the recording to write (.wtrec)")
-    from tui.app.dashboard import add_gpu_options
-
     add_gpu_options(parser)
     parser.add_argument("--from-end", action="store_true", help="skip what LOG holds now")
     parser.add_argument("--host", metavar="[USER@]HOST[:PORT]", help="record a log on this host over SSH")
@@ -37,57 +37,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tui.commands import UsageError
+    from tui import wiring
     from tui.sources.replay import RecordingError, RecordingWriter
 
+    options = RecordOptions(
+        log=args.log, output=args.output, host=args.host, from_end=args.from_end,
+        duration=args.duration, keep_going=args.keep_going, gpus=gpu_options(args),
+    )
     try:
-        writer = RecordingWriter(args.output, host=args.host or "localhost", log=args.log, title=f"replay: {args.log}")
+        writer = RecordingWriter(options.output, host=options.host or "localhost", log=options.log,
+                                 title=f"replay: {options.log}")
     except RecordingError as exc:
         raise UsageError(str(exc)) from None
     started = time.monotonic()
     try:
-        outcome = asyncio.run(_record(args, writer))
+        outcome = asyncio.run(wiring.record(options, writer, after_verdict=AFTER_VERDICT))
     except KeyboardInterrupt:
         outcome = "interrupted"
     finally:
         writer.close()
     print(f"watchtower: recorded {writer.records} events in {time.monotonic() - started:.0f} s "
-          f"to {args.output} ({outcome})")
+          f"to {options.output} ({outcome})")
     return 0
-
-
-async def _record(args: argparse.Namespace, writer) -> str:
-    from tui.core.state import FAILED, READY
-    from tui.session import WatchSession
-    from tui.sources import log_tailer
-    from tui.sources.gpu import make_gpu_source
-
-    gpus = make_gpu_source(args.gpus, args.host, args.gpu_interval)
-    session = WatchSession(log=log_tailer(args.log, host=args.host, from_end=args.from_end), gpu=gpus)
-    session.handlers = {
-        LogChunk: [lambda e: writer.log(e.at, e.data)],
-        LogRestart: [lambda e: writer.restart(time.time(), e.reason)],
-        GpuSample: [lambda e: writer.gpu(e.at, e.gpus)],
-        GpuUnavailable: [lambda e: writer.gpu_unavailable(time.time(), e.reason)],
-    }
-    done = asyncio.Event()
-    loop = asyncio.get_running_loop()
-
-    armed = False
-
-    def on_update(_update) -> None:
-        nonlocal armed
-        if not args.keep_going and not armed and session.state.outcome in (READY, FAILED):
-            armed = True
-            loop.call_later(AFTER_VERDICT, done.set)
-
-    session.subscribe(on_update)
-    session.start()
-    try:
-        try:
-            await asyncio.wait_for(done.wait(), timeout=args.duration)
-        except TimeoutError:
-            return "duration reached"
-        return session.state.outcome
-    finally:
-        await session.stop()

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import os
 
-from tui.commands import UsageError, add_stall_limit_option
+from tui.commands.options import add_playback_options, playback_options
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -19,23 +20,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def add_playback_options(parser: argparse.ArgumentParser) -> None:
-    """--speed, --plain and --theme: shared with `demo`, which plays bundled recordings."""
-    from tui.app.dashboard import add_theme_option
+def play(args: argparse.Namespace, path: str | os.PathLike[str], title: str | None = None) -> int:
+    from tui import wiring
 
-    parser.add_argument("--speed", type=float, default=1.0, metavar="N", help="play N times faster (default 1)")
-    parser.add_argument("--plain", action="store_true", help="print events as text instead of the dashboard")
-    add_theme_option(parser)
-    add_stall_limit_option(parser)
-
-
-def play(args: argparse.Namespace, path, title: str | None = None) -> int:
-    from tui.app.dashboard import play_recording
-
-    if args.speed <= 0:
-        raise UsageError("--speed must be greater than 0")
-    return play_recording(path, speed=args.speed, theme=args.theme, plain=args.plain, title=title,
-                          stall_limits=args.stall_limit)
+    return wiring.play_recording(path, playback_options(args), title=title)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -31,6 +31,10 @@ from tui.core.wording import clock
 
 STARTING, LOADING, STALLED, DEAD, STOPPING = "starting", "loading", "stalled?", "dead", "stopping"
 
+#: Exit statuses shared by every command: 0 ready / success, 1 failed or dead, 2 usage error,
+#: 3 still starting / incomplete / timed out.
+EXIT_READY, EXIT_FAILED, EXIT_USAGE, EXIT_STARTING = 0, 1, 2, 3
+
 #: Log silence (s) after which the GPUs are consulted at all.
 QUIET_AFTER = 10.0
 #: GPU memory moving faster than this (bytes/s, either way) means work is going on.

@@ -13,7 +13,6 @@ shutdown happen in order on the same thread and never on the event loop.
 from __future__ import annotations
 
 import asyncio
-import functools
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -28,8 +27,6 @@ GpuEvent = GpuSample | GpuUnavailable
 #: e.g. ``functools.partial(tui.sources.ssh.stream_lines, target)``.
 CommandLines = Callable[[Sequence[str]], AsyncIterator[str]]
 
-KINDS = ("auto", "nvml", "smi", "sim", "none")
-LOCAL_HOSTS = (None, "", "localhost")
 
 
 class GpuSource:
@@ -160,55 +157,3 @@ class NvmlSource(PolledGpuSource):
 
     def shutdown(self) -> None:
         self._nvml.close()
-
-
-def make_gpu_source(
-    kind: str | None,
-    host: str | None = None,
-    interval: float = 1.0,
-    *,
-    command_lines: CommandLines | None = None,
-    count: int = 8,
-    seed: int = 0,
-) -> GpuSource | None:
-    """The source for ``--gpus KIND`` watching ``host`` (None: this machine); None for ``none``.
-
-    ``auto`` is NVML here and nvidia-smi on a remote host. A remote nvidia-smi runs
-    through ``command_lines`` (default: the SSH module's ``stream_lines`` for ``host``).
-    """
-    from tui.commands import UsageError
-
-    kind = (kind or "auto").lower()
-    local = host in LOCAL_HOSTS
-    label = "localhost" if local else str(host)
-    if kind not in KINDS:
-        raise UsageError(f"--gpus {kind}: expected one of {', '.join(KINDS)}")
-    if interval <= 0:
-        raise UsageError(f"--gpu-interval {interval}: must be a positive number of seconds")
-    if kind == "none":
-        return None
-    if kind == "sim":
-        from tui.sources.sim import SimGpuSource
-
-        return SimGpuSource(count, host=label, interval=interval, seed=seed)
-    if kind == "nvml" and not local:
-        raise UsageError("--gpus nvml reads this machine's GPUs only; use --gpus smi (or auto) with --host")
-    if kind == "nvml" or (kind == "auto" and local):
-        return NvmlSource(label, interval)
-    from tui.sources.smi import SmiSource, local_lines
-
-    if command_lines is None:
-        command_lines = local_lines if local else _ssh_lines(str(host))
-    return SmiSource(label, interval, command_lines=command_lines)
-
-
-def _ssh_lines(host: str) -> CommandLines:
-    from tui.sources import ssh  # asyncssh only when a remote host is watched
-
-    try:
-        target = ssh.SshTarget.parse(host)
-    except ValueError as exc:
-        from tui.commands import UsageError
-
-        raise UsageError(f"--host {host}: {exc}") from None
-    return functools.partial(ssh.stream_lines, target)

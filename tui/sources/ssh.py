@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import asyncssh
 
-from tui.commands import UsageError
+from tui.core.errors import UsageError
 
 ENV_KNOWN_HOSTS = "WATCHTOWER_SSH_KNOWN_HOSTS"
 ENV_IDENTITY = "WATCHTOWER_SSH_IDENTITY"

@@ -1,0 +1,92 @@
+"""Options several commands share, declared once, and their typed form (``tui.core.options``)."""
+
+from __future__ import annotations
+
+import argparse
+
+from tui.core.limits import StallLimits
+from tui.core.options import GPU_SOURCES, GpuOptions, LaunchOptions, PlaybackOptions, WatchOptions
+
+
+def add_gpu_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--gpus", choices=GPU_SOURCES, default="auto",
+                        help="GPU source: auto (NVML here, nvidia-smi with --host), nvml, smi, "
+                        "sim (simulated 8 GPUs), none")
+    parser.add_argument("--gpu-interval", type=float, default=1.0, metavar="S",
+                        help="seconds between GPU polls (default 1)")
+
+
+def add_theme_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--theme",
+        metavar="NAME|PATH",
+        help="dashboard theme: dark (default), light, high-contrast, one of yours in "
+        "~/.config/watchtower/themes/, or a .toml file",
+    )
+
+
+def stall_limits(text: str) -> StallLimits:
+    """``--stall-limit``'s value: ``5m,weight_load=20m,cuda_graph=8m``."""
+    try:
+        return StallLimits.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--stall-limit: ")) from None
+
+
+def add_stall_limit_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--stall-limit", type=stall_limits, metavar="LIMITS",
+        help="log silence that counts as 'stalled?': a default and/or PHASE=DURATION pairs, e.g. "
+        "5m,weight_load=20m,cuda_graph=8m (default: history, else the server profile's)",
+    )
+
+
+def add_launch_options(parser: argparse.ArgumentParser) -> None:
+    """How `run` and `attach` watch an attempt (run adds what starts one: --host, --name, --env …)."""
+    parser.add_argument("--health", metavar="URL", help="ready also needs this URL to answer 200 (e.g. http://127.0.0.1:30000/health)")
+    parser.add_argument("--plain", action="store_true", help="text output instead of the dashboard; exit 0 ready, 1 failed, 3 timeout")
+    parser.add_argument("--on-ready", metavar="CMD", help="shell command run when ready (verdict in WATCHTOWER_* variables)")
+    parser.add_argument("--on-fail", metavar="CMD", help="shell command run on failure (verdict in WATCHTOWER_* variables)")
+    parser.add_argument("--server", help="force a server profile: sglang, vllm or a TOML file")
+    add_gpu_options(parser)
+    parser.add_argument("--stop-grace", default="15,10", metavar="INT,TERM",
+                        help="seconds to wait after SIGINT, then after SIGTERM, before SIGKILL (default 15,10)")
+    add_stall_limit_option(parser)
+    parser.add_argument("--timeout", type=float, metavar="S", help="--plain: give up after S seconds (exit 3)")
+    add_theme_option(parser)
+
+
+def add_playback_options(parser: argparse.ArgumentParser) -> None:
+    """--speed, --plain and --theme: `replay`, and `demo`, which plays bundled recordings."""
+    parser.add_argument("--speed", type=float, default=1.0, metavar="N", help="play N times faster (default 1)")
+    parser.add_argument("--plain", action="store_true", help="print events as text instead of the dashboard")
+    add_theme_option(parser)
+    add_stall_limit_option(parser)
+
+
+def gpu_options(args: argparse.Namespace) -> GpuOptions:
+    return GpuOptions(kind=args.gpus, interval=args.gpu_interval)
+
+
+def watch_options(args: argparse.Namespace) -> WatchOptions:
+    return WatchOptions(
+        log=args.log,
+        server=args.server,
+        host=args.host,
+        from_end=args.from_end,
+        timeout=args.timeout,
+        echo=args.echo,
+        theme=args.theme,
+        gpus=gpu_options(args),
+        stall_limits=args.stall_limit,
+    )
+
+
+def launch_options(args: argparse.Namespace, *, attach_only: bool = False) -> LaunchOptions:
+    return LaunchOptions(
+        server=args.server, gpus=gpu_options(args), theme=args.theme, timeout=args.timeout, attach_only=attach_only
+    )
+
+
+def playback_options(args: argparse.Namespace) -> PlaybackOptions:
+    return PlaybackOptions(speed=args.speed, plain=args.plain, theme=args.theme, stall_limits=args.stall_limit)

@@ -1,0 +1,68 @@
+"""What the commands parsed, as small typed objects shared by every front end.
+
+The command line (``tui.commands``) fills these in; the composition root
+(``tui.wiring``) and the views read them. Defined once, below every layer that
+reads them, so no view has to know about argparse.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tui.core.limits import StallLimits
+
+#: ``--gpus`` choices: auto (NVML here, nvidia-smi on a remote host), nvml, smi, sim, none.
+GPU_SOURCES = ("auto", "nvml", "smi", "sim", "none")
+
+
+@dataclass(frozen=True, slots=True)
+class GpuOptions:
+    kind: str = "auto"
+    interval: float = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class WatchOptions:
+    """`watch` (and `replay --plain`): one log, here or on ``host``."""
+
+    log: str
+    server: str | None = None
+    host: str | None = None
+    from_end: bool = False
+    timeout: float | None = None
+    echo: bool = False
+    theme: str | None = None
+    gpus: GpuOptions = field(default_factory=GpuOptions)
+    stall_limits: StallLimits | None = None  # --stall-limit
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchOptions:
+    """`run` and `attach`, beside the launch spec: how to watch what is launched."""
+
+    server: str | None = None
+    gpus: GpuOptions = field(default_factory=GpuOptions)
+    theme: str | None = None
+    timeout: float | None = None
+    attach_only: bool = False  # `attach`: follow the running attempt, never start one
+
+
+@dataclass(frozen=True, slots=True)
+class PlaybackOptions:
+    """`replay` and `demo`."""
+
+    speed: float = 1.0
+    plain: bool = False
+    theme: str | None = None
+    stall_limits: StallLimits | None = None  # --stall-limit
+
+
+@dataclass(frozen=True, slots=True)
+class RecordOptions:
+    log: str
+    output: str
+    host: str | None = None
+    from_end: bool = False
+    duration: float | None = None
+    keep_going: bool = False
+    gpus: GpuOptions = field(default_factory=GpuOptions)

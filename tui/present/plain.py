@@ -1,0 +1,382 @@
+"""`watch --plain` and `run --plain`: one line per event, a clear verdict, an exit status.
+
+The operator's old bash loop (tail, grep a list of error words, sleep 15) done right:
+event-driven, every exception type, one line per event — wall-clock time, time since
+the watch began, what happened — and a verdict.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from typing import Any
+
+from tui.core.events import (
+    ConnectionState,
+    ErrorFound,
+    LogChunk,
+    LogGap,
+    LogRestart,
+    LogWaiting,
+    NewStartup,
+    PhaseEnded,
+    PhaseProgress,
+    PhaseStarted,
+    Ready,
+    ServerDetected,
+    Stopped,
+    WarningFound,
+)
+from tui.core.lines import Line, LineAssembler
+from tui.core.options import WatchOptions
+from tui.core.state import FAILED, PHASE_TITLES, READY, STOPPED, ErrorReport
+from tui.core.verdict import EXIT_FAILED, EXIT_READY, EXIT_STARTING, EXIT_USAGE, LOADING, STALLED, STARTING, Verdict, judge
+from tui.core.wording import duration
+from tui.sources import log_tailer
+
+#: After the first fatal error or a ready line, keep reading this long (the root cause may
+#: follow an error; a new startup in the same log may follow a ready line).
+GRACE_S = 2.0
+#: ... or until the log has been quiet this long.
+QUIET_S = 0.5
+#: A phase's progress is printed at most this often.
+PROGRESS_EVERY_S = 3.0
+#: Warnings printed one by one; later ones are only counted.
+MAX_WARNINGS_SHOWN = 20
+#: Lines of a traceback shown with the error.
+BLOCK_TAIL = 5
+
+
+def title(phase: str) -> str:
+    return PHASE_TITLES.get(phase, phase)
+
+
+class PlainWatch:
+    """Follow one log (local, or remote with --host); print events; return the exit status."""
+
+    def __init__(self, options: WatchOptions, profile: Any) -> None:
+        from tui.core.tracker import StartupTracker
+        from tui.history import WatchedStartups
+
+        self.args = options
+        self.memory = WatchedStartups()  # this server/model/TP size's phase times: stall limits
+        self.judged = STARTING  # the kind of the last verdict printed for a quiet log
+        self.data_seen = False
+        self.tracker = StartupTracker(profile)
+        self.lines = LineAssembler()
+        self.started = time.monotonic()
+        self.decided_at: float | None = None  # when the current startup became ready or failed
+        self.last_data = self.started
+        self.waiting: str | None = None
+        self.progress_at: dict[str, float] = {}
+        self.warnings_shown = 0
+        self.printed: dict[tuple[str, str], list[ErrorReport]] = {}  # (kind, message) -> errors
+        self.messages: dict[int, str] = {}  # error id -> message printed
+
+    # ------------------------------------------------------------ output
+
+    def say(self, text: str, indent: str = "") -> None:
+        now = time.monotonic() - self.started
+        minutes, secs = divmod(now, 60)
+        stamp = f"{time.strftime('%H:%M:%S')}  +{int(minutes):02d}:{secs:04.1f}"
+        for i, line in enumerate(text.splitlines() or [""]):
+            print(f"{stamp}  {indent}{line}" if i == 0 else f"{' ' * len(stamp)}  {indent}{line}")
+
+    # ------------------------------------------------------------ main loop
+
+    async def run(self) -> int:
+        tailer = log_tailer(self.args.log, host=self.args.host, from_end=self.args.from_end)
+        queue: asyncio.Queue = asyncio.Queue(maxsize=16)
+        done = object()
+
+        async def pump() -> None:
+            try:
+                async for event in tailer.events():
+                    await queue.put(event)
+            finally:
+                await queue.put(done)
+
+        self.say(f"watching {self.args.log}" + (f" (server: {self.tracker.profile.name})" if self.tracker.profile else ""))
+        self.tracker.prime()  # before the tailer starts: the first marker then finds the automata built
+        task = asyncio.create_task(pump())
+        deadline = None if self.args.timeout is None else self.started + self.args.timeout
+        try:
+            while True:
+                now = time.monotonic()
+                wait = QUIET_S
+                if deadline is not None:
+                    wait = min(wait, deadline - now)
+                if self.decided_at is not None:
+                    wait = min(wait, self.decided_at + GRACE_S - now)
+                try:
+                    async with asyncio.timeout(max(0.0, wait)):  # no task per wait, unlike wait_for
+                        event = await queue.get()
+                except TimeoutError:
+                    event = None
+                if event is done:
+                    self.show(self.tracker.finish())
+                    return self.verdict()
+                if isinstance(event, ConnectionState) and event.state == "refused":
+                    self.say(f"{event.host}: connection refused: {event.detail}")
+                    return EXIT_USAGE  # a host key or login problem: retrying will not fix it
+                if event is not None:
+                    self.handle(event)
+                else:
+                    self.show(self.tracker.quiet())
+                sys.stdout.flush()  # once per event: all it printed goes out in one write
+                status = self.check(deadline, caught_up=queue.empty())
+                if status is not None:
+                    return status
+        finally:
+            sys.stdout.flush()
+            task.cancel()
+            await tailer.close()
+            await self.memory.close()
+            try:
+                await task
+            except (asyncio.CancelledError, Exception):
+                pass
+
+    def check(self, deadline: float | None, caught_up: bool = True) -> int | None:
+        """The exit status once the watch is over, else None.
+
+        Ready or failed is final once the log has been read to its end (``caught_up``) and
+        has been quiet a moment, or after a grace period: what follows may be the root cause
+        of the failure, or a new startup that makes the verdict of this one moot.
+        """
+        state = self.tracker.state
+        now = time.monotonic()
+        if state.outcome in (READY, STOPPED, FAILED):
+            if self.decided_at is None:
+                self.decided_at = now
+            if caught_up and (now - self.decided_at >= GRACE_S or now - self.last_data >= QUIET_S):
+                self.show(self.tracker.finish())
+                return self.verdict()
+        else:
+            self.decided_at = None  # a new startup: undecided again
+            self.quiet_verdict()
+        if deadline is not None and now >= deadline:
+            self.show(self.tracker.finish())
+            return self.verdict(timed_out=True)
+        return None
+
+    def judge(self) -> Verdict:
+        """The verdict now (``tui.core.verdict``): for a quiet log, loading, stalled? or dead."""
+        state = self.tracker.state
+        phase = state.current_phase
+        return judge(
+            state,
+            now=time.monotonic(),
+            last_activity=self.last_data if self.data_seen else None,
+            last_line=state.last_text[-160:] or None,
+            expected_phase=self.memory.longest.get(phase.name) if phase is not None else None,
+            limits=self.args.stall_limits,
+        )
+
+    def quiet_verdict(self) -> None:
+        """Say it once when a quiet log becomes loading or stalled?, and when it moves again."""
+        verdict = self.judge()
+        kind = verdict.kind if verdict.kind in (LOADING, STALLED) else STARTING
+        if kind == self.judged:
+            return
+        if kind != STARTING:
+            self.say(verdict.text)
+        elif self.judged == STALLED:
+            self.say("the log moves again")
+        self.judged = kind
+
+    def handle(self, event) -> None:
+        if isinstance(event, LogChunk):
+            self.data_seen = True
+            self.last_data = time.monotonic()
+            self.waiting = None
+            for item in self.lines.feed(event.data):
+                if self.args.echo and isinstance(item, Line):
+                    self.say(item.text, indent="| ")
+                self.show(self.tracker.feed(item, event.at))
+            self.memory.update(self.tracker.state)
+        elif isinstance(event, LogWaiting):
+            if event.reason != self.waiting:
+                self.waiting = event.reason
+                self.say(f"waiting for the log: {event.reason}")
+        elif isinstance(event, LogRestart):
+            self.show(self.tracker.finish())
+            self.lines.reset()
+            self.tracker.restart()
+            self.progress_at.clear()
+            self.say(f"the log was {event.reason}: a new attempt starts at line 1")
+        elif isinstance(event, ConnectionState):
+            retry = f", retrying in {event.retry_in:.0f} s" if event.retry_in else ""
+            detail = f": {event.detail}" if event.detail else ""
+            self.say(f"{event.host}: {event.state}{detail}{retry}")
+        elif isinstance(event, LogGap):
+            self.say(f"note: {event.nbytes} bytes at offset {event.offset} could not be read ({event.reason})")
+
+    # ------------------------------------------------------------ events
+
+    def show(self, events: list) -> None:
+        for event in events:
+            if isinstance(event, ServerDetected):
+                self.say(f"server: {event.server} (line {event.line})")
+            elif isinstance(event, PhaseStarted):
+                self.say(f"{title(event.phase)} started (line {event.line})")
+            elif isinstance(event, PhaseProgress):
+                self.progress(event)
+            elif isinstance(event, PhaseEnded):
+                phase = self.tracker.state.phase(event.phase)
+                span = f"lines {phase.start_line}-{event.line}" if phase else f"line {event.line}"
+                ranks = f", slowest {event.slowest_rank} of {event.ranks} ranks" if event.ranks > 1 else ""
+                self.say(f"{title(event.phase)} done in {duration(event.seconds)} ({span}{ranks})")
+            elif isinstance(event, Ready):
+                self.say(f"READY (line {event.line}): the server is up after {duration(event.seconds)} of log time")
+            elif isinstance(event, Stopped):
+                self.say(f"stopped (line {event.line}): {event.text}")
+            elif isinstance(event, NewStartup):
+                self.new_startup(event)
+            elif isinstance(event, WarningFound):
+                self.warning(event)
+            elif isinstance(event, ErrorFound):
+                self.error(event.error)
+
+    def new_startup(self, event: NewStartup) -> None:
+        before = event.previous
+        error = f", {before.first_error}" if before.first_error else ""
+        self.say(f"new startup at line {event.line} (attempt {event.attempt} in this log); "
+                 f"attempt {before.number} (lines {before.start_line}-{before.end_line}): {before.outcome}{error}")
+        self.progress_at.clear()
+        self.printed.clear()  # the same error in this attempt is news again
+        self.warnings_shown = 0
+
+    def progress(self, event: PhaseProgress) -> None:
+        now = time.monotonic()
+        last = self.progress_at.get(event.phase)
+        if last is not None and now - last < PROGRESS_EVERY_S:
+            return
+        self.progress_at[event.phase] = now
+        pct = "" if event.fraction is None else f"{event.fraction * 100:.0f}% "
+        self.say(f"{title(event.phase)} {pct}{event.detail}".rstrip())
+
+    def warning(self, event: WarningFound) -> None:
+        self.warnings_shown += 1
+        if self.warnings_shown <= MAX_WARNINGS_SHOWN:
+            self.say(f"warning (line {event.line}): {event.text}")
+        elif self.warnings_shown == MAX_WARNINGS_SHOWN + 1:
+            self.say("more warnings: counted, not shown")
+
+    def error(self, error: ErrorReport) -> None:
+        key = (error.kind, error.message)
+        previous = self.messages.get(id(error))
+        if previous == error.message:
+            return
+        self.messages[id(error)] = error.message
+        same = self.printed.setdefault(key, [])
+        same.append(error)
+        if len(same) > 1:
+            return  # the same error from another rank: named in the verdict
+        rank = f" [{error.rank}]" if error.rank else ""
+        what = "note" if error.secondary else "error" if error.fatal else "not fatal"
+        cause = "cause now" if previous is not None else what
+        self.say(f"{cause}: line {error.line}{rank}: {error.message}")
+        tail = [text for _, text in error.block[-BLOCK_TAIL:]] if len(error.block) > 1 else []
+        for text in tail:
+            self.say(text.rstrip()[:300], indent="    | ")
+
+    # ------------------------------------------------------------ verdict
+
+    def verdict(self, timed_out: bool = False) -> int:
+        state = self.tracker.state
+        if state.outcome in (READY, STOPPED):
+            return EXIT_READY
+        if state.outcome == FAILED:
+            error = state.first_error
+            if error is None:
+                self.say("FAILED")
+                return EXIT_FAILED
+            rank = f" [{error.rank}]" if error.rank else ""
+            also = list(dict.fromkeys(
+                e.rank for e in self.printed.get((error.kind, error.message), []) if e.rank and e.rank != error.rank
+            ))
+            others = f" (also on {', '.join(also)})" if also else ""
+            which = f" (attempt {state.attempt} in this log)" if state.attempt > 1 else ""
+            self.say(f"FAILED at line {error.line}{rank}: {error.message}{others}{which}")
+            return EXIT_FAILED
+        current = state.current_phase
+        where = ""
+        if current is not None:
+            pct = "" if current.progress is None else f" {current.progress * 100:.0f}%"
+            where = f"; in {title(current.name)}{pct} since line {current.start_line}"
+        last = f"; last line {state.last_line}" if state.last_line else "; the log is empty"
+        if timed_out:
+            self.say(f"TIMEOUT after {duration(self.args.timeout)}: still starting{where}{last}")
+        else:
+            self.say(f"the log ended: still starting{where}{last}")
+        return EXIT_STARTING
+
+
+class PlainPrinter:
+    """Text mode: one line per phase, error and verdict change, masked and control-free."""
+
+    def __init__(self, out, launch=None) -> None:
+        from tui.core.verdict import STARTING
+
+        self.launch = launch
+        self.out = out
+        self.final = asyncio.Event()
+        self._last_kind = STARTING
+
+    def say(self, text: str) -> None:
+        from tui.core.lines import clean
+
+        self.out.write(clean(self.launch.masker.text(text)) + "\n")
+        self.out.flush()
+
+    def started(self) -> None:
+        run = self.launch.run
+        where = "" if self.launch.spec.host is None else f" on {self.launch.spec.host}"
+        how = "reattached to the running" if self.launch.reattached else "started"
+        self.say(f"v{run.attempt} {how}{where}: pid {run.pid}, log {run.log_path}")
+        self.say(f"  {self.launch.command_text}")
+
+    def update(self, update) -> None:
+        from tui.core.events import ErrorFound, PhaseEnded, PhaseStarted, Ready, WarningFound
+        from tui.core.state import PHASE_TITLES
+        from tui.core.verdict import EXIT_KINDS
+        from tui.core.wording import clock
+
+        for event in update.events:
+            if isinstance(event, PhaseStarted):
+                self.say(f"  {PHASE_TITLES.get(event.phase, event.phase)} started (line {event.line})")
+            elif isinstance(event, PhaseEnded):
+                slow = f", slowest {event.slowest_rank}" if event.slowest_rank and event.ranks > 1 else ""
+                took = f" in {clock(event.seconds)}" if event.seconds is not None else ""
+                self.say(f"  {PHASE_TITLES.get(event.phase, event.phase)} done{took}{slow}")
+            elif isinstance(event, ErrorFound):
+                err = event.error
+                if err.kind in EXIT_KINDS or getattr(err, "secondary", False):
+                    continue  # the exit is in the verdict; consequences are in the log
+                rank = f" ({err.rank})" if getattr(err, "rank", None) else ""
+                self.say(f"  error at line {err.line}{rank}: {err.title}")
+            elif isinstance(event, WarningFound):
+                pass
+            elif isinstance(event, Ready):
+                self.say(f"  ready marker at line {event.line}")
+
+    def verdict(self, verdict, previous) -> None:
+        from tui.core.verdict import LOADING, STALLED
+
+        if verdict.kind != self._last_kind or verdict.kind in (LOADING, STALLED) and previous is not None and (
+            previous.kind != verdict.kind
+        ):
+            self.say(verdict.text)
+        self._last_kind = verdict.kind
+        if verdict.final:
+            self.final.set()
+
+    def left_running(self) -> None:
+        launch = self.launch
+        if launch.server_running:
+            self.say(
+                f"v{launch.run.attempt} keeps running (pid {launch.run.pid}); follow it again with"
+                f" `watchtower attach {launch.spec.name}`"
+            )
