@@ -31,6 +31,7 @@ from tui.core.events import (
     LogRestart,
     LogWaiting,
     NewStartup,
+    NoWriter,
     PhaseEnded,
     PhaseStarted,
     ProcessExited,
@@ -38,11 +39,14 @@ from tui.core.events import (
     Ready,
     Stopped,
     WarningFound,
+    WriterGone,
+    WritersFound,
 )
 from tui.core.limits import StallLimits
 from tui.core.lines import Line, LineAssembler, Progress
 from tui.core.state import FAILED, READY, StartupState
 from tui.core.verdict import Verdict, gpu_activity, judge
+from tui.core.writers import WriterState
 
 # Style classes of scrollback entries; the log view maps each to a theme style.
 NORMAL, ERROR, WARNING, PHASE, PROGRESS, MARK = "normal", "error", "warning", "phase", "progress", "mark"
@@ -273,6 +277,8 @@ class WatchSession:
         #: Recent GPU samples, stamped with this session's clock on arrival (a replay's clock runs
         #: at its own speed): the verdict reads memory rates and utilisation from them.
         self.gpu_samples: deque[GpuSample] = deque(maxlen=64)
+        #: The processes behind the log (writer discovery), for a server Watchtower did not launch.
+        self.writers = WriterState()
         self.scrollback = Scrollback(scrollback)
         self.gpus = GpuBoard()
         self.connection: ConnectionState | None = None
@@ -390,12 +396,14 @@ class WatchSession:
         progress = self.scrollback.progress
         last_line = progress.text if progress is not None else (state.last_text or None)
         samples = () if self.gpus.unavailable else self.gpu_samples
+        writers = self.writers
         return judge(
             state,
             now=now,
             last_activity=self.last_output_at,
             last_line=None if last_line is None else last_line[-160:],
-            gpu=gpu_activity(samples, now),
+            process=writers.status(),
+            gpu=gpu_activity(samples, now, pids=writers.pids or None),
             expected_phase=self.expected.get(phase.name) if phase is not None else None,
             limits=self.stall_limits,
         )
@@ -428,6 +436,9 @@ class WatchSession:
         elif isinstance(event, ConnectionState):
             self.connection = event
             self._changed("connection")
+        elif isinstance(event, (WritersFound, WriterGone, NoWriter)):
+            if self.writers.apply(event):
+                self._changed("process", "state")
         elif isinstance(event, ProcessStarted):
             self.process = event
             self._changed("process")

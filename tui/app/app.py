@@ -30,6 +30,7 @@ from tui.app.gpus import GpuPanel
 from tui.app.header import VerdictHeader
 from tui.app.logview import LogView
 from tui.app.report import build_report
+from tui.app.processes import ProcessTree
 from tui.app.startups import StartupsPanel
 from tui.app.themes import Palette
 from tui.app.timeline import PhaseTimeline, RankGrid
@@ -197,6 +198,7 @@ class WatchtowerApp(App[int]):
             yield GpuPanel(self.session, self.gpus_enabled, id="gpus")
         with Vertical(id="panels"):
             yield StartupsPanel(self.session, id="startups")
+            yield ProcessTree(self.session, id="processes")
             yield from self._extra_panels
         yield LogStatus(self.session, id="log-status")
         yield LogView(self.session, id="log")
@@ -221,6 +223,8 @@ class WatchtowerApp(App[int]):
         topics = update.topics
         if "log" in topics:
             self.log_view.sync()
+        if "process" in topics:
+            self.query_one(ProcessTree).sync()
         if topics & {"log", "state", "connection", "process"}:
             self.query_one(VerdictHeader).refresh()
             self.query_one(LogStatus).refresh()
@@ -419,6 +423,10 @@ class WatchtowerApp(App[int]):
         from tui.core.verdict import EXIT_FAILED, EXIT_READY, EXIT_STARTING
         from tui.core.state import FAILED, READY, STOPPED
 
+        from tui.core.verdict import DEAD
+
+        if self.session.verdict().kind in (DEAD, FAILED):  # also a watched server's process gone
+            return EXIT_FAILED
         outcome = self.session.state.outcome
         if outcome in (READY, STOPPED):
             return EXIT_READY

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 import signal as _signal
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from tui.core.events import GpuSample
@@ -79,16 +79,28 @@ def describe_exit(returncode: int | None, signum: int | None) -> str:
 
 @dataclass(frozen=True, slots=True)
 class ProcessStatus:
-    """What is known about the launched server process."""
+    """What is known about the server's process: the launched one, or the writer of a watched
+    log (``tui.core.writers``), then ``who`` names it and its exit status may be unknown."""
 
     alive: bool
     returncode: int | None = None
     signal: int | None = None
     stopped_by_user: bool = False
+    exit_known: bool = True  # False: not our child, its exit status cannot be known
+    who: str | None = None  # "main process pid 4242 (python -m sglang.launch_server …)"
+    lost: str | None = None  # alive, but a rank's process is gone: says which, in words
+    lost_rank: str | None = None
 
     @property
     def exit_text(self) -> str:
+        if not self.exit_known:
+            return "exit status unknown (not started by Watchtower)"
         return describe_exit(self.returncode, self.signal)
+
+    @property
+    def end_text(self) -> str:
+        """How it ended, naming the process when it is not the launched one."""
+        return self.exit_text if self.who is None else f"{self.who} is gone, {self.exit_text}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +117,7 @@ class GpuActivity:
     mem_rate: float | None  # bytes/s summed over GPUs, over the recent window
     max_util: int | None  # percent, busiest GPU in the latest sample
     gpus: int
+    of_server: bool = False  # the rate is that of the server's own processes
 
     @property
     def active(self) -> bool:
@@ -116,14 +129,26 @@ class GpuActivity:
     def text(self) -> str:
         parts = []
         if self.mem_rate is not None and abs(self.mem_rate) >= MEM_RATE_ACTIVE:
-            parts.append(f"GPU mem {self.mem_rate / 2**30:+.1f} GiB/s")
+            parts.append(f"{'its GPU mem' if self.of_server else 'GPU mem'} {self.mem_rate / 2**30:+.1f} GiB/s")
         if self.max_util is not None and self.max_util >= UTIL_ACTIVE:
             parts.append(f"GPUs busy {self.max_util}%")
         return ", ".join(parts) or "GPUs idle"
 
 
-def gpu_activity(samples: Sequence[GpuSample], now: float, window: float = GPU_WINDOW) -> GpuActivity | None:
-    """Memory change rate and utilisation from the samples of the last ``window`` seconds."""
+def _server_memory(sample: GpuSample, pids: Collection[int]) -> int | None:
+    """GPU memory the server's processes hold in ``sample``; None when it lists no process of theirs."""
+    held = [p.used_bytes for g in sample.gpus for p in g.processes if p.pid in pids and p.used_bytes is not None]
+    return sum(held) if held else None
+
+
+def gpu_activity(
+    samples: Sequence[GpuSample], now: float, window: float = GPU_WINDOW, pids: Collection[int] | None = None
+) -> GpuActivity | None:
+    """Memory change rate and utilisation from the samples of the last ``window`` seconds.
+
+    ``pids``: the server's processes (a watched log's writers): where the samples list the
+    memory per process, the rate is theirs alone (another job's allocations say nothing).
+    """
     recent = [s for s in samples if now - s.at <= window and s.gpus]
     if not recent:
         return None
@@ -131,6 +156,11 @@ def gpu_activity(samples: Sequence[GpuSample], now: float, window: float = GPU_W
     utils = [g.utilization for g in last.gpus if g.utilization is not None]
     rate = None
     first = recent[0]
+    if pids and last.at - first.at > 0:
+        before, after = _server_memory(first, pids), _server_memory(last, pids)
+        if before is not None and after is not None:
+            return GpuActivity((after - before) / (last.at - first.at), max(utils) if utils else None, len(last.gpus),
+                               of_server=True)
     if last.at - first.at > 0:
         indices = {g.index for g in first.gpus if g.memory_used is not None} & {
             g.index for g in last.gpus if g.memory_used is not None
@@ -223,18 +253,25 @@ def judge(
         return Verdict(STOPPING, "stopping the process group")
 
     if process is not None and not process.alive:
-        how = process.exit_text
+        how = process.end_text
         if process.stopped_by_user:
             return Verdict(STOPPED, f"stopped, {how}")
         if failed and error_text:
             return Verdict(FAILED, f"{error_text}; {how}")
         if state.outcome in (READY, STOPPED) or state.ready_line is not None:
             polite = process.returncode == 0 or process.signal in (_signal.SIGINT, _signal.SIGTERM)
-            if polite:
+            if polite or (not process.exit_known and state.outcome == STOPPED):  # the log said it stops
                 return Verdict(STOPPED, f"stopped after ready, {how}")
             return Verdict(DEAD, f"{how} after ready; {said}")
         return Verdict(DEAD, f"{how}; {said}")
 
+    if process is not None and process.lost and not process.stopped_by_user:
+        ranks = (process.lost_rank,) if process.lost_rank else ()
+        if failed and error_text:
+            return Verdict(FAILED, f"{error_text}; {process.lost}", ranks=ranks)
+        if state.outcome in (READY, STOPPED):
+            return Verdict(DEAD, f"{process.lost}, after ready; {said}", ranks=ranks)
+        return Verdict(FAILED, f"{process.lost}; {said}", ranks=ranks)
     if failed:
         tail = "; the process is still running" if process is not None else ""
         return Verdict(FAILED, (error_text or "failed") + tail)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from tui.core.events import (
@@ -20,6 +21,7 @@ from tui.core.events import (
     LogRestart,
     LogWaiting,
     NewStartup,
+    NoWriter,
     PhaseEnded,
     PhaseProgress,
     PhaseStarted,
@@ -27,11 +29,26 @@ from tui.core.events import (
     ServerDetected,
     Stopped,
     WarningFound,
+    WriterGone,
+    WritersFound,
 )
 from tui.core.lines import Line, LineAssembler
 from tui.core.options import WatchOptions
 from tui.core.state import FAILED, PHASE_TITLES, READY, STOPPED, ErrorReport
-from tui.core.verdict import EXIT_FAILED, EXIT_READY, EXIT_STARTING, EXIT_USAGE, LOADING, STALLED, STARTING, Verdict, judge
+from tui.core.verdict import (
+    DEAD,
+    EXIT_FAILED,
+    EXIT_READY,
+    EXIT_STARTING,
+    EXIT_USAGE,
+    LOADING,
+    STALLED,
+    STARTING,
+    ProcessStatus,
+    Verdict,
+    judge,
+)
+from tui.core.writers import WriterState, describe
 from tui.core.wording import duration
 from tui.sources import log_tailer
 
@@ -55,14 +72,19 @@ def title(phase: str) -> str:
 class PlainWatch:
     """Follow one log (local, or remote with --host); print events; return the exit status."""
 
-    def __init__(self, options: WatchOptions, profile: Any) -> None:
+    def __init__(self, options: WatchOptions, profile: Any, sources: Sequence[Any] = ()) -> None:
+        """``sources``: event sources beside the log's tailer (the writer discovery of a local log)."""
         from tui.core.tracker import StartupTracker
         from tui.history import WatchedStartups
 
         self.args = options
+        self.sources = list(sources)
         self.memory = WatchedStartups()  # this server/model/TP size's phase times: stall limits
         self.judged = STARTING  # the kind of the last verdict printed for a quiet log
         self.data_seen = False
+        self.writers = WriterState()  # the processes behind the log, when discovery names them
+        self.seen_pids: set[int] = set()
+        self.ended_at: float | None = None  # when the processes said the server is gone
         self.tracker = StartupTracker(profile)
         self.lines = LineAssembler()
         self.started = time.monotonic()
@@ -99,7 +121,12 @@ class PlainWatch:
 
         self.say(f"watching {self.args.log}" + (f" (server: {self.tracker.profile.name})" if self.tracker.profile else ""))
         self.tracker.prime()  # before the tailer starts: the first marker then finds the automata built
+        async def side(source: Any) -> None:
+            async for event in source.events():
+                await queue.put(event)
+
         task = asyncio.create_task(pump())
+        sides = [asyncio.create_task(side(source)) for source in self.sources]
         deadline = None if self.args.timeout is None else self.started + self.args.timeout
         try:
             while True:
@@ -130,13 +157,17 @@ class PlainWatch:
                     return status
         finally:
             sys.stdout.flush()
-            task.cancel()
+            for running in (task, *sides):
+                running.cancel()
             await tailer.close()
+            for source in self.sources:
+                await source.close()
             await self.memory.close()
-            try:
-                await task
-            except (asyncio.CancelledError, Exception):
-                pass
+            for running in (task, *sides):
+                try:
+                    await running
+                except (asyncio.CancelledError, Exception):
+                    pass
 
     def check(self, deadline: float | None, caught_up: bool = True) -> int | None:
         """The exit status once the watch is over, else None.
@@ -155,7 +186,9 @@ class PlainWatch:
                 return self.verdict()
         else:
             self.decided_at = None  # a new startup: undecided again
-            self.quiet_verdict()
+            status = self.quiet_verdict(now, caught_up)
+            if status is not None:
+                return status
         if deadline is not None and now >= deadline:
             self.show(self.tracker.finish())
             return self.verdict(timed_out=True)
@@ -170,13 +203,25 @@ class PlainWatch:
             now=time.monotonic(),
             last_activity=self.last_data if self.data_seen else None,
             last_line=state.last_text[-160:] or None,
+            process=self.writers.status(),
             expected_phase=self.memory.longest.get(phase.name) if phase is not None else None,
             limits=self.args.stall_limits,
         )
 
-    def quiet_verdict(self) -> None:
-        """Say it once when a quiet log becomes loading or stalled?, and when it moves again."""
+    def quiet_verdict(self, now: float, caught_up: bool) -> int | None:
+        """What the log alone does not say: dead or failed (the processes behind it), and
+        loading or stalled? (said once as it begins, and when the log moves again)."""
         verdict = self.judge()
+        if verdict.kind in (DEAD, FAILED):  # the server's processes say so; its last words may follow
+            if self.ended_at is None:
+                self.ended_at = now
+            if not caught_up or now - self.ended_at < QUIET_S:
+                return None
+            self.show(self.tracker.finish())
+            final = self.judge()
+            self.say(final.text)
+            return EXIT_FAILED if final.kind in (DEAD, FAILED) else self.verdict()
+        self.ended_at = None
         kind = verdict.kind if verdict.kind in (LOADING, STALLED) else STARTING
         if kind == self.judged:
             return
@@ -185,6 +230,27 @@ class PlainWatch:
         elif self.judged == STALLED:
             self.say("the log moves again")
         self.judged = kind
+        return None
+
+    def writer(self, event: WritersFound | WriterGone | NoWriter) -> None:
+        """The processes behind the log: each one once as it appears, each one that ends."""
+        if not self.writers.apply(event):
+            return
+        if isinstance(event, WritersFound):
+            for process in event.processes:
+                if process.pid in self.seen_pids:
+                    continue
+                self.seen_pids.add(process.pid)
+                rank = f" [{process.rank}]" if process.rank else ""
+                how = "writes the log" if process.writes_log else f"child of {process.ppid}"
+                self.say(f"{'server' if process.role == 'main' else process.role}{rank}: {describe(process)}, {how}")
+        elif isinstance(event, WriterGone):
+            process = event.process
+            rank = f" [{process.rank}]" if process.rank else ""
+            how = ProcessStatus(False, event.returncode, event.signal, exit_known=event.exit_known).exit_text
+            self.say(f"gone: {process.role}{rank} {describe(process)}, {how}")
+        elif isinstance(event, NoWriter):
+            self.say(f"no writer found: {event.detail}; judging by the log and the GPUs alone")
 
     def handle(self, event) -> None:
         if isinstance(event, LogChunk):
@@ -196,6 +262,8 @@ class PlainWatch:
                     self.say(item.text, indent="| ")
                 self.show(self.tracker.feed(item, event.at))
             self.memory.update(self.tracker.state)
+        elif isinstance(event, (WritersFound, WriterGone, NoWriter)):
+            self.writer(event)
         elif isinstance(event, LogWaiting):
             if event.reason != self.waiting:
                 self.waiting = event.reason

@@ -1,0 +1,71 @@
+"""The server behind a watched log: its process tree (pid, rank, command), and what ended.
+
+Shown once writer discovery has named the processes (``tui.core.writers``); a process
+that ended stays listed, struck, with its exit status when it can be known.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from tui.app.fmt import rank_key
+from tui.core.lines import clean
+from tui.core.verdict import ProcessStatus
+from tui.session import WatchSession
+
+
+class ProcessTree(Static):
+    """One line per process: the main one first, then the ranks in order, then the ended ones."""
+
+    DEFAULT_CSS = """
+    ProcessTree { height: auto; max-height: 10; display: none; border-top: solid $panel; }
+    ProcessTree.-open { display: block; }
+    """
+
+    #: Processes listed (a TP16 server has 20-odd); the rest are counted.
+    SHOWN = 8
+
+    def __init__(self, session: WatchSession, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.session = session
+
+    def rows(self) -> list[tuple[str, str]]:
+        """(text, style) per line."""
+        writers = self.session.writers
+        alive = sorted(
+            writers.processes,
+            key=lambda p: (p.role != "main", p.rank is None, rank_key(p.rank or ""), p.pid),
+        )
+        rows = []
+        for process in alive[: self.SHOWN]:
+            rank = process.rank or process.role
+            rows.append((f"● {process.pid:>7}  {rank:<10} {clean(process.command or process.title)}", "done"))
+        if len(alive) > self.SHOWN:
+            rows.append((f"  … {len(alive) - self.SHOWN} more process(es)", "dim"))
+        for gone in writers.gone[-3:]:
+            process = gone.process
+            how = ProcessStatus(False, gone.returncode, gone.signal, exit_known=gone.exit_known).exit_text
+            rank = process.rank or process.role
+            rows.append((f"✗ {process.pid:>7}  {rank:<10} gone, {how}: {clean(process.command or process.title)}",
+                         "failed"))
+        return rows
+
+    def sync(self) -> None:
+        known = self.session.writers.known or bool(self.session.writers.gone)
+        if known or self.has_class("-open"):
+            self.set_class(known, "-open")
+            self.refresh(layout=True)
+
+    def on_mount(self) -> None:
+        self.sync()
+
+    def render(self) -> Text:
+        palette = self.app.palette  # type: ignore[attr-defined]
+        writers = self.session.writers
+        text = Text(end="", no_wrap=True, overflow="ellipsis")
+        how = "writing the log" if writers.via == "fd" else "behind the pipe that writes the log"
+        text.append(f" Server processes ({how})\n", palette.style("title"))
+        for line, style in self.rows():
+            text.append(f" {line}\n", palette.style(style))
+        return text
