@@ -100,17 +100,32 @@ def test_demo_failure_in_16_colours():
         pane.close()
 
 
-def test_no_color_gives_a_monochrome_screen_that_still_reads():
-    pane = demo(100, 30, "--speed", "25", "--scenario", "oom", extra_env={"NO_COLOR": "1"})
+def sgr_colours(raw: str) -> list[str]:
+    """The SGR sequences in ``raw`` terminal output that set a colour (30-49, 90-107, 38/48/58)."""
+    found = []
+    for params in re.findall(r"\x1b\[([\d;:]*)m", raw):
+        numbers = [int(p) for p in re.split(r"[;:]", params) if p]
+        if any(30 <= n <= 49 or 90 <= n <= 107 or n == 58 for n in numbers):
+            found.append(params)
+    return found
+
+
+@pytest.mark.parametrize("theme", ["dark", "light", "high-contrast"])
+def test_no_color_sends_no_colour_at_all_and_still_reads(theme, tmp_path):
+    """Read what the app writes to the terminal (tmux pipe-pane), not tmux's redraw of it."""
+    pane = demo(100, 30, "--speed", "25", "--scenario", "oom", "--theme", theme, extra_env={"NO_COLOR": "1"})
+    raw_file = tmp_path / "raw.out"
     try:
+        pane.tmux("pipe-pane", "-t", "t", f"cat > {raw_file}")
         text = pane.wait_for(r"FAILED", timeout=40)
         assert "✖ FAILED" in text and "CUDA out of memory" in text  # told by glyph and word, not colour
-        coloured = pane.screen(colours=True)
-        greys = set(range(232, 256)) | {0, 7, 8, 15, 16, 59, 102, 145, 188, 231}
-        codes = [int(n) for n in re.findall(r"\x1b\[(?:3|4)8;5;(\d+)m", coloured)]
-        assert codes and all(code in greys for code in codes), sorted(set(codes) - greys)
-        for r, g, b in re.findall(r"\x1b\[(?:3|4)8;2;(\d+);(\d+);(\d+)m", coloured):
-            assert r == g == b
+        pane.keys("e")
+        pane.wait_for(r"paused")
+        pane.tmux("pipe-pane", "-t", "t")  # stop: the file now holds everything written meanwhile
+        raw = raw_file.read_text(errors="replace")
+        assert "FAILED" in raw and sgr_colours(raw) == []
+        sgr = set(re.findall(r"\x1b\[([\d;:]*)m", raw))
+        assert {"1", "7"} <= {n for params in sgr for n in params.split(";")}  # bold and reverse carry it
     finally:
         pane.close()
 
@@ -138,3 +153,21 @@ def test_demo_in_gnu_screen(tmp_path):
         assert sum(1 for line in lines if re.search(r"\b[0-7] .*1/140G", line)) == 8
     finally:
         subprocess.run(["screen", "-S", name, "-X", "quit"], capture_output=True)
+
+
+def test_copy_inside_tmux_reaches_the_tmux_buffer_and_says_so():
+    """tmux's default set-clipboard (external) drops an application's OSC 52: the copy goes
+    into a tmux buffer too, and the notification says where, and how to paste it."""
+    pane = demo(120, 30, "--speed", "30", "--scenario", "crash-attr")
+    try:
+        pane.wait_for(r"FAILED", timeout=40)
+        assert pane.tmux("show-options", "-gv", "set-clipboard").strip() == "external"
+        pane.keys("e")
+        pane.keys("y")
+        text = pane.wait_for(r"tmux buffer")
+        assert "prefix ]" in text and "w writes a file" in text
+        copied = pane.tmux("show-buffer")
+        assert copied.splitlines()[0].endswith("Traceback (most recent call last):")
+        assert copied.rstrip().splitlines()[-1].startswith("AttributeError:")
+    finally:
+        pane.close()

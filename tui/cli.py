@@ -10,7 +10,7 @@ from tui import __version__
 from tui.commands import EXIT_USAGE, UsageError
 
 #: Subcommand modules under tui.commands, in the order `--help` lists them.
-COMMANDS = ("demo", "watch", "scan", "run", "attach", "history", "replay", "record")
+COMMANDS = ("demo", "watch", "scan", "check", "run", "attach", "history", "replay", "record")
 
 
 def build_parser() -> argparse.ArgumentParser:

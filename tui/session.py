@@ -44,7 +44,7 @@ from tui.core.events import (
 )
 from tui.core.limits import StallLimits
 from tui.core.lines import Line, LineAssembler, Progress
-from tui.core.state import FAILED, READY, StartupState
+from tui.core.state import FAILED, READY, STARTING, StartupState
 from tui.core.verdict import Verdict, gpu_activity, judge
 from tui.core.writers import WriterState
 
@@ -59,6 +59,12 @@ _MARK_CODE = CODES[MARK]
 SILENCE_SECONDS = 5.0
 #: Lines processed between two yields to the event loop: keeps key presses flowing in a flood.
 YIELD_EVERY = 1000
+#: Lines of one error block that copying or a report takes (its head and its tail beyond this).
+BLOCK_LINES = 2000
+#: Bytes read at most when re-reading a block's lines from the log file.
+REREAD_BYTES = 64 << 20
+#: Error blocks still styled as they grow, and for how many lines after their last one.
+GROWING_BLOCKS, GROWING_LINES = 16, 200
 
 
 def marker_search(profile: Any = None):
@@ -194,6 +200,41 @@ class Scrollback:
             del self.notable[:cut]
 
 
+@dataclass(slots=True)
+class BlockText:
+    """An error block's lines as copied or reported: all of them, or its head and tail."""
+
+    lines: list[tuple[int, str]]
+    size: int  # lines in the whole block
+    left_out: tuple[int, int] | None = None  # first and last line number not taken (the limit)
+    left_out_count: int = 0
+    unavailable: int = 0  # lines of the block neither in the scrollback nor re-readable
+
+    def numbered(self) -> list[tuple[int | None, str]]:
+        """The lines, with a line of Watchtower's own (number None) where some were left out."""
+        out: list[tuple[int | None, str]] = []
+        gap = self.left_out
+        for number, text in self.lines:
+            if gap is not None and number > gap[0]:
+                out.append((None, f"… {self.left_out_count} lines left out (lines {gap[0]}–{gap[1]}) …"))
+                gap = None
+            out.append((number, text))
+        return out
+
+    def text(self) -> str:
+        return "".join(f"{text}\n" for _, text in self.numbered())
+
+    def note(self) -> str:
+        """What is missing, in words ("" when nothing is)."""
+        parts = []
+        if self.left_out_count:
+            first, last = self.left_out or (0, 0)
+            parts.append(f"{self.left_out_count} of {self.size} lines left out (lines {first}–{last})")
+        if self.unavailable:
+            parts.append(f"{self.unavailable} lines no longer kept")
+        return "; ".join(parts)
+
+
 class GpuBoard:
     """Latest GPU sample per host and a short memory history per GPU (for sparklines)."""
 
@@ -291,8 +332,14 @@ class WatchSession:
         self.last_output_at: float | None = None
         self.handlers: dict[type, list[EventHandler]] = {}
         self.badges: dict[str, str] = {}  # extra header fields, e.g. {"health": "pending"}
+        #: ``--timeout``: seconds the startup was given; ``timed_out`` once they passed while starting.
+        self.timeout: float | None = None
+        self.timed_out = False
         #: A richer verdict than the log's own (the launcher's: dead / loading / stalled?), or None.
         self.verdict_override: Callable[[], Any] | None = None
+        #: The local file the log source reads: a block's old lines can be re-read from it by offset.
+        self.log_file: str | None = getattr(log, "reread_path", None)
+        self._stream_base = 0  # file offset of the stream's first byte
         self._sources: list[Any] = [s for s in (log, gpu) if s is not None]
         self._gpu_source = gpu
         # sources that follow the startup (the simulated GPUs tie their memory curve to the phases)
@@ -368,6 +415,12 @@ class WatchSession:
         self.silences.clear()
         self._changed("log", "state")
 
+    def time_out(self) -> None:
+        """The ``--timeout`` passed: a startup still undecided stays 'timed out' from now on."""
+        if self.state.outcome == STARTING and self.exit is None:
+            self.timed_out = True
+            self._changed("state")
+
     def elapsed(self) -> float | None:
         """Seconds since the first log bytes arrived, frozen at the verdict."""
         if self.started_at is None:
@@ -411,6 +464,8 @@ class WatchSession:
     def handle(self, event: Any) -> None:
         """Apply one source event (synchronously; the pumps call this)."""
         if isinstance(event, LogChunk):
+            if self._assembler.offset == 0:
+                self._stream_base = event.offset
             base, hits = self._hits(event.data)
             self._feed_lines(self._assembler.feed(event.data), hits, base)
         elif isinstance(event, GpuSample):
@@ -476,6 +531,8 @@ class WatchSession:
         stream = source.events() if hasattr(source, "events") else source
         async for event in stream:
             if isinstance(event, LogChunk) and len(event.data) > 64 * 1024:
+                if self._assembler.offset == 0:
+                    self._stream_base = event.offset
                 await self._feed_big_chunk(event.data)
                 for handler in self.handlers.get(LogChunk, ()):
                     handler(event)
@@ -530,6 +587,8 @@ class WatchSession:
                 events = tracker.feed(item, now)
             if events:
                 self._apply(events)
+        if self._growing:
+            self._style_blocks()
         last_ts = tracker.state.last_ts
         if last_ts is not None and last_ts != self._last_ts:
             self._last_ts = last_ts
@@ -543,10 +602,7 @@ class WatchSession:
             elif isinstance(event, WarningFound):
                 self._style_line(event.line, WARNING)
             elif isinstance(event, ErrorFound):
-                report = event.error
-                numbers = [n for n, _ in getattr(report, "block", ())] or [report.line]
-                for number in numbers:
-                    self._style_line(number, ERROR)
+                self._grow(event.error)
             elif isinstance(event, Stopped):
                 self._style_line(event.line, PHASE)
             elif isinstance(event, NewStartup):
@@ -569,6 +625,81 @@ class WatchSession:
         self.finished_at = None
         self.silences.clear()
         self._topics.add("log")
+
+    def _grow(self, report: Any) -> None:
+        """Style a block's lines as errors, and keep styling those it gains (message lines
+        after the exception, a chained traceback) while it may still grow."""
+        if not any(item[0] is report for item in self._growing):
+            self._growing.append([report, 0])
+            del self._growing[:-GROWING_BLOCKS]
+        self._style_blocks()
+
+    def _style_blocks(self) -> None:
+        current = self.tracker.state.lines
+        for item in self._growing:
+            report, done = item
+            for number in report.numbers(after=done):
+                self._style_line(number, ERROR)
+                done = number
+            item[1] = done
+        self._growing = [item for item in self._growing if current - item[1] <= GROWING_LINES]
+
+    def block_text(self, error: Any, limit: int = BLOCK_LINES) -> BlockText:
+        """Every line of ``error``'s block — from the scrollback, else re-read from the log file
+        by offset — or, past ``limit`` lines, its head and tail and which lines were left out."""
+        head: list[int] = []
+        tail: deque[int] = deque(maxlen=max(1, limit // 4))
+        head_count = max(1, limit - tail.maxlen)
+        size = 0
+        first_out = last_out = None
+        for number in error.numbers():
+            size += 1
+            if len(head) < head_count:
+                head.append(number)
+                continue
+            if len(tail) == tail.maxlen:
+                last_out = tail[0]
+                first_out = last_out if first_out is None else first_out
+            tail.append(number)
+        numbers = head + list(tail)
+        texts: dict[int, str] = {}
+        for number in numbers:
+            entry = self.scrollback.find_line(number)
+            if entry is not None:
+                texts[number] = entry.text
+        missing = {n for n in numbers if n not in texts}
+        if missing and error.offset is not None and self.log_file:
+            texts.update(self._reread(error.line, self._stream_base + error.offset, missing))
+        lines = [(n, texts[n]) for n in numbers if n in texts]
+        while lines and not lines[-1][1].strip() and lines[-1][0] > error.line:
+            lines.pop()  # a blank line that closed the block
+        left_out = None if first_out is None else (first_out, last_out)
+        return BlockText(lines or list(error.block), size, left_out, size - len(numbers), len(numbers) - len(texts))
+
+    def _reread(self, line: int, offset: int, wanted: set[int]) -> dict[int, str]:
+        """Lines ``wanted`` of the log file, counting from ``line`` at byte ``offset``."""
+        from tui.core.lines import MAX_LINE_BYTES, make_line
+
+        found: dict[int, str] = {}
+        last = max(wanted)
+        budget = REREAD_BYTES
+        try:
+            with open(self.log_file, "rb") as f:  # type: ignore[arg-type]
+                f.seek(offset)
+                for number in range(line, last + 1):
+                    raw = f.readline(MAX_LINE_BYTES + 1)
+                    budget -= len(raw)
+                    if not raw or budget < 0:
+                        break
+                    more = raw
+                    while not more.endswith(b"\n") and more:  # a line over the cap: skip the rest
+                        more = f.readline(MAX_LINE_BYTES)
+                        budget -= len(more)
+                    if number in wanted:
+                        found[number] = make_line(number, offset, raw.rstrip(b"\n").removesuffix(b"\r")).text
+        except OSError:
+            pass
+        return found
 
     def _style_line(self, number: int, style: str) -> None:
         entry = self.scrollback.find_line(number)
@@ -595,6 +726,7 @@ class WatchSession:
         self.tracker = StartupTracker(profile=self.profile)
         self._markers = marker_search(self.profile)
         self._assembler = LineAssembler()
+        self._growing: list[list[Any]] = []  # [error report, last line styled]
         self._last_ts: float | None = None
         self._ts_offset = 0.0  # log time minus arrival time, as of the last timestamped line
 
@@ -605,6 +737,7 @@ class WatchSession:
         else:
             self.tracker = type(self.tracker)(profile=self.profile)
         self._last_ts = None
+        self._growing = []
         self.started_at = self.finished_at = None
 
     # ---------------------------------------------------------------- notifying

@@ -53,7 +53,7 @@ def watch_dashboard(options: WatchOptions) -> int:
     memory = WatchedStartups()  # phase times of this server, model and TP size: the stall limits
     session.expected = memory.longest
     session.subscribe(lambda update: memory.update(session.state) if "state" in update.topics else None)
-    app = build_app(session, theme=options.theme, gpus_enabled=gpus is not None)
+    app = build_app(session, theme=options.theme, gpus_enabled=gpus is not None, timeout=options.timeout)
     return int(app.run() or 0)
 
 
@@ -85,16 +85,17 @@ def replay_session(
         raise UsageError(str(exc)) from None
     header = recording.header
     origin = time.time()
+    title = title or str(header.get("title") or f"replay: {os.path.basename(str(path))}")
     session = WatchSession(
-        log=LocalTailer(replay.log_path),
+        log=LocalTailer(replay.log_path),  # (the replay writes the recorded bytes into a file of its own)
         gpu=replay,
         clock=lambda: origin + (time.time() - origin) * speed,  # recording time: silences keep their length
         stall_limits=stall_limits,
         info=SessionInfo(
             server=header.get("server"),
             host=str(header.get("host") or "localhost"),
-            log_path=str(replay.log_path),
-            title=title or str(header.get("title") or f"replay: {os.path.basename(str(path))}"),
+            log_path=str(header.get("log") or replay.log_path),  # the log recorded, not the replay's own file
+            title=title + (" (cut short: valid up to its last record)" if recording.cut else ""),
         ),
     )
     return session, replay
@@ -144,7 +145,7 @@ def play_recording(path: str | os.PathLike[str], options: PlaybackOptions, *, ti
     session, replay = replay_session(path, speed=options.speed, title=title, stall_limits=options.stall_limits)
     try:
         if options.plain:
-            return _play_plain(replay, options.stall_limits)
+            return _play_plain(replay, session.info.log_path, options.stall_limits)
         from tui.app.dashboard import build_app
 
         app = build_app(session, theme=options.theme)
@@ -153,8 +154,9 @@ def play_recording(path: str | os.PathLike[str], options: PlaybackOptions, *, ti
         replay.close()
 
 
-def _play_plain(replay: Any, stall_limits: StallLimits | None = None) -> int:
-    """The plain watcher (`watch --plain`) on the replayed log, with the replay running beside it."""
+def _play_plain(replay: Any, recorded: str, stall_limits: StallLimits | None = None) -> int:
+    """The plain watcher (`watch --plain`) on the replayed log, with the replay running beside it;
+    it names the ``recorded`` log, and ends once the replay has played out."""
     from tui.present.plain import PlainWatch
 
     async def drain() -> None:
@@ -165,15 +167,26 @@ def _play_plain(replay: Any, stall_limits: StallLimits | None = None) -> int:
         feeder = asyncio.create_task(drain())
         try:
             options = WatchOptions(log=str(replay.log_path), stall_limits=stall_limits)
-            return int(await PlainWatch(options, None).run() or 0)
+            plain = PlainWatch(options, None, label=f"{recorded} (replayed)", ended=replay.done)
+            return int(await plain.run() or 0)
         finally:
             feeder.cancel()
 
     return asyncio.run(main())
 
 
-async def record(options: RecordOptions, writer: Any, *, after_verdict: float) -> str:
-    """Follow the log (and GPUs) into ``writer`` until ``after_verdict`` s past the verdict; the outcome."""
+async def record(
+    options: RecordOptions,
+    writer: Any,
+    *,
+    after_verdict: float,
+    status: Callable[[WatchSession], None] | None = None,
+    status_every: float = 5.0,
+) -> str:
+    """Follow the log (and GPUs) into ``writer`` until ``after_verdict`` s past the verdict, SIGTERM
+    or SIGHUP; the outcome. ``status(session)`` is called every ``status_every`` seconds."""
+    import signal
+
     from tui.core.events import GpuSample, GpuUnavailable, LogChunk, LogRestart
     from tui.core.state import FAILED, READY
     from tui.sources import log_tailer
@@ -198,14 +211,32 @@ async def record(options: RecordOptions, writer: Any, *, after_verdict: float) -
             loop.call_later(after_verdict, done.set)
 
     session.subscribe(on_update)
+    stopped_by: list[str] = []
+
+    def stop(signum: int) -> None:
+        stopped_by.append(signal.Signals(signum).name)
+        done.set()
+
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        loop.add_signal_handler(signum, stop, signum)
+
+    async def report() -> None:
+        while status is not None:
+            await asyncio.sleep(status_every)
+            status(session)
+
+    reporter = asyncio.create_task(report())
     session.start()
     try:
         try:
             await asyncio.wait_for(done.wait(), timeout=options.duration)
         except TimeoutError:
             return "duration reached"
-        return session.state.outcome
+        return f"stopped by {stopped_by[0]}" if stopped_by else session.state.outcome
     finally:
+        reporter.cancel()
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            loop.remove_signal_handler(signum)
         await session.stop()
 
 

@@ -18,21 +18,24 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 
+from rich.table import Table
 from rich.text import Text
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.filter import Monochrome, NoColor
 from textual.screen import ModalScreen, Screen
 from textual.widget import Widget
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 
+from tui.app.clipboard import copy_text
 from tui.app.gpus import GpuPanel
 from tui.app.header import VerdictHeader
 from tui.app.logview import LogView
 from tui.app.report import build_report
 from tui.app.processes import ProcessTree
 from tui.app.startups import StartupsPanel
-from tui.app.themes import Palette
+from tui.app.themes import Colourless, Palette, monochrome
 from tui.app.timeline import PhaseTimeline, RankGrid
 from tui.session import ERROR, Update, WatchSession
 
@@ -70,7 +73,7 @@ DESCRIPTIONS: dict[str, str] = {
     "toggle_ranks": "per-rank grid instead of the timeline (toggle)",
     "cycle_theme": "next theme",
     "screenshot": "save an SVG screenshot",
-    "copy_error": "copy the current error block to the clipboard (OSC 52: works in tmux, over SSH)",
+    "copy_error": "copy the current error block (tmux buffer inside tmux, OSC 52 otherwise; w for a file)",
     "write_report": "write a plain-text report (verdict, timeline, errors with tracebacks)",
     "help": "this help",
     "quit": "quit",
@@ -130,12 +133,14 @@ class SearchBar(Input):
 
 
 class HelpScreen(ModalScreen[None]):
-    """``?``: every key and what it does."""
+    """``?``: every key and what it does; scrolls when the terminal is too short for it."""
 
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
-    HelpScreen > Static { width: auto; max-width: 90%; height: auto; max-height: 90%;
-                          border: round $primary; padding: 0 2; background: $panel; }
+    HelpScreen > VerticalScroll { width: 104; max-width: 96%; height: auto; max-height: 100%;
+                                  border: round $primary; padding: 0 2; background: $panel;
+                                  border-subtitle-align: right; }
+    HelpScreen Static { width: 100%; }
     """
     BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close")]
 
@@ -144,12 +149,60 @@ class HelpScreen(ModalScreen[None]):
         self.rows = rows
 
     def compose(self) -> ComposeResult:
-        text = Text("Watchtower keys\n\n", style="bold", end="")
-        for key, description in self.rows:
-            text.append(f"  {key:<10}", style="bold")
-            text.append(f"{description}\n")
-        text.append("\n  ctrl+p     command palette (the same actions)\n  escape     close this help")
-        yield Static(text)
+        table = Table.grid(padding=(0, 2))
+        table.add_column(style="bold", no_wrap=True)
+        table.add_column()  # descriptions wrap under themselves on a narrow terminal
+        for key, description in [*self.rows, ("", ""), ("ctrl+p", "command palette (the same actions)"),
+                                 ("escape", "close this help")]:
+            table.add_row(key, description)
+        with VerticalScroll(id="help") as scroll:
+            scroll.border_title = "Watchtower keys"
+            scroll.border_subtitle = "↑↓ PgUp PgDn scroll · Esc close"
+            yield Static(table)
+
+    def on_mount(self) -> None:
+        self.query_one(VerticalScroll).focus()
+
+
+class KeyBar(Widget):
+    """The footer: the main keys, as many whole entries as fit (``?`` and ``q`` always)."""
+
+    DEFAULT_CSS = """
+    KeyBar { dock: bottom; height: 1; background: $panel; }
+    """
+    ALWAYS = ("question_mark", "q")
+
+    def render(self) -> Text:
+        app: WatchtowerApp = self.app  # type: ignore[assignment]
+        palette = app.palette
+        entries = app.footer_entries()
+        width = self.size.width
+        kept = [e for e in entries if e[0] in self.ALWAYS]
+        used = sum(_entry_width(e) for e in kept)
+        # importance: the first key (errors), then the launcher's, then the rest in order
+        ranked = entries[:1] + [e for e in entries if e not in app_keys(app)] + entries[1:]
+        for entry in dict.fromkeys(ranked):
+            if entry in kept:
+                continue
+            if used + _entry_width(entry) <= width:
+                kept.append(entry)
+                used += _entry_width(entry)
+        text = Text(no_wrap=True, overflow="crop", end="")
+        shown = [e for e in entries if e[0] not in self.ALWAYS] + [e for e in entries if e[0] in self.ALWAYS]
+        for entry in shown:
+            if entry in kept:
+                _key, shown, description = entry
+                text.append(f" {shown} ", palette.style("title") + palette.style("cursor"))
+                text.append(f" {description} ", palette.style("dim"))
+        return text
+
+
+def app_keys(app: WatchtowerApp) -> list[tuple[str, str, str]]:
+    return [(b.key, b.key_display or b.key, b.description) for b in KEYS if b.show]
+
+
+def _entry_width(entry: tuple[str, str, str]) -> int:
+    return len(entry[1]) + len(entry[2]) + 4
 
 
 class WatchtowerApp(App[int]):
@@ -169,9 +222,13 @@ class WatchtowerApp(App[int]):
         panels: Iterable[Widget] = (),
         output_dir: str | os.PathLike[str] = ".",
         autostart: bool = True,
+        timeout: float | None = None,
     ) -> None:
         super().__init__()
         self.session = session
+        session.timeout = timeout
+        if self.no_color:  # NO_COLOR (read by Textual): bold, reverse and glyphs carry the meaning
+            palettes = {name: monochrome(palette) for name, palette in palettes.items()}
         self.palettes = palettes
         self.palette = palettes[theme]
         self.gpus_enabled = gpus_enabled
@@ -179,6 +236,7 @@ class WatchtowerApp(App[int]):
         self.before_quit: list[QuitHook] = []
         self._extra_panels = list(panels)
         self._extra_keys: dict[str, tuple[str, str, Callable[[], object]]] = {}
+        self._shown: dict[str, bool] = {}  # extra key -> listed in the footer
         self._autostart = autostart
         self.show_ranks = False
         self.last_report: Path | None = None
@@ -186,6 +244,13 @@ class WatchtowerApp(App[int]):
             self.register_theme(palette.textual)
         self.theme = self.palette.textual.name
         self._theme_order = list(palettes)
+        self._colourless = Colourless()
+
+    def get_line_filters(self):
+        filters = super().get_line_filters()
+        if self.no_color:  # instead of Textual's greyscale: no colour at all
+            filters = [f for f in filters if not isinstance(f, (Monochrome, NoColor))] + [self._colourless]
+        return filters
 
     # ---------------------------------------------------------------- layout
 
@@ -203,7 +268,7 @@ class WatchtowerApp(App[int]):
         yield LogStatus(self.session, id="log-status")
         yield LogView(self.session, id="log")
         yield SearchBar(placeholder="search the log (Enter: find, Escape: close)", id="search")
-        yield Footer()
+        yield KeyBar(id="footer")
 
     @property
     def log_view(self) -> LogView:
@@ -211,8 +276,11 @@ class WatchtowerApp(App[int]):
 
     def on_mount(self) -> None:
         self.session.subscribe(self.on_session_update)
+        self.watch(self.log_view, "follow", lambda _follow: self.query_one(LogStatus).refresh(), init=False)
         self.log_view.focus()
         self.call_after_refresh(self.log_view.sync)
+        if self.session.timeout is not None:
+            self.set_timer(self.session.timeout, self.session.time_out)
         if self._autostart:  # after the first paint: starting primes the tracker (~50 ms of regex set-up)
             self.call_after_refresh(self.session.start)
 
@@ -246,12 +314,21 @@ class WatchtowerApp(App[int]):
         """Bind ``key`` to ``callback`` (sync or async); listed in the footer, help and palette."""
         name = f"x{len(self._extra_keys)}"
         self._extra_keys[name] = (key, description, callback)
+        self._shown[key] = show
         self.bind(key, f"extra('{name}')", description=description, show=show)
+        if self.is_running:
+            self.query_one(KeyBar).refresh()
 
     async def action_extra(self, name: str) -> None:
         result = self._extra_keys[name][2]()
         if inspect.isawaitable(result):
             await result
+
+    def footer_entries(self) -> list[tuple[str, str, str]]:
+        """(key, key as shown, short description) of the keys the footer shows, in order."""
+        entries = app_keys(self)
+        entries += [(key, key, description) for key, description, _ in self._extra_keys.values() if self._shown[key]]
+        return entries
 
     def key_rows(self) -> list[tuple[str, str]]:
         rows = [(b.key_display or b.key, DESCRIPTIONS.get(b.action, b.description)) for b in KEYS]
@@ -345,7 +422,7 @@ class WatchtowerApp(App[int]):
 
     def action_bottom(self) -> None:
         self.log_view.follow = True
-        self.query_one(LogStatus).refresh()
+        self.log_view.scroll_to_end()  # also when it was following already
 
     # ---------------------------------------------------------------- actions: views and output
 
@@ -383,18 +460,20 @@ class WatchtowerApp(App[int]):
         entry = self.log_view.current_entry()
         if entry is not None and entry.style == ERROR:
             for error in errors:
-                if any(n == entry.number for n, _ in error.block) or error.line == entry.number:
+                if error.covers(entry.number):
                     return error
         return self.session.state.first_error or (errors[0] if errors else None)
 
-    def action_copy_error(self) -> None:
+    async def action_copy_error(self) -> None:
         error = self.current_error()
         if error is None:
             self.notify("No error to copy", timeout=2)
             return
-        lines = [text for _, text in error.block] or [error.title]
-        self.copy_to_clipboard("\n".join(lines) + "\n")
-        self.notify(f"Copied {len(lines)} lines ({error.kind}, line {error.line}) to the clipboard", timeout=3)
+        block = self.session.block_text(error)
+        what = f"{len(block.lines)} lines ({error.kind}, line {error.line})"
+        said = await copy_text(self, block.text() or f"{error.title}\n", what)
+        note = block.note()
+        self.notify(f"{said}" + (f". {note}" if note else ""), severity="warning" if note else "information", timeout=6)
 
     def action_write_report(self) -> None:
         self.output_dir.mkdir(parents=True, exist_ok=True)
@@ -428,6 +507,8 @@ class WatchtowerApp(App[int]):
         if self.session.verdict().kind in (DEAD, FAILED):  # also a watched server's process gone
             return EXIT_FAILED
         outcome = self.session.state.outcome
+        if self.session.timed_out:
+            return EXIT_STARTING
         if outcome in (READY, STOPPED):
             return EXIT_READY
         return EXIT_FAILED if outcome == FAILED else EXIT_STARTING

@@ -17,6 +17,7 @@ def build_app(
     panels: Iterable[Any] = (),
     output_dir: str | os.PathLike[str] = ".",
     autostart: bool = True,
+    timeout: float | None = None,
 ):
     """The app for ``session`` with the chosen theme (UsageError for an unknown one)."""
     from tui.app import themes
@@ -32,4 +33,5 @@ def build_app(
         panels=panels,
         output_dir=output_dir,
         autostart=autostart,
+        timeout=timeout,
     )

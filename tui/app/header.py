@@ -14,7 +14,7 @@ from tui.core.state import FAILED, PHASE_TITLES, READY, STOPPED
 from tui.core.verdict import DEAD, LOADING, STALLED
 from tui.session import WatchSession
 
-GLYPHS = {"starting": "◷", "ready": "✔", "failed": "✖", "stopped": "■"}
+GLYPHS = {"starting": "◷", "ready": "✔", "failed": "✖", "stopped": "■"}  # (TIMEOUT: stopped)
 #: The judged verdicts the header shows in its own four styles.
 JUDGED = {LOADING: "starting", STALLED: "starting", DEAD: "failed"}
 QUIET_NOTE = 10.0  # seconds of log silence before the header mentions it
@@ -29,6 +29,8 @@ class Verdict:
 
 def verdict(session: WatchSession) -> Verdict:
     """The one-line verdict for ``session``: a pure reading of its state."""
+    if session.timed_out:
+        return Verdict("stopped", "TIMEOUT", f"after {duration(session.timeout)}, still starting · " + _starting(session))
     override = getattr(session, "verdict_override", None)  # the launcher's verdict (tui.app.relaunch)
     found = override() if override is not None else None
     if found is not None:
@@ -57,10 +59,15 @@ def verdict(session: WatchSession) -> Verdict:
     judged = session.verdict()  # quiet: still loading, stalled, or dead? (the GPUs, limits, processes)
     if judged.kind in JUDGED:
         return Verdict(JUDGED[judged.kind], judged.title, clean(judged.detail))
+    return Verdict("starting", "STARTING", _starting(session))
+
+
+def _starting(session: WatchSession) -> str:
+    """Where a startup that is still undecided is."""
+    state = session.state
     phase = state.current_phase
     if phase is None and not state.lines:
-        why = session.waiting or "no log output yet"
-        return Verdict("starting", "STARTING", f"waiting for the log ({why})")
+        return f"waiting for the log ({session.waiting or 'no log output yet'})"
     parts = []
     if phase is not None:
         parts.append(PHASE_TITLES.get(phase.name, phase.name))
@@ -71,7 +78,9 @@ def verdict(session: WatchSession) -> Verdict:
     quiet = session.quiet_for()
     if quiet is not None and quiet >= QUIET_NOTE:
         parts.append(f"log quiet for {duration(quiet)}")
-    return Verdict("starting", "STARTING", " · ".join(parts) or "reading the log")
+    if not parts:  # lines, but no phase begun: say what was read, not that reading goes on
+        parts.append(f"{state.lines:,} lines read, no startup phase yet")
+    return " · ".join(parts)
 
 
 def startup_elapsed(session: WatchSession) -> float | None:

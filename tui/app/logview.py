@@ -91,15 +91,22 @@ class LogView(ScrollView, can_focus=True):
         gutter = self._gutter_width()
         self.virtual_size = Size(self._widest + gutter + 1, self.row_count)
         if self.follow:
-            self._scroll_to_end()
+            self.scroll_to_end()
         self.refresh()
 
     def on_resize(self) -> None:
         if self.follow:
-            self.call_after_refresh(self._scroll_to_end)
+            self.scroll_to_end()
+
+    def scroll_to_end(self) -> None:
+        """Put the last line on screen: now, and again once the layout settles (panels above
+        the log may grow in the same refresh and shrink it, clamping a scroll made before)."""
+        self._scroll_to_end()
+        self.call_after_refresh(self._scroll_to_end)
 
     def _scroll_to_end(self) -> None:
-        self.scroll_quietly(max(0, self.row_count - self.scrollable_content_region.height))
+        if self.follow:
+            self.scroll_quietly(max(0, self.row_count - self.scrollable_content_region.height))
 
     def scroll_quietly(self, y: int) -> None:
         """Scroll without the scroll itself counting as the user pausing or resuming."""
@@ -128,7 +135,7 @@ class LogView(ScrollView, can_focus=True):
 
     def watch_follow(self, follow: bool) -> None:
         if follow:
-            self._scroll_to_end()
+            self.scroll_to_end()
 
     def watch_only_notable(self) -> None:
         anchor = self.cursor if self.cursor >= 0 else None

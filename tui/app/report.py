@@ -10,6 +10,9 @@ from tui.app.timeline import skipped
 from tui.core.state import PHASE_TITLES, PHASES
 from tui.session import WatchSession
 
+#: Lines of one error block a report holds at most (its head and tail beyond this).
+REPORT_BLOCK_LINES = 20_000
+
 
 def build_report(session: WatchSession, now: float | None = None) -> str:
     state = session.state
@@ -46,8 +49,11 @@ def build_report(session: WatchSession, now: float | None = None) -> str:
     for error in state.errors:
         rank = f" rank {error.rank}" if error.rank else ""
         out.append(f"  line {error.line}{rank}: {error.title}")
-        for number, text in error.block:
-            out.append(f"    {number:>7} | {text}")
+        block = session.block_text(error, REPORT_BLOCK_LINES)
+        for number, text in block.numbered():
+            out.append(f"    {number:>7} | {text}" if number is not None else f"    {'':>7} {text}")
+        if block.note():
+            out.append(f"    ({block.note()})")
         out.append("")
     sample = session.gpus.latest
     out.append("GPUs")

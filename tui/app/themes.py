@@ -17,7 +17,9 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rich.segment import Segment
 from rich.style import Style
+from textual.filter import LineFilter
 from textual.theme import Theme
 
 from tui.core.errors import UsageError
@@ -51,6 +53,24 @@ STYLE_DEFAULTS: dict[str, str] = {
     "verdict_failed": "bold white on red",
     "verdict_stopped": "bold black on white",
 }
+#: Under NO_COLOR: what carries each meaning that colour alone carried (kept when the theme's
+#: style already has an attribute of its own).
+MONOCHROME: dict[str, str] = {
+    "error": "bold",
+    "warning": "underline",
+    "phase": "bold",
+    "cursor": "reverse",
+    "match": "bold underline",
+    "failed": "bold reverse",
+    "running": "bold",
+    "behind": "bold underline",
+    "gauge_free": "dim",
+    "line_number": "dim",
+    "verdict_starting": "bold reverse",
+    "verdict_ready": "bold reverse",
+    "verdict_failed": "bold reverse",
+    "verdict_stopped": "bold reverse",
+}
 _COLOR_KEYS = (
     "primary", "secondary", "accent", "foreground", "background",
     "surface", "panel", "success", "warning", "error",
@@ -68,6 +88,29 @@ class Palette:
 
     def style(self, key: str) -> Style:
         return self.styles.get(key) or Style.parse(STYLE_DEFAULTS.get(key, ""))
+
+
+def monochrome(palette: Palette) -> Palette:
+    """``palette`` without a colour: attributes (bold, reverse, underline) carry the meaning."""
+    styles = {}
+    for key in STYLE_DEFAULTS:
+        plain = palette.style(key).without_color
+        if not _has_attributes(plain) and key in MONOCHROME:
+            plain = Style.parse(MONOCHROME[key])
+        styles[key] = plain
+    return Palette(palette.name, palette.textual, styles, palette.path)
+
+
+def _has_attributes(style: Style) -> bool:
+    return any((style.bold, style.dim, style.italic, style.underline, style.reverse, style.strike))
+
+
+class Colourless(LineFilter):
+    """Drops every colour from what reaches the terminal (NO_COLOR): not one SGR colour code,
+    where Textual's own filter only turns colours grey."""
+
+    def apply(self, segments: list[Segment], background) -> list[Segment]:
+        return [Segment(text, style.without_color if style else style, None) for text, style, _ in segments]
 
 
 def builtin_dirs() -> list[Path]:

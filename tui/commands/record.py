@@ -2,8 +2,10 @@
 
 The recording is read by the same tailer and GPU sources as `watch`, so it holds exactly
 what Watchtower saw; `watchtower replay FILE` plays it back through the same path.
-Recording stops on Ctrl-C, after --duration, or a few seconds after the startup's
-verdict (ready or failed) unless --keep-going.
+Recording stops on Ctrl-C, SIGTERM or SIGHUP, after --duration, or a few seconds after
+the startup's verdict (ready or failed) unless --keep-going. Every record reaches the file
+as it comes, so even a recorder killed outright leaves a recording valid up to its last
+sample; while it runs, a status line every few seconds says what has been recorded.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from tui.core.options import RecordOptions
 
 #: Seconds recorded after the verdict (the tail of a crash: sigquit, Killed, GPU memory freed).
 AFTER_VERDICT = 5.0
+#: Seconds between two status lines while recording.
+STATUS_EVERY = 5.0
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -50,12 +54,35 @@ def run(args: argparse.Namespace) -> int:
     except RecordingError as exc:
         raise UsageError(str(exc)) from None
     started = time.monotonic()
+    say(f"recording {options.log}{' on ' + options.host if options.host else ''} to {options.output} "
+        "(Ctrl-C, SIGTERM or SIGHUP stops it; the file is valid at every moment)")
+
+    def status(session) -> None:
+        print(status_line(session, writer, time.monotonic() - started), flush=True)
+
     try:
-        outcome = asyncio.run(wiring.record(options, writer, after_verdict=AFTER_VERDICT))
+        outcome = asyncio.run(
+            wiring.record(options, writer, after_verdict=AFTER_VERDICT, status=status, status_every=STATUS_EVERY)
+        )
     except KeyboardInterrupt:
         outcome = "interrupted"
     finally:
         writer.close()
-    print(f"watchtower: recorded {writer.records} events in {time.monotonic() - started:.0f} s "
-          f"to {options.output} ({outcome})")
+    say(f"recorded {writer.records} events in {time.monotonic() - started:.0f} s to {options.output} ({outcome})")
     return 0
+
+
+def say(text: str) -> None:
+    print(f"watchtower: {text}", flush=True)
+
+
+def status_line(session, writer, seconds: float) -> str:
+    """One line: how long, how much, and where the startup is."""
+    from tui.core.state import PHASE_TITLES, STARTING
+    from tui.core.wording import clock
+
+    state = session.state
+    phase = state.current_phase
+    where = f" in {PHASE_TITLES.get(phase.name, phase.name)}" if phase is not None and state.outcome == STARTING else ""
+    return (f"  {clock(seconds)}  {state.lines:,} lines, {writer.records} events, "
+            f"{writer.bytes_written / 1e6:.1f} MB written · {state.outcome}{where}")

@@ -7,6 +7,8 @@ import json
 import os
 
 from tui.commands import EXIT_FAILED, EXIT_READY, EXIT_STARTING, UsageError
+from tui.core.events import WarningFound
+from tui.core.hints import Diagnosis, KnowledgeBase, hint_lines, load_knowledge
 from tui.core.profiles import ProfileError, builtin_profiles, load_profile, prefilter_words
 from tui.core.scan import Scanner
 from tui.core.state import FAILED, PHASE_TITLES, READY, STOPPED, StartupState
@@ -48,9 +50,46 @@ def make_tracker(server: str | None) -> tuple[StartupTracker, list[str]]:
     return StartupTracker(profile), prefilter_words(profiles)
 
 
+class WarningHints:
+    """A tracker's stand-in for the scanner that notes the hints its warnings call for (first of each)."""
+
+    def __init__(self, tracker: StartupTracker, hints: KnowledgeBase) -> None:
+        self.tracker = tracker
+        self.hints = hints
+        self.found: dict[str, Diagnosis] = {}
+
+    @property
+    def needs_every_line(self) -> bool:
+        return self.tracker.needs_every_line
+
+    def feed(self, item, at: float | None = None) -> list:
+        return self._note(self.tracker.feed(item, at))
+
+    def pass_over(self, number: int, text: str | None = None) -> None:
+        self.tracker.pass_over(number, text)
+
+    def finish(self) -> list:
+        return self._note(self.tracker.finish())
+
+    def _note(self, events: list) -> list:
+        for event in events:
+            if isinstance(event, WarningFound):
+                hint = self.hints.for_warning(event.text, line=event.line, server=self.tracker.state.server)
+                if hint is not None and hint.id not in self.found:
+                    self.found[hint.id] = hint
+        return events
+
+
 def scan_file(path: str, server: str | None = None) -> StartupState:
+    return scan_with_hints(path, server)[0]
+
+
+def scan_with_hints(path: str, server: str | None = None) -> tuple[StartupState, list[Diagnosis]]:
+    """The state a pass over ``path`` ends in, and the hints for its errors, then for its warnings."""
     tracker, words = make_tracker(server)
-    scanner = Scanner(tracker, words)
+    hints = load_knowledge()
+    observed = WarningHints(tracker, hints)
+    scanner = Scanner(observed, words)
     with open_log(path) as log:
         try:
             while block := log.read(BLOCK):
@@ -58,7 +97,10 @@ def scan_file(path: str, server: str | None = None) -> StartupState:
         except OSError as exc:
             raise UsageError(f"{path}: read failed: {exc.strerror or exc}") from None
     scanner.finish()
-    return tracker.state
+    state = tracker.state
+    found = hints.diagnose(state)
+    found += [h for h in observed.found.values() if h.id not in {d.id for d in found}]
+    return state, found
 
 
 def exit_status(state: StartupState) -> int:
@@ -69,7 +111,7 @@ def exit_status(state: StartupState) -> int:
     return EXIT_STARTING
 
 
-def to_json(state: StartupState) -> dict:
+def to_json(state: StartupState, hints: list[Diagnosis] = ()) -> dict:
     return {
         "server": state.server,
         "outcome": state.outcome,
@@ -92,10 +134,11 @@ def to_json(state: StartupState) -> dict:
         "warnings": state.warnings,
         "lines": state.lines,
         "attempts": [a.to_json() for a in state.attempts],
+        "hints": [h.to_json() for h in hints],
     }
 
 
-def render(path: str, state: StartupState) -> str:
+def render(path: str, state: StartupState, hints: list[Diagnosis] = ()) -> str:
     out = [f"{path}: {state.server or 'unknown server'}, {state.lines} lines — {state.outcome.upper()}"]
     if state.attempt > 1:  # several startups in one log: each on a line, the last one's details below
         out.append(f"  {state.attempt} startups in this log; the last one (from line {state.start_line}) is shown")
@@ -119,12 +162,13 @@ def render(path: str, state: StartupState) -> str:
         out.append(f"  error at line {first.line}{where}: {first.title}")
     if state.warnings:
         out.append(f"  {state.warnings} warning(s)")
+    out += hint_lines(list(hints))
     return "\n".join(out)
 
 
 def run(args: argparse.Namespace) -> int:
-    state = scan_file(args.log, args.server)
+    state, hints = scan_with_hints(args.log, args.server)
     if state.server is None and not state.errors and state.lines:
         raise UsageError(f"{args.log}: not an SGLang or vLLM log (nothing recognised in {state.lines} lines)")
-    print(json.dumps(to_json(state)) if args.json else render(args.log, state))
+    print(json.dumps(to_json(state, hints)) if args.json else render(args.log, state, hints))
     return exit_status(state)

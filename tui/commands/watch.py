@@ -21,7 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("log", help="the server's log file (it may not exist yet)")
     p.add_argument("--server", help="sglang, vllm, or a profile .toml (default: detect)")
     p.add_argument("--plain", action="store_true", help="print one line per event instead of the dashboard")
-    p.add_argument("--timeout", type=float, metavar="S", help="give up after S seconds (exit 3)")
+    p.add_argument("--timeout", type=float, metavar="S", help="give up after S seconds: exit 3 (the dashboard shows TIMEOUT; q exits 3)")
     p.add_argument("--echo", action="store_true", help="also print each log line (with --plain)")
     p.add_argument("--from-end", action="store_true", help="skip what the log already holds")
     p.add_argument("--host", metavar="[USER@]HOST[:PORT]", help="read the log on this host over SSH")
@@ -35,10 +35,10 @@ def run(args: argparse.Namespace) -> int:
     from tui import wiring
 
     options = watch_options(args)
-    if not args.plain:
-        return wiring.watch_dashboard(options)
     if options.timeout is not None and options.timeout <= 0:
         raise UsageError("--timeout must be a positive number of seconds")
+    if not args.plain:
+        return wiring.watch_dashboard(options)
     if not options.host and os.path.isdir(options.log):
         raise UsageError(f"{options.log}: is a directory, not a log file")
     return wiring.watch_plain(options)

@@ -37,8 +37,12 @@ _BARE_EXCEPTION = re.compile(r"(?:Error|Exception|Exit|Interrupt|Iteration|Warni
 #: A block not fed for this many lines is closed; one with its exception line, sooner.
 STALE_LINES = 200
 AFTER_EXCEPTION_LINES = 20
-#: Lines of a block kept for display: its head and its tail.
+#: Lines of a block kept in memory (a sample for display): its head and its tail. The
+#: whole block is its line ranges (``ErrorReport.spans``); its text comes from the scrollback
+#: or the file (``WatchSession.block_text``).
 HEAD, TAIL = 4, 30
+#: Ranges kept per block: a block interleaved with more runs than this is widened over them.
+MAX_SPANS = 4096
 MESSAGE_CAP = 500
 
 # block states: after the Traceback line, after a File line, after a code (or caret) line,
@@ -52,11 +56,13 @@ class _Block:
     rank: str | None
     line: int
     ts: float | None
+    offset: int | None = None  # byte offset of its first line in the stream
     state: int = _TB
     last: int = 0  # line number of the latest line fed to it
     exc_line: int = 0  # line number of its exception line
     head: list[tuple[int, str]] = field(default_factory=list)
     tail: deque = field(default_factory=lambda: deque(maxlen=TAIL))
+    spans: list[list[int]] = field(default_factory=list)  # [first, last] runs of its line numbers
     report: ErrorReport | None = None
     warning: bool = False  # logged at a warning level: a warning with a traceback, not a failure
 
@@ -65,6 +71,17 @@ class _Block:
             self.head.append((number, text))
         else:
             self.tail.append((number, text))
+        self.touch(number)
+
+    def touch(self, number: int) -> None:
+        """Line ``number`` belongs to the block (a blank line inside it, too)."""
+        spans = self.spans
+        if spans and spans[-1][1] >= number - 1:
+            spans[-1][1] = max(spans[-1][1], number)
+        elif len(spans) < MAX_SPANS:
+            spans.append([number, number])
+        else:
+            spans[-1][1] = number  # widened over the lines between: bounded whatever the interleaving
         self.last = number
 
     def lines(self) -> list[tuple[int, str]]:
@@ -107,11 +124,13 @@ class Classifier:
         record: bool = False,
         level: str | None = None,
         ts: float | None = None,
+        offset: int | None = None,
     ) -> tuple[list[ErrorReport], bool, bool]:
         """One line (or ``\\r`` segment): ``body`` is its message without the log prefix.
 
         ``rank`` is the rank the prefix names (None: no prefix, or no rank in it);
-        ``record``: the line starts a new log record (it has a timestamp or level).
+        ``record``: the line starts a new log record (it has a timestamp or level);
+        ``offset``: where the line starts in the stream (a block's text can be re-read from it).
         Returns the errors made or updated by this line, whether it is a warning, and
         whether it belongs to a traceback (then it is no phase marker either).
         """
@@ -121,10 +140,10 @@ class Classifier:
             if self._blocks and self._continue(number, body, rank, record, errors):
                 return errors, False, True
         if TRACEBACK in body:
-            self._start(number, body, rank, ts, errors, level is not None and level in self._warning_levels)
+            self._start(number, body, rank, ts, offset, errors, level is not None and level in self._warning_levels)
             return errors, False, True
         if body.startswith("Process ") and _PROCESS_HEADER.match(body):
-            self._headers[rank] = (number, body)
+            self._headers[rank] = (number, body, offset)
             return errors, False, True
         if not body or body.isspace():
             return errors, False, False
@@ -148,6 +167,8 @@ class Classifier:
                     rank=rank,
                     end_line=number,
                     block=[(number, body)],
+                    spans=[[number, number]],
+                    offset=offset,
                     fatal=sig.fatal,
                     category=sig.kind,
                     secondary=sig.secondary,
@@ -193,7 +214,14 @@ class Classifier:
         return any(p.search(body) for p in self._benign)
 
     def _start(
-        self, number: int, body: str, rank: str | None, ts: float | None, errors: list, warning: bool = False
+        self,
+        number: int,
+        body: str,
+        rank: str | None,
+        ts: float | None,
+        offset: int | None,
+        errors: list,
+        warning: bool = False,
     ) -> None:
         chained = self._candidate(rank, lambda b: b.state == _CHAIN_STATE)
         if chained is not None:
@@ -203,12 +231,11 @@ class Classifier:
         for block in list(self._blocks):
             if block.rank == rank:
                 self._close(block, errors)
-        line = number
         header = self._headers.pop(rank, None)
-        block = _Block(rank, line, ts, warning=warning)
+        block = _Block(rank, number, ts, offset, warning=warning)
         if header is not None and 0 < number - header[0] <= 2:
-            block.line = header[0]
-            block.add(*header)
+            block.line, block.offset = header[0], header[2]
+            block.add(header[0], header[1])
         block.add(number, body)
         self._blocks.append(block)
 
@@ -234,7 +261,7 @@ class Classifier:
         if not body or body.isspace():
             block = self._candidate(rank, lambda b: b.state != _TB)
             if block is not None:
-                block.last = number
+                block.touch(number)
             return block is not None
         first = body[0]
         if first == " " or first == "\t":
@@ -293,7 +320,9 @@ class Classifier:
         sig = next((s for s in self._signatures if not s.fallback and s.regex.search(match.group(0))), None)
         report = block.report
         if report is None:
-            report = block.report = ErrorReport(line=block.line, kind=kind, message="", rank=block.rank, ts=block.ts)
+            report = block.report = ErrorReport(
+                line=block.line, kind=kind, message="", rank=block.rank, ts=block.ts, spans=block.spans, offset=block.offset
+            )
         report.kind = kind
         report.message = message[:MESSAGE_CAP]
         report.end_line = number
@@ -317,6 +346,8 @@ class Classifier:
                 rank=block.rank,
                 end_line=block.last,
                 block=lines,
+                spans=block.spans,
+                offset=block.offset,
                 ts=block.ts,
             )
         )

@@ -6,6 +6,8 @@ tracker (``tui.core.tracker``) writes them.
 
 from __future__ import annotations
 
+import bisect
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 #: Canonical phases, in their usual order. Views show them in this order; the
@@ -63,6 +65,7 @@ class Phase:
     ranks: dict[str, RankPhase] = field(default_factory=dict)
     progress: float | None = None  # 0.0 .. 1.0 from a progress bar, when known
     detail: str = ""  # latest figure, e.g. "3/4 shards" or "avail mem=70.40 GB"
+    first_detail: str = ""  # the first figure its lines printed (SGLang: free memory before the phase)
     failed: bool = False
 
     @property
@@ -95,7 +98,11 @@ class ErrorReport:
     message: str  # the final "SomeError: message" text, or the signature line
     rank: str | None = None
     end_line: int | None = None
-    block: list[tuple[int, str]] = field(default_factory=list)  # (line number, text) of the block
+    #: (line number, text) of a sample of the block: its first and last lines (bounded memory)
+    block: list[tuple[int, str]] = field(default_factory=list)
+    #: The whole block: [first, last] line-number runs (several when ranks' blocks interleave)
+    spans: list[list[int]] = field(default_factory=list)
+    offset: int | None = None  # byte offset of the block's first line in the stream read
     fatal: bool = True
     category: str | None = None  # signature category of a traceback's exception, e.g. "cuda_oom"
     secondary: bool = False  # a consequence ("child failed", "see root cause above"), not a cause
@@ -105,6 +112,24 @@ class ErrorReport:
     def title(self) -> str:
         """The message, led by its kind unless it already names it: "ValueError: …", "cuda_oom: …"."""
         return self.message if self.message.startswith(self.kind) else f"{self.kind}: {self.message}"
+
+    def numbers(self, after: int = 0) -> Iterator[int]:
+        """Every line number of the block (past ``after``), in order."""
+        spans = self.spans or [[n, n] for n, _ in self.block] or [[self.line, self.line]]
+        start = max(0, bisect.bisect_right(spans, after, key=lambda span: span[0]) - 1)
+        for first, last in spans[start:]:
+            yield from range(max(first, after + 1), last + 1)
+
+    @property
+    def size(self) -> int:
+        """How many lines the block has."""
+        return sum(last - first + 1 for first, last in self.spans) if self.spans else max(1, len(self.block))
+
+    def covers(self, number: int) -> bool:
+        if not self.spans:
+            return number == self.line or any(n == number for n, _ in self.block)
+        index = bisect.bisect_right(self.spans, number, key=lambda span: span[0]) - 1
+        return index >= 0 and self.spans[index][1] >= number
 
 
 @dataclass(frozen=True, slots=True)

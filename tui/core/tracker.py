@@ -82,6 +82,7 @@ class StartupTracker:
         self._tentative: set[str] = set()  # settle phases whose ranks have all ended
         self._placeholders: dict[str, str] = {}  # phase -> rank key a bar started it under
         self._error_ids: set[int] = set()
+        self._offset: int | None = None  # stream offset of the line being fed
         self._last_ts: float | None = None
         self._ts_text: str | None = None
         self._ts_value: float | None = None
@@ -137,6 +138,7 @@ class StartupTracker:
                 self._bar_only(item.number, item.text, at, events)
             return events
         number = item.number
+        self._offset = item.offset
         self.pass_over(number)
         if self.profile is None and not self._gave_up:
             self._seen += 1
@@ -267,7 +269,7 @@ class StartupTracker:
             and (level is None or level not in profile.warning_levels)
         ):
             return  # nothing can match: the common case, one search
-        errors, warning, consumed = self.classifier.feed(number, msg, rank, record, level, ts)
+        errors, warning, consumed = self.classifier.feed(number, msg, rank, record, level, ts, self._offset)
         if errors:
             self._errors(errors, events)
         if warning:
@@ -538,6 +540,7 @@ class StartupTracker:
             found = figure.search(msg)
             if found is not None:
                 phase.detail = found.group(0)
+                phase.first_detail = phase.first_detail or phase.detail
                 break
         if action == "end":
             self._check_done(phase, spec, events)

@@ -32,6 +32,7 @@ from tui.core.events import (
     WriterGone,
     WritersFound,
 )
+from tui.core.hints import hint_lines, load_knowledge
 from tui.core.lines import Line, LineAssembler
 from tui.core.options import WatchOptions
 from tui.core.state import FAILED, PHASE_TITLES, READY, STOPPED, ErrorReport
@@ -72,12 +73,21 @@ def title(phase: str) -> str:
 class PlainWatch:
     """Follow one log (local, or remote with --host); print events; return the exit status."""
 
-    def __init__(self, options: WatchOptions, profile: Any, sources: Sequence[Any] = ()) -> None:
+    def __init__(
+        self,
+        options: WatchOptions,
+        profile: Any,
+        label: str | None = None,
+        ended: asyncio.Event | None = None,
+        sources: Sequence[Any] = (),
+    ) -> None:
         """``sources``: event sources beside the log's tailer (the writer discovery of a local log)."""
         from tui.core.tracker import StartupTracker
         from tui.history import WatchedStartups
 
         self.args = options
+        self.label = label or options.log  # the log as named to the user
+        self.ended = ended  # set when nothing more will be written (a replay played out)
         self.sources = list(sources)
         self.memory = WatchedStartups()  # this server/model/TP size's phase times: stall limits
         self.judged = STARTING  # the kind of the last verdict printed for a quiet log
@@ -95,6 +105,8 @@ class PlainWatch:
         self.warnings_shown = 0
         self.printed: dict[tuple[str, str], list[ErrorReport]] = {}  # (kind, message) -> errors
         self.messages: dict[int, str] = {}  # error id -> message printed
+        self.hints = load_knowledge()
+        self.hinted: set[str] = set()  # warning hints already printed
 
     # ------------------------------------------------------------ output
 
@@ -119,7 +131,7 @@ class PlainWatch:
             finally:
                 await queue.put(done)
 
-        self.say(f"watching {self.args.log}" + (f" (server: {self.tracker.profile.name})" if self.tracker.profile else ""))
+        self.say(f"watching {self.label}" + (f" (server: {self.tracker.profile.name})" if self.tracker.profile else ""))
         self.tracker.prime()  # before the tailer starts: the first marker then finds the automata built
         async def side(source: Any) -> None:
             async for event in source.events():
@@ -149,6 +161,9 @@ class PlainWatch:
                     return EXIT_USAGE  # a host key or login problem: retrying will not fix it
                 if event is not None:
                     self.handle(event)
+                elif self.ended is not None and self.ended.is_set():  # written out, and read to the end
+                    self.show(self.tracker.finish())
+                    return self.verdict()
                 else:
                     self.show(self.tracker.quiet())
                 sys.stdout.flush()  # once per event: all it printed goes out in one write
@@ -331,6 +346,10 @@ class PlainWatch:
             self.say(f"warning (line {event.line}): {event.text}")
         elif self.warnings_shown == MAX_WARNINGS_SHOWN + 1:
             self.say("more warnings: counted, not shown")
+        hint = self.hints.for_warning(event.text, line=event.line, server=self.tracker.state.server)
+        if hint is not None and hint.id not in self.hinted:
+            self.hinted.add(hint.id)
+            self.say("\n".join(hint_lines([hint], indent="")), indent="  ")
 
     def error(self, error: ErrorReport) -> None:
         key = (error.kind, error.message)
@@ -368,6 +387,9 @@ class PlainWatch:
             others = f" (also on {', '.join(also)})" if also else ""
             which = f" (attempt {state.attempt} in this log)" if state.attempt > 1 else ""
             self.say(f"FAILED at line {error.line}{rank}: {error.message}{others}{which}")
+            hints = self.hints.diagnose(state)
+            if hints:
+                self.say("\n".join(hint_lines(hints, indent="")), indent="  ")
             return EXIT_FAILED
         current = state.current_phase
         where = ""

@@ -97,6 +97,11 @@ class LocalTailer:
     # ------------------------------------------------------------ public
 
     @property
+    def reread_path(self) -> str:
+        """The file whose bytes this tailer delivers: a view may re-read old lines from it by offset."""
+        return self.path
+
+    @property
     def offset(self) -> int:
         """Offset in the current file of the next byte to be delivered."""
         return self._offset

@@ -11,6 +11,10 @@ event, each with ``t`` (seconds since the recording started):
     {"t": 1.0, "gpu_unavailable": "why"}
     {"t": 95.0, "end": true}
 
+The writer flushes the compressed stream after every record (a zlib sync flush), so a
+recording cut short — the recorder killed, the disk full — is still valid up to its last
+record: ``load`` reads it and says it was cut (``Recording.cut``).
+
 A replay goes through the same path as live use: :class:`Replay` writes the log
 records into a real file (that the real local tailer follows) at the recorded pace
 divided by ``speed``, and is itself the GPU source, yielding ``GpuSample`` events.
@@ -26,6 +30,7 @@ import json
 import os
 import tempfile
 import time
+import zlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,6 +90,7 @@ class RecordingWriter:
         self._file: TextIO = io.TextIOWrapper(gzip.GzipFile(fileobj=raw, mode="wb", mtime=0), encoding="utf-8")
         self._t0: float | None = None
         self.records = 0
+        self.bytes_written = 0
         self._write({"format": FORMAT, "version": VERSION, **header})
 
     def _t(self, at: float) -> float:
@@ -94,6 +100,8 @@ class RecordingWriter:
 
     def _write(self, record: dict[str, Any]) -> None:
         self._file.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+        self._file.flush()  # through gzip's sync flush to the file: a cut recording stays readable
+        self.bytes_written = self._raw.tell()
 
     def log(self, at: float, data: bytes) -> None:
         try:
@@ -130,6 +138,7 @@ class RecordingWriter:
 class Recording:
     header: dict[str, Any]
     records: tuple[dict[str, Any], ...]
+    cut: bool = False  # the file ends before the recording's end: valid up to its last record
 
     @property
     def duration(self) -> float:
@@ -160,16 +169,19 @@ def load(path: str | os.PathLike[str]) -> Recording:
     """Read a recording; a clear one-line RecordingError for anything that is not one."""
     path = Path(path)
     try:
-        with gzip.open(path, "rt", encoding="utf-8") as file:
-            lines = file.read().splitlines()
+        raw = path.read_bytes()
     except FileNotFoundError:
         raise RecordingError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise RecordingError(f"{path}: is a directory") from None
     except PermissionError:
         raise RecordingError(f"{path}: permission denied") from None
-    except (OSError, EOFError, UnicodeDecodeError) as exc:
-        raise RecordingError(f"{path}: not a Watchtower recording (gzip'd JSON lines): {exc}") from None
+    except OSError as exc:
+        raise RecordingError(f"{path}: cannot read it: {exc.strerror or exc}") from None
+    text, cut = _gunzip(path, raw)
+    lines = text.splitlines()
+    if cut and lines and not text.endswith("\n"):
+        lines.pop()  # the record the cut went through
     try:
         parsed = [json.loads(line) for line in lines if line.strip()]
     except json.JSONDecodeError as exc:
@@ -179,7 +191,19 @@ def load(path: str | os.PathLike[str]) -> Recording:
     if int(parsed[0].get("version", 0)) > VERSION:
         raise RecordingError(f"{path}: recording format version {parsed[0]['version']} is newer than this watchtower")
     records = tuple(r for r in parsed[1:] if isinstance(r, dict) and "t" in r)
-    return Recording(parsed[0], records)
+    cut = cut or not any("end" in r for r in records[-1:])
+    return Recording(parsed[0], records, cut)
+
+
+def _gunzip(path: Path, raw: bytes) -> tuple[str, bool]:
+    """The text of a gzip'd recording, and whether the stream was cut short."""
+    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+    try:
+        data = inflater.decompress(raw) + inflater.flush()
+        text = data.decode("utf-8", errors="strict" if inflater.eof else "ignore")
+    except (zlib.error, UnicodeDecodeError) as exc:
+        raise RecordingError(f"{path}: not a Watchtower recording (gzip'd JSON lines): {exc}") from None
+    return text, not inflater.eof
 
 
 # ---------------------------------------------------------------- replaying

@@ -368,12 +368,17 @@ def _lost(target: SshTarget, what: str) -> SshError:
 
 
 async def run(
-    target: SshTarget, argv: Sequence[str], *, input: str | None = None, timeout: float | None = 60.0
+    target: SshTarget,
+    argv: Sequence[str],
+    *,
+    input: str | None = None,
+    timeout: float | None = 60.0,
+    env: Mapping[str, str] | None = None,
 ) -> tuple[int, str, str]:
-    """Run ``argv`` on the host and wait: ``(status, stdout, stderr)``; raises SshError."""
+    """Run ``argv`` (with ``env`` added) on the host and wait: ``(status, stdout, stderr)``; raises SshError."""
     conn = await connection(target)
     try:
-        result = await conn.run(command_line(argv), input=input, check=False, timeout=timeout)
+        result = await conn.run(command_line(argv, env), input=input, check=False, timeout=timeout)
     except asyncssh.TimeoutError:
         raise SshError(f"{target}: {shlex.join(argv[:1])} did not finish within {timeout:g} s") from None
     except (asyncssh.Error, OSError) as exc:

@@ -1,0 +1,55 @@
+"""`watch --timeout` in the dashboard: the TIMEOUT verdict, exit status 3 on q; refused when not positive."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from tests.app_support import fixed_session, until
+from tui.app import build_app
+from tui.app.header import VerdictHeader
+from tui.session import WatchSession
+from tui.sources.local import LocalTailer
+
+HALF = (
+    "[2026-03-14 21:04:10] server_args={'model_path': '/models/m', 'tp_size': 1}\n"
+    "[2026-03-14 21:04:13 TP0] Load weight begin. avail mem=139.26 GB\n"
+)
+
+
+async def test_the_dashboard_times_out_and_q_exits_3(tmp_path):
+    log = tmp_path / "server.log"
+    log.write_text(HALF)
+    session = WatchSession(log=LocalTailer(log))
+    app = build_app(session, timeout=0.5, output_dir=tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(lambda: session.timed_out, session)
+        await pilot.pause()
+        header = app.query_one(VerdictHeader)
+        header.refresh()
+        await pilot.pause()
+        assert header.verdict.word == "TIMEOUT" and "still starting" in header.verdict.detail
+        assert "weight load" in header.verdict.detail
+        with log.open("a") as f:  # ready after the deadline: still a timed-out watch, as --plain
+            f.write("[2026-03-14 21:05:13] The server is fired up and ready to roll!\n")
+        await until(lambda: session.state.outcome == "ready", session)
+        await pilot.press("q")
+    assert app.return_value == 3
+
+
+async def test_no_timeout_once_ready(tmp_path):
+    session = fixed_session((HALF + "[2026-03-14 21:05:13] The server is fired up and ready to roll!\n").encode())
+    app = build_app(session, timeout=0.2, autostart=False, output_dir=tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause(0.4)
+        assert not session.timed_out
+        await pilot.press("q")
+    assert app.return_value == 0
+
+
+def test_a_timeout_that_is_not_positive_is_refused_by_the_dashboard_too(tmp_path):
+    log = tmp_path / "server.log"
+    log.write_text(HALF)
+    done = subprocess.run([sys.executable, "-m", "tui.cli", "watch", str(log), "--timeout", "0"],
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2 and "--timeout must be a positive number" in done.stderr

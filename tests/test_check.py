@@ -1,0 +1,267 @@
+"""`watchtower check`: the preflight on real files, a real bound port, a fake installed SGLang
+tree on its own site-packages, simulated GPUs holding memory, a small tmpfs as /dev/shm, and
+the loopback sshd. The command itself is never run."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import sshd_available
+from tui.preflight import preflight_report
+from tui.core import cmdline, preflight
+from tui.core.hints import knowledge
+from tui.sources.probe import probe_local
+from tui.sources.sim import SimGpuSource
+
+GB = 10**9
+
+
+def write_model(path: Path, arch: str, context: int, weight_bytes: int) -> Path:
+    path.mkdir(parents=True)
+    (path / "config.json").write_text(json.dumps({"architectures": [arch], "max_position_embeddings": context,
+                                                   "model_type": "x"}))
+    index = {"metadata": {"total_size": weight_bytes}, "weight_map": {"a": "model-00001-of-00002.safetensors"}}
+    (path / "model.safetensors.index.json").write_text(json.dumps(index))
+    (path / "model-00001-of-00002.safetensors").write_bytes(b"\0" * 64)
+    return path
+
+
+def write_sglang(site: Path, *, hook: str) -> Path:
+    """A fake installed SGLang: Qwen3MoeForCausalLM inherits from Qwen2MoeForCausalLM (another file).
+
+    ``hook``: "base" (the base class defines set_eagle3_layers_to_capture), "own" (the class
+    itself does), "none" (neither: the seed's v1)."""
+    models = site / "sglang" / "srt" / "models"
+    models.mkdir(parents=True)
+    for pkg in (site / "sglang", site / "sglang" / "srt", models):
+        (pkg / "__init__.py").write_text("raise RuntimeError('the check must not import sglang')\n")
+    method = "    def set_eagle3_layers_to_capture(self, layer_ids=None):\n        self.capture = True\n"
+    (models / "qwen2_moe.py").write_text(textwrap.dedent("""\
+        import torch
+        from torch import nn
+
+
+        class Qwen2MoeModel(nn.Module):
+            pass
+
+
+        class Qwen2MoeForCausalLM(nn.Module):
+            def forward(self, x):
+                return x
+        """) + (method if hook == "base" else ""))
+    (models / "qwen3_moe.py").write_text(textwrap.dedent("""\
+        from sglang.srt.models.qwen2_moe import Qwen2MoeForCausalLM as Base
+
+
+        class Qwen3MoeForCausalLM(Base):
+            def load_weights(self, weights):
+                pass
+        """) + (method if hook == "own" else "") + "\n\nEntryClass = Qwen3MoeForCausalLM\n")
+    for name, version, requires in (("sglang", "0.5.1", ["torch==2.8.0"]), ("torch", "2.8.0", [])):
+        info = site / f"{name}-{version}.dist-info"
+        info.mkdir()
+        meta = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n" + "".join(f"Requires-Dist: {r}\n" for r in requires)
+        (info / "METADATA").write_text(meta)
+    return site
+
+
+@pytest.fixture
+def seed(tmp_path):
+    """The seed's evening: a 262144-context MoE target and a 131072-context EAGLE-3 draft."""
+    target = write_model(tmp_path / "Qwen3-MoE", "Qwen3MoeForCausalLM", 262144, 547 * GB)
+    draft = write_model(tmp_path / "eagle3-draft", "LlamaForCausalLMEagle3", 131072, 2 * GB)
+    return target, draft
+
+
+def sglang_command(target: Path, draft: Path, port: int, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "sglang.launch_server", "--model-path", str(target), "--tp", "8",
+            "--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", str(draft),
+            "--context-length", "262144", "--mem-fraction-static", "0.88", "--port", str(port), *extra]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def by_name(report) -> dict[str, preflight.Check]:
+    return {c.name.split(" ")[0] if c.name.startswith(("port", "dist-init")) else c.name: c for c in report.checks}
+
+
+def report(argv, env, **kw):
+    return asyncio.run(preflight_report(argv, env, gpus="sim", **kw))
+
+
+def test_seed_v1_missing_eagle3_hook_and_v2_short_draft_context_are_caught(tmp_path, seed):
+    target, draft = seed
+    site = write_sglang(tmp_path / "site", hook="none")
+    r = report(sglang_command(target, draft, free_port()), {"PYTHONPATH": str(site)})
+    checks = by_name(r)
+    hook = checks["EAGLE-3 hook"]
+    assert hook.status == "fail"
+    assert "Qwen3MoeForCausalLM" in hook.why and str(site / "sglang/srt/models/qwen3_moe.py") in hook.why
+    assert "set_eagle3_layers_to_capture" in hook.why and "0.5.1" in hook.why
+    ctx = checks["draft context"]
+    assert ctx.status == "fail" and "(131072)" in ctx.why and "(262144)" in ctx.why
+    assert [a.text for a in ctx.fix] == ["set_env SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1"]
+    assert checks["model"].status == "ok" and "547.0 GB" in checks["model"].why
+    assert checks["weights"].status == "ok"  # 68 GB per GPU on 8 simulated H200s
+    assert checks["versions"].status == "ok" and "sglang 0.5.1" in checks["versions"].why
+    assert r.exit_status == 1
+
+
+@pytest.mark.parametrize("hook, how", [("base", "inherits"), ("own", "defines")])
+def test_hook_found_on_the_class_or_through_its_base_in_another_file(tmp_path, seed, hook, how):
+    target, draft = seed
+    site = write_sglang(tmp_path / "site", hook=hook)
+    env = {"PYTHONPATH": str(site), "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN": "1"}
+    checks = by_name(report(sglang_command(target, draft, free_port()), env))
+    assert checks["EAGLE-3 hook"].status == "ok" and how in checks["EAGLE-3 hook"].why
+    if hook == "base":
+        assert "Qwen2MoeForCausalLM" in checks["EAGLE-3 hook"].why
+    # the env-var fix turns v2's ✗ into a warning about what the override risks
+    assert checks["draft context"].status == "warn" and "illegal memory" in checks["draft context"].why
+
+
+def test_weights_larger_than_the_gpus(tmp_path, seed):
+    target, draft = seed
+    site = write_sglang(tmp_path / "site", hook="own")
+    argv = [sys.executable, "-m", "sglang.launch_server", "--model-path", str(target), "--tp", "2",
+            "--port", str(free_port())]
+    checks = by_name(report(argv, {"PYTHONPATH": str(site)}))
+    assert checks["weights"].status == "fail" and "273.5 GB per GPU" in checks["weights"].why
+
+
+def test_a_port_bound_by_the_test_names_its_holder(tmp_path, seed):
+    target, draft = seed
+    site = write_sglang(tmp_path / "site", hook="own")
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        argv = [sys.executable, "-m", "sglang.launch_server", "--model-path", str(target), "--tp", "8",
+                "--host", "127.0.0.1", "--port", str(port)]
+        checks = by_name(report(argv, {"PYTHONPATH": str(site)}))
+    check = checks["port"]
+    assert check.status == "fail" and f"pid {os.getpid()}" in check.why
+    assert [a.text for a in check.fix] == [f"free_port {port}"]
+
+
+def test_cuda_visible_devices_and_simulated_gpus_holding_memory(tmp_path, seed):
+    target, draft = seed
+    site = write_sglang(tmp_path / "site", hook="own")
+    command = cmdline.parse(sglang_command(target, draft, free_port()),
+                            {"PYTHONPATH": str(site), "CUDA_VISIBLE_DEVICES": "0,1,2,3"})
+    facts = asyncio.run(probe_local(command))
+    busy = SimGpuSource(8)
+    busy.set_phase("ready")  # an earlier attempt still holds ~90 % of every GPU
+    checks = {c.name: c for c in preflight.judge(command, facts, busy.snapshot(), knowledge())}
+    assert checks["GPUs"].status == "fail" and "4 visible (CUDA_VISIBLE_DEVICES=0,1,2,3), TP8 needs 8" in checks["GPUs"].why
+    assert checks["GPU memory"].status == "fail" and "less than --mem-fraction-static 0.88" in checks["GPU memory"].why
+    holders = checks["GPU holders"]
+    assert holders.status == "warn" and "pid 4100 sglang::scheduler" in holders.why
+    assert [a.text for a in holders.fix] == ["kill_gpu_holders"]
+    idle = SimGpuSource(8).snapshot()
+    checks = {c.name: c for c in preflight.judge(command, facts, idle, knowledge())}
+    assert "GPU holders" not in checks and checks["GPU memory"].status == "ok"
+
+
+def test_model_from_the_hf_cache_offline_and_missing(tmp_path):
+    cache = tmp_path / "hub"
+    snap = cache / "models--org--model" / "snapshots" / "abc123"
+    write_model(snap, "LlamaForCausalLM", 8192, 16 * GB)
+    (cache / "models--org--model" / "refs").mkdir()
+    (cache / "models--org--model" / "refs" / "main").write_text("abc123")
+    env = {"HF_HUB_CACHE": str(cache), "HF_HUB_OFFLINE": "1"}
+    argv = ["vllm", "serve", "org/model", "--port", str(free_port())]
+    model = by_name(report(argv, env))["model"]
+    assert model.status == "ok" and "Hugging Face cache" in model.why and "LlamaForCausalLM" in model.why
+    missing = by_name(report(["vllm", "serve", "org/other", "--port", str(free_port())], env))["model"]
+    assert missing.status == "fail" and "HF_HUB_OFFLINE" in missing.why
+    online = by_name(report(["vllm", "serve", "org/other", "--port", str(free_port())], {"HF_HUB_CACHE": str(cache)}))
+    assert online["model"].status == "warn" and "download" in online["model"].why
+
+
+def test_a_small_shm_is_refused_for_tp8(tmp_path, seed):
+    target, draft = seed
+    shm = tmp_path / "shm"
+    shm.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(shm)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here: {mounted.stderr.decode().strip()}")
+    try:
+        argv = [sys.executable, "-m", "sglang.launch_server", "--model-path", str(target), "--tp", "8"]
+        check = by_name(report(argv, {}, shm=str(shm)))["/dev/shm"]
+        assert check.status == "fail" and "64 MB" in check.why and "0.1 GiB" in check.why
+        single = by_name(report([*argv[:-2], "--tp", "1"], {}, shm=str(shm)))["/dev/shm"]
+        assert single.status == "ok"
+    finally:
+        subprocess.run(["umount", str(shm)], check=True)
+
+
+def test_cli_json_exit_status_and_never_running_the_command(tmp_path, seed):
+    target, draft = seed
+    site = write_sglang(tmp_path / "site", hook="none")
+    marker = tmp_path / "ran"
+    argv = ["sh", "-c", f"touch {marker}"]  # not a server: only the machine is checked, nothing is run
+    out = subprocess.run([sys.executable, "-m", "tui.cli", "check", "--json", "--gpus", "sim", "--", *argv],
+                         capture_output=True, text=True, timeout=60)
+    doc = json.loads(out.stdout)
+    assert not marker.exists()
+    assert doc["checks"][0] == {"name": "command", "status": "warn", "why": doc["checks"][0]["why"], "fix": []}
+    assert out.returncode == doc["exit"] == preflight.exit_status(
+        [preflight.Check(c["name"], c["status"], c["why"]) for c in doc["checks"]])
+    assert out.returncode in (0, 4)  # nothing in a non-server command can be a ✗ on a sane machine
+    human = subprocess.run(
+        [sys.executable, "-m", "tui.cli", "check", "--gpus", "sim", "--env", f"PYTHONPATH={site}", "--",
+         *sglang_command(target, draft, free_port())], capture_output=True, text=True, timeout=60)
+    assert human.returncode == 1
+    assert "  ✗ EAGLE-3 hook: Qwen3MoeForCausalLM (" in human.stdout
+    assert "  ✗ draft context: the draft's context (131072) is shorter than the target's (262144)" in human.stdout
+
+
+def test_console_script_is_followed_to_its_interpreter(tmp_path, seed):
+    """``sglang serve``: the probe reads the packages of the interpreter in the script's #! line."""
+    target, draft = seed
+    site = write_sglang(tmp_path / "site", hook="own")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    venv_python = bin_dir / "python3"
+    venv_python.write_text(f"#!/bin/sh\nPYTHONPATH={site} exec {sys.executable} \"$@\"\n")
+    venv_python.chmod(0o755)
+    script = bin_dir / "sglang"
+    script.write_text(f"#!{venv_python}\nimport sys\n")
+    script.chmod(0o755)
+    argv = ["sglang", "serve", "--model-path", str(target), "--tp", "8", "--port", str(free_port())]
+    env = {"PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    checks = by_name(report(argv, env))
+    assert checks["versions"].status == "ok" and "sglang 0.5.1" in checks["versions"].why
+
+
+@pytest.mark.ssh
+@pytest.mark.skipif(not sshd_available(), reason="OpenSSH sshd is not installed")
+def test_check_over_ssh_runs_on_the_host(sshd, tmp_path, seed):
+    target, draft = seed
+    site = write_sglang(tmp_path / "site", hook="none")
+    env = dict(os.environ, WATCHTOWER_SSH_KNOWN_HOSTS=str(sshd.known_hosts), WATCHTOWER_SSH_IDENTITY=str(sshd.client_key))
+    out = subprocess.run(
+        [sys.executable, "-m", "tui.cli", "check", "--json", "--host", sshd.spec, "--gpus", "none",
+         "--env", f"PYTHONPATH={site}", "--", "python3", *sglang_command(target, draft, free_port())[1:]],
+        capture_output=True, text=True, timeout=60, env=env,
+    )
+    doc = json.loads(out.stdout)
+    checks = {c["name"]: c for c in doc["checks"]}
+    assert out.returncode == 1 and doc["host"] == sshd.spec
+    assert checks["EAGLE-3 hook"]["status"] == "fail" and "qwen3_moe.py" in checks["EAGLE-3 hook"]["why"]
+    assert checks["draft context"]["status"] == "fail"
+    assert checks["GPUs"]["status"] == "warn" and "cannot tell" in checks["GPUs"]["why"]

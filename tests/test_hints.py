@@ -1,0 +1,260 @@
+"""Hints: known failure → why → fix, from real log files through scan, watch --plain and the core."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tui.commands.scan import scan_with_hints
+from tui.core import cmdline
+from tui.core.cmdline import Action
+from tui.core.hints import knowledge, parse
+from tui.core.profiles import ProfileError
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures"
+SG = "[2026-03-04 11:00:00] server_args=ServerArgs(model_path='/models/m', tp_size=2)\n"
+VL = "INFO 08-14 11:00:00 [api_server.py:1] vLLM API server version 0.10.1\n"
+
+
+def traceback(final: str, *frames: str, prefix: str = "[2026-03-04 11:01:00 TP0] ") -> str:
+    body = "".join(f'  File "/x/{f}.py", line 1, in f\n    {f}()\n' for f in frames)
+    return f"{prefix}Scheduler hit an exception: Traceback (most recent call last):\n{body}{final}\n"
+
+
+def scan(tmp_path: Path, text: str):
+    log = tmp_path / "server.log"
+    log.write_text(text)
+    return scan_with_hints(str(log))
+
+
+def ids(hints) -> list[str]:
+    return [h.id for h in hints]
+
+
+def test_builtin_file_loads_and_every_fix_is_an_action():
+    kb = knowledge()
+    assert len(kb.hints) >= 25
+    for hint in kb.hints:
+        assert hint.why and (hint.kinds or hint.pattern or hint.lines), hint.id
+
+
+def test_draft_context_names_both_lengths_and_sets_the_env(tmp_path):
+    text = SG + traceback(
+        "ValueError: User-specified context_length (262144) is greater than the derived context_length (131072). "
+        "To allow overriding this maximum, set the env var SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1",
+        "scheduler", "eagle_worker", "model_config",
+    )
+    state, hints = scan(tmp_path, text)
+    assert ids(hints) == ["context-length-override"]
+    assert "(131072)" in hints[0].why and "(262144)" in hints[0].why and "draft" in hints[0].why
+    assert [a.text for a in hints[0].fix] == ["set_env SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1"]
+
+
+def test_target_context_too_long_lowers_the_flag_to_the_models_own(tmp_path):
+    state, hints = scan_with_hints(str(FIXTURES / "sglang_context_length.log"))
+    assert ids(hints) == ["context-length-too-long"]
+    assert [a.text for a in hints[0].fix] == ["set_flag --context-length 131072"]
+
+
+def test_vllm_kv_uses_the_estimate_the_message_prints(tmp_path):
+    state, hints = scan_with_hints(str(FIXTURES / "vllm_kv_failure.log"))
+    assert ids(hints)[0] == "kv-max-model-len"
+    assert [a.text for a in hints[0].fix] == ["set_flag --max-model-len 149344"]
+
+
+def test_vllm_kv_estimate_from_another_wording(tmp_path):
+    text = VL + (
+        "ERROR 08-14 11:00:14 [core.py:700] ValueError: To serve at least one request with the model's max seq len "
+        "(262144), (24.00 GiB KV cache is needed, which is larger than the available KV cache memory (8.04 GiB). "
+        "Based on the available memory, the estimated maximum model length is 121840. Try increasing "
+        "`gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.\n"
+    )
+    state, hints = scan(tmp_path, text)
+    assert state.outcome == "failed"
+    assert [a.text for a in hints[0].fix] == ["set_flag --max-model-len 121840"]
+
+
+def test_oom_in_graph_capture_wants_a_lower_fraction_by_what_was_missing(tmp_path):
+    state = scan_with_hints(str(FIXTURES / "sglang_cuda_oom_graph.log"))[0]
+    command = cmdline.parse(["python", "-m", "sglang.launch_server", "--mem-fraction-static", "0.95"])
+    (hint,) = knowledge().diagnose(state, command)
+    # 2.00 GiB asked, 1.02 GiB free of 79.19 GiB: 0.98/79.19 + 1 % → 0.03 lower
+    assert hint.id == "graph-capture-oom" and "lower" in hint.why and "by 0.03" in hint.why
+    assert [a.text for a in hint.fix] == ["set_flag --mem-fraction-static 0.92"]
+    # without the command the amount is still said, but no number is guessed for the flag
+    (bare,) = knowledge().diagnose(state)
+    assert "by 0.03" in bare.why and bare.fix == ()
+
+
+def test_not_enough_memory_wants_a_higher_fraction_from_the_avail_figures(tmp_path):
+    text = SG + (
+        "[2026-03-04 11:00:03 TP0] Load weight begin. avail mem=78.00 GB\n"
+        "[2026-03-04 11:00:43 TP0] Load weight end. type=LlamaForCausalLM, avail mem=10.00 GB, mem usage=68.00 GB.\n"
+    ) + traceback(
+        "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.", "scheduler", "model_runner"
+    )
+    state, hints = scan(tmp_path, text)
+    (hint,) = hints
+    assert hint.id == "mem-fraction-too-low"
+    # the pool is empty below 1 - 10/78 = 0.872 → 0.88; advice 0.03 above that
+    assert "10 of 78 GB" in hint.why and "0.88" in hint.why and "higher" in hint.why
+    assert [a.text for a in hint.fix] == ["set_flag --mem-fraction-static 0.91"]
+    command = cmdline.parse(["sglang", "serve", "--model-path", "/m", "--mem-fraction-static", "0.93"])
+    (again,) = knowledge().diagnose(state, command)
+    assert [a.text for a in again.fix] == ["set_flag --mem-fraction-static 0.94"]  # never lower than asked
+
+
+@pytest.mark.parametrize(
+    "text, expected, fix",
+    [
+        (SG + "[2026-03-04 11:00:03 TP0] ERROR: [Errno 98] error while attempting to bind on address "
+         "('0.0.0.0', 30000): address already in use\n", "port-in-use", ["free_port 30000"]),
+        (SG + traceback("RuntimeError: The memory capacity is unbalanced. Some GPUs may be occupied by other processes.",
+                        "scheduler"), "memory-unbalanced", ["kill_gpu_holders"]),
+        (SG + "[2026-03-04 11:05:00] Scheduler watchdog timeout (self.watchdog_timeout=300, self.busy=True)\n",
+         "scheduler-watchdog", ["set_flag --watchdog-timeout 600"]),
+        (SG + traceback("torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled "
+                        "system error, Error while creating shared memory segment /dev/shm/nccl-abc (size 9637888)",
+                        "scheduler"), "shm-too-small", []),
+        (SG + traceback("KeyboardInterrupt: terminated", "scheduler"), "terminated-from-outside", []),
+        (SG + traceback("AttributeError: 'DeepseekV3ForCausalLM' object has no attribute 'set_eagle3_layers_to_capture'",
+                        "eagle_worker"), "eagle3-hooks-missing", []),
+    ],
+)
+def test_known_failures(tmp_path, text, expected, fix):
+    state, hints = scan(tmp_path, text)
+    assert state.outcome == "failed"
+    assert ids(hints)[:1] == [expected]
+    assert [a.text for a in hints[0].fix] == fix
+
+
+def test_warnings_that_predict_trouble_get_hints(tmp_path):
+    text = SG + (
+        "[2026-03-04 11:00:01] WARNING: Entering DeepGEMM JIT Pre-Compile session. It may take a long time "
+        "(typically 10-20 mins) if you have not run `sglang.compile_deep_gemm`.\n"
+        "[2026-03-04 11:00:02] Warning: User-specified context_length (262144) is greater than the derived "
+        "context_length (131072). This may lead to incorrect model outputs or CUDA errors.\n"
+    )
+    state, hints = scan(tmp_path, text)
+    assert state.outcome != "failed"
+    assert ids(hints) == ["deepgemm-precompile", "context-override-warning"]
+    assert "10–20 min" in hints[0].why and hints[0].line == 2
+    assert "illegal memory" in hints[1].why
+
+
+def test_scan_json_and_human_show_hints():
+    log = str(FIXTURES / "sglang_attributeerror_tp8.log")
+    out = subprocess.run([sys.executable, "-m", "tui.cli", "scan", "--json", log], capture_output=True, text=True)
+    data = json.loads(out.stdout)
+    (hint,) = data["hints"]
+    assert set(hint) == {"id", "why", "fix", "link"} and hint["id"] == "eagle3-hooks-missing"
+    assert "Qwen3MoeForCausalLM" in hint["why"] and hint["link"].startswith("https://github.com/sgl-project/")
+    human = subprocess.run([sys.executable, "-m", "tui.cli", "scan", log], capture_output=True, text=True).stdout
+    assert "  hint: Qwen3MoeForCausalLM has no set_eagle3_layers_to_capture" in human
+
+
+def test_watch_plain_prints_the_hint_under_failed(tmp_path):
+    log = tmp_path / "v.log"
+    log.write_bytes((FIXTURES / "vllm_kv_failure.log").read_bytes())
+    out = subprocess.run(
+        [sys.executable, "-m", "tui.cli", "watch", "--plain", "--timeout", "20", str(log)],
+        capture_output=True, text=True, timeout=60,
+    ).stdout
+    lines = out.splitlines()
+    failed = next(i for i, line in enumerate(lines) if "FAILED at line" in line)
+    assert "hint: the KV cache left after the weights holds 149344 tokens" in lines[failed + 1]
+    assert "set_flag --max-model-len 149344" in lines[failed + 1]
+
+
+# ------------------------------------------------------------------ the user's file
+
+
+def test_user_file_goes_first_and_replaces_a_builtin_id(tmp_path, monkeypatch):
+    user = tmp_path / "hints.toml"
+    user.write_text(
+        '[[hints]]\nid = "kv-max-model-len"\npattern = "estimated maximum model length is (?P<e>\\\\d+)"\n'
+        'why = "ours: {e}"\nfix = ["set_flag --max-model-len {e//2}"]\n'
+    )
+    monkeypatch.setenv("WATCHTOWER_HINTS", str(user))
+    kb = knowledge()
+    assert [h.id for h in kb.hints].count("kv-max-model-len") == 1
+    state, hints = scan_with_hints(str(FIXTURES / "vllm_kv_failure.log"))
+    assert hints[0].why == "ours: 149344" and [a.text for a in hints[0].fix] == ["set_flag --max-model-len 74672"]
+
+
+@pytest.mark.parametrize(
+    "body, words",
+    [
+        ('[[hints]]\nid = "x"\nwhy = "w"\npattern = "a"\ncolour = "red"\n', ["hints[0]", "unknown key 'colour'"]),
+        ('[[hints]]\nid = "x"\nwhy = "w"\npattern = "(a"\n', ["hints.x.pattern", "bad pattern"]),
+        ('[[hints]]\nid = "x"\nwhy = "w"\npattern = "a"\nfix = ["reboot now"]\n', ["hints.x.fix", "unknown fix action"]),
+        ('[[hints]]\nid = "x"\nwhy = "w"\n', ["hints.x", "needs a 'kind'"]),
+        ('[[hints]]\nid = "x"\npattern = "a"\n', ["hints.x.why"]),
+        ("[[hints]\n", ["not valid TOML"]),
+    ],
+)
+def test_bad_user_file_is_refused_in_one_line(tmp_path, monkeypatch, body, words):
+    user = tmp_path / "hints.toml"
+    user.write_text(body)
+    monkeypatch.setenv("WATCHTOWER_HINTS", str(user))
+    with pytest.raises(ProfileError) as caught:
+        knowledge()
+    message = str(caught.value)
+    assert "\n" not in message and str(user) in message
+    assert all(w in message for w in words), message
+    log = tmp_path / "l.log"
+    log.write_text(SG)
+    out = subprocess.run([sys.executable, "-m", "tui.cli", "scan", str(log)], capture_output=True, text=True,
+                         env={**__import__("os").environ, "WATCHTOWER_HINTS": str(user)})
+    assert out.returncode == 2 and out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
+
+
+def test_versions_rules_compare_release_numbers():
+    kb = parse('[[versions]]\nid = "v"\npackage = "a"\nbelow = "0.6.4"\nwith = "b"\nwith_at_least = "2.5"\nwhy = "w"\n', "t")
+    assert [r.id for r in kb.bad_versions({"a": "0.6.3.post1", "b": "2.5.1+cu124"})] == ["v"]
+    assert kb.bad_versions({"a": "0.6.4", "b": "2.5.1"}) == []
+    assert kb.bad_versions({"a": "0.6.3", "b": "2.4.0"}) == []
+    assert kb.bad_versions({"a": "0.6.3"}) == []
+
+
+# ------------------------------------------------------------------ command lines and fixes
+
+
+def test_parse_sglang_vllm_trtllm_command_lines():
+    sg = cmdline.parse(
+        ["env", "CUDA_VISIBLE_DEVICES=0,1", "python3", "-m", "sglang.launch_server", "--model-path", "/m", "--tp", "8",
+         "--speculative-algorithm", "eagle3", "--speculative-draft-model-path=/d", "--context-length", "262144",
+         "--mem-fraction-static", "0.85", "--port", "31000", "--nnodes", "2", "--dist-init-addr", "10.0.0.1:5000",
+         "--some-unknown-flag", "x"]
+    )
+    assert (sg.server, sg.python, sg.model, sg.tp, sg.draft, sg.spec_algorithm) == ("sglang", "python3", "/m", 8, "/d", "EAGLE3")
+    assert (sg.context_length, sg.mem_fraction, sg.port, sg.nnodes, sg.dist_port) == (262144, 0.85, 31000, 2, 5000)
+    assert sg.env == {"CUDA_VISIBLE_DEVICES": "0,1"} and sg.gpus_needed == 4
+    vl = cmdline.parse(["vllm", "serve", "Qwen/Qwen3-8B", "-tp", "2", "--max-model-len", "32768",
+                        "--speculative-config", '{"method": "eagle3", "model": "/draft"}'])
+    assert (vl.server, vl.model, vl.tp, vl.context_length, vl.port, vl.draft) == ("vllm", "Qwen/Qwen3-8B", 2, 32768, 8000, "/draft")
+    tr = cmdline.parse(["trtllm-serve", "/m", "--tp_size", "4", "--max_seq_len", "8192"])
+    assert (tr.server, tr.model, tr.tp, tr.context_length) == ("trtllm", "/m", 4, 8192)
+    assert cmdline.parse(["python", "-m", "vllm.entrypoints.openai.api_server", "--model", "/m"]).server == "vllm"
+
+
+def test_apply_replaces_a_flag_in_any_spelling_and_sets_env():
+    argv = ["python", "-m", "sglang.launch_server", "--mem_fraction_static=0.9", "--tp", "8", "--disable-cuda-graph"]
+    actions = [Action.parse("set_flag --mem-fraction-static 0.85"), Action.parse("set_env A=1"),
+               Action.parse("drop_flag --disable-cuda-graph"), Action.parse("kill_gpu_holders")]
+    words, env = cmdline.apply(argv, {"B": "2"}, actions)
+    assert words == ["python", "-m", "sglang.launch_server", "--tp", "8", "--mem-fraction-static", "0.85"]
+    assert env == {"B": "2", "A": "1"}
+    words, _ = cmdline.apply(["vllm", "serve", "m", "--tensor-parallel-size", "2"], {}, [Action.parse("set_flag -tp 4")])
+    assert words == ["vllm", "serve", "m", "-tp", "4"]
+
+
+@pytest.mark.parametrize("text", ["set_env =1", "set_flag max 1", "free_port x", "kill_gpu_holders now", "rm -rf"])
+def test_bad_actions_are_refused(text):
+    with pytest.raises(ValueError):
+        Action.parse(text)

@@ -1,0 +1,513 @@
+"""Known failure → why → fix, as data (``tui/profiles/hints.toml``).
+
+A hint matches an error (its kind or category, a pattern on its message, a pattern on
+its traceback lines, optionally the server and the phase it happened in) or a warning
+(a pattern on its text). It says why in one sentence and gives the fix as structured
+actions (:class:`tui.core.cmdline.Action`) with a link. Templates take their numbers
+from the log: the pattern's named groups, the ``avail mem=`` figures of the phases, the
+command's own values, and a few computed values (the memory fraction that would fit),
+so advice reads "set --max-model-len 121840", not "lower it". A template whose value
+is unknown is left out (a ``why`` may list alternatives, the first complete one wins):
+a hint never guesses a number.
+
+A user's ``~/.config/watchtower/hints.toml`` (``WATCHTOWER_HINTS`` overrides the path)
+is read first: its hints come before the built-in ones, and one with a built-in id
+replaces it. A bad key or pattern is refused with one line naming it, as for profiles.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import string
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from tui.core.cmdline import Action, ServerCommand
+from tui.core.errors import UsageError
+from tui.core.profiles import ProfileError, _bool, _compile, _read_toml, _strings, _table
+from tui.core.state import ErrorReport, Phase, StartupState
+
+Pattern = re.Pattern[str]
+
+_HINT_KEYS = {"id", "kind", "pattern", "lines", "server", "phase", "warning", "why", "fix", "link"}
+_VERSION_KEYS = {"id", "package", "below", "at_least", "with", "with_below", "with_at_least", "why", "fix", "link"}
+#: Memory fraction a server uses when the command sets none (SGLang's depends on the GPU: unknown).
+DEFAULT_FRACTION = {"vllm": 0.9, "trtllm": 0.9}
+#: Never advise a memory fraction above this: the CUDA context and activations need the rest.
+MAX_FRACTION = 0.95
+
+
+@dataclass(frozen=True, slots=True)
+class Hint:
+    id: str
+    why: tuple[str, ...]  # templates; the first whose values are all known is used
+    fix: tuple[str, ...] = ()  # action templates
+    link: str = ""
+    kinds: frozenset[str] = frozenset()  # error kind or category, compared case-insensitively
+    pattern: Pattern | None = None  # searched in the message (errors) or the text (warnings)
+    lines: Pattern | None = None  # searched in the error's traceback lines
+    servers: frozenset[str] = frozenset()
+    phases: frozenset[str] = frozenset()
+    warning: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class VersionRule:
+    """A known-bad combination of installed packages (``check`` reads the versions)."""
+
+    id: str
+    package: str
+    why: str
+    below: str | None = None
+    at_least: str | None = None
+    other: str | None = None  # the second package of the combination
+    other_below: str | None = None
+    other_at_least: str | None = None
+    fix: str = ""
+    link: str = ""
+
+    def matches(self, versions: Mapping[str, str]) -> bool:
+        mine = versions.get(self.package)
+        if mine is None or not _in_range(mine, self.at_least, self.below):
+            return False
+        if self.other is None:
+            return True
+        theirs = versions.get(self.other)
+        return theirs is not None and _in_range(theirs, self.other_at_least, self.other_below)
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnosis:
+    """One hint, filled in with this log's numbers."""
+
+    id: str
+    why: str
+    fix: tuple[Action, ...]
+    link: str
+    line: int | None = None  # the error's or warning's line
+    warning: bool = False
+
+    @property
+    def text(self) -> str:
+        """``why — set_env K=V; set_flag --x 1`` (the header, plain output, reports)."""
+        fixes = "; ".join(a.text for a in self.fix)
+        return f"{self.why} — {fixes}" if fixes else self.why
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "why": self.why, "fix": [a.text for a in self.fix], "link": self.link}
+
+
+@dataclass(frozen=True, slots=True)
+class KnowledgeBase:
+    hints: tuple[Hint, ...]
+    versions: tuple[VersionRule, ...] = ()
+    source: str = "hints.toml"
+
+    def for_error(
+        self,
+        error: ErrorReport,
+        *,
+        server: str | None = None,
+        phase: Phase | None = None,
+        phases: Sequence[Phase] = (),
+        command: ServerCommand | None = None,
+    ) -> Diagnosis | None:
+        """The first hint that explains ``error`` (``phase``: the phase it happened in)."""
+        kinds = {k.lower() for k in (error.kind, error.category) if k}
+        for hint in self.hints:
+            if hint.warning or (hint.servers and server not in hint.servers):
+                continue
+            if hint.phases and (phase is None or phase.name not in hint.phases):
+                continue
+            if hint.kinds and not (hint.kinds & kinds):
+                continue
+            values: dict[str, str] = {}
+            if hint.pattern is not None:
+                found = _search(hint.pattern, [error.message, *(t for _, t in error.block)])
+                if found is None:
+                    continue
+                values.update(_groups(found))
+            if hint.lines is not None:
+                found = _search(hint.lines, [t for _, t in error.block] or [error.message])
+                if found is None:
+                    continue
+                values.update(_groups(found))
+            diagnosis = _fill(hint, values, _Context(error.message, phases, command, server), error.line)
+            if diagnosis is not None:
+                return diagnosis
+        return None
+
+    def for_warning(self, text: str, *, line: int | None = None, server: str | None = None,
+                    command: ServerCommand | None = None) -> Diagnosis | None:
+        for hint in self.hints:
+            if not hint.warning or hint.pattern is None or (hint.servers and server not in hint.servers):
+                continue
+            found = hint.pattern.search(text)
+            if found is not None:
+                diagnosis = _fill(hint, _groups(found), _Context(text, (), command, server), line)
+                if diagnosis is not None:
+                    return diagnosis
+        return None
+
+    def diagnose(self, state: StartupState, command: ServerCommand | None = None) -> list[Diagnosis]:
+        """Hints for the root-cause error (the one the verdict names), then for other fatal errors."""
+        out: dict[str, Diagnosis] = {}
+        first = state.first_error
+        errors = [first] if first is not None else []
+        errors += [e for e in state.errors if e.fatal and e is not first and not e.secondary]
+        for error in errors:
+            found = self.for_error(
+                error, server=state.server, phase=phase_at(state, error.line), phases=state.phases, command=command
+            )
+            if found is not None and found.id not in out:
+                out[found.id] = found
+        return list(out.values())
+
+    def bad_versions(self, versions: Mapping[str, str]) -> list[VersionRule]:
+        return [rule for rule in self.versions if rule.matches(versions)]
+
+
+def hint_lines(hints: Sequence[Diagnosis], indent: str = "  ") -> list[str]:
+    """``hint: why — fix`` and the link under it: how every text output (scan, plain, report) shows one."""
+    out = []
+    for hint in hints:
+        where = f" (line {hint.line})" if hint.warning and hint.line else ""
+        out.append(f"{indent}hint{where}: {hint.text}")
+        if hint.link:
+            out.append(f"{indent}      {hint.link}")
+    return out
+
+
+def phase_at(state: StartupState, line: int) -> Phase | None:
+    """The phase running at ``line``: the latest one started at or before it and not ended before it."""
+    found = None
+    for phase in state.phases:
+        if phase.start_line <= line and (phase.end_line is None or phase.end_line >= line):
+            found = phase
+    return found
+
+
+# ------------------------------------------------------------------ filling in templates
+
+
+_FIGURE = re.compile(r"avail[ _]mem=\s*(?P<gb>[\d.]+)")
+_OOM = re.compile(
+    r"Tried to allocate (?P<tried>[\d.]+) (?P<tu>[GM])iB.{0,200}?total capacity of (?P<total>[\d.]+) GiB"
+    r".{0,40}?of which (?P<free>[\d.]+) (?P<fu>[GM])iB is free"
+)
+_FIELD = re.compile(r"^(?P<name>\w+)(?:(?P<op>\*|//)(?P<n>\d+))?$")
+
+
+class _Context:
+    """Values a template may name beyond its pattern's groups, computed only when asked for."""
+
+    def __init__(self, message: str, phases: Sequence[Phase], command: ServerCommand | None, server: str | None) -> None:
+        self.message = message
+        self.phases = phases
+        self.command = command
+        self.server = server or (command.server if command else None)
+
+    def get(self, name: str) -> str | None:
+        method = getattr(self, f"_{name}", None)
+        value = method() if method is not None else None
+        return None if value is None else _text(value)
+
+    def _fraction(self) -> float | None:
+        if self.command is not None and self.command.mem_fraction is not None:
+            return self.command.mem_fraction
+        return DEFAULT_FRACTION.get(self.server or "")
+
+    def _port(self) -> int | None:
+        return self.command.port if self.command is not None else None
+
+    def _tp(self) -> int | None:
+        return self.command.tp if self.command is not None else None
+
+    def _avail_before(self) -> float | None:
+        """GB free when the weights began to load (SGLang's "Load weight begin. avail mem=")."""
+        phase = next((p for p in self.phases if p.name == "weight_load"), None)
+        found = _FIGURE.search(phase.first_detail) if phase is not None else None
+        return float(found["gb"]) if found else None
+
+    def _avail_after(self) -> float | None:
+        """GB free once the weights were in ("Load weight end. … avail mem=")."""
+        phase = next((p for p in self.phases if p.name == "weight_load" and p.done), None)
+        found = _FIGURE.search(phase.detail) if phase is not None else None
+        return float(found["gb"]) if found else None
+
+    def _fraction_min(self) -> float | None:
+        """SGLang sizes the KV pool as avail_after − total × (1 − fraction): above this it is not empty."""
+        before, after = self._avail_before(), self._avail_after()
+        if not before or after is None or after > before:
+            return None
+        return _round_up(1 - after / before)
+
+    def _fraction_up(self) -> float | None:
+        """A higher fraction that leaves the KV pool room: the minimum plus 0.03, or the current plus 0.05."""
+        current, least = self._fraction(), self._fraction_min()
+        target = least + 0.03 if least is not None else (current + 0.05 if current is not None else None)
+        if target is None:
+            return None
+        if current is not None:
+            target = max(target, current + 0.01)
+        return round(min(target, MAX_FRACTION), 2) if current is None or current < MAX_FRACTION else None
+
+    def _short_gib(self) -> float | None:
+        """How much the failed allocation lacked (GiB), from torch's OOM message."""
+        found = _OOM.search(self.message)
+        if found is None:
+            return None
+        tried = float(found["tried"]) / (1024 if found["tu"] == "M" else 1)
+        free = float(found["free"]) / (1024 if found["fu"] == "M" else 1)
+        return max(tried - free, 0.0)
+
+    def _fraction_delta(self) -> float | None:
+        """How much lower the static fraction must go to free what the allocation lacked (+1 %)."""
+        found = _OOM.search(self.message)
+        short = self._short_gib()
+        if found is None or short is None:
+            return None
+        return _round_up(short / float(found["total"]) + 0.01)
+
+    def _fraction_down(self) -> float | None:
+        current = self._fraction()
+        if current is None:
+            return None
+        delta = self._fraction_delta() or 0.05
+        lower = round(current - delta, 2)
+        return lower if lower > 0.1 else None
+
+
+def _round_up(value: float) -> float:
+    return math.ceil(round(value * 100, 6)) / 100
+
+
+def _text(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.2f}".rstrip("0").rstrip(".") if value < 10 else f"{value:.1f}".rstrip("0").rstrip(".")
+    return str(value)
+
+
+def _groups(found: re.Match[str]) -> dict[str, str]:
+    return {k: v for k, v in found.groupdict().items() if v is not None}
+
+
+def _search(pattern: Pattern, texts: Iterable[str]) -> re.Match[str] | None:
+    for text in texts:
+        found = pattern.search(text)
+        if found is not None:
+            return found
+    return None
+
+
+def _render(template: str, values: dict[str, str], context: _Context) -> str | None:
+    """``template`` with its ``{name}`` / ``{name*2}`` / ``{name//2}`` fields filled, or None if one is unknown."""
+    out = []
+    for literal, field_name, _, _ in string.Formatter().parse(template):
+        out.append(literal)
+        if field_name is None:
+            continue
+        parsed = _FIELD.match(field_name)
+        if parsed is None:
+            return None
+        value = values.get(parsed["name"]) or context.get(parsed["name"])
+        if value is None:
+            return None
+        if parsed["op"]:
+            try:
+                number = float(value)
+            except ValueError:
+                return None
+            factor = int(parsed["n"])
+            result = number * factor if parsed["op"] == "*" else number // factor
+            value = str(int(result)) if result == int(result) else _text(result)
+        out.append(value)
+    return "".join(out)
+
+
+def _fill(hint: Hint, values: dict[str, str], context: _Context, line: int | None) -> Diagnosis | None:
+    why = next((text for t in hint.why if (text := _render(t, values, context)) is not None), None)
+    if why is None:
+        return None
+    actions = []
+    for template in hint.fix:
+        text = _render(template, values, context)
+        if text is not None:
+            actions.append(Action.parse(text))
+    return Diagnosis(hint.id, why, tuple(actions), hint.link, line, hint.warning)
+
+
+# ------------------------------------------------------------------ versions
+
+
+def _version_key(text: str) -> tuple[int, ...]:
+    """``2.5.1+cu124`` → (2, 5, 1); pre-release tags count as the release."""
+    parts = []
+    for piece in re.split(r"[.+-]", text):
+        digits = re.match(r"\d+", piece)
+        if digits is None:
+            break
+        parts.append(int(digits.group()))
+    return tuple(parts)
+
+
+def _in_range(version: str, at_least: str | None, below: str | None) -> bool:
+    key = _version_key(version)
+    if at_least is not None and key < _version_key(at_least):
+        return False
+    return below is None or key < _version_key(below)
+
+
+# ------------------------------------------------------------------ loading
+
+
+def parse(text: str, source: str) -> KnowledgeBase:
+    """A knowledge base from TOML text; ``ProfileError`` with one line naming the bad key."""
+    data = _read_toml(text, source)
+    _table(source, data, {"hints", "versions"})
+    hints_raw = data.get("hints") or []
+    if not isinstance(hints_raw, list):
+        raise ProfileError(f"{source}: hints: expected an array of tables ([[hints]])")
+    hints, seen = [], set()
+    for i, body in enumerate(hints_raw):
+        where = f"{source}: hints[{i}]"
+        body = _table(where, body, _HINT_KEYS)
+        hint_id = body.get("id")
+        if not isinstance(hint_id, str) or not re.fullmatch(r"[a-z0-9][a-z0-9-]*", hint_id):
+            raise ProfileError(f"{where}: 'id' is missing or not a short name such as \"context-length-override\"")
+        if hint_id in seen:
+            raise ProfileError(f"{where}: id {hint_id!r} is used twice")
+        seen.add(hint_id)
+        where = f"{source}: hints.{hint_id}"
+        why = body.get("why")
+        why_list = [why] if isinstance(why, str) else why
+        if not why_list or not isinstance(why_list, list) or not all(isinstance(w, str) and w for w in why_list):
+            raise ProfileError(f"{where}.why: expected one sentence (or a list of alternatives)")
+        fixes = _strings(f"{where}.fix", body.get("fix"))
+        for template in fixes:  # a fix must be an action once its values are in
+            try:
+                Action.parse(re.sub(r"\{[^}]*\}", "1", template))
+            except ValueError as exc:
+                raise ProfileError(f"{where}.fix: {exc}") from None
+        pattern = body.get("pattern")
+        lines = body.get("lines")
+        kinds = _strings(f"{where}.kind", [body["kind"]] if isinstance(body.get("kind"), str) else body.get("kind"))
+        warning = _bool(f"{where}.warning", body.get("warning"), False)
+        if not kinds and pattern is None and lines is None:
+            raise ProfileError(f"{where}: needs a 'kind', a 'pattern' or 'lines' to match")
+        if warning and pattern is None:
+            raise ProfileError(f"{where}: a warning hint needs a 'pattern'")
+        link = body.get("link", "")
+        if not isinstance(link, str):
+            raise ProfileError(f"{where}.link: expected a URL string")
+        hints.append(
+            Hint(
+                id=hint_id,
+                why=tuple(why_list),
+                fix=fixes,
+                link=link,
+                kinds=frozenset(k.lower() for k in kinds),
+                pattern=_compile(f"{where}.pattern", pattern) if pattern is not None else None,
+                lines=_compile(f"{where}.lines", lines) if lines is not None else None,
+                servers=frozenset(_strings(f"{where}.server", _listed(body.get("server")))),
+                phases=frozenset(_strings(f"{where}.phase", _listed(body.get("phase")))),
+                warning=warning,
+            )
+        )
+    versions = _versions(source, data.get("versions"))
+    return KnowledgeBase(tuple(hints), versions, source)
+
+
+def _listed(value: Any) -> Any:
+    return [value] if isinstance(value, str) else value
+
+
+def _versions(source: str, value: Any) -> tuple[VersionRule, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise ProfileError(f"{source}: versions: expected an array of tables ([[versions]])")
+    out = []
+    for i, body in enumerate(value):
+        where = f"{source}: versions[{i}]"
+        body = _table(where, body, _VERSION_KEYS)
+        for key in ("id", "package", "why"):
+            if not isinstance(body.get(key), str) or not body[key]:
+                raise ProfileError(f"{where}: '{key}' is missing")
+        for key in ("below", "at_least", "with_below", "with_at_least", "with", "fix", "link"):
+            if key in body and not isinstance(body[key], str):
+                raise ProfileError(f"{where}.{key}: expected a string")
+        if "fix" in body:
+            try:
+                Action.parse(body["fix"])
+            except ValueError as exc:
+                raise ProfileError(f"{where}.fix: {exc}") from None
+        out.append(
+            VersionRule(
+                id=body["id"], package=body["package"], why=body["why"], below=body.get("below"),
+                at_least=body.get("at_least"), other=body.get("with"), other_below=body.get("with_below"),
+                other_at_least=body.get("with_at_least"), fix=body.get("fix", ""), link=body.get("link", ""),
+            )
+        )
+    return tuple(out)
+
+
+def merge(user: KnowledgeBase, builtin: KnowledgeBase) -> KnowledgeBase:
+    """The user's hints first; a user hint with a built-in id replaces the built-in one."""
+    ids = {h.id for h in user.hints}
+    version_ids = {v.id for v in user.versions}
+    return KnowledgeBase(
+        user.hints + tuple(h for h in builtin.hints if h.id not in ids),
+        user.versions + tuple(v for v in builtin.versions if v.id not in version_ids),
+        f"{user.source} + {builtin.source}",
+    )
+
+
+_builtin: KnowledgeBase | None = None
+_merged: dict[tuple[str, float], KnowledgeBase] = {}
+
+
+def user_path() -> Path:
+    """Where a user's own hints live: ``WATCHTOWER_HINTS``, else ``~/.config/watchtower/hints.toml``."""
+    override = os.environ.get("WATCHTOWER_HINTS")
+    if override:
+        return Path(override)
+    config = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(config) / "watchtower" / "hints.toml"
+
+
+def load_knowledge() -> KnowledgeBase:
+    """:func:`knowledge`, with a bad file reported as a ``UsageError`` (one line, exit 2)."""
+    try:
+        return knowledge()
+    except ProfileError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def knowledge() -> KnowledgeBase:
+    """The built-in hints, with the user's file (if there is one) merged in front.
+
+    Raises ``ProfileError`` (one line) for a bad file, the user's or the built-in one.
+    """
+    global _builtin
+    if _builtin is None:
+        text = resources.files("tui.profiles").joinpath("hints.toml").read_text(encoding="utf-8")
+        _builtin = parse(text, "hints.toml")
+    path = user_path()
+    try:
+        stamp = path.stat().st_mtime
+    except OSError:
+        return _builtin
+    key = (str(path), stamp)
+    if key not in _merged:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ProfileError(f"{path}: cannot read the hints file: {getattr(exc, 'strerror', None) or exc}") from None
+        _merged[key] = merge(parse(text, str(path)), _builtin)
+    return _merged[key]

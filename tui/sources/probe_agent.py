@@ -1,0 +1,466 @@
+"""The host half of ``watchtower check``: gathers facts where the server will run, prints them as JSON.
+
+Standard library only (Python 3.6+): it is sent like the tail agent, as the program text of
+``python -c`` over the existing SSH connection, or run locally the same way. It runs under
+the server's own interpreter with the command's environment, so ``sys.path`` is the
+server's: installed versions come from package metadata and the SGLang model classes are
+read as source text with ``ast`` — nothing of the server (or torch) is imported, nothing
+of the command is executed. A console script (``sglang serve``) is followed to the
+interpreter in its ``#!`` line, and the agent re-runs itself there.
+
+Usage: probe_agent.py REQUEST (base64 of a JSON object: ports, models, eagle3_arch, shm,
+program, packages). Output: one JSON object on stdout (see ``tui.core.preflight``).
+"""
+
+import ast
+import base64
+import importlib.util
+import json
+import os
+import resource
+import shutil
+import socket
+import sys
+
+try:
+    from importlib import metadata
+except ImportError:  # Python < 3.8: versions unknown
+    metadata = None
+
+SERVER_PROCESS_WORDS = ("sglang::", "VLLM::", "sglang.launch_server", "sglang serve", "vllm serve",
+                        "vllm.entrypoints", "trtllm-serve")
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
+EAGLE3_METHOD = "set_eagle3_layers_to_capture"
+
+
+def follow_console_script(program, argv):
+    """Re-run this agent under the interpreter of ``program``'s ``#!`` line when it is another one."""
+    path = shutil.which(program) if program else None
+    if not path or os.environ.get("WATCHTOWER_PROBE_REEXEC"):
+        return
+    try:
+        with open(path, "rb") as f:
+            first = f.readline(512).decode("utf-8", "replace").strip()
+    except OSError:
+        return
+    if not first.startswith("#!"):
+        return
+    words = first[2:].split()
+    if not words:
+        return
+    python = words[-1] if os.path.basename(words[0]) == "env" and len(words) > 1 else words[0]
+    python = shutil.which(python) or python
+    if not os.path.basename(python).startswith("python") or os.path.realpath(python) == os.path.realpath(sys.executable):
+        return
+    os.environ["WATCHTOWER_PROBE_REEXEC"] = "1"
+    me = [python, "-c", program_text()] if "AGENT" in globals() else [python, os.path.abspath(__file__)]
+    try:
+        os.execv(python, me + argv)
+    except OSError:
+        pass
+
+
+def program_text():
+    """The ``python -c`` text this agent was started with (``AGENT``: its compressed source)."""
+    return "AGENT=%r;import base64,zlib;exec(zlib.decompress(base64.b64decode(AGENT)))" % (globals()["AGENT"],)
+
+
+# ---------------------------------------------------------------- ports
+
+
+def port_holder(port):
+    """(pid, command) of the process listening on ``port``, from /proc (Linux), or None."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as f:
+                next(f, None)
+                for row in f:
+                    cols = row.split()
+                    if len(cols) > 9 and cols[3] == "0A" and int(cols[1].rsplit(":", 1)[1], 16) == port:
+                        inodes.add(cols[9])
+        except (OSError, ValueError):
+            continue
+    if not inodes:
+        return None
+    wanted = set("socket:[%s]" % i for i in inodes)
+    for pid in pids():
+        fd_dir = "/proc/%d/fd" % pid
+        try:
+            fds = os.listdir(fd_dir)
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                if os.readlink(os.path.join(fd_dir, fd)) in wanted:
+                    return {"pid": pid, "cmd": cmdline(pid)}
+            except OSError:
+                continue
+    return {"pid": None, "cmd": "a process this user cannot see"}
+
+
+def probe_port(host, port):
+    out = {"host": host, "port": port}
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the servers do: TIME_WAIT is no holder
+        sock.bind((host, port))
+        out["free"] = True
+    except OSError as exc:
+        out["free"] = False
+        out["error"] = exc.strerror or str(exc)
+        out["in_use"] = exc.errno in (98, 48)  # EADDRINUSE (Linux, BSD)
+        if out["in_use"]:
+            out["holder"] = port_holder(port)
+    finally:
+        sock.close()
+    return out
+
+
+# ---------------------------------------------------------------- processes
+
+
+def pids():
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return []
+    return [int(n) for n in names if n.isdigit()]
+
+
+def cmdline(pid):
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            raw = f.read(4096)
+    except OSError:
+        return ""
+    return raw.replace(b"\0", b" ").decode("utf-8", "replace").strip()
+
+
+def parent(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def leftovers():
+    """Server processes already running (an earlier attempt's), not this agent or its callers."""
+    mine = set()
+    pid = os.getpid()
+    while pid and pid not in mine:
+        mine.add(pid)
+        pid = parent(pid) or 0
+    found = []
+    for pid in pids():
+        if pid in mine:
+            continue
+        text = cmdline(pid)
+        if text and any(w in text for w in SERVER_PROCESS_WORDS) and "probe_agent" not in text:
+            found.append({"pid": pid, "ppid": parent(pid), "cmd": text[:300]})
+    return found[:50]
+
+
+# ---------------------------------------------------------------- models
+
+
+def hf_cache_dir():
+    env = os.environ
+    if env.get("HF_HUB_CACHE"):
+        return env["HF_HUB_CACHE"]
+    home = env.get("HF_HOME") or os.path.join(env.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "huggingface")
+    return os.path.join(home, "hub")
+
+
+def resolve_model(name):
+    """(directory, how): a local folder, a snapshot in the Hugging Face cache, or (None, why)."""
+    if not name:
+        return None, "not given"
+    expanded = os.path.expanduser(name)
+    if os.path.isdir(expanded):
+        return expanded, "local"
+    looks_local = name.startswith(("/", "./", "../", "~")) or name.count("/") != 1
+    if looks_local:
+        return None, "no such directory"
+    repo = os.path.join(hf_cache_dir(), "models--" + name.replace("/", "--"))
+    revision = None
+    try:
+        with open(os.path.join(repo, "refs", "main")) as f:
+            revision = f.read().strip()
+    except OSError:
+        pass
+    snapshots = os.path.join(repo, "snapshots")
+    if revision and os.path.isdir(os.path.join(snapshots, revision)):
+        return os.path.join(snapshots, revision), "hf-cache"
+    try:
+        found = sorted(os.listdir(snapshots))
+    except OSError:
+        found = []
+    if found:
+        return os.path.join(snapshots, found[-1]), "hf-cache"
+    return None, "not in the Hugging Face cache (%s)" % hf_cache_dir()
+
+
+def weight_bytes(directory):
+    """Bytes of weights: the safetensors index's total_size, else the weight files' sizes."""
+    for index in ("model.safetensors.index.json", "pytorch_model.bin.index.json"):
+        try:
+            with open(os.path.join(directory, index)) as f:
+                total = json.load(f).get("metadata", {}).get("total_size")
+            if isinstance(total, int) and total > 0:
+                return total
+        except (OSError, ValueError, AttributeError):
+            continue
+    total = 0
+    try:
+        for name in os.listdir(directory):
+            if name.endswith(WEIGHT_SUFFIXES):
+                try:
+                    total += os.stat(os.path.join(directory, name)).st_size  # follows HF cache symlinks
+                except OSError:
+                    pass
+    except OSError:
+        return None
+    return total or None
+
+
+CONFIG_KEYS = ("architectures", "model_type", "max_position_embeddings", "max_sequence_length", "seq_length",
+               "max_seq_len", "model_max_length", "rope_scaling", "torch_dtype")
+
+
+def probe_model(name):
+    directory, how = resolve_model(name)
+    out = {"name": name, "path": directory, "how": how}
+    if directory is None:
+        return out
+    try:
+        with open(os.path.join(directory, "config.json")) as f:
+            config = json.load(f)
+        if not isinstance(config, dict):
+            raise ValueError("not a JSON object")
+    except (OSError, ValueError) as exc:
+        out["config_error"] = getattr(exc, "strerror", None) or str(exc)
+    else:
+        picked = {k: config[k] for k in CONFIG_KEYS if k in config}
+        text = config.get("text_config")
+        if isinstance(text, dict):
+            picked["text_config"] = {k: text[k] for k in CONFIG_KEYS if k in text}
+        out["config"] = picked
+    out["weight_bytes"] = weight_bytes(directory)
+    return out
+
+
+# ---------------------------------------------------------------- the EAGLE-3 hook, read statically
+
+
+class ClassIndex:
+    """Classes of one package's source files, read with ``ast`` (never imported)."""
+
+    def __init__(self, package_dir, package_name):
+        self.root = package_dir
+        self.name = package_name
+        self.trees = {}
+
+    def module_file(self, module):
+        if module != self.name and not module.startswith(self.name + "."):
+            return None
+        rel = module.split(".")[1:]
+        base = os.path.join(self.root, *rel)
+        for candidate in (base + ".py", os.path.join(base, "__init__.py")):
+            if os.path.isfile(candidate):
+                return candidate
+        return None
+
+    def tree(self, path):
+        if path not in self.trees:
+            try:
+                with open(path, "rb") as f:
+                    self.trees[path] = ast.parse(f.read(), path)
+            except (OSError, SyntaxError, ValueError):
+                self.trees[path] = None
+        return self.trees[path]
+
+    def module_of(self, path):
+        rel = os.path.relpath(path, self.root)[:-3].split(os.sep)
+        if rel[-1] == "__init__":
+            rel = rel[:-1]
+        return ".".join([self.name] + rel)
+
+    def find(self, path, name, seen):
+        """(class node, file) of ``name`` as seen from the module at ``path``; (None, reason) when unknown."""
+        key = (path, name)
+        if key in seen:
+            return None, "import cycle"
+        seen.add(key)
+        tree = self.tree(path)
+        if tree is None:
+            return None, "cannot read %s" % path
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef) and node.name == name:
+                return node, path
+        for node in tree.body:
+            if isinstance(node, ast.ImportFrom):
+                for alias in node.names:
+                    if (alias.asname or alias.name) != name:
+                        continue
+                    module = node.module or ""
+                    if node.level:
+                        here = self.module_of(path).split(".")
+                        if not path.endswith("__init__.py"):
+                            here = here[:-1]
+                        here = here[: len(here) - (node.level - 1)]
+                        module = ".".join(here + ([module] if module else []))
+                    target = self.module_file(module)
+                    if target is None:
+                        return None, "external:" + module
+                    return self.find(target, alias.name, seen)
+        return None, "not found"
+
+    def has_method(self, node, path, method, chain, seen):
+        """'defines' / 'inherits' / 'missing' / 'unknown', with the chain of classes looked at."""
+        chain.append("%s (%s)" % (node.name, path))
+        for item in node.body:
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == method:
+                return "defines"
+            if isinstance(item, ast.Assign) and any(isinstance(t, ast.Name) and t.id == method for t in item.targets):
+                return "defines"
+        verdict = "missing"
+        for base in node.bases:
+            name = base.id if isinstance(base, ast.Name) else base.attr if isinstance(base, ast.Attribute) else None
+            if name is None:
+                verdict = "unknown"
+                continue
+            found, where = self.find(path, name, seen) if isinstance(base, ast.Name) else (None, "external:attr")
+            if found is None:
+                if where.startswith("external:"):
+                    continue  # torch.nn.Module and friends carry no SGLang hook
+                verdict = "unknown"
+                chain.append("%s: %s" % (name, where))
+                continue
+            inner = self.has_method(found, where, method, chain, seen)
+            if inner in ("defines", "inherits"):
+                return "inherits"
+            if inner == "unknown":
+                verdict = "unknown"
+        return verdict
+
+
+def probe_eagle3(arch):
+    out = {"arch": arch}
+    spec = importlib.util.find_spec("sglang")  # finds, does not import
+    if spec is None or not spec.submodule_search_locations:
+        out["status"] = "no-sglang"
+        return out
+    package = list(spec.submodule_search_locations)[0]
+    out["package"] = package
+    models = os.path.join(package, "srt", "models")
+    needle = ("class %s(" % arch).encode()
+    index = ClassIndex(package, "sglang")
+    try:
+        names = sorted(n for n in os.listdir(models) if n.endswith(".py"))
+    except OSError:
+        out["status"] = "unknown"
+        out["detail"] = "no %s" % models
+        return out
+    for name in names:
+        path = os.path.join(models, name)
+        try:
+            with open(path, "rb") as f:
+                if needle not in f.read():
+                    continue
+        except OSError:
+            continue
+        node, where = index.find(path, arch, set())
+        if node is None:
+            continue
+        chain = []
+        out["status"] = index.has_method(node, where, EAGLE3_METHOD, chain, set())
+        out["file"] = where
+        out["chain"] = chain
+        return out
+    out["status"] = "no-class"
+    return out
+
+
+# ---------------------------------------------------------------- the machine
+
+
+def space(path):
+    probe = path
+    while probe and not os.path.exists(probe):
+        parent_dir = os.path.dirname(probe)
+        if parent_dir == probe:
+            break
+        probe = parent_dir
+    try:
+        st = os.statvfs(probe)
+    except OSError as exc:
+        return {"path": path, "error": exc.strerror or str(exc)}
+    return {"path": path, "at": probe, "free": st.f_bavail * st.f_frsize, "total": st.f_blocks * st.f_frsize,
+            "dev": os.stat(probe).st_dev}
+
+
+def cache_dirs():
+    env, home = os.environ, os.path.expanduser("~")
+    user = env.get("USER") or env.get("LOGNAME") or str(os.getuid())
+    return [
+        ("Hugging Face cache", hf_cache_dir()),
+        ("torch compile cache", env.get("TORCHINDUCTOR_CACHE_DIR") or "/tmp/torchinductor_%s" % user),
+        ("Triton cache", env.get("TRITON_CACHE_DIR") or os.path.join(home, ".triton")),
+        ("DeepGEMM cache", env.get("SGLANG_DG_CACHE_DIR") or os.path.join(home, ".cache", "deep_gemm")),
+        ("vLLM cache", env.get("VLLM_CACHE_ROOT") or os.path.join(home, ".cache", "vllm")),
+    ]
+
+
+def versions(names):
+    out, requires = {}, {}
+    for name in names:
+        if metadata is None:
+            out[name] = None
+            continue
+        try:
+            dist = metadata.distribution(name)
+        except Exception:  # PackageNotFoundError, or broken metadata: not installed as far as we can tell
+            out[name] = None
+            continue
+        out[name] = dist.version
+        requires[name] = [r for r in (dist.requires or []) if "extra ==" not in r]
+    return out, requires
+
+
+def main(argv):
+    request = json.loads(base64.b64decode(argv[0]).decode("utf-8"))
+    follow_console_script(request.get("program"), argv)
+    facts = {"python": sys.executable, "python_version": "%d.%d.%d" % sys.version_info[:3], "host": socket.gethostname()}
+    facts["ports"] = [probe_port(h, p) for h, p in request.get("ports", [])]
+    facts["processes"] = leftovers()
+    facts["models"] = {role: probe_model(name) for role, name in request.get("models", {}).items()}
+    target = facts["models"].get("target", {}).get("config") or {}
+    archs = target.get("architectures") or []
+    if request.get("eagle3") and archs:
+        facts["eagle3"] = probe_eagle3(archs[0])
+    shm = space(request.get("shm") or "/dev/shm")
+    shm["exists"] = os.path.isdir(request.get("shm") or "/dev/shm")
+    facts["shm"] = shm
+    disks, seen = [], set()
+    for what, path in cache_dirs():
+        info = space(path)
+        key = info.get("dev")
+        if key is not None and key in seen:
+            continue
+        seen.add(key)
+        info["what"] = what
+        disks.append(info)
+    facts["disks"] = disks
+    facts["nofile"] = list(resource.getrlimit(resource.RLIMIT_NOFILE))
+    facts["versions"], facts["requires"] = versions(request.get("packages", []))
+    facts["env"] = {k: os.environ[k] for k in ("CUDA_VISIBLE_DEVICES", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE",
+                                                "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN") if k in os.environ}
+    sys.stdout.write("WATCHTOWER-PROBE 1\n" + json.dumps(facts) + "\n")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
