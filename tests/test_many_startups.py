@@ -144,8 +144,9 @@ def test_watch_plain_shows_the_crash_as_the_current_attempts_failure(ready_then_
     out = result.stdout
     assert "READY (line 125)" in out  # the first startup was ready, and said so
     assert "new startup at line 131 (attempt 2 in this log)" in out
-    final = out.strip().splitlines()[-1]
+    (final,) = [line for line in out.splitlines() if "FAILED at line" in line]  # (hints may follow it)
     assert "FAILED at line 165" in final and "AttributeError" in final and "(attempt 2 in this log)" in final
+    assert out.index("READY (line 125)") < out.index("new startup at line 131") < out.index(final)
 
 
 async def test_dashboard_keeps_the_earlier_startup_summarised(ready_then_crash):
