@@ -7,28 +7,25 @@ that ended stays listed, struck, with its exit status when it can be known.
 from __future__ import annotations
 
 from rich.text import Text
-from textual.widgets import Static
 
 from tui.app.fmt import rank_key
+from tui.app.panel import OccasionalPanel
 from tui.core.lines import clean
 from tui.core.verdict import ProcessStatus
-from tui.session import WatchSession
 
 
-class ProcessTree(Static):
+class ProcessTree(OccasionalPanel):
     """One line per process: the main one first, then the ranks in order, then the ended ones."""
 
     DEFAULT_CSS = """
-    ProcessTree { height: auto; max-height: 10; display: none; border-top: solid $panel; }
-    ProcessTree.-open { display: block; }
+    ProcessTree { max-height: 10; }
     """
 
     #: Processes listed (a TP16 server has 20-odd); the rest are counted.
     SHOWN = 8
 
-    def __init__(self, session: WatchSession, **kwargs) -> None:
-        super().__init__(**kwargs)
-        self.session = session
+    def wanted(self) -> bool:
+        return self.session.writers.known or bool(self.session.writers.gone)
 
     def rows(self) -> list[tuple[str, str]]:
         """(text, style) per line."""
@@ -50,15 +47,6 @@ class ProcessTree(Static):
             rows.append((f"✗ {process.pid:>7}  {rank:<10} gone, {how}: {clean(process.command or process.title)}",
                          "failed"))
         return rows
-
-    def sync(self) -> None:
-        known = self.session.writers.known or bool(self.session.writers.gone)
-        if known or self.has_class("-open"):
-            self.set_class(known, "-open")
-            self.refresh(layout=True)
-
-    def on_mount(self) -> None:
-        self.sync()
 
     def render(self) -> Text:
         palette = self.app.palette  # type: ignore[attr-defined]

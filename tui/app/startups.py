@@ -9,12 +9,11 @@ log holds a single startup.
 from __future__ import annotations
 
 from rich.text import Text
-from textual.widgets import Static
 
 from tui.app.fmt import duration
+from tui.app.panel import OccasionalPanel
 from tui.core.lines import clean
 from tui.core.state import FAILED, INTERRUPTED, READY, STOPPED, AttemptSummary
-from tui.session import WatchSession
 
 GLYPHS = {READY: "✓", FAILED: "✗", STOPPED: "■", INTERRUPTED: "↯"}
 STYLES = {READY: "done", FAILED: "failed", STOPPED: "dim", INTERRUPTED: "failed"}
@@ -30,20 +29,18 @@ def summary_line(attempt: AttemptSummary, current: bool = False) -> str:
     return line + ("  ← current" if current else "")
 
 
-class StartupsPanel(Static):
+class StartupsPanel(OccasionalPanel):
     """One line per startup in the log, the current one last; shown once there are two."""
 
     DEFAULT_CSS = """
-    StartupsPanel { height: auto; max-height: 7; display: none; border-top: solid $panel; }
-    StartupsPanel.-open { display: block; }
+    StartupsPanel { max-height: 7; }
     """
 
     #: Earlier startups listed (a crash-looping service leaves hundreds; the latest count).
     SHOWN = 5
 
-    def __init__(self, session: WatchSession, **kwargs) -> None:
-        super().__init__(**kwargs)
-        self.session = session
+    def wanted(self) -> bool:
+        return self.session.state.attempt > 1
 
     def lines(self) -> list[tuple[str, str]]:
         """(text, style) per row."""
@@ -57,15 +54,6 @@ class StartupsPanel(Static):
         current = state.summary()
         rows.append((summary_line(current, current=True), STYLES.get(current.outcome, "running")))
         return rows
-
-    def on_mount(self) -> None:
-        self.sync()
-
-    def sync(self) -> None:
-        several = self.session.state.attempt > 1
-        if several or self.has_class("-open"):
-            self.set_class(several, "-open")
-            self.refresh(layout=True)
 
     def render(self) -> Text:
         palette = self.app.palette  # type: ignore[attr-defined]
