@@ -40,7 +40,20 @@ class LogRestart:
     """The log was replaced (rotated, truncated, re-created): a new file starts at line 1."""
 
     source: str
-    reason: str  # "rotated", "truncated", "recreated"
+    reason: str  # "rotated", "recreated" (a truncation is a LogTruncated)
+
+
+@dataclass(frozen=True, slots=True)
+class LogTruncated:
+    """The log was cut to ``size`` bytes, ``lines`` newlines of which were kept: reading goes
+    on from there. A gap in the log, not a new file and not a new startup — line numbers
+    continue after the kept lines (``size`` 0: from line 1, as ``grep -n`` counts the file),
+    and only a startup marker that follows begins a new attempt. Bytes truncated away before
+    they were read come first as a ``LogGap``."""
+
+    source: str
+    size: int
+    lines: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +176,7 @@ class NoWriterReason(StrEnum):
     OTHER_USER = "other_user"  # some processes could not be inspected (other users): it may be one of them
     NETWORK_FS = "network_fs"  # the log is on a network filesystem: the writer may be on another host
     PIPE = "pipe"  # written by tee/cat… from a pipe whose writer cannot be seen
+    CONTAINER = "container"  # written by a container runtime (conmon, containerd-shim…): the server is inside
     NO_PROC = "no_proc"  # no /proc to look in (not Linux, or hidden)
 
 
@@ -264,6 +278,7 @@ SourceEvent = (
     LogChunk
     | LogGap
     | LogRestart
+    | LogTruncated
     | LogWaiting
     | LogMoved
     | ConnectionState

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
-from collections.abc import Sequence
 from typing import Any
 
 from tui.core.events import (
@@ -18,7 +17,9 @@ from tui.core.events import (
     ErrorFound,
     LogChunk,
     LogGap,
+    LogMoved,
     LogRestart,
+    LogTruncated,
     LogWaiting,
     NewStartup,
     NoWriter,
@@ -51,7 +52,7 @@ from tui.core.verdict import (
 )
 from tui.core.writers import WriterState, describe
 from tui.core.wording import duration
-from tui.sources import log_tailer
+from tui.sources import log_tailer, writer_source
 
 #: After the first fatal error or a ready line, keep reading this long (the root cause may
 #: follow an error; a new startup in the same log may follow a ready line).
@@ -79,16 +80,13 @@ class PlainWatch:
         profile: Any,
         label: str | None = None,
         ended: asyncio.Event | None = None,
-        sources: Sequence[Any] = (),
     ) -> None:
-        """``sources``: event sources beside the log's tailer (the writer discovery of a local log)."""
         from tui.core.tracker import StartupTracker
         from tui.history import WatchedStartups
 
         self.args = options
         self.label = label or options.log  # the log as named to the user
         self.ended = ended  # set when nothing more will be written (a replay played out)
-        self.sources = list(sources)
         self.memory = WatchedStartups()  # this server/model/TP size's phase times: stall limits
         self.judged = STARTING  # the kind of the last verdict printed for a quiet log
         self.data_seen = False
@@ -120,7 +118,8 @@ class PlainWatch:
     # ------------------------------------------------------------ main loop
 
     async def run(self) -> int:
-        tailer = log_tailer(self.args.log, host=self.args.host, from_end=self.args.from_end)
+        tailer = log_tailer(self.args.log, host=self.args.host, from_end=self.args.from_end, writers=True)
+        writers = writer_source(self.args.log, host=self.args.host)  # the server behind the log
         queue: asyncio.Queue = asyncio.Queue(maxsize=16)
         done = object()
 
@@ -131,14 +130,15 @@ class PlainWatch:
             finally:
                 await queue.put(done)
 
+        async def pump_writers() -> None:
+            if writers is not None:
+                async for event in writers.events():
+                    await queue.put(event)
+
         self.say(f"watching {self.label}" + (f" (server: {self.tracker.profile.name})" if self.tracker.profile else ""))
         self.tracker.prime()  # before the tailer starts: the first marker then finds the automata built
-        async def side(source: Any) -> None:
-            async for event in source.events():
-                await queue.put(event)
-
         task = asyncio.create_task(pump())
-        sides = [asyncio.create_task(side(source)) for source in self.sources]
+        writers_task = asyncio.create_task(pump_writers())
         deadline = None if self.args.timeout is None else self.started + self.args.timeout
         try:
             while True:
@@ -172,15 +172,15 @@ class PlainWatch:
                     return status
         finally:
             sys.stdout.flush()
-            for running in (task, *sides):
-                running.cancel()
+            task.cancel()
+            writers_task.cancel()
             await tailer.close()
-            for source in self.sources:
-                await source.close()
+            if writers is not None:
+                await writers.close()
             await self.memory.close()
-            for running in (task, *sides):
+            for pending in (task, writers_task):
                 try:
-                    await running
+                    await pending
                 except (asyncio.CancelledError, Exception):
                     pass
 
@@ -289,6 +289,16 @@ class PlainWatch:
             self.tracker.restart()
             self.progress_at.clear()
             self.say(f"the log was {event.reason}: a new attempt starts at line 1")
+        elif isinstance(event, LogTruncated):  # a gap, not a new attempt
+            self.lines.reset()
+            self.lines.skip(event.lines, event.size)
+            self.say(f"note: the log was truncated to {event.size} bytes; following on from line {event.lines + 1}")
+        elif isinstance(event, LogMoved):
+            if event.done:
+                self.say(f"finished the moved log {event.moved_to}")
+            else:
+                pids = ", ".join(map(str, event.writers)) or "?"
+                self.say(f"the log was moved to {event.moved_to} and is still written there (pid {pids}): following it too")
         elif isinstance(event, ConnectionState):
             retry = f", retrying in {event.retry_in:.0f} s" if event.retry_in else ""
             detail = f": {event.detail}" if event.detail else ""

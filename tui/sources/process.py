@@ -588,7 +588,7 @@ class RemoteRunner:
     def tailer(self, run: Attempt):
         from tui.sources.remote_tail import RemoteTailer
 
-        return RemoteTailer(self.target, str(run.log_path))
+        return RemoteTailer(self.target, str(run.log_path), writers=False)  # the runner knows its processes
 
     def _watch(self, run: Attempt) -> None:
         async def watch() -> None:
