@@ -151,11 +151,11 @@ async def test_a_rank_process_dying_while_the_main_lives_fails_naming_the_rank(t
 async def test_alive_and_silent_is_stalled_after_the_phase_limit(tmp_path, servers):
     server = Server(tmp_path)
     servers.append(server)
-    proc = await watch(server.log, "--stall-limit", "10m,weight_load=2s")
+    proc = await watch(server.log, "--stall-limit", "10m,weight_load=2s", "--gpus", "sim")  # 8 idle GPUs
     seen: list[str] = []
     await expect(proc, f"server: pid {server.pid}", seen)
     stalled = await expect(proc, "STALLED?", seen)
-    assert "past the limit for weight load (0:02, --stall-limit)" in stalled
+    assert "past the limit for weight load (0:02, --stall-limit)" in stalled and "GPUs idle" in stalled
     assert "TP0, TP1 not done with weight load" in stalled
     os.kill(server.pid, 0)  # and it is alive: stalled, not dead
     proc.kill()

@@ -15,7 +15,7 @@ from typing import Any
 
 from tui.core.errors import UsageError
 from tui.core.limits import StallLimits
-from tui.core.options import LaunchOptions, PlaybackOptions, RecordOptions, WatchOptions
+from tui.core.options import GpuOptions, LaunchOptions, PlaybackOptions, RecordOptions, WatchOptions
 from tui.session import SessionInfo, Subscriber, WatchSession
 
 
@@ -170,7 +170,8 @@ def _play_plain(replay: Any, recorded: str, stall_limits: StallLimits | None = N
     async def main() -> int:
         feeder = asyncio.create_task(drain())
         try:
-            options = WatchOptions(log=str(replay.log_path), stall_limits=stall_limits)
+            # the replay plays the GPU samples back itself: no GPU of this machine's is polled
+            options = WatchOptions(log=str(replay.log_path), stall_limits=stall_limits, gpus=GpuOptions(kind="none"))
             plain = PlainWatch(options, None, label=f"{recorded} (replayed)", ended=replay.done)
             return int(await plain.run() or 0)
         finally:

@@ -8,13 +8,17 @@ the watch began, what happened — and a verdict.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import sys
 import time
+from collections import deque
 from typing import Any
 
 from tui.core.events import (
     ConnectionState,
     ErrorFound,
+    GpuSample,
+    GpuUnavailable,
     LogChunk,
     LogGap,
     LogMoved,
@@ -48,11 +52,12 @@ from tui.core.verdict import (
     STARTING,
     ProcessStatus,
     Verdict,
+    gpu_activity,
     judge,
 )
 from tui.core.writers import WriterState, describe
 from tui.core.wording import duration
-from tui.sources import log_tailer, writer_source
+from tui.sources import log_tailer, make_gpu_source, writer_source
 
 #: After the first fatal error or a ready line, keep reading this long (the root cause may
 #: follow an error; a new startup in the same log may follow a ready line).
@@ -93,6 +98,8 @@ class PlainWatch:
         self.writers = WriterState()  # the processes behind the log, when discovery names them
         self.seen_pids: set[int] = set()
         self.ended_at: float | None = None  # when the processes said the server is gone
+        self.gpu_samples: deque[GpuSample] = deque(maxlen=64)  # stamped on arrival (monotonic)
+        self.gpu_note: str | None = None  # why there are no GPU samples, once said
         self.tracker = StartupTracker(profile)
         self.lines = LineAssembler()
         self.started = time.monotonic()
@@ -120,6 +127,8 @@ class PlainWatch:
     async def run(self) -> int:
         tailer = log_tailer(self.args.log, host=self.args.host, from_end=self.args.from_end, writers=True)
         writers = writer_source(self.args.log, host=self.args.host)  # the server behind the log
+        gpus = make_gpu_source(self.args.gpus.kind, self.args.host, self.args.gpus.interval)  # loading or stalled?
+        sides = [source for source in (writers, gpus) if source is not None]
         queue: asyncio.Queue = asyncio.Queue(maxsize=16)
         done = object()
 
@@ -130,15 +139,14 @@ class PlainWatch:
             finally:
                 await queue.put(done)
 
-        async def pump_writers() -> None:
-            if writers is not None:
-                async for event in writers.events():
-                    await queue.put(event)
+        async def pump_side(source: Any) -> None:
+            async for event in source.events():
+                await queue.put(event)
 
         self.say(f"watching {self.label}" + (f" (server: {self.tracker.profile.name})" if self.tracker.profile else ""))
         self.tracker.prime()  # before the tailer starts: the first marker then finds the automata built
         task = asyncio.create_task(pump())
-        writers_task = asyncio.create_task(pump_writers())
+        side_tasks = [asyncio.create_task(pump_side(source)) for source in sides]
         deadline = None if self.args.timeout is None else self.started + self.args.timeout
         try:
             while True:
@@ -172,13 +180,13 @@ class PlainWatch:
                     return status
         finally:
             sys.stdout.flush()
-            task.cancel()
-            writers_task.cancel()
+            for pending in (task, *side_tasks):
+                pending.cancel()
             await tailer.close()
-            if writers is not None:
-                await writers.close()
+            for source in sides:
+                await source.close()
             await self.memory.close()
-            for pending in (task, writers_task):
+            for pending in (task, *side_tasks):
                 try:
                     await pending
                 except (asyncio.CancelledError, Exception):
@@ -219,6 +227,7 @@ class PlainWatch:
             last_activity=self.last_data if self.data_seen else None,
             last_line=state.last_text[-160:] or None,
             process=self.writers.status(),
+            gpu=gpu_activity(self.gpu_samples, time.monotonic(), pids=self.writers.pids or None),
             expected_phase=self.memory.longest.get(phase.name) if phase is not None else None,
             limits=self.args.stall_limits,
         )
@@ -279,6 +288,14 @@ class PlainWatch:
             self.memory.update(self.tracker.state)
         elif isinstance(event, (WritersFound, WriterGone, NoWriter)):
             self.writer(event)
+        elif isinstance(event, GpuSample):
+            self.gpu_samples.append(dataclasses.replace(event, at=time.monotonic()))
+            self.gpu_note = None
+        elif isinstance(event, GpuUnavailable):
+            self.gpu_samples.clear()
+            if event.reason != self.gpu_note:
+                self.gpu_note = event.reason
+                self.say(f"no GPU data: {event.reason}")
         elif isinstance(event, LogWaiting):
             if event.reason != self.waiting:
                 self.waiting = event.reason
