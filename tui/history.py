@@ -426,13 +426,19 @@ class WatchedStartups:
         self._history: History | None = None
         self.longest: dict[str, float] = {}  # for the current startup's key
         self._key: str | None = None
+        self._said: tuple[str | None, dict[str, str]] | None = None  # what the key was made of
+        self._current: str | None = None
         self._recorded: set[tuple[str, int]] = set()  # (key, start line) already stored
         self._tasks: set[asyncio.Task] = set()
 
     def update(self, state: StartupState) -> None:
         if self._open is None:
             return
-        key = log_key(state)
+        said = (state.server, state.identity)
+        if said != self._said:  # (masking the key costs more than comparing what it is made of)
+            self._said = (state.server, dict(state.identity))
+            self._current = log_key(state)
+        key = self._current
         if key is None:
             return
         if key != self._key:
