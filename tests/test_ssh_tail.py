@@ -284,8 +284,9 @@ async def test_silent_network_is_detected_by_keepalives(tmp_path, sshd):
         assert "keepalive" in lost.detail.lower(), lost.detail
     finally:
         for pid in frozen:
-            os.kill(pid, signal.SIGKILL)
-            os.kill(pid, signal.SIGCONT)
+            with contextlib.suppress(ProcessLookupError):  # already reaped once killed
+                os.kill(pid, signal.SIGKILL)
+                os.kill(pid, signal.SIGCONT)
     append(log, b"still here\n")
     await reader.state("connected")
     assert await reader.data(11) == b"still here\n"
