@@ -117,3 +117,19 @@ async def test_dashboard_shows_the_process_tree_and_says_no_writer_once():
         await pilot.pause()
         text = screen_text(app)
         assert "DEAD" in text and "gone, exit status unknown" in text
+
+
+async def test_a_ready_server_whose_process_dies_is_dead_not_ready_in_the_header():
+    ready = LOG + b"[2026-03-14 21:05:20] The server is fired up and ready to roll!\n"
+    session = fixed_session(ready)
+    session.handle(TREE)
+    app = make_app(session)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.pause()
+        assert "READY" in screen_text(app)
+        session.handle(gone(MAIN, main=True))
+        session.flush()
+        await pilot.pause()
+        text = screen_text(app)
+        assert "DEAD" in text and "after ready" in text and "READY " not in text
+        assert app.exit_code_for_state() == 1

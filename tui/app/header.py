@@ -15,8 +15,8 @@ from tui.core.verdict import DEAD, LOADING, STALLED
 from tui.session import WatchSession
 
 GLYPHS = {"starting": "◷", "ready": "✔", "failed": "✖", "stopped": "■"}  # (TIMEOUT: stopped)
-#: The judged verdicts the header shows in its own four styles.
-JUDGED = {LOADING: "starting", STALLED: "starting", DEAD: "failed"}
+#: The judged verdicts of a quiet log, in the header's styles.
+JUDGED = {LOADING: "starting", STALLED: "starting"}
 QUIET_NOTE = 10.0  # seconds of log silence before the header mentions it
 
 
@@ -36,6 +36,11 @@ def verdict(session: WatchSession) -> Verdict:
     if found is not None:
         return found
     state = session.state
+    judged = session.verdict()  # the log, and what the GPUs and the server's processes say
+    if judged.kind == DEAD or (judged.kind == FAILED and state.outcome != FAILED):  # a process gone
+        return Verdict("failed", judged.title, clean(judged.detail))
+    if judged.kind == STOPPED and state.outcome == READY:
+        return Verdict("stopped", "STOPPED", clean(judged.detail))
     if state.outcome == READY:
         ready = state.phase("ready")
         start = origin(state)
@@ -56,8 +61,7 @@ def verdict(session: WatchSession) -> Verdict:
         return Verdict("stopped", "STOPPED", state.stop_reason or "the server shut down after ready")
     if session.exit is not None:
         return Verdict("failed", "FAILED", _exit_words(session))
-    judged = session.verdict()  # quiet: still loading, stalled, or dead? (the GPUs, limits, processes)
-    if judged.kind in JUDGED:
+    if judged.kind in JUDGED:  # quiet: still loading, or stalled?
         return Verdict(JUDGED[judged.kind], judged.title, clean(judged.detail))
     return Verdict("starting", "STARTING", _starting(session))
 
