@@ -133,3 +133,16 @@ async def test_a_ready_server_whose_process_dies_is_dead_not_ready_in_the_header
         text = screen_text(app)
         assert "DEAD" in text and "after ready" in text and "READY " not in text
         assert app.exit_code_for_state() == 1
+
+
+def test_the_report_lists_the_server_processes_and_the_logs_startups():
+    from tui.app.report import build_report
+
+    session = fixed_session(LOG + b"[2026-03-14 21:05:20] The server is fired up and ready to roll!\n" + LOG)
+    session.handle(TREE)
+    session.handle(gone(TP[0]))
+    report = build_report(session)
+    assert "Startups in this log (2)" in report
+    assert "attempt 1  lines 1-4  ✓ ready" in report and "attempt 2  lines 5-…" in report
+    assert "Server processes" in report and "4242" in report and "sglang::scheduler_TP1" in report
+    assert "✗    4300  TP0        gone, exit status unknown" in report

@@ -6,6 +6,8 @@ import time
 
 from tui.app.fmt import duration, gib
 from tui.app.header import verdict
+from tui.app.processes import process_rows
+from tui.app.startups import StartupsPanel, summary_line
 from tui.app.timeline import skipped
 from tui.core.state import PHASE_TITLES, PHASES
 from tui.session import WatchSession
@@ -28,8 +30,20 @@ def build_report(session: WatchSession, now: float | None = None) -> str:
         f"verdict   {current.word} — {current.detail}",
         f"lines     {state.lines} ({state.warnings} warnings)",
         "",
-        "Phases",
     ]
+    if state.attempt > 1:  # several startups in this log: the phases and errors below are the last one's
+        *earlier, current = state.attempts
+        out.append(f"Startups in this log ({state.attempt})")
+        out += [f"  {summary_line(a)}" for a in earlier[-StartupsPanel.SHOWN :]]
+        out += [f"  {summary_line(current, current=True)}", ""]
+    writers = session.writers
+    if writers.known or writers.gone:
+        out.append("Server processes")
+        out += [f"  {line}" for line, _ in process_rows(writers)]
+        out.append("")
+    elif writers.no_writer is not None:
+        out += [f"Server processes: no writer found ({writers.no_writer.detail})", ""]
+    out.append("Phases")
     for name in PHASES:
         phase = state.phase(name)
         title = PHASE_TITLES[name]
