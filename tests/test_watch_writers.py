@@ -111,6 +111,19 @@ async def expect(proc: asyncio.subprocess.Process, needle: str, seen: list[str])
             return line
 
 
+async def kill_until_dead(proc: asyncio.subprocess.Process, server: Server, seen: list[str]) -> tuple[float, str]:
+    """SIGKILL the server once the watcher follows its startup: (seconds to the DEAD line, the line);
+    the watcher has exited 1, naming the process."""
+    await expect(proc, "weight load started", seen)
+    killed = time.monotonic()
+    os.kill(server.pid, signal.SIGKILL)
+    dead = await expect(proc, "DEAD", seen)
+    took = time.monotonic() - killed
+    assert f"main process pid {server.pid} (" in dead and "fake_server.py" in dead
+    assert await asyncio.wait_for(proc.wait(), WAIT) == 1
+    return took, dead
+
+
 async def test_sigkilled_server_is_dead_within_a_second_naming_pid_and_command(tmp_path, servers):
     server = Server(tmp_path)
     servers.append(server)
@@ -118,15 +131,9 @@ async def test_sigkilled_server_is_dead_within_a_second_naming_pid_and_command(t
     seen: list[str] = []
     found = await expect(proc, f"server: pid {server.pid}", seen)
     assert "fake_server.py" in found and "writes the log" in found
-    await expect(proc, "weight load started", seen)
-    killed = time.monotonic()
-    os.kill(server.pid, signal.SIGKILL)
-    dead = await expect(proc, "DEAD", seen)
-    took = time.monotonic() - killed
-    assert f"main process pid {server.pid} (" in dead and "fake_server.py" in dead
+    took, dead = await kill_until_dead(proc, server, seen)
     assert "exit status unknown" in dead or "killed by SIGKILL" in dead  # known only if the kernel still held it
     assert "Load weight begin" in dead  # what the log said last
-    assert await asyncio.wait_for(proc.wait(), WAIT) == 1
     print(f"SIGKILL -> DEAD printed in {took:.2f} s")
     assert took < 2.0, f"{took:.2f} s"  # ~1 s: 0.5 s process polling, 0.5 s for the log's last words
 
@@ -199,12 +206,6 @@ async def test_remote_sigkilled_server_is_dead_within_seconds(tmp_path, servers,
     proc = await watch(server.log, "--host", sshd.spec, env=env)
     seen: list[str] = []
     await expect(proc, f"server: pid {server.pid}", seen)
-    await expect(proc, "weight load started", seen)
-    killed = time.monotonic()
-    os.kill(server.pid, signal.SIGKILL)
-    dead = await expect(proc, "DEAD", seen)
-    took = time.monotonic() - killed
-    assert f"main process pid {server.pid} (" in dead and "fake_server.py" in dead
-    assert await asyncio.wait_for(proc.wait(), WAIT) == 1
+    took, _ = await kill_until_dead(proc, server, seen)
     print(f"remote: SIGKILL -> DEAD printed in {took:.2f} s")
     assert took < 5.0, f"{took:.2f} s"
