@@ -164,3 +164,9 @@ async def test_dashboard_keeps_the_earlier_startup_summarised(ready_then_crash):
     assert "Startups in this log (2)" in text
     assert "attempt 1  lines 1-130  ✓ ready" in text
     assert "attempt 2  lines 131-…  ✗ failed" in text and "← current" in text
+
+
+def test_fast_path_equals_full_path_across_startups(ready_then_crash):
+    from tests.test_scan_cli import full_path_state
+
+    assert to_json(scan_file(str(ready_then_crash))) == to_json(full_path_state(ready_then_crash))
