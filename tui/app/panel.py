@@ -11,7 +11,7 @@ class OccasionalPanel(Static):
     """Hidden until ``wanted()``; ``sync()`` after each change of what it shows."""
 
     DEFAULT_CSS = """
-    OccasionalPanel { height: auto; display: none; border-top: solid $panel; }
+    OccasionalPanel { height: auto; display: none; }
     OccasionalPanel.-open { display: block; }
     """
 

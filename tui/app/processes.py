@@ -53,7 +53,7 @@ class ProcessTree(OccasionalPanel):
         writers = self.session.writers
         text = Text(end="", no_wrap=True, overflow="ellipsis")
         how = "writing the log" if writers.via == "fd" else "behind the pipe that writes the log"
-        text.append(f" Server processes ({how})\n", palette.style("title"))
+        text.append(f" Server processes ({how})", palette.style("title"))
         for line, style in process_rows(writers):
-            text.append(f" {line}\n", palette.style(style))
+            text.append(f"\n {line}", palette.style(style))
         return text

@@ -58,7 +58,7 @@ class StartupsPanel(OccasionalPanel):
     def render(self) -> Text:
         palette = self.app.palette  # type: ignore[attr-defined]
         text = Text(end="")
-        text.append(f" Startups in this log ({self.session.state.attempt})\n", palette.style("title"))
+        text.append(f" Startups in this log ({self.session.state.attempt})", palette.style("title"))
         for line, style in self.lines():
-            text.append(f" {line}\n", palette.style(style))
+            text.append(f"\n {line}", palette.style(style))
         return text

@@ -307,9 +307,9 @@ def judge(
     if silence > threshold and (process is None or process.alive):
         ranks = unfinished_ranks(state)
         parts = [f"log silent {clock(silence)}, {why}", gpu.text if gpu is not None else "no GPU data"]
-        if process is not None:
-            parts.append("its process alive")
         if ranks:
             parts.append(f"{', '.join(ranks)} not done with {phase_title or 'the phase'}")
+        if process is not None:
+            parts.append("its process alive")
         return Verdict(STALLED, " · ".join(parts), pending, ranks, silence)
     return Verdict(STARTING, f"{quiet} · {where}", pending, (), silence)

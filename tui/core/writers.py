@@ -90,6 +90,6 @@ class WriterState:
             process = self.lost.process
             which = f"{process.rank}'s process" if process.rank else f"the {process.role} process"
             how = ProcessStatus(False, self.lost.returncode, self.lost.signal, exit_known=self.lost.exit_known)
-            lost = f"{which} {describe(process)} is gone ({how.exit_text}) while the main process {main.pid} lives"
+            lost = f"{which} {describe(process)} is gone, {how.exit_text}, while the main process {main.pid} lives"
         return ProcessStatus(alive=True, who=f"main process {describe(main)}", lost=lost,
                              lost_rank=self.lost.process.rank if self.lost is not None else None)
