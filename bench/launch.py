@@ -30,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from tui.history import History  # noqa: E402
 from tui.launch import Launch, LaunchSpec  # noqa: E402
+from tui.launch.events import VerdictChanged  # noqa: E402
 from tui.session import WatchSession  # noqa: E402
 
 SIM = str(ROOT / "tests" / "server_sim.py")
@@ -63,7 +64,7 @@ async def watchtower_latency(tmp: Path, trial: int) -> float:
     launch = Launch(spec, history=History(tmp / "history.sqlite3"))
     launch.attach(session)
     dead = asyncio.Event()
-    launch.listeners.append(lambda v, _: v.kind == "dead" and dead.set())
+    launch.subscribe(lambda e: isinstance(e, VerdictChanged) and e.verdict.kind == "dead" and dead.set())
     session.start()
     await launch.start()
     server = int((await wait_file(pids)).split()[0])

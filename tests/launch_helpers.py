@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tui.sources.process import is_alive, start_time
+from tui.launch.proctable import is_alive, start_time
 
 
 def kill_attempts(root: Path) -> list[int]:

@@ -171,11 +171,15 @@ def test_user_theme_dir_is_searched(tmp_path, monkeypatch):
 
 
 async def test_a_failing_source_is_reported_in_the_log_not_raised():
-    async def broken():
-        yield GpuUnavailable("localhost", "starting")
-        raise OSError("device vanished")
+    class Broken:  # an EventSource whose stream fails
+        async def events(self):
+            yield GpuUnavailable("localhost", "starting")
+            raise OSError("device vanished")
 
-    session = WatchSession(gpu=broken())
+        def close(self) -> None:
+            pass
+
+    session = WatchSession(gpu=Broken())
     session.start()
     await session.wait()
     marks = [e.text for e in session.scrollback.entries() if e.style == MARK]

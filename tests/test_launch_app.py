@@ -10,16 +10,16 @@ from pathlib import Path
 
 import pytest
 
+from tests.launch_helpers import no_leftover_servers  # noqa: F401  (autouse)
 from tui.app import themes
 from tui.app.header import VerdictHeader
-from tui.app.relaunch import ConfirmScreen, EditScreen, LaunchApp
+from tui.app.launcher import ConfirmScreen, EditScreen, LaunchApp
 from tui.cli import build_parser
 from tui.commands.options import launch_options
 from tui.commands.run import build_spec
-from tui.wiring import make_launch
 from tui.history import History
-from tui.sources.process import group_members, is_alive
-from tests.launch_helpers import no_leftover_servers  # noqa: F401  (autouse)
+from tui.launch.proctable import group_members, is_alive
+from tui.wiring import make_launch
 
 SIM = str(Path(__file__).with_name("server_sim.py"))
 TOKEN = "hf_AppSecretToken987654321"
@@ -167,8 +167,8 @@ async def test_gpu_memory_held_by_others_is_listed_and_killed_with_k(tmp_path):
     import subprocess
     import time
 
+    from tui.app.launcher import HoldersScreen
     from tui.core.events import GpuInfo, GpuProcess, GpuSample
-    from tui.app.relaunch import HoldersScreen
 
     squatter = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
     gib = 2**30
@@ -198,7 +198,7 @@ async def test_gpu_memory_held_by_others_is_listed_and_killed_with_k(tmp_path):
 
 
 def test_the_edit_modal_keeps_secrets_the_user_left_masked():
-    from tui.app.relaunch import _unmask_argv, parse_env_lines
+    from tui.app.launcher import _unmask_argv, parse_env_lines
 
     original = ["serve", "--api-key", "sk-real-123456", "--tp", "8"]
     masked = ["serve", "--api-key", "****", "--tp", "8"]
@@ -208,7 +208,7 @@ def test_the_edit_modal_keeps_secrets_the_user_left_masked():
     ]
     assert _unmask_argv(["serve", "--api-key", "sk-new-999999"], original, masked)[2] == "sk-new-999999"
     env = parse_env_lines(
-        f"HF_TOKEN=****\n# a comment\n\nSGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1\nEMPTY=\n", {"HF_TOKEN": TOKEN, "GONE": "x"}
+        "HF_TOKEN=****\n# a comment\n\nSGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1\nEMPTY=\n", {"HF_TOKEN": TOKEN, "GONE": "x"}
     )
     assert env == {"HF_TOKEN": TOKEN, "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN": "1", "EMPTY": ""}  # GONE removed
     with pytest.raises(ValueError, match="line 1: expected NAME=VALUE"):

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
-import select
 import sys
 from pathlib import Path
 
 import pytest
 
-from tui.sources.process import is_alive
 from tests.launch_helpers import no_leftover_servers  # noqa: F401  (autouse)
+from tui.launch.proctable import is_alive
 
 SIM = str(Path(__file__).with_name("server_sim.py"))
 TOKEN = "hf_CliSecretToken5555555555"
@@ -106,3 +106,32 @@ def test_usage_errors_are_one_line(tmp_path, env):
         result = watchtower(env, *args)
         assert result.returncode == 2, (args, result.stdout, result.stderr)
         assert words in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_sigterm_to_run_plain_leaves_the_server_running_and_says_how_to_attach(tmp_path, env):
+    """`timeout` or a job scheduler sends SIGTERM: handled like Ctrl-C, not a silent death."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tui.cli", "run", "--plain", "--name", "term", "--log-dir", str(tmp_path / "logs"),
+         "--gpus", "none", "--", sys.executable, SIM, "--outcome", "hang"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        seen = ""
+        while "v1 started" not in seen:
+            ready, _, _ = select.select([proc.stdout], [], [], 30)
+            assert ready, seen
+            line = proc.stdout.readline()
+            assert line, seen + proc.stderr.read()
+            seen += line
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 143, out + err
+    assert "keeps running" in out and "watchtower attach term" in out and "Traceback" not in err
+    (row,) = json.loads(watchtower(env, "history", "term", "--json").stdout)
+    assert row["outcome"] == "starting" and is_alive(row["pid"])  # still running: attach can follow it
+    again = watchtower(env, "attach", "term", "--plain", "--gpus", "none", "--timeout", "1")
+    assert again.returncode == 3 and f"v1 reattached to the running: pid {row['pid']}" in again.stdout
+    os.killpg(row["pid"], signal.SIGKILL)

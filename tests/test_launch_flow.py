@@ -19,14 +19,16 @@ from pathlib import Path
 
 import pytest
 
+from tests.launch_helpers import no_leftover_servers  # noqa: F401  (autouse)
 from tui.core.events import GpuInfo, GpuProcess, GpuSample
 from tui.core.limits import StallLimits
 from tui.core.verdict import DEAD, LOADING, STALLED
 from tui.history import History
 from tui.launch import GpuBusy, Launch, LaunchSpec
+from tui.launch.events import Note, VerdictChanged
+from tui.launch.proctable import group_members, is_alive
+from tui.launch.spec import StopPlan
 from tui.session import WatchSession
-from tui.sources.process import StopPlan, group_members, is_alive
-from tests.launch_helpers import no_leftover_servers  # noqa: F401  (autouse)
 
 SIM = str(Path(__file__).with_name("server_sim.py"))
 CONTEXT_ENV = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"
@@ -53,7 +55,7 @@ class Harness:
         self.launch.attach(self.session)
         self.verdicts: list = []
         self.changed = asyncio.Event()
-        self.launch.listeners.append(self._on_verdict)
+        self.launch.subscribe(lambda e: isinstance(e, VerdictChanged) and self._on_verdict(e.verdict, e.previous))
 
     def _on_verdict(self, verdict, previous) -> None:
         self.verdicts.append((time.time(), verdict))
@@ -179,7 +181,7 @@ async def test_ready_needs_the_health_endpoint_too_and_hooks_get_the_verdict_wit
     )
     async with Harness(s) as h:
         notes: list[str] = []
-        h.launch.notes.append(notes.append)
+        h.launch.subscribe(lambda e: isinstance(e, Note) and notes.append(e.text))
         await h.launch.start()
         await h.until(lambda v: v.final)
         pending = [v for _, v in h.verdicts if v.pending]

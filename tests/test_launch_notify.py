@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-from tui.notify import hook_env, run_hook, title_sequence
 from tui.core.secrets import Masker
+from tui.launch.outcome import hook_env, run_hook, title_sequence
 from tui.sources.health import HealthProbe, http_status
 
 

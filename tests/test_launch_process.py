@@ -11,18 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from tui.core.events import ProcessExited, ProcessStarted, ProcessStopping
-from tui.sources.process import (
-    LaunchError,
-    LocalRunner,
-    StopPlan,
-    attempt_paths,
-    group_members,
-    is_alive,
-    wait_pids_gone,
-)
-
 from tests.launch_helpers import no_leftover_servers, wait_for_file  # noqa: F401  (autouse)
+from tui.core.events import ProcessExited, ProcessStarted, ProcessStopping
+from tui.launch.local import LocalRunner
+from tui.launch.proctable import group_members, is_alive, wait_pids_gone
+from tui.launch.spec import LaunchError, StopPlan, attempt_paths
 
 SIM = str(Path(__file__).with_name("server_sim.py"))
 
@@ -120,6 +113,57 @@ async def test_orphaned_children_are_found_in_the_group_after_the_leader_died(tm
     assert live(pids) == []
 
 
+# A server whose helpers leave its process group: one child calls setsid() and stays its
+# child; another double-forks out of a fresh session, its parent exits, and it is re-parented
+# to Watchtower (the subreaper). Both write their pid, then sleep; SIGINT and SIGTERM are ignored.
+ESCAPER = """
+import os, signal, sys, time
+out = sys.argv[1]
+def escape(double):
+    if os.fork() == 0:
+        os.setsid()
+        if double and os.fork() != 0:
+            os._exit(0)
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_IGN)
+        with open(out, "a") as f:
+            f.write(f"{os.getpid()}\\n")
+        while True:
+            time.sleep(3600)
+escape(False)
+escape(True)
+while True:
+    time.sleep(3600)
+"""
+
+
+async def test_processes_that_setsid_out_of_the_group_are_stopped_and_named(tmp_path):
+    rec = Recorder()
+    runner = LocalRunner(rec)
+    log, pid_file = attempt_paths(tmp_path, "esc", 1)
+    pids_file = tmp_path / "escaped"
+    run = await runner.start(1, [sys.executable, "-c", ESCAPER, str(pids_file)], {}, log, pid_file)
+    try:
+        for _ in range(400):
+            if pids_file.exists() and len(pids_file.read_text().split()) == 2:
+                break
+            await asyncio.sleep(0.025)
+        escaped = [int(p) for p in pids_file.read_text().split()]
+        assert all(os.getsid(p) != run.pgid and os.getpgid(p) != run.pgid for p in escaped)  # out of group and session
+        assert set(escaped) <= set(runner.members(run))  # still the attempt's
+        result = await runner.stop(run, StopPlan(after_int=0.5, after_term=0.5, after_kill=5))
+        assert result.gone and live(escaped) == []
+        assert {p.pid for p in result.escaped} == set(escaped)
+        assert {p.pid for p in result.killed} >= set(escaped)  # they ignored SIGINT and SIGTERM
+        assert all(f"pid {p}" in result.text for p in escaped) and "outside its process group" in result.text
+    finally:
+        for pid in [int(p) for p in pids_file.read_text().split()] if pids_file.exists() else []:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
 async def test_wait_pids_gone_wakes_on_exit_not_on_a_timer(tmp_path):
     proc = await asyncio.create_subprocess_exec(sys.executable, "-c", "import time; time.sleep(0.3)")
     t0 = time.monotonic()
@@ -149,7 +193,7 @@ async def test_reattach_follows_a_process_started_by_an_earlier_watchtower(tmp_p
     server = int((await wait_for_file(pids_file)).split()[0])
     rec = Recorder()
     second = LocalRunner(rec)  # "Watchtower restarted": a runner that did not start it
-    again = second.reattach(3, ["sim"], log, pid_file)
+    again = await second.reattach(3, ["sim"], log, pid_file)
     assert again is not None and again.pid == run.pid and again.alive
     os.kill(server, signal.SIGKILL)  # the OOM killer picks the server
     await asyncio.wait_for(again.wait(), 5)
@@ -159,4 +203,4 @@ async def test_reattach_follows_a_process_started_by_an_earlier_watchtower(tmp_p
     assert Path(str(pid_file)[:-4] + ".exit").read_text() == "137\n"
     await run.wait()
     assert run.signal == signal.SIGKILL  # the first runner (its parent) sees the same status
-    assert second.reattach(3, ["sim"], log, pid_file) is None  # dead: nothing to reattach to
+    assert await second.reattach(3, ["sim"], log, pid_file) is None  # dead: nothing to reattach to

@@ -11,10 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from tui.core.events import ProcessExited, ProcessStarted, ProcessStopping
-from tui.sources import ssh
-from tui.sources.process import RemoteRunner, StopPlan, attempt_paths, exit_path, group_members, is_alive
 from tests.launch_helpers import no_leftover_servers, wait_for_file  # noqa: F401  (autouse)
+from tui.core.events import ProcessExited, ProcessStarted, ProcessStopping
+from tui.launch.proctable import group_members, is_alive
+from tui.launch.remote import RemoteRunner
+from tui.launch.spec import StopPlan, attempt_paths, exit_path
+from tui.sources import ssh
 
 pytestmark = pytest.mark.ssh
 SIM = str(Path(__file__).with_name("server_sim.py"))

@@ -13,12 +13,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.launch_helpers import no_leftover_servers  # noqa: F401  (autouse)
 from tui.history import History
 from tui.launch import Launch, LaunchSpec
+from tui.launch.events import VerdictChanged
+from tui.launch.proctable import is_alive
+from tui.launch.spec import StopPlan
 from tui.session import WatchSession
 from tui.sources import ssh
-from tui.sources.process import StopPlan, is_alive
-from tests.launch_helpers import no_leftover_servers  # noqa: F401  (autouse)
 
 pytestmark = pytest.mark.ssh
 SIM = str(Path(__file__).with_name("server_sim.py"))
@@ -38,7 +40,7 @@ async def wait_verdict(launch: Launch, predicate, timeout: float = 30.0):
     deadline = loop.time() + timeout
     woke = asyncio.Event()
     launch.session.subscribe(lambda _update: woke.set())
-    launch.listeners.append(lambda _v, _p: woke.set())
+    launch.subscribe(lambda e: isinstance(e, VerdictChanged) and woke.set())
     while True:
         verdict = launch.evaluate()
         if verdict is not None and predicate(verdict):

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from tui.history import History
-from tui.sources.process import is_alive
 from tests.launch_helpers import no_leftover_servers  # noqa: F401  (autouse)
+from tui.history import History
+from tui.launch.proctable import is_alive
 
 pytestmark = [
     pytest.mark.tmux,

@@ -78,28 +78,28 @@ def test_quiet_log_with_growing_gpu_memory_is_loading_with_the_rate():
     now = 2000.0
     act = gpu_activity(samples(2.1, 0, now), now)
     assert act is not None and round(act.mem_rate / GIB, 1) == 2.1
-    v = judge(loading_state(), now=now, last_activity=now - 60, process=ALIVE, gpu=act)
+    v = judge(loading_state(), now=now, last_activity=now - 60, process=ALIVE, gpus=act)
     assert v.kind == LOADING
     assert "GPU mem +2.1 GiB/s" in v.detail and "log quiet 1:00" in v.detail
 
 
 def test_busy_gpus_also_count_as_loading():
     now = 2000.0
-    v = judge(loading_state(), now=now, last_activity=now - 600, process=ALIVE, gpu=gpu_activity(samples(0, 95, now), now))
+    v = judge(loading_state(), now=now, last_activity=now - 600, process=ALIVE, gpus=gpu_activity(samples(0, 95, now), now))
     assert v.kind == LOADING and "GPUs busy 95%" in v.detail
 
 
 def test_silence_longer_than_history_with_idle_gpus_is_stalled_naming_the_ranks():
     now = 2000.0
     v = judge(loading_state(), now=now, last_activity=now - 400, process=ALIVE,
-              gpu=gpu_activity(samples(0, 0, now), now), expected_phase=300.0)
+              gpus=gpu_activity(samples(0, 0, now), now), expected_phase=300.0)
     assert v.kind == STALLED
     assert v.ranks == ("TP1", "TP2")  # TP1 began and did not end; TP2 never began
     assert "TP1, TP2 not done with weight load" in v.detail
     assert "longer than weight load has ever taken (5:00)" in v.detail
     # the same silence within what history has seen is only quiet
     v = judge(loading_state(), now=now, last_activity=now - 200, process=ALIVE,
-              gpu=gpu_activity(samples(0, 0, now), now), expected_phase=300.0)
+              gpus=gpu_activity(samples(0, 0, now), now), expected_phase=300.0)
     assert v.kind == STARTING and "log quiet 3:20" in v.detail
 
 
@@ -107,7 +107,7 @@ def test_configured_limit_overrides_history_and_old_gpu_samples_do_not_count():
     now = 2000.0
     old = samples(5.0, 90, now - 100)  # busy, but long ago
     v = judge(loading_state(), now=now, last_activity=now - 45, process=ALIVE,
-              gpu=gpu_activity(old, now), expected_phase=3000.0, limits=StallLimits(40.0))
+              gpus=gpu_activity(old, now), expected_phase=3000.0, limits=StallLimits(40.0))
     assert v.kind == STALLED and "no GPU data" in v.detail and "past the limit (0:40, --stall-limit)" in v.detail
 
 

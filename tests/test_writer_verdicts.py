@@ -136,7 +136,7 @@ async def test_a_ready_server_whose_process_dies_is_dead_not_ready_in_the_header
 
 
 def test_the_report_lists_the_server_processes_and_the_logs_startups():
-    from tui.app.report import build_report
+    from tui.present.report import build_report
 
     session = fixed_session(LOG + b"[2026-03-14 21:05:20] The server is fired up and ready to roll!\n" + LOG)
     session.handle(TREE)

@@ -71,7 +71,7 @@ def data_dir() -> Path:
 
 
 @dataclass(slots=True)
-class Attempt:
+class AttemptRecord:
     name: str
     attempt: int
     host: str
@@ -213,13 +213,13 @@ class History:
         attempt: int | None = None,
         started_at: float | None = None,
         pid: int | None = None,
-    ) -> Attempt:
+    ) -> AttemptRecord:
         """Record a new attempt. ``command`` and ``env`` may hold secrets: they are masked here."""
         masker = Masker.for_launch(env, command)
         masked_cmd = mask_argv(command, masker)
         masked_env = masker.env(env)
         previous = self.latest(name)
-        record = Attempt(
+        record = AttemptRecord(
             name=name,
             attempt=attempt or ((previous.attempt + 1) if previous else 1),
             host=host,
@@ -253,7 +253,7 @@ class History:
 
     def update(
         self,
-        record: Attempt,
+        record: AttemptRecord,
         *,
         phases: Mapping[str, float] | None = None,
         outcome: str | None = None,
@@ -263,7 +263,7 @@ class History:
         pid: int | None = None,
         exit_text: str | None = None,
         masker: Masker | None = None,
-    ) -> Attempt:
+    ) -> AttemptRecord:
         """Store progress of an attempt (per-phase seconds; the rest as given, masked)."""
         masker = masker or Masker()
         if phases is not None:
@@ -301,8 +301,8 @@ class History:
     # ------------------------------------------------------------ reading
 
     @staticmethod
-    def _record(row: sqlite3.Row) -> Attempt:
-        return Attempt(
+    def _record(row: sqlite3.Row) -> AttemptRecord:
+        return AttemptRecord(
             id=row["id"],
             name=row["name"],
             attempt=row["attempt"],
@@ -322,7 +322,7 @@ class History:
             exit_text=row["exit_text"],
         )
 
-    def attempts(self, name: str | None = None) -> list[Attempt]:
+    def attempts(self, name: str | None = None) -> list[AttemptRecord]:
         with self._connect() as db:
             if name is None:
                 rows = db.execute("SELECT * FROM attempts ORDER BY name, attempt").fetchall()
@@ -330,7 +330,7 @@ class History:
                 rows = db.execute("SELECT * FROM attempts WHERE name = ? ORDER BY attempt", (name,)).fetchall()
         return [self._record(r) for r in rows]
 
-    def latest(self, name: str) -> Attempt | None:
+    def latest(self, name: str) -> AttemptRecord | None:
         with self._connect() as db:
             row = db.execute(
                 "SELECT * FROM attempts WHERE name = ? ORDER BY attempt DESC LIMIT 1", (name,)
@@ -380,7 +380,7 @@ class History:
 class Expectations:
     """The last successful attempt of the same command and host, and each phase's longest run."""
 
-    last_success: Attempt | None
+    last_success: AttemptRecord | None
     longest: dict[str, float]
 
     def expected(self, phase: str) -> float | None:
@@ -497,5 +497,6 @@ class WatchedStartups:
 
 
 __all__ = [
-    "Attempt", "Expectations", "History", "WatchedStartups", "command_diff", "data_dir", "log_key", "phase_seconds",
+    "AttemptRecord", "Expectations", "History", "WatchedStartups", "command_diff", "data_dir", "log_key",
+    "phase_seconds",
 ]

@@ -21,24 +21,6 @@ from tui.core.preflight import Check
 GPU_TIMEOUT = 5.0
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("check", help="preflight: would this server command start? (never runs it)",
-                       description=__doc__.split("\n\n")[0])
-    add_check_options(p)
-    p.add_argument("--host", metavar="[USER@]HOST[:PORT]", help="check on this host over SSH")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--env", action="append", default=[], metavar="K=V", help="an environment variable the launch adds")
-    p.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND ARGS", help="the server command line")
-    p.set_defaults(func=run)
-
-
-def add_check_options(p: argparse.ArgumentParser) -> None:
-    """Options `check` shares with `run` (whose --gpus is the dashboard's)."""
-    if not any("--gpus" in a.option_strings for a in p._actions):
-        p.add_argument("--gpus", default="auto", choices=["auto", "nvml", "smi", "sim", "none"], help="GPU source")
-    p.add_argument("--shm", metavar="PATH", help="the shared-memory mount to check (default /dev/shm)")
-
-
 @dataclass(frozen=True, slots=True)
 class Report:
     command: cmdline.ServerCommand

@@ -5,7 +5,9 @@ launched process), pumps their events through the :class:`~tui.core.lines.LineAs
 and the startup tracker, and keeps the models the views render: the startup state,
 a bounded scrollback, GPU history and the connection state. Subscribers (the app)
 are told *that* something changed, at most ``max_rate`` times a second, however
-fast the log grows — the views pull what they need from the session then.
+fast the log grows — the views pull what they need from the session then. Text
+presenters (``--plain``) ``listen()`` instead: a queue of their own that receives
+every tracker event and source notice as it happens, unthrottled and lossless.
 
 Data flows one way: sources -> events -> state (here) -> views.
 """
@@ -46,9 +48,11 @@ from tui.core.events import (
 )
 from tui.core.limits import StallLimits
 from tui.core.lines import Line, LineAssembler, Progress
-from tui.core.state import FAILED, READY, STARTING, StartupState
+from tui.core.state import FAILED, READY, STARTING, StartupState, origin
+from tui.core.profiles import Profile
 from tui.core.verdict import Verdict, gpu_activity, judge
 from tui.core.writers import WriterState
+from tui.sources.base import EventSource, StartupFollower
 
 # Style classes of scrollback entries; the log view maps each to a theme style.
 NORMAL, ERROR, WARNING, PHASE, PROGRESS, MARK = "normal", "error", "warning", "phase", "progress", "mark"
@@ -301,9 +305,9 @@ class WatchSession:
     def __init__(
         self,
         *,
-        log: Any = None,
-        gpu: Any = None,
-        profile: Any = None,
+        log: EventSource | None = None,
+        gpu: EventSource | None = None,
+        profile: Profile | None = None,
         info: SessionInfo | None = None,
         scrollback: int = 100_000,
         clock: Callable[[], float] = time.time,
@@ -337,17 +341,17 @@ class WatchSession:
         #: ``--timeout``: seconds the startup was given; ``timed_out`` once they passed while starting.
         self.timeout: float | None = None
         self.timed_out = False
-        #: A richer verdict than the log's own (the launcher's: dead / loading / stalled?), or None.
-        self.verdict_override: Callable[[], Any] | None = None
         #: The local file the log source reads: a block's old lines can be re-read from it by offset.
         self.log_file: str | None = getattr(log, "reread_path", None)
         self._stream_base = 0  # file offset of the stream's first byte
-        self._sources: list[Any] = [s for s in (log, gpu) if s is not None]
+        self._sources: list[EventSource] = [s for s in (log, gpu) if s is not None]
         self._gpu_source = gpu
         # sources that follow the startup (the simulated GPUs tie their memory curve to the phases)
-        self._followers = [s.feed for s in self._sources if callable(getattr(s, "feed", None))]
-        self._tasks: list[asyncio.Task] = []
+        self._followers = [s.feed for s in self._sources if isinstance(s, StartupFollower)]
+        self._tasks: list[asyncio.Task[None]] = []
         self._subscribers: list[Subscriber] = []
+        self._listeners: list[asyncio.Queue[Any]] = []
+        self._line_listeners: list[asyncio.Queue[Any]] = []
         self._topics: set[str] = set()
         self._events: list[Any] = []
         self._flush_handle: asyncio.TimerHandle | None = None
@@ -364,8 +368,22 @@ class WatchSession:
     def subscribe(self, callback: Subscriber) -> None:
         self._subscribers.append(callback)
 
-    def add_source(self, source: Any) -> None:
-        """Add an event source (an async iterable, or an object with ``events()``); starts it if running."""
+    def listen(self, *, lines: bool = False) -> asyncio.Queue[Any]:
+        """A queue of every tracker event and source notice (not log chunks or GPU samples)
+        from now on, in order, none dropped; with ``lines`` each log :class:`Line` too."""
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        self._listeners.append(queue)
+        if lines:
+            self._line_listeners.append(queue)
+        return queue
+
+    def quiet(self) -> None:
+        """The log has been quiet a while: tracebacks whose exception line came are over."""
+        self._apply(self.tracker.quiet())
+        self._changed("state")
+
+    def add_source(self, source: EventSource) -> None:
+        """Add an event source (a launch's process and log events); starts it if running."""
         self._sources.append(source)
         if self._tasks:
             self._tasks.append(asyncio.create_task(self._pump(source)))
@@ -386,14 +404,12 @@ class WatchSession:
                 pass
         self._tasks = []
         for source in self._sources:
-            closer = getattr(source, "aclose", None) or getattr(source, "close", None)
-            if closer is not None:
-                try:
-                    result = closer()
-                    if asyncio.iscoroutine(result):
-                        await result
-                except Exception:
-                    pass
+            try:
+                result = source.close()
+                if result is not None:
+                    await result
+            except Exception:
+                pass
         if self._flush_handle is not None:
             self._flush_handle.cancel()
             self._flush_handle = None
@@ -443,10 +459,19 @@ class WatchSession:
             return last
         return max(last, self.clock() + self._ts_offset)
 
+    def startup_elapsed(self) -> float | None:
+        """Time since the startup began, in the log's own time (right for a log read after the
+        fact too); the watcher's own clock before the log has given a timestamp."""
+        start, now = origin(self.state), self.log_now()
+        if start is not None and now is not None:
+            return max(0.0, now - start)
+        return self.elapsed()
+
     def verdict(self) -> Verdict:
-        """The verdict now, from the log, the GPUs and the silence limits (``tui.core.verdict``)."""
+        """The verdict now: the log, weighed with the GPUs, the silence limits and — for a server
+        Watchtower did not launch — its processes (a launch judges with its own: ``Launch.verdict``)."""
         now = self.clock()
-        state = self.tracker.state
+        state = self.state
         phase = state.current_phase
         progress = self.scrollback.progress
         last_line = progress.text if progress is not None else (state.last_text or None)
@@ -454,13 +479,16 @@ class WatchSession:
         writers = self.writers
         return judge(
             state,
+            writers.status(),
+            gpus=gpu_activity(samples, now, pids=writers.pids or None),
             now=now,
-            last_activity=self.last_output_at,
+            last_activity=None if self.finished_at is not None else self.last_output_at,
             last_line=None if last_line is None else last_line[-160:],
-            process=writers.status(),
-            gpu=gpu_activity(samples, now, pids=writers.pids or None),
+            waiting=self.waiting,
+            elapsed=self.startup_elapsed(),
             expected_phase=self.expected.get(phase.name) if phase is not None else None,
             limits=self.stall_limits,
+            timed_out=self.timeout if self.timed_out else None,
         )
 
     def handle(self, event: Any) -> None:
@@ -482,6 +510,7 @@ class WatchSession:
             self._changed("log")
         elif isinstance(event, LogRestart):
             self._flush_pending_line()
+            self._apply(self.tracker.finish())  # the old file's open traceback is reported, not lost
             self._assembler.reset()
             self.scrollback.mark(f"── log {event.reason}: new file from line 1 ──")
             self.scrollback.new_file()
@@ -521,18 +550,19 @@ class WatchSession:
             self._changed("process", "state")
         for handler in self.handlers.get(type(event), ()):
             handler(event)
+        if self._listeners and not isinstance(event, (LogChunk, GpuSample, GpuUnavailable)):
+            for queue in self._listeners:
+                queue.put_nowait(event)
 
     def finish(self) -> None:
         """End of input (a finished replay): the unterminated last line counts."""
         self._flush_pending_line()
-        finish = getattr(self.tracker, "finish", None)
-        if finish is not None:
-            self._apply(finish() or [])
+        self._apply(self.tracker.finish())
         self._changed("state")
 
     # ---------------------------------------------------------------- pumping
 
-    async def _pump(self, source: Any) -> None:
+    async def _pump(self, source: EventSource) -> None:
         try:
             await self._pump_events(source)
         except asyncio.CancelledError:
@@ -544,9 +574,8 @@ class WatchSession:
                 self.gpus.lost(reason)
             self._changed("log", "gpu")
 
-    async def _pump_events(self, source: Any) -> None:
-        stream = source.events() if hasattr(source, "events") else source
-        async for event in stream:
+    async def _pump_events(self, source: EventSource) -> None:
+        async for event in source.events():
             if isinstance(event, LogChunk) and len(event.data) > 64 * 1024:
                 if self._assembler.offset == 0:
                     self._stream_base = event.offset
@@ -591,6 +620,8 @@ class WatchSession:
                     scrollback.progress = None
                 style = PROGRESS if len(item.segments) > 1 else NORMAL
                 scrollback.append(item.number, item.text, style)
+                for queue in self._line_listeners:
+                    queue.put_nowait(item)
                 if not tracker.needs_every_line:
                     if hits is None or item.offset < base:  # assembled across chunks: look at it
                         wanted = in_line(item)
@@ -626,7 +657,9 @@ class WatchSession:
                 self._new_startup(event)
             for follower in self._followers:
                 follower(event)
-            if len(self._events) < 1000:
+            for queue in self._listeners:
+                queue.put_nowait(event)
+            if len(self._events) < 1000:  # the screen needs no more per refresh; listeners get all
                 self._events.append(event)
             self._topics.add("state")
         state = self.tracker.state
@@ -748,11 +781,7 @@ class WatchSession:
         self._ts_offset = 0.0  # log time minus arrival time, as of the last timestamped line
 
     def _tracker_restart(self) -> None:
-        restart = getattr(self.tracker, "restart", None)
-        if restart is not None:
-            restart()
-        else:
-            self.tracker = type(self.tracker)(profile=self.profile)
+        self.tracker.restart()
         self._last_ts = None
         self._growing = []
         self.started_at = self.finished_at = None

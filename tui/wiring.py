@@ -272,7 +272,7 @@ def make_launch(
         session.subscribe(subscriber)
     launch = Launch(spec, history=history, terminal=terminal)
     launch.gpu_enabled = session_gpu is not None
-    launch.gpu_pids_real = options.gpus.kind != "sim"  # never offer to kill a simulated GPU's made-up pid
+    launch.gpus.pids_real = options.gpus.kind != "sim"  # never offer to kill a simulated GPU's made-up pid
     launch.attach(session)
     return session, launch
 
@@ -280,7 +280,7 @@ def make_launch(
 def launch_dashboard(spec: Any, options: LaunchOptions) -> int:
     """`watchtower run` / `attach` in the dashboard; returns the verdict's exit status."""
     from tui.app import themes
-    from tui.app.relaunch import LaunchApp
+    from tui.app.launcher import LaunchApp
 
     session, launch = make_launch(spec, options)
     palettes = themes.discover()
@@ -297,12 +297,37 @@ def launch_dashboard(spec: Any, options: LaunchOptions) -> int:
 
 
 def launch_plain(spec: Any, options: LaunchOptions) -> int:
-    return asyncio.run(run_plain(spec, options))
+    """`run --plain`: SIGTERM (``timeout``, a job scheduler) ends it like Ctrl-C does — the
+    server is left running and named, the history writes finish — and exits 143."""
+    import signal
+
+    async def main() -> int:
+        task = asyncio.current_task()
+        assert task is not None
+        loop = asyncio.get_running_loop()
+        terminated = False
+
+        def on_sigterm() -> None:
+            nonlocal terminated
+            terminated = True
+            task.cancel()
+
+        loop.add_signal_handler(signal.SIGTERM, on_sigterm)
+        try:
+            return await run_plain(spec, options)
+        except asyncio.CancelledError:
+            if terminated:
+                return 128 + signal.SIGTERM
+            raise
+        finally:
+            loop.remove_signal_handler(signal.SIGTERM)
+
+    return asyncio.run(main())
 
 
 async def run_plain(spec: Any, options: LaunchOptions) -> int:
     from tui.core.lines import clean
-    from tui.core.verdict import EXIT_FAILED, EXIT_READY, EXIT_STARTING
+    from tui.core.verdict import EXIT_READY, EXIT_STARTING
     from tui.launch import LaunchError
     from tui.present.plain import PlainPrinter
 
@@ -313,12 +338,10 @@ async def run_plain(spec: Any, options: LaunchOptions) -> int:
             out.write(seq)
             out.flush()
 
-    printer = PlainPrinter(out)
-    session, launch = make_launch(spec, options, terminal, subscribers=[printer.update])
-    printer.launch = launch
-    launch.listeners.append(printer.verdict)
-    launch.notes.append(lambda text: printer.say(f"  {text}"))
+    session, launch = make_launch(spec, options, terminal)
+    printer = PlainPrinter(out, session, launch)
     session.start()
+    consumer = asyncio.create_task(printer.consume())
     try:
         try:
             await launch.start(launch=not options.attach_only)
@@ -328,12 +351,14 @@ async def run_plain(spec: Any, options: LaunchOptions) -> int:
         try:
             await asyncio.wait_for(printer.final.wait(), options.timeout)
         except asyncio.TimeoutError:
+            printer.drain()
             printer.say(f"timed out after {options.timeout:g} s: {launch.verdict().text}")
             printer.left_running()
             return EXIT_STARTING
-        verdict = launch.verdict_now
+        verdict = launch.verdict_now or launch.verdict()
         await launch.settle()  # let hooks and the history writes finish
-        if verdict is not None and verdict.kind == "ready":
+        printer.drain()
+        if verdict.exit_status == EXIT_READY:
             printer.left_running()
             return EXIT_READY
         if launch.run is not None and launch.server_running:
@@ -344,10 +369,13 @@ async def run_plain(spec: Any, options: LaunchOptions) -> int:
                     f"v{launch.run.attempt} (pid {launch.run.pid}) still runs after the failure; stop its group"
                     f" with `kill -INT -- -{launch.run.pgid}`"
                 )
-        return EXIT_FAILED
+        return verdict.exit_status
     except asyncio.CancelledError:
         printer.left_running()
         raise
     finally:
+        consumer.cancel()
+        printer.drain()
         await launch.close()
         await session.stop()
+        printer.drain()

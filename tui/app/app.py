@@ -32,11 +32,12 @@ from tui.app.clipboard import copy_text
 from tui.app.gpus import GpuPanel
 from tui.app.header import VerdictHeader
 from tui.app.logview import LogView
-from tui.app.report import build_report
 from tui.app.processes import ProcessTree
 from tui.app.startups import StartupsPanel
 from tui.app.themes import Colourless, Palette, monochrome
 from tui.app.timeline import PhaseTimeline, RankGrid
+from tui.core.verdict import Verdict
+from tui.present.report import build_report
 from tui.session import ERROR, Update, WatchSession
 
 #: The keys, in the order help lists them. Footer shows those with show=True.
@@ -255,7 +256,7 @@ class WatchtowerApp(App[int]):
     # ---------------------------------------------------------------- layout
 
     def compose(self) -> ComposeResult:
-        yield VerdictHeader(self.session, id="header")
+        yield VerdictHeader(self.session, self.verdict, id="header")
         with Horizontal(id="top"):
             with Vertical(id="phases"):
                 yield PhaseTimeline(self.session, id="timeline")
@@ -479,7 +480,7 @@ class WatchtowerApp(App[int]):
         self.output_dir.mkdir(parents=True, exist_ok=True)
         path = self.output_dir / time.strftime("watchtower-report-%Y%m%d-%H%M%S.txt")
         try:
-            path.write_text(build_report(self.session), encoding="utf-8")
+            path.write_text(build_report(self.session, self.verdict()), encoding="utf-8")
         except OSError as exc:
             self.notify(f"Cannot write {path}: {exc.strerror or exc}", severity="error", timeout=5)
             return
@@ -498,17 +499,9 @@ class WatchtowerApp(App[int]):
                 return
         self.exit(self.exit_code_for_state())
 
+    def verdict(self) -> Verdict:
+        """The verdict the header shows, the report writes and the exit status follows."""
+        return self.session.verdict()
+
     def exit_code_for_state(self) -> int:
-        from tui.core.verdict import EXIT_FAILED, EXIT_READY, EXIT_STARTING
-        from tui.core.state import FAILED, READY, STOPPED
-
-        from tui.core.verdict import DEAD
-
-        if self.session.verdict().kind in (DEAD, FAILED):  # also a watched server's process gone
-            return EXIT_FAILED
-        outcome = self.session.state.outcome
-        if self.session.timed_out:
-            return EXIT_STARTING
-        if outcome in (READY, STOPPED):
-            return EXIT_READY
-        return EXIT_FAILED if outcome == FAILED else EXIT_STARTING
+        return self.verdict().exit_status

@@ -7,8 +7,8 @@ import textwrap
 from rich.text import Text
 from textual.widget import Widget
 
-from tui.app.fmt import gib, sparkline
 from tui.core.events import GpuInfo
+from tui.present.wording import gib, sparkline
 from tui.session import WatchSession
 
 

@@ -8,34 +8,8 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from tui.app.fmt import rank_key
 from tui.app.panel import OccasionalPanel
-from tui.core.lines import clean
-from tui.core.verdict import ProcessStatus
-from tui.core.writers import WriterState
-
-#: Processes listed (a TP16 server has 20-odd); the rest are counted.
-SHOWN = 8
-
-
-def process_rows(writers: WriterState, shown: int = SHOWN) -> list[tuple[str, str]]:
-    """(text, style) per line: the main process first, then the ranks in order, then the ended ones."""
-    alive = sorted(
-        writers.processes,
-        key=lambda p: (p.role != "main", p.rank is None, rank_key(p.rank or ""), p.pid),
-    )
-    rows = []
-    for process in alive[:shown]:
-        rank = process.rank or process.role
-        rows.append((f"● {process.pid:>7}  {rank:<10} {clean(process.command or process.title)}", "done"))
-    if len(alive) > shown:
-        rows.append((f"  … {len(alive) - shown} more process(es)", "dim"))
-    for gone in writers.gone[-3:]:
-        process = gone.process
-        how = ProcessStatus(False, gone.returncode, gone.signal, exit_known=gone.exit_known).exit_text
-        rank = process.rank or process.role
-        rows.append((f"✗ {process.pid:>7}  {rank:<10} gone, {how}: {clean(process.command or process.title)}", "failed"))
-    return rows
+from tui.present.wording import process_rows
 
 
 class ProcessTree(OccasionalPanel):

@@ -10,23 +10,11 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from tui.app.fmt import duration
 from tui.app.panel import OccasionalPanel
-from tui.core.lines import clean
-from tui.core.state import FAILED, INTERRUPTED, READY, STOPPED, AttemptSummary
+from tui.core.state import FAILED, INTERRUPTED, READY, STOPPED
+from tui.present.wording import STARTUPS_SHOWN, summary_line
 
-GLYPHS = {READY: "✓", FAILED: "✗", STOPPED: "■", INTERRUPTED: "↯"}
 STYLES = {READY: "done", FAILED: "failed", STOPPED: "dim", INTERRUPTED: "failed"}
-
-
-def summary_line(attempt: AttemptSummary, current: bool = False) -> str:
-    """``attempt 1  lines 1-7  ✓ ready 0:31`` / ``attempt 2  lines 8-…  ✗ failed 0:10 ValueError: boom``."""
-    end = "…" if current else str(attempt.end_line)
-    line = f"attempt {attempt.number}  lines {attempt.start_line}-{end}  {GLYPHS.get(attempt.outcome, '…')} {attempt.outcome}"
-    line += f" {duration(attempt.seconds)}"
-    if attempt.first_error:
-        line += f"  {clean(attempt.first_error)}"
-    return line + ("  ← current" if current else "")
 
 
 class StartupsPanel(OccasionalPanel):
@@ -36,8 +24,7 @@ class StartupsPanel(OccasionalPanel):
     StartupsPanel { max-height: 7; }
     """
 
-    #: Earlier startups listed (a crash-looping service leaves hundreds; the latest count).
-    SHOWN = 5
+    SHOWN = STARTUPS_SHOWN
 
     def wanted(self) -> bool:
         return self.session.state.attempt > 1

@@ -6,8 +6,17 @@ from rich.style import Style
 from rich.text import Text
 from textual.widget import Widget
 
-from tui.app.fmt import duration, rank_key
-from tui.core.state import FAILED, PHASE_TITLES, PHASES, READY, STOPPED, Phase, StartupState
+from tui.core.state import (
+    FAILED,
+    PHASE_TITLES,
+    PHASES,
+    Phase,
+    StartupState,
+    origin,
+    skipped,
+)
+from tui.core.wording import clock
+from tui.present.wording import rank_key
 from tui.session import WatchSession
 
 #: Phases a rank takes part in (the grid's columns); args and ready belong to the main process.
@@ -16,26 +25,6 @@ SHORT = {"weight_load": "weights", "memory_pool": "pool", "cuda_graph": "graphs"
 LABEL = 15  # glyph + title column
 _REVERSE = Style(reverse=True)
 DURATION = 7
-
-
-def skipped(state: StartupState, name: str) -> bool:
-    """A phase the server did not have: the server got to ready (or started serving) without it.
-
-    Only the ready phase settles this: phases come in other orders (newer SGLang loads the
-    draft's weights before any memory pool or graph), so a later phase starting proves nothing.
-    """
-    if state.phase(name) is not None or name == "ready":
-        return False
-    return state.outcome in (READY, STOPPED) or state.phase("ready") is not None
-
-
-def origin(state: StartupState) -> float | None:
-    """Where the startup begins in log time: the first phase's start (lines before it may carry
-    no timestamp and only an arrival time, which need not match the log's clock)."""
-    for phase in state.phases:
-        if phase.start_ts is not None:
-            return phase.start_ts
-    return state.first_ts
 
 
 def render_timeline(session: WatchSession, width: int, palette, height: int | None = None) -> Text:
@@ -54,7 +43,7 @@ def render_timeline(session: WatchSession, width: int, palette, height: int | No
     if t0 is not None:
         axis = [" "] * bar_width
         for frac in (0.0, 0.5, 1.0):
-            label = duration(span * frac)
+            label = clock(span * frac, "—")
             pos = int(frac * (bar_width - 1))
             pos = min(pos, bar_width - len(label)) if frac > 0 else pos
             if frac == 0.5:
@@ -73,7 +62,7 @@ def render_timeline(session: WatchSession, width: int, palette, height: int | No
             row.append(f" ✖ {'failed':<{LABEL - 3}}", palette.style("failed"))
             error = state.first_error
             at = getattr(error, "ts", None) if error is not None else None
-            row.append(f"{duration(at - t0) if at is not None and t0 is not None else '':>{DURATION}} ", palette.style("failed"))
+            row.append(f"{clock(at - t0, '—') if at is not None and t0 is not None else '':>{DURATION}} ", palette.style("failed"))
             if at is not None and t0 is not None:
                 where = col(at)
                 who = f"{error.kind}" + (f" on {error.rank}" if error.rank else "")
@@ -102,7 +91,7 @@ def render_timeline(session: WatchSession, width: int, palette, height: int | No
             glyph, key = "▶", "running"
         row.append(f" {glyph} {title:<{LABEL - 3}}", palette.style(key))
         seconds = phase.seconds if phase.done else (None if now is None or phase.start_ts is None else now - phase.start_ts)
-        row.append(f"{duration(seconds):>{DURATION}} ", palette.style("title" if key == "running" else "dim"))
+        row.append(f"{clock(seconds, '—'):>{DURATION}} ", palette.style("title" if key == "running" else "dim"))
         if t0 is not None and phase.start_ts is not None:
             end_ts = phase.end_ts if phase.end_ts is not None else now
             a, b = col(phase.start_ts), col(end_ts if end_ts is not None else phase.start_ts)
@@ -128,7 +117,7 @@ def render_timeline(session: WatchSession, width: int, palette, height: int | No
         quiet.append(f" {'log quiet':<{LABEL - 1}}", palette.style("gap"))
         total = sum(s.end_ts - s.start_ts for s in session.silences)
         ongoing = session.quiet_for() or 0.0
-        quiet.append(f"{duration(total + (ongoing if ongoing >= 5 else 0)):>{DURATION}} ", palette.style("gap"))
+        quiet.append(f"{clock(total + (ongoing if ongoing >= 5 else 0), '—'):>{DURATION}} ", palette.style("gap"))
         quiet.append("".join("░" if c in silent else " " for c in range(bar_width)), palette.style("gap"))
         lines.append(quiet)
     if height is not None:
@@ -215,7 +204,7 @@ def _gauge(fraction: float, width: int) -> str:
 def _short(seconds: float | None) -> str:
     if seconds is None:
         return ""
-    return f"{seconds:.0f}s" if seconds < 100 else duration(seconds)
+    return f"{seconds:.0f}s" if seconds < 100 else clock(seconds, '—')
 
 
 class PhaseTimeline(Widget):

@@ -62,7 +62,7 @@ def check_name(name: str) -> str:
 
 
 def parse_grace(text: str):
-    from tui.sources.process import StopPlan
+    from tui.launch.spec import StopPlan
 
     try:
         parts = [float(x) for x in text.split(",")]

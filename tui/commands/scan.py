@@ -6,13 +6,14 @@ import argparse
 import json
 import os
 
-from tui.commands import EXIT_FAILED, EXIT_READY, EXIT_STARTING, UsageError
+from tui.core.errors import UsageError
 from tui.core.events import WarningFound
 from tui.core.hints import Diagnosis, KnowledgeBase, hint_lines, load_knowledge
 from tui.core.profiles import ProfileError, builtin_profiles, load_profile, prefilter_words
 from tui.core.scan import Scanner
-from tui.core.state import FAILED, PHASE_TITLES, READY, STOPPED, StartupState
+from tui.core.state import PHASE_TITLES, StartupState
 from tui.core.tracker import StartupTracker
+from tui.core.verdict import judge
 from tui.core.wording import duration
 
 BLOCK = 8 << 20  # bytes read at a time: big enough for the prefilter, small enough for RSS
@@ -104,11 +105,7 @@ def scan_with_hints(path: str, server: str | None = None) -> tuple[StartupState,
 
 
 def exit_status(state: StartupState) -> int:
-    if state.outcome in (READY, STOPPED):
-        return EXIT_READY
-    if state.outcome == FAILED:
-        return EXIT_FAILED
-    return EXIT_STARTING
+    return judge(state).exit_status
 
 
 def to_json(state: StartupState, hints: list[Diagnosis] = ()) -> dict:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from tui.core.state import ErrorReport
+
 
 # ---------------------------------------------------------------- log sources
 
@@ -331,9 +333,9 @@ class PhaseProgress:
 
 @dataclass(frozen=True, slots=True)
 class ErrorFound:
-    """A fatal error was classified; ``error`` is the ``tui.core.state.ErrorReport``."""
+    """An error was classified (or its report grew: a later line named its cause)."""
 
-    error: object
+    error: ErrorReport
 
 
 @dataclass(frozen=True, slots=True)

@@ -92,14 +92,14 @@ class StallLimits:
         profile's ``stall_after`` per phase.
         """
         title = PHASE_TITLES.get(phase, phase) if phase else "this phase"
-        if phase in self.phases:
+        if phase is not None and phase in self.phases:
             seconds = self.phases[phase]
             return seconds, f"past the limit for {title} ({clock(seconds)}, --stall-limit)"
         if self.default is not None:
             return self.default, f"past the limit ({clock(self.default)}, --stall-limit)"
         if expected is not None:
             return max(MIN_STALL, expected), f"longer than {title} has ever taken ({clock(expected)})"
-        if profile and phase in profile:
+        if profile and phase is not None and phase in profile:
             seconds = profile[phase]
             return seconds, f"past the server's usual limit for {title} ({clock(seconds)})"
         return DEFAULT_STALL_LIMIT, f"past the default limit ({clock(DEFAULT_STALL_LIMIT)})"

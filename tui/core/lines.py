@@ -114,7 +114,7 @@ class LineAssembler:
 
     def reset(self) -> None:
         """Start over at line 1 (the log was replaced)."""
-        self.__init__(self._progress)
+        self.__init__(self._progress)  # type: ignore[misc]  # every field back to its start
 
     def feed(self, data: bytes) -> list[Line | Progress]:
         out: list[Line | Progress] = []

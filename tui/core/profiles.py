@@ -133,7 +133,7 @@ class QuickTest:
             except Exception:  # a construct RE2 lacks: Python's re does it all
                 self._re2 = None
 
-    def search(self, text: str) -> object | None:
+    def search(self, text: str) -> Any:
         if self._re2 is not None and text.isascii():
             return self._re2.search(text)
         return self._re.search(text)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Protocol
+from typing import Any, Protocol
 
 from tui.core.lines import Line, LineAssembler, Progress
 
@@ -27,11 +27,11 @@ except ImportError:  # pragma: no cover - depends on the platform's wheels
 class Tracker(Protocol):
     needs_every_line: bool
 
-    def feed(self, item: Line | Progress, at: float | None = None) -> list: ...
+    def feed(self, item: Line | Progress, at: float | None = None) -> list[Any]: ...
 
     def pass_over(self, number: int, text: str | None = None) -> None: ...
 
-    def finish(self) -> list: ...
+    def finish(self) -> list[Any]: ...
 
 
 class Prefilter:
@@ -45,7 +45,10 @@ class Prefilter:
         self._in_text = engine.compile("|".join(re.escape(w) for w in ordered)).search
 
     def in_line(self, line: Line) -> bool:
-        return any(map(self._in_text, line.segments))
+        return any(self._in_text(segment) is not None for segment in line.segments)
+
+    def in_text(self, text: str) -> bool:
+        return self._in_text(text) is not None
 
 
 @functools.cache
@@ -123,6 +126,8 @@ class Scanner:
             elif isinstance(item, Line):
                 self.tracker.pass_over(item.number, item.text)
 
-    def _wanted(self, line: Line) -> bool:
+    def _wanted(self, item: Line | Progress) -> bool:
         """For the rare line assembled across blocks, where the block search could not see it whole."""
-        return self.tracker.needs_every_line or self._prefilter.in_line(line)
+        if self.tracker.needs_every_line:
+            return True
+        return self._prefilter.in_line(item) if isinstance(item, Line) else self._prefilter.in_text(item.text)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 #: Canonical phases, in their usual order. Views show them in this order; the
 #: tracker reports them in the order they *started* (``StartupState.phases``).
@@ -30,10 +31,21 @@ PHASE_TITLES: dict[str, str] = {
     "ready": "ready",
 }
 
-STARTING, READY, FAILED, STOPPED = "starting", "ready", "failed", "stopped"
-#: The outcome of an earlier startup in the same log that a new startup cut short before it
-#: was ready or failed (a process killed without a word, restarted by systemd or a container).
-INTERRUPTED = "interrupted"
+
+class Outcome(StrEnum):
+    """What the log says of the startup (the tracker's reading; the verdict adds the process)."""
+
+    STARTING = "starting"
+    READY = "ready"
+    FAILED = "failed"
+    STOPPED = "stopped"
+    #: an earlier startup in the same log that a new one cut short before it was ready or
+    #: failed (a process killed without a word, restarted by systemd or a container)
+    INTERRUPTED = "interrupted"
+
+
+STARTING, READY, FAILED, STOPPED = Outcome.STARTING, Outcome.READY, Outcome.FAILED, Outcome.STOPPED
+INTERRUPTED = Outcome.INTERRUPTED
 
 
 @dataclass(slots=True)
@@ -143,7 +155,7 @@ class AttemptSummary:
     first_error: str | None = None  # the root cause's title
     seconds: float | None = None  # log time from its first line to its last (to ready, if ready)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, object]:
         return {
             "start_line": self.start_line,
             "end_line": self.end_line,
@@ -156,7 +168,7 @@ class AttemptSummary:
 @dataclass(slots=True)
 class StartupState:
     server: str | None = None
-    outcome: str = STARTING
+    outcome: Outcome = STARTING
     phases: list[Phase] = field(default_factory=list)
     errors: list[ErrorReport] = field(default_factory=list)
     warnings: int = 0
@@ -217,3 +229,23 @@ class StartupState:
             if not e.secondary:
                 return e
         return fatal[0] if fatal else None
+
+
+def origin(state: StartupState) -> float | None:
+    """Where the startup begins in log time: the first phase's start (lines before it may carry
+    no timestamp and only an arrival time, which need not match the log's clock)."""
+    for phase in state.phases:
+        if phase.start_ts is not None:
+            return phase.start_ts
+    return state.first_ts
+
+
+def skipped(state: StartupState, name: str) -> bool:
+    """A phase the server did not have: the server got to ready (or started serving) without it.
+
+    Only the ready phase settles this: phases come in other orders (newer SGLang loads the
+    draft's weights before any memory pool or graph), so a later phase starting proves nothing.
+    """
+    if state.phase(name) is not None or name == "ready":
+        return False
+    return state.outcome in (READY, STOPPED) or state.phase("ready") is not None

@@ -1,9 +1,10 @@
-"""One verdict from three witnesses: the log, the process, the GPUs.
+"""One verdict from three witnesses: the log, the process, the GPUs — for every front end.
 
 Silence in a startup log means either "still loading" or "crashed silently". The
 log alone cannot tell; the process table and the GPUs can. ``judge`` combines what
-the tracker read (``StartupState``), whether the launched process is alive, and
-recent GPU samples into the one word the header shows:
+the tracker read (``StartupState``), whether the server's process is alive, and
+recent GPU samples into the one word the header, `--plain`, `scan` and `run` show,
+and the exit status every command returns (``Verdict.exit_status``):
 
 - ``dead``: the process exited (code or signal) without a classified error;
 - ``failed``: the log holds a fatal error;
@@ -13,8 +14,13 @@ recent GPU samples into the one word the header shows:
   finished the phase;
 - ``starting`` / ``ready`` / ``stopping`` / ``stopped``.
 
-Ready needs the log's ready marker *and*, when a health URL is watched, a 200
-from it; the verdict says which one is still pending. Pure: no I/O, no clock.
+Without a process (a log read after the fact, or watched without launching) the
+verdict is the log's own reading. Ready needs the log's ready marker *and*, when a
+health URL is watched, a 200 from it; the verdict says which one is still pending.
+Pure: no I/O, no clock.
+
+Extending it: a new witness is one more keyword argument of ``judge`` and, if it
+brings new words, one more ``VerdictKind``; the exit status follows from the kind.
 """
 
 from __future__ import annotations
@@ -23,13 +29,31 @@ import re
 import signal as _signal
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 
 from tui.core.events import GpuSample
 from tui.core.limits import NO_LIMITS, StallLimits
-from tui.core.state import FAILED, PHASE_TITLES, READY, STOPPED, StartupState
+from tui.core.state import PHASE_TITLES, ErrorReport, Outcome, StartupState, origin
 from tui.core.wording import clock
 
-STARTING, LOADING, STALLED, DEAD, STOPPING = "starting", "loading", "stalled?", "dead", "stopping"
+
+class VerdictKind(StrEnum):
+    STARTING = "starting"
+    LOADING = "loading"  # log quiet, GPUs busy
+    STALLED = "stalled?"  # silent longer than the phase ever took, GPUs idle
+    READY = "ready"
+    FAILED = "failed"
+    DEAD = "dead"  # the process exited without an error in the log
+    STOPPING = "stopping"
+    STOPPED = "stopped"
+    TIMEOUT = "timeout"  # --timeout passed while still starting
+
+
+
+STARTING, LOADING, STALLED, DEAD, STOPPING = (
+    VerdictKind.STARTING, VerdictKind.LOADING, VerdictKind.STALLED, VerdictKind.DEAD, VerdictKind.STOPPING,
+)
+READY, FAILED, STOPPED, TIMEOUT = VerdictKind.READY, VerdictKind.FAILED, VerdictKind.STOPPED, VerdictKind.TIMEOUT
 
 #: Exit statuses shared by every command: 0 ready / success, 1 failed or dead, 2 usage error,
 #: 3 still starting / incomplete / timed out.
@@ -44,7 +68,7 @@ UTIL_ACTIVE = 20
 #: GPU samples older than this (s) say nothing about now.
 GPU_WINDOW = 10.0
 
-_SIGNAL_NOTES = {
+_SIGNAL_NOTES: dict[int, str] = {
     _signal.SIGKILL: "possibly the OOM killer",
     _signal.SIGSEGV: "segmentation fault",
     _signal.SIGABRT: "aborted",
@@ -166,21 +190,23 @@ def gpu_activity(
             g.index for g in last.gpus if g.memory_used is not None
         }
         if indices:
-            used = lambda s: sum(g.memory_used or 0 for g in s.gpus if g.index in indices)  # noqa: E731
+            def used(sample: GpuSample) -> int:
+                return sum(g.memory_used or 0 for g in sample.gpus if g.index in indices)
+
             rate = (used(last) - used(first)) / (last.at - first.at)
     return GpuActivity(rate, max(utils) if utils else None, len(last.gpus))
 
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    kind: str  # starting, loading, stalled?, ready, failed, dead, stopped
-    detail: str  # one line, already masked text from the log
+    kind: VerdictKind
+    detail: str  # one line, already masked text from the log (sanitise it before a terminal)
     pending: tuple[str, ...] = ()  # readiness parts not yet met: "log ready marker", "health 200"
     ranks: tuple[str, ...] = ()  # ranks that have not finished the current phase (stalled)
     silence: float | None = None
 
     @property
-    def title(self) -> str:
+    def word(self) -> str:
         return self.kind.upper()
 
     @property
@@ -189,18 +215,28 @@ class Verdict:
 
     @property
     def text(self) -> str:
-        return f"{self.title}: {self.detail}" if self.detail else self.title
+        return f"{self.word}: {self.detail}" if self.detail else self.word
+
+    @property
+    def exit_status(self) -> int:
+        """0 ready (or stopped after ready), 1 failed or dead, 3 still starting: every command's."""
+        if self.kind in (READY, STOPPED):
+            return EXIT_READY
+        if self.kind in (FAILED, DEAD):
+            return EXIT_FAILED
+        return EXIT_STARTING
 
 
 #: Error kinds the tracker makes up from a process exit rather than reads in the log.
 EXIT_KINDS = frozenset({"killed", "exited"})
 
 
-def log_error(state: StartupState):
+def log_error(state: StartupState) -> ErrorReport | None:
     """The root-cause error the log itself holds (not one made up from the process's exit)."""
     fatal = [e for e in state.errors if e.fatal and e.kind not in EXIT_KINDS]
-    primary = [e for e in fatal if not getattr(e, "secondary", False)]
-    return (primary or fatal or [None])[0]
+    primary = [e for e in fatal if not e.secondary]
+    found = primary or fatal
+    return found[0] if found else None
 
 
 def unfinished_ranks(state: StartupState) -> tuple[str, ...]:
@@ -213,35 +249,52 @@ def unfinished_ranks(state: StartupState) -> tuple[str, ...]:
     return tuple(pending)
 
 
-def _natural(rank: str) -> tuple:
+def _natural(rank: str) -> tuple[int | str, ...]:
     """TP2 before TP10."""
     return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", rank))
 
 
 def judge(
     state: StartupState,
-    *,
-    now: float,
-    last_activity: float | None,
-    last_line: str | None = None,
     process: ProcessStatus | None = None,
-    gpu: GpuActivity | None = None,
     health: HealthStatus | None = None,
+    gpus: GpuActivity | None = None,
+    *,
+    now: float | None = None,
+    last_activity: float | None = None,
+    last_line: str | None = None,
+    waiting: str | None = None,
+    elapsed: float | None = None,
     expected_phase: float | None = None,
     limits: StallLimits | None = None,
     eta: str | None = None,
+    timed_out: float | None = None,
 ) -> Verdict:
     """The verdict for this instant.
 
     ``last_activity``: when the log last grew (or the attempt started, before any
-    line). ``expected_phase``: the longest the running phase has taken in history.
-    ``limits``: ``--stall-limit`` (default and per phase), which override history;
-    the profile's own per-phase limits come with ``state``. ``eta``: text such as
-    "weight load 4:51 of ~10:28" to show while starting.
+    line). Without a process or a health URL, the log's own reading: ``waiting`` says
+    why no line has come yet, ``elapsed`` is the startup's time when the log gives no
+    ready time. With them: ``expected_phase`` is the longest the running phase has
+    taken in history, ``limits`` the ``--stall-limit`` (default and per phase), which
+    overrides history (the profile's own per-phase limits come with ``state``),
+    ``eta`` text such as "weight load 4:51 of ~10:28" to show while starting.
+    ``timed_out``: the ``--timeout`` (s), once it passed with the startup undecided.
     """
+    silence = None if last_activity is None or now is None else max(0.0, now - last_activity)
+    if timed_out is not None:
+        return Verdict(TIMEOUT, f"after {clock(timed_out, unknown='—')}, still starting · "
+                       + _starting_words(state, silence, waiting), silence=silence)
+    if process is None and health is None:  # the log's reading; its silence weighed with the GPUs
+        log = _log_verdict(state, silence, waiting, elapsed)
+        if log.kind != STARTING or not state.lines:
+            return log
+        phase = state.current_phase
+        where = PHASE_TITLES.get(phase.name, phase.name) if phase else "starting"
+        return _quiet_verdict(state, silence, None, gpus, expected_phase, limits, where) or log
     said = f"log said last: {last_line!r}" if last_line else "the log is empty"
     error = log_error(state)
-    failed = state.outcome == FAILED and error is not None
+    failed = state.outcome == Outcome.FAILED and error is not None
     error_text = None
     if error is not None:
         error_text = f"{error.kind}: {error.message}" if error.kind not in error.message else error.message
@@ -258,9 +311,9 @@ def judge(
             return Verdict(STOPPED, f"stopped, {how}")
         if failed and error_text:
             return Verdict(FAILED, f"{error_text}; {how}")
-        if state.outcome in (READY, STOPPED) or state.ready_line is not None:
+        if state.outcome in (Outcome.READY, Outcome.STOPPED) or state.ready_line is not None:
             polite = process.returncode == 0 or process.signal in (_signal.SIGINT, _signal.SIGTERM)
-            if polite or (not process.exit_known and state.outcome == STOPPED):  # the log said it stops
+            if polite or (not process.exit_known and state.outcome == Outcome.STOPPED):  # the log said it stops
                 return Verdict(STOPPED, f"stopped after ready, {how}")
             return Verdict(DEAD, f"{how} after ready; {said}")
         return Verdict(DEAD, f"{how}; {said}")
@@ -269,16 +322,16 @@ def judge(
         ranks = (process.lost_rank,) if process.lost_rank else ()
         if failed and error_text:
             return Verdict(FAILED, f"{error_text}; {process.lost}", ranks=ranks)
-        if state.outcome in (READY, STOPPED):
+        if state.outcome in (Outcome.READY, Outcome.STOPPED):
             return Verdict(DEAD, f"{process.lost}, after ready; {said}", ranks=ranks)
         return Verdict(FAILED, f"{process.lost}; {said}", ranks=ranks)
     if failed:
         tail = "; the process is still running" if process is not None else ""
         return Verdict(FAILED, (error_text or "failed") + tail)
-    if state.outcome == STOPPED:
+    if state.outcome == Outcome.STOPPED:
         return Verdict(STOPPED, state.stop_reason or "stopped")
 
-    log_ready = state.outcome == READY
+    log_ready = state.outcome == Outcome.READY
     pending = tuple(
         p for p, met in (("log ready marker", log_ready), ("health 200", health is None or health.ok)) if not met
     )
@@ -286,30 +339,100 @@ def judge(
         total = (state.last_ts - state.first_ts) if (state.first_ts and state.last_ts) else None
         return Verdict(READY, f"ready in {clock(total)}" if total is not None else "ready")
 
-    silence = None if last_activity is None else max(0.0, now - last_activity)
-    if log_ready:  # only the health check is missing
-        return Verdict(STARTING, f"ready marker seen; waiting for {health.url}: {health.detail}", pending, (), silence)
+    if log_ready and health is not None:  # only the health check is missing
+        return Verdict(STARTING, f"ready marker seen; waiting for {health.url}: {health.detail}{_pending(pending)}",
+                       pending, (), silence)
 
     phase = state.current_phase
-    phase_title = PHASE_TITLES.get(phase.name, phase.name) if phase else None
-    where = eta or (phase_title or "starting")
+    where = eta or (PHASE_TITLES.get(phase.name, phase.name) if phase else "starting")
     if health is not None and not health.ok:
-        where += f" · health: {health.detail}"
+        where += f" · health: {health.detail}{_pending(pending)}"
+    quiet = _quiet_verdict(state, silence, process, gpus, expected_phase, limits, where, pending)
+    if quiet is not None:
+        return quiet
+    if silence is None or silence < QUIET_AFTER:
+        return Verdict(STARTING, where, pending, (), silence)
+    return Verdict(STARTING, f"log quiet {clock(silence)} · {where}", pending, (), silence)
+
+
+def _quiet_verdict(
+    state: StartupState,
+    silence: float | None,
+    process: ProcessStatus | None,
+    gpus: GpuActivity | None,
+    expected_phase: float | None,
+    limits: StallLimits | None,
+    where: str,
+    pending: tuple[str, ...] = (),
+) -> Verdict | None:
+    """A quiet log: still loading (the GPUs work) or stalled? (past the phase's limit, GPUs idle,
+    the process alive); None while neither can be said."""
+    phase = state.current_phase
     threshold, why = (limits or NO_LIMITS).threshold(
         phase.name if phase else None, expected=expected_phase, profile=state.stall_after
     )
     if silence is None or silence < min(QUIET_AFTER, threshold):
-        return Verdict(STARTING, where, pending, (), silence)
+        return None
+    if gpus is not None and gpus.active:
+        return Verdict(LOADING, f"log quiet {clock(silence)} · {gpus.text} · {where}", pending, (), silence)
+    if silence <= threshold or (process is not None and not process.alive):
+        return None
+    ranks = unfinished_ranks(state)
+    phase_title = PHASE_TITLES.get(phase.name, phase.name) if phase else "the phase"
+    parts = [f"log silent {clock(silence)}, {why}", gpus.text if gpus is not None else "no GPU data"]
+    if ranks:
+        parts.append(f"{', '.join(ranks)} not done with {phase_title}")
+    if process is not None:
+        parts.append("its process alive")
+    return Verdict(STALLED, " · ".join(parts), pending, ranks, silence)
 
-    quiet = f"log quiet {clock(silence)}"
-    if gpu is not None and gpu.active:
-        return Verdict(LOADING, f"{quiet} · {gpu.text} · {where}", pending, (), silence)
-    if silence > threshold and (process is None or process.alive):
-        ranks = unfinished_ranks(state)
-        parts = [f"log silent {clock(silence)}, {why}", gpu.text if gpu is not None else "no GPU data"]
-        if ranks:
-            parts.append(f"{', '.join(ranks)} not done with {phase_title or 'the phase'}")
-        if process is not None:
-            parts.append("its process alive")
-        return Verdict(STALLED, " · ".join(parts), pending, ranks, silence)
-    return Verdict(STARTING, f"{quiet} · {where}", pending, (), silence)
+
+def _pending(pending: tuple[str, ...]) -> str:
+    return " · pending: " + ", ".join(pending) if pending else ""
+
+
+#: Log silence (s) before the log-only verdict mentions it.
+QUIET_NOTE = 10.0
+
+
+def _log_verdict(state: StartupState, silence: float | None, waiting: str | None, elapsed: float | None) -> Verdict:
+    """The log's own reading, when nothing else is known (no process, no health URL)."""
+    if state.outcome == Outcome.READY:
+        ready = state.phase("ready")
+        start = origin(state)
+        total = None
+        at = None if ready is None else (ready.end_ts if ready.end_ts is not None else ready.start_ts)
+        if at is not None and start is not None:
+            total = at - start  # to the ready marker itself
+        if total is None:
+            total = elapsed
+        line = f" · line {state.ready_line}" if state.ready_line else ""
+        return Verdict(READY, f"in {clock(total, unknown='—')}{line}")
+    if state.outcome == Outcome.FAILED:
+        error = state.first_error
+        if error is not None:
+            where = " · ".join(p for p in (error.rank or "", f"line {error.line}") if p)
+            return Verdict(FAILED, f"{where} · {error.title}")
+        return Verdict(FAILED, state.stop_reason or "the server died")
+    if state.outcome == Outcome.STOPPED:
+        return Verdict(STOPPED, state.stop_reason or "the server shut down after ready")
+    return Verdict(STARTING, _starting_words(state, silence, waiting), silence=silence)
+
+
+def _starting_words(state: StartupState, silence: float | None, waiting: str | None) -> str:
+    """Where a startup that is still undecided is."""
+    phase = state.current_phase
+    if phase is None and not state.lines:
+        return f"waiting for the log ({waiting or 'no log output yet'})"
+    parts = []
+    if phase is not None:
+        parts.append(PHASE_TITLES.get(phase.name, phase.name))
+        if phase.progress is not None:
+            parts.append(f"{phase.progress:.0%}")
+        if phase.detail:
+            parts.append(phase.detail)
+    if silence is not None and silence >= QUIET_NOTE:
+        parts.append(f"log quiet for {clock(silence, unknown='—')}")
+    if not parts:  # lines, but no phase begun: say what was read, not that reading goes on
+        parts.append(f"{state.lines:,} lines read, no startup phase yet")
+    return " · ".join(parts)

@@ -1,29 +1,25 @@
 """`watch --plain` and `run --plain`: one line per event, a clear verdict, an exit status.
 
 The operator's old bash loop (tail, grep a list of error words, sleep 15) done right:
-event-driven, every exception type, one line per event — wall-clock time, time since
-the watch began, what happened — and a verdict.
+event-driven, every exception type, one line per event and a verdict. Both front ends
+are a :class:`~tui.session.WatchSession` and a presenter reading the session's lossless
+event queue (``WatchSession.listen``): text output never drops an event, however fast
+the log grows. :class:`EventWords` words the tracker's events for both.
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import sys
 import time
-from collections import deque
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TextIO
 
 from tui.core.events import (
     ConnectionState,
     ErrorFound,
-    GpuSample,
-    GpuUnavailable,
-    LogChunk,
     LogGap,
-    LogMoved,
     LogRestart,
-    LogTruncated,
     LogWaiting,
     NewStartup,
     NoWriter,
@@ -38,26 +34,24 @@ from tui.core.events import (
     WritersFound,
 )
 from tui.core.hints import hint_lines, load_knowledge
-from tui.core.lines import Line, LineAssembler
+from tui.core.lines import Line, clean
 from tui.core.options import WatchOptions
-from tui.core.state import FAILED, PHASE_TITLES, READY, STOPPED, ErrorReport
+from tui.core.state import FAILED, PHASE_TITLES, READY, STOPPED, ErrorReport, StartupState
 from tui.core.verdict import (
     DEAD,
     EXIT_FAILED,
-    EXIT_READY,
+    EXIT_KINDS,
     EXIT_STARTING,
     EXIT_USAGE,
     LOADING,
     STALLED,
     STARTING,
     ProcessStatus,
-    Verdict,
-    gpu_activity,
     judge,
 )
-from tui.core.writers import WriterState, describe
+from tui.core.writers import describe
 from tui.core.wording import duration
-from tui.sources import log_tailer, make_gpu_source, writer_source
+from tui.session import WatchSession
 
 #: After the first fatal error or a ready line, keep reading this long (the root cause may
 #: follow an error; a new startup in the same log may follow a ready line).
@@ -71,49 +65,163 @@ MAX_WARNINGS_SHOWN = 20
 #: Lines of a traceback shown with the error.
 BLOCK_TAIL = 5
 
+_DONE = object()
+
 
 def title(phase: str) -> str:
     return PHASE_TITLES.get(phase, phase)
+
+
+class EventWords:
+    """The tracker's events in words, one line each, through ``say(text, indent)``."""
+
+    def __init__(self, say: Callable[[str, str], None], state: Callable[[], StartupState]) -> None:
+        self.say = say
+        self.state = state
+        self.progress_at: dict[str, float] = {}
+        self.warnings = 0  # every WarningFound received, shown or not
+        self.printed: dict[tuple[str, str], list[ErrorReport]] = {}  # (kind, message) -> errors
+        self.messages: dict[int, str] = {}  # error id -> message printed
+        self.hints = load_knowledge()
+        self.hinted: set[str] = set()  # warning hints already printed
+
+    def show(self, event: Any) -> None:
+        if isinstance(event, ServerDetected):
+            self.say(f"server: {event.server} (line {event.line})", "")
+        elif isinstance(event, PhaseStarted):
+            self.say(f"{title(event.phase)} started (line {event.line})", "")
+        elif isinstance(event, PhaseProgress):
+            self.progress(event)
+        elif isinstance(event, PhaseEnded):
+            phase = self.state().phase(event.phase)
+            span = f"lines {phase.start_line}-{event.line}" if phase else f"line {event.line}"
+            ranks = f", slowest {event.slowest_rank} of {event.ranks} ranks" if event.ranks > 1 else ""
+            self.say(f"{title(event.phase)} done in {duration(event.seconds)} ({span}{ranks})", "")
+        elif isinstance(event, Ready):
+            self.say(f"READY (line {event.line}): the server is up after {duration(event.seconds)} of log time", "")
+        elif isinstance(event, Stopped):
+            self.say(f"stopped (line {event.line}): {event.text}", "")
+        elif isinstance(event, NewStartup):
+            self.new_startup(event)
+        elif isinstance(event, WarningFound):
+            self.warning(event)
+        elif isinstance(event, ErrorFound):
+            self.error(event.error)
+
+    def restarted(self) -> None:
+        self.progress_at.clear()
+
+    def new_startup(self, event: NewStartup) -> None:
+        before = event.previous
+        error = f", {before.first_error}" if before.first_error else ""
+        self.say(f"new startup at line {event.line} (attempt {event.attempt} in this log); "
+                 f"attempt {before.number} (lines {before.start_line}-{before.end_line}): {before.outcome}{error}", "")
+        self.restarted()
+        self.printed.clear()  # the same error in this attempt is news again
+        self.warnings = 0
+
+    def process(self, event: WritersFound | WriterGone | NoWriter, seen: set[int]) -> None:
+        """The processes behind the log: each once as it appears (``seen``), each one that ends."""
+        if isinstance(event, WritersFound):
+            for process in event.processes:
+                if process.pid in seen:
+                    continue
+                seen.add(process.pid)
+                rank = f" [{process.rank}]" if process.rank else ""
+                how = "writes the log" if process.writes_log else f"child of {process.ppid}"
+                self.say(f"{'server' if process.role == 'main' else process.role}{rank}: {describe(process)}, {how}", "")
+        elif isinstance(event, WriterGone):
+            process = event.process
+            rank = f" [{process.rank}]" if process.rank else ""
+            how = ProcessStatus(False, event.returncode, event.signal, exit_known=event.exit_known).exit_text
+            self.say(f"gone: {process.role}{rank} {describe(process)}, {how}", "")
+        else:
+            self.say(f"no writer found: {clean(event.detail)}; judging by the log and the GPUs alone", "")
+
+    def progress(self, event: PhaseProgress) -> None:
+        now = time.monotonic()
+        last = self.progress_at.get(event.phase)
+        if last is not None and now - last < PROGRESS_EVERY_S:
+            return
+        self.progress_at[event.phase] = now
+        pct = "" if event.fraction is None else f"{event.fraction * 100:.0f}% "
+        self.say(f"{title(event.phase)} {pct}{event.detail}".rstrip(), "")
+
+    def warning(self, event: WarningFound) -> None:
+        self.warnings += 1
+        if self.warnings <= MAX_WARNINGS_SHOWN:
+            self.say(f"warning (line {event.line}): {event.text}", "")
+        elif self.warnings == MAX_WARNINGS_SHOWN + 1:
+            self.say("more warnings: counted, not shown", "")
+        hint = self.hints.for_warning(event.text, line=event.line, server=self.state().server)
+        if hint is not None and hint.id not in self.hinted:
+            self.hinted.add(hint.id)
+            self.say("\n".join(hint_lines([hint], indent="")), "  ")
+
+    def error(self, error: ErrorReport) -> None:
+        if error.kind in EXIT_KINDS:
+            return  # made up from the process's exit: the verdict says it
+        key = (error.kind, error.message)
+        previous = self.messages.get(id(error))
+        if previous == error.message:
+            return
+        self.messages[id(error)] = error.message
+        same = self.printed.setdefault(key, [])
+        same.append(error)
+        if len(same) > 1:
+            return  # the same error from another rank: named in the verdict
+        rank = f" [{error.rank}]" if error.rank else ""
+        what = "note" if error.secondary else "error" if error.fatal else "not fatal"
+        cause = "cause now" if previous is not None else what
+        self.say(f"{cause}: line {error.line}{rank}: {error.message}", "")
+        tail = [text for _, text in error.block[-BLOCK_TAIL:]] if len(error.block) > 1 else []
+        for text in tail:
+            self.say(text.rstrip()[:300], "    | ")
+
+    def also_on(self, error: ErrorReport) -> list[str]:
+        """Other ranks that raised the same error."""
+        same = self.printed.get((error.kind, error.message), [])
+        return list(dict.fromkeys(e.rank for e in same if e.rank and e.rank != error.rank))
+
+    def totals(self) -> str:
+        """What was counted and not shown, for the last line ('' when everything was shown)."""
+        if self.warnings > MAX_WARNINGS_SHOWN:
+            return f"{self.warnings} warnings in all ({MAX_WARNINGS_SHOWN} shown)"
+        return ""
 
 
 class PlainWatch:
     """Follow one log (local, or remote with --host); print events; return the exit status."""
 
     def __init__(
-        self,
-        options: WatchOptions,
-        profile: Any,
-        label: str | None = None,
-        ended: asyncio.Event | None = None,
+        self, options: WatchOptions, profile: Any, label: str | None = None, ended: asyncio.Event | None = None
     ) -> None:
-        from tui.core.tracker import StartupTracker
         from tui.history import WatchedStartups
+        from tui.sources import log_tailer, make_gpu_source, writer_source
 
         self.args = options
-        self.label = label or options.log  # the log as named to the user
+        self.label = label or clean(options.log)  # the log as named to the user
         self.ended = ended  # set when nothing more will be written (a replay played out)
+        self.session = WatchSession(
+            log=log_tailer(options.log, host=options.host, from_end=options.from_end, writers=True),
+            gpu=make_gpu_source(options.gpus.kind, options.host, options.gpus.interval),  # loading or stalled?
+            profile=profile,
+            scrollback=10,
+            stall_limits=options.stall_limits,
+        )
+        writers = writer_source(options.log, host=options.host)  # the server behind the log
+        if writers is not None:
+            self.session.add_source(writers)
         self.memory = WatchedStartups()  # this server/model/TP size's phase times: stall limits
-        self.judged = STARTING  # the kind of the last verdict printed for a quiet log
-        self.data_seen = False
-        self.writers = WriterState()  # the processes behind the log, when discovery names them
-        self.seen_pids: set[int] = set()
-        self.ended_at: float | None = None  # when the processes said the server is gone
-        self.gpu_samples: deque[GpuSample] = deque(maxlen=64)  # stamped on arrival (monotonic)
-        self.gpu_note: str | None = None  # why there are no GPU samples, once said
-        self.tracker = StartupTracker(profile)
-        self.lines = LineAssembler()
+        self.session.expected = self.memory.longest
+        self.words = EventWords(self.say, lambda: self.session.state)
         self.started = time.monotonic()
         self.decided_at: float | None = None  # when the current startup became ready or failed
-        self.last_data = self.started
+        self.ended_at: float | None = None  # when its processes said the server is gone
+        self.judged = STARTING  # the kind of the last quiet-log verdict printed
+        self.seen_pids: set[int] = set()
+        self.gpu_note: str | None = None  # why there are no GPU samples, once said
         self.waiting: str | None = None
-        self.progress_at: dict[str, float] = {}
-        self.warnings_shown = 0
-        self.printed: dict[tuple[str, str], list[ErrorReport]] = {}  # (kind, message) -> errors
-        self.messages: dict[int, str] = {}  # error id -> message printed
-        self.hints = load_knowledge()
-        self.hinted: set[str] = set()  # warning hints already printed
-
-    # ------------------------------------------------------------ output
 
     def say(self, text: str, indent: str = "") -> None:
         now = time.monotonic() - self.started
@@ -125,28 +233,17 @@ class PlainWatch:
     # ------------------------------------------------------------ main loop
 
     async def run(self) -> int:
-        tailer = log_tailer(self.args.log, host=self.args.host, from_end=self.args.from_end, writers=True)
-        writers = writer_source(self.args.log, host=self.args.host)  # the server behind the log
-        gpus = make_gpu_source(self.args.gpus.kind, self.args.host, self.args.gpus.interval)  # loading or stalled?
-        sides = [source for source in (writers, gpus) if source is not None]
-        queue: asyncio.Queue = asyncio.Queue(maxsize=16)
-        done = object()
+        session = self.session
+        queue = session.listen(lines=self.args.echo)
+        profile = session.profile
+        self.say(f"watching {self.label}" + (f" (server: {profile.name})" if profile else ""))
+        session.start()  # primes the tracker first: the first marker finds the automata built
 
-        async def pump() -> None:
-            try:
-                async for event in tailer.events():
-                    await queue.put(event)
-            finally:
-                await queue.put(done)
+        async def ended() -> None:
+            await session.wait()
+            queue.put_nowait(_DONE)
 
-        async def pump_side(source: Any) -> None:
-            async for event in source.events():
-                await queue.put(event)
-
-        self.say(f"watching {self.label}" + (f" (server: {self.tracker.profile.name})" if self.tracker.profile else ""))
-        self.tracker.prime()  # before the tailer starts: the first marker then finds the automata built
-        task = asyncio.create_task(pump())
-        side_tasks = [asyncio.create_task(pump_side(source)) for source in sides]
+        watcher = asyncio.create_task(ended())
         deadline = None if self.args.timeout is None else self.started + self.args.timeout
         try:
             while True:
@@ -161,263 +258,149 @@ class PlainWatch:
                         event = await queue.get()
                 except TimeoutError:
                     event = None
-                if event is done:
-                    self.show(self.tracker.finish())
-                    return self.verdict()
+                if event is _DONE:
+                    return self.finish(queue)
                 if isinstance(event, ConnectionState) and event.state == "refused":
-                    self.say(f"{event.host}: connection refused: {event.detail}")
+                    self.say(f"{event.host}: connection refused: {clean(event.detail or '')}")
                     return EXIT_USAGE  # a host key or login problem: retrying will not fix it
                 if event is not None:
                     self.handle(event)
+                    while not queue.empty():  # everything already queued, then one flush
+                        nxt = queue.get_nowait()
+                        if nxt is _DONE or isinstance(nxt, ConnectionState) and nxt.state == "refused":
+                            queue.put_nowait(nxt)  # handled on the next turn, after what came before
+                            break
+                        self.handle(nxt)
                 elif self.ended is not None and self.ended.is_set():  # written out, and read to the end
-                    self.show(self.tracker.finish())
-                    return self.verdict()
-                else:
-                    self.show(self.tracker.quiet())
-                sys.stdout.flush()  # once per event: all it printed goes out in one write
-                status = self.check(deadline, caught_up=queue.empty())
+                    return self.finish(queue)
+                elif self.log_quiet():
+                    session.quiet()
+                    self.drain(queue)
+                sys.stdout.flush()  # once per batch: all it printed goes out in one write
+                status = self.check(deadline, queue)
                 if status is not None:
                     return status
         finally:
             sys.stdout.flush()
-            for pending in (task, *side_tasks):
-                pending.cancel()
-            await tailer.close()
-            for source in sides:
-                await source.close()
+            watcher.cancel()
+            await session.stop()
             await self.memory.close()
-            for pending in (task, *side_tasks):
-                try:
-                    await pending
-                except (asyncio.CancelledError, Exception):
-                    pass
 
-    def check(self, deadline: float | None, caught_up: bool = True) -> int | None:
+    def log_quiet(self) -> bool:
+        """No log bytes for QUIET_S."""
+        last = self.session.last_output_at
+        return last is None or self.session.clock() - last >= QUIET_S
+
+    def drain(self, queue: asyncio.Queue[Any]) -> None:
+        while not queue.empty():
+            event = queue.get_nowait()
+            if event is not _DONE:
+                self.handle(event)
+
+    def finish(self, queue: asyncio.Queue[Any], timed_out: bool = False) -> int:
+        self.session.finish()
+        self.drain(queue)
+        return self.verdict(timed_out)
+
+    def check(self, deadline: float | None, queue: asyncio.Queue[Any]) -> int | None:
         """The exit status once the watch is over, else None.
 
-        Ready or failed is final once the log has been read to its end (``caught_up``) and
-        has been quiet a moment, or after a grace period: what follows may be the root cause
-        of the failure, or a new startup that makes the verdict of this one moot.
+        Ready or failed is final once everything read is handled and the log has been quiet
+        a moment, or after a grace period: what follows may be the root cause of a failure,
+        or a new startup in the same log that makes this one's verdict moot.
         """
-        state = self.tracker.state
+        session = self.session
+        state = session.state
         now = time.monotonic()
+        self.memory.update(state)
+        if session.gpus.unavailable and session.gpus.unavailable != self.gpu_note:
+            self.gpu_note = session.gpus.unavailable
+            self.say(f"no GPU data: {clean(self.gpu_note)}")
         if state.outcome in (READY, STOPPED, FAILED):
             if self.decided_at is None:
                 self.decided_at = now
-            if caught_up and (now - self.decided_at >= GRACE_S or now - self.last_data >= QUIET_S):
-                self.show(self.tracker.finish())
-                return self.verdict()
+            if queue.empty() and (now - self.decided_at >= GRACE_S or self.log_quiet()):
+                return self.finish(queue)
         else:
             self.decided_at = None  # a new startup: undecided again
-            status = self.quiet_verdict(now, caught_up)
+            status = self.quiet_verdict(now, queue)
             if status is not None:
                 return status
         if deadline is not None and now >= deadline:
-            self.show(self.tracker.finish())
-            return self.verdict(timed_out=True)
+            return self.finish(queue, timed_out=True)
         return None
 
-    def judge(self) -> Verdict:
-        """The verdict now (``tui.core.verdict``): for a quiet log, loading, stalled? or dead."""
-        state = self.tracker.state
-        phase = state.current_phase
-        return judge(
-            state,
-            now=time.monotonic(),
-            last_activity=self.last_data if self.data_seen else None,
-            last_line=state.last_text[-160:] or None,
-            process=self.writers.status(),
-            gpu=gpu_activity(self.gpu_samples, time.monotonic(), pids=self.writers.pids or None),
-            expected_phase=self.memory.longest.get(phase.name) if phase is not None else None,
-            limits=self.args.stall_limits,
-        )
-
-    def quiet_verdict(self, now: float, caught_up: bool) -> int | None:
+    def quiet_verdict(self, now: float, queue: asyncio.Queue[Any]) -> int | None:
         """What the log alone does not say: dead or failed (the processes behind it), and
         loading or stalled? (said once as it begins, and when the log moves again)."""
-        verdict = self.judge()
+        verdict = self.session.verdict()
         if verdict.kind in (DEAD, FAILED):  # the server's processes say so; its last words may follow
             if self.ended_at is None:
                 self.ended_at = now
-            if not caught_up or now - self.ended_at < QUIET_S:
+            if not queue.empty() or now - self.ended_at < QUIET_S:
                 return None
-            self.show(self.tracker.finish())
-            final = self.judge()
-            self.say(final.text)
+            self.session.finish()
+            self.drain(queue)
+            final = self.session.verdict()
+            self.say(f"{final.word}: {final.detail}")
             return EXIT_FAILED if final.kind in (DEAD, FAILED) else self.verdict()
         self.ended_at = None
         kind = verdict.kind if verdict.kind in (LOADING, STALLED) else STARTING
-        if kind == self.judged:
-            return
-        if kind != STARTING:
-            self.say(verdict.text)
-        elif self.judged == STALLED:
-            self.say("the log moves again")
-        self.judged = kind
+        if kind != self.judged:
+            if kind != STARTING:
+                self.say(f"{verdict.word}: {verdict.detail}")
+            elif self.judged == STALLED:
+                self.say("the log moves again")
+            self.judged = kind
         return None
 
-    def writer(self, event: WritersFound | WriterGone | NoWriter) -> None:
-        """The processes behind the log: each one once as it appears, each one that ends."""
-        if not self.writers.apply(event):
-            return
-        if isinstance(event, WritersFound):
-            for process in event.processes:
-                if process.pid in self.seen_pids:
-                    continue
-                self.seen_pids.add(process.pid)
-                rank = f" [{process.rank}]" if process.rank else ""
-                how = "writes the log" if process.writes_log else f"child of {process.ppid}"
-                self.say(f"{'server' if process.role == 'main' else process.role}{rank}: {describe(process)}, {how}")
-        elif isinstance(event, WriterGone):
-            process = event.process
-            rank = f" [{process.rank}]" if process.rank else ""
-            how = ProcessStatus(False, event.returncode, event.signal, exit_known=event.exit_known).exit_text
-            self.say(f"gone: {process.role}{rank} {describe(process)}, {how}")
-        elif isinstance(event, NoWriter):
-            self.say(f"no writer found: {event.detail}; judging by the log and the GPUs alone")
-
-    def handle(self, event) -> None:
-        if isinstance(event, LogChunk):
-            self.data_seen = True
-            self.last_data = time.monotonic()
-            self.waiting = None
-            for item in self.lines.feed(event.data):
-                if self.args.echo and isinstance(item, Line):
-                    self.say(item.text, indent="| ")
-                self.show(self.tracker.feed(item, event.at))
-            self.memory.update(self.tracker.state)
-        elif isinstance(event, (WritersFound, WriterGone, NoWriter)):
-            self.writer(event)
-        elif isinstance(event, GpuSample):
-            self.gpu_samples.append(dataclasses.replace(event, at=time.monotonic()))
-            self.gpu_note = None
-        elif isinstance(event, GpuUnavailable):
-            self.gpu_samples.clear()
-            if event.reason != self.gpu_note:
-                self.gpu_note = event.reason
-                self.say(f"no GPU data: {event.reason}")
+    def handle(self, event: Any) -> None:
+        if isinstance(event, Line):
+            self.say(event.text, indent="| ")
         elif isinstance(event, LogWaiting):
             if event.reason != self.waiting:
                 self.waiting = event.reason
-                self.say(f"waiting for the log: {event.reason}")
+                self.say(f"waiting for the log: {clean(event.reason)}")
         elif isinstance(event, LogRestart):
-            self.show(self.tracker.finish())
-            self.lines.reset()
-            self.tracker.restart()
-            self.progress_at.clear()
+            self.words.restarted()
             self.say(f"the log was {event.reason}: a new attempt starts at line 1")
-        elif isinstance(event, LogTruncated):  # a gap, not a new attempt
-            self.lines.reset()
-            self.lines.skip(event.lines, event.size)
-            self.say(f"note: the log was truncated to {event.size} bytes; following on from line {event.lines + 1}")
-        elif isinstance(event, LogMoved):
-            if event.done:
-                self.say(f"finished the moved log {event.moved_to}")
-            else:
-                pids = ", ".join(map(str, event.writers)) or "?"
-                self.say(f"the log was moved to {event.moved_to} and is still written there (pid {pids}): following it too")
         elif isinstance(event, ConnectionState):
             retry = f", retrying in {event.retry_in:.0f} s" if event.retry_in else ""
-            detail = f": {event.detail}" if event.detail else ""
+            detail = f": {clean(event.detail)}" if event.detail else ""
             self.say(f"{event.host}: {event.state}{detail}{retry}")
         elif isinstance(event, LogGap):
             self.say(f"note: {event.nbytes} bytes at offset {event.offset} could not be read ({event.reason})")
-
-    # ------------------------------------------------------------ events
-
-    def show(self, events: list) -> None:
-        for event in events:
-            if isinstance(event, ServerDetected):
-                self.say(f"server: {event.server} (line {event.line})")
-            elif isinstance(event, PhaseStarted):
-                self.say(f"{title(event.phase)} started (line {event.line})")
-            elif isinstance(event, PhaseProgress):
-                self.progress(event)
-            elif isinstance(event, PhaseEnded):
-                phase = self.tracker.state.phase(event.phase)
-                span = f"lines {phase.start_line}-{event.line}" if phase else f"line {event.line}"
-                ranks = f", slowest {event.slowest_rank} of {event.ranks} ranks" if event.ranks > 1 else ""
-                self.say(f"{title(event.phase)} done in {duration(event.seconds)} ({span}{ranks})")
-            elif isinstance(event, Ready):
-                self.say(f"READY (line {event.line}): the server is up after {duration(event.seconds)} of log time")
-            elif isinstance(event, Stopped):
-                self.say(f"stopped (line {event.line}): {event.text}")
-            elif isinstance(event, NewStartup):
-                self.new_startup(event)
-            elif isinstance(event, WarningFound):
-                self.warning(event)
-            elif isinstance(event, ErrorFound):
-                self.error(event.error)
-
-    def new_startup(self, event: NewStartup) -> None:
-        before = event.previous
-        error = f", {before.first_error}" if before.first_error else ""
-        self.say(f"new startup at line {event.line} (attempt {event.attempt} in this log); "
-                 f"attempt {before.number} (lines {before.start_line}-{before.end_line}): {before.outcome}{error}")
-        self.progress_at.clear()
-        self.printed.clear()  # the same error in this attempt is news again
-        self.warnings_shown = 0
-
-    def progress(self, event: PhaseProgress) -> None:
-        now = time.monotonic()
-        last = self.progress_at.get(event.phase)
-        if last is not None and now - last < PROGRESS_EVERY_S:
-            return
-        self.progress_at[event.phase] = now
-        pct = "" if event.fraction is None else f"{event.fraction * 100:.0f}% "
-        self.say(f"{title(event.phase)} {pct}{event.detail}".rstrip())
-
-    def warning(self, event: WarningFound) -> None:
-        self.warnings_shown += 1
-        if self.warnings_shown <= MAX_WARNINGS_SHOWN:
-            self.say(f"warning (line {event.line}): {event.text}")
-        elif self.warnings_shown == MAX_WARNINGS_SHOWN + 1:
-            self.say("more warnings: counted, not shown")
-        hint = self.hints.for_warning(event.text, line=event.line, server=self.tracker.state.server)
-        if hint is not None and hint.id not in self.hinted:
-            self.hinted.add(hint.id)
-            self.say("\n".join(hint_lines([hint], indent="")), indent="  ")
-
-    def error(self, error: ErrorReport) -> None:
-        key = (error.kind, error.message)
-        previous = self.messages.get(id(error))
-        if previous == error.message:
-            return
-        self.messages[id(error)] = error.message
-        same = self.printed.setdefault(key, [])
-        same.append(error)
-        if len(same) > 1:
-            return  # the same error from another rank: named in the verdict
-        rank = f" [{error.rank}]" if error.rank else ""
-        what = "note" if error.secondary else "error" if error.fatal else "not fatal"
-        cause = "cause now" if previous is not None else what
-        self.say(f"{cause}: line {error.line}{rank}: {error.message}")
-        tail = [text for _, text in error.block[-BLOCK_TAIL:]] if len(error.block) > 1 else []
-        for text in tail:
-            self.say(text.rstrip()[:300], indent="    | ")
+        elif isinstance(event, (WritersFound, WriterGone, NoWriter)):
+            self.words.process(event, self.seen_pids)
+        else:
+            self.words.show(event)
+        if isinstance(event, Line):
+            self.waiting = None
 
     # ------------------------------------------------------------ verdict
 
     def verdict(self, timed_out: bool = False) -> int:
-        state = self.tracker.state
-        if state.outcome in (READY, STOPPED):
-            return EXIT_READY
+        state = self.session.state
+        status = judge(state).exit_status
+        totals = self.words.totals()
+        if totals:
+            self.say(totals)
         if state.outcome == FAILED:
             error = state.first_error
             if error is None:
                 self.say("FAILED")
-                return EXIT_FAILED
+                return status
             rank = f" [{error.rank}]" if error.rank else ""
-            also = list(dict.fromkeys(
-                e.rank for e in self.printed.get((error.kind, error.message), []) if e.rank and e.rank != error.rank
-            ))
+            also = self.words.also_on(error)
             others = f" (also on {', '.join(also)})" if also else ""
             which = f" (attempt {state.attempt} in this log)" if state.attempt > 1 else ""
             self.say(f"FAILED at line {error.line}{rank}: {error.message}{others}{which}")
-            hints = self.hints.diagnose(state)
+            hints = self.words.hints.diagnose(state)
             if hints:
                 self.say("\n".join(hint_lines(hints, indent="")), indent="  ")
-            return EXIT_FAILED
+            return status
+        if status != EXIT_STARTING:
+            return status
         current = state.current_phase
         where = ""
         if current is not None:
@@ -428,23 +411,26 @@ class PlainWatch:
             self.say(f"TIMEOUT after {duration(self.args.timeout)}: still starting{where}{last}")
         else:
             self.say(f"the log ended: still starting{where}{last}")
-        return EXIT_STARTING
+        return status
 
 
 class PlainPrinter:
-    """Text mode: one line per phase, error and verdict change, masked and control-free."""
+    """`run --plain`: the attempt's lines, the tracker's events and each verdict change, masked.
 
-    def __init__(self, out, launch=None) -> None:
-        from tui.core.verdict import STARTING
+    Tracker events come from the session's lossless queue and launch events are put into
+    the same queue, so everything prints in the order it happened.
+    """
 
+    def __init__(self, out: TextIO, session: WatchSession, launch: Any) -> None:
         self.launch = launch
         self.out = out
+        self.queue = session.listen()
+        self.words = EventWords(lambda text, indent: self.say(f"  {indent}{text}"), lambda: session.state)
         self.final = asyncio.Event()
         self._last_kind = STARTING
+        launch.subscribe(self.queue.put_nowait)
 
     def say(self, text: str) -> None:
-        from tui.core.lines import clean
-
         self.out.write(clean(self.launch.masker.text(text)) + "\n")
         self.out.flush()
 
@@ -455,33 +441,29 @@ class PlainPrinter:
         self.say(f"v{run.attempt} {how}{where}: pid {run.pid}, log {run.log_path}")
         self.say(f"  {self.launch.command_text}")
 
-    def update(self, update) -> None:
-        from tui.core.events import ErrorFound, PhaseEnded, PhaseStarted, Ready, WarningFound
-        from tui.core.state import PHASE_TITLES
-        from tui.core.verdict import EXIT_KINDS
-        from tui.core.wording import clock
+    async def consume(self) -> None:
+        """Print everything queued, as it comes, until cancelled."""
+        while True:
+            self.handle(await self.queue.get())
 
-        for event in update.events:
-            if isinstance(event, PhaseStarted):
-                self.say(f"  {PHASE_TITLES.get(event.phase, event.phase)} started (line {event.line})")
-            elif isinstance(event, PhaseEnded):
-                slow = f", slowest {event.slowest_rank}" if event.slowest_rank and event.ranks > 1 else ""
-                took = f" in {clock(event.seconds)}" if event.seconds is not None else ""
-                self.say(f"  {PHASE_TITLES.get(event.phase, event.phase)} done{took}{slow}")
-            elif isinstance(event, ErrorFound):
-                err = event.error
-                if err.kind in EXIT_KINDS or getattr(err, "secondary", False):
-                    continue  # the exit is in the verdict; consequences are in the log
-                rank = f" ({err.rank})" if getattr(err, "rank", None) else ""
-                self.say(f"  error at line {err.line}{rank}: {err.title}")
-            elif isinstance(event, WarningFound):
-                pass
-            elif isinstance(event, Ready):
-                self.say(f"  ready marker at line {event.line}")
+    def drain(self) -> None:
+        while not self.queue.empty():
+            self.handle(self.queue.get_nowait())
 
-    def verdict(self, verdict, previous) -> None:
-        from tui.core.verdict import LOADING, STALLED
+    def handle(self, event: Any) -> None:
+        from tui.launch.events import Note, VerdictChanged
 
+        if isinstance(event, VerdictChanged):
+            self.verdict(event.verdict, event.previous)
+        elif isinstance(event, Note):
+            self.say(f"  {event.text}")
+        elif isinstance(event, (ErrorFound, PhaseStarted, PhaseEnded, PhaseProgress, Ready, Stopped, WarningFound,
+                                ServerDetected)):
+            if isinstance(event, ErrorFound) and event.error.secondary:
+                return  # a consequence of the cause: it is in the log
+            self.words.show(event)
+
+    def verdict(self, verdict: Any, previous: Any) -> None:
         if verdict.kind != self._last_kind or verdict.kind in (LOADING, STALLED) and previous is not None and (
             previous.kind != verdict.kind
         ):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -25,7 +25,7 @@ GpuEvent = GpuSample | GpuUnavailable
 #: What a remote nvidia-smi stream needs: argv in, the command's output lines out
 #: (an async iterator that ends when the command exits and raises when it fails),
 #: e.g. ``functools.partial(tui.sources.ssh.stream_lines, target)``.
-CommandLines = Callable[[Sequence[str]], AsyncIterator[str]]
+CommandLines = Callable[[Sequence[str]], AsyncGenerator[str, None]]
 
 
 

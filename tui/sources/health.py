@@ -4,7 +4,7 @@ Ready means the log's ready marker *and* this endpoint answering 200. The probe
 asks once per ``interval`` until it gets a 200 and reports each answer in words
 ("connection refused", "HTTP 503", "200 OK"). For a server launched on another
 host the URL is asked *from that host* (``http://127.0.0.1:30000/health`` means the
-server's machine), through the SSH connection Watchtower already has.
+server's machine), through a channel of the SSH connection Watchtower already has.
 """
 
 from __future__ import annotations
@@ -12,9 +12,18 @@ from __future__ import annotations
 import asyncio
 import ssl
 from collections.abc import AsyncIterator
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING, Any
+from urllib.parse import SplitResult, urlsplit
+
+import asyncssh
 
 from tui.core.verdict import HealthStatus
+
+if TYPE_CHECKING:
+    from tui.sources.ssh import SshTarget
+
+
+Streams = tuple[Any, Any]  # (reader, writer): asyncio's, or an SSH channel's (same methods)
 
 
 async def http_status(url: str, timeout: float = 3.0) -> tuple[int | None, str]:
@@ -23,19 +32,22 @@ async def http_status(url: str, timeout: float = 3.0) -> tuple[int | None, str]:
     if parts.scheme not in ("http", "https") or not parts.hostname:
         return None, f"not an http(s) URL: {url}"
     port = parts.port or (443 if parts.scheme == "https" else 80)
-    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    host = parts.hostname
+    context = ssl.create_default_context() if parts.scheme == "https" else None
     try:
-        reader, writer = await asyncio.wait_for(
-            asyncio.open_connection(host, port, ssl=ssl.create_default_context() if parts.scheme == "https" else None),
-            timeout,
-        )
+        streams: Streams = await asyncio.wait_for(asyncio.open_connection(parts.hostname, port, ssl=context), timeout)
     except asyncio.TimeoutError:
         return None, "no answer (timeout)"
     except ConnectionRefusedError:
         return None, "connection refused"
     except OSError as exc:
         return None, exc.strerror or str(exc) or type(exc).__name__
+    return await _get(streams, parts.hostname, port, parts, timeout)
+
+
+async def _get(streams: Streams, host: str, port: int, parts: SplitResult, timeout: float) -> tuple[int | None, str]:
+    """Send the GET on an open connection and read the status line."""
+    reader, writer = streams
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     try:
         netloc = host if port in (80, 443) else f"{host}:{port}"
         writer.write(f"GET {path} HTTP/1.1\r\nHost: {netloc}\r\nConnection: close\r\nUser-Agent: watchtower\r\n\r\n".encode())
@@ -51,14 +63,15 @@ async def http_status(url: str, timeout: float = 3.0) -> tuple[int | None, str]:
             await writer.wait_closed()
         except OSError:
             pass
-    words = status_line.decode("latin-1").split(None, 2)
+    words = (status_line.decode("latin-1") if isinstance(status_line, bytes) else status_line).split(None, 2)
     if len(words) < 2 or not words[1].isdigit():
         return None, "not an HTTP answer"
     code = int(words[1])
     return code, f"HTTP {code}" + (f" {words[2].strip()}" if len(words) > 2 else "")
 
 
-# Run on the server's host with its python3 (the remote tailer needs it too): prints "CODE words".
+# Run on the server's host with its python3, for an https URL (TLS does not run on an SSH
+# channel's streams) or where the sshd forbids forwarding: prints "CODE words".
 _REMOTE_GET = """
 import sys, urllib.request, urllib.error
 try:
@@ -71,12 +84,33 @@ except Exception as e:
 """
 
 
-async def remote_http_status(target, url: str, timeout: float = 3.0) -> tuple[int | None, str]:
-    """:func:`http_status` asked from ``target``'s side of an SSH connection."""
+async def remote_http_status(target: SshTarget, url: str, timeout: float = 3.0) -> tuple[int | None, str]:
+    """:func:`http_status` asked from ``target``'s side of the SSH connection Watchtower holds.
+
+    An http URL goes through a direct-tcpip channel of that connection
+    (``conn.open_connection``): no process is started on the host per probe.
+    """
     from tui.sources import ssh
 
-    if urlsplit(url).scheme not in ("http", "https"):
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
         return None, f"not an http(s) URL: {url}"
+    if parts.scheme == "http":
+        port = parts.port or 80
+        try:
+            conn = await ssh.connection(target)
+            streams: Streams | None = await asyncio.wait_for(conn.open_connection(parts.hostname, port), timeout)
+        except asyncio.TimeoutError:
+            return None, "no answer (timeout)"
+        except ssh.SshError as exc:
+            return None, str(exc)
+        except asyncssh.ChannelOpenError as exc:
+            if exc.code != asyncssh.OPEN_ADMINISTRATIVELY_PROHIBITED:
+                reason = exc.reason or "could not connect"
+                return None, "connection refused" if "refused" in reason.lower() else reason
+            streams = None  # forwarding forbidden on that host: ask its python3 instead
+        if streams is not None:
+            return await _get(streams, parts.hostname, port, parts, timeout)
     try:
         status, out, _ = await ssh.run(target, ["python3", "-c", _REMOTE_GET, url, str(timeout)], timeout=timeout + 10)
     except (ssh.SshError, ssh.RemoteCommandError) as exc:
@@ -96,7 +130,7 @@ class HealthProbe:
     ``target``: an SSH target to ask from (a remote launch); None asks from here.
     """
 
-    def __init__(self, url: str, interval: float = 1.0, timeout: float = 3.0, target=None) -> None:
+    def __init__(self, url: str, interval: float = 1.0, timeout: float = 3.0, target: SshTarget | None = None) -> None:
         self.url = url
         self.interval = interval
         self.timeout = timeout

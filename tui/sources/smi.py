@@ -25,7 +25,7 @@ import contextlib
 import os
 import signal
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from dataclasses import replace
 
 from tui.core.events import GpuInfo, GpuProcess, GpuSample, GpuUnavailable
@@ -214,7 +214,7 @@ class SmiError(Exception):
     """nvidia-smi could not run or stopped; ``str()`` is one line."""
 
 
-async def local_lines(argv: Sequence[str]) -> AsyncIterator[str]:
+async def local_lines(argv: Sequence[str]) -> AsyncGenerator[str, None]:
     """Lines of a local command (a :data:`CommandLines`); the process dies with the iterator."""
     try:
         proc = await asyncio.create_subprocess_exec(
@@ -230,8 +230,10 @@ async def local_lines(argv: Sequence[str]) -> AsyncIterator[str]:
     except OSError as exc:
         raise SmiError(f"cannot run {argv[0]}: {exc.strerror or exc}") from None
     stderr: list[str] = []
+    assert proc.stdout is not None and proc.stderr is not None  # both piped above
 
     async def drain_stderr() -> None:  # read it, or a chatty stderr would stall stdout
+        assert proc.stderr is not None
         async for raw in proc.stderr:
             stderr.append(raw.decode("utf-8", "replace").strip())
             del stderr[:-5]
@@ -311,7 +313,7 @@ class SmiSource(GpuSource):
                 pass
             backoff = min(backoff * 2, self._max_backoff)
 
-    async def _stream(self) -> AsyncIterator[GpuSample]:
+    async def _stream(self) -> AsyncGenerator[GpuSample, None]:
         """One run of both queries: samples until the GPU query stops (then returns or raises)."""
         queue: asyncio.Queue[tuple[str, str | BaseException | None]] = asyncio.Queue(maxsize=1024)
 

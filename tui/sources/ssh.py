@@ -23,7 +23,7 @@ import re
 import shlex
 import socket
 import weakref
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import asyncssh
@@ -389,7 +389,7 @@ async def run(
     return status, str(result.stdout or ""), str(result.stderr or "")
 
 
-async def stream_lines(target: SshTarget, argv: Sequence[str]) -> AsyncIterator[str]:
+async def stream_lines(target: SshTarget, argv: Sequence[str]) -> AsyncGenerator[str, None]:
     """Lines (without their newline) a long-running remote command prints, as they come.
 
     Ends when the command exits 0; raises :class:`RemoteCommandError` when it fails and

@@ -5,8 +5,7 @@ SIGKILL countdown), ``r`` relaunch the same command, ``R`` edit the command line
 environment first (a modal), ``a`` the attempts panel (``v1 ✗ AttributeError 0:12``
 … and what changed between attempts), ``k`` kill processes that are not ours but hold
 GPU memory. ``q`` asks only when the launched server would be left running. The
-verdict of :mod:`tui.core.verdict` (dead / loading / stalled? …) replaces the
-header's own reading of the log.
+header shows the launch's verdict (dead / loading / stalled? …), judged with the process.
 """
 
 from __future__ import annotations
@@ -22,26 +21,12 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static, TextArea
 
 from tui.app.app import WatchtowerApp
-from tui.app.header import Verdict as HeaderVerdict
 from tui.core.lines import clean
 from tui.core.secrets import MASK
-from tui.core.verdict import DEAD, LOADING, STALLED, STARTING, STOPPING, Verdict
+from tui.core.state import READY, STOPPED
+from tui.core.verdict import Verdict
 from tui.launch import GpuBusy, GpuHolder, Launch, LaunchError
-
-_HEADER_KIND = {DEAD: "failed", LOADING: "starting", STALLED: "starting", STARTING: "starting", STOPPING: "stopped"}
-
-
-def header_verdict(verdict: Verdict, health: bool = False) -> HeaderVerdict:
-    """The launcher's verdict in the header's terms (its styles: starting/ready/failed/stopped).
-
-    With a health URL, ready has two parts: the header says which is still pending.
-    """
-    kind = _HEADER_KIND.get(verdict.kind, verdict.kind)
-    detail = verdict.detail
-    if health and verdict.pending and verdict.kind != "ready":
-        detail += " · pending: " + ", ".join(verdict.pending)
-    return HeaderVerdict(kind, verdict.title, clean(detail))
-
+from tui.launch.events import LaunchEvent, Note, VerdictChanged
 
 # ---------------------------------------------------------------- modals
 
@@ -242,27 +227,33 @@ class AttemptsPanel(Static):
         super().__init__(**kwargs)
         self.launch = launch
 
-    def lines(self) -> list[str]:
+    def rows(self) -> list[tuple[str, str]]:
+        """``(line, style)`` per attempt: the style from the attempt's outcome, not its text."""
         out = []
         for record in self.launch.records:
             line = record.summary
+            outcome = record.outcome
             if self.launch.run is not None and record.attempt == self.launch.run.attempt:
                 verdict = self.launch.verdict_now
                 if verdict is not None and not verdict.final:
                     line = f"v{record.attempt} … {verdict.kind}"
+                    outcome = "starting"
                 line += "  ← current"
             changes = record.changes
             if changes:
                 line += "   " + " ".join(changes)
-            out.append(clean(line))
-        return out or ["no attempts yet"]
+            style = "done" if outcome == READY else "running" if outcome in ("starting", "running", STOPPED) else "failed"
+            out.append((clean(line), style))
+        return out or [("no attempts yet", "running")]
+
+    def lines(self) -> list[str]:
+        return [line for line, _ in self.rows()]
 
     def render(self) -> Text:
         palette = self.app.palette  # type: ignore[attr-defined]
         text = Text(end="")
         text.append(" Attempts\n", palette.style("title"))
-        for line in self.lines():
-            style = "done" if "✓" in line else "failed" if "✗" in line else "running"
+        for line, style in self.rows():
             text.append(f" {line}\n", palette.style(style))
         return text
 
@@ -281,9 +272,7 @@ class LaunchApp(WatchtowerApp):
         kwargs["panels"] = [self.launch_line, self.attempts_panel, *kwargs.get("panels", ())]
         super().__init__(*args, **kwargs)
         launch.terminal = self._terminal
-        launch.listeners.append(self._on_verdict)
-        launch.notes.append(lambda text: self.notify(clean(text), timeout=6))
-        launch.session.verdict_override = self._header_verdict
+        launch.subscribe(self._on_launch_event)
         self.before_quit.append(self._confirm_quit)
         self.add_key("x", "Stop server", self.key_stop)
         self.add_key("r", "Relaunch", self.key_relaunch)
@@ -317,10 +306,11 @@ class LaunchApp(WatchtowerApp):
 
     # ------------------------------------------------------------ glue
 
-    def _header_verdict(self) -> HeaderVerdict | None:
-        if self.launch.run is None:
-            return None
-        return header_verdict(self.launch.verdict_now or self.launch.verdict(), self.launch.health is not None)
+    def verdict(self) -> Verdict:
+        """The launch's verdict (dead / loading / stalled? …) once an attempt runs."""
+        if self.launch.run is None or self.session.timed_out:
+            return super().verdict()
+        return self.launch.verdict_now or self.launch.verdict()
 
     def _terminal(self, sequence: str) -> None:
         """Bell and window title through Textual's driver (never raw to stdout under Textual)."""
@@ -332,8 +322,11 @@ class LaunchApp(WatchtowerApp):
             driver.write(title)
             driver.flush()
 
-    def _on_verdict(self, verdict: Verdict, previous: Verdict | None) -> None:
-        self._refresh_launch()
+    def _on_launch_event(self, event: LaunchEvent) -> None:
+        if isinstance(event, Note):
+            self.notify(clean(event.text), timeout=6)
+        elif isinstance(event, VerdictChanged):
+            self._refresh_launch()
 
     def _refresh_launch(self) -> None:
         from tui.app.header import VerdictHeader
@@ -344,16 +337,6 @@ class LaunchApp(WatchtowerApp):
             return
         self.launch_line.refresh()
         self.attempts_panel.refresh(layout=True)
-
-    def exit_code_for_state(self) -> int:
-        from tui.core.verdict import EXIT_FAILED, EXIT_READY, EXIT_STARTING
-
-        verdict = self.launch.verdict_now
-        if verdict is None:
-            return EXIT_STARTING
-        if verdict.kind in ("ready", "stopped"):
-            return EXIT_READY
-        return EXIT_FAILED if verdict.kind in ("failed", "dead") else EXIT_STARTING
 
     def _ask(self, question: str, choices: list[tuple[str, str]], then: Callable[[str | None], object]) -> None:
         self.push_screen(ConfirmScreen(question, choices), then)

@@ -4,22 +4,21 @@ from __future__ import annotations
 
 import time
 
-from tui.app.fmt import duration, gib
-from tui.app.header import verdict
-from tui.app.processes import process_rows
-from tui.app.startups import StartupsPanel, summary_line
-from tui.app.timeline import skipped
-from tui.core.state import PHASE_TITLES, PHASES
+from tui.core.state import PHASE_TITLES, PHASES, skipped
+from tui.core.verdict import Verdict
+from tui.core.wording import clock
+from tui.present.wording import STARTUPS_SHOWN, gib, process_rows, summary_line
 from tui.session import WatchSession
 
 #: Lines of one error block a report holds at most (its head and tail beyond this).
 REPORT_BLOCK_LINES = 20_000
 
 
-def build_report(session: WatchSession, now: float | None = None) -> str:
+def build_report(session: WatchSession, verdict: Verdict | None = None, now: float | None = None) -> str:
+    """The report for ``session`` with ``verdict`` (default: the log's own)."""
     state = session.state
     info = session.info
-    current = verdict(session)
+    current = verdict or session.verdict()
     out = [
         "Watchtower report",
         f"written   {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(now or time.time()))}",
@@ -34,7 +33,7 @@ def build_report(session: WatchSession, now: float | None = None) -> str:
     if state.attempt > 1:  # several startups in this log: the phases and errors below are the last one's
         *earlier, current = state.attempts
         out.append(f"Startups in this log ({state.attempt})")
-        out += [f"  {summary_line(a)}" for a in earlier[-StartupsPanel.SHOWN :]]
+        out += [f"  {summary_line(a)}" for a in earlier[-STARTUPS_SHOWN :]]
         out += [f"  {summary_line(current, current=True)}", ""]
     writers = session.writers
     if writers.known or writers.gone:
@@ -50,14 +49,14 @@ def build_report(session: WatchSession, now: float | None = None) -> str:
         if phase is None:
             out.append(f"  {title:<12} {'skipped' if skipped(state, name) else 'not reached'}")
             continue
-        seconds = duration(phase.seconds) if phase.done else "running"
+        seconds = clock(phase.seconds, "—") if phase.done else "running"
         where = f"lines {phase.start_line}–{phase.end_line}" if phase.end_line else f"from line {phase.start_line}"
         slow = f", slowest {phase.slowest_rank}" if phase.slowest_rank and len(phase.ranks) > 1 else ""
         ranks = f", {len(phase.ranks)} ranks" if phase.ranks else ""
         out.append(f"  {title:<12} {seconds:>8}  {where}{ranks}{slow}")
     if session.silences:
         total = sum(s.end_ts - s.start_ts for s in session.silences)
-        out.append(f"  log silent for {duration(total)} in {len(session.silences)} stretches of 5 s or more")
+        out.append(f"  log silent for {clock(total, '—')} in {len(session.silences)} stretches of 5 s or more")
     out.append("")
     out.append(f"Errors ({len(state.errors)})")
     for error in state.errors:

@@ -1,0 +1,478 @@
+"""The launch loop: launch → watch → fix → relaunch, as attempts v1…vN.
+
+A :class:`Launch` owns one named launch and only its lifecycle: it starts attempts
+through a :class:`~tui.launch.runner.Runner` (local process group, or detached over
+SSH), follows each attempt's own log (``tui.launch.attempt_log``), probes ``--health``,
+keeps recent GPU samples (``tui.launch.gpu_release``) and judges the verdict
+(``tui.core.verdict``). It is an event source for a :class:`~tui.session.WatchSession`
+(``events()``), and tells its subscribers what happened in typed events
+(``tui.launch.events``: AttemptStarted, VerdictChanged, AttemptFinished, Note); the
+history record, bell, title and hooks are one such subscriber (``tui.launch.outcome``).
+No Textual: the dashboard and ``watchtower run --plain`` use it alike.
+
+Secrets: the real environment only lives in memory, for the next relaunch; what is
+shown, stored or handed to hooks goes through a :class:`~tui.core.secrets.Masker`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shlex
+import signal
+import time
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from tui.core.events import GpuSample, PhaseStarted, ProcessExited, ProcessStarted, ProcessStopping
+from tui.core.secrets import MASK, Masker, mask_argv
+from tui.core.state import READY
+from tui.core.verdict import DEAD, HealthStatus, ProcessStatus, Verdict, describe_exit, gpu_activity, judge
+from tui.history import AttemptRecord, Expectations, History
+from tui.launch.attempt_log import AttemptLog
+from tui.launch.events import AttemptFinished, AttemptStarted, LaunchEvent, Note, VerdictChanged
+from tui.launch.gpu_release import GPU_RELEASE_TIMEOUT, GpuBusy, GpuHolder, GpuWatch
+from tui.launch.outcome import Outcome
+from tui.launch.proctable import is_alive, wait_pids_gone
+from tui.launch.runner import AttemptRun, Runner, StopResult
+from tui.launch.spec import LaunchError, LaunchSpec, attempt_paths
+from tui.sources.health import HealthProbe
+
+#: Longest wait for the log's last bytes before a process exit is passed on.
+EXIT_DRAIN = 0.5
+_END = object()
+
+Subscriber = Callable[[LaunchEvent], None]
+
+
+class Launch:
+    """One named launch and its attempts. Create, ``attach(session)``, then ``await start()``."""
+
+    def __init__(
+        self,
+        spec: LaunchSpec,
+        *,
+        history: History | None = None,
+        runner: Runner | None = None,
+        clock: Callable[[], float] = time.time,
+        terminal: Callable[[str], None] | None = None,
+    ) -> None:
+        self.spec = spec
+        self.history = history
+        self.clock = clock
+        self.terminal = terminal  # writes bell / title sequences to the terminal, if any
+        self.masker = Masker.for_launch(spec.env, spec.command)
+        self.runner = runner or self._default_runner()
+        self.run: AttemptRun | None = None
+        self.record: AttemptRecord | None = None
+        self.records: list[AttemptRecord] = []  # this launch's attempts, oldest first
+        self.expect = Expectations(None, {})
+        self.health: HealthStatus | None = None
+        self.session: Any = None
+        self.gpus = GpuWatch(local=spec.host is None, mask=self.masker.text)
+        self.gpu_enabled = False  # whether the session has a GPU source
+        self.verdict_now: Verdict | None = None
+        self.old_pgids: list[int] = []  # process groups of earlier attempts
+        self.phase_started_at: dict[str, float] = {}
+        self.reattached = False  # the current attempt was started by an earlier Watchtower
+        self.activity = ""  # what a relaunch is waiting for, in words, while it waits
+        self._subscribers: list[Subscriber] = []
+        self._queue: asyncio.Queue[object] = asyncio.Queue()
+        self._log: AttemptLog | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._notified: set[int] = set()
+        self._ticker: asyncio.Task[None] | None = None
+        self.outcome = Outcome(self)
+
+    def _default_runner(self) -> Runner:
+        if self.spec.host is None:
+            from tui.launch.local import LocalRunner
+
+            return LocalRunner(self._emit)
+        from tui.launch.remote import RemoteRunner
+        from tui.sources.ssh import SshTarget
+
+        return RemoteRunner(SshTarget.parse(self.spec.host), self._emit)
+
+    # ------------------------------------------------------------ subscribers
+
+    def subscribe(self, callback: Subscriber) -> None:
+        self._subscribers.append(callback)
+
+    def publish(self, event: LaunchEvent) -> None:
+        for callback in list(self._subscribers):
+            callback(event)
+
+    # ------------------------------------------------------------ source interface
+
+    async def events(self) -> AsyncIterator[object]:
+        """Process and log events of the current attempt, in order, for the session."""
+        while True:
+            event = await self._queue.get()
+            if event is _END:
+                return
+            yield event
+
+    def _emit(self, event: object) -> None:
+        if isinstance(event, ProcessExited):
+            # the log's last words first: a traceback printed just before the exit must
+            # reach the tracker before the exit does, or a failure would read as a silent death
+            self._spawn(self._on_exit(event))
+        else:
+            self._queue.put_nowait(event)
+
+    # ------------------------------------------------------------ session glue
+
+    def attach(self, session: Any) -> None:
+        """Feed ``session`` and follow its state (attempt changes, GPU samples, outcome)."""
+        self.session = session
+        session.info.host = self.spec.host_label
+        session.info.command = self.command_text
+        session.add_source(self)
+        session.handlers.setdefault(ProcessStarted, []).append(self._on_started)
+        session.handlers.setdefault(GpuSample, []).append(self.gpus.add)
+        session.handlers.setdefault(ProcessExited, []).append(self._exit_seen)
+        session.subscribe(self._on_update)
+
+    def _on_started(self, event: ProcessStarted) -> None:
+        session = self.session
+        if session.info.attempt != event.attempt or session.info.log_path != event.log_path:
+            session.new_attempt(event.attempt, event.log_path)
+            session.process = event
+        session.info.command = self.command_text
+
+    def _on_update(self, update: Any) -> None:
+        if "state" in update.topics or "process" in update.topics:
+            for event in update.events:
+                if isinstance(event, PhaseStarted):
+                    self.phase_started_at.setdefault(event.phase, self.clock())
+            self.evaluate()
+            self.outcome.on_update_events(update.events)
+
+    # ------------------------------------------------------------ what is shown
+
+    @property
+    def command_text(self) -> str:
+        """The command line with its env overrides, secrets masked: for the header."""
+        env = " ".join(f"{k}={v}" for k, v in self.masker.env(self.spec.env).items())
+        cmd = shlex.join(mask_argv(self.spec.command, self.masker))
+        return f"{env} {cmd}".strip()
+
+    @property
+    def attempt(self) -> int:
+        return self.run.attempt if self.run else 0
+
+    def status(self) -> ProcessStatus | None:
+        return self.run.status if self.run else None
+
+    def verdict(self, now: float | None = None) -> Verdict:
+        now = self.clock() if now is None else now
+        session = self.session
+        state = session.state
+        last_activity = session.last_output_at or (self.run.started_at if self.run else None)
+        # what this attempt's log said last: the bar being rewritten, else the last line
+        progress = session.scrollback.progress
+        last_line = progress.text if progress is not None else (getattr(state, "last_text", "") or None)
+        if last_line is not None:
+            last_line = self.masker.text(last_line)[-160:]
+        phase = state.current_phase
+        started = self.phase_started_at.get(phase.name) if phase else None
+        eta = self.expect.eta(
+            phase.name if phase else None,
+            None if started is None else now - started,
+            now - (self.run.started_at if self.run else now),
+        )
+        return judge(
+            state,
+            now=now,
+            last_activity=last_activity,
+            last_line=last_line,
+            process=self.status(),
+            gpus=gpu_activity(self.gpus.samples, now),
+            health=self.health,
+            expected_phase=self.expect.longest.get(phase.name) if phase else None,
+            limits=self.spec.stall_limit,
+            eta=eta,
+        )
+
+    def evaluate(self) -> Verdict | None:
+        """Recompute the verdict; on a change tell the subscribers, on a final one once more."""
+        if self.session is None or self.run is None:
+            return None
+        verdict = self.verdict()
+        previous, self.verdict_now = self.verdict_now, verdict
+        if previous is None or (previous.kind, previous.detail) != (verdict.kind, verdict.detail):
+            self.publish(VerdictChanged(verdict, previous))
+        if verdict.final and self.run.attempt not in self._notified:
+            self._notified.add(self.run.attempt)
+            self.publish(AttemptFinished(self.run, verdict))
+        return verdict
+
+    def stop_countdown(self, now: float | None = None) -> str | None:
+        """``SIGINT sent, SIGTERM in 7 s`` while a stop is under way."""
+        stopping: ProcessStopping | None = self.run.stopping if self.run else None
+        if stopping is None:
+            return None
+        now = self.clock() if now is None else now
+        left = max(0.0, stopping.at + stopping.grace - now)
+        nxt = {2: "SIGTERM", 15: "SIGKILL"}.get(stopping.signal)
+        sent = {2: "SIGINT", 15: "SIGTERM", 9: "SIGKILL"}.get(stopping.signal, str(stopping.signal))
+        if nxt is None:
+            return f"{sent} sent, waiting for the group to go ({left:.0f} s)"
+        return f"{sent} sent, {nxt} in {left:.0f} s"
+
+    # ------------------------------------------------------------ lifecycle
+
+    async def start(self, launch: bool = True) -> AttemptRun:
+        """Reattach to the latest attempt if it still runs (never two servers of one name on the
+        same GPUs), else launch attempt vN+1. ``launch=False`` (``watchtower attach``) only
+        reattaches: LaunchError when nothing runs.
+        """
+        if self.history is not None:
+            self.records = await asyncio.to_thread(self.history.attempts, self.spec.name)
+        found = await self.reattach()
+        if found is not None:
+            return found
+        if not launch:
+            latest = self.records[-1] if self.records else None
+            which = f"v{latest.attempt} of {self.spec.name}" if latest else self.spec.name
+            raise LaunchError(f"{which} is not running any more; start it again with `watchtower run`")
+        return await self.launch()
+
+    async def reattach(self) -> AttemptRun | None:
+        latest = self.records[-1] if self.records else None
+        if latest is None or latest.outcome not in ("starting", "ready") or latest.host != self.spec.host_label:
+            return None
+        log_path, pid_path = attempt_paths(Path(latest.log_path).parent, self.spec.name, latest.attempt)
+        run = await self.runner.reattach(latest.attempt, latest.command, log_path, pid_path)
+        if run is None:
+            await self._ended_unwatched(latest, pid_path)
+            return None
+        self.record = latest
+        self.run = run
+        self.reattached = True
+        self._ensure_ticker()
+        self._follow(run)
+        await self._load_expectations()
+        self.publish(AttemptStarted(run, reattached=True))
+        return run
+
+    def _restore_secrets(self) -> None:
+        """A command recovered from the history (``attach``) has its secrets masked: take them
+        from our own environment where it has them, else refuse rather than launch ``****``."""
+        missing = []
+        for key, value in list(self.spec.env.items()):
+            if value == MASK:
+                if os.environ.get(key):
+                    self.spec.env[key] = os.environ[key]
+                else:
+                    missing.append(key)
+        missing += [word for word in self.spec.command if MASK in word]
+        if missing:
+            raise LaunchError(
+                f"secrets were not kept ({', '.join(missing)}): set them again with R, or relaunch with `watchtower run`"
+            )
+
+    async def _ended_unwatched(self, record: AttemptRecord, pid_path: Path) -> None:
+        """The latest attempt ended while no Watchtower watched: put its end in the history."""
+        found = await self.runner.exit_status(pid_path)
+        how = describe_exit(*found) if found is not None else "exited (status unknown)"
+        outcome = record.outcome if record.outcome == READY else DEAD
+        if self.history is not None:
+            await self.outcome.db(self.history.update, record, outcome=outcome, exit_text=f"{how}, while unwatched")
+
+    async def launch(self, command: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> AttemptRun:
+        """Start the next attempt (the current one must have ended)."""
+        if self.run is not None and self.run.alive:
+            raise LaunchError(f"attempt v{self.run.attempt} is still running: stop it first")
+        if command is not None:
+            self.spec.command = list(command)
+        if env is not None:
+            self.spec.env = dict(env)
+        self._restore_secrets()
+        self.masker.add(Masker.for_launch(self.spec.env, self.spec.command).values)
+        number = await self._next_attempt()
+        log_path, pid_path = attempt_paths(self.spec.log_dir, self.spec.name, number)
+        await self._close_log()
+        self.health = HealthStatus(self.spec.health_url) if self.spec.health_url else None
+        self.phase_started_at = {}
+        self._forget_group()
+        await self._load_expectations()
+        run = await self.runner.start(number, self.spec.command, self.spec.env, log_path, pid_path, self.spec.cwd)
+        self.run = run
+        self.reattached = False
+        self.verdict_now = None
+        if self.history is not None:
+            self.record = await self.outcome.db(
+                self.history.start,
+                self.spec.name,
+                command=self.spec.command,
+                env=self.spec.env,
+                host=self.spec.host_label,
+                log_path=str(log_path),
+                attempt=number,
+                started_at=run.started_at,
+                pid=run.pid,
+            )
+            self.records.append(self.record)
+        self._ensure_ticker()
+        self._follow(run)
+        self.publish(AttemptStarted(run, reattached=False))
+        return run
+
+    async def stop(self) -> bool:
+        """Stop every process of the running attempt (SIGINT → SIGTERM → SIGKILL); True once gone.
+
+        What had to be done beyond a polite stop (SIGKILL, processes that had left the
+        group) is said in a Note, naming the processes.
+        """
+        if self.run is None or not self.run.alive and not self.runner.processes(self.run):
+            return True
+        result: StopResult = await self.runner.stop(self.run, self.spec.plan)
+        if result.text:
+            self.publish(Note(f"v{self.run.attempt}: {result.text}"))
+        self.evaluate()
+        return result.gone
+
+    async def relaunch(
+        self,
+        command: Sequence[str] | None = None,
+        env: Mapping[str, str] | None = None,
+        *,
+        force: bool = False,
+        gpu_timeout: float = GPU_RELEASE_TIMEOUT,
+    ) -> AttemptRun:
+        """Stop the current attempt if needed, wait for its GPU memory, start vN+1.
+
+        Raises :class:`GpuBusy` when processes that are not ours hold GPU memory
+        (unless ``force``): the caller lists them and offers to kill them.
+        """
+        if command is not None:
+            self.spec.command = list(command)
+        if env is not None:
+            self.spec.env = dict(env)
+        self._restore_secrets()  # before anything is stopped
+        old_pids: set[int] = set()
+        if self.run is not None:
+            old_pids = self._our_pids() | {self.run.pid or 0}
+            if self.run.alive or self.runner.processes(self.run):
+                if not await self.stop():
+                    left = ", ".join(p.text for p in self.runner.processes(self.run))
+                    raise LaunchError(f"attempt v{self.run.attempt} would not die: {left}")
+            self._forget_group()
+        exited = self.run.exited_at if self.run is not None else None
+        self.activity = "waiting for the old attempt's GPU memory to be released"
+        try:
+            await self.gpus.wait_release(
+                old_pids, exited or self.clock(), gpu_timeout, lambda: any(h.ours for h in self.gpu_holders())
+            )
+        finally:
+            self.activity = ""
+        if not force:
+            foreign = [h for h in self.gpu_holders() if not h.ours]
+            if foreign:
+                raise GpuBusy(foreign)
+        return await self.launch()
+
+    def gpu_holders(self) -> list[GpuHolder]:
+        """Processes holding GPU memory in the latest sample, ours marked."""
+        return self.gpus.holders(self._our_pids(), self.old_pgids)
+
+    async def kill_holders(self, pids: Sequence[int]) -> list[str]:
+        """Kill leftover GPU holders (SIGTERM, then SIGKILL after a few seconds); errors in words."""
+        errors = await self.runner.kill_pids(pids, signal.SIGTERM)
+        if self.spec.host is None:
+            if not await wait_pids_gone(lambda: [p for p in pids if is_alive(p)], 5.0):
+                errors += await self.runner.kill_pids(pids, signal.SIGKILL)
+        return errors
+
+    async def settle(self) -> None:
+        """Until the history writes and hooks started so far have finished."""
+        await self.outcome.settle()
+
+    async def close(self, stop_server: bool = False) -> None:
+        """Stop following (and the server too when asked); the server otherwise keeps running."""
+        if stop_server:
+            await self.stop()
+        if self._ticker is not None:
+            self._ticker.cancel()
+        await self._close_log()
+        for task in list(self._tasks):
+            task.cancel()
+        self._queue.put_nowait(_END)
+        await self.outcome.close()
+
+    @property
+    def server_running(self) -> bool:
+        return self.run is not None and self.run.alive
+
+    # ------------------------------------------------------------ internals
+
+    def _our_pids(self) -> set[int]:
+        return {p.pid for p in self.runner.processes(self.run)} if self.run is not None else set()
+
+    def _forget_group(self) -> None:
+        """The current attempt's group becomes an earlier one (its leftovers are 'stale')."""
+        if self.run is not None and self.run.pgid and self.run.pgid not in self.old_pgids:
+            self.old_pgids.append(self.run.pgid)
+
+    async def _next_attempt(self) -> int:
+        number = (self.records[-1].attempt if self.records else 0) + 1
+        if self.history is not None:
+            number = max(number, await asyncio.to_thread(self.history.next_attempt, self.spec.name))
+        while self.spec.host is None and attempt_paths(self.spec.log_dir, self.spec.name, number)[0].exists():
+            number += 1  # a log from a run the database does not know: never reuse it
+        return number
+
+    async def _load_expectations(self) -> None:
+        if self.history is not None:
+            self.expect = await asyncio.to_thread(
+                self.history.expectations, self.spec.command, self.spec.host_label
+            )
+
+    def _follow(self, run: AttemptRun) -> None:
+        """Tail the attempt's own log file, and probe its health URL."""
+        self._log = AttemptLog(self.runner.tailer(run), self.masker, self._queue.put_nowait, local=self.spec.host is None)
+        if self.spec.health_url:
+            self._spawn(self._probe(run))
+
+    async def _close_log(self) -> None:
+        log, self._log = self._log, None
+        if log is not None:
+            await log.close()
+
+    async def _probe(self, run: AttemptRun) -> None:
+        assert self.spec.health_url is not None
+        probe = HealthProbe(self.spec.health_url, target=getattr(self.runner, "target", None))
+        async for status in probe.statuses():
+            if self.run is not run:
+                return
+            self.health = status
+            self.evaluate()
+
+    def _ensure_ticker(self) -> None:
+        """Silence and stop countdowns change with time alone: re-judge once a second."""
+        if self._ticker is None or self._ticker.done():
+
+            async def tick() -> None:
+                while True:
+                    await asyncio.sleep(1.0)
+                    self.evaluate()
+
+            self._ticker = asyncio.create_task(tick())
+
+    async def _on_exit(self, event: ProcessExited) -> None:
+        if self._log is not None:
+            await self._log.drain(EXIT_DRAIN)
+        self._queue.put_nowait(event)  # the session hands it to the tracker, then to _exit_seen
+
+    def _exit_seen(self, event: ProcessExited) -> None:
+        notified = event.attempt in self._notified
+        self.evaluate()
+        self.outcome.on_exit(event, notified)
+
+    def _spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
+        task = asyncio.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)

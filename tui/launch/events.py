@@ -1,0 +1,38 @@
+"""What a launch tells its subscribers (views, the outcome writer, the plain printer)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tui.core.verdict import Verdict
+from tui.launch.runner import AttemptRun
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptStarted:
+    run: AttemptRun
+    reattached: bool  # started by an earlier Watchtower, followed again
+
+
+@dataclass(frozen=True, slots=True)
+class VerdictChanged:
+    verdict: Verdict
+    previous: Verdict | None
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptFinished:
+    """The attempt's first final verdict (ready, failed, dead, stopped): once per attempt."""
+
+    run: AttemptRun
+    verdict: Verdict
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """A one-line message for the operator (a hook's result, what a stop had to kill)."""
+
+    text: str
+
+
+LaunchEvent = AttemptStarted | VerdictChanged | AttemptFinished | Note

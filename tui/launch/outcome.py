@@ -1,0 +1,201 @@
+"""What an attempt's end leaves behind: its history record, the terminal bell, the title, hooks.
+
+:class:`Outcome` subscribes to a launch (``tui.launch.controller``) and does the
+writing, so that the controller only runs the attempt lifecycle.
+
+The bell makes tmux and screen flag the window; the title (OSC 2, and tmux's own
+window-name sequence inside tmux) shows the verdict in the window list. Hooks
+(``--on-ready CMD`` / ``--on-fail CMD``) run through the shell with the verdict in
+``WATCHTOWER_*`` variables — and with every secret-looking variable removed from
+their environment: a hook never gets a token.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from collections.abc import Callable, Coroutine, Mapping
+from typing import Any, Protocol
+
+from tui.core.events import PhaseEnded, ProcessExited
+from tui.core.lines import clean
+from tui.core.secrets import Masker, is_secret_name
+from tui.core.state import READY, STOPPED
+from tui.core.verdict import log_error
+from tui.history import AttemptRecord, History, phase_seconds
+from tui.launch.events import AttemptFinished, LaunchEvent, Note
+from tui.launch.spec import LaunchSpec
+
+BELL = "\a"
+
+
+def _plain(text: str, limit: int = 120) -> str:
+    """Safe inside an escape sequence: no control characters at all."""
+    text = clean(text).replace("\t", " ")
+    text = "".join(ch for ch in text if ch.isprintable())
+    return text[:limit]
+
+
+def title_sequence(title: str, in_tmux: bool | None = None) -> str:
+    """OSC 2 (xterm-style window title); inside tmux also the window name (``ESC k … ESC \\``)."""
+    title = _plain(title)
+    seq = f"\x1b]2;{title}\x07"
+    if in_tmux if in_tmux is not None else bool(os.environ.get("TMUX")):
+        seq += f"\x1bk{title}\x1b\\"
+    return seq
+
+
+def hook_env(
+    values: Mapping[str, str | int | float | None],
+    masker: Masker | None = None,
+    base: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """The environment of a hook: ``base`` (default: ours) minus secrets, plus ``WATCHTOWER_<KEY>``."""
+    masker = masker or Masker()
+    env = {k: v for k, v in (os.environ if base is None else base).items() if not is_secret_name(k)}
+    for key, value in values.items():
+        env[f"WATCHTOWER_{key.upper()}"] = "" if value is None else masker.text(str(value))
+    return env
+
+
+async def run_hook(command: str, env: Mapping[str, str], timeout: float = 120.0) -> tuple[int | None, str]:
+    """Run a hook through the shell; ``(exit status, first line of its output)``; never raises."""
+    try:
+        proc = await asyncio.create_subprocess_shell(
+            command,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            env=dict(env),
+            start_new_session=True,
+        )
+    except OSError as exc:
+        return None, f"hook could not start: {exc.strerror or exc}"
+    try:
+        out, _ = await asyncio.wait_for(proc.communicate(), timeout)
+    except asyncio.TimeoutError:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # the shell and whatever it started
+        except ProcessLookupError:
+            pass
+        await proc.wait()
+        return None, f"hook timed out after {timeout:g} s"
+    first = out.decode("utf-8", "replace").strip().splitlines()
+    return proc.returncode, (first[0] if first else "")
+
+
+class Launch(Protocol):
+    """What an outcome reads of its launch (``tui.launch.controller.Launch``)."""
+
+    spec: LaunchSpec
+    history: History | None
+    record: AttemptRecord | None
+    masker: Masker
+    session: Any
+    clock: Callable[[], float]
+    terminal: Callable[[str], None] | None
+
+    def subscribe(self, callback: Callable[[LaunchEvent], None]) -> None: ...
+
+    def publish(self, event: LaunchEvent) -> None: ...
+
+
+class Outcome:
+    """A launch's subscriber that records and announces: history updates, bell and title, hooks."""
+
+    def __init__(self, launch: Launch) -> None:
+        self.launch = launch
+        self._writes: set[asyncio.Task[Any]] = set()  # history updates and hooks
+        self._db_lock = asyncio.Lock()
+        launch.subscribe(self.on_event)
+
+    def on_event(self, event: LaunchEvent) -> None:
+        if isinstance(event, AttemptFinished):
+            self._finished(event)
+
+    def on_update_events(self, events: tuple[Any, ...]) -> None:
+        """The session's tracker events: a phase that ended updates the record's phase times."""
+        if any(isinstance(e, PhaseEnded) for e in events) and self.launch.session is not None:
+            self.store(phases=phase_seconds(self.launch.session.state))
+
+    def on_exit(self, event: ProcessExited, notified: bool) -> None:
+        record = self.launch.record
+        if notified and record is not None and record.attempt == event.attempt:
+            # the verdict came first (an error in the log); the exit completes the record
+            self.store(ended_at=event.at, exit_text=event.detail)
+
+    def _finished(self, event: AttemptFinished) -> None:
+        """A final verdict for this attempt: record it, ring, retitle, run the hook."""
+        launch, run, verdict = self.launch, event.run, event.verdict
+        state = launch.session.state
+        error = log_error(state) if verdict.kind != STOPPED else None  # a traceback our SIGINT caused is no cause
+        error_text = error.title if error is not None else None
+        outcome = verdict.kind
+        now = launch.clock()
+        self.store(
+            phases=phase_seconds(state),
+            outcome=outcome,
+            first_error=error_text,
+            ended_at=None if outcome == READY else (run.exited_at or now),
+            ready_seconds=(now - run.started_at) if outcome == READY else None,
+            exit_text=None if run.alive else run.exited_event().detail,
+        )
+        if outcome == STOPPED:
+            return
+        ok = outcome == READY
+        spec = launch.spec
+        if launch.terminal is not None:
+            mark = "✓" if ok else "✗"
+            launch.terminal(BELL + title_sequence(f"{mark} {spec.name} v{run.attempt} {outcome}"))
+        hook = spec.on_ready if ok else spec.on_fail
+        if hook:
+            env = hook_env(
+                {
+                    "outcome": outcome,
+                    "verdict": verdict.text,
+                    "error": error_text or (verdict.detail if not ok else ""),
+                    "attempt": run.attempt,
+                    "name": spec.name,
+                    "host": spec.host_label,
+                    "log": str(run.log_path),
+                    "pid": run.pid,
+                    "exit": "" if run.alive else run.exited_event().detail,
+                    "seconds": f"{now - run.started_at:.1f}",
+                },
+                launch.masker,
+            )
+            self._spawn(self._hook(hook, env), name="hook")
+
+    async def _hook(self, command: str, env: dict[str, str]) -> None:
+        code, first = await run_hook(command, env)
+        said = f": {self.launch.masker.text(first)}" if first else ""
+        self.launch.publish(
+            Note(f"hook {'ran' if code == 0 else 'failed'} ({'timeout' if code is None else f'exit {code}'}){said}")
+        )
+
+    def store(self, **fields: Any) -> None:
+        launch = self.launch
+        if launch.history is None or launch.record is None:
+            return
+        self._spawn(self.db(launch.history.update, launch.record, masker=launch.masker, **fields))
+
+    async def db(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """A history call in a worker thread, one at a time."""
+        async with self._db_lock:
+            return await asyncio.to_thread(fn, *args, **kwargs)
+
+    def _spawn(self, coro: Coroutine[Any, Any, Any], *, name: str | None = None) -> None:
+        task = asyncio.create_task(coro, name=name)
+        self._writes.add(task)
+        task.add_done_callback(self._writes.discard)
+
+    async def settle(self) -> None:
+        """Until the history writes and hooks started so far have finished."""
+        while self._writes:
+            await asyncio.gather(*list(self._writes), return_exceptions=True)
+
+    async def close(self) -> None:
+        writes = [t for t in self._writes if not t.get_name().startswith("hook")]
+        if writes:  # the history keeps what it was told; a hook keeps running on its own
+            await asyncio.wait(writes, timeout=5.0)
