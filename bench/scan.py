@@ -1,14 +1,16 @@
-"""Benchmark `watchtower scan --json` against `grep -cE` with the same words, on a ~1 GB log.
+"""Benchmark `watchtower scan --json` against `grep -cE` on a 300 MB serving log.
 
-Prints both wall times, the ratio (target: within 3x of grep) and the scanner's peak RSS
-(target: under 100 MB whatever the file size). Usage: python bench/scan.py [--mb 1024] [--keep]
+The reference is the operator's old loop: `grep -cE` with its hand-kept words (SEED_WORDS),
+run in the same process tree, on the same warm file, interleaved with the scans so that load
+from other users of the machine hits both alike. Prints both wall times, the ratio (target:
+within 1.5x of grep) and the scanner's peak RSS (target: under 100 MB whatever the file size).
+Usage: python bench/scan.py [--mb 300] [--runs 3] [--log FILE]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -19,6 +21,11 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench.gen_log import write_log  # noqa: E402
 from tui.core.profiles import builtin_profiles, prefilter_words  # noqa: E402
+
+#: The seed loop's grep words (issue 10): what the operator grepped for by hand.
+SEED_WORDS = (
+    "Traceback|Error|error|CUDA|Killed|Segmentation fault|fired up|Load weight|Memory pool|KV Cache|Capture cuda graph"
+)
 
 
 def timed(argv: list[str], ok: tuple[int, ...]) -> tuple[float, int, bytes]:
@@ -38,7 +45,7 @@ def timed(argv: list[str], ok: tuple[int, ...]) -> tuple[float, int, bytes]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--mb", type=int, default=1024, help="log size in MiB (default 1024)")
+    parser.add_argument("--mb", type=int, default=300, help="log size in MiB (default 300)")
     parser.add_argument("--log", help="scan this log instead of generating one")
     parser.add_argument("--runs", type=int, default=3, help="runs of each; the best is kept")
     ns = parser.parse_args()
@@ -52,18 +59,25 @@ def main() -> None:
         size = write_log(path, ns.mb)
         print(f"generated {size / 2**20:.0f} MiB log in {time.perf_counter() - t0:.1f}s: {path}")
     words = prefilter_words(builtin_profiles())
-    grep = ["grep", "-cE", "|".join(re.escape(w) for w in words), path]
+    grep = ["grep", "-cE", SEED_WORDS, path]
     scan = [sys.executable, "-m", "tui.cli", "scan", "--json", path]
     subprocess.run(["cat", path], stdout=subprocess.DEVNULL, check=True)  # warm the page cache
     try:
-        best_grep = min(timed(grep, (0, 1))[0] for _ in range(ns.runs))
-        scans = [timed(scan, (0, 1, 3)) for _ in range(ns.runs)]
+        greps, scans, ratios = [], [], []
+        for _ in range(ns.runs):  # interleaved: a burst of load elsewhere hits both sides
+            g = timed(grep, (0, 1))[0]
+            s = timed(scan, (0, 1, 3))
+            greps.append(g)
+            scans.append(s)
+            ratios.append(s[0] / g)
+        best_grep = min(greps)
         best_scan = min(s[0] for s in scans)
         peak = max(s[1] for s in scans)
         print(f"words in the prefilter: {len(words)}")
-        print(f"grep -cE (same words): {best_grep:.2f} s")
-        print(f"watchtower scan --json: {best_scan:.2f} s")
-        print(f"ratio scan/grep:       {best_scan / best_grep:.2f}x  (target <= 3x)")
+        print(f"grep -cE (seed words): {best_grep:.2f} s  (runs: {', '.join(f'{g:.2f}' for g in greps)})")
+        print(f"watchtower scan --json: {best_scan:.2f} s  (runs: {', '.join(f'{s[0]:.2f}' for s in scans)})")
+        print(f"ratio scan/grep:       {best_scan / best_grep:.2f}x best/best, per run "
+              f"{', '.join(f'{r:.2f}' for r in ratios)}  (target <= 1.5x)")
         print(f"scan peak RSS:         {peak / 2**20:.0f} MiB  (target < 100 MiB)")
         print(f"scan result (head):    {scans[0][2][:300].decode(errors='replace')}")
     finally:

@@ -87,9 +87,9 @@ class SshServer:
         return killed
 
 
-def _free_port() -> int:
+def _free_port(address: str = "127.0.0.1") -> int:
     with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
+        sock.bind((address, 0))
         return sock.getsockname()[1]
 
 
@@ -101,13 +101,13 @@ def _keygen(path: Path, comment: str) -> None:
     )
 
 
-def _wait_listening(proc: subprocess.Popen, port: int, log: Path, deadline: float) -> None:
+def _wait_listening(proc: subprocess.Popen, port: int, log: Path, deadline: float, address: str = "127.0.0.1") -> None:
     """Block until sshd accepts TCP connections (a readiness probe, not a fixed sleep)."""
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"sshd exited with {proc.returncode}: {log.read_text()[-2000:]}")
         try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            with socket.create_connection((address, port), timeout=0.5):
                 return
         except OSError:
             time.sleep(0.02)
@@ -115,8 +115,9 @@ def _wait_listening(proc: subprocess.Popen, port: int, log: Path, deadline: floa
 
 
 @contextlib.contextmanager
-def running_sshd(root: Path) -> Iterator[SshServer]:
-    """Start a throwaway sshd with its keys in ``root``; stop it (and its sessions) on exit.
+def running_sshd(root: Path, address: str = "127.0.0.1") -> Iterator[SshServer]:
+    """Start a throwaway sshd with its keys in ``root`` on ``address`` (a loopback address: each
+    of 127.0.0.2, 127.0.0.3 … is another "host"); stop it (and its sessions) on exit.
 
     Raises RuntimeError when it cannot start. Also used by ``bench/ssh_tail.py``.
     """
@@ -132,13 +133,13 @@ def running_sshd(root: Path) -> Iterator[SshServer]:
     username = getpass.getuser()
     proc = None
     for _attempt in range(5):  # the free port can be taken between probing and binding
-        port = _free_port()
+        port = _free_port(address)
         config = root / "sshd_config"
         config.write_text(
             "\n".join(
                 [
                     f"Port {port}",
-                    "ListenAddress 127.0.0.1",
+                    f"ListenAddress {address}",
                     f"HostKey {host_key}",
                     f"PidFile {root / 'sshd.pid'}",
                     f"AuthorizedKeysFile {root / 'authorized_keys'}",
@@ -165,7 +166,7 @@ def running_sshd(root: Path) -> Iterator[SshServer]:
             stderr=subprocess.DEVNULL,
         )
         try:
-            _wait_listening(proc, port, log, time.monotonic() + 10)
+            _wait_listening(proc, port, log, time.monotonic() + 10, address)
             break
         except RuntimeError:
             if proc.poll() is None:
@@ -176,7 +177,7 @@ def running_sshd(root: Path) -> Iterator[SshServer]:
         raise RuntimeError(f"could not start sshd: {log.read_text()[-2000:] if log.exists() else ''}")
     known_hosts = root / "known_hosts"
     server = SshServer(
-        host="127.0.0.1",
+        host=address,
         port=port,
         username=username,
         client_key=client_key,
@@ -215,6 +216,36 @@ def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshServer]:
         pytest.fail(str(exc))
 
 
+@pytest.fixture(scope="session")
+def sshd_nodes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[SshServer]]:
+    """Two more real sshd, on 127.0.0.2 and 127.0.0.3: two "nodes" for the multi-node tests.
+
+    They share one known_hosts file and one client key (a user's setup for a cluster).
+    """
+    if not sshd_available():
+        pytest.skip("OpenSSH sshd/ssh-keygen not installed (scripts/setup --test installs openssh-server)")
+    with contextlib.ExitStack() as stack:
+        try:
+            nodes = [
+                stack.enter_context(running_sshd(tmp_path_factory.mktemp(f"sshd-node{i}"), f"127.0.0.{i + 1}"))
+                for i in (1, 2)
+            ]
+        except RuntimeError as exc:
+            pytest.fail(str(exc))
+        shared = tmp_path_factory.mktemp("sshd-nodes")
+        known_hosts = shared / "known_hosts"
+        known_hosts.write_text("".join(node.known_hosts_line() for node in nodes))
+        key = shared / "client_key"
+        key.write_bytes(nodes[0].client_key.read_bytes())
+        key.chmod(0o600)
+        for node in nodes[1:]:  # one user key for every node
+            (node.client_key.parent / "authorized_keys").write_text(Path(f"{nodes[0].client_key}.pub").read_text())
+        yield [
+            SshServer(n.host, n.port, n.username, key, known_hosts, n.host_key_pub, n.bin_dir, n.log_path, n.pid)
+            for n in nodes
+        ]
+
+
 @pytest.fixture
 def target(sshd: SshServer):
     """An SshTarget for the test sshd, trusting its host key and using the test user's key."""
@@ -230,6 +261,32 @@ async def ssh_connections_closed():
     from tui.sources import ssh
 
     await ssh.close_all()
+
+
+@pytest.fixture(scope="session")
+def slurm(tmp_path_factory: pytest.TempPathFactory):
+    """A real two-node Slurm cluster (munged, slurmctld, slurmd n1 and n2) for this test session.
+
+    Skipped only where the programs are not installed (scripts/setup --test installs them).
+    """
+    from tests.slurm_cluster import missing_binaries, running_slurm
+
+    missing = missing_binaries()
+    if missing:
+        pytest.skip(f"Slurm/munge not installed ({', '.join(missing)}); scripts/setup --test installs them")
+    try:
+        with running_slurm(tmp_path_factory.mktemp("slurm")) as cluster:
+            yield cluster
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
+
+
+@pytest.fixture
+def slurm_env(slurm, monkeypatch: pytest.MonkeyPatch):
+    """The test cluster for code under test: SLURM_CONF set in this process, jobs cancelled after."""
+    monkeypatch.setenv("SLURM_CONF", str(slurm.conf))
+    yield slurm
+    slurm.cancel_all()
 
 
 @pytest.fixture(autouse=True)

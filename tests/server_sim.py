@@ -16,7 +16,8 @@ per-rank schedulers), allocates nothing real, and ends as told:
 must escalate); ``--stubborn`` makes them ignore SIGTERM too (only SIGKILL works).
 ``--orphans`` leaves children that do not die with the main process (stale GPU
 holders). ``--pid-file`` writes "main child child …" pids once the children run.
-``--port`` opens a tiny HTTP server answering /health with 200 once ready.
+``--first-rank N`` (or ``--node-rank R``: R × tp) names the ranks TP{N}… (a later node of a
+multi-node run). ``--port`` opens a tiny HTTP server answering /health with 200 once ready.
 ``--api-key`` and ``--echo-env NAME`` print secrets back in ``server_args`` (as SGLang does).
 """
 
@@ -85,10 +86,39 @@ def serve_health(port: int, ready: threading.Event) -> None:
     threading.Thread(target=loop, daemon=True).start()
 
 
+def rendezvous(args) -> None:
+    """torch.distributed's in miniature: node 0 listens on --dist-init-addr and waits for every
+    other node; the others connect (retrying, silently, forever — a wrong address hangs here)."""
+    host, _, port = (args.dist_init_addr or "127.0.0.1:29500").rpartition(":")
+    if args.node_rank == 0:
+        server = socket.socket()
+        server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        server.bind((host, int(port)))
+        server.listen(args.nnodes)
+        peers = [server.accept()[0] for _ in range(args.nnodes - 1)]
+        for peer in peers:
+            peer.sendall(b"go")
+            peer.close()
+        server.close()
+        return
+    while True:
+        try:
+            with socket.create_connection((host, int(port)), timeout=2) as conn:
+                if conn.recv(2) == b"go":
+                    return
+        except OSError:
+            time.sleep(0.2)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--outcome", default="ready", choices=["ready", "raise", "hang", "sigkill", "segv"])
     parser.add_argument("--tp", type=int, default=2)
+    parser.add_argument("--first-rank", type=int, help="global rank of this node's first GPU")
+    parser.add_argument("--node-rank", type=int, default=0, help="a multi-node run: first rank = node rank × tp")
+    parser.add_argument("--nnodes", type=int, default=1)
+    parser.add_argument("--dist-init-addr", help="HOST:PORT node 0 listens on and the others connect to")
+    parser.add_argument("--model-path", default="sim/Model-547B")
     parser.add_argument("--step", type=float, default=0.02, help="seconds between log lines")
     parser.add_argument("--load-seconds", type=float, default=0.2, help="time spent loading weights")
     parser.add_argument("--context-length", type=int, default=200000)
@@ -109,7 +139,8 @@ def main() -> int:
     if args.port:
         serve_health(args.port, ready)
 
-    ranks = [f"TP{i}" for i in range(args.tp)]
+    first = args.first_rank if args.first_rank is not None else args.node_rank * args.tp
+    ranks = [f"TP{i}" for i in range(first, first + args.tp)]
     code = CHILD.format(
         ignore_int=args.ignore_sigint or args.stubborn, ignore_term=args.stubborn, orphan=args.orphans
     )
@@ -125,12 +156,14 @@ def main() -> int:
         time.sleep(args.step * scale)
 
     echoed = os.environ.get(args.echo_env, "") if args.echo_env else None
-    say(f"server_args={{'model_path': 'sim/Model-547B', 'tp_size': {args.tp}, 'context_length': "
+    say(f"server_args={{'model_path': {args.model_path!r}, 'tp_size': {args.tp}, 'context_length': "
         f"{args.context_length}, 'api_key': {args.api_key!r}, 'hf_token': {echoed!r}}}")
     pause()
     for r in ranks:
         say("Init parallel begin.", r)
     pause()
+    if args.nnodes > 1:
+        rendezvous(args)
     for r in ranks:
         say("Init parallel ends. elapsed=1.84 s", r)
 

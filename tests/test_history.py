@@ -91,3 +91,25 @@ def test_eta_from_the_last_success_of_the_same_command_and_host(history):
     # another host or another command: no expectation
     assert history.expectations(cmd, "gpu2").last_success is None
     assert history.expectations(["serve", "--tp", "4"], "gpu1").eta("weight_load", 5.0, 5.0) == "weight load 0:05"
+
+
+def test_schema_version_migrates_a_round_one_database_and_refuses_a_newer_one(tmp_path):
+    from tui.history import MIGRATIONS, SCHEMA_VERSION, HistoryError
+
+    old = tmp_path / "old.sqlite3"
+    with sqlite3.connect(old) as db:  # what round 1 left: the table, user_version 0
+        for statement in MIGRATIONS[0]:
+            db.execute(statement)
+        db.execute("INSERT INTO attempts (name, attempt, host, command, env, env_diff, command_diff, started_at,"
+                   " log_path) VALUES ('m', 1, 'localhost', '[\"x\"]', '{}', '[]', '[]', 1.0, '/l')")
+    history = History(old)
+    assert [r.attempt for r in history.attempts("m")] == [1]  # kept
+    with sqlite3.connect(old) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    History(old)  # opening again is a no-op
+
+    newer = tmp_path / "newer.sqlite3"
+    with sqlite3.connect(newer) as db:
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    with pytest.raises(HistoryError, match="newer than this Watchtower"):
+        History(newer)

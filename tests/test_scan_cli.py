@@ -93,7 +93,7 @@ def test_exit_status_failed_and_starting(tmp_path):
     [
         (lambda d: str(d / "missing.log"), "no such file"),
         (lambda d: str(d), "is a directory"),
-        (lambda d: (d / "noise.log").write_text("hello\nworld\n" * 50) and str(d / "noise.log"), "not an SGLang or vLLM log"),
+        (lambda d: (d / "noise.log").write_text("hello\nworld\n" * 50) and str(d / "noise.log"), "not an SGLang, vLLM or TensorRT-LLM log"),
     ],
     ids=["missing", "directory", "not-a-log"],
 )

@@ -13,20 +13,23 @@ from tui.commands import EXIT_USAGE, UsageError
 COMMANDS = ("demo", "watch", "scan", "check", "run", "attach", "history", "replay", "record")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser with every subcommand, or with ``only`` that one (its imports alone: `scan`
+    of a big log should not pay for the dashboard's)."""
     parser = argparse.ArgumentParser(
         prog="watchtower",
         description="Watch an LLM inference server (SGLang, vLLM) start: phases, GPUs, errors.",
     )
     parser.add_argument("--version", action="version", version=f"watchtower {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name in COMMANDS:
+    for name in COMMANDS if only is None else (only,):
         importlib.import_module(f"tui.commands.{name}").register(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    first = (sys.argv[1:] if argv is None else argv)[:1]
+    args = build_parser(first[0] if first and first[0] in COMMANDS else None).parse_args(argv)
     try:
         return int(args.func(args) or 0)
     except UsageError as exc:

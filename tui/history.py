@@ -25,37 +25,75 @@ from tui.core.secrets import Masker, env_diff, mask_argv
 from tui.core.state import PHASE_TITLES, StartupState
 from tui.core.wording import clock
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS attempts (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    name TEXT NOT NULL,
-    attempt INTEGER NOT NULL,
-    host TEXT NOT NULL,
-    command TEXT NOT NULL,      -- JSON list, masked
-    env TEXT NOT NULL,          -- JSON object of overrides, masked
-    env_diff TEXT NOT NULL,     -- JSON list of "+K=V", "-K", "~K=V (was W)"
-    command_diff TEXT NOT NULL, -- JSON list of changed words, masked
-    started_at REAL NOT NULL,
-    ended_at REAL,
-    phases TEXT NOT NULL DEFAULT '{}',  -- JSON {phase: seconds}
-    outcome TEXT NOT NULL DEFAULT 'starting',
-    first_error TEXT,
-    ready_seconds REAL,
-    log_path TEXT NOT NULL,
-    pid INTEGER,
-    exit_text TEXT,
-    UNIQUE (name, attempt)
-);
-CREATE INDEX IF NOT EXISTS attempts_by_command ON attempts (command, host, outcome);
--- startups `watch` saw in logs it did not launch, keyed by what the log says (log_key)
-CREATE TABLE IF NOT EXISTS log_startups (
-    key TEXT NOT NULL,          -- server, model path, TP size
-    recorded_at REAL NOT NULL,
-    outcome TEXT NOT NULL,
-    phases TEXT NOT NULL DEFAULT '{}'  -- JSON {phase: seconds}
-);
-CREATE INDEX IF NOT EXISTS log_startups_by_key ON log_startups (key, recorded_at);
-"""
+#: Forward migrations: ``MIGRATIONS[n]`` takes the database from schema version n to n + 1
+#: (``PRAGMA user_version``). Version 1 is round 1's schema, which such databases already
+#: hold (hence IF NOT EXISTS). A change to the schema is a new entry here, never an edit.
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        """
+        CREATE TABLE IF NOT EXISTS attempts (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            name TEXT NOT NULL,
+            attempt INTEGER NOT NULL,
+            host TEXT NOT NULL,
+            command TEXT NOT NULL,      -- JSON list, masked
+            env TEXT NOT NULL,          -- JSON object of overrides, masked
+            env_diff TEXT NOT NULL,     -- JSON list of "+K=V", "-K", "~K=V (was W)"
+            command_diff TEXT NOT NULL, -- JSON list of changed words, masked
+            started_at REAL NOT NULL,
+            ended_at REAL,
+            phases TEXT NOT NULL DEFAULT '{}',  -- JSON {phase: seconds}
+            outcome TEXT NOT NULL DEFAULT 'starting',
+            first_error TEXT,
+            ready_seconds REAL,
+            log_path TEXT NOT NULL,
+            pid INTEGER,
+            exit_text TEXT,
+            UNIQUE (name, attempt)
+        )
+        """,
+        """
+        CREATE INDEX IF NOT EXISTS attempts_by_command ON attempts (command, host, outcome)
+        """,
+    ),
+    (  # v2: startups `watch` saw in logs it did not launch, keyed by what the log says (log_key)
+        """
+        CREATE TABLE IF NOT EXISTS log_startups (
+            key TEXT NOT NULL,          -- server, model path, TP size
+            recorded_at REAL NOT NULL,
+            outcome TEXT NOT NULL,
+            phases TEXT NOT NULL DEFAULT '{}'  -- JSON {phase: seconds}
+        )
+        """,
+        """
+        CREATE INDEX IF NOT EXISTS log_startups_by_key ON log_startups (key, recorded_at)
+        """,
+    ),
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+class HistoryError(Exception):
+    """The history database cannot be used as it is (one line)."""
+
+
+def migrate(db: sqlite3.Connection) -> int:
+    """Bring ``db`` to SCHEMA_VERSION in one transaction; the version it had."""
+    db.execute("BEGIN IMMEDIATE")  # one writer migrates; a concurrent opener waits, then sees it done
+    try:
+        version = int(db.execute("PRAGMA user_version").fetchone()[0])
+        if version > SCHEMA_VERSION:
+            raise HistoryError(f"history database schema v{version} is newer than this Watchtower's (v{SCHEMA_VERSION})")
+        for statements in MIGRATIONS[version:]:
+            for statement in statements:
+                db.execute(statement)
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+    return version
 
 #: Startups kept per log key (the newest): enough for "the longest it has taken".
 LOG_STARTUPS_KEPT = 50
@@ -181,8 +219,11 @@ class History:
     def __init__(self, path: str | Path | None = None) -> None:
         self.path = Path(path) if path is not None else data_dir() / "history.sqlite3"
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self._connect() as db:
-            db.executescript(_SCHEMA)
+        db = sqlite3.connect(self.path, timeout=5.0, isolation_level=None)
+        try:
+            migrate(db)
+        finally:
+            db.close()
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:

@@ -15,7 +15,7 @@ from typing import Any
 
 from tui.core.errors import UsageError
 from tui.core.limits import StallLimits
-from tui.core.options import GpuOptions, LaunchOptions, PlaybackOptions, RecordOptions, WatchOptions
+from tui.core.options import ClusterOptions, GpuOptions, LaunchOptions, PlaybackOptions, RecordOptions, WatchOptions
 from tui.session import SessionInfo, Subscriber, WatchSession
 
 
@@ -378,4 +378,160 @@ async def run_plain(spec: Any, options: LaunchOptions) -> int:
         printer.drain()
         await launch.close()
         await session.stop()
-        printer.drain()
+
+
+# ---------------------------------------------------------------- several nodes, Slurm
+
+
+def make_cluster(options: ClusterOptions, *, max_rate: float = 15.0) -> Any:
+    """The ClusterSession for ``watch`` with several nodes, or a Slurm job's tasks as its nodes."""
+    from functools import partial
+
+    from tui.cluster import ClusterSession, default_session
+
+    make = partial(default_session, profile=load_profile(options.server), from_end=options.from_end,
+                   gpu_interval=options.gpus.interval, max_rate=max_rate)
+    if options.slurm_job is None:
+        return ClusterSession(list(options.nodes), make_session=make)
+    from tui.core.options import NodeSpec
+    from tui.sources.slurm import SlurmJobSource, missing_clients, task_logs
+
+    missing = missing_clients()
+    if missing:
+        raise UsageError(f"--slurm needs the Slurm client commands ({', '.join(missing)} not found)")
+
+    async def outputs(job: Any) -> list[NodeSpec]:
+        return [NodeSpec(node, path, None, options.gpus.kind) for node, path in await task_logs(job, options.task_output)]
+
+    job = SlurmJobSource(options.slurm_job, interval=options.slurm_interval)
+    return ClusterSession(make_session=make, job=job, job_outputs=outputs)
+
+
+def watch_cluster(options: ClusterOptions, *, plain: bool) -> int:
+    """`watch` across nodes: the plain lines or the cluster dashboard; the verdict's exit status."""
+    from tui.core.state import FAILED, READY, STOPPED
+    from tui.core.verdict import EXIT_FAILED, EXIT_READY, EXIT_STARTING
+
+    session = make_cluster(options)
+    title = f"watching Slurm job {options.slurm_job}" if options.slurm_job else ""
+    if plain:
+        from tui.present.cluster import PlainCluster
+
+        try:
+            return asyncio.run(PlainCluster(session, timeout=options.timeout, title=title).run())
+        except KeyboardInterrupt:
+            return 130
+    from tui.app import themes
+    from tui.app.cluster import ClusterApp
+
+    ClusterApp(session, palette=themes.resolve(options.theme, themes.discover()), title=title).run()
+    outcome = session.verdict().outcome
+    return {READY: EXIT_READY, STOPPED: EXIT_READY, FAILED: EXIT_FAILED}.get(outcome, EXIT_STARTING)
+
+
+def slurm_launch(spec: Any, request: Any, options: LaunchOptions, *, history: Any = None, interval: float = 1.0) -> Any:
+    """The Slurm launch of ``spec`` (name, command, env, log dir), its sessions watching each job."""
+    from functools import partial
+
+    from tui.cluster import default_session
+    from tui.launch.cluster import SlurmLaunch
+    from tui.launch.slurm import SlurmRunner
+    from tui.sources.slurm import missing_clients
+
+    missing = missing_clients("sbatch", "scancel")
+    if missing:
+        raise UsageError(f"--slurm needs the Slurm client commands ({', '.join(missing)} not found)")
+    make = partial(default_session, profile=load_profile(options.server), gpu_interval=options.gpus.interval)
+    return SlurmLaunch(spec.name, spec.command, spec.env, SlurmRunner(request), spec.log_dir, make_session=make,
+                       history=history, cwd=spec.cwd, gpus=options.gpus.kind if options.gpus.kind == "sim" else "none",
+                       interval=interval)
+
+
+def _history() -> Any:
+    from tui.history import History
+
+    try:
+        return History()
+    except Exception as exc:  # an unwritable data dir: keep working, say so once
+        print(f"watchtower: history disabled: {exc}", file=sys.stderr)
+        return None
+
+
+def slurm_run(spec: Any, request: Any, options: LaunchOptions, *, plain: bool) -> int:
+    """`run --slurm`: submit vN, follow the job; the dashboard's x cancels it, r resubmits as vN+1."""
+    launch = slurm_launch(spec, request, options, history=_history())
+    return _run_cluster_launch(launch, options, plain=plain, title=f"run: {spec.name}")
+
+
+async def _cluster_plain(launch: Any, options: LaunchOptions) -> int:
+    """`run --slurm --plain` / `run --nodes … --plain`: start v1 and print it to its verdict."""
+    from tui.core.verdict import EXIT_READY
+    from tui.present.cluster import PlainCluster
+
+    presenter: Any = None
+    launch.notes.append(lambda text: presenter.say(text) if presenter else print(text, flush=True))
+    session = await launch.start()
+    presenter = PlainCluster(session, timeout=options.timeout, title=f"run {launch.name} v{launch.attempt}")
+    try:
+        code = await presenter.run()
+        launch.finish(session)
+        if code == EXIT_READY or await launch.alive():
+            presenter.say(f"left running: {launch.stop_hint()}")
+        return code
+    finally:
+        await launch.close()
+
+
+def nodes_run(spec: Any, nodes: list[Any], options: LaunchOptions, *, plain: bool, force: bool) -> int:
+    """`run --nodes H1,H2 -- CMD` (or `--cluster FILE`): the command on every node over SSH."""
+    from functools import partial
+
+    from tui.cluster import default_session
+    from tui.core.multinode import agreement
+    from tui.core.preflight import FAIL
+    from tui.launch.cluster import NodesLaunch
+
+    make = partial(default_session, profile=load_profile(options.server), gpu_interval=options.gpus.interval)
+    launch = NodesLaunch(
+        spec.name, spec.command, spec.env, [n.host for n in nodes], spec.log_dir, names=[n.name for n in nodes],
+        extra={i: n.args for i, n in enumerate(nodes) if n.args}, plan=spec.plan, make_session=make,
+        history=_history(), gpus=options.gpus.kind,
+    )
+    checks = agreement(launch.commands())
+    for check in checks:
+        print(f"check: {check.line}", file=sys.stderr if not plain else sys.stdout, flush=True)
+    if any(c.status == FAIL for c in checks) and not force:
+        raise UsageError("the nodes' commands disagree (see the ✗ above): fix them, or --no-check to launch anyway")
+    return _run_cluster_launch(launch, options, plain=plain, title=f"run: {spec.name} on {len(nodes)} nodes")
+
+
+def _run_cluster_launch(launch: Any, options: LaunchOptions, *, plain: bool, title: str) -> int:
+    """A ClusterLaunch in the dashboard (x stop, r relaunch) or as plain text; the verdict's exit status."""
+    from tui.core.state import FAILED, READY, STOPPED
+    from tui.core.verdict import EXIT_FAILED, EXIT_READY, EXIT_STARTING
+
+    if plain:
+        return asyncio.run(_cluster_plain(launch, options))
+    from tui.app import themes
+    from tui.app.cluster import ClusterApp
+
+    async def first() -> Any:
+        return await launch.start()
+
+    session = asyncio.run(first())
+    app = ClusterApp(session, palette=themes.resolve(options.theme, themes.discover()), title=title,
+                     actions={"x": ("Stop", launch.stop), "r": ("Relaunch", launch.relaunch)})
+    launch.notes.append(lambda text: app.notify(text, timeout=4))
+    app.run()
+    launch.finish(app.session)
+
+    async def last_word() -> bool:
+        try:
+            return await launch.alive()
+        finally:
+            await launch.close()
+
+    if asyncio.run(last_word()):
+        print(f"watchtower: left running: {launch.stop_hint()}")
+    outcome = app.session.verdict().outcome
+    return {READY: EXIT_READY, STOPPED: EXIT_READY, FAILED: EXIT_FAILED}.get(outcome, EXIT_STARTING)

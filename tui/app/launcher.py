@@ -6,6 +6,7 @@ environment first (a modal), ``a`` the attempts panel (``v1 ✗ AttributeError 0
 … and what changed between attempts), ``k`` kill processes that are not ours but hold
 GPU memory. ``q`` asks only when the launched server would be left running. The
 header shows the launch's verdict (dead / loading / stalled? …), judged with the process.
+(Over 400 lines with its modals: they are the launch keys' own screens, kept beside them.)
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ from tui.core.state import (
     Phase,
     StartupState,
     origin,
+    shown,
     skipped,
 )
 from tui.core.wording import clock
@@ -20,8 +21,8 @@ from tui.present.wording import rank_key
 from tui.session import WatchSession
 
 #: Phases a rank takes part in (the grid's columns); args and ready belong to the main process.
-RANK_PHASES = ("weight_load", "memory_pool", "cuda_graph", "draft_init")
-SHORT = {"weight_load": "weights", "memory_pool": "pool", "cuda_graph": "graphs", "draft_init": "draft"}
+RANK_PHASES = ("weight_load", "compile", "memory_pool", "cuda_graph", "draft_init")
+SHORT = {"weight_load": "weights", "compile": "compile", "memory_pool": "pool", "cuda_graph": "graphs", "draft_init": "draft"}
 LABEL = 15  # glyph + title column
 _REVERSE = Style(reverse=True)
 DURATION = 7
@@ -54,7 +55,7 @@ def render_timeline(session: WatchSession, width: int, palette, height: int | No
 
     silent = _silent_columns(session, t0, span, bar_width, now) if t0 is not None else set()
     failed_phase = _failed_phase(state)
-    for name in PHASES:
+    for name in shown(state, PHASES):
         phase = state.phase(name)
         row = Text(no_wrap=True, end="")
         title = PHASE_TITLES[name]
@@ -162,7 +163,8 @@ def render_ranks(session: WatchSession, width: int, palette) -> Text:
     rank_width = max(5, max(len(r) for r in ranks) + 1)
     cell = 8
     header = Text(" " + "rank".ljust(rank_width), palette.style("dim"), no_wrap=True, end="")
-    for name in RANK_PHASES:
+    columns = shown(state, RANK_PHASES)
+    for name in columns:
         header.append(SHORT[name].rjust(cell), palette.style("dim"))
     rows = [title.append("  ✓ done ▶ running · waiting ✖ died", palette.style("dim")), header]
     error = state.first_error
@@ -171,7 +173,7 @@ def render_ranks(session: WatchSession, width: int, palette) -> Text:
     now = session.log_now()
     for rank in ranks:
         row = Text(" " + rank.ljust(rank_width), palette.style("failed" if rank == dead_rank else "normal"), no_wrap=True, end="")
-        for name in RANK_PHASES:
+        for name in columns:
             phase = state.phase(name)
             if phase is None:
                 key, text = ("skipped", "–") if skipped(state, name) else ("dim", "")

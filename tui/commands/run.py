@@ -29,6 +29,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--log-dir", help="where the attempts' logs go (default: the data dir's logs/; remote: ~/watchtower-logs)")
     p.add_argument("--env", action="append", default=[], metavar="K=V", help="set an environment variable (repeatable)")
     add_launch_options(p)
+    slurm = p.add_argument_group("Slurm", "run the server as a Slurm job: one srun task per node")
+    slurm.add_argument("--slurm", action="store_true", help="submit a batch job (sbatch) and follow it")
+    slurm.add_argument("--partition", metavar="P", help="sbatch --partition")
+    slurm.add_argument("--nodes", metavar="N|H1,H2,…",
+                       help="with --slurm: how many nodes; else the hosts ([user@]host[:port], node rank order) to run "
+                       "the command on over SSH, {node_rank} {nnodes} {master} substituted")
+    slurm.add_argument("--gpus-per-node", type=int, metavar="G", help="sbatch --gpus-per-node")
+    slurm.add_argument("--time", metavar="T", help="sbatch --time (e.g. 1:00:00)")
+    slurm.add_argument("--account", metavar="A", help="sbatch --account")
+    p.add_argument("--cluster", metavar="FILE.toml", help="the nodes to run on over SSH, with per-node args (see README)")
+    if not any("--no-check" in a.option_strings for a in p._actions):
+        p.add_argument("--no-check", action="store_true", help="launch even when a check fails")
     p.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND ARGS", help="the server command line")
     p.set_defaults(func=run)
 
@@ -111,11 +123,56 @@ def build_spec(args: argparse.Namespace, command: list[str] | None = None):
     )
 
 
+def slurm_request(args: argparse.Namespace):
+    from tui.core.slurm import SlurmRequest
+
+    if args.host:
+        raise UsageError("--slurm and --host: the job runs where Slurm puts it (submit from a login node)")
+    nodes = args.nodes or "1"
+    if not nodes.isdigit() or int(nodes) < 1:
+        raise UsageError(f"--nodes {nodes!r}: with --slurm, a number of nodes")
+    if args.gpus_per_node is not None and args.gpus_per_node < 0:
+        raise UsageError("--gpus-per-node must be 0 or more")
+    return SlurmRequest(nodes=int(nodes), partition=args.partition, gpus_per_node=args.gpus_per_node,
+                        time=args.time, account=args.account)
+
+
+def node_list(args: argparse.Namespace):
+    """The nodes of ``run --nodes H1,H2`` or ``run --cluster FILE``, in node-rank order."""
+    from tui.commands.cluster import cluster_file
+    from tui.core.options import NodeSpec
+
+    if args.host:
+        raise UsageError("--nodes/--cluster and --host: name every host in --nodes")
+    if args.cluster:
+        nodes = cluster_file(args.cluster, args.gpus, logs=False)
+    else:
+        hosts = [h.strip() for h in args.nodes.split(",") if h.strip()]
+        if args.nodes.isdigit() or not hosts:
+            raise UsageError(f"--nodes {args.nodes!r}: the hosts, comma-separated (a number of nodes needs --slurm)")
+        nodes = [NodeSpec(h.rsplit("@", 1)[-1].rsplit(":", 1)[0], "", h, args.gpus) for h in hosts]
+    if len({n.name for n in nodes}) != len(nodes):
+        raise UsageError("two nodes with one name (use a --cluster file to name them)")
+    return nodes
+
+
 def run(args: argparse.Namespace) -> int:
     from tui import wiring
 
     spec = build_spec(args)
     options = launch_options(args)
+    if args.slurm:
+        request = slurm_request(args)
+        if not args.log_dir:  # the nodes write there: the submit directory is the one they likely share
+            spec.log_dir = Path(os.getcwd()) / "watchtower-logs"
+        return wiring.slurm_run(spec, request, options, plain=args.plain)
+    if args.nodes or args.cluster:
+        if not args.log_dir:  # on each node, under the login's home, as --host does
+            spec.log_dir = Path("watchtower-logs")
+        spec.cwd = None
+        return wiring.nodes_run(spec, node_list(args), options, plain=args.plain, force=args.no_check)
+    if any(getattr(args, key) for key in ("partition", "gpus_per_node", "time", "account")):
+        raise UsageError("--partition, --nodes, --gpus-per-node, --time and --account go with --slurm")
     if args.plain:
         return wiring.launch_plain(spec, options)
     return wiring.launch_dashboard(spec, options)

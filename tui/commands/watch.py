@@ -12,19 +12,22 @@ from __future__ import annotations
 import argparse
 import os
 
+from tui.commands.cluster import add_cluster_options, cluster_options, wants_cluster
 from tui.commands.options import add_gpu_options, add_stall_limit_option, add_theme_option, watch_options
 from tui.core.errors import UsageError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("watch", help="follow a log while the server starts: phases, errors, verdict")
-    p.add_argument("log", help="the server's log file (it may not exist yet)")
+    p.add_argument("log", nargs="?", help="the server's log file (it may not exist yet)")
     p.add_argument("--server", help="sglang, vllm, or a profile .toml (default: detect)")
     p.add_argument("--plain", action="store_true", help="print one line per event instead of the dashboard")
     p.add_argument("--timeout", type=float, metavar="S", help="give up after S seconds: exit 3 (the dashboard shows TIMEOUT; q exits 3)")
     p.add_argument("--echo", action="store_true", help="also print each log line (with --plain)")
     p.add_argument("--from-end", action="store_true", help="skip what the log already holds")
-    p.add_argument("--host", metavar="[USER@]HOST[:PORT]", help="read the log on this host over SSH")
+    p.add_argument("--host", metavar="[USER@]HOST[:PORT][:/LOG]", action="append", dest="hosts",
+                   help="read the log on this host over SSH; repeat as HOST:/path/log for several nodes")
+    add_cluster_options(p)
     add_theme_option(p)
     add_gpu_options(p)
     add_stall_limit_option(p)
@@ -34,9 +37,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from tui import wiring
 
-    options = watch_options(args)
-    if options.timeout is not None and options.timeout <= 0:
+    if args.timeout is not None and args.timeout <= 0:
         raise UsageError("--timeout must be a positive number of seconds")
+    if wants_cluster(args):
+        return wiring.watch_cluster(cluster_options(args), plain=args.plain)
+    args.host = (args.hosts or [None])[-1]
+    if not args.log:
+        raise UsageError("watch: which log? (LOG, --host HOST:/path/log, --cluster FILE or --slurm JOBID)")
+    options = watch_options(args)
     if not args.plain:
         return wiring.watch_dashboard(options)
     if not options.host and os.path.isdir(options.log):

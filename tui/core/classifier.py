@@ -10,7 +10,12 @@ oldest open block that expects a line of its shape (``File "…"`` after a heade
 or a code line, code after ``File``, the exception after code).
 
 The report is made the moment the exception line arrives, so a live view shows
-it at once; a chain or message lines that follow update the same ``ErrorReport``.
+it at once; a chain or message lines that follow update the same ``ErrorReport``
+(indented ones, as pydantic's ``ValidationError`` writes them, join its message).
+Python's own shapes are known here: ``Exception ignored in: …`` before a block makes it
+a warning (the program goes on), an ``ExceptionGroup``'s ``|`` gutter is read through,
+a bare ``raise Boom`` ends a block with the class alone, and a wrapper whose message is
+another exception (``InductorError: OutOfMemoryError: …``) is reported as that one.
 """
 
 from __future__ import annotations
@@ -30,6 +35,17 @@ _CHAIN = (
 # "torch.OutOfMemoryError: CUDA out of memory…", "KeyError: 'x'", "MemoryError", "mod.Custom: …"
 _EXCEPTION = re.compile(r"(?:[A-Za-z_]\w*\.)*(?P<exc>[A-Za-z_]\w*)(?::(?: (?P<text>.*))?)?$")
 _PROCESS_HEADER = re.compile(r"Process [\w\-]+:$")
+# "Exception ignored in: <function Foo.__del__ …>" (also "… on calling ctypes callback …"):
+# the traceback that follows was printed and then the program went on.
+_IGNORED = "Exception ignored "
+# An ExceptionGroup's traceback draws a gutter: "  | " before each line, "  +-+---- 1 ----" rules.
+_GROUP = "Exception Group Traceback"
+_GUTTER = re.compile(r"^\s*\| ?")
+_RULE = re.compile(r"^\s*\+[-+ \d]*$")
+# A wrapper's message that is another exception: "OutOfMemoryError: HIP out of memory …"
+_EMBEDDED = re.compile(r"(?:[A-Za-z_]\w*\.)*(?P<exc>[A-Z]\w*(?:Error|Exception)): (?P<text>.*)$")
+# Words a shell prints alone on a line after a block: never a bare exception class.
+_SHELL_WORDS = frozenset({"Killed", "Terminated", "Aborted", "Hangup", "Done", "Stopped"})
 # A bare name with no message is an exception line only if it reads like one ("MemoryError",
 # "mod.Custom"), not a word such as "Killed" that the shell prints after a block.
 _BARE_EXCEPTION = re.compile(r"(?:Error|Exception|Exit|Interrupt|Iteration|Warning)$")
@@ -44,6 +60,8 @@ HEAD, TAIL = 4, 30
 #: Ranges kept per block: a block interleaved with more runs than this is widened over them.
 MAX_SPANS = 4096
 MESSAGE_CAP = 500
+#: A message that goes on over indented lines is kept whole, up to this.
+LONG_MESSAGE_CAP = 2000
 
 # block states: after the Traceback line, after a File line, after a code (or caret) line,
 # after the exception line, after "During handling …"
@@ -65,6 +83,8 @@ class _Block:
     spans: list[list[int]] = field(default_factory=list)  # [first, last] runs of its line numbers
     report: ErrorReport | None = None
     warning: bool = False  # logged at a warning level: a warning with a traceback, not a failure
+    group: bool = False  # an ExceptionGroup's traceback (lines in a "|" gutter)
+    ignored: bool = False  # after "Exception ignored in: …": the program went on (a warning)
 
     def add(self, number: int, text: str) -> None:
         if len(self.head) < HEAD:
@@ -94,13 +114,16 @@ class Classifier:
     def __init__(self, profile: Profile) -> None:
         self.set_profile(profile)
         self._blocks: list[_Block] = []
-        self._headers: dict[str | None, tuple[int, str]] = {}  # "Process X:" lines, by rank
+        self._headers: dict[str | None, tuple[int, str, int | None]] = {}  # "Process X:" lines, by rank
+        self._ignored: dict[str | None, tuple[int, str, int | None]] = {}  # "Exception ignored in:" lines, by rank
+        self._warned = False  # the line just fed ended an ignored exception's block
 
     def set_profile(self, profile: Profile) -> None:
         self._signatures: tuple[Signature, ...] = profile.signatures
         self._warnings = profile.warnings
         self._benign = profile.benign
         self._warning_levels = profile.warning_levels
+        self._carry_on = profile.carry_on
         # one search per line rules out every signature (or every warning) at once
         self._any_signature = any_of([s.regex for s in profile.signatures])
         self._any_warning = any_of(list(profile.warnings))
@@ -108,6 +131,7 @@ class Classifier:
     def reset(self) -> None:
         self._blocks.clear()
         self._headers.clear()
+        self._ignored.clear()
 
     @property
     def open(self) -> bool:
@@ -135,15 +159,30 @@ class Classifier:
         whether it belongs to a traceback (then it is no phase marker either).
         """
         errors: list[ErrorReport] = []
+        if self._blocks and any(b.group for b in self._blocks) and (_RULE.match(body) or _GUTTER.match(body)):
+            # a line of an ExceptionGroup's gutter: after the group's own exception line, its
+            # sub-exceptions belong to it (the group is reported by its class)
+            body = _GUTTER.sub("", body, count=1)
+            done = self._candidate(rank, lambda b: b.group and b.state == _EXC)
+            if done is not None or _RULE.match(body):
+                if done is not None:
+                    done.add(number, body)
+                    if done.report is not None:
+                        done.report.end_line, done.report.block = number, done.lines()
+                return errors, False, True
         if self._blocks:
             self._expire(number, errors)
+            self._warned = False
             if self._blocks and self._continue(number, body, rank, record, errors):
-                return errors, False, True
+                return errors, self._warned, True
         if TRACEBACK in body:
             self._start(number, body, rank, ts, offset, errors, level is not None and level in self._warning_levels)
             return errors, False, True
         if body.startswith("Process ") and _PROCESS_HEADER.match(body):
             self._headers[rank] = (number, body, offset)
+            return errors, False, True
+        if body.startswith(_IGNORED):
+            self._ignored[rank] = (number, body, offset)
             return errors, False, True
         if not body or body.isspace():
             return errors, False, False
@@ -157,6 +196,8 @@ class Classifier:
                 benign = self._is_benign(body)
             if benign:
                 break
+            if (level is not None and level in self._warning_levels) or any(p.search(body) for p in self._carry_on):
+                return errors, True, False  # logged as a warning, or it says it goes on: not a failure
             self._close_complete(rank, errors)
             kind = match.groupdict().get("kind") or sig.kind
             errors.append(
@@ -192,6 +233,7 @@ class Classifier:
         for block in list(self._blocks):
             self._close(block, errors)
         self._headers.clear()
+        self._ignored.clear()
         return errors
 
     def close_complete(self) -> list[ErrorReport]:
@@ -232,7 +274,11 @@ class Classifier:
             if block.rank == rank:
                 self._close(block, errors)
         header = self._headers.pop(rank, None)
-        block = _Block(rank, number, ts, offset, warning=warning)
+        ignored = self._ignored.pop(rank, None)
+        went_on = ignored is not None and 0 < number - ignored[0] <= 2
+        if went_on:
+            header = ignored
+        block = _Block(rank, number, ts, offset, warning=warning, group=_GROUP in body, ignored=went_on)
         if header is not None and 0 < number - header[0] <= 2:
             block.line, block.offset = header[0], header[2]
             block.add(header[0], header[1])
@@ -273,7 +319,7 @@ class Classifier:
                 block = self._candidate(rank, lambda b: b.state in _FRAME, lambda b: b.state == _FILE)
                 state = _CODE
             if block is None:
-                return False
+                return self._message_goes_on(number, body, rank)
             block.state = state
             block.add(number, body)
             return True
@@ -288,13 +334,17 @@ class Classifier:
             return False  # a new block, or the next part of a chain: _start decides
         match = _EXCEPTION.match(body)
         if match is not None and match.group("text") is None and "." not in body and ":" not in body:
-            if not _BARE_EXCEPTION.search(match.group("exc")):
+            if not _BARE_EXCEPTION.search(match.group("exc")) and not self._bare_raise(body, rank):
                 match = None
         if match is not None:
             block = self._candidate(rank, lambda b: b.state in (_TB, _FILE, _CODE), lambda b: b.state == _CODE)
             if block is not None:
                 block.add(number, body)
-                self._exception(block, number, match, errors)
+                if block.ignored:  # printed, then the program went on: a warning, no report
+                    block.state, block.exc_line = _EXC, number
+                    self._warned = True
+                else:
+                    self._exception(block, number, match, errors)
                 return True
         # Message lines after the exception line ("Possible solutions: …"), unless they
         # are a record of their own or an error of their own ("Killed").
@@ -311,12 +361,39 @@ class Classifier:
             block.report.block = block.lines()
         return True
 
+    def _bare_raise(self, body: str, rank: str | None) -> bool:
+        """``raise Boom`` with no message: a class name alone, right after a block's code line."""
+        return (
+            body[:1].isupper()
+            and body not in _SHELL_WORDS
+            and self._candidate(rank, lambda b: b.state == _CODE) is not None
+        )
+
+    def _message_goes_on(self, number: int, body: str, rank: str | None) -> bool:
+        """An indented line right after a block's exception line: its message goes on."""
+        block = self._candidate(rank, lambda b: b.state == _EXC and 0 < number - b.last <= 1)
+        if block is None or block.report is None:
+            return False
+        block.add(number, body)
+        report = block.report
+        if len(report.message) < LONG_MESSAGE_CAP:
+            report.message = f"{report.message} {body.strip()}"[:LONG_MESSAGE_CAP]
+        report.end_line = number
+        report.block = block.lines()
+        return True
+
     def _exception(self, block: _Block, number: int, match: re.Match[str], errors: list) -> None:
         block.state = _EXC
         block.exc_line = number
         kind = match.group("exc")
         text = (match.group("text") or "").strip()
         message = f"{kind}: {text}" if text else kind
+        inner = text
+        for _ in range(3):  # a wrapper whose message is another exception is that exception
+            embedded = _EMBEDDED.match(inner)
+            if embedded is None:
+                break
+            kind, inner = embedded.group("exc"), embedded.group("text")
         sig = next((s for s in self._signatures if not s.fallback and s.regex.search(match.group(0))), None)
         report = block.report
         if report is None:
@@ -334,8 +411,8 @@ class Classifier:
 
     def _close(self, block: _Block, errors: list) -> None:
         self._blocks.remove(block)
-        if block.report is not None:
-            return  # already reported when its exception line came
+        if block.report is not None or block.ignored:
+            return  # already reported when its exception line came (or only a warning)
         lines = block.lines()
         last = next((t.strip() for _, t in reversed(lines) if t.strip()), TRACEBACK)
         errors.append(

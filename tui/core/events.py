@@ -276,6 +276,29 @@ class ProcessStopping:
     at: float = 0.0
 
 
+# ---------------------------------------------------------------- Slurm jobs
+
+
+@dataclass(frozen=True, slots=True)
+class SlurmJobState:
+    """A Slurm job's state as ``scontrol show job`` reports it (``tui.core.slurm`` words it)."""
+
+    job_id: str
+    state: str  # PENDING, RUNNING, COMPLETING, COMPLETED, FAILED, CANCELLED, TIMEOUT, … or GONE
+    reason: str = ""  # why it is pending (Resources, Priority, …) or failed
+    nodes: tuple[str, ...] = ()
+    exit_code: str = ""  # "status:signal", e.g. "0:9"
+    tasks: int | None = None
+    stdout: str = ""
+    workdir: str = ""
+    name: str = ""
+    partition: str = ""
+    ahead: int | None = None  # pending jobs ahead of it in its partition
+    cancelled_by: str | None = None  # who cancelled it, when known
+    task_failures: tuple[str, ...] = ()  # srun's words for tasks that died: "n2 task 1: Killed"
+    at: float = 0.0
+
+
 SourceEvent = (
     LogChunk
     | LogGap
@@ -292,6 +315,7 @@ SourceEvent = (
     | ProcessStarted
     | ProcessExited
     | ProcessStopping
+    | SlurmJobState
 )
 
 

@@ -66,3 +66,29 @@ class RecordOptions:
     duration: float | None = None
     keep_going: bool = False
     gpus: GpuOptions = field(default_factory=GpuOptions)
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSpec:
+    """One node of a multi-node watch: its name, its log and where that log is."""
+
+    name: str
+    log: str
+    host: str | None = None  # [user@]host[:port] over SSH; None: this machine
+    gpus: str = "none"
+    args: tuple[str, ...] = ()  # `run --cluster`: words added to this node's command
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterOptions:
+    """`watch` with several nodes (``--host N:/log`` …, ``--cluster FILE``) or a Slurm job."""
+
+    nodes: tuple[NodeSpec, ...] = ()
+    slurm_job: str | None = None
+    task_output: str | None = None  # an srun -o pattern for the job's per-task files
+    slurm_interval: float = 1.0
+    server: str | None = None
+    from_end: bool = False
+    timeout: float | None = None
+    theme: str | None = None
+    gpus: GpuOptions = field(default_factory=GpuOptions)

@@ -26,7 +26,7 @@ try:  # linear-time engine for the per-line first test (a dependency where wheel
 except ImportError:  # pragma: no cover - depends on the platform's wheels
     _re2 = None
 
-BUILTIN = ("sglang", "vllm")
+BUILTIN = ("sglang", "vllm", "trtllm")
 COMMON = "common"
 
 Pattern = re.Pattern[str]
@@ -68,6 +68,9 @@ class PhaseSpec:
     repeat_is_draft: bool = False  # a rank's 2nd begin / end belongs to draft_init
     requires_begin: bool = False  # end / step lines count only on a rank that began the phase
     all_ranks: bool = False  # every rank tag seen prints this phase: over when all of them ended it
+    # A line this phase and one of these phases both claim belongs to that phase while it runs
+    # on the line's rank (SGLang's "Compiling a graph …" inside piecewise graph capture).
+    yield_to: tuple[str, ...] = ()
     stall_after: float | None = None  # seconds of log silence in this phase before "stalled?"
 
 
@@ -76,7 +79,8 @@ class Profile:
     name: str
     title: str
     source: str  # the file it came from
-    detect: tuple[Pattern, ...] = ()
+    detect: tuple[Pattern, ...] = ()  # weak evidence: a line of this server's shape (scored)
+    identify: tuple[Pattern, ...] = ()  # definitive: a line only this server prints
     headers: tuple[Pattern, ...] = ()
     timestamp: str | None = None  # strptime format of the header's ts group
     rank_token: Pattern | None = None  # findall over the ranks / proc group: (kind, index)
@@ -91,6 +95,7 @@ class Profile:
     figures: tuple[Pattern, ...] = ()  # "avail mem=… GB": shown as a phase's detail
     signatures: tuple[Signature, ...] = ()
     warnings: tuple[Pattern, ...] = ()
+    carry_on: tuple[Pattern, ...] = ()  # the line says the server goes on: a warning, whatever it names
     benign: tuple[Pattern, ...] = ()
     prefilter: tuple[str, ...] = ()
     max_detect_lines: int = 5000
@@ -121,11 +126,12 @@ class QuickTest:
     (lookarounds dropped, which only loosens it); Python's ``re`` otherwise.
     """
 
-    __slots__ = ("_re", "_re2")
+    __slots__ = ("_bodies", "_re", "_re2")
 
     def __init__(self, patterns: list[Pattern]) -> None:
         bodies = [_NAMED_GROUP.sub("(?:", p.pattern) for p in patterns]
-        self._re = re.compile("|".join(f"(?:{b})" for b in bodies))
+        self._bodies = bodies
+        self._re: Pattern | None = None  # compiled on first need: most text is ASCII
         self._re2 = None
         if _re2 is not None:
             try:
@@ -136,6 +142,8 @@ class QuickTest:
     def search(self, text: str) -> Any:
         if self._re2 is not None and text.isascii():
             return self._re2.search(text)
+        if self._re is None:
+            self._re = re.compile("|".join(f"(?:{b})" for b in self._bodies))
         return self._re.search(text)
 
 
@@ -199,12 +207,12 @@ _NAMED_GROUP = re.compile(r"\(\?P<\w+>")
 
 _TOP_KEYS = {
     "name", "title", "detect", "prefix", "phases", "markers", "signatures", "warnings",
-    "benign", "prefilter", "options", "examples", "identity",
+    "benign", "prefilter", "options", "examples", "identify", "identity",
 }
 _PREFIX_KEYS = {"headers", "timestamp", "rank_token", "rank_order", "bar_rank", "warning_levels"}
 _PHASE_KEYS = {
     "begin", "end", "step", "implicit_begin", "progress", "ranked", "settle", "repeat_is_draft",
-    "requires_begin", "all_ranks", "stall_after",
+    "requires_begin", "all_ranks", "yield_to", "stall_after",
 }
 _MARKER_KEYS = {"ready", "close", "stop", "figures", "startup"}
 _SIGNATURE_KEYS = {"kind", "pattern", "fatal", "secondary", "fallback"}
@@ -251,6 +259,14 @@ def _table(where: str, value: Any, allowed: set[str]) -> dict[str, Any]:
     return value
 
 
+def _phase_names(where: str, value: Any) -> tuple[str, ...]:
+    names = _strings(where, value)
+    for name in names:
+        if name not in PHASES:
+            raise ProfileError(f"{where}: unknown phase {name!r} (known: {', '.join(PHASES)})")
+    return names
+
+
 def _bool(where: str, value: Any, default: bool) -> bool:
     if value is None:
         return default
@@ -288,6 +304,7 @@ def _parse(data: dict[str, Any], source: str, common: dict[str, Any] | None) -> 
                 repeat_is_draft=_bool(f"{pw}.repeat_is_draft", body.get("repeat_is_draft"), False),
                 requires_begin=_bool(f"{pw}.requires_begin", body.get("requires_begin"), False),
                 all_ranks=_bool(f"{pw}.all_ranks", body.get("all_ranks"), False),
+                yield_to=_phase_names(f"{pw}.yield_to", body.get("yield_to")),
                 stall_after=_duration(f"{pw}.stall_after", body.get("stall_after")),
             )
         )
@@ -308,7 +325,9 @@ def _parse(data: dict[str, Any], source: str, common: dict[str, Any] | None) -> 
         raise ProfileError(f"{where}: prefix.bar_rank: expected a string")
 
     sigs = _signatures(where, data.get("signatures"))
-    warnings = _patterns(f"{where}: warnings.patterns", _table(f"{where}: warnings", data.get("warnings"), {"patterns"}).get("patterns"))
+    warnings_table = _table(f"{where}: warnings", data.get("warnings"), {"patterns", "carry_on"})
+    warnings = _patterns(f"{where}: warnings.patterns", warnings_table.get("patterns"))
+    carry_on = _patterns(f"{where}: warnings.carry_on", warnings_table.get("carry_on"))
     benign = _patterns(f"{where}: benign.patterns", _table(f"{where}: benign", data.get("benign"), {"patterns"}).get("patterns"))
     words = _strings(f"{where}: prefilter.words", _table(f"{where}: prefilter", data.get("prefilter"), {"words"}).get("words"))
     if any(not w for w in words):
@@ -321,6 +340,7 @@ def _parse(data: dict[str, Any], source: str, common: dict[str, Any] | None) -> 
         sigs = sigs + common["signatures"]
         sigs = tuple(s for s in sigs if not s.fallback) + tuple(s for s in sigs if s.fallback)
         warnings = warnings + common["warnings"]
+        carry_on = carry_on + common["carry_on"]
         benign = benign + common["benign"]
         words = words + common["prefilter"]
 
@@ -330,6 +350,7 @@ def _parse(data: dict[str, Any], source: str, common: dict[str, Any] | None) -> 
         title=title if isinstance(title, str) else name,
         source=source,
         detect=_patterns(f"{where}: detect", data.get("detect")),
+        identify=_patterns(f"{where}: identify", data.get("identify")),
         headers=headers,
         timestamp=timestamp,
         rank_token=rank_token_re,
@@ -344,6 +365,7 @@ def _parse(data: dict[str, Any], source: str, common: dict[str, Any] | None) -> 
         figures=_patterns(f"{where}: markers.figures", markers.get("figures")),
         signatures=sigs,
         warnings=warnings,
+        carry_on=carry_on,
         benign=benign,
         prefilter=tuple(dict.fromkeys(words)),
         max_detect_lines=max_detect,
@@ -429,6 +451,7 @@ def _common() -> dict[str, Any]:
         _common_cache = {
             "signatures": _signatures(source, data.get("signatures")),
             "warnings": _patterns(f"{source}: warnings.patterns", (data.get("warnings") or {}).get("patterns")),
+            "carry_on": _patterns(f"{source}: warnings.carry_on", (data.get("warnings") or {}).get("carry_on")),
             "benign": _patterns(f"{source}: benign.patterns", (data.get("benign") or {}).get("patterns")),
             "prefilter": _strings(f"{source}: prefilter.words", (data.get("prefilter") or {}).get("words")),
         }
@@ -444,6 +467,7 @@ def generic_profile() -> Profile:
         source="common.toml",
         signatures=common["signatures"],
         warnings=common["warnings"],
+        carry_on=common["carry_on"],
         benign=common["benign"],
         prefilter=tuple(dict.fromkeys(common["prefilter"])),
     )
@@ -475,13 +499,51 @@ def builtin_profiles() -> list[Profile]:
 
 
 def detect_server(lines: list[str], profiles: list[Profile] | None = None) -> Profile | None:
-    """The first profile whose ``detect`` patterns match one of ``lines`` (earliest line wins)."""
+    """The server these lines come from: the first line only one server prints (``identify``)
+    settles it; else the profile whose shape (``detect``) most lines have, the earliest on a tie."""
     candidates = builtin_profiles() if profiles is None else profiles
+    evidence = Evidence(candidates)
     for text in lines:
-        for profile in candidates:
+        if evidence.weigh(text):
+            break
+    return evidence.best
+
+
+class Evidence:
+    """Scores the lines of a log for each candidate server until one is identified.
+
+    ``detect`` patterns are weak (a line's shape: SGLang on ROCm prints a vLLM-shaped line
+    first); one ``identify`` match is definitive and outweighs any score.
+    """
+
+    def __init__(self, candidates: list[Profile]) -> None:
+        self.candidates = candidates
+        self.scores = {p.name: 0 for p in candidates}
+        self.first: dict[str, int] = {}  # name -> order of its first evidence (ties: earliest wins)
+        self.identified: Profile | None = None
+
+    def weigh(self, text: str) -> bool:
+        """One line's evidence; True once a definitive marker has settled the server."""
+        if self.identified is not None:
+            return True
+        for profile in self.candidates:
+            if any(p.search(text) for p in profile.identify):
+                self.identified = profile
+                return True
+        for profile in self.candidates:
             if any(p.search(text) for p in profile.detect):
-                return profile
-    return None
+                self.scores[profile.name] += 1
+                self.first.setdefault(profile.name, len(self.first))
+        return False
+
+    @property
+    def best(self) -> Profile | None:
+        if self.identified is not None:
+            return self.identified
+        scored = [p for p in self.candidates if self.scores[p.name]]
+        if not scored:
+            return None
+        return max(scored, key=lambda p: (self.scores[p.name], -self.first[p.name]))
 
 
 def prefilter_words(profiles: list[Profile]) -> list[str]:

@@ -7,15 +7,19 @@ tracker (``tui.core.tracker``) writes them.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 
 #: Canonical phases, in their usual order. Views show them in this order; the
 #: tracker reports them in the order they *started* (``StartupState.phases``).
+#: ``compile`` is torch.compile / JIT kernel compilation outside graph capture (vLLM's
+#: Dynamo + Inductor before KV sizing, SGLang's DeepGEMM pre-compile, TensorRT-LLM's
+#: autotuner); many starts have none, and views show it only when it happened.
 PHASES: tuple[str, ...] = (
     "server_args",
     "weight_load",
+    "compile",
     "memory_pool",
     "cuda_graph",
     "draft_init",
@@ -25,6 +29,7 @@ PHASES: tuple[str, ...] = (
 PHASE_TITLES: dict[str, str] = {
     "server_args": "server args",
     "weight_load": "weight load",
+    "compile": "compile",
     "memory_pool": "memory pool",
     "cuda_graph": "CUDA graphs",
     "draft_init": "draft init",
@@ -156,12 +161,13 @@ class AttemptSummary:
     seconds: float | None = None  # log time from its first line to its last (to ready, if ready)
 
     def to_json(self) -> dict[str, object]:
+        """For `scan --json` (no duration: a line without a timestamp of its own takes the last
+        one the tracker saw, and the fast path sees fewer lines than a full read)."""
         return {
             "start_line": self.start_line,
             "end_line": self.end_line,
             "outcome": self.outcome,
             "first_error": self.first_error,
-            "seconds": None if self.seconds is None else round(self.seconds, 3),
         }
 
 
@@ -238,6 +244,16 @@ def origin(state: StartupState) -> float | None:
         if phase.start_ts is not None:
             return phase.start_ts
     return state.first_ts
+
+
+#: Phases shown only when the log had them (many starts compile nothing; a row of "skipped"
+#: for them would be noise).
+OPTIONAL_PHASES = frozenset({"compile"})
+
+
+def shown(state: StartupState, names: Iterable[str]) -> list[str]:
+    """The phases a view lists: every canonical one, optional ones only once they happened."""
+    return [n for n in names if n not in OPTIONAL_PHASES or state.phase(n) is not None]
 
 
 def skipped(state: StartupState, name: str) -> bool:

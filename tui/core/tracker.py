@@ -29,7 +29,7 @@ from tui.core.events import (
     WarningFound,
 )
 from tui.core.lines import Line, Progress
-from tui.core.profiles import PhaseSpec, Profile, any_of, builtin_profiles, generic_profile
+from tui.core.profiles import Evidence, PhaseSpec, Profile, any_of, builtin_profiles, generic_profile
 from tui.core.state import (
     FAILED,
     INTERRUPTED,
@@ -49,6 +49,9 @@ MAX_ERRORS = 1000
 MAX_ATTEMPTS = 1000
 DRAFT = "draft_init"
 MAIN = "main"  # the rank of lines whose prefix names none
+#: Text of the lines kept while the server is only guessed, to read them again if a definitive
+#: marker names another server (beyond this, a switch keeps what was read so far).
+REPLAY_CHARS = 8 << 20
 _DIGITS = re.compile(r"\d+")
 
 
@@ -59,9 +62,11 @@ def _is_bar(text: str) -> bool:
 class StartupTracker:
     """Feed it lines in order; read ``state``; act on the events ``feed`` returns.
 
-    ``profile=None`` detects the server from the first lines among the built-in
-    profiles; until then (and for good if nothing is recognised) errors are still
-    classified. After ``restart()`` read ``state`` again: it is a new object.
+    ``profile=None`` detects the server among the built-in profiles by weighing the
+    evidence of the first lines (``Evidence``): the likeliest server is used at once, and
+    a definitive marker of another one switches to it, reading the lines so far again.
+    Until a server is known (and for good if nothing is recognised) errors are still
+    classified. After ``restart()`` or a switch read ``state`` again: it is a new object.
     """
 
     def __init__(self, profile: Profile | None = None) -> None:
@@ -73,10 +78,20 @@ class StartupTracker:
         self._reset()
 
     def _reset(self) -> None:
-        self.state = StartupState()
-        self.profile: Profile | None = None
         self._seen = 0  # lines fed while detecting
         self._gave_up = False
+        self._settled = self._forced is not None  # a definitive marker (or --server) named it
+        self._evidence = Evidence(self._candidates)
+        self._any_identify = any_of([p for c in self._candidates for p in c.identify])
+        self._replay: list[tuple[Line, float | None]] | None = []  # lines read while guessing
+        self._replay_chars = 0
+        self._replaying = False
+        self._fresh()
+
+    def _fresh(self) -> None:
+        """A new state and everything derived from lines (not what detection has learnt)."""
+        self.state = StartupState()
+        self.profile: Profile | None = None
         self._announced = False
         self._implicit: dict[tuple[str, str], tuple[int, float | None]] = {}
         self._tentative: set[str] = set()  # settle phases whose ranks have all ended
@@ -127,8 +142,9 @@ class StartupTracker:
 
     @property
     def needs_every_line(self) -> bool:
-        """True while a traceback is open or the server is not yet known: no line may be skipped."""
-        return self.classifier.open or (self.profile is None and not self._gave_up)
+        """True while a traceback is open or the server is not yet settled: no line may be skipped
+        (every path through the tracker must weigh the same evidence)."""
+        return self.classifier.open or not (self._settled or self._gave_up)
 
     def feed(self, item: Line | Progress, at: float | None = None) -> list[TrackerEvent]:
         """One line (or a live ``\\r`` update of the open line); ``at``: when it arrived."""
@@ -137,13 +153,25 @@ class StartupTracker:
             if self.profile is not None:
                 self._bar_only(item.number, item.text, at, events)
             return events
-        number = item.number
-        self._offset = item.offset
-        self.pass_over(number)
-        if self.profile is None and not self._gave_up:
+        detecting = not (self._settled or self._gave_up)
+        if detecting:
             self._seen += 1
             if self._seen > self._max_detect:
                 self._gave_up = True
+                self._replay = None
+        self._line(item, at, events)
+        if detecting and self._replay is not None and not self._settled:
+            self._replay_chars += sum(map(len, item.segments))
+            if self._replay_chars > REPLAY_CHARS:
+                self._replay = None
+            else:
+                self._replay.append((item, at))
+        return events
+
+    def _line(self, item: Line, at: float | None, events: list[TrackerEvent]) -> None:
+        number = item.number
+        self._offset = item.offset
+        self.pass_over(number)
         segments = item.segments
         last = len(segments) - 1
         for i, text in enumerate(segments):
@@ -152,7 +180,6 @@ class StartupTracker:
             self._segment(number, text, at, events)
         if segments:
             self.pass_over(number, segments[-1])
-        return events
 
     def pass_over(self, number: int, text: str | None = None) -> None:
         """Line ``number`` was read but needs no matching (a prefilter found no marker word in
@@ -240,9 +267,9 @@ class StartupTracker:
         self._one(number, text, at, events)
 
     def _one(self, number: int, text: str, at: float | None, events: list[TrackerEvent]) -> None:
-        if self.profile is None and not self._gave_up:
+        if not self._settled and not self._replaying:
             self._detect(number, text, events)
-        elif not self._announced and self.profile is not None:
+        if not self._announced and self.profile is not None:
             self._announced = True
             events.append(ServerDetected(self.profile.name, number))
         profile = self.profile or self._generic
@@ -265,7 +292,7 @@ class StartupTracker:
             and self._anything is not None
             and self._anything.search(msg) is None
             and "Traceback" not in msg
-            and not msg.startswith("Process ")
+            and not msg.startswith(("Process ", "Exception ignored "))
             and (level is None or level not in profile.warning_levels)
         ):
             return  # nothing can match: the common case, one search
@@ -313,12 +340,38 @@ class StartupTracker:
         events.append(NewStartup(number, self.state.attempt, summary))
 
     def _detect(self, number: int, text: str, events: list[TrackerEvent]) -> None:
-        for profile in self._candidates:
-            if any(p.search(text) for p in profile.detect):
-                self._use(profile)
-                self._announced = True
-                events.append(ServerDetected(profile.name, number))
+        """Weigh this line's evidence; use the likeliest server, switching if it changed."""
+        evidence = self._evidence
+        if self._gave_up:  # past the first lines: only a definitive marker still counts
+            if self._any_identify is None or self._any_identify.search(text) is None:
                 return
+        settled = evidence.weigh(text)
+        best = evidence.best
+        if best is not None and best is not self.profile:
+            if self.profile is None:
+                self._use(best)
+                self._announced = True
+                events.append(ServerDetected(best.name, number))
+            else:
+                self._switch(best, number, events)
+        if settled:
+            self._settled = True
+            self._replay = None
+
+    def _switch(self, profile: Profile, number: int, events: list[TrackerEvent]) -> None:
+        """The evidence now names another server: start over with it and read the kept lines
+        again (the current line goes on from here)."""
+        kept = self._replay or []
+        self._fresh()
+        self._use(profile)
+        self._announced = True
+        events.append(ServerDetected(profile.name, number))
+        self._replaying = True
+        try:
+            for line, at in kept:
+                self._line(line, at, events)
+        finally:
+            self._replaying = False
 
     def _rank(self, ranks: str | None, proc: str | None) -> str:
         if ranks:
@@ -450,6 +503,8 @@ class StartupTracker:
                 for pattern in patterns:
                     match = pattern.search(msg)
                     if match is not None:
+                        if action in ("begin", "step") and spec.yield_to and self._yields(spec, msg, rank):
+                            break
                         self._mark(spec, action, match, number, msg, rank, ts, events)
                         break
             if self._any_bar is not None and self._any_bar.search(msg) is not None:
@@ -471,6 +526,19 @@ class StartupTracker:
                 if match is not None:
                     identity[key] = match.group("value")[:500]
                     break
+
+    def _yields(self, spec: PhaseSpec, msg: str, rank: str) -> bool:
+        """Does a phase ``spec`` yields to claim this line while it runs on ``rank``?"""
+        for name in spec.yield_to:
+            other = self._specs.get(name)
+            phase = self.state.phase(name)
+            if other is None or phase is None or phase.done:
+                continue
+            if other.ranked and rank not in phase.ranks:
+                continue
+            if any(p.search(msg) for p in (*other.begin, *other.end, *other.step)):
+                return True
+        return False
 
     def _bar_only(self, number: int, text: str, at: float | None, events: list[TrackerEvent]) -> None:
         """A live update of a still-open line: only its progress bar matters."""
@@ -513,11 +581,12 @@ class StartupTracker:
             self._settle(spec.index, events)
         if spec.requires_begin and action != "begin" and (phase is None or rank not in phase.ranks):
             return
+        seconds = match.groupdict().get("seconds")
+        took = float(seconds) if seconds else None  # the line says how long it took
         if phase is None:
             start_ts = ts
-            seconds = match.groupdict().get("seconds")
-            if action == "end" and seconds and ts is not None:
-                start_ts = ts - float(seconds)
+            if took is not None and ts is not None:
+                start_ts = ts - took
             start = min(
                 (v for k, v in self._implicit.items() if k[0] == spec.name),
                 default=(number, start_ts),
@@ -532,6 +601,8 @@ class StartupTracker:
                 phase.end_line = phase.end_ts = None  # reopened: a later end reports it again
             self._tentative.discard(phase.name)
         elif action == "end":
+            if took is not None and ts is not None and entry.start_ts is not None:
+                ts = max(ts, entry.start_ts + took)  # a line with no time of its own ("-- 48.20s")
             entry.end_line, entry.end_ts = number, ts
         elif entry.end_line is not None:
             return  # a step after this rank's end

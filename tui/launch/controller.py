@@ -12,6 +12,8 @@ No Textual: the dashboard and ``watchtower run --plain`` use it alike.
 
 Secrets: the real environment only lives in memory, for the next relaunch; what is
 shown, stored or handed to hooks goes through a :class:`~tui.core.secrets.Masker`.
+(One class over 400 lines: start, reattach, stop and relaunch share the attempt's state;
+the pieces that stand alone are the other modules of this package.)
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from tui.core.state import PHASE_TITLES, PHASES, skipped
+from tui.core.state import PHASE_TITLES, PHASES, shown, skipped
 from tui.core.verdict import Verdict
 from tui.core.wording import clock
 from tui.present.wording import STARTUPS_SHOWN, gib, process_rows, summary_line
@@ -43,7 +43,7 @@ def build_report(session: WatchSession, verdict: Verdict | None = None, now: flo
     elif writers.no_writer is not None:
         out += [f"Server processes: no writer found ({writers.no_writer.detail})", ""]
     out.append("Phases")
-    for name in PHASES:
+    for name in shown(state, PHASES):
         phase = state.phase(name)
         title = PHASE_TITLES[name]
         if phase is None:

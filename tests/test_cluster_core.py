@@ -1,0 +1,105 @@
+"""tui.core.cluster: the barrier view and the verdict of one startup across nodes (real tracker)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from tui.core.cluster import NodeStatus, barrier, laggard, verdict
+from tui.core.lines import LineAssembler
+from tui.core.profiles import load_profile
+from tui.core.tracker import StartupTracker
+
+SGLANG = load_profile("sglang")
+
+
+def node_log(ranks: list[str], *, until: str, second: int = 0, then_raise: bool = False) -> list[str]:
+    """An SGLang multi-node startup of these (global) ranks, up to and including ``until``."""
+    ts = f"2026-02-22 23:39:{second:02d}"
+    steps = [
+        ("dist_begin", [f"[{ts} {r}] Init torch distributed begin." for r in ranks]),
+        ("dist_end", [f"[{ts} {r}] Init torch distributed ends. mem usage=0.1 GB" for r in ranks]),
+        ("load_begin", [f"[{ts} {r}] Load weight begin. avail mem=78.12 GB" for r in ranks]),
+        ("load_end", [f"[{ts} {r}] Load weight end. elapsed=6.91 s, type=X, avail mem=70.40 GB, mem usage=7.72 GB." for r in ranks]),
+        ("pool", [f"[{ts} {r}] Memory pool end. avail mem=19.80 GB" for r in ranks]),
+        ("graph_begin", [f"[{ts} {r}] Capture cuda graph begin. This can take up to several minutes." for r in ranks]),
+        ("graph_end", [f"[{ts} {r}] Capture cuda graph end. Time elapsed: 9.60 s. mem usage=0.61 GB." for r in ranks]),
+        ("ready", [f"[{ts}] The server is fired up and ready to roll!"]),
+    ]
+    lines = [f"[{ts}] server_args=ServerArgs(model_path='/models/m', tp_size=4, nnodes=2)"]
+    for name, block in steps:
+        lines += block
+        if name == until:
+            break
+    if then_raise:
+        lines += [
+            f"[{ts} {ranks[0]}] Scheduler hit an exception: Traceback (most recent call last):",
+            f'[{ts} {ranks[0]}]   File "/sgl/srt/managers/scheduler.py", line 2406, in run_scheduler_process',
+            f"[{ts} {ranks[0]}] RuntimeError: NCCL error: unhandled system error",
+        ]
+    return lines
+
+
+async def wait_outcome(session, wanted: set[str], timeout: float = 60.0):
+    """Until a ClusterSession's verdict is one of ``wanted`` (woken by its updates); the verdict."""
+    async with asyncio.timeout(timeout):
+        while session.verdict().outcome not in wanted:
+            session.changed.clear()
+            await session.changed.wait()
+    return session.verdict()
+
+
+def status(name: str, lines: list[str], quiet_for: float | None = 1.0) -> NodeStatus:
+    tracker = StartupTracker(SGLANG)
+    assembler = LineAssembler()
+    for item in assembler.feed(("\n".join(lines) + "\n").encode()):
+        tracker.feed(item, 0.0)
+    tracker.finish()
+    return NodeStatus(name, tracker.state, quiet_for=quiet_for)
+
+
+def test_node_2_stuck_in_dist_init_is_the_laggard_of_every_milestone():
+    nodes = [
+        status("n1", node_log(["TP0", "TP1"], until="ready"), quiet_for=0.5),
+        status("n2", node_log(["TP2", "TP3"], until="dist_begin"), quiet_for=42.0),
+    ]
+    rows = barrier(nodes)
+    assert [r.milestone for r in rows] == ["dist_init", "weight_load", "memory_pool", "cuda_graph", "ready"]
+    first = rows[0]
+    assert (first.reached, first.total) == (2, 4)
+    assert [m.label for m in first.missing] == ["n2 TP2", "n2 TP3"]
+    assert first.missing[0].last_text.endswith("Init torch distributed begin.")
+    assert first.missing[0].quiet_for == 42.0
+    row, who = laggard(nodes)
+    assert (row.milestone, who.label) == ("dist_init", "n2 TP2")
+    assert verdict(nodes).words == "starting: 1/2 nodes ready"
+
+
+def test_the_furthest_behind_comes_first_then_the_quietest():
+    nodes = [
+        status("n1", node_log(["TP0"], until="load_begin"), quiet_for=3.0),
+        status("n2", node_log(["TP1"], until="graph_begin"), quiet_for=1.0),
+        status("n3", node_log(["TP2"], until="load_begin"), quiet_for=9.0),
+    ]
+    rows = {r.milestone: r for r in barrier(nodes)}
+    assert [m.label for m in rows["weight_load"].missing] == ["n3 TP2", "n1 TP0"]
+    assert [m.label for m in rows["cuda_graph"].missing] == ["n3 TP2", "n1 TP0", "n2 TP1"]
+    assert rows["memory_pool"].reached == 1
+
+
+def test_all_nodes_ready_is_ready_and_no_one_is_missing():
+    nodes = [status(f"n{i}", node_log([f"TP{2 * i}", f"TP{2 * i + 1}"], until="ready")) for i in (1, 2)]
+    assert all(r.done for r in barrier(nodes))
+    assert laggard(nodes) is None
+    v = verdict(nodes)
+    assert (v.outcome, v.words) == ("ready", "READY on all 2 nodes")
+
+
+def test_the_first_failure_on_any_node_is_the_attempts_failure_node_and_rank_named():
+    nodes = [
+        status("n1", node_log(["TP0", "TP1"], until="load_begin")),
+        status("n2", node_log(["TP2", "TP3"], until="load_begin", then_raise=True)),
+    ]
+    v = verdict(nodes)
+    assert v.outcome == "failed" and v.node == "n2"
+    assert v.words.startswith("FAILED on n2 TP2 at line ")
+    assert "NCCL error" in v.words

@@ -1,0 +1,129 @@
+"""`watchtower run --nodes H1,H2` / `--cluster FILE`: one command on two SSH nodes (two real sshd,
+127.0.0.2 and 127.0.0.3), node ranks added, the nodes' agreement checked, stop and relaunch on
+every node, and a node given another dist-init address named by the barrier view."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from functools import partial
+from pathlib import Path
+
+import pytest
+
+from tests.launch_helpers import no_leftover_servers  # noqa: F401 (autouse: no simulator outlives a test)
+from tests.test_cluster_core import wait_outcome
+from tui.cluster import default_session
+from tui.launch.cluster import NodesLaunch
+
+pytestmark = [pytest.mark.ssh, pytest.mark.timeout(180)]
+REPO = Path(__file__).parent.parent
+
+
+@pytest.fixture
+def fake_sglang(tmp_path) -> Path:
+    """``python -m sglang.launch_server`` that is tests/server_sim.py (so the command reads as SGLang's)."""
+    package = tmp_path / "fake" / "sglang"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "launch_server.py").write_text(
+        f"import runpy, sys\nsys.argv[0] = {str(REPO / 'tests' / 'server_sim.py')!r}\n"
+        f"runpy.run_path(sys.argv[0], run_name='__main__')\n"
+    )
+    return package.parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.2", 0))
+        return sock.getsockname()[1]
+
+
+def command(addr: str) -> list[str]:
+    return [sys.executable, "-m", "sglang.launch_server", "--tp", "2", "--model-path", "/models/m",
+            "--dist-init-addr", addr, "--load-seconds", "0.3"]
+
+
+def cli(nodes, tmp_path, fake, *args: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, WATCHTOWER_SSH_KNOWN_HOSTS=str(nodes[0].known_hosts),
+               WATCHTOWER_SSH_IDENTITY=str(nodes[0].client_key), WATCHTOWER_DATA_DIR=str(tmp_path / "data"),
+               NO_COLOR="1", PYTHONUNBUFFERED="1")
+    return subprocess.run(
+        [sys.executable, "-m", "tui.cli", "run", "--plain", "--name", "mn", "--log-dir", str(tmp_path / "logs"),
+         "--gpus", "none", "--env", f"PYTHONPATH={fake}", *args],
+        capture_output=True, text=True, env=env, cwd=REPO, timeout=150,
+    )
+
+
+def test_the_same_command_on_two_nodes_with_node_ranks_reaches_ready(sshd_nodes, tmp_path, fake_sglang):
+    a, b = sshd_nodes
+    addr = f"127.0.0.2:{free_port()}"
+    result = cli(sshd_nodes, tmp_path, fake_sglang, "--nodes", f"{a.spec},{b.spec}", "--timeout", "60", "--",
+                 *command(addr))
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout
+    assert f"check: ✓ dist-init address: {addr} on every node" in out
+    assert "check: ✓ node ranks: 0…1, one per node" in out
+    assert "[127.0.0.3] server: sglang" in out and "READY on all 2 nodes" in out
+    assert "left running: 127.0.0.2: kill -INT -- -" in out
+    node2 = (tmp_path / "logs" / "mn-127.0.0.3-v1.log").read_text()
+    assert "TP3" in node2 and "TP0" not in node2  # --node-rank 1 was added on node 2
+
+
+def cluster_file(tmp_path: Path, nodes, node2_args: list[str]) -> Path:
+    a, b = nodes
+    conf = tmp_path / "cluster.toml"
+    args = ", ".join(f'"{w}"' for w in node2_args)
+    conf.write_text(f'[[node]]\nhost = "{a.spec}"\n\n[[node]]\nhost = "{b.spec}"\nargs = [{args}]\n')
+    return conf
+
+
+def test_node_2_with_another_dist_init_address_is_refused_by_the_check(sshd_nodes, tmp_path, fake_sglang):
+    port = free_port()
+    conf = cluster_file(tmp_path, sshd_nodes, ["--dist-init-addr", f"127.0.0.9:{port}"])
+    result = cli(sshd_nodes, tmp_path, fake_sglang, "--cluster", str(conf), "--", *command(f"127.0.0.2:{port}"))
+    assert result.returncode == 2
+    assert f"✗ dist-init address: 127.0.0.3 has 127.0.0.9:{port}, the others 127.0.0.2:{port}" in result.stdout
+    assert "--no-check to launch anyway" in result.stderr
+    assert not (tmp_path / "logs").exists()  # nothing was started
+
+
+def test_launched_anyway_the_barrier_view_names_node_2_not_past_dist_init(sshd_nodes, tmp_path, fake_sglang):
+    port = free_port()
+    conf = cluster_file(tmp_path, sshd_nodes, ["--dist-init-addr", f"127.0.0.9:{port}"])
+    result = cli(sshd_nodes, tmp_path, fake_sglang, "--cluster", str(conf), "--no-check", "--timeout", "6", "--",
+                 *command(f"127.0.0.2:{port}"))
+    assert result.returncode == 3, result.stdout + result.stderr
+    barrier = next(line for line in result.stdout.splitlines() if "dist-init done:" in line)
+    assert "not yet: 127.0.0.3 (" in barrier  # first: the node whose command disagrees
+    assert "[suspect: dist-init address: 127.0.0.3 has 127.0.0.9" in barrier
+    assert "Init parallel begin." in barrier
+
+
+async def test_stop_and_relaunch_act_on_every_node(sshd_nodes, tmp_path, fake_sglang, monkeypatch,
+                                                   ssh_connections_closed):
+    monkeypatch.setenv("WATCHTOWER_SSH_KNOWN_HOSTS", str(sshd_nodes[0].known_hosts))
+    monkeypatch.setenv("WATCHTOWER_SSH_IDENTITY", str(sshd_nodes[0].client_key))
+    from tui.launch.spec import StopPlan
+
+    launch = NodesLaunch("mn", command(f"127.0.0.2:{free_port()}"), {"PYTHONPATH": str(fake_sglang)},
+                         [n.spec for n in sshd_nodes], tmp_path / "logs", make_session=partial(default_session),
+                         plan=StopPlan(after_int=2, after_term=2))
+    session = await launch.start()
+    session.start()
+    try:
+        assert (await wait_outcome(session, {"ready", "failed"})).outcome == "ready"
+        first = dict(launch.runs)
+        new = await launch.relaunch()
+        assert all(not run.alive for run in first.values())  # v1 gone on both nodes before v2 started
+        assert launch.attempt == 2 and set(launch.runs) == {"127.0.0.2", "127.0.0.3"}
+        new.start()
+        assert (await wait_outcome(new, {"ready", "failed"})).outcome == "ready"
+        assert await launch.stop()
+        assert not await launch.alive()
+    finally:
+        await session.stop()
+        await launch.session.stop()
+        await launch.close()

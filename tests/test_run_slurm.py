@@ -1,0 +1,114 @@
+"""`watchtower run --slurm`: batch script written, submitted, followed; x = scancel verified gone;
+relaunch = a new job (vN+1); the history records the job ids. Against the real test cluster."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from functools import partial
+from pathlib import Path
+
+import pytest
+
+from tests.test_cluster_core import wait_outcome
+from tui.cluster import default_session
+from tui.core.slurm import SlurmRequest
+from tui.history import History
+from tui.launch.cluster import SlurmLaunch
+from tui.launch.slurm import SlurmRunner
+
+REPO = Path(__file__).parent.parent
+SIM = [sys.executable, str(REPO / "tests" / "server_sim.py"), "--tp", "2", "--node-rank", "{node_rank}",
+       "--load-seconds", "0.3"]
+
+pytestmark = [pytest.mark.timeout(180), pytest.mark.usefixtures("slurm_env")]
+
+
+def test_run_slurm_plain_submits_a_two_node_job_and_follows_it_to_ready(slurm_env, tmp_path):
+    env = dict(os.environ, WATCHTOWER_DATA_DIR=str(tmp_path / "data"), NO_COLOR="1", PYTHONUNBUFFERED="1")
+    result = subprocess.run(
+        [sys.executable, "-m", "tui.cli", "run", "--slurm", "--nodes", "2", "--plain", "--name", "sim",
+         "--log-dir", str(tmp_path / "logs"), "--gpus", "none", "--timeout", "90",
+         "--env", "HF_TOKEN=hf_secretvalue123", "--", *SIM],
+        capture_output=True, text=True, env=env, cwd=REPO, timeout=150,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout
+    job = out.split("submitted as Slurm job ")[1].split()[0]
+    assert f"job {job} RUNNING on n1,n2" in out
+    assert "[n2] server: sglang" in out and "READY on all 2 nodes" in out
+    assert f"left running: job {job} (scancel {job} stops it)" in out
+    script = (tmp_path / "logs" / "sim-v1.sbatch").read_text()
+    assert "#SBATCH --nodes=2" in script and "srun --kill-on-bad-exit=1" in script
+    assert '--node-rank "$SLURM_NODEID"' in script
+    assert "hf_secretvalue123" not in script  # the environment goes through sbatch, not into the file
+    logs = sorted(p.name for p in (tmp_path / "logs").glob(f"sim-v1-{job}-*.log"))
+    assert logs == [f"sim-v1-{job}-0.log", f"sim-v1-{job}-1.log"]
+    assert "TP3" in (tmp_path / "logs" / f"sim-v1-{job}-1.log").read_text()  # node rank 1 → TP2, TP3
+    history = subprocess.run([sys.executable, "-m", "tui.cli", "history", "sim", "--json"], capture_output=True,
+                             text=True, env=env, cwd=REPO, timeout=60)
+    rows = json.loads(history.stdout)
+    rows = rows if isinstance(rows, list) else rows.get("attempts", rows)
+    assert rows[0]["host"] == "slurm" and str(rows[0]["pid"]) == job and rows[0]["outcome"] == "ready"
+
+
+async def test_stop_cancels_verified_and_relaunch_submits_a_new_job(slurm_env, tmp_path):
+    history = History(tmp_path / "history.db")
+    launch = SlurmLaunch("sim", SIM, {}, SlurmRunner(SlurmRequest(nodes=2)), tmp_path / "logs",
+                         make_session=partial(default_session), history=history, interval=0.2)
+    session = await launch.start()
+    session.start()
+    first = launch.run
+    try:
+        assert (await wait_outcome(session, {"ready", "failed"})).outcome == "ready"
+        new = await launch.relaunch(command=[*SIM, "--step", "0.01"])
+        assert launch.run.pid != first.pid and launch.run.attempt == 2
+        assert await launch.runner.state(first) in ("CANCELLED", "GONE")  # verified gone before v2
+        new.start()
+        assert (await wait_outcome(new, {"ready", "failed"})).outcome == "ready"
+        assert await launch.stop()
+        verdict = await wait_outcome(new, {"stopped", "failed"})
+        assert launch.run.stopped_by_user and not await launch.runner.alive(launch.run)
+        assert f"job {launch.job_id} CANCELLED by Watchtower (stop)" in verdict.words
+        launch.finish(new)
+    finally:
+        await session.stop()
+        await launch.session.stop()
+        await launch.close()
+    rows = history.attempts("sim")
+    assert [(r.attempt, r.pid) for r in rows] == [(1, first.pid), (2, launch.run.pid)]
+    assert rows[0].outcome == "ready" and "CANCELLED" in (rows[1].exit_text or "")
+    assert rows[1].command[-2:] == ["--step", "0.01"]
+
+
+async def test_a_refused_submission_is_one_line(slurm_env, tmp_path):
+    from tui.core.errors import UsageError
+
+    runner = SlurmRunner(SlurmRequest(nodes=1, partition="nosuch"))
+    with pytest.raises(UsageError) as caught:
+        await runner.start(1, ["true"], {}, tmp_path / "logs" / "sim-v1.log", tmp_path / "logs" / "sim-v1.pid")
+    assert str(caught.value).startswith("sbatch refused sim-v1: ") and "\n" not in str(caught.value)
+    assert "partition" in str(caught.value)
+
+
+async def test_the_dashboards_r_resubmits_and_x_cancels(slurm_env, tmp_path):
+    from tests.test_app_cluster import text_of, wait_until
+    from tui.app.cluster import ClusterApp
+
+    launch = SlurmLaunch("sim", SIM, {}, SlurmRunner(SlurmRequest(nodes=2)), tmp_path / "logs",
+                         make_session=partial(default_session), interval=0.2)
+    session = await launch.start()
+    app = ClusterApp(session, actions={"x": ("Stop (scancel)", launch.stop), "r": ("Relaunch", launch.relaunch)})
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_until(pilot, lambda: "READY on all 2 nodes" in text_of(app, "#header"), tries=1200)
+        first = launch.job_id
+        await pilot.press("r")
+        await wait_until(pilot, lambda: app.session is not session, tries=1200)
+        assert launch.job_id != first
+        await wait_until(pilot, lambda: "READY on all 2 nodes" in text_of(app, "#header"), tries=1200)
+        await pilot.press("x")
+        await wait_until(pilot, lambda: "CANCELLED by Watchtower" in text_of(app, "#header"), tries=1200)
+        assert not await launch.runner.alive(launch.run)
+    await launch.close()

@@ -1,0 +1,74 @@
+"""tui.core.slurm: reading scontrol's lines, host lists, batch scripts; wording job states."""
+
+from __future__ import annotations
+
+import pytest
+
+from tui.core.events import SlurmJobState
+from tui.core.slurm import expand_nodes, job_words, output_path, parse_job, task_outputs
+
+LINE = (
+    "JobId=1234 JobName=dsv3 v2 UserId=root(0) GroupId=root(0) Priority=4294901759 JobState=PENDING "
+    "Reason=Resources Dependency=(null) ExitCode=0:0 NodeList= NumNodes=2-2 NumTasks=2 "
+    "Partition=gpu StdOut=/logs/job-1234.out WorkDir=/work"
+)
+
+
+def test_a_job_line_is_read_field_by_field_values_with_spaces_too():
+    job = parse_job(LINE)
+    assert (job.job_id, job.state, job.reason, job.tasks, job.partition) == ("1234", "PENDING", "Resources", 2, "gpu")
+    assert job.name == "dsv3 v2"
+    assert job.nodes == ()
+    assert job.stdout == "/logs/job-1234.out"
+    assert parse_job("slurm_load_jobs error: Invalid job id specified") is None
+
+
+@pytest.mark.parametrize(
+    "spec, names",
+    [
+        ("n[1-2]", ("n1", "n2")),
+        ("n[1-3,5],gpu[08-10]", ("n1", "n2", "n3", "n5", "gpu08", "gpu09", "gpu10")),
+        ("node7", ("node7",)),
+        ("a1,b2", ("a1", "b2")),
+        ("", ()),
+        ("(null)", ()),
+    ],
+)
+def test_host_lists_expand(spec, names):
+    assert expand_nodes(spec) == names
+
+
+@pytest.mark.parametrize(
+    "job, words",
+    [
+        (SlurmJobState("7", "PENDING", reason="Resources", ahead=3), "job 7 PENDING (queued: Resources, 3 jobs ahead)"),
+        (SlurmJobState("7", "PENDING", reason="Priority", ahead=1), "job 7 PENDING (queued: Priority, 1 job ahead)"),
+        (SlurmJobState("7", "RUNNING", nodes=("n1", "n2")), "job 7 RUNNING on n1,n2"),
+        (SlurmJobState("7", "FAILED", exit_code="0:9"), "job 7 FAILED exit 0:9"),
+        (SlurmJobState("7", "TIMEOUT", exit_code="0:0"), "job 7 TIMEOUT"),
+        (SlurmJobState("7", "OUT_OF_MEMORY", exit_code="0:125"), "job 7 OUT_OF_MEMORY exit 0:125"),
+        (SlurmJobState("7", "NODE_FAIL", exit_code="0:0"), "job 7 NODE_FAIL"),
+    ],
+)
+def test_job_words(job, words):
+    assert job_words(job) == words
+
+
+def test_cancelled_names_who_when_known():
+    job = SlurmJobState("1234", "CANCELLED", exit_code="0:15")
+    assert job_words(job, by="root") == "job 1234 CANCELLED by root"
+    assert job_words(job) == "job 1234 CANCELLED"
+
+
+def test_the_per_task_output_pattern_of_a_batch_script():
+    script = "#!/bin/bash\n#SBATCH -N 2\nexport A=1\nsrun -l -o logs/%x-%j-%t.out python -m sglang.launch_server\n"
+    assert task_outputs(script) == "logs/%x-%j-%t.out"
+    assert task_outputs("srun --output=/l/%N.log cmd") == "/l/%N.log"
+    assert task_outputs("srun -o /l/one.log cmd") is None  # one file for all tasks: not per task
+    assert task_outputs("# srun -o %t.log\necho") is None
+
+
+def test_a_task_output_path():
+    job = SlurmJobState("42", "RUNNING", nodes=("n1", "n2"), name="dsv3")
+    assert output_path("logs/%x-%j-%t.out", job, 1, workdir="/w") == "/w/logs/dsv3-42-1.out"
+    assert output_path("/l/%N-%2t.log", job, 0) == "/l/n1-00.log"

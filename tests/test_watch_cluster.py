@@ -1,0 +1,80 @@
+"""`watchtower watch --host N:/log --host N:/log` and `--cluster FILE`: several nodes over real SSH
+(two sshd, on 127.0.0.2 and 127.0.0.3), one verdict and the barrier view."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.test_cluster_core import node_log
+
+pytestmark = [pytest.mark.ssh, pytest.mark.timeout(120)]
+REPO = Path(__file__).parent.parent
+
+
+def watch(nodes, *args: str, timeout: float = 90) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, WATCHTOWER_SSH_KNOWN_HOSTS=str(nodes[0].known_hosts),
+               WATCHTOWER_SSH_IDENTITY=str(nodes[0].client_key), NO_COLOR="1")
+    return subprocess.run([sys.executable, "-m", "tui.cli", "watch", "--plain", "--gpus", "none", *args],
+                          capture_output=True, text=True, env=env, cwd=REPO, timeout=timeout)
+
+
+def write(path: Path, lines: list[str]) -> Path:
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_node_2_stuck_in_dist_init_is_named_by_the_barrier_view(sshd_nodes, tmp_path):
+    n1 = write(tmp_path / "n1.log", node_log(["TP0", "TP1"], until="load_begin"))
+    n2 = write(tmp_path / "n2.log", node_log(["TP2", "TP3"], until="dist_begin"))
+    a, b = sshd_nodes
+    result = watch(sshd_nodes, "--host", f"{a.spec}:{n1}", "--host", f"{b.spec}:{n2}", "--timeout", "4")
+    assert result.returncode == 3, result.stdout + result.stderr
+    out = result.stdout
+    assert "TIMEOUT after 4.0 s: starting: 0/2 nodes ready" in out
+    barrier = next(line for line in out.splitlines() if "dist-init done:" in line)
+    # node 2 printed no marker line with a rank tag: it is one entry, named by its node
+    assert "dist-init done: 2/3 ranks; not yet: 127.0.0.3 (line 3" in barrier
+    assert "Init torch distributed begin." in barrier
+    assert "127.0.0.2 TP" not in barrier
+    assert "[127.0.0.3] starting: 3 lines read, no startup phase yet" in out  # its own verdict
+
+
+def test_a_cluster_file_names_the_nodes_and_a_failure_on_one_is_the_attempts(sshd_nodes, tmp_path):
+    from tests.test_cluster_core import node_log as log
+
+    n1 = write(tmp_path / "n1.log", log(["TP0", "TP1"], until="load_begin"))
+    n2 = write(tmp_path / "n2.log", log(["TP2", "TP3"], until="load_begin", then_raise=True))
+    a, b = sshd_nodes
+    conf = tmp_path / "cluster.toml"
+    conf.write_text(
+        f'[[node]]\nname = "alpha"\nhost = "{a.spec}"\nlog = "{n1}"\n\n'
+        f'[[node]]\nname = "beta"\nhost = "{b.spec}"\nlog = "{n2}"\ngpus = "none"\n'
+    )
+    result = watch(sshd_nodes, "--cluster", str(conf), "--timeout", "30")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "[beta] error: line " in result.stdout
+    verdict = next(line for line in result.stdout.splitlines() if "FAILED on" in line)
+    assert "FAILED on beta TP2 at line" in verdict and "NCCL error" in verdict
+
+
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("[[node]]\nname = 'a'\n", "node 1: 'log' (the log's path) is required"),
+        ("[[node]]\nlog = '/x'\nport = 2\n", "node 1: unknown key 'port'"),
+        ("nodes = 1\n", "no [[node]] tables"),
+        ("[[node\n", "not valid TOML"),
+    ],
+)
+def test_a_bad_cluster_file_is_one_line_and_exit_2(tmp_path, text, words):
+    conf = tmp_path / "c.toml"
+    conf.write_text(text)
+    result = subprocess.run([sys.executable, "-m", "tui.cli", "watch", "--plain", "--cluster", str(conf)],
+                            capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert result.returncode == 2
+    assert words in result.stderr and "Traceback" not in result.stderr

@@ -1,0 +1,99 @@
+"""`watchtower watch --slurm JOBID --plain` against the real test cluster: a two-node job whose
+tasks print SGLang startups (tests/server_sim.py), one per node, each into its own file."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.test_watch_plain import expect, finish
+
+REPO = Path(__file__).parent.parent
+SIM = REPO / "tests" / "server_sim.py"
+
+pytestmark = [pytest.mark.timeout(120), pytest.mark.usefixtures("slurm_env")]
+
+
+def job_script(tmp_path: Path, *, node2: str = "ready", per_task: bool = True) -> Path:
+    """A batch script: one srun task per node, each running the simulator with its global ranks."""
+    outcome = f'$([ "$SLURM_NODEID" = 1 ] && echo {node2} || echo ready)'
+    sim = (f"{sys.executable} {SIM} --tp 2 --first-rank $((SLURM_NODEID * 2)) --outcome {outcome} "
+           "--load-seconds 0.5")
+    output = f"-o {tmp_path}/wt-%j-%t.out " if per_task else ""
+    script = tmp_path / "job.sh"
+    script.write_text(f"#!/bin/bash\nsrun {output}bash -c '{sim}'\n")
+    return script
+
+
+def submit(slurm, script: Path, *args: str) -> str:
+    return slurm.run("sbatch", "--parsable", "-N", "2", "-o", f"{script.parent}/batch-%j.out", *args,
+                     str(script)).stdout.strip()
+
+
+async def watch(job: str, *extra: str) -> asyncio.subprocess.Process:
+    env = dict(os.environ, PYTHONUNBUFFERED="1", NO_COLOR="1")
+    return await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "tui.cli", "watch", "--slurm", job, "--plain", "--gpus", "none",
+        "--slurm-interval", "0.2", "--timeout", "90", *extra,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=REPO, env=env,
+    )
+
+
+async def test_a_two_node_job_is_followed_on_both_nodes_to_ready(slurm_env, tmp_path):
+    job = submit(slurm_env, job_script(tmp_path))
+    proc = await watch(job)
+    seen: list[str] = []
+    await expect(proc, f"job {job} RUNNING on n1,n2", seen)
+    await expect(proc, "barrier: weight load done on all 4 ranks of 2 nodes", seen)
+    line = await expect(proc, "READY on all 2 nodes", seen)
+    code, out, err = await finish(proc)
+    assert code == 0, err
+    text = "".join(seen)
+    assert "[n1] server: sglang" in text and "[n2] server: sglang" in text
+    assert "[n2] weight load done" in text and "slowest TP" in text
+    assert "[n1] ready" in text and "[n2] ready" in text
+    assert line.rstrip().endswith("READY on all 2 nodes")
+
+
+async def test_one_nodes_task_killed_fails_the_attempt_and_names_the_node(slurm_env, tmp_path):
+    job = submit(slurm_env, job_script(tmp_path, node2="sigkill"))
+    proc = await watch(job)
+    seen: list[str] = []
+    line = await expect(proc, "FAILED", seen)
+    code, out, err = await finish(proc)
+    assert code == 1, err
+    # the job runs on (srun without --kill-on-bad-exit): srun's own words in the batch output tell
+    assert "FAILED on n2: task 1: Killed (srun)" in line
+    assert "[n2] dead: task 1: Killed (srun)" in out
+    assert "[n1] starting: " in out or "[n1] ready: " in out
+    barrier = "".join(seen) + out
+    assert "weight load done: 2/4 ranks; not yet: n2 TP2" in barrier
+
+
+async def test_scancel_from_outside_is_a_cancelled_verdict(slurm_env, tmp_path):
+    script = tmp_path / "job.sh"
+    script.write_text(f"#!/bin/bash\nsrun -o {tmp_path}/wt-%j-%t.out sleep 60\n")
+    job = submit(slurm_env, script)
+    proc = await watch(job)
+    await expect(proc, f"job {job} RUNNING")
+    slurm_env.run("scancel", job)
+    line = await expect(proc, "CANCELLED")
+    code, _, err = await finish(proc)
+    assert code == 1, err
+    assert f"job {job} CANCELLED" in line
+
+
+async def test_a_job_pending_on_resources_is_the_queued_phase_then_starts(slurm_env, tmp_path):
+    blocker = slurm_env.run("sbatch", "--parsable", "-N", "2", "-o", "/dev/null", "--wrap", "sleep 60").stdout.strip()
+    job = submit(slurm_env, job_script(tmp_path))
+    proc = await watch(job)
+    await expect(proc, f"job {job} PENDING (queued: ")
+    slurm_env.run("scancel", blocker)
+    await expect(proc, f"job {job} RUNNING on n1,n2")
+    await expect(proc, "READY on all 2 nodes")
+    code, _, err = await finish(proc)
+    assert code == 0, err

@@ -1,0 +1,296 @@
+"""One startup across several nodes: a :class:`~tui.session.WatchSession` per node, and the
+attempt they make together.
+
+Each node keeps its own session (its tailer and GPU source, reconnecting on its own; its
+tracker; its scrollback). :class:`ClusterSession` adds what spans the nodes: the barrier
+view and the verdict (``tui.core.cluster``), a log merged across nodes by timestamp, and —
+for ``watch --slurm`` — the Slurm job, whose pending state is phase zero ("queued") and
+whose end is a verdict. For a Slurm job the nodes appear when it starts running: the
+job's per-task output files (``srun -o …%t``) become the nodes' logs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import re
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from tui.core import cluster as core
+from tui.core.events import ConnectionState, GpuSample, SlurmJobState
+from tui.core.options import NodeSpec
+from tui.core.slurm import ACTIVE, ENDED, GONE, QUEUED, job_words, queued_words
+from tui.core.state import FAILED, READY, STARTING, STOPPED
+from tui.core.verdict import DEAD, ProcessStatus, Verdict, gpu_activity, judge
+from tui.session import SessionInfo, Update, WatchSession
+
+#: Lines kept in the merged log (each node's own scrollback keeps more).
+MERGED_LINES = 20_000
+_TS = re.compile(r"^(?:\([^)]*\) ?)?\[?(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)")
+
+
+@dataclass(frozen=True, slots=True)
+class MergedLine:
+    node: str
+    number: int
+    text: str
+    style: str
+    ts: str  # the line's own timestamp text ("" when it has none and no earlier line had one)
+
+
+class MergedLog:
+    """The nodes' lines in one list, ordered by their log timestamps across nodes.
+
+    New lines are pulled from each node's scrollback after every update; a line without a
+    timestamp takes its node's previous one (a traceback stays with its header). Lines that
+    arrive together are merged by timestamp; what arrived earlier stays above.
+    """
+
+    def __init__(self, capacity: int = MERGED_LINES) -> None:
+        self.lines: deque[MergedLine] = deque(maxlen=capacity)
+        self.total = 0  # lines ever merged (the newest ``len(lines)`` of them are kept)
+        self._seen: dict[str, int] = {}
+        self._last_ts: dict[str, str] = {}
+
+    def pull(self, nodes: dict[str, WatchSession]) -> int:
+        batches = []
+        for name, session in nodes.items():
+            start = self._seen.get(name, 0)
+            entries = session.scrollback.entries(start)
+            self._seen[name] = session.scrollback.end_seq
+            batch = []
+            ts = self._last_ts.get(name, "")
+            for entry in entries:
+                match = _TS.match(entry.text)
+                if match:
+                    ts = match.group(1).replace("T", " ").replace(",", ".")
+                batch.append(MergedLine(name, entry.number, entry.text, entry.style, ts))
+            self._last_ts[name] = ts
+            if batch:
+                batches.append(batch)
+        merged = list(heapq.merge(*batches, key=lambda line: line.ts)) if len(batches) > 1 else batches[0] if batches else []
+        self.lines.extend(merged)
+        self.total += len(merged)
+        return len(merged)
+
+    def view(self, node: str | None = None) -> list[MergedLine]:
+        return [line for line in self.lines if node is None or line.node == node]
+
+
+ClusterSubscriber = Callable[[str | None, Update], None]  # (node or None for the cluster, update)
+
+
+class ClusterSession:
+    """Nodes in, one attempt out. ``subscribe``, then ``start()`` inside a running loop."""
+
+    def __init__(
+        self,
+        nodes: list[NodeSpec] | None = None,
+        *,
+        make_session: Callable[[NodeSpec], WatchSession],
+        job: Any = None,
+        job_outputs: Callable[[SlurmJobState], Any] | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.make_session = make_session
+        self.clock = clock
+        self.specs: dict[str, NodeSpec] = {}
+        self.nodes: dict[str, WatchSession] = {}
+        self.merged = MergedLog()
+        self.job: SlurmJobState | None = None
+        self.job_connection: ConnectionState | None = None
+        self.cancelled_by: str | None = None  # set by whoever cancels the job (the Slurm runner)
+        self.task_deaths: dict[str, str] = {}  # node -> how its process died ("task 1: Killed (srun)")
+        self.suspects: dict[str, str] = {}  # node -> why its command is suspect (tui.core.multinode)
+        self.gpu_samples: dict[str, deque[GpuSample]] = {}  # recent samples per node (loading vs stalled?)
+        self.launched = False  # its processes are ours (a launch): alive until their runner says not
+        self._job_source = job
+        self._job_outputs = job_outputs
+        self._subscribers: list[ClusterSubscriber] = []
+        self._tasks: list[asyncio.Task] = []
+        self._started = False
+        self._started_at: float | None = None
+        self.changed = asyncio.Event()
+        for spec in nodes or []:
+            self.add_node(spec)
+
+    # ---------------------------------------------------------------- nodes
+
+    def add_node(self, spec: NodeSpec) -> WatchSession:
+        session = self.make_session(spec)
+        self.specs[spec.name] = spec
+        self.nodes[spec.name] = session
+        samples = self.gpu_samples[spec.name] = deque(maxlen=120)
+        session.handlers.setdefault(GpuSample, []).append(samples.append)
+        session.subscribe(partial(self._node_update, spec.name))
+        if self._started:
+            session.start()
+        return session
+
+    def subscribe(self, callback: ClusterSubscriber) -> None:
+        self._subscribers.append(callback)
+
+    def start(self) -> None:
+        self._started = True
+        self._started_at = self.clock()
+        for session in self.nodes.values():
+            session.start()
+        if self._job_source is not None:
+            self._tasks.append(asyncio.create_task(self._follow_job()))
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks = []
+        if self._job_source is not None:
+            await self._job_source.close()
+        for session in self.nodes.values():
+            await session.stop()
+
+    # ---------------------------------------------------------------- the job
+
+    async def _follow_job(self) -> None:
+        async for event in self._job_source.events():
+            if isinstance(event, ConnectionState):
+                self.job_connection = event
+            else:
+                self.job_connection = None
+                self.job = event
+                if event.state in ACTIVE and not self.nodes and self._job_outputs is not None:
+                    specs = await self._job_outputs(event)
+                    for spec in specs:
+                        self.add_node(spec)
+                    if event.stdout and event.stdout not in {spec.log for spec in specs}:
+                        self._tasks.append(asyncio.create_task(self._follow_batch_output(event.stdout)))
+            self._notify(None, Update(frozenset({"job"}), (event,)))
+
+    async def _follow_batch_output(self, path: str) -> None:
+        """srun reports a task that died ("srun: error: n2: task 1: Killed") in the batch output:
+        often the only word of a node whose process was killed, while the job itself runs on."""
+        from tui.core.lines import Line, LineAssembler
+        from tui.core.events import LogChunk
+        from tui.core.slurm import task_failures
+        from tui.sources.local import LocalTailer
+
+        tailer = LocalTailer(path)
+        assembler = LineAssembler()
+        try:
+            async for event in tailer.events():
+                if not isinstance(event, LogChunk):
+                    continue
+                for item in assembler.feed(event.data):
+                    if isinstance(item, Line) and item.text.startswith("srun: error: "):
+                        for words in task_failures(item.text):
+                            node, what = words.split(" ", 1)
+                            self.node_died(node, f"{what} (srun)")
+        finally:
+            await tailer.close()
+
+    def node_died(self, node: str, words: str) -> None:
+        """A node's server process is gone (its runner saw it, or srun said so)."""
+        if node not in self.task_deaths:
+            self.task_deaths[node] = words
+            self._notify(node, Update(frozenset({"state"})))
+
+    # ---------------------------------------------------------------- models
+
+    def statuses(self) -> list[core.NodeStatus]:
+        out = []
+        for name, session in self.nodes.items():
+            state = session.state
+            quiet = None
+            if state.outcome == STARTING:
+                last = session.last_output_at or self._started_at
+                quiet = None if last is None else max(0.0, self.clock() - last)
+            waiting = session.waiting
+            conn = session.connection
+            if conn is not None and conn.state != "connected":
+                waiting = f"{conn.host} {conn.state}" + (f": {conn.detail}" if conn.detail else "")
+            out.append(core.NodeStatus(name, state, quiet_for=quiet, waiting=waiting, suspect=self.suspects.get(name)))
+        return out
+
+    def node_verdict(self, name: str) -> Verdict:
+        """One node's own verdict: starting, loading (log quiet, GPU memory moving), stalled?, ready,
+        failed, or dead (its process gone)."""
+        session = self.nodes[name]
+        now = self.clock()
+        death = self.task_deaths.get(name)
+        process = None if death is None else ProcessStatus(alive=False)
+        if process is None and self.processes_known:
+            process = ProcessStatus(alive=True)  # a job that runs, or a launch of ours: loading vs stalled?
+        verdict = judge(
+            session.state, process, None, gpu_activity(list(self.gpu_samples.get(name, ())), now),
+            now=now, last_activity=session.last_output_at or self._started_at,
+            last_line=session.state.last_text or None, waiting=session.waiting,
+        )
+        if death is not None and verdict.kind == DEAD:
+            return Verdict(DEAD, death)
+        return verdict
+
+    @property
+    def processes_known(self) -> bool:
+        """Whether the nodes' processes are known to run: launched by us, or a running job's tasks."""
+        return self.launched or (self.job is not None and self.job.state in ACTIVE)
+
+    def barrier(self) -> list[core.BarrierRow]:
+        return core.barrier(self.statuses())
+
+    def verdict(self) -> core.ClusterVerdict:
+        """The nodes' verdict, and the Slurm job's: queued is phase zero, an ended job decides."""
+        job = self.job
+        if job is not None and job.state in QUEUED and not self.nodes:
+            return core.ClusterVerdict(STARTING, queued_words(job))
+        nodes = core.verdict(self.statuses()) if self.nodes else None
+        dead = [node for node in self.task_deaths if node in self.nodes and self.nodes[node].state.outcome != READY]
+        if dead and (nodes is None or nodes.outcome != FAILED):
+            node = dead[0]
+            return core.ClusterVerdict(FAILED, f"FAILED on {node}: {self.task_deaths[node]}", node)
+        if nodes is not None and nodes.outcome in (READY, FAILED, STOPPED):
+            if nodes.outcome == READY and job is not None and (job.state in ENDED or job.state == GONE):
+                return core.ClusterVerdict(STOPPED, f"stopped after ready: {self.job_words()}")
+            return nodes
+        if job is not None and (job.state in ENDED or job.state == GONE):
+            return core.ClusterVerdict(FAILED, self.job_words())
+        if nodes is None:
+            words = self.job_words() if job is not None else "no nodes"
+            return core.ClusterVerdict(STARTING, words)
+        return nodes
+
+    def job_words(self) -> str:
+        if self.job is None:
+            return ""
+        return job_words(self.job, by=self.cancelled_by or self.job.cancelled_by)
+
+    # ---------------------------------------------------------------- notifying
+
+    def flush(self) -> None:
+        """Every node's pending update now (before a verdict is printed, so nothing trails it)."""
+        for session in self.nodes.values():
+            session.flush()
+
+    def _node_update(self, name: str, update: Update) -> None:
+        if "log" in update.topics:
+            self.merged.pull(self.nodes)
+        self._notify(name, update)
+
+    def _notify(self, node: str | None, update: Update) -> None:
+        self.changed.set()
+        for callback in list(self._subscribers):
+            callback(node, update)
+
+
+def default_session(spec: NodeSpec, *, profile: Any = None, from_end: bool = False, gpu_interval: float = 1.0,
+                    max_rate: float = 15.0) -> WatchSession:
+    """A node's session: its tailer (local or over SSH) and its GPU source."""
+    from tui.sources import log_tailer, make_gpu_source
+
+    gpu = make_gpu_source(spec.gpus, spec.host, gpu_interval)
+    info = SessionInfo(host=spec.host or "localhost", log_path=spec.log, title=spec.name)
+    return WatchSession(log=log_tailer(spec.log, host=spec.host, from_end=from_end), gpu=gpu, profile=profile,
+                        info=info, max_rate=max_rate)

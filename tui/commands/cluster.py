@@ -1,0 +1,119 @@
+"""The several-node options of ``watch``: ``--host N:/log`` (repeated), ``--cluster FILE.toml``
+and ``--slurm JOBID``, parsed into ``tui.core.options.ClusterOptions``.
+
+A cluster file names the nodes::
+
+    [[node]]
+    name = "n1"                  # shown in the node column; default: the host
+    host = "user@10.0.0.1"       # [user@]host[:port] over SSH; absent: this machine
+    log = "/var/log/sglang.log"
+    gpus = "auto"                # as --gpus (default: the command's --gpus)
+    args = ["--dist-init-addr", "10.0.0.1:5000"]   # `run --cluster`: added to this node's command
+
+For ``run --cluster`` the nodes are listed in node-rank order and ``log`` is not needed
+(each attempt has its own log per node).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import tomllib
+from pathlib import Path
+
+from tui.commands.options import gpu_options
+from tui.core.errors import UsageError
+from tui.core.options import ClusterOptions, NodeSpec
+
+#: ``[user@]host[:port]:/path`` — the path starts with / ~ or . (a port is digits only).
+_HOST_LOG = re.compile(r"^(?P<host>[^/]+?):(?P<path>[/~.].*)$")
+
+
+def add_cluster_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--cluster", metavar="FILE.toml", help="several nodes: names, hosts, logs, GPU sources")
+    parser.add_argument("--slurm", metavar="JOBID", help="a Slurm job: its state, then its tasks' output files")
+    parser.add_argument("--task-output", metavar="PATTERN",
+                        help="with --slurm: the tasks' output files as an srun -o pattern (default: from the job)")
+    parser.add_argument("--slurm-interval", type=float, default=1.0, metavar="S", help=argparse.SUPPRESS)
+    parser.set_defaults(host=None)
+
+
+def cluster_options(args: argparse.Namespace) -> ClusterOptions:
+    nodes = () if args.slurm else tuple(node_specs(args))
+    return ClusterOptions(
+        nodes=nodes,
+        slurm_job=args.slurm,
+        task_output=args.task_output,
+        slurm_interval=args.slurm_interval,
+        server=args.server,
+        from_end=args.from_end,
+        timeout=args.timeout,
+        theme=args.theme,
+        gpus=gpu_options(args),
+    )
+
+
+def wants_cluster(args: argparse.Namespace) -> bool:
+    """Several nodes (or a Slurm job) rather than one log."""
+    hosts = getattr(args, "hosts", None) or []
+    return bool(getattr(args, "slurm", None) or getattr(args, "cluster", None) or len(hosts) > 1
+                or any(_HOST_LOG.match(h) for h in hosts))
+
+
+def node_specs(args: argparse.Namespace) -> list[NodeSpec]:
+    """The nodes a watch names: ``--host N:/log`` each, or the ``--cluster`` file's."""
+    gpus = args.gpus
+    if args.cluster:
+        return cluster_file(args.cluster, gpus)
+    specs = []
+    for value in args.hosts or []:
+        match = _HOST_LOG.match(value)
+        if match is None:
+            if not args.log:
+                raise UsageError(f"--host {value}: with several hosts, each is HOST:/path/to/log")
+            host, path = value, args.log
+        else:
+            host, path = match.group("host"), match.group("path")
+        local = host in ("localhost", "local")
+        specs.append(NodeSpec(_node_name(host), path, None if local else host, gpus))
+    names = [s.name for s in specs]
+    if len(set(names)) != len(names):
+        raise UsageError(f"two nodes with one name: {', '.join(names)} (use a --cluster file to name them)")
+    return specs
+
+
+def cluster_file(path: str, gpus: str = "none", *, logs: bool = True) -> list[NodeSpec]:
+    try:
+        data = tomllib.loads(Path(path).read_text())
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path}: cannot read the cluster file: {getattr(exc, 'strerror', None) or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{path}: not valid TOML: {exc}") from None
+    nodes = data.get("node")
+    if not isinstance(nodes, list) or not nodes:
+        raise UsageError(f"{path}: no [[node]] tables")
+    specs = []
+    for index, node in enumerate(nodes, 1):
+        unknown = set(node) - {"name", "host", "log", "gpus", "args"}
+        if unknown:
+            raise UsageError(f"{path}: node {index}: unknown key {sorted(unknown)[0]!r} (name, host, log, gpus, args)")
+        if logs and (not isinstance(node.get("log"), str) or not node["log"]):
+            raise UsageError(f"{path}: node {index}: 'log' (the log's path) is required")
+        if not logs and not node.get("host"):
+            raise UsageError(f"{path}: node {index}: 'host' (where to run it) is required")
+        args = node.get("args", [])
+        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+            raise UsageError(f"{path}: node {index}: 'args' must be a list of strings")
+        host = node.get("host") or None
+        specs.append(NodeSpec(str(node.get("name") or _node_name(host or "localhost")), str(node.get("log") or ""),
+                              host, str(node.get("gpus") or gpus), tuple(args)))
+    if len({s.name for s in specs}) != len(specs):
+        raise UsageError(f"{path}: two nodes with one name")
+    return specs
+
+
+def _node_name(host: str) -> str:
+    """``user@n1.example:2222`` → ``n1.example``: the node column shows the machine."""
+    return host.rsplit("@", 1)[-1].rsplit(":", 1)[0] if not host.startswith("[") else host
+
+

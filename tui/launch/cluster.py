@@ -1,0 +1,282 @@
+"""Attempts that span several nodes: as Slurm jobs (``run --slurm``) or over SSH on named
+nodes (``run --nodes n1,n2``), each watched as a :class:`~tui.cluster.ClusterSession`.
+
+:class:`SlurmLaunch` is the attempt lifecycle on the Slurm runner (``tui.launch.slurm``): v1
+is submitted, watched as a :class:`~tui.cluster.ClusterSession` (the job's state, then its
+tasks' logs); ``x`` cancels
+it; a relaunch cancels the running job and submits vN+1 with the edited command and
+environment. The history records each attempt with its job id.
+
+:class:`NodesLaunch` runs the same command on every node over SSH (one detached process
+group and log per node, ``{node_rank}``/``{nnodes}``/``{master}`` substituted); stop and
+relaunch act on every node; a node whose command disagrees with the others' (another
+dist-init address, model, node count) is a suspect the barrier view puts first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from tui.cluster import ClusterSession
+from tui.core.errors import UsageError
+from tui.core.events import ProcessExited
+from tui.core.multinode import master_host, node_commands, suspects
+from tui.core.options import NodeSpec
+from tui.core.slurm import ENDED, GONE
+from tui.core.state import FAILED, READY, STOPPED
+from tui.launch.runner import AttemptRun
+from tui.launch.slurm import STOP_TIMEOUT, SlurmRunner
+from tui.launch.spec import LaunchError, StopPlan, attempt_paths
+from tui.sources.slurm import SlurmJobSource, task_logs
+
+Notify = Callable[[str], None]
+
+
+class ClusterLaunch:
+    """What both kinds share: the attempt counter, the history record, the notes, x and r."""
+
+    host = "cluster"
+
+    def __init__(
+        self, name: str, command: Sequence[str], env: Mapping[str, str], *, make_session: Callable[[NodeSpec], Any],
+        history: Any = None, cwd: str | None = None, gpus: str = "none",
+    ) -> None:
+        self.name = name
+        self.command = list(command)
+        self.env = dict(env)
+        self.make_session = make_session
+        self.history = history
+        self.cwd = cwd
+        self.gpus = gpus
+        self.attempt = 0
+        self.session: ClusterSession | None = None
+        self.record: Any = None
+        self.notes: list[Notify] = []
+
+    # ------------------------------------------------------------ what each kind says
+
+    async def submit(self, attempt: int) -> ClusterSession:
+        """Start attempt ``attempt`` (``self.command``, ``self.env``); the session following it."""
+        raise NotImplementedError
+
+    async def stop(self) -> bool:
+        """``x``: every process of the attempt, on every node, verified gone."""
+        raise NotImplementedError
+
+    async def alive(self) -> bool:
+        raise NotImplementedError
+
+    def history_fields(self) -> dict[str, Any]:
+        """host / log_path / pid of the attempt's history record."""
+        raise NotImplementedError
+
+    def stop_hint(self) -> str:
+        """How the operator stops what is left running, in words (a command to paste)."""
+        raise NotImplementedError
+
+    async def close(self) -> None:
+        """Stop following (what runs keeps running)."""
+
+    # ------------------------------------------------------------ written once
+
+    async def start(self) -> ClusterSession:
+        """Start the next attempt and return the session that follows it."""
+        attempt = self.history.next_attempt(self.name) if self.history is not None else self.attempt + 1
+        session = await self.submit(attempt)
+        self.attempt, self.session = attempt, session
+        if self.history is not None:
+            self.record = self.history.start(self.name, command=self.command, env=self.env, attempt=attempt,
+                                             **self.history_fields())
+        session.subscribe(lambda _node, _update: self.finish(session))
+        return session
+
+    async def relaunch(self, command: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> ClusterSession:
+        """Stop the running attempt (verified, on every node), then start vN+1 with the edits."""
+        if self.session is not None and await self.alive():
+            if not await self.stop():
+                raise UsageError(f"v{self.attempt} is still running: not starting another")
+        if self.session is not None:
+            await self.session.stop()
+        if command is not None:
+            self.command = list(command)
+        if env is not None:
+            self.env = dict(env)
+        return await self.start()
+
+    def finish(self, session: ClusterSession) -> None:
+        """Keep the history up to date: the outcome once decided (ready stays ready after a stop),
+        then how the attempt ended, in words. Called on every update; writes only changes."""
+        record = self.record
+        if self.history is None or record is None or session is not self.session or record.ended_at is not None:
+            return
+        verdict = session.verdict()
+        ended = self.ended(session)
+        outcome = {READY: "ready", FAILED: "failed", STOPPED: "ready"}.get(verdict.outcome)
+        if record.outcome in ("ready", "failed"):
+            outcome = record.outcome  # the first verdict is the attempt's
+        if outcome is None and not ended:
+            return  # still queued or starting
+        if outcome == record.outcome and not ended:
+            return
+        self.history.update(
+            record,
+            outcome=outcome or "failed",
+            first_error=verdict.error.title if verdict.error is not None else None,
+            exit_text=session.job_words() or verdict.words,
+            ended_at=time.time() if ended else None,
+        )
+
+    def ended(self, session: ClusterSession) -> bool:
+        """Whether the attempt is over (so its record is closed)."""
+        job = session.job
+        return job is not None and (job.state in ENDED or job.state == GONE)
+
+    def _note(self, text: str) -> None:
+        for note in self.notes:
+            note(text)
+
+
+class SlurmLaunch(ClusterLaunch):
+    """A launch whose attempts are Slurm jobs (through the Slurm runner)."""
+
+    def __init__(self, name: str, command: Sequence[str], env: Mapping[str, str], runner: SlurmRunner,
+                 log_dir: Path, *, interval: float = 1.0, **kwargs: Any) -> None:
+        super().__init__(name, command, env, **kwargs)
+        self.runner = runner
+        self.log_dir = log_dir
+        self.interval = interval
+        self.run: AttemptRun | None = None
+
+    @property
+    def job_id(self) -> str:
+        return str(self.run.pid) if self.run is not None else "?"
+
+    async def submit(self, attempt: int) -> ClusterSession:
+        log_path, pid_path = attempt_paths(self.log_dir, self.name, attempt)
+        run = await self.runner.start(attempt, self.command, self.env, log_path, pid_path, self.cwd)
+        self.run = run
+        job = self.runner.job(run)
+        self._note(f"v{attempt}: submitted as Slurm job {job.job_id} ({job.script})")
+
+        async def outputs(state: Any) -> list[NodeSpec]:
+            return [NodeSpec(node, path, None, self.gpus) for node, path in await task_logs(state, job.task_output)]
+
+        return ClusterSession(make_session=self.make_session, job=SlurmJobSource(job.job_id, interval=self.interval),
+                              job_outputs=outputs)
+
+    def history_fields(self) -> dict[str, Any]:
+        assert self.run is not None
+        return {"host": "slurm", "log_path": str(self.run.log_path).replace("%j", self.job_id), "pid": self.run.pid}
+
+    async def alive(self) -> bool:
+        return self.run is not None and await self.runner.alive(self.run)
+
+    def stop_hint(self) -> str:
+        return f"job {self.job_id} (scancel {self.job_id} stops it)"
+
+    async def stop(self) -> bool:
+        """``x``: cancel the job, verified gone. The verdict then says who cancelled it."""
+        if self.run is None:
+            return True
+        if self.session is not None:
+            self.session.cancelled_by = "Watchtower (stop)"
+        gone = (await self.runner.stop(self.run)).gone
+        self._note(f"job {self.job_id} cancelled" if gone else
+                   f"job {self.job_id} still in the queue after {STOP_TIMEOUT:.0f} s of scancel")
+        return gone
+
+    async def close(self) -> None:
+        await self.runner.close()
+
+
+class NodesLaunch(ClusterLaunch):
+    """A launch whose attempts run the same command on every node over SSH."""
+
+    def __init__(self, name: str, command: Sequence[str], env: Mapping[str, str], hosts: Sequence[str],
+                 log_dir: Path, *, names: Sequence[str] | None = None, extra: Mapping[int, Sequence[str]] | None = None,
+                 plan: Any = None, **kwargs: Any) -> None:
+        super().__init__(name, command, env, **kwargs)
+        self.hosts = list(hosts)
+        self.names = list(names or [_node_name(h) for h in hosts])
+        self.log_dir = log_dir
+        self.extra = dict(extra or {})
+        self.plan = plan or StopPlan()
+        self.runners: dict[str, Any] = {}
+        self.runs: dict[str, Any] = {}
+        self.stopping = False
+
+    def commands(self) -> dict[str, list[str]]:
+        """Each node's command line, by node name (what the agreement check reads)."""
+        return dict(zip(self.names, node_commands(self.command, self.hosts, self.extra)))
+
+    async def submit(self, attempt: int) -> ClusterSession:
+        from tui.launch.remote import RemoteRunner
+        from tui.sources.ssh import SshTarget
+
+        commands = self.commands()
+        self.stopping = False
+        session_ref: list[ClusterSession] = []
+
+        def emit(node: str, event: object) -> None:
+            if isinstance(event, ProcessExited) and session_ref and not self.stopping:
+                session_ref[0].node_died(node, event.detail or "exited")
+
+        starts = []
+        specs = []
+        for host, node in zip(self.hosts, self.names):
+            runner = self.runners.get(node) or RemoteRunner(SshTarget.parse(host), partial(emit, node))
+            self.runners[node] = runner
+            log_path, pid_path = attempt_paths(self.log_dir, f"{self.name}-{node}", attempt)
+            starts.append(runner.start(attempt, commands[node], self.env, log_path, pid_path, self.cwd))
+            specs.append(NodeSpec(node, str(log_path), host, self.gpus))
+        results = await asyncio.gather(*starts, return_exceptions=True)
+        failed = [(node, r) for node, r in zip(self.names, results) if isinstance(r, BaseException)]
+        self.runs = {node: r for node, r in zip(self.names, results) if not isinstance(r, BaseException)}
+        if failed:
+            await self.stop()
+            node, exc = failed[0]
+            if not isinstance(exc, (LaunchError, UsageError)):
+                raise exc
+            raise UsageError(f"{node}: {exc}")
+        session = ClusterSession(specs, make_session=self.make_session)
+        session.suspects = suspects(commands)
+        session.launched = True
+        session_ref.append(session)
+        self._note(f"v{attempt}: started on {', '.join(self.names)}")
+        return session
+
+    def history_fields(self) -> dict[str, Any]:
+        first = self.runs[self.names[0]]
+        return {"host": ",".join(self.hosts), "log_path": str(first.log_path), "pid": first.pid}
+
+    async def alive(self) -> bool:
+        return any(run.alive for run in self.runs.values())
+
+    def stop_hint(self) -> str:
+        return "; ".join(f"{node}: kill -INT -- -{run.pgid}" for node, run in self.runs.items() if run.alive)
+
+    async def stop(self) -> bool:
+        """Every node's process group, each stopped (SIGINT → SIGTERM → SIGKILL) at once; all gone?"""
+        self.stopping = True
+        stops = [self.runners[node].stop(run, self.plan) for node, run in self.runs.items()]
+        gone = all(result.gone for result in await asyncio.gather(*stops))
+        self._note("stopped on every node" if gone else "not every node's processes are gone")
+        if self.session is not None:
+            self.finish(self.session)
+        return gone
+
+    def ended(self, session: ClusterSession) -> bool:
+        return bool(self.runs) and not any(run.alive for run in self.runs.values())
+
+    async def close(self) -> None:
+        for runner in self.runners.values():
+            await runner.close()
+
+
+def _node_name(host: str) -> str:
+    return master_host(host)

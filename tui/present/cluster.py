@@ -1,0 +1,155 @@
+"""Plain text for one startup across several nodes (``watch --plain`` with several nodes or a
+Slurm job): one line per event, each led by its node; a line when every rank of every node has
+passed a milestone; the barrier view (who is not there yet) with the verdict or the timeout."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+
+from tui.core.cluster import BarrierRow
+from tui.core.events import ConnectionState, ErrorFound, PhaseEnded, Ready, ServerDetected, SlurmJobState, Stopped
+from tui.core.state import FAILED, PHASE_TITLES, READY, STARTING, STOPPED
+from tui.core.verdict import EXIT_FAILED, EXIT_READY, EXIT_STARTING, EXIT_USAGE
+from tui.core.wording import clock, duration
+
+#: After the first failure, this long for the root cause to follow before the verdict.
+FAIL_SETTLE_S = 0.5
+
+
+def barrier_lines(rows: list[BarrierRow], limit: int = 4) -> list[str]:
+    """The barrier view as text: per milestone not everyone reached, who is missing, laggard first."""
+    out = []
+    for row in rows:
+        if row.done:
+            continue
+        who = []
+        for lag in row.missing[:limit]:
+            quiet = f", quiet {clock(lag.quiet_for)}" if lag.quiet_for is not None else ""
+            line = f" line {lag.last_line}" if lag.last_line else ""
+            text = f": {lag.last_text[:80]}" if lag.last_text else ""
+            why = f" [suspect: {lag.suspect}]" if lag.suspect else ""
+            who.append(f"{lag.label} ({line.strip() or 'no line'}{quiet}{text}){why}")
+        more = f", +{len(row.missing) - limit} more" if len(row.missing) > limit else ""
+        out.append(f"{row.words}: {row.reached}/{row.total} ranks; not yet: {'; '.join(who)}{more}")
+    return out
+
+
+class PlainCluster:
+    """One line per event, each led by its node; the barrier view when it decides or times out."""
+
+    def __init__(self, session, *, timeout: float | None = None, title: str = "") -> None:
+        self.session = session
+        self.timeout = timeout
+        self.title = title
+        self.started = time.monotonic()
+        self.done_milestones: set[str] = set()
+        self.last_job: str | None = None
+        self.failed_at: float | None = None
+
+    def say(self, text: str, node: str | None = None) -> None:
+        minutes, secs = divmod(time.monotonic() - self.started, 60)
+        where = f"[{node}] " if node else ""
+        print(f"{time.strftime('%H:%M:%S')}  +{int(minutes):02d}:{secs:04.1f}  {where}{text}")
+
+    async def run(self) -> int:
+        session = self.session
+        refused: list[str] = []
+
+        def on_update(node, update) -> None:
+            for event in update.events:
+                self.word(node, event)
+            if node is not None and session.nodes[node].connection is not None:
+                conn = session.nodes[node].connection
+                if conn.state == "refused":
+                    refused.append(f"{conn.host}: connection refused: {conn.detail}")
+
+        session.subscribe(on_update)
+        self.say(self.title or "watching " + ", ".join(
+            f"{s.name} ({s.host + ':' if s.host else ''}{s.log})" for s in session.specs.values()))
+        session.start()
+        deadline = None if self.timeout is None else self.started + self.timeout
+        try:
+            while True:
+                wait = 1.0 if deadline is None else max(0.0, min(1.0, deadline - time.monotonic()))
+                session.changed.clear()
+                try:
+                    async with asyncio.timeout(wait):
+                        await session.changed.wait()
+                except TimeoutError:
+                    pass
+                if refused:
+                    self.say(refused[0])
+                    return EXIT_USAGE
+                self.barrier_news()
+                status = self.check(deadline)
+                sys.stdout.flush()
+                if status is not None:
+                    return status
+        finally:
+            sys.stdout.flush()
+            await session.stop()
+
+    def word(self, node: str | None, event) -> None:
+        if isinstance(event, SlurmJobState):
+            words = self.session.job_words()
+            if words != self.last_job:
+                self.last_job = words
+                self.say(words)
+        elif isinstance(event, ConnectionState):
+            self.say(f"slurm: {event.state}" + (f": {event.detail}" if event.detail else ""))
+        elif isinstance(event, ServerDetected):
+            self.say(f"server: {event.server}", node)
+        elif isinstance(event, PhaseEnded):
+            slowest = f", slowest {event.slowest_rank}" if event.slowest_rank and event.ranks > 1 else ""
+            self.say(f"{PHASE_TITLES.get(event.phase, event.phase)} done in {duration(event.seconds)}{slowest}", node)
+        elif isinstance(event, Ready):
+            self.say(f"ready (line {event.line})", node)
+        elif isinstance(event, Stopped):
+            self.say(f"stopped (line {event.line}): {event.text}", node)
+        elif isinstance(event, ErrorFound) and event.error.fatal and not event.error.secondary:
+            error = event.error
+            rank = f" [{error.rank}]" if error.rank else ""
+            self.say(f"error: line {error.line}{rank}: {error.title}", node)
+
+    def barrier_news(self) -> None:
+        """A milestone every rank of every node has now reached."""
+        if not self.session.nodes:
+            return
+        for row in self.session.barrier():
+            if row.done and row.milestone not in self.done_milestones and row.milestone != "ready":
+                self.done_milestones.add(row.milestone)
+                self.say(f"barrier: {row.words} on all {row.total} ranks of {len(self.session.nodes)} nodes")
+
+    def node_verdicts(self) -> None:
+        for name in self.session.nodes:
+            node = self.session.node_verdict(name)
+            self.say(f"{node.kind}: {node.detail}", name)
+
+    def check(self, deadline: float | None) -> int | None:
+        verdict = self.session.verdict()
+        if verdict.outcome != STARTING or (deadline is not None and time.monotonic() >= deadline):
+            self.session.flush()  # the nodes' last events before the verdict
+        now = time.monotonic()
+        if verdict.outcome in (READY, STOPPED):
+            self.say(verdict.words)
+            return EXIT_READY
+        if verdict.outcome == FAILED:
+            if self.failed_at is None:
+                self.failed_at = now
+            if now - self.failed_at >= FAIL_SETTLE_S:
+                verdict = self.session.verdict()  # the root cause may have arrived meanwhile
+                self.say(verdict.words)
+                self.node_verdicts()
+                for line in barrier_lines(self.session.barrier()):
+                    self.say(line)
+                return EXIT_FAILED
+            return None
+        if deadline is not None and now >= deadline:
+            self.say(f"TIMEOUT after {duration(self.timeout)}: {verdict.words}")
+            self.node_verdicts()
+            for line in barrier_lines(self.session.barrier()):
+                self.say(line)
+            return EXIT_STARTING
+        return None
