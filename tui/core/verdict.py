@@ -14,8 +14,11 @@ and the exit status every command returns (``Verdict.exit_status``):
   finished the phase;
 - ``starting`` / ``ready`` / ``stopping`` / ``stopped``.
 
-Without a process (a log read after the fact, or watched without launching) the
-verdict is the log's own reading. Ready needs the log's ready marker *and*, when a
+Without a process (a log read after the fact, or a watched server whose writer cannot
+be seen) the verdict is the log's own reading — and, while it is watched live, its
+silence weighed with the GPUs and the phase's limit (loading / stalled?), never dead.
+A watched server's processes, once discovery names them (``tui.core.writers``), are a
+process like a launched one's, with an exit status that may be unknown. Ready needs the log's ready marker *and*, when a
 health URL is watched, a 200 from it; the verdict says which one is still pending.
 Pure: no I/O, no clock.
 
@@ -273,9 +276,9 @@ def judge(
     """The verdict for this instant.
 
     ``last_activity``: when the log last grew (or the attempt started, before any
-    line). Without a process or a health URL, the log's own reading: ``waiting`` says
-    why no line has come yet, ``elapsed`` is the startup's time when the log gives no
-    ready time. With them: ``expected_phase`` is the longest the running phase has
+    line). Without a process or a health URL, the log's own reading (a quiet log weighed
+    with ``gpus`` and the limits): ``waiting`` says why no line has come yet, ``elapsed``
+    is the startup's time when the log gives no ready time. Always: ``expected_phase`` is the longest the running phase has
     taken in history, ``limits`` the ``--stall-limit`` (default and per phase), which
     overrides history (the profile's own per-phase limits come with ``state``),
     ``eta`` text such as "weight load 4:51 of ~10:28" to show while starting.

@@ -306,8 +306,8 @@ class PlainWatch:
         """The exit status once the watch is over, else None.
 
         Ready or failed is final once everything read is handled and the log has been quiet
-        a moment, or after a grace period: what follows may be the root cause of a failure,
-        or a new startup in the same log that makes this one's verdict moot.
+        a moment, or after a grace period (a log that keeps growing): what follows may be the
+        root cause of a failure, or a new startup in the same log that makes this one moot.
         """
         session = self.session
         state = session.state
@@ -319,7 +319,7 @@ class PlainWatch:
         if state.outcome in (READY, STOPPED, FAILED):
             if self.decided_at is None:
                 self.decided_at = now
-            if queue.empty() and (now - self.decided_at >= GRACE_S or self.log_quiet()):
+            if now - self.decided_at >= GRACE_S or (queue.empty() and self.log_quiet()):
                 return self.finish(queue)
         else:
             self.decided_at = None  # a new startup: undecided again
