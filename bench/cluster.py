@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Eight simulated nodes × 8 GPUs: what watching a multi-node startup costs.
 
-    idle CPU        `watch --plain --cluster` on 8 quiet local logs with 8 simulated GPUs per node
-                    (1 Hz), CPU of the whole process after a warm-up; reference: `tail -F` on the
-                    same 8 logs
+    idle CPU        `watch --plain --cluster` and the cluster dashboard (`watch --cluster`, in a
+                    detached tmux) on 8 quiet local logs with 8 simulated GPUs per node (1 Hz), CPU
+                    of the whole process after a warm-up; reference: `tail -F` on the same 8 logs
     barrier         the cluster dashboard (App.run_test, 8 nodes × 8 sim GPUs): a line that moves
                     the laggard past a milestone is appended; time until the barrier view shows it
     key → screen    `n` (next node's log) while all 8 logs grow (a line per node every 50 ms): the
@@ -46,7 +46,7 @@ def node_lines(node: int, step: str) -> str:
     )
 
 
-def idle_cpu(workdir: Path, seconds: float) -> tuple[float, float]:
+def idle_cpu(workdir: Path, seconds: float) -> dict[str, float]:
     logs = []
     conf = workdir / "cluster.toml"
     for n in range(NODES):
@@ -59,16 +59,24 @@ def idle_cpu(workdir: Path, seconds: float) -> tuple[float, float]:
         "tail": ["tail", "-q", "-F", *map(str, logs)],
     }
     procs = {k: subprocess.Popen(v, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for k, v in runs.items()}
+    pids = {k: p.pid for k, p in procs.items()}
+    session = f"wt-bench-cluster-{os.getpid()}"
+    dashboard = [sys.executable, "-m", "tui.cli", "watch", "--cluster", str(conf), "--gpus", "sim"]
+    tmux = subprocess.run(["tmux", "new-session", "-d", "-P", "-F", "#{pane_pid}", "-s", session, "-x", "160", "-y",
+                           "50", "exec " + " ".join(dashboard)], cwd=ROOT, capture_output=True, text=True)
+    if tmux.returncode == 0:
+        pids["dashboard"] = int(tmux.stdout.strip())
     try:
-        time.sleep(WARMUP_S + 2.0)  # interpreter start-up, imports, the first GPU samples
-        before = {k: cpu_seconds(p.pid) for k, p in procs.items()}
+        time.sleep(WARMUP_S + 3.0)  # interpreter start-up, imports, the first paint and GPU samples
+        before = {k: cpu_seconds(pid) for k, pid in pids.items()}
         time.sleep(seconds)
-        after = {k: cpu_seconds(p.pid) for k, p in procs.items()}
+        after = {k: cpu_seconds(pid) for k, pid in pids.items()}
     finally:
         for p in procs.values():
             p.kill()
             p.wait()
-    return tuple(100.0 * (after[k] - before[k]) / seconds for k in ("watch", "tail"))  # type: ignore[return-value]
+        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+    return {k: 100.0 * (after[k] - before[k]) / seconds for k in pids}
 
 
 async def grow(logs: list[Path]) -> None:
@@ -137,10 +145,14 @@ def main() -> int:
     args = parser.parse_args()
     seconds, trials = (5.0, 5) if args.quick else (args.seconds, args.trials)
     with tempfile.TemporaryDirectory(prefix="watchtower-cluster-") as tmp:
-        watch, tail = idle_cpu(Path(tmp), seconds)
-        print(f"idle CPU over {seconds:.0f} s, {NODES} nodes × 8 sim GPUs at 1 Hz:")
-        print(f"  watchtower watch --plain --cluster  {watch:5.2f} % of one core")
-        print(f"  tail -F (8 logs, no GPUs)           {tail:5.2f} %   ratio {watch / tail if tail else float('inf'):.1f}×")
+        cpu = idle_cpu(Path(tmp), seconds)
+        tail = cpu["tail"]
+        print(f"idle CPU over {seconds:.0f} s, {NODES} nodes × 8 sim GPUs at 1 Hz (% of one core):")
+        print(f"  tail -F (8 logs, no GPUs)           {tail:5.2f} %")
+        for key, name in (("watch", "watch --plain --cluster"), ("dashboard", "cluster dashboard (tmux)")):
+            if key in cpu:
+                ratio = f"{cpu[key] / tail:.1f}× tail -F" if tail else "tail -F used none"
+                print(f"  {name:<34}{cpu[key]:5.2f} %   {ratio}")
         barrier, keys = asyncio.run(dashboard_latencies(Path(tmp), trials))
         print(f"cluster dashboard, {NODES} nodes × 8 sim GPUs:")
         show("barrier change", barrier)

@@ -105,3 +105,21 @@ def test_each_node_has_its_own_verdict_loading_stalled_dead():
     stalled = cluster.node_verdict("n2")
     assert stalled.kind == "stalled?" and "its process alive" not in stalled.detail
     assert cluster.node_verdict("n1").kind == "loading"
+
+
+async def test_a_flood_is_drawn_newest_first_and_says_what_it_left_out(tmp_path):
+    from tui.app.cluster import DRAW_AT_ONCE
+
+    n1 = tmp_path / "n1.log"
+    n1.write_text("".join(f"[2026-01-01 10:00:00] line {i}\n" for i in range(3000)))
+    session = ClusterSession([NodeSpec("n1", str(n1))], make_session=default_session)
+    app = ClusterApp(session)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_until(pilot, lambda: session.merged.total == 3000)
+        await pilot.press("n")  # redraw: the newest lines of n1
+        log = app.query_one("#log")
+        texts = [str(line.text) for line in log.lines]
+        assert len(texts) == DRAW_AT_ONCE + 1
+        assert texts[0].startswith(f"… {3000 - DRAW_AT_ONCE} lines not drawn here")
+        assert texts[-1].rstrip().endswith("line 2999")
+        assert "log: n1 only" in text_of(app, "#header")

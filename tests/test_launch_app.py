@@ -56,6 +56,11 @@ async def until(pilot, predicate, timeout: float = 20.0) -> None:
         await pilot.pause(0.05)
 
 
+async def until_logging(pilot, app) -> None:
+    """Until the launched attempt runs and its log has begun."""
+    await until(pilot, lambda: app.launch.run is not None and app.session.state.lines > 3)
+
+
 def screen_text(app) -> str:
     """Everything on screen as plain text (from the screenshot's SVG)."""
     import html
@@ -80,6 +85,9 @@ async def test_fail_edit_env_relaunch_ready_stop_and_quit_from_the_keyboard(tmp_
         assert env.text.strip() == "HF_TOKEN=****"  # the secret is not shown, even in the editor
         env.text = env.text + f"{CONTEXT_ENV}=1\n"
         await pilot.press("ctrl+s")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))  # what changes, before relaunching
+        assert f"+{CONTEXT_ENV}=1" in app.screen.question and TOKEN not in app.screen.question
+        await pilot.press("y")
         await until(pilot, lambda: launch.run is not None and launch.run.attempt == 2)
         await until(pilot, lambda: launch.verdict_now is not None and launch.verdict_now.final)
         assert launch.verdict_now.kind == "ready"
@@ -123,7 +131,7 @@ async def test_relaunch_of_a_running_attempt_asks_and_q_does_not_ask_once_it_is_
     app = make_app(tmp_path, "--outcome", "hang")
     launch = app.launch
     async with app.run_test(size=(120, 40)) as pilot:
-        await until(pilot, lambda: launch.run is not None and app.session.state.lines > 3)
+        await until_logging(pilot, app)
         first = launch.run
         await pilot.press("r")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
@@ -149,7 +157,7 @@ async def test_stop_shows_the_escalation_countdown_and_leaves_no_process(tmp_pat
     app.launch.spec.plan = type(app.launch.spec.plan)(after_int=1.5, after_term=1.5)
     launch = app.launch
     async with app.run_test(size=(140, 40)) as pilot:
-        await until(pilot, lambda: launch.run is not None and app.session.state.lines > 3)
+        await until_logging(pilot, app)
         pids = group_members(launch.run.pgid)
         await pilot.press("x")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
@@ -160,6 +168,9 @@ async def test_stop_shows_the_escalation_countdown_and_leaves_no_process(tmp_pat
         await until(pilot, lambda: not launch.server_running, timeout=10)
         assert "stopping:" not in app.launch_line.render().plain
         await until(pilot, lambda: app.query_one(VerdictHeader).verdict.word == "STOPPED")
+        detail = app.query_one(VerdictHeader).verdict.detail
+        assert detail == "stopped (SIGKILL after the grace period)"  # ours, after the grace: not the OOM killer
+        assert "OOM" not in screen_text(app)
     assert not any(is_alive(p) for p in pids) and group_members(launch.run.pgid) == []
 
 
@@ -215,3 +226,64 @@ def test_the_edit_modal_keeps_secrets_the_user_left_masked():
         parse_env_lines("no equals sign", {})
     with pytest.raises(ValueError, match="line 2"):
         parse_env_lines("A=1\n1BAD=2", {})
+
+
+async def test_the_editor_labels_its_fields_keeps_the_command_and_shows_the_diff_first(tmp_path):
+    app = make_app(tmp_path, "--outcome", "hang")
+    launch = app.launch
+    async with app.run_test(size=(140, 45)) as pilot:
+        await until_logging(pilot, app)
+        first = launch.run
+        await pilot.press("R")
+        await until(pilot, lambda: isinstance(app.screen, EditScreen))
+        editor = app.screen
+        labels = [str(w.render()) for w in editor.query(".label")]
+        assert labels[0] == "Command line" and labels[1].startswith("Environment")
+        command = editor.query_one("#command")
+        assert app.focused is command and command.selection.is_empty
+        before = command.value
+        await pilot.press("tab")  # into the environment
+        await pilot.press("shift+tab")  # back into the command: not selected, so typing adds to it
+        assert app.focused is command and command.selection.is_empty
+        await pilot.press("end", *" --tp 8")
+        assert command.value == before + " --tp 8"
+        await pilot.press("tab", "down", *"FOO=bar")
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        question = app.screen.question
+        assert "+--tp 8" in question and "+FOO=bar" in question and "HF_TOKEN" not in question
+        assert "v1 is still running: it is stopped first" in question
+        assert launch.run is first and first.alive  # nothing happened yet
+        await pilot.press("e")  # edit again: what was typed is still there
+        await until(pilot, lambda: isinstance(app.screen, EditScreen))
+        assert app.screen.query_one("#command").value == before + " --tp 8"
+        assert "FOO=bar" in app.screen.query_one("#env").text
+        await pilot.press("escape")
+        await pilot.pause(0.1)
+        assert launch.run is first and first.alive
+
+
+async def test_k_without_a_gpu_source_says_it_cannot_tell_and_offers_the_leftovers(tmp_path):
+    """--gpus none: no all-clear. The attempt died and left its children: those are offered."""
+    from tui.app.launcher import HoldersScreen
+
+    app = make_app(tmp_path, "--outcome", "sigkill", "--orphans", "--tp", "2")
+    launch = app.launch
+    async with app.run_test(size=(140, 45)) as pilot:
+        await until(pilot, lambda: launch.run is not None and not launch.run.alive)
+        await until(pilot, lambda: len(group_members(launch.run.pgid)) == 2)
+        orphans = group_members(launch.run.pgid)
+        await pilot.press("k")
+        await until(pilot, lambda: isinstance(app.screen, HoldersScreen))
+        why = app.screen.why
+        assert why.startswith("Cannot tell which processes hold GPU memory: there is no GPU source (--gpus none)")
+        assert "No other process holds" not in why
+        assert {h.pid for h in app.screen.holders} == set(orphans)
+        await pilot.press("k")  # kill them
+        await until(pilot, lambda: group_members(launch.run.pgid) == [], timeout=15)
+        await pilot.press("k")  # nothing left of ours, still no all-clear
+        await pilot.pause(0.2)
+        notes = [n.message for n in app._notifications]  # noqa: SLF001
+        assert any(m.startswith("Cannot tell which processes hold GPU memory") and "No process of an earlier attempt" in m
+                   for m in notes), notes
+        assert not any("No other process holds GPU memory" in m for m in notes)

@@ -108,6 +108,21 @@ def test_usage_errors_are_one_line(tmp_path, env):
         assert words in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
 
 
+@pytest.mark.parametrize("command", ["attach", "run", "watch", "record", "scan", "replay", "demo", "history"])
+def test_every_option_of_every_command_is_described_in_help(command):
+    from tui.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command").choices[command]  # noqa: SLF001
+    undescribed = [a.option_strings or [a.dest] for a in sub._actions if not a.help and a.dest != "help"]  # noqa: SLF001
+    assert undescribed == []
+    shown = subprocess.run([sys.executable, "-m", "tui.cli", command, "--help"], capture_output=True, text=True)
+    assert shown.returncode == 0
+    for option in ("--on-ready", "--on-fail", "--stall-limit", "--timeout") if command == "attach" else ():
+        line = next(line for line in shown.stdout.splitlines() if line.strip().startswith(option))
+        assert len(line.split(maxsplit=2)) == 3, line  # the option, its metavar, and words
+
+
 def test_sigterm_to_run_plain_leaves_the_server_running_and_says_how_to_attach(tmp_path, env):
     """`timeout` or a job scheduler sends SIGTERM: handled like Ctrl-C, not a silent death."""
     proc = subprocess.Popen(

@@ -322,3 +322,35 @@ async def test_after_attach_a_relaunch_never_sends_masked_secrets(tmp_path, data
         run = await h.launch.relaunch()
         assert run.attempt == 2 and h.launch.spec.env == {"HF_TOKEN": TOKEN}
         assert f"HF_TOKEN={TOKEN}".encode() in Path(f"/proc/{run.pid}/environ").read_bytes()
+
+
+async def test_a_relaunch_names_the_processes_it_had_to_stop_outside_the_group(tmp_path, data_dir):
+    """A helper that setsid()-ed out of the group is stopped with the attempt, and said so."""
+    from tests.test_launch_process import ESCAPER
+
+    pids_file = tmp_path / "escaped"
+    spec = LaunchSpec("esc", [sys.executable, "-c", ESCAPER, str(pids_file)], log_dir=tmp_path / "logs",
+                      plan=StopPlan(after_int=0.5, after_term=0.5))
+    async with Harness(spec) as h:
+        notes: list[str] = []
+        h.launch.subscribe(lambda e: isinstance(e, Note) and notes.append(e.text))
+        await h.launch.start()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 20
+        while not (pids_file.exists() and len(pids_file.read_text().split()) == 2):
+            assert loop.time() < deadline, "the helpers never started"
+            await asyncio.sleep(0.025)
+        escaped = [int(p) for p in pids_file.read_text().split()]
+        try:
+            spec.command = sim("--outcome", "ready")
+            await h.launch.relaunch(gpu_timeout=1)
+            assert not any(is_alive(p) for p in escaped)
+            (said,) = [n for n in notes if "outside its process group" in n]
+            assert said.startswith("v1: ") and all(f"pid {p}" in said for p in escaped)
+            assert h.launch.run.attempt == 2
+        finally:
+            for pid in escaped:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass

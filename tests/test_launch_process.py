@@ -82,7 +82,7 @@ async def test_stop_takes_the_whole_group_down_escalating_from_sigint(tmp_path):
     assert steps == [signal.SIGINT, signal.SIGTERM, signal.SIGKILL]  # it ignored the first two
     assert 0.6 <= took < 3.0
     (_, exited), = rec.of(ProcessExited)
-    assert exited.signal == signal.SIGKILL and exited.detail == "stopped with SIGKILL"
+    assert exited.signal == signal.SIGKILL and exited.detail == "stopped (SIGKILL after the grace period)"
     assert run.status.stopped_by_user
 
 

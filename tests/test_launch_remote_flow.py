@@ -160,3 +160,35 @@ async def test_remote_health_is_asked_from_the_servers_host(remote_env, tmp_path
         await launch.close(stop_server=True)
         await session.stop()
         await ssh.close_all()
+
+
+async def test_remote_health_goes_through_a_channel_of_the_ssh_connection(target, ssh_connections_closed, monkeypatch):
+    """No process per probe on the server's host: the GET rides the connection Watchtower holds."""
+    import asyncio
+    import socket
+
+    from tui.sources import health
+
+    async def no_process(*_args, **_kwargs):
+        raise AssertionError("a process was started on the host for a health probe")
+
+    monkeypatch.setattr(ssh, "run", no_process)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    assert await health.remote_http_status(target, f"http://127.0.0.1:{closed}/health") == (None, "connection refused")
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n")
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        got = await health.remote_http_status(target, f"http://127.0.0.1:{port}/health")
+        assert got == (503, "HTTP 503 Service Unavailable")
+    finally:
+        server.close()
+        await server.wait_closed()

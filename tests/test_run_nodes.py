@@ -60,12 +60,15 @@ def cli(nodes, tmp_path, fake, *args: str) -> subprocess.CompletedProcess[str]:
 def test_the_same_command_on_two_nodes_with_node_ranks_reaches_ready(sshd_nodes, tmp_path, fake_sglang):
     a, b = sshd_nodes
     addr = f"127.0.0.2:{free_port()}"
-    result = cli(sshd_nodes, tmp_path, fake_sglang, "--nodes", f"{a.spec},{b.spec}", "--timeout", "60", "--",
-                 *command(addr))
+    # --no-check: the simulator has no model directory and no real SGLang, which each node's preflight says
+    result = cli(sshd_nodes, tmp_path, fake_sglang, "--nodes", f"{a.spec},{b.spec}", "--timeout", "60",
+                 "--no-check", "--", *command(addr))
     assert result.returncode == 0, result.stdout + result.stderr
     out = result.stdout
     assert f"check: ✓ dist-init address: {addr} on every node" in out
     assert "check: ✓ node ranks: 0…1, one per node" in out
+    assert "check [127.0.0.3]: preflight: sglang on root@127.0.0.3:" in out  # each node probed where it runs
+    assert "check [127.0.0.2]: ✗ model: /models/m: no such directory" in out
     assert "[127.0.0.3] server: sglang" in out and "READY on all 2 nodes" in out
     assert "left running: 127.0.0.2: kill -INT -- -" in out
     node2 = (tmp_path / "logs" / "mn-127.0.0.3-v1.log").read_text()

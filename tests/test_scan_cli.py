@@ -135,3 +135,12 @@ def test_human_output_names_one_error_raised_by_eight_ranks_once():
     rows = [row for row in proc.stdout.splitlines() if "AttributeError" in row]
     assert len(rows) == 1 and "also 7 more rank(s)" in rows[0]
     assert proc.stdout.splitlines()[0].endswith("FAILED")
+
+
+def test_scan_json_on_a_missing_file_prints_an_error_object(tmp_path):
+    missing = tmp_path / "missing.log"
+    done = subprocess.run([sys.executable, "-m", "tui.cli", "scan", "--json", str(missing)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    answer = json.loads(done.stdout)
+    assert answer == {"error": f"{missing}: no such file", "log": str(missing)}

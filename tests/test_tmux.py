@@ -171,3 +171,27 @@ def test_copy_inside_tmux_reaches_the_tmux_buffer_and_says_so():
         assert copied.rstrip().splitlines()[-1].startswith("AttributeError:")
     finally:
         pane.close()
+
+
+def test_help_at_80x24_scrolls_and_leaves_the_dashboard_visible_behind_it():
+    pane = demo(80, 24, "--speed", "30", "--scenario", "crash-attr")
+    try:
+        pane.wait_for(r"FAILED", timeout=40)
+        footer = pane.screen().splitlines()[-1]
+        assert "? " in footer and "Help" in footer and "Quit" in footer
+        pane.keys("?")
+        text = pane.wait_for(r"Watchtower keys")
+        assert "WATCHTOWER" in text.splitlines()[0]  # the modal does not blank the screen behind it
+        assert "escape" not in text  # the end of the help is below: it scrolls
+        pane.keys("End")
+        text = pane.wait_for(r"escape\s+close this help")
+        assert "ctrl+p" in text
+        pane.keys("Escape")
+        deadline = time.monotonic() + 10
+        while "Watchtower keys" in pane.screen():  # (a q right after Escape would read as Alt+q)
+            assert time.monotonic() < deadline, pane.screen()
+            time.sleep(0.1)
+        pane.keys("q")
+        pane.wait_for(r"WATCHTOWER-EXITED-1")
+    finally:
+        pane.close()

@@ -66,3 +66,13 @@ def test_record_a_remote_log_then_the_recording_holds_its_bytes(sshd, tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "(ready)" in proc.stdout
     assert load(out).log_bytes() == data
+
+
+def test_a_known_hosts_path_that_does_not_exist_fails_at_once_with_the_fix(sshd, tmp_path):
+    missing = tmp_path / "no such dir" / "known_hosts"
+    proc = watch(sshd, tmp_path / "x.log", missing, "--timeout", "60")
+    out, err = proc.communicate(timeout=90)
+    assert proc.returncode == 2, out + err
+    assert f"known_hosts file {missing} does not exist" in out
+    assert "WATCHTOWER_SSH_KNOWN_HOSTS" in out and "retrying" not in out
+    assert "Traceback" not in out + err

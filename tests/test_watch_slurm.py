@@ -97,3 +97,14 @@ async def test_a_job_pending_on_resources_is_the_queued_phase_then_starts(slurm_
     await expect(proc, "READY on all 2 nodes")
     code, _, err = await finish(proc)
     assert code == 0, err
+
+
+async def test_a_job_that_completes_before_ready_is_a_failure_in_words(slurm_env, tmp_path):
+    script = tmp_path / "job.sh"
+    script.write_text(f"#!/bin/bash\nsrun -o {tmp_path}/wt-%j-%t.out echo not a server\n")
+    job = submit(slurm_env, script)
+    proc = await watch(job)
+    line = await expect(proc, f"job {job} COMPLETED, before")
+    code, _, err = await finish(proc)
+    assert code == 1, err
+    assert line.rstrip().endswith(f"job {job} COMPLETED, before the server was ready")

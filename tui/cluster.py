@@ -257,7 +257,8 @@ class ClusterSession:
                 return core.ClusterVerdict(STOPPED, f"stopped after ready: {self.job_words()}")
             return nodes
         if job is not None and (job.state in ENDED or job.state == GONE):
-            return core.ClusterVerdict(FAILED, self.job_words())
+            before = ", before the server was ready" if job.state == "COMPLETED" else ""
+            return core.ClusterVerdict(FAILED, self.job_words() + before)
         if nodes is None:
             words = self.job_words() if job is not None else "no nodes"
             return core.ClusterVerdict(STARTING, words)

@@ -292,6 +292,7 @@ def launch_dashboard(spec: Any, options: LaunchOptions) -> int:
         palette.name,
         gpus_enabled=launch.gpu_enabled,
         attach_only=options.attach_only,
+        timeout=options.timeout,
     )
     return int(app.run() or 0)
 
@@ -482,6 +483,20 @@ async def _cluster_plain(launch: Any, options: LaunchOptions) -> int:
         await launch.close()
 
 
+async def _node_preflights(launch: Any, gpus: str) -> list[tuple[str, Any]]:
+    """`watchtower check` of each node's own command, on that node, all at once: (node, report or why not)."""
+    from tui.preflight import preflight_report
+
+    async def one(node: str, host: str, argv: list[str]) -> tuple[str, Any]:
+        try:
+            return node, await preflight_report(argv, dict(launch.env), host=host, gpus=gpus)
+        except UsageError as exc:
+            return node, f"cannot probe {host}: {exc}"
+
+    commands = launch.commands()
+    return list(await asyncio.gather(*(one(n, h, commands[n]) for n, h in zip(launch.names, launch.hosts))))
+
+
 def nodes_run(spec: Any, nodes: list[Any], options: LaunchOptions, *, plain: bool, force: bool) -> int:
     """`run --nodes H1,H2 -- CMD` (or `--cluster FILE`): the command on every node over SSH."""
     from functools import partial
@@ -497,11 +512,18 @@ def nodes_run(spec: Any, nodes: list[Any], options: LaunchOptions, *, plain: boo
         extra={i: n.args for i, n in enumerate(nodes) if n.args}, plan=spec.plan, make_session=make,
         history=_history(), gpus=options.gpus.kind,
     )
+    out = sys.stdout if plain else sys.stderr
     checks = agreement(launch.commands())
     for check in checks:
-        print(f"check: {check.line}", file=sys.stderr if not plain else sys.stdout, flush=True)
-    if any(c.status == FAIL for c in checks) and not force:
-        raise UsageError("the nodes' commands disagree (see the ✗ above): fix them, or --no-check to launch anyway")
+        print(f"check: {check.line}", file=out, flush=True)
+    failed = [c for c in checks if c.status == FAIL]
+    for node, report in asyncio.run(_node_preflights(launch, options.gpus.kind)):
+        lines = report.text().splitlines() if not isinstance(report, str) else [f"preflight: {report}"]
+        for line in lines:
+            print(f"check [{node}]: {line.strip()}", file=out, flush=True)
+        failed += [] if isinstance(report, str) else report.failed
+    if failed and not force:
+        raise UsageError(f"{len(failed)} check(s) failed (✗ above): fix them, or --no-check to launch anyway")
     return _run_cluster_launch(launch, options, plain=plain, title=f"run: {spec.name} on {len(nodes)} nodes")
 
 

@@ -138,7 +138,7 @@ class HelpScreen(ModalScreen[None]):
 
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
-    HelpScreen > VerticalScroll { width: 104; max-width: 96%; height: auto; max-height: 100%;
+    HelpScreen > VerticalScroll { width: 104; max-width: 96%; height: auto; max-height: 90%;
                                   border: round $primary; padding: 0 2; background: $panel;
                                   border-subtitle-align: right; }
     HelpScreen Static { width: 100%; }

@@ -50,5 +50,5 @@ async def copy_text(app, text: str, what: str) -> str:
         return f"tmux load-buffer failed ({error}); sent {what} by OSC 52 only{outer} — w writes them to a file"
     where = f"Copied {what} to the tmux buffer: paste with prefix ]"
     if mode == "on":
-        return f"{where}; also sent to the terminal clipboard (OSC 52)"
+        return f"{where}; also sent to the terminal clipboard (OSC 52) — w writes a file"
     return f"{where}. tmux's set-clipboard is {mode or 'unknown'}: not the system clipboard — w writes a file"

@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
+from itertools import islice
+from typing import Any
 
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.css.query import NoMatches
 from textual.containers import Vertical
 from textual.widgets import Footer, RichLog, Static
 
@@ -32,6 +35,9 @@ from tui.session import ERROR, NORMAL, PHASE, WARNING
 
 #: Lines the log widget holds; the merged log behind it keeps more.
 LOG_LINES = 5000
+#: Lines drawn into the log view at once (a refresh, a filter change): drawing costs ~0.2 ms a line,
+#: so a flood or a long filtered view is cut to its newest lines, with a note saying so.
+DRAW_AT_ONCE = 500
 BARS = " ▁▂▃▄▅▆▇█"
 Action = Callable[[], "None | Awaitable[None]"]
 
@@ -129,6 +135,9 @@ class ClusterApp(App):
         self.shown = 0  # merged lines already written to the log widget
         self.actions = actions or {}  # key -> (description, callback): the runner's stop, relaunch
         self.exit_status: int | None = None
+        self._pending: set[str] = set()  # what changed since the last redraw: "gpu" or "all"
+        self._scheduled = False
+        self._shown_text: dict[str, Text] = {}
         for key, (description, _) in self.actions.items():
             self.bind(key, f"run_action('{key}')", description=description)
 
@@ -143,7 +152,7 @@ class ClusterApp(App):
     def on_mount(self) -> None:
         self.register_theme(self.palette.textual)
         self.theme = self.palette.textual.name
-        self.session.subscribe(lambda node, update: self.call_later(self.refresh_views))
+        self.session.subscribe(self._on_update)
         self.session.start()
         self.set_interval(1.0, self.refresh_views)  # quiet times move on while nothing arrives
         self.refresh_views()
@@ -153,7 +162,31 @@ class ClusterApp(App):
 
     # ---------------------------------------------------------------- drawing
 
+    def _on_update(self, node: str | None, update: Any) -> None:
+        """Coalesce the nodes' updates into one redraw; a GPU sample redraws the node rows only."""
+        self._pending |= {"gpu"} if update.topics <= {"gpu"} else {"all"}
+        if not self._scheduled:
+            self._scheduled = True
+            self.call_later(self._redraw)
+
+    def _redraw(self) -> None:
+        pending, self._pending, self._scheduled = self._pending, set(), False
+        if "all" in pending:
+            self.refresh_views()
+        elif self.session.nodes:
+            self._update("#nodes", node_rows(self.session, self.size.width or 100, self.palette, self.node_filter))
+
+    def _update(self, selector: str, text: Text) -> None:
+        """Give a panel new text, unless it is what it shows already (no re-render for nothing)."""
+        if self._shown_text.get(selector) != text:
+            self._shown_text[selector] = text
+            self.query_one(selector, Static).update(text)
+
     def refresh_views(self) -> None:
+        try:
+            self.query_one("#header", Static)
+        except NoMatches:  # an update that arrives while the app is closing
+            return
         width = self.size.width or 100
         palette = self.palette
         verdict = self.session.verdict()
@@ -169,21 +202,30 @@ class ClusterApp(App):
         if self.node_filter is not None:
             header.append(f"  log: {self.node_filter} only (n: next)", palette.style("behind"))
         header.truncate(width)
-        self.query_one("#header", Static).update(header)
+        self._update("#header", header)
         if self.session.nodes:
-            self.query_one("#barrier", Static).update(barrier_text(self.session.barrier(), width, palette))
-            self.query_one("#nodes", Static).update(node_rows(self.session, width, palette, self.node_filter))
+            self._update("#barrier", barrier_text(self.session.barrier(), width, palette))
+            self._update("#nodes", node_rows(self.session, width, palette, self.node_filter))
         self._append_log()
 
     def _append_log(self) -> None:
-        log = self.query_one("#log", RichLog)
         lines = self.session.merged.lines
         total = self.session.merged.total
         new = min(len(lines), total - self.shown)
-        for line in list(lines)[len(lines) - new :] if new > 0 else []:
-            if self.node_filter is None or line.node == self.node_filter:
-                log.write(self._line(line))
         self.shown = total
+        if new > 0:
+            fresh = list(islice(reversed(lines), new))[::-1]
+            self._draw([line for line in fresh if self.node_filter is None or line.node == self.node_filter])
+
+    def _draw(self, lines: list[MergedLine]) -> None:
+        log = self.query_one("#log", RichLog)
+        if len(lines) > DRAW_AT_ONCE:
+            skipped = len(lines) - DRAW_AT_ONCE
+            log.write(Text(f"… {skipped} lines not drawn here (every node's own log keeps them)",
+                           self.palette.style("mark"), no_wrap=True, end=""))
+            lines = lines[-DRAW_AT_ONCE:]
+        for line in lines:
+            log.write(self._line(line))
 
     def _line(self, line: MergedLine) -> Text:
         palette = self.palette
@@ -195,10 +237,8 @@ class ClusterApp(App):
         return text
 
     def _rewrite_log(self) -> None:
-        log = self.query_one("#log", RichLog)
-        log.clear()
-        for line in self.session.merged.view(self.node_filter)[-LOG_LINES:]:
-            log.write(self._line(line))
+        self.query_one("#log", RichLog).clear()
+        self._draw(self.session.merged.view(self.node_filter))
         self.shown = self.session.merged.total
 
     # ---------------------------------------------------------------- keys
@@ -246,5 +286,5 @@ class ClusterApp(App):
         self.node_filter = None
         self.shown = 0
         self.query_one("#log", RichLog).clear()
-        session.subscribe(lambda node, update: self.call_later(self.refresh_views))
+        session.subscribe(self._on_update)
         session.start()

@@ -23,9 +23,10 @@ from textual.widgets import Input, Static, TextArea
 
 from tui.app.app import WatchtowerApp
 from tui.core.lines import clean
-from tui.core.secrets import MASK
+from tui.core.secrets import MASK, env_diff
 from tui.core.state import READY, STOPPED
 from tui.core.verdict import Verdict
+from tui.history import command_diff
 from tui.launch import GpuBusy, GpuHolder, Launch, LaunchError
 from tui.launch.events import LaunchEvent, Note, VerdictChanged
 
@@ -89,13 +90,25 @@ def parse_env_lines(text: str, original: dict[str, str]) -> dict[str, str]:
     return env
 
 
+def relaunch_changes(launch: Launch, command: list[str], env: dict[str, str]) -> list[str]:
+    """What relaunching with ``command`` and ``env`` changes from the current attempt (masked words)."""
+    masker = launch.masker
+    return command_diff(masker.argv(launch.spec.command), masker.argv(command)) + env_diff(
+        masker.env(launch.spec.env), masker.env(env)
+    )
+
+
 class EditScreen(ModalScreen[tuple[list[str], dict[str, str]] | None]):
-    """``R``: change the command line and the environment, then relaunch as the next attempt."""
+    """``R``: change the command line and the environment, then relaunch as the next attempt.
+
+    ``command`` and ``env`` (default: the current attempt's) fill the two fields, so "edit
+    again" from the confirmation keeps what was typed."""
 
     DEFAULT_CSS = """
     EditScreen { align: center middle; }
     EditScreen > Vertical { width: 90%; height: auto; max-height: 90%; border: round $primary;
                             background: $panel; padding: 0 1; }
+    EditScreen .label { text-style: bold; margin-top: 1; }
     EditScreen #env { height: 8; }
     EditScreen #edit-error { color: $error; height: auto; }
     """
@@ -104,27 +117,38 @@ class EditScreen(ModalScreen[tuple[list[str], dict[str, str]] | None]):
         Binding("escape", "cancel", "Cancel"),
     ]
 
-    def __init__(self, launch: Launch, attempt: int) -> None:
+    def __init__(
+        self, launch: Launch, attempt: int, command: list[str] | None = None, env: dict[str, str] | None = None
+    ) -> None:
         super().__init__()
         self.launch = launch
         self.attempt = attempt
-        self._masked_argv = launch.masker.argv(launch.spec.command)
+        self._command = list(command if command is not None else launch.spec.command)
+        self._env = dict(env if env is not None else launch.spec.env)
+        self._masked_argv = launch.masker.argv(self._command)
 
     def compose(self) -> ComposeResult:
-        env_text = "\n".join(f"{k}={v}" for k, v in self.launch.masker.env(self.launch.spec.env).items())
+        env_text = "\n".join(f"{k}={v}" for k, v in self.launch.masker.env(self._env).items())
         with Vertical():
             yield Static(
-                f"Relaunch as v{self.attempt}: edit the command and the environment "
-                "(one NAME=VALUE per line; delete a line to remove it; **** keeps a secret). "
-                "ctrl+s relaunches, escape cancels.",
+                f"Relaunch as v{self.attempt}: Tab moves between the fields; ctrl+s (or Enter in the command) "
+                "shows what will change before anything is relaunched; escape cancels.",
                 id="edit-help",
             )
-            yield Input(shlex.join(self._masked_argv), id="command")
+            yield Static("Command line", classes="label")
+            # not selected on focus: a Tab into it and a keystroke must not replace the whole command
+            yield Input(shlex.join(self._masked_argv), id="command", select_on_focus=False)
+            yield Static(
+                "Environment — one NAME=VALUE per line; delete a line to remove it; **** keeps a secret's value",
+                classes="label",
+            )
             yield TextArea(env_text + ("\n" if env_text else ""), id="env")
             yield Static("", id="edit-error")
 
     def on_mount(self) -> None:
-        self.query_one("#env", TextArea).focus()
+        command = self.query_one("#command", Input)
+        command.focus()
+        command.cursor_position = len(command.value)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
@@ -141,11 +165,11 @@ class EditScreen(ModalScreen[tuple[list[str], dict[str, str]] | None]):
             error.update("the command line is empty")
             return
         try:
-            env = parse_env_lines(self.query_one("#env", TextArea).text, self.launch.spec.env)
+            env = parse_env_lines(self.query_one("#env", TextArea).text, self._env)
         except ValueError as exc:
             error.update(f"environment: {exc}")
             return
-        self.dismiss((_unmask_argv(argv, self.launch.spec.command, self._masked_argv), env))
+        self.dismiss((_unmask_argv(argv, self._command, self._masked_argv), env))
 
     def action_cancel(self) -> None:
         self.dismiss(None)
@@ -405,23 +429,57 @@ class LaunchApp(WatchtowerApp):
         if self._refuse_if_busy():
             return
         nxt = (launch.records[-1].attempt if launch.records else launch.attempt) + 1
+        self.push_screen(EditScreen(launch, nxt), lambda result: result is not None and self._confirm_edit(nxt, *result))
 
-        def edited(result) -> None:
-            if result is not None:
-                self.key_relaunch(*result)
+    def _confirm_edit(self, nxt: int, command: list[str], env: dict[str, str]) -> None:
+        """Say what the edit changes (and that a running attempt is stopped first) before relaunching."""
+        launch = self.launch
+        changes = relaunch_changes(launch, command, env)
+        current = f"v{launch.run.attempt}" if launch.run is not None else "the last attempt"
+        if changes:
+            question = f"Relaunch as v{nxt} with these changes from {current}:\n" + "".join(
+                f"\n  {clean(change)}" for change in changes
+            )
+        else:
+            question = f"Relaunch as v{nxt}: nothing changed from {current} (same command and environment)."
+        if launch.server_running:
+            question += f"\n\n{current} is still running: it is stopped first (SIGINT, then SIGTERM, then SIGKILL)."
 
-        self.push_screen(EditScreen(launch, nxt), edited)
+        def answer(key: str | None) -> None:
+            if key == "y":
+                self._work(launch.relaunch(command, env), f"relaunching as v{nxt}…")
+            elif key == "e":
+                self.push_screen(
+                    EditScreen(launch, nxt, command, env),
+                    lambda result: result is not None and self._confirm_edit(nxt, *result),
+                )
+
+        self._ask(question, [("y", "relaunch"), ("e", "edit again")], answer)
 
     def key_attempts(self) -> None:
         self.attempts_panel.toggle_class("-open")
         self.attempts_panel.refresh(layout=True)
 
     def key_kill_holders(self) -> None:
-        foreign = [h for h in self.launch.gpu_holders() if not h.ours]
-        if not foreign:
-            self.notify("No other process holds GPU memory", timeout=2)
+        launch = self.launch
+        unknown = launch.gpu_unknown()
+        if unknown is not None and self.session.gpus.unavailable:
+            unknown += f" — {self.session.gpus.unavailable}"
+        if unknown is None:
+            foreign = [h for h in launch.gpu_holders() if not h.ours]
+            if not foreign:
+                self.notify("No other process holds GPU memory (in the latest GPU sample)", timeout=3)
+                return
+            self._offer_kill(foreign, "Processes that are not the running attempt hold GPU memory:")
             return
-        self._offer_kill(foreign, "Processes that are not the running attempt hold GPU memory:")
+        # Blind to the GPUs: never an all-clear; what can be known is our own earlier attempts.
+        said = f"Cannot tell which processes hold GPU memory: {unknown}."
+        leftovers = launch.leftovers()
+        if leftovers:
+            self._offer_kill(leftovers, f"{said}\nProcesses of earlier attempts are still alive and may hold it:")
+        else:
+            where = "" if launch.spec.host is None else " (not checked on a remote host)"
+            self.notify(f"{said} No process of an earlier attempt is still alive{where}.", severity="warning", timeout=8)
 
     def _offer_kill(self, holders: list[GpuHolder], why: str) -> None:
         async def kill() -> None:

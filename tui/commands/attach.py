@@ -11,6 +11,7 @@ import argparse
 
 from tui.commands.options import add_launch_options, launch_options
 from tui.core.errors import UsageError
+from tui.core.verdict import READY, STARTING
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -31,7 +32,7 @@ def spec_from_history(args: argparse.Namespace):
     latest = History().latest(args.name)
     if latest is None:
         raise UsageError(f"no launch named {args.name!r} in the history (see `watchtower history`)")
-    if latest.outcome not in ("starting", "ready"):
+    if latest.outcome not in (STARTING, READY):
         raise UsageError(f"{args.name} v{latest.attempt} is not running ({latest.outcome}); relaunch it with `watchtower run`")
     return LaunchSpec(
         name=args.name,

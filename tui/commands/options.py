@@ -52,7 +52,7 @@ def add_launch_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--stop-grace", default="15,10", metavar="INT,TERM",
                         help="seconds to wait after SIGINT, then after SIGTERM, before SIGKILL (default 15,10)")
     add_stall_limit_option(parser)
-    parser.add_argument("--timeout", type=float, metavar="S", help="--plain: give up after S seconds (exit 3)")
+    parser.add_argument("--timeout", type=float, metavar="S", help="give up after S seconds: exit 3 (the dashboard shows TIMEOUT; q exits 3)")
     add_theme_option(parser)
 
 

@@ -164,8 +164,13 @@ def render(path: str, state: StartupState, hints: list[Diagnosis] = ()) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    state, hints = scan_with_hints(args.log, args.server)
-    if state.server is None and not state.errors and state.lines:
-        raise UsageError(f"{args.log}: not an SGLang, vLLM or TensorRT-LLM log (nothing recognised in {state.lines} lines)")
+    try:
+        state, hints = scan_with_hints(args.log, args.server)
+        if state.server is None and not state.errors and state.lines:
+            raise UsageError(f"{args.log}: not an SGLang, vLLM or TensorRT-LLM log (nothing recognised in {state.lines} lines)")
+    except UsageError as exc:
+        if args.json:  # a script reading stdout gets one object whatever happens (exit status 2)
+            print(json.dumps({"error": str(exc), "log": args.log}))
+        raise
     print(json.dumps(to_json(state, hints)) if args.json else render(args.log, state, hints))
     return exit_status(state)

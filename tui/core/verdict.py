@@ -86,9 +86,14 @@ def signal_name(signum: int) -> str:
         return f"signal {signum}"
 
 
-def describe_exit(returncode: int | None, signum: int | None) -> str:
+def describe_exit(
+    returncode: int | None, signum: int | None, *, stopped: bool = False, oom: str | None = None
+) -> str:
     """``killed by SIGKILL (possibly the OOM killer)``, ``exited with code 1`` …
 
+    ``stopped``: Watchtower sent the signals (a stop), so a SIGKILL is its own, after the
+    grace periods — never the OOM killer. ``oom``: evidence that the OOM killer struck
+    (the kernel log, the cgroup's count), named when there is some.
     A shell reports a child killed by signal N as 128+N; that is read as the signal.
     """
     if signum is None and returncode is not None:
@@ -96,6 +101,14 @@ def describe_exit(returncode: int | None, signum: int | None) -> str:
             signum = -returncode
         elif 128 < returncode < 160 and returncode - 128 in _SIGNAL_NOTES:
             signum = returncode - 128
+    if stopped:
+        if signum == _signal.SIGKILL:
+            return "stopped (SIGKILL after the grace period)"
+        if signum is not None:
+            return f"stopped ({signal_name(signum)})"
+        return "stopped" + (f" (exited with code {returncode})" if returncode is not None else "")
+    if signum == _signal.SIGKILL and oom:
+        return f"killed by SIGKILL: the OOM killer ({oom})"
     if signum is not None:
         note = _SIGNAL_NOTES.get(signum)
         return f"killed by {signal_name(signum)}" + (f" ({note})" if note else "")
@@ -117,12 +130,13 @@ class ProcessStatus:
     who: str | None = None  # "main process pid 4242 (python -m sglang.launch_server …)"
     lost: str | None = None  # alive, but a rank's process is gone: says which, in words
     lost_rank: str | None = None
+    oom_evidence: str | None = None  # what says the OOM killer struck (kernel log, cgroup count)
 
     @property
     def exit_text(self) -> str:
         if not self.exit_known:
             return "exit status unknown (not started by Watchtower)"
-        return describe_exit(self.returncode, self.signal)
+        return describe_exit(self.returncode, self.signal, stopped=self.stopped_by_user, oom=self.oom_evidence)
 
     @property
     def end_text(self) -> str:
@@ -311,7 +325,7 @@ def judge(
     if process is not None and not process.alive:
         how = process.end_text
         if process.stopped_by_user:
-            return Verdict(STOPPED, f"stopped, {how}")
+            return Verdict(STOPPED, how)  # "stopped (SIGKILL after the grace period)"
         if failed and error_text:
             return Verdict(FAILED, f"{error_text}; {how}")
         if state.outcome in (Outcome.READY, Outcome.STOPPED) or state.ready_line is not None:

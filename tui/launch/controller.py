@@ -30,13 +30,13 @@ from typing import Any
 from tui.core.events import GpuSample, PhaseStarted, ProcessExited, ProcessStarted, ProcessStopping
 from tui.core.secrets import MASK, Masker, mask_argv
 from tui.core.state import READY
-from tui.core.verdict import DEAD, HealthStatus, ProcessStatus, Verdict, describe_exit, gpu_activity, judge
+from tui.core.verdict import DEAD, STARTING, HealthStatus, ProcessStatus, Verdict, describe_exit, gpu_activity, judge
 from tui.history import AttemptRecord, Expectations, History
 from tui.launch.attempt_log import AttemptLog
 from tui.launch.events import AttemptFinished, AttemptStarted, LaunchEvent, Note, VerdictChanged
 from tui.launch.gpu_release import GPU_RELEASE_TIMEOUT, GpuBusy, GpuHolder, GpuWatch
 from tui.launch.outcome import Outcome
-from tui.launch.proctable import is_alive, wait_pids_gone
+from tui.launch.proctable import command_line, group_members, is_alive, wait_pids_gone
 from tui.launch.runner import AttemptRun, Runner, StopResult
 from tui.launch.spec import LaunchError, LaunchSpec, attempt_paths
 from tui.sources.health import HealthProbe
@@ -244,7 +244,7 @@ class Launch:
 
     async def reattach(self) -> AttemptRun | None:
         latest = self.records[-1] if self.records else None
-        if latest is None or latest.outcome not in ("starting", "ready") or latest.host != self.spec.host_label:
+        if latest is None or latest.outcome not in (STARTING, READY) or latest.host != self.spec.host_label:
             return None
         log_path, pid_path = attempt_paths(Path(latest.log_path).parent, self.spec.name, latest.attempt)
         run = await self.runner.reattach(latest.attempt, latest.command, log_path, pid_path)
@@ -380,6 +380,30 @@ class Launch:
     def gpu_holders(self) -> list[GpuHolder]:
         """Processes holding GPU memory in the latest sample, ours marked."""
         return self.gpus.holders(self._our_pids(), self.old_pgids)
+
+    def gpu_unknown(self) -> str | None:
+        """Why the processes holding GPU memory cannot be known now, in words; None when they can."""
+        if not self.gpu_enabled:
+            return "there is no GPU source (--gpus none)"
+        if not self.gpus.pids_real:
+            return "the GPUs are simulated (--gpus sim): their processes are made up"
+        if not self.gpus.samples:
+            return "no GPU sample has come in (NVML or nvidia-smi not answering)"
+        return None
+
+    def leftovers(self) -> list[GpuHolder]:
+        """Processes of this launch's attempts, other than the running one, still alive (their
+        process groups, here): what may hold GPU memory when the GPUs cannot be asked."""
+        if self.spec.host is not None:
+            return []
+        groups = list(self.old_pgids)
+        if self.run is not None and not self.run.alive and self.run.pgid:
+            groups.append(self.run.pgid)
+        return [
+            GpuHolder(pid, self.masker.text(command_line(pid)), {}, stale=True)
+            for pgid in dict.fromkeys(groups)
+            for pid in group_members(pgid)
+        ]
 
     async def kill_holders(self, pids: Sequence[int]) -> list[str]:
         """Kill leftover GPU holders (SIGTERM, then SIGKILL after a few seconds); errors in words."""

@@ -25,6 +25,7 @@ from typing import Any
 import psutil
 
 from tui.launch import proctable
+from tui.launch.oom import oom_evidence, watch_memory
 from tui.launch.runner import AttemptRun, Emit, ProcessRef, Runner
 from tui.launch.spec import WRAPPER, LaunchError, exit_path, read_exit
 
@@ -89,6 +90,7 @@ class LocalRunner(Runner):
             started_at=time.time(),
         )
         self._marks[id(run)] = mark
+        run.memory = watch_memory(proc.pid)
         _write_pid_file(pid_path, proc.pid)
         self._emit(run.started_event())
         self._watch(run, proc.wait())
@@ -116,6 +118,7 @@ class LocalRunner(Runner):
             pgid=os.getpgid(pid),
             started_at=os.stat(pid_path).st_mtime,
         )
+        run.memory = watch_memory(pid)
         self._emit(run.started_event())
         self._watch(run, _wait_pidfd(pidfd, exit_path(pid_path)))
         return run
@@ -131,6 +134,8 @@ class LocalRunner(Runner):
     def _watch(self, run: AttemptRun, waiter: Awaitable[int | None]) -> None:
         async def watch() -> None:
             returncode = await waiter
+            if returncode is not None and -returncode == signals.SIGKILL and not run.stopped_by_user:
+                await self._oom_evidence(run)
             if returncode is None:
                 event = run.exited(None, None, known=False)
             elif returncode < 0:
@@ -140,6 +145,15 @@ class LocalRunner(Runner):
             self._emit(event)
 
         self._spawn(watch())
+
+    async def _oom_evidence(self, run: AttemptRun) -> None:
+        """A SIGKILL we did not send: what says whether the OOM killer sent it (kernel log, cgroup)."""
+        if run.memory is None:
+            return
+        pids = {run.pid or 0, *self._tree.get(id(run), {})}
+        if run.pgid:
+            pids.update(proctable.group_members(run.pgid))
+        run.oom_evidence = await asyncio.to_thread(oom_evidence, run.memory, pids)
 
     # ------------------------------------------------------------ the attempt's processes
 

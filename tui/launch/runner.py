@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from tui.core.events import ProcessExited, ProcessStarted, ProcessStopping
-from tui.core.verdict import ProcessStatus, describe_exit, signal_name
+from tui.core.verdict import ProcessStatus
+from tui.launch.oom import MemoryWatch
 from tui.launch.spec import StopPlan
 
 Emit = Callable[[object], None]
@@ -59,6 +60,8 @@ class AttemptRun:
     stopped_by_user: bool = False
     exit_known: bool = True  # False when the exit status could not be learnt (no exit file)
     stopping: ProcessStopping | None = None
+    memory: MemoryWatch | None = None  # its memory cgroup at the start (local attempts)
+    oom_evidence: str | None = None  # what says the OOM killer struck, once it died by SIGKILL
     _exited: asyncio.Event = field(default_factory=asyncio.Event)
 
     @property
@@ -72,6 +75,7 @@ class AttemptRun:
             returncode=self.returncode,
             signal=self.signal,
             stopped_by_user=self.stopped_by_user,
+            oom_evidence=self.oom_evidence,
         )
 
     async def wait(self) -> None:
@@ -88,10 +92,8 @@ class AttemptRun:
     def exited_event(self) -> ProcessExited:
         if not self.exit_known:
             detail = "exited (status unknown: no exit status was recorded)"
-        elif self.stopped_by_user and self.signal is not None:
-            detail = f"stopped with {signal_name(self.signal)}"
         else:
-            detail = describe_exit(self.returncode, self.signal)
+            detail = self.status.exit_text
         return ProcessExited(
             attempt=self.attempt,
             pid=self.pid or 0,

@@ -264,11 +264,13 @@ class WatchSession:
         return max(0.0, self.clock() - self.last_output_at)
 
     def log_now(self) -> float | None:
-        """'Now' in log time: the last timestamp, moved on by the arrival time since, while undecided."""
+        """'Now' in log time: the last timestamp, moved on by the arrival time since; frozen at the
+        verdict (when the process died, not at the last line it wrote before a quiet stretch)."""
         last = self.tracker.state.last_ts
-        if last is None or self.finished_at is not None:
+        if last is None:
             return last
-        return max(last, self.clock() + self._ts_offset)
+        now = self.finished_at if self.finished_at is not None else self.clock()
+        return max(last, now + self._ts_offset)
 
     def startup_elapsed(self) -> float | None:
         """Time since the startup began, in the log's own time (right for a log read after the
@@ -358,6 +360,8 @@ class WatchSession:
             self.exit = event
             self._flush_pending_line()
             self._apply(self.tracker.process_exited(event.returncode, event.signal, event.at or self.clock()))
+            if self.finished_at is None:  # the process is gone: time stops, whatever the log said
+                self.finished_at = self.clock()
             self._changed("process", "state")
         for handler in self.handlers.get(type(event), ()):
             handler(event)

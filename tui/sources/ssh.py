@@ -190,6 +190,7 @@ async def connect(
             "connect without verifying the host key (set UserKnownHostsFile)",
             permanent=True,
         )
+    _check_known_hosts(target, options)
     address = f"{options.host}:{options.port}"
     try:
         return await asyncssh.connect(target.host, options=options, client_factory=lambda: _Client(on_lost))
@@ -213,6 +214,26 @@ async def connect(
         raise SshError(f"{where}: no answer from {address} within {target.connect_timeout:g} s") from None
     except OSError as exc:
         raise SshError(f"{where}: cannot connect to {address}: {exc.strerror or _reason(exc)}") from None
+
+
+def _check_known_hosts(target: SshTarget, options: asyncssh.SSHClientConnectionOptions) -> None:
+    """A known_hosts file named (option, environment, ssh config) that cannot be read is a setting
+    to fix, not a network failure to retry for ever."""
+    known = options.known_hosts
+    if not known or not isinstance(known, (str, list, tuple)):
+        return  # none named: the default ~/.ssh/known_hosts, whose absence means "host unknown"
+    given = "WATCHTOWER_SSH_KNOWN_HOSTS" if os.environ.get(ENV_KNOWN_HOSTS) and not target.known_hosts else (
+        "the known-hosts option" if target.known_hosts else "UserKnownHostsFile in the ssh config"
+    )
+    for path in _known_hosts_files(options):
+        if os.path.isfile(path) and os.access(path, os.R_OK):
+            continue
+        problem = "cannot be read" if os.path.exists(path) else "does not exist"
+        raise SshError(
+            f"{target}: known_hosts file {path} {problem} — fix {given}, or connect once with "
+            f"`ssh {_ssh_args(target, options)}` to verify the host key and add it there",
+            permanent=True,
+        )
 
 
 def _reason(exc: BaseException) -> str:
