@@ -11,6 +11,11 @@ per-rank schedulers), allocates nothing real, and ends as told:
   --outcome hang      ... stop printing in the middle of weight loading and wait forever
   --outcome sigkill   ... die by SIGKILL in the middle of weight loading, with no error text
   --outcome segv      ... die by SIGSEGV in the middle of weight loading
+  --outcome seed      ... the seed's evening, one failure per attempt until each is fixed: an
+                          AttributeError (EAGLE-3 hook) unless ``--hook-file`` holds the method,
+                          then the draft's ValueError unless SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1,
+                          then an NCCL watchdog timeout in weight loading unless
+                          TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC is set; then ready
 
 ``--ignore-sigint`` makes the main process and its children ignore SIGINT (a stop
 must escalate); ``--stubborn`` makes them ignore SIGTERM too (only SIGKILL works).
@@ -18,6 +23,7 @@ must escalate); ``--stubborn`` makes them ignore SIGTERM too (only SIGKILL works
 holders). ``--pid-file`` writes "main child child …" pids once the children run.
 ``--first-rank N`` (or ``--node-rank R``: R × tp) names the ranks TP{N}… (a later node of a
 multi-node run). ``--port`` opens a tiny HTTP server answering /health with 200 once ready.
+``--bind-port`` fails at once, as uvicorn does, when that port is taken.
 ``--api-key`` and ``--echo-env NAME`` print secrets back in ``server_args`` (as SGLang does).
 """
 
@@ -86,6 +92,41 @@ def serve_health(port: int, ready: threading.Event) -> None:
     threading.Thread(target=loop, daemon=True).start()
 
 
+def traceback(rank: str, frames: list[str], final: str) -> None:
+    body = "".join(f'  File "/sgl/python/sglang/srt/{f}.py", line 100, in __init__\n    {f.rsplit("/", 1)[-1]}()\n'
+                   for f in frames)
+    say(f"Scheduler hit an exception: Traceback (most recent call last):\n{body}{final}", rank)
+
+
+def seed_failure(args, ranks: list[str], children) -> bool:
+    """The seed's failures, in the order they were met (see --outcome seed); True if one happened."""
+    hook = ""
+    if args.hook_file:
+        with open(args.hook_file) as f:
+            hook = f.read()
+    if "def set_eagle3_layers_to_capture" not in hook:
+        for r in ranks:
+            traceback(r, ["managers/scheduler", "speculative/eagle_worker", "model_executor/model_runner"],
+                      "AttributeError: 'Qwen3MoeForCausalLM' object has no attribute 'set_eagle3_layers_to_capture'")
+    elif os.environ.get(CONTEXT_ENV) != "1":
+        traceback(ranks[0], ["managers/scheduler", "speculative/eagle_worker", "configs/model_config"],
+                  "ValueError: Target model's context_length (262144) is greater than the derived context_length "
+                  f"(131072). This may lead to incorrect model outputs or CUDA errors. To allow overriding this "
+                  f"maximum, set the env var {CONTEXT_ENV}=1")
+    elif not os.environ.get("TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC"):
+        for r in ranks:
+            say("Load weight begin. avail mem=78.12 GB", r)
+        say("[rank1]:[E1201 10:00:00.000000000 ProcessGroupNCCL.cpp:632] [Rank 1] Watchdog caught collective "
+            "operation timeout: WorkNCCL(SeqNum=2, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) "
+            "ran for 600003 milliseconds before timing out.", ranks[-1])
+    else:
+        return False
+    say("Received sigquit from a child process. It usually means the child failed.")
+    for c in children:
+        c.kill()
+    return True
+
+
 def rendezvous(args) -> None:
     """torch.distributed's in miniature: node 0 listens on --dist-init-addr and waits for every
     other node; the others connect (retrying, silently, forever — a wrong address hangs here)."""
@@ -112,7 +153,10 @@ def rendezvous(args) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--outcome", default="ready", choices=["ready", "raise", "hang", "sigkill", "segv"])
+    parser.add_argument("--outcome", default="ready", choices=["ready", "raise", "hang", "sigkill", "segv", "seed"])
+    parser.add_argument("--hook-file", help="--outcome seed: the model file that must define the EAGLE-3 hook")
+    parser.add_argument("--dist-timeout", type=int, help="accepted, as SGLang does")
+    parser.add_argument("--bind-port", type=int, help="bind this port first; taken: uvicorn's Errno 98, exit 1")
     parser.add_argument("--tp", type=int, default=2)
     parser.add_argument("--first-rank", type=int, help="global rank of this node's first GPU")
     parser.add_argument("--node-rank", type=int, default=0, help="a multi-node run: first rank = node rank × tp")
@@ -131,6 +175,16 @@ def main() -> int:
     parser.add_argument("--echo-env", metavar="NAME", help="print this variable's value in server_args")
     args = parser.parse_args()
 
+    if args.bind_port:
+        probe = socket.socket()
+        try:
+            probe.bind(("127.0.0.1", args.bind_port))
+        except OSError:
+            say(f"ERROR:    [Errno 98] error while attempting to bind on address ('127.0.0.1', {args.bind_port}): "
+                "address already in use")
+            return 1
+        finally:
+            probe.close()
     if args.ignore_sigint or args.stubborn:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     if args.stubborn:
@@ -167,6 +221,8 @@ def main() -> int:
     for r in ranks:
         say("Init parallel ends. elapsed=1.84 s", r)
 
+    if args.outcome == "seed" and seed_failure(args, ranks, children):
+        return 1
     if args.outcome == "raise" and os.environ.get(CONTEXT_ENV) != "1":
         say(
             "Scheduler hit an exception: Traceback (most recent call last):\n"

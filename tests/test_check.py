@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import sshd_available
-from tui.preflight import preflight_report
 from tui.core import cmdline, preflight
 from tui.core.hints import knowledge
+from tui.preflight import preflight_report
 from tui.sources.probe import probe_local
 from tui.sources.sim import SimGpuSource
 
@@ -38,8 +38,9 @@ def write_model(path: Path, arch: str, context: int, weight_bytes: int) -> Path:
 def write_sglang(site: Path, *, hook: str) -> Path:
     """A fake installed SGLang: Qwen3MoeForCausalLM inherits from Qwen2MoeForCausalLM (another file).
 
-    ``hook``: "base" (the base class defines set_eagle3_layers_to_capture), "own" (the class
-    itself does), "none" (neither: the seed's v1)."""
+    ``hook``: "base" (the base class defines set_eagle3_layers_to_capture), "base-relative" (the
+    same, imported with a relative import), "own" (the class itself does), "none" (neither: the
+    seed's v1)."""
     models = site / "sglang" / "srt" / "models"
     models.mkdir(parents=True)
     for pkg in (site / "sglang", site / "sglang" / "srt", models):
@@ -57,9 +58,10 @@ def write_sglang(site: Path, *, hook: str) -> Path:
         class Qwen2MoeForCausalLM(nn.Module):
             def forward(self, x):
                 return x
-        """) + (method if hook == "base" else ""))
-    (models / "qwen3_moe.py").write_text(textwrap.dedent("""\
-        from sglang.srt.models.qwen2_moe import Qwen2MoeForCausalLM as Base
+        """) + (method if hook.startswith("base") else ""))
+    source = ".qwen2_moe" if hook == "base-relative" else "sglang.srt.models.qwen2_moe"
+    (models / "qwen3_moe.py").write_text(textwrap.dedent(f"""\
+        from {source} import Qwen2MoeForCausalLM as Base
 
 
         class Qwen3MoeForCausalLM(Base):
@@ -120,21 +122,21 @@ def test_seed_v1_missing_eagle3_hook_and_v2_short_draft_context_are_caught(tmp_p
     assert r.exit_status == 1
 
 
-@pytest.mark.parametrize("hook, how", [("base", "inherits"), ("own", "defines")])
+@pytest.mark.parametrize("hook, how", [("base", "inherits"), ("base-relative", "inherits"), ("own", "defines")])
 def test_hook_found_on_the_class_or_through_its_base_in_another_file(tmp_path, seed, hook, how):
     target, draft = seed
     site = write_sglang(tmp_path / "site", hook=hook)
     env = {"PYTHONPATH": str(site), "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN": "1"}
     checks = by_name(report(sglang_command(target, draft, free_port()), env))
     assert checks["EAGLE-3 hook"].status == "ok" and how in checks["EAGLE-3 hook"].why
-    if hook == "base":
+    if hook != "own":
         assert "Qwen2MoeForCausalLM" in checks["EAGLE-3 hook"].why
     # the env-var fix turns v2's ✗ into a warning about what the override risks
     assert checks["draft context"].status == "warn" and "illegal memory" in checks["draft context"].why
 
 
 def test_weights_larger_than_the_gpus(tmp_path, seed):
-    target, draft = seed
+    target, _ = seed
     site = write_sglang(tmp_path / "site", hook="own")
     argv = [sys.executable, "-m", "sglang.launch_server", "--model-path", str(target), "--tp", "2",
             "--port", str(free_port())]
@@ -143,7 +145,7 @@ def test_weights_larger_than_the_gpus(tmp_path, seed):
 
 
 def test_a_port_bound_by_the_test_names_its_holder(tmp_path, seed):
-    target, draft = seed
+    target, _ = seed
     site = write_sglang(tmp_path / "site", hook="own")
     with socket.socket() as held:
         held.bind(("127.0.0.1", 0))
@@ -155,6 +157,22 @@ def test_a_port_bound_by_the_test_names_its_holder(tmp_path, seed):
     check = checks["port"]
     assert check.status == "fail" and f"pid {os.getpid()}" in check.why
     assert [a.text for a in check.fix] == [f"free_port {port}"]
+
+
+def test_the_dist_init_port_of_node_0_is_checked_too(tmp_path, seed):
+    target, _ = seed
+    with socket.socket() as held:
+        held.bind(("0.0.0.0", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        argv = [sys.executable, "-m", "sglang.launch_server", "--model-path", str(target), "--tp", "8",
+                "--nnodes", "2", "--node-rank", "0", "--dist-init-addr", f"10.0.0.1:{port}", "--port", str(free_port())]
+        checks = by_name(report(argv, {}))
+        worker = by_name(report([*argv[:-2], "--node-rank", "1", "--port", str(free_port())], {}))
+    assert checks["port"].status == "ok"
+    assert checks["dist-init"].status == "fail" and f"pid {os.getpid()}" in checks["dist-init"].why
+    assert "dist-init" not in worker  # only node 0 listens there
+    assert checks["GPUs"].why.endswith("TP8 over 2 nodes needs 4")
 
 
 def test_cuda_visible_devices_and_simulated_gpus_holding_memory(tmp_path, seed):
@@ -193,7 +211,7 @@ def test_model_from_the_hf_cache_offline_and_missing(tmp_path):
 
 
 def test_a_small_shm_is_refused_for_tp8(tmp_path, seed):
-    target, draft = seed
+    target, _ = seed
     shm = tmp_path / "shm"
     shm.mkdir()
     mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(shm)], capture_output=True)
@@ -230,17 +248,24 @@ def test_cli_json_exit_status_and_never_running_the_command(tmp_path, seed):
     assert "  ✗ draft context: the draft's context (131072) is shorter than the target's (262144)" in human.stdout
 
 
-def test_console_script_is_followed_to_its_interpreter(tmp_path, seed):
-    """``sglang serve``: the probe reads the packages of the interpreter in the script's #! line."""
-    target, draft = seed
+@pytest.mark.parametrize("form", ["shebang", "pip-sh"])
+def test_console_script_is_followed_to_its_interpreter(tmp_path, seed, form):
+    """``sglang serve``: the probe reads the packages of the interpreter in the script's #! line
+    (or, for a path too long for #!, in pip's /bin/sh + exec form)."""
+    target, _ = seed
     site = write_sglang(tmp_path / "site", hook="own")
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    venv_python = bin_dir / "python3"
+    (tmp_path / "venv").mkdir()
+    venv_python = tmp_path / "venv" / "python3"  # not on PATH: only the script leads to it
     venv_python.write_text(f"#!/bin/sh\nPYTHONPATH={site} exec {sys.executable} \"$@\"\n")
     venv_python.chmod(0o755)
     script = bin_dir / "sglang"
-    script.write_text(f"#!{venv_python}\nimport sys\n")
+    if form == "shebang":
+        script.write_text(f"#!{venv_python}\nimport sys\n")
+    else:
+        quotes = "'" * 3
+        script.write_text(f"#!/bin/sh\n{quotes}exec' \"{venv_python}\" \"$0\" \"$@\"\n' {quotes}\nimport sys\n")
     script.chmod(0o755)
     argv = ["sglang", "serve", "--model-path", str(target), "--tp", "8", "--port", str(free_port())]
     env = {"PATH": f"{bin_dir}:{os.environ['PATH']}"}
@@ -265,3 +290,40 @@ def test_check_over_ssh_runs_on_the_host(sshd, tmp_path, seed):
     assert checks["EAGLE-3 hook"]["status"] == "fail" and "qwen3_moe.py" in checks["EAGLE-3 hook"]["why"]
     assert checks["draft context"]["status"] == "fail"
     assert checks["GPUs"]["status"] == "warn" and "cannot tell" in checks["GPUs"]["why"]
+
+
+def test_installed_versions_against_the_servers_pins_and_the_known_bad_list(tmp_path, seed):
+    target, _ = seed
+    site = write_sglang(tmp_path / "site", hook="own")
+    (site / "torch-2.8.0.dist-info").rename(site / "torch-2.7.1.dist-info")
+    meta = site / "torch-2.7.1.dist-info" / "METADATA"
+    meta.write_text(meta.read_text().replace("Version: 2.8.0", "Version: 2.7.1"))
+    argv = [sys.executable, "-m", "sglang.launch_server", "--model-path", str(target), "--tp", "8", "--port", str(free_port())]
+    check = by_name(report(argv, {"PYTHONPATH": str(site)}))["versions"]
+    assert check.status == "fail" and "sglang 0.5.1 requires torch==2.8.0, 2.7.1 is installed" in check.why
+    vllm = tmp_path / "vsite"
+    for name, version in (("vllm", "0.6.3.post1"), ("torch", "2.5.1")):
+        info = vllm / f"{name}-{version}.dist-info"
+        info.mkdir(parents=True)
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    checks = by_name(report([sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(target),
+                             "--port", str(free_port())], {"PYTHONPATH": str(vllm)}))
+    assert checks["versions (vllm-torch-abi)"].status == "fail" and "torch 2.4" in checks["versions (vllm-torch-abi)"].why
+
+
+def test_leftover_server_processes_of_an_earlier_attempt_are_named(tmp_path):
+    """A scheduler that outlived its server (its parent gone, as after a crash)."""
+    pid_file = tmp_path / "pid"
+    subprocess.run(["bash", "-c", f"(exec -a sglang::scheduler_TP0 sleep 60) & echo $! > {pid_file}"], check=True)
+    pid = int(pid_file.read_text())
+    try:
+        command = cmdline.parse(["vllm", "serve", "/nowhere", "--port", str(free_port())])
+        facts = asyncio.run(probe_local(command))
+        (mine,) = [p for p in facts["processes"] if p["pid"] == pid]  # other tests' servers may run too
+        assert mine["cmd"].startswith("sglang::scheduler_TP0")
+        left = {c.name: c for c in preflight.judge(command, facts, None, knowledge())}["leftover servers"]
+        assert left.status == "warn" and f"{len(facts['processes'])} server process(es) already running" in left.why
+        orphans = sum(p["ppid"] == 1 for p in facts["processes"])
+        assert ("re-parented to PID 1" in left.why) == (orphans > 0)
+    finally:
+        os.kill(pid, 9)

@@ -43,26 +43,40 @@ def test_builtin_file_loads_and_every_fix_is_an_action():
         assert hint.why and (hint.kinds or hint.pattern or hint.lines), hint.id
 
 
+def test_every_hint_can_speak_from_its_own_match_alone():
+    """A hint's last ``why`` needs only its patterns' groups: it is shown even where the command
+    (and the numbers computed from it) is unknown, as in ``scan``."""
+    import string
+
+    for hint in knowledge().hints:
+        groups = set()
+        for pattern in (hint.pattern, hint.lines):
+            if pattern is not None:
+                groups |= set(pattern.groupindex)
+        names = {f.split("*")[0].split("//")[0] for _, f, _, _ in string.Formatter().parse(hint.why[-1]) if f}
+        assert names <= groups, (hint.id, names - groups)
+
+
 def test_draft_context_names_both_lengths_and_sets_the_env(tmp_path):
     text = SG + traceback(
         "ValueError: User-specified context_length (262144) is greater than the derived context_length (131072). "
         "To allow overriding this maximum, set the env var SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1",
         "scheduler", "eagle_worker", "model_config",
     )
-    state, hints = scan(tmp_path, text)
+    _, hints = scan(tmp_path, text)
     assert ids(hints) == ["context-length-override"]
     assert "(131072)" in hints[0].why and "(262144)" in hints[0].why and "draft" in hints[0].why
     assert [a.text for a in hints[0].fix] == ["set_env SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1"]
 
 
 def test_target_context_too_long_lowers_the_flag_to_the_models_own(tmp_path):
-    state, hints = scan_with_hints(str(FIXTURES / "sglang_context_length.log"))
+    _, hints = scan_with_hints(str(FIXTURES / "sglang_context_length.log"))
     assert ids(hints) == ["context-length-too-long"]
     assert [a.text for a in hints[0].fix] == ["set_flag --context-length 131072"]
 
 
 def test_vllm_kv_uses_the_estimate_the_message_prints(tmp_path):
-    state, hints = scan_with_hints(str(FIXTURES / "vllm_kv_failure.log"))
+    _, hints = scan_with_hints(str(FIXTURES / "vllm_kv_failure.log"))
     assert ids(hints)[0] == "kv-max-model-len"
     assert [a.text for a in hints[0].fix] == ["set_flag --max-model-len 149344"]
 
@@ -133,6 +147,44 @@ def test_known_failures(tmp_path, text, expected, fix):
     assert [a.text for a in hints[0].fix] == fix
 
 
+V = "ERROR 08-14 11:00:14 [core.py:700] "
+W = "WARNING 08-14 11:00:14 [shm_broadcast.py:1] "
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        (SG + traceback("RuntimeError: Gloo connectFullMesh failed with [pair.cc:144] no error", "scheduler"),
+         "gloo-interface"),
+        (SG + traceback("torch.distributed.DistStoreError: Socket Timeout: socket 10.0.0.2:5000 timed out after "
+                        "1800000ms", "scheduler"), "rendezvous-timeout"),
+        (VL + V + "RuntimeError: CUDA out of memory occurred when warming up sampler with 1024 dummy requests. "
+         "Please try lowering `max_num_seqs` or `gpu_memory_utilization` when initializing the engine.\n",
+         "sampler-warmup-oom"),
+        (VL + V + "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` "
+         "when initializing the engine.\n", "kv-too-small"),
+        (VL + V + "ValueError: The model's max seq len (131072) is larger than the maximum number of tokens that can "
+         "be stored in KV cache (65536). Try increasing `gpu_memory_utilization`.\n", "kv-max-seq-len"),
+        (VL + V + "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}\n",
+         "engine-core-wrapper"),
+        (VL + V + "KeyError: 'embed_tokens.weight'\n", "draft-mismatch"),
+        (SG + traceback("OSError: /models/x is not a local folder and is not a valid model identifier listed on "
+                        "'https://huggingface.co/models'", "scheduler"), "model-not-found"),
+        (SG + traceback("OSError: [Errno 28] No space left on device", "scheduler"), "disk-full"),
+        (SG + "[2026-03-04 11:00:03 TP0] Load weight begin. avail mem=78.00 GB\n" + traceback(
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 896.00 MiB. GPU 0 has a total capacity "
+            "of 79.19 GiB of which 100.00 MiB is free.", "scheduler", "model_runner"), "weights-oom"),
+        (VL + W + "No available shared memory broadcast block found in 60 seconds. This typically happens when "
+         "some processes are hanging.\n", "shm-broadcast-wait"),
+        (VL + W + "Auto-prefetch is disabled because the filesystem (NFS) is not local\n", "slow-filesystem"),
+        (VL + W + "torch.compile takes 2222.5 s in total\n", "torch-compile"),
+    ],
+)
+def test_more_known_failures_through_the_real_classifier(tmp_path, text, expected):
+    _, hints = scan(tmp_path, text)
+    assert ids(hints)[:1] == [expected]
+
+
 def test_warnings_that_predict_trouble_get_hints(tmp_path):
     text = SG + (
         "[2026-03-04 11:00:01] WARNING: Entering DeepGEMM JIT Pre-Compile session. It may take a long time "
@@ -183,7 +235,7 @@ def test_user_file_goes_first_and_replaces_a_builtin_id(tmp_path, monkeypatch):
     monkeypatch.setenv("WATCHTOWER_HINTS", str(user))
     kb = knowledge()
     assert [h.id for h in kb.hints].count("kv-max-model-len") == 1
-    state, hints = scan_with_hints(str(FIXTURES / "vllm_kv_failure.log"))
+    _, hints = scan_with_hints(str(FIXTURES / "vllm_kv_failure.log"))
     assert hints[0].why == "ours: 149344" and [a.text for a in hints[0].fix] == ["set_flag --max-model-len 74672"]
 
 
@@ -238,6 +290,9 @@ def test_parse_sglang_vllm_trtllm_command_lines():
     vl = cmdline.parse(["vllm", "serve", "Qwen/Qwen3-8B", "-tp", "2", "--max-model-len", "32768",
                         "--speculative-config", '{"method": "eagle3", "model": "/draft"}'])
     assert (vl.server, vl.model, vl.tp, vl.context_length, vl.port, vl.draft) == ("vllm", "Qwen/Qwen3-8B", 2, 32768, 8000, "/draft")
+    dpa = cmdline.parse(["sglang", "serve", "--model-path", "/m", "--tp", "8", "--dp", "8", "--enable-dp-attention"])
+    assert (dpa.dp, dpa.gpus_needed) == (8, 8)
+    assert cmdline.parse(["sglang", "serve", "--model-path", "/m", "--tp", "2", "--dp", "4"]).gpus_needed == 8
     tr = cmdline.parse(["trtllm-serve", "/m", "--tp_size", "4", "--max_seq_len", "8192"])
     assert (tr.server, tr.model, tr.tp, tr.context_length) == ("trtllm", "/m", 4, 8192)
     assert cmdline.parse(["python", "-m", "vllm.entrypoints.openai.api_server", "--model", "/m"]).server == "vllm"
@@ -258,3 +313,78 @@ def test_apply_replaces_a_flag_in_any_spelling_and_sets_env():
 def test_bad_actions_are_refused(text):
     with pytest.raises(ValueError):
         Action.parse(text)
+
+
+# ------------------------------------------------------------------ the dashboard
+
+
+async def test_header_shows_the_hint_under_failed_and_the_report_lists_it():
+    from tests.app_support import demo_session, make_app, screen_text
+    from tui.app.header import VerdictHeader
+    from tui.present.report import build_report
+
+    session = demo_session("crash-context", upto=None)
+    app = make_app(session)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause(0.2)
+        header = app.query_one(VerdictHeader)
+        assert header.verdict.word == "FAILED" and header.size.height == 3
+        assert [h.id for h in header.hints] == ["context-length-override"]
+        assert " hint: the draft's context (163840)" in screen_text(app)
+    report = build_report(session)
+    hints_at = report.index("Hints\n")
+    assert "  hint: the draft's context (163840) is shorter than the target's (262144)" in report[hints_at:]
+    assert report.index("Hints\n") < report.index("Phases\n")
+
+
+async def test_header_stays_two_rows_without_a_hint():
+    from tests.app_support import demo_session, make_app
+    from tui.app.header import VerdictHeader
+
+    app = make_app(demo_session("ready", upto=None))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause(0.2)
+        header = app.query_one(VerdictHeader)
+        assert header.verdict.word == "READY" and header.hints == [] and header.size.height == 2
+
+
+async def test_a_warning_that_predicts_a_long_silence_is_noted_while_starting():
+    from tests.app_support import feed, fixed_session, make_app, screen_text
+    from tui.app.header import VerdictHeader
+
+    session = fixed_session(SG.encode())
+    app = make_app(session)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause(0.1)
+        header = app.query_one(VerdictHeader)
+        assert header.notes == {}
+        feed(session, b"[2026-03-04 11:00:01 TP0] Load weight begin. avail mem=78.00 GB\n"
+                      b"[2026-03-04 11:00:02] WARNING: Entering DeepGEMM JIT Pre-Compile session. It may take a "
+                      b"long time (typically 10-20 mins) if you have not run `sglang.compile_deep_gemm`.\n")
+        await pilot.pause(0.2)
+        assert header.verdict.word == "STARTING" and list(header.notes) == ["deepgemm-precompile"]
+        assert header.size.height == 3 and "note (line 3): slow, not stuck" in screen_text(app)
+
+
+def test_watch_plain_prints_a_warnings_hint_once(tmp_path):
+    log = tmp_path / "w.log"
+    warning = (b"[2026-03-04 11:00:02] WARNING: Entering DeepGEMM JIT Pre-Compile session. It may take a long time "
+               b"(typically 10-20 mins) if you have not run `sglang.compile_deep_gemm`.\n")
+    log.write_bytes(SG.encode() + warning + warning + b"[2026-03-04 11:20:00] The server is fired up and ready to roll!\n")
+    out = subprocess.run([sys.executable, "-m", "tui.cli", "watch", "--plain", "--timeout", "20", str(log)],
+                         capture_output=True, text=True, timeout=60).stdout
+    assert out.count("hint (line 2): slow, not stuck: DeepGEMM compiles its kernels") == 1
+
+
+def test_a_renamed_kind_still_matches_through_the_message():
+    """The classifier's kinds may be renamed (``nccl_timeout`` → something else): hints that say
+    ``match = "any"`` still find the failure by its words."""
+    from tui.core.state import ErrorReport, StartupState
+
+    message = ("Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2, OpType=ALLREDUCE) ran for 600003 "
+               "milliseconds before timing out.")
+    for kind in ("nccl_timeout", "collective_timeout", "NcclWatchdogTimeout"):
+        state = StartupState(server="sglang", outcome="failed", errors=[ErrorReport(line=9, kind=kind, message=message)])
+        assert ids(knowledge().diagnose(state)) == ["collective-timeout"], kind
+    other = StartupState(server="sglang", outcome="failed", errors=[ErrorReport(line=9, kind="nccl_timeout", message="x")])
+    assert ids(knowledge().diagnose(other)) == ["collective-timeout"]  # and the kind alone still does

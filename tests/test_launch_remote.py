@@ -101,3 +101,31 @@ async def test_a_death_during_a_cut_connection_is_reported_once_it_is_back(tmp_p
     finally:
         await runner.close()
         await ssh.close_all()
+
+
+async def test_a_remote_helper_that_setsid_out_of_the_group_is_stopped_and_named(tmp_path, target):
+    """Over SSH the attempt is its group and the wrapper's descendants (``ps`` pid/ppid/pgid)."""
+    from tests.test_launch_process import ESCAPER
+
+    runner = RemoteRunner(target, Recorder(), poll=0.3)
+    log, pid_file = attempt_paths(tmp_path, "esc", 1)
+    pids_file = tmp_path / "escaped"
+    try:
+        run = await runner.start(1, [sys.executable, "-c", ESCAPER, str(pids_file)], {}, log, pid_file)
+        for _ in range(400):
+            if pids_file.exists() and len(pids_file.read_text().split()) == 2:
+                break
+            await asyncio.sleep(0.025)
+        child = int(pids_file.read_text().split()[0])  # setsid() and stays the server's child
+        assert os.getpgid(child) != run.pgid
+        result = await runner.stop(run, StopPlan(after_int=0.5, after_term=0.5, after_kill=5))
+        assert result.gone and not is_alive(child)
+        assert child in {p.pid for p in result.escaped} and f"pid {child}" in result.text
+        await runner.close()
+    finally:
+        for pid in map(int, pids_file.read_text().split()) if pids_file.exists() else ():
+            try:
+                os.kill(pid, signal.SIGKILL)  # the double-forked one went to init, out of reach over ps
+            except ProcessLookupError:
+                pass
+        await ssh.close_all()

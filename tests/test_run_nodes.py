@@ -112,8 +112,11 @@ async def test_stop_and_relaunch_act_on_every_node(sshd_nodes, tmp_path, fake_sg
     from tui.launch.spec import StopPlan
 
     launch = NodesLaunch("mn", command(f"127.0.0.2:{free_port()}"), {"PYTHONPATH": str(fake_sglang)},
-                         [n.spec for n in sshd_nodes], tmp_path / "logs", make_session=partial(default_session),
+                         [n.spec for n in sshd_nodes], tmp_path / "logs",
+                         make_session=partial(default_session, gpu_interval=0.2), gpus="sim",
                          plan=StopPlan(after_int=2, after_term=2))
+    notes: list[str] = []
+    launch.notes.append(notes.append)
     session = await launch.start()
     session.start()
     try:
@@ -121,6 +124,8 @@ async def test_stop_and_relaunch_act_on_every_node(sshd_nodes, tmp_path, fake_sg
         first = dict(launch.runs)
         new = await launch.relaunch()
         assert all(not run.alive for run in first.values())  # v1 gone on both nodes before v2 started
+        assert "waiting for the GPU memory to be released on 127.0.0.2, 127.0.0.3" in notes
+        assert not any("still held" in note for note in notes)
         assert launch.attempt == 2 and set(launch.runs) == {"127.0.0.2", "127.0.0.3"}
         new.start()
         assert (await wait_outcome(new, {"ready", "failed"})).outcome == "ready"

@@ -78,3 +78,14 @@ def test_a_bad_cluster_file_is_one_line_and_exit_2(tmp_path, text, words):
                             capture_output=True, text=True, cwd=REPO, timeout=60)
     assert result.returncode == 2
     assert words in result.stderr and "Traceback" not in result.stderr
+
+
+def test_one_host_with_its_log_is_the_one_log_watch(sshd, tmp_path):
+    log = tmp_path / "one.log"
+    log.write_text((Path(__file__).parent / "fixtures" / "sglang_eagle3_tp8_ready.log").read_text())
+    env = dict(os.environ, WATCHTOWER_SSH_KNOWN_HOSTS=str(sshd.known_hosts), WATCHTOWER_SSH_IDENTITY=str(sshd.client_key))
+    result = subprocess.run([sys.executable, "-m", "tui.cli", "watch", "--plain", "--gpus", "none", "--host",
+                             f"{sshd.spec}:{log}", "--timeout", "60"], capture_output=True, text=True, env=env,
+                            cwd=REPO, timeout=90)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "READY (line " in result.stdout and "[127.0.0.1]" not in result.stdout  # no node column: one log

@@ -56,7 +56,10 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         CREATE INDEX IF NOT EXISTS attempts_by_command ON attempts (command, host, outcome)
         """,
     ),
-    (  # v2: startups `watch` saw in logs it did not launch, keyed by what the log says (log_key)
+    (  # 2: the hint whose fix an attempt applied (the F key)
+        "ALTER TABLE attempts ADD COLUMN applied TEXT",
+    ),
+    (  # 3: startups `watch` saw in logs it did not launch, keyed by what the log says (log_key)
         """
         CREATE TABLE IF NOT EXISTS log_startups (
             key TEXT NOT NULL,          -- server, model path, TP size
@@ -126,6 +129,7 @@ class AttemptRecord:
     ready_seconds: float | None = None
     pid: int | None = None
     exit_text: str | None = None
+    applied: str | None = None  # id of the hint whose fix started this attempt
     id: int | None = None
 
     @property
@@ -159,7 +163,8 @@ class AttemptRecord:
 
     @property
     def changes(self) -> list[str]:
-        return self.command_diff + self.env_diff
+        applied = [f"{self.label}: applied {self.applied}"] if self.applied else []
+        return applied + self.command_diff + self.env_diff
 
     def to_json(self) -> dict:
         return {
@@ -179,6 +184,7 @@ class AttemptRecord:
             "log_path": self.log_path,
             "pid": self.pid,
             "exit": self.exit_text,
+            "applied": self.applied,
         }
 
 
@@ -254,6 +260,7 @@ class History:
         attempt: int | None = None,
         started_at: float | None = None,
         pid: int | None = None,
+        applied: str | None = None,
     ) -> AttemptRecord:
         """Record a new attempt. ``command`` and ``env`` may hold secrets: they are masked here."""
         masker = Masker.for_launch(env, command)
@@ -271,11 +278,12 @@ class History:
             env_diff=env_diff(previous.env, masked_env) if previous else [],
             command_diff=command_diff(previous.command if previous else None, masked_cmd),
             pid=pid,
+            applied=applied,
         )
         with self._connect() as db:
             cur = db.execute(
                 "INSERT INTO attempts (name, attempt, host, command, env, env_diff, command_diff, started_at,"
-                " log_path, pid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " log_path, pid, applied) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     record.name,
                     record.attempt,
@@ -287,6 +295,7 @@ class History:
                     record.started_at,
                     record.log_path,
                     record.pid,
+                    record.applied,
                 ),
             )
             record.id = cur.lastrowid
@@ -361,6 +370,7 @@ class History:
             log_path=row["log_path"],
             pid=row["pid"],
             exit_text=row["exit_text"],
+            applied=row["applied"],
         )
 
     def attempts(self, name: str | None = None) -> list[AttemptRecord]:

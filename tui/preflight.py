@@ -29,6 +29,12 @@ class Report:
     seconds: float
     python: str | None = None
 
+    @classmethod
+    def unavailable(cls, argv: list[str], env: dict[str, str], host: str | None, reason: str) -> Report:
+        """The report of checks that could not run at all: one ⚠ saying why (a launch goes on)."""
+        check = Check("preflight", preflight.WARN, f"cannot run the checks: {reason}")
+        return cls(cmdline.parse(argv, env), host or "localhost", [check], 0.0)
+
     @property
     def exit_status(self) -> int:
         return preflight.exit_status(self.checks)
@@ -36,6 +42,13 @@ class Report:
     @property
     def failed(self) -> list[Check]:
         return [c for c in self.checks if c.status == preflight.FAIL]
+
+    @property
+    def summary(self) -> str:
+        """``preflight ✓ 12 · ⚠ 2 · ✗ 0 (0.31 s)``: phase zero's line."""
+        counts = " · ".join(f"{preflight.GLYPH[s]} {sum(c.status == s for c in self.checks)}"
+                            for s in (preflight.OK, preflight.WARN, preflight.FAIL))
+        return f"preflight {counts} ({self.seconds:.2f} s)"
 
     def text(self) -> str:
         server = self.command.server or "unknown server"

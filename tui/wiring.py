@@ -7,6 +7,7 @@ here; nothing below this module imports the command line, and no view builds a s
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import sys
 import time
@@ -273,8 +274,20 @@ def make_launch(
     launch = Launch(spec, history=history, terminal=terminal)
     launch.gpu_enabled = session_gpu is not None
     launch.gpus.pids_real = options.gpus.kind != "sim"  # never offer to kill a simulated GPU's made-up pid
+    if options.preflight:
+        launch.preflight = functools.partial(preflight_for, host=spec.host, gpus=options.gpus.kind, shm=options.shm)
     launch.attach(session)
     return session, launch
+
+
+async def preflight_for(command: Any, env: Any, *, host: str | None, gpus: str, shm: str | None) -> Any:
+    """The checks a launch runs first (``Launch.preflight``); ``--gpus sim`` checks against 8 idle simulated GPUs."""
+    from tui.preflight import Report, preflight_report
+
+    try:
+        return await preflight_report(list(command), dict(env), host=host, gpus=gpus, shm=shm)
+    except UsageError as exc:  # the probe cannot run there: say so, never block the launch on it
+        return Report.unavailable(list(command), dict(env), host, str(exc))
 
 
 def launch_dashboard(spec: Any, options: LaunchOptions) -> int:
@@ -328,8 +341,8 @@ def launch_plain(spec: Any, options: LaunchOptions) -> int:
 
 async def run_plain(spec: Any, options: LaunchOptions) -> int:
     from tui.core.lines import clean
-    from tui.core.verdict import EXIT_READY, EXIT_STARTING
-    from tui.launch import LaunchError
+    from tui.core.verdict import EXIT_FAILED, EXIT_READY, EXIT_STARTING
+    from tui.launch import LaunchError, PreflightRefused
     from tui.present.plain import PlainPrinter
 
     out = sys.stdout
@@ -346,8 +359,14 @@ async def run_plain(spec: Any, options: LaunchOptions) -> int:
     try:
         try:
             await launch.start(launch=not options.attach_only)
+        except PreflightRefused as exc:
+            printer.preflight(exc.report)
+            printer.say("not launching: a check failed (--no-check launches anyway)")
+            return EXIT_FAILED
         except LaunchError as exc:
             raise UsageError(clean(str(exc))) from None
+        if launch.preflight_report is not None and not launch.reattached:
+            printer.preflight(launch.preflight_report)
         printer.started()
         try:
             await asyncio.wait_for(printer.final.wait(), options.timeout)

@@ -295,7 +295,10 @@ class WatchtowerApp(App[int]):
         if "process" in topics:
             self.query_one(ProcessTree).sync()
         if topics & {"log", "state", "connection", "process"}:
-            self.query_one(VerdictHeader).refresh()
+            header = self.query_one(VerdictHeader)
+            if update.events:
+                header.note_warnings(update.events)
+            header.refresh()
             self.query_one(LogStatus).refresh()
         if "state" in topics:  # (a flood of plain lines changes no phase: no relayout for it)
             self.query_one(PhaseTimeline).refresh(layout=True)

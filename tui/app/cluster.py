@@ -206,6 +206,10 @@ class ClusterApp(App):
         if self.session.nodes:
             self._update("#barrier", barrier_text(self.session.barrier(), width, palette))
             self._update("#nodes", node_rows(self.session, width, palette, self.node_filter))
+        elif self.session.job is not None:  # phase zero: the job waits for its nodes
+            queue = Text(" Barrier", palette.style("title"), end="")
+            queue.append(f"\n … {self.session.job_words()}", palette.style("running"))
+            self._update("#barrier", queue)
         self._append_log()
 
     def _append_log(self) -> None:

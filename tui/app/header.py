@@ -7,9 +7,13 @@ from collections.abc import Callable
 from rich.text import Text
 from textual.widget import Widget
 
+from tui.core.events import WarningFound
+from tui.core.hints import Diagnosis, knowledge
 from tui.core.lines import clean
+from tui.core.profiles import ProfileError
 from tui.core.verdict import DEAD, LOADING, STALLED, STOPPING, TIMEOUT, Verdict
 from tui.core.wording import clock
+from tui.present.report import session_hints
 from tui.session import WatchSession
 
 GLYPHS = {"starting": "◷", "ready": "✔", "failed": "✖", "stopped": "■"}
@@ -18,7 +22,9 @@ STYLE = {DEAD: "failed", LOADING: "starting", STALLED: "starting", STOPPING: "st
 
 
 class VerdictHeader(Widget):
-    """Two lines: the source (server, host, log, attempt, elapsed, connection), then the verdict."""
+    """Two lines: the source (server, host, log, attempt, elapsed, connection), then the verdict;
+    a third under FAILED with the hint for a known failure (why, and the fix the F key applies), or
+    while starting with the note of a warning that predicts trouble ("slow, not stuck")."""
 
     DEFAULT_CSS = """
     VerdictHeader { height: 2; }
@@ -30,6 +36,26 @@ class VerdictHeader(Widget):
         self.judge = judge or session.verdict
         #: The verdict last drawn (tests and the launcher's notifications read it).
         self.verdict: Verdict | None = None
+        #: The hints last drawn under a FAILED verdict (the F key applies the first one's fix).
+        self.hints: list[Diagnosis] = []
+        #: Hints of warnings that predict trouble ("slow, not stuck"), for the attempt they came in.
+        self.notes: dict[str, Diagnosis] = {}
+        self._notes_attempt = session.info.attempt
+
+    def note_warnings(self, events) -> None:
+        """Keep the hint of each warning that predicts trouble (the latest is shown while starting)."""
+        if self.session.info.attempt != self._notes_attempt:
+            self.notes, self._notes_attempt = {}, self.session.info.attempt
+        for event in events:
+            if not isinstance(event, WarningFound):
+                continue
+            try:
+                found = knowledge().for_warning(event.text, line=event.line, server=self.session.state.server)
+            except ProfileError:
+                return
+            if found is not None:
+                self.notes.pop(found.id, None)
+                self.notes[found.id] = found
 
     def on_mount(self) -> None:
         self.set_interval(1.0, self.refresh)  # the elapsed clock
@@ -74,4 +100,23 @@ class VerdictHeader(Widget):
         line.append(f" {GLYPHS.get(kind, '')} {current.word} ", style)
         line.append(" " + clean(current.detail), style=palette.style("failed" if kind == "failed" else "title"))
         line.truncate(width, overflow="ellipsis")
-        return Text("\n", end="").join([top, line])
+        rows = [top, line]
+        found = self.hints = session_hints(session) if kind == "failed" else []
+        if found:
+            hint = Text(no_wrap=True, overflow="ellipsis", end="")
+            hint.append(" hint: ", palette.style("title"))
+            hint.append(clean(found[0].text), palette.style("title"))
+            if found[0].fix:
+                hint.append("  [F] apply", palette.style("dim"))
+            hint.truncate(width, overflow="ellipsis")
+            rows.append(hint)
+        elif kind == "starting" and self.notes and self._notes_attempt == info.attempt:
+            note = list(self.notes.values())[-1]
+            hint = Text(no_wrap=True, overflow="ellipsis", end="")
+            hint.append(f" note (line {note.line}): ", palette.style("dim"))
+            hint.append(clean(note.why), palette.style("dim"))
+            hint.truncate(width, overflow="ellipsis")
+            rows.append(hint)
+        if self.styles.height is None or self.styles.height.value != len(rows):
+            self.styles.height = len(rows)
+        return Text("\n", end="").join(rows)

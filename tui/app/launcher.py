@@ -2,7 +2,8 @@
 
 Keys added to the dashboard: ``x`` stop (asks first, shows the SIGINT → SIGTERM →
 SIGKILL countdown), ``r`` relaunch the same command, ``R`` edit the command line and
-environment first (a modal), ``a`` the attempts panel (``v1 ✗ AttributeError 0:12``
+environment first (a modal), ``F`` the same editor with the failure's known fix applied and
+highlighted, ``a`` the attempts panel (``v1 ✗ AttributeError 0:12``
 … and what changed between attempts), ``k`` kill processes that are not ours but hold
 GPU memory. ``q`` asks only when the launched server would be left running. The
 header shows the launch's verdict (dead / loading / stalled? …), judged with the process.
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -22,6 +24,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static, TextArea
 
 from tui.app.app import WatchtowerApp
+from tui.core import cmdline
+from tui.core.hints import Diagnosis
 from tui.core.lines import clean
 from tui.core.secrets import MASK, env_diff
 from tui.core.state import READY, STOPPED
@@ -98,11 +102,33 @@ def relaunch_changes(launch: Launch, command: list[str], env: dict[str, str]) ->
     )
 
 
+@dataclass(frozen=True, slots=True)
+class FixProposal:
+    """``F``: a hint's fix applied to the command and environment, for the editor to show."""
+
+    hint: Diagnosis
+    command: list[str]
+    env: dict[str, str]
+    changes: list[str]  # "+SGLANG_…=1", "+--mem-fraction-static 0.92", "before launching: free_port 30000"
+
+    @classmethod
+    def of(cls, hint: Diagnosis, launch: Launch) -> FixProposal:
+        command, env = cmdline.apply(launch.spec.command, launch.spec.env, hint.fix)
+        changes = relaunch_changes(launch, command, env)
+        changes += [f"before launching: {a.text}" for a in hint.fix if a.on_host]
+        return cls(hint, command, env, changes)
+
+    def kept_in(self, command: list[str], env: dict[str, str]) -> bool:
+        """Whether an edited command and environment still carry the whole fix (applying it changes nothing)."""
+        return cmdline.apply(command, env, self.hint.fix) == (command, env)
+
+
 class EditScreen(ModalScreen[tuple[list[str], dict[str, str]] | None]):
     """``R``: change the command line and the environment, then relaunch as the next attempt.
 
     ``command`` and ``env`` (default: the current attempt's) fill the two fields, so "edit
-    again" from the confirmation keeps what was typed."""
+    again" from the confirmation keeps what was typed. ``F`` opens it with a hint's fix
+    applied (``proposal``) and the changes highlighted above the fields."""
 
     DEFAULT_CSS = """
     EditScreen { align: center middle; }
@@ -118,11 +144,15 @@ class EditScreen(ModalScreen[tuple[list[str], dict[str, str]] | None]):
     ]
 
     def __init__(
-        self, launch: Launch, attempt: int, command: list[str] | None = None, env: dict[str, str] | None = None
+        self, launch: Launch, attempt: int, command: list[str] | None = None, env: dict[str, str] | None = None,
+        proposal: FixProposal | None = None,
     ) -> None:
         super().__init__()
         self.launch = launch
         self.attempt = attempt
+        self.proposal = proposal
+        if proposal is not None:
+            command, env = proposal.command, proposal.env
         self._command = list(command if command is not None else launch.spec.command)
         self._env = dict(env if env is not None else launch.spec.env)
         self._masked_argv = launch.masker.argv(self._command)
@@ -135,6 +165,8 @@ class EditScreen(ModalScreen[tuple[list[str], dict[str, str]] | None]):
                 "shows what will change before anything is relaunched; escape cancels.",
                 id="edit-help",
             )
+            if self.proposal is not None:
+                yield Static(self._fix_text(), id="fix")
             yield Static("Command line", classes="label")
             # not selected on focus: a Tab into it and a keystroke must not replace the whole command
             yield Input(shlex.join(self._masked_argv), id="command", select_on_focus=False)
@@ -144,6 +176,17 @@ class EditScreen(ModalScreen[tuple[list[str], dict[str, str]] | None]):
             )
             yield TextArea(env_text + ("\n" if env_text else ""), id="env")
             yield Static("", id="edit-error")
+
+    def _fix_text(self) -> Text:
+        proposal = self.proposal
+        assert proposal is not None  # composed only with one
+        text = Text()
+        text.append(f"fix {proposal.hint.id}: ", "bold")
+        text.append(clean(proposal.hint.why))
+        for change in proposal.changes:
+            style = "bold green" if change.startswith("+") else "bold red" if change.startswith("-") else "bold yellow"
+            text.append(f"\n  {clean(change)}", style)
+        return text
 
     def on_mount(self) -> None:
         command = self.query_one("#command", Input)
@@ -298,12 +341,14 @@ class LaunchApp(WatchtowerApp):
         super().__init__(*args, **kwargs)
         launch.terminal = self._terminal
         launch.subscribe(self._on_launch_event)
+        launch.session.hints_source = launch.hints
         self.before_quit.append(self._confirm_quit)
         self.add_key("x", "Stop server", self.key_stop)
         self.add_key("r", "Relaunch", self.key_relaunch)
         self.add_key("R", "Edit + relaunch", self.key_edit)
         self.add_key("a", "Attempts", self.key_attempts)
         self.add_key("k", "Kill GPU leftovers", self.key_kill_holders, show=False)
+        self.add_key("F", "Apply the hint's fix", self.key_fix, show=False)
         self._busy = False  # a launch, stop or relaunch is under way: keys that start another wait
 
     def on_mount(self) -> None:
@@ -455,6 +500,58 @@ class LaunchApp(WatchtowerApp):
                 )
 
         self._ask(question, [("y", "relaunch"), ("e", "edit again")], answer)
+
+    def key_fix(self) -> None:
+        """The first hint with a fix: the editor opens with it applied and highlighted; ctrl+s shows
+        what changes and asks before anything is relaunched (or, to free a port, names its holder)."""
+        launch = self.launch
+        if self._refuse_if_busy():
+            return
+        hint = next((h for h in launch.hints() if h.fix), None)
+        if hint is None:
+            self.notify("No known fix for this failure", timeout=3)
+            return
+        proposal = FixProposal.of(hint, launch)
+        nxt = (launch.records[-1].attempt if launch.records else launch.attempt) + 1
+
+        def edited(result) -> None:
+            if result is None:
+                return
+            launch.applied = hint.id if proposal.kept_in(*result) else None
+            ports = [int(a.target) for a in hint.fix if a.verb == "free_port"]
+            if ports:
+                self._work(self._free_port_then_relaunch(ports[0], *result, nxt), f"who holds port {ports[0]}…")
+            else:
+                self._confirm_edit(nxt, *result)
+
+        self.push_screen(EditScreen(launch, nxt, proposal=proposal), edited)
+
+    async def _free_port_then_relaunch(self, port: int, command: list[str], env: dict[str, str], nxt: int) -> None:
+        """``free_port N``: name the holder and, once the operator agrees, stop it; then relaunch."""
+        launch = self.launch
+        holder = await launch.port_holder(port)
+        if holder is None:  # freed meanwhile
+            self.call_after_refresh(self._confirm_edit, nxt, command, env)
+            return
+        if holder.get("pid") is None:
+            self.notify(f"Port {port} is in use ({clean(str(holder.get('cmd')))}): free it by hand", severity="error",
+                        timeout=8)
+            return
+        pid = int(holder["pid"])
+
+        async def stop_then_relaunch() -> None:
+            for error in await launch.kill_holders([pid]):
+                self.notify(clean(error), severity="error", timeout=6)
+            await launch.relaunch(command, env)
+
+        def answer(key: str | None) -> None:
+            if key == "y":
+                self._work(stop_then_relaunch(), f"stopping pid {pid}, then relaunching as v{nxt}…")
+
+        self.call_after_refresh(
+            self._ask, f"Port {port} is held by pid {pid}: {clean(str(holder.get('cmd') or '?'))[:120]}",
+            [("y", f"stop it (SIGTERM, then SIGKILL) and relaunch as v{nxt}")], answer,
+        )
 
     def key_attempts(self) -> None:
         self.attempts_panel.toggle_class("-open")

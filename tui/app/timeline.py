@@ -53,6 +53,9 @@ def render_timeline(session: WatchSession, width: int, palette, height: int | No
         head.append("".join(axis)[:bar_width], palette.style("dim"))
     lines.append(head)
 
+    preflight = getattr(session.info, "preflight", None)
+    if preflight is not None:  # phase zero: the checks before the launch
+        lines.append(_preflight_row(preflight, palette))
     silent = _silent_columns(session, t0, span, bar_width, now) if t0 is not None else set()
     failed_phase = _failed_phase(state)
     for name in shown(state, PHASES):
@@ -141,6 +144,20 @@ def _silent_columns(session: WatchSession, t0: float, span: float, bar_width: in
         last = int((end - t0) / per_col)
         out.update(range(max(0, first), min(bar_width, last + 1)))
     return out
+
+
+def _preflight_row(report, palette) -> Text:
+    """`` ✓ preflight   0.3s ✓ 12 · ⚠ 2 · ✗ 0  ⚠ open files: …`` (the first check that is not ✓)."""
+    worst = next((c for c in report.checks if c.status == "fail"), None) or next(
+        (c for c in report.checks if c.status == "warn"), None)
+    glyph, key = ("✖", "failed") if report.failed else ("✓", "done")
+    row = Text(no_wrap=True, end="")
+    row.append(f" {glyph} {'preflight':<{LABEL - 3}}", palette.style(key))
+    row.append(f"{report.seconds:.1f}s".rjust(DURATION) + " ", palette.style("dim"))
+    row.append(report.summary.removeprefix("preflight ").rsplit(" (", 1)[0], palette.style("dim"))
+    if worst is not None:
+        row.append(f"  {worst.line}", palette.style("failed" if worst.status == "fail" else "running"))
+    return row
 
 
 def _failed_phase(state: StartupState) -> Phase | None:

@@ -14,7 +14,7 @@ import argparse
 import asyncio
 import json
 
-from tui.commands.options import add_gpu_options
+from tui.commands.options import add_gpu_options, add_shm_option
 from tui.core.errors import UsageError
 
 
@@ -28,10 +28,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_shm_option(p)
     p.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND ARGS", help="the server command line")
     p.set_defaults(func=run)
-
-
-def add_shm_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--shm", metavar="PATH", help="the shared-memory mount to check (default /dev/shm)")
 
 
 def parse_command(words: list[str]) -> list[str]:

@@ -56,8 +56,16 @@ def cluster_options(args: argparse.Namespace) -> ClusterOptions:
 def wants_cluster(args: argparse.Namespace) -> bool:
     """Several nodes (or a Slurm job) rather than one log."""
     hosts = getattr(args, "hosts", None) or []
-    return bool(getattr(args, "slurm", None) or getattr(args, "cluster", None) or len(hosts) > 1
-                or any(_HOST_LOG.match(h) for h in hosts))
+    return bool(getattr(args, "slurm", None) or getattr(args, "cluster", None) or len(hosts) > 1)
+
+
+def one_host(args: argparse.Namespace) -> tuple[str | None, str | None]:
+    """(host, log) of a watch of one log: ``--host H LOG`` or ``--host H:/path/log``."""
+    host = (args.hosts or [None])[-1]
+    match = _HOST_LOG.match(host) if host else None
+    if match is not None and not args.log:
+        return match.group("host"), match.group("path")
+    return host, args.log
 
 
 def node_specs(args: argparse.Namespace) -> list[NodeSpec]:

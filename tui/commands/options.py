@@ -16,6 +16,11 @@ def add_gpu_options(parser: argparse.ArgumentParser) -> None:
                         help="seconds between GPU polls (default 1)")
 
 
+def add_shm_option(parser: argparse.ArgumentParser) -> None:
+    """`check` and `run`: the shared-memory mount the preflight looks at."""
+    parser.add_argument("--shm", metavar="PATH", help="the shared-memory mount to check (default /dev/shm)")
+
+
 def add_theme_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--theme",
@@ -84,7 +89,8 @@ def watch_options(args: argparse.Namespace) -> WatchOptions:
 
 def launch_options(args: argparse.Namespace, *, attach_only: bool = False) -> LaunchOptions:
     return LaunchOptions(
-        server=args.server, gpus=gpu_options(args), theme=args.theme, timeout=args.timeout, attach_only=attach_only
+        server=args.server, gpus=gpu_options(args), theme=args.theme, timeout=args.timeout, attach_only=attach_only,
+        preflight=not getattr(args, "no_check", False), shm=getattr(args, "shm", None),
     )
 
 

@@ -12,7 +12,7 @@ import os
 import re
 from pathlib import Path
 
-from tui.commands.options import add_launch_options, launch_options
+from tui.commands.options import add_launch_options, add_shm_option, launch_options
 from tui.core.errors import UsageError
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -29,6 +29,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--log-dir", help="where the attempts' logs go (default: the data dir's logs/; remote: ~/watchtower-logs)")
     p.add_argument("--env", action="append", default=[], metavar="K=V", help="set an environment variable (repeatable)")
     add_launch_options(p)
+    p.add_argument("--no-check", action="store_true",
+                   help="launch without the preflight checks (run refuses on a ✗ otherwise; with --nodes: even when one fails)")
+    add_shm_option(p)
     slurm = p.add_argument_group("Slurm", "run the server as a Slurm job: one srun task per node")
     slurm.add_argument("--slurm", action="store_true", help="submit a batch job (sbatch) and follow it")
     slurm.add_argument("--partition", metavar="P", help="sbatch --partition")
@@ -39,8 +42,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     slurm.add_argument("--time", metavar="T", help="sbatch --time (e.g. 1:00:00)")
     slurm.add_argument("--account", metavar="A", help="sbatch --account")
     p.add_argument("--cluster", metavar="FILE.toml", help="the nodes to run on over SSH, with per-node args (see README)")
-    if not any("--no-check" in a.option_strings for a in p._actions):
-        p.add_argument("--no-check", action="store_true", help="launch even when a check fails")
     p.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND ARGS", help="the server command line")
     p.set_defaults(func=run)
 
@@ -159,8 +160,11 @@ def node_list(args: argparse.Namespace):
 def run(args: argparse.Namespace) -> int:
     from tui import wiring
 
+    from tui.core.hints import load_knowledge
+
     spec = build_spec(args)
     options = launch_options(args)
+    load_knowledge()  # a bad hints file is refused now, in one line, not in the middle of a launch
     if args.slurm:
         request = slurm_request(args)
         if not args.log_dir:  # the nodes write there: the submit directory is the one they likely share

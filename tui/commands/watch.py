@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from tui.commands.cluster import add_cluster_options, cluster_options, wants_cluster
+from tui.commands.cluster import add_cluster_options, cluster_options, one_host, wants_cluster
 from tui.commands.options import add_gpu_options, add_stall_limit_option, add_theme_option, watch_options
 from tui.core.errors import UsageError
 
@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--timeout must be a positive number of seconds")
     if wants_cluster(args):
         return wiring.watch_cluster(cluster_options(args), plain=args.plain)
-    args.host = (args.hosts or [None])[-1]
+    args.host, args.log = one_host(args)
     if not args.log:
         raise UsageError("watch: which log? (LOG, --host HOST:/path/log, --cluster FILE or --slurm JOBID)")
     options = watch_options(args)

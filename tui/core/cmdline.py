@@ -97,11 +97,13 @@ class ServerCommand:
     nnodes: int = 1
     node_rank: int = 0
     dist_init_addr: str | None = None
+    dp_attention: bool = False  # SGLang's --enable-dp-attention: the DP ranks share the TP GPUs
 
     @property
     def gpus_needed(self) -> int:
-        """GPUs this node must see: TP × DP × PP over the nodes (EP shares the TP GPUs)."""
-        return max(1, self.tp * self.dp * self.pp // max(1, self.nnodes))
+        """GPUs this node must see: TP × DP × PP over the nodes (EP, and DP attention, share the TP GPUs)."""
+        dp = 1 if self.dp_attention else self.dp
+        return max(1, self.tp * dp * self.pp // max(1, self.nnodes))
 
     @property
     def dist_port(self) -> int | None:
@@ -237,6 +239,7 @@ def parse(argv: Sequence[str], env: Mapping[str, str] | None = None) -> ServerCo
         nnodes=_int(get("nnodes"), 1),
         node_rank=_int(get("node_rank"), 0),
         dist_init_addr=get("dist_init_addr"),
+        dp_attention=server == SGLANG and any(norm(w) == "--enable-dp-attention" for w in args),
     )
 
 
@@ -285,7 +288,7 @@ class Action:
     @property
     def text(self) -> str:
         if self.verb == "set_env":
-            return f"set_env {self.target}={self.value}"
+            return f"set_env {shlex.quote(f'{self.target}={self.value}')}"
         return " ".join(w for w in (self.verb, self.target, shlex.quote(self.value) if self.value else "") if w)
 
     @property

@@ -29,12 +29,19 @@ from typing import Any
 
 from tui.core.cmdline import Action, ServerCommand
 from tui.core.errors import UsageError
-from tui.core.profiles import ProfileError, _bool, _compile, _read_toml, _strings, _table
+from tui.core.profiles import (
+    ProfileError,
+    _bool,
+    _compile,
+    _read_toml,
+    _strings,
+    _table,
+)
 from tui.core.state import ErrorReport, Phase, StartupState
 
 Pattern = re.Pattern[str]
 
-_HINT_KEYS = {"id", "kind", "pattern", "lines", "server", "phase", "warning", "why", "fix", "link"}
+_HINT_KEYS = {"id", "kind", "pattern", "lines", "match", "server", "phase", "warning", "why", "fix", "link"}
 _VERSION_KEYS = {"id", "package", "below", "at_least", "with", "with_below", "with_at_least", "why", "fix", "link"}
 #: Memory fraction a server uses when the command sets none (SGLang's depends on the GPU: unknown).
 DEFAULT_FRACTION = {"vllm": 0.9, "trtllm": 0.9}
@@ -54,6 +61,7 @@ class Hint:
     servers: frozenset[str] = frozenset()
     phases: frozenset[str] = frozenset()
     warning: bool = False
+    either: bool = False  # match = "any": the kind or the pattern is enough (a renamed kind still matches)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,14 +132,15 @@ class KnowledgeBase:
                 continue
             if hint.phases and (phase is None or phase.name not in hint.phases):
                 continue
-            if hint.kinds and not (hint.kinds & kinds):
+            kind_ok = not hint.kinds or bool(hint.kinds & kinds)
+            if not kind_ok and not (hint.either and hint.pattern is not None):
                 continue
             values: dict[str, str] = {}
             if hint.pattern is not None:
                 found = _search(hint.pattern, [error.message, *(t for _, t in error.block)])
-                if found is None:
+                if found is None and not (hint.either and kind_ok):
                     continue
-                values.update(_groups(found))
+                values.update(_groups(found) if found is not None else {})
             if hint.lines is not None:
                 found = _search(hint.lines, [t for _, t in error.block] or [error.message])
                 if found is None:
@@ -402,6 +411,9 @@ def parse(text: str, source: str) -> KnowledgeBase:
             raise ProfileError(f"{where}: needs a 'kind', a 'pattern' or 'lines' to match")
         if warning and pattern is None:
             raise ProfileError(f"{where}: a warning hint needs a 'pattern'")
+        match = body.get("match", "all")
+        if match not in ("all", "any"):
+            raise ProfileError(f"{where}.match: expected \"all\" (kind and pattern) or \"any\" (either)")
         link = body.get("link", "")
         if not isinstance(link, str):
             raise ProfileError(f"{where}.link: expected a URL string")
@@ -417,6 +429,7 @@ def parse(text: str, source: str) -> KnowledgeBase:
                 servers=frozenset(_strings(f"{where}.server", _listed(body.get("server")))),
                 phases=frozenset(_strings(f"{where}.phase", _listed(body.get("phase")))),
                 warning=warning,
+                either=match == "any",
             )
         )
     versions = _versions(source, data.get("versions"))

@@ -45,6 +45,8 @@ class LaunchOptions:
     theme: str | None = None
     timeout: float | None = None
     attach_only: bool = False  # `attach`: follow the running attempt, never start one
+    preflight: bool = True  # check before every launch and relaunch; refuse on a ✗ (`run --no-check`: off)
+    shm: str | None = None  # the shared-memory mount the preflight looks at (default /dev/shm)
 
 
 @dataclass(frozen=True, slots=True)

@@ -62,7 +62,8 @@ def derived_context(config: Mapping[str, Any] | None) -> int | None:
     """The context length SGLang derives from a config.json (rope scaling included)."""
     if not config:
         return None
-    text = config.get("text_config") if isinstance(config.get("text_config"), dict) else config
+    nested = config.get("text_config")
+    text: Mapping[str, Any] = nested if isinstance(nested, dict) else config
     rope = text.get("rope_scaling") if isinstance(text.get("rope_scaling"), dict) else None
     factor = 1.0
     if rope and "original_max_position_embeddings" not in rope and rope.get("rope_type") != "llama3":
@@ -167,9 +168,9 @@ def _gpus(command: ServerCommand, facts: Mapping[str, Any], sample: GpuSample | 
     if short:
         flag = "--gpu-memory-utilization" if command.server == VLLM else "--mem-fraction-static"
         worst = min(short, key=lambda g: (g.memory_total or 0) - (g.memory_used or 0))
-        left = (worst.memory_total - worst.memory_used) / worst.memory_total
-        out.append(Check("GPU memory", FAIL, f"GPU {worst.index} has {gib(worst.memory_total - worst.memory_used)} "
-                         f"free of {gib(worst.memory_total)} ({left:.2f}), less than {flag} {fraction}",
+        total, free_bytes = worst.memory_total or 0, (worst.memory_total or 0) - (worst.memory_used or 0)
+        out.append(Check("GPU memory", FAIL, f"GPU {worst.index} has {gib(free_bytes)} free of {gib(total)} "
+                         f"({free_bytes / total:.2f}), less than {flag} {fraction}",
                          (Action("kill_gpu_holders"),)))
     elif free:
         out.append(Check("GPU memory", OK, f"{gib(min(free))} free on the fullest of {len(free)} GPU(s)"))
@@ -227,6 +228,10 @@ def _models(command: ServerCommand, facts: Mapping[str, Any], sample: GpuSample 
     weights = target.get("weight_bytes")
     gpus = visible(sample.gpus, env.get("CUDA_VISIBLE_DEVICES")) if sample is not None else []
     totals = [g.memory_total for g in gpus[: command.gpus_needed] if g.memory_total]
+    if weights and not totals:
+        split = max(1, command.tp * command.pp)
+        out.append(Check("weights", WARN, f"{weights / split / 1e9:.1f} GB per GPU (÷ TP×PP {split}): "
+                         "cannot tell whether they fit without GPU data"))
     if weights and totals:
         split = max(1, command.tp * command.pp)
         share = weights / split
@@ -321,7 +326,8 @@ def _machine(command: ServerCommand, facts: Mapping[str, Any]) -> list[Check]:
         else:
             out.append(Check("/dev/shm", OK, text))
     for disk in facts.get("disks") or []:
-        what = disk.get("what", "cache")
+        caches = [c.removesuffix(" cache") for c in disk.get("caches") or ["cache"]]
+        what = f"{caches[0]} cache" if len(caches) == 1 else "caches: " + ", ".join(caches)
         if "error" in disk:
             out.append(Check(f"disk ({what})", WARN, f"{disk['path']}: {disk['error']}"))
             continue

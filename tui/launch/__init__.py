@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from tui.launch.controller import Launch
+from tui.launch.controller import Launch, PreflightRefused
 from tui.launch.gpu_release import GpuBusy, GpuHolder
 from tui.launch.spec import LaunchError, LaunchSpec, StopPlan
 
-__all__ = ["GpuBusy", "GpuHolder", "Launch", "LaunchError", "LaunchSpec", "StopPlan"]
+__all__ = ["GpuBusy", "GpuHolder", "Launch", "LaunchError", "LaunchSpec", "PreflightRefused", "StopPlan"]

@@ -24,11 +24,12 @@ from typing import Any
 
 from tui.cluster import ClusterSession
 from tui.core.errors import UsageError
-from tui.core.events import ProcessExited
+from tui.core.events import GpuSample, ProcessExited
 from tui.core.multinode import master_host, node_commands, suspects
 from tui.core.options import NodeSpec
 from tui.core.slurm import ENDED, GONE
 from tui.core.state import FAILED, READY, STOPPED
+from tui.launch.gpu_release import GPU_RELEASE_TIMEOUT, GpuWatch
 from tui.launch.runner import AttemptRun
 from tui.launch.slurm import STOP_TIMEOUT, SlurmRunner
 from tui.launch.spec import LaunchError, StopPlan, attempt_paths
@@ -82,6 +83,9 @@ class ClusterLaunch:
     async def close(self) -> None:
         """Stop following (what runs keeps running)."""
 
+    async def released(self, session: ClusterSession) -> None:
+        """Before the next attempt: until the stopped one's GPU memory is released (where it can be told)."""
+
     # ------------------------------------------------------------ written once
 
     async def start(self) -> ClusterSession:
@@ -101,6 +105,7 @@ class ClusterLaunch:
             if not await self.stop():
                 raise UsageError(f"v{self.attempt} is still running: not starting another")
         if self.session is not None:
+            await self.released(self.session)
             await self.session.stop()
         if command is not None:
             self.command = list(command)
@@ -208,6 +213,7 @@ class NodesLaunch(ClusterLaunch):
         self.plan = plan or StopPlan()
         self.runners: dict[str, Any] = {}
         self.runs: dict[str, Any] = {}
+        self.old_pids: dict[str, set[int]] = {}  # per node, the stopped attempt's processes
         self.stopping = False
 
     def commands(self) -> dict[str, list[str]]:
@@ -263,6 +269,7 @@ class NodesLaunch(ClusterLaunch):
     async def stop(self) -> bool:
         """Every node's process group, each stopped (SIGINT → SIGTERM → SIGKILL) at once; all gone?"""
         self.stopping = True
+        self.old_pids = {node: set(self.runners[node].members(run)) for node, run in self.runs.items()}
         stops = [self.runners[node].stop(run, self.plan) for node, run in self.runs.items()]
         gone = all(result.gone for result in await asyncio.gather(*stops))
         self._note("stopped on every node" if gone else "not every node's processes are gone")
@@ -272,6 +279,26 @@ class NodesLaunch(ClusterLaunch):
 
     def ended(self, session: ClusterSession) -> bool:
         return bool(self.runs) and not any(run.alive for run in self.runs.values())
+
+    async def released(self, session: ClusterSession) -> None:
+        """Until a GPU sample taken after the stop, on every node, lists none of the old processes."""
+        after = time.time()
+        waits, names = [], []
+        for node, samples in session.gpu_samples.items():
+            if not samples:
+                continue  # no GPU source on this node: nothing to wait for
+            watch = GpuWatch(local=False, mask=str)
+            for sample in samples:
+                watch.add(sample)
+            session.nodes[node].handlers.setdefault(GpuSample, []).append(watch.add)
+            waits.append(watch.wait_release(self.old_pids.get(node, set()), after, GPU_RELEASE_TIMEOUT, lambda: False))
+            names.append(node)
+        if not waits:
+            return
+        self._note(f"waiting for the GPU memory to be released on {', '.join(names)}")
+        late = [node for node, ok in zip(names, await asyncio.gather(*waits)) if not ok]
+        if late:
+            self._note(f"GPU memory still held after {GPU_RELEASE_TIMEOUT:.0f} s on {', '.join(late)}: launching anyway")
 
     async def close(self) -> None:
         for runner in self.runners.values():

@@ -23,11 +23,14 @@ import os
 import shlex
 import signal
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from tui.core import cmdline
 from tui.core.events import GpuSample, PhaseStarted, ProcessExited, ProcessStarted, ProcessStopping
+from tui.core.hints import Diagnosis, knowledge
+from tui.core.profiles import ProfileError
 from tui.core.secrets import MASK, Masker, mask_argv
 from tui.core.state import READY
 from tui.core.verdict import DEAD, STARTING, HealthStatus, ProcessStatus, Verdict, describe_exit, gpu_activity, judge
@@ -46,6 +49,18 @@ EXIT_DRAIN = 0.5
 _END = object()
 
 Subscriber = Callable[[LaunchEvent], None]
+#: Runs the preflight for (command, env); returns a report with ``.failed`` (tui.preflight.Report).
+Preflight = Callable[[Sequence[str], Mapping[str, str]], Awaitable[Any]]
+
+
+class PreflightRefused(LaunchError):
+    """The preflight found a ✗ (the server would fail for certain): the attempt is not started."""
+
+    def __init__(self, report: Any) -> None:
+        failed = report.failed
+        super().__init__(f"preflight: {len(failed)} check(s) failed, not launching (--no-check launches anyway): "
+                         + "; ".join(c.line for c in failed))
+        self.report = report
 
 
 class Launch:
@@ -79,6 +94,9 @@ class Launch:
         self.phase_started_at: dict[str, float] = {}
         self.reattached = False  # the current attempt was started by an earlier Watchtower
         self.activity = ""  # what a relaunch is waiting for, in words, while it waits
+        self.preflight: Preflight | None = None  # checks before every launch (None: --no-check)
+        self.preflight_report: Any = None  # the last one, shown as phase zero
+        self.applied: str | None = None  # the hint whose fix the next attempt applies (the F key)
         self._subscribers: list[Subscriber] = []
         self._queue: asyncio.Queue[object] = asyncio.Queue()
         self._log: AttemptLog | None = None
@@ -164,6 +182,16 @@ class Launch:
     @property
     def attempt(self) -> int:
         return self.run.attempt if self.run else 0
+
+    def hints(self) -> list[Diagnosis]:
+        """Known-failure hints for this attempt's errors, with the numbers of its own command line."""
+        if self.session is None:
+            return []
+        try:
+            kb = knowledge()
+        except ProfileError:  # refused with its one line when the launch began
+            return []
+        return kb.diagnose(self.session.state, cmdline.parse(self.spec.command, self.spec.env))
 
     def status(self) -> ProcessStatus | None:
         return self.run.status if self.run else None
@@ -288,12 +316,23 @@ class Launch:
         """Start the next attempt (the current one must have ended)."""
         if self.run is not None and self.run.alive:
             raise LaunchError(f"attempt v{self.run.attempt} is still running: stop it first")
+        applied, self.applied = self.applied, None  # this attempt's alone, started or refused
         if command is not None:
             self.spec.command = list(command)
         if env is not None:
             self.spec.env = dict(env)
         self._restore_secrets()
         self.masker.add(Masker.for_launch(self.spec.env, self.spec.command).values)
+        if self.preflight is not None:
+            self.activity = "preflight checks"
+            try:
+                self.preflight_report = await self.preflight(self.spec.command, self.spec.env)
+            finally:
+                self.activity = ""
+            if self.session is not None:
+                self.session.info.preflight = self.preflight_report
+            if self.preflight_report.failed:
+                raise PreflightRefused(self.preflight_report)
         number = await self._next_attempt()
         log_path, pid_path = attempt_paths(self.spec.log_dir, self.spec.name, number)
         await self._close_log()
@@ -316,6 +355,7 @@ class Launch:
                 attempt=number,
                 started_at=run.started_at,
                 pid=run.pid,
+                applied=applied,
             )
             self.records.append(self.record)
         self._ensure_ticker()
@@ -380,6 +420,18 @@ class Launch:
     def gpu_holders(self) -> list[GpuHolder]:
         """Processes holding GPU memory in the latest sample, ours marked."""
         return self.gpus.holders(self._our_pids(), self.old_pgids)
+
+    async def port_holder(self, port: int) -> dict | None:
+        """The process listening on ``port`` where the server runs (the ``free_port`` fix), or None."""
+        from tui.sources.probe import ProbeError, port_holder
+
+        try:
+            holder = await port_holder(self.spec.host, port)
+        except ProbeError as exc:
+            return {"pid": None, "cmd": str(exc)}
+        if holder is not None and holder.get("cmd"):
+            holder["cmd"] = self.masker.text(holder["cmd"])
+        return holder
 
     def gpu_unknown(self) -> str | None:
         """Why the processes holding GPU memory cannot be known now, in words; None when they can."""

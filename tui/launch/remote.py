@@ -30,7 +30,7 @@ class RemoteRunner(Runner):
         self.target = target
         self.host = str(target)
         self._poll = poll
-        self._members: dict[int, list[int]] = {}  # pgid -> live pids, from the last check
+        self._members: dict[int, dict[int, int]] = {}  # id(run) -> its live pids -> pgid, as last seen
 
     async def start(
         self,
@@ -92,16 +92,14 @@ class RemoteRunner(Runner):
         return RemoteTailer(self.target, str(run.log_path), writers=False)  # the runner knows its processes
 
     async def _watch(self, run: AttemptRun) -> None:
-        assert run.pgid is not None
         delay = self._poll
         while True:
             await asyncio.sleep(delay)
-            members = await self._group(run.pgid)
+            members = await self._scan(run)
             if members is None:
                 delay = min(delay * 2, 30.0)  # the tailer reports the connection state
                 continue
             delay = self._poll
-            self._members[run.pgid] = members  # for GPU holders: which remote pids are ours
             if run.pid not in members:
                 break
         found = await self.exit_status(run.pid_path)
@@ -114,40 +112,67 @@ class RemoteRunner(Runner):
     # ------------------------------------------------------------ the attempt's processes
 
     def members(self, run: AttemptRun) -> list[int]:
-        """The group's members as last seen (the liveness check lists them every second)."""
+        """The attempt's processes as last seen (the liveness check lists them every second)."""
         if not run.alive or not run.pid or run.pgid is None:
             return []
-        return self._members.get(run.pgid) or [run.pid]
+        return sorted(self._members.get(id(run), {})) or [run.pid]
 
     def processes(self, run: AttemptRun) -> list[ProcessRef]:
         return [ProcessRef(self.host, pid) for pid in self.members(run)]
 
-    async def _group(self, pgid: int) -> list[int] | None:
-        """Live (non-zombie) members of remote process group ``pgid``; None when unknown."""
+    def outside_group(self, run: AttemptRun) -> list[ProcessRef]:
+        return [ProcessRef(self.host, pid) for pid, pgid in sorted(self._members.get(id(run), {}).items())
+                if pgid != run.pgid]
+
+    async def _scan(self, run: AttemptRun) -> dict[int, int] | None:
+        """The attempt's live processes on the host, pid -> pgid: its process group and every
+        descendant of the wrapper or the group, whatever its group (a ``setsid()`` helper);
+        None when the host cannot be asked."""
+        if run.pgid is None:
+            return {}
         try:
-            status, out, _ = await ssh.run(self.target, ["ps", "-e", "-o", "pid=,pgid=,stat="])
+            status, out, _ = await ssh.run(self.target, ["ps", "-e", "-o", "pid=,ppid=,pgid=,stat="])
         except (ssh.SshError, ssh.RemoteCommandError):
             return None
         if status != 0:
             return None
-        members = []
+        groups: dict[int, int] = {}
+        children: dict[int, list[int]] = {}
         for line in out.splitlines():
             words = line.split()
-            if len(words) >= 3 and words[1] == str(pgid) and not words[2].startswith("Z") and words[0].isdigit():
-                members.append(int(words[0]))  # a zombie holds no memory: only live members count
-        return sorted(members)
+            if len(words) < 4 or not all(w.isdigit() for w in words[:3]) or words[3].startswith("Z"):
+                continue  # a zombie holds no memory: only live processes count
+            pid, ppid, pgid = int(words[0]), int(words[1]), int(words[2])
+            groups[pid] = pgid
+            children.setdefault(ppid, []).append(pid)
+        found = {pid for pid, pgid in groups.items() if pgid == run.pgid}
+        seen = self._members.get(id(run), {})
+        found |= {pid for pid in seen if pid in groups}  # seen below the wrapper before: still ours
+        stack = list(found | {run.pid or 0})
+        while stack:
+            for child in children.get(stack.pop(), ()):
+                if child not in found:
+                    found.add(child)
+                    stack.append(child)
+        members = {pid: groups[pid] for pid in found if pid in groups}
+        self._members[id(run)] = members  # for GPU holders and the stop: which remote pids are ours
+        return members
 
     async def alive(self, run: AttemptRun) -> bool:
-        if run.pgid is None:
-            return False
-        members = await self._group(run.pgid)
+        members = await self._scan(run)
         return True if members is None else bool(members)  # unknown: keep waiting, escalate on schedule
 
     async def signal(self, run: AttemptRun, sig: int) -> bool:
-        if run.pgid is None or not await self.alive(run):
+        members = await self._scan(run)
+        if run.pgid is None or members == {}:
             return False
         try:
-            return bool(await ssh.signal_group(self.target, run.pgid, int(sig)))
+            delivered = bool(await ssh.signal_group(self.target, run.pgid, int(sig)))
+            outside = [pid for pid, pgid in (members or {}).items() if pgid != run.pgid]
+            if outside:  # out of the group (setsid): signalled one by one
+                await ssh.run(self.target, ["kill", "-s", signals.Signals(sig).name.removeprefix("SIG"),
+                                            *map(str, outside)])
+            return delivered or bool(outside)
         except (ssh.SshError, ssh.RemoteCommandError):
             return True  # unknown: the next step follows on schedule
 

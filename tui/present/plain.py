@@ -434,6 +434,13 @@ class PlainPrinter:
         self.out.write(clean(self.launch.masker.text(text)) + "\n")
         self.out.flush()
 
+    def preflight(self, report: Any) -> None:
+        """The checks before the launch: a summary, then each ⚠ and ✗ with its fix."""
+        self.say(report.summary)
+        for check in report.checks:
+            if check.status != "ok":
+                self.say(f"  {check.line}")
+
     def started(self) -> None:
         run = self.launch.run
         where = "" if self.launch.spec.host is None else f" on {self.launch.spec.host}"
@@ -468,6 +475,9 @@ class PlainPrinter:
             previous.kind != verdict.kind
         ):
             self.say(verdict.text)
+            if verdict.kind in (FAILED, DEAD):
+                for line in hint_lines(self.launch.hints(), indent="  "):
+                    self.say(line)
         self._last_kind = verdict.kind
         if verdict.final:
             self.final.set()

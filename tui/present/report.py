@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import time
 
-from tui.core.state import PHASE_TITLES, PHASES, shown, skipped
+from tui.core.hints import Diagnosis, hint_lines, knowledge
+from tui.core.profiles import ProfileError
+from tui.core.state import FAILED, PHASE_TITLES, PHASES, shown, skipped
 from tui.core.verdict import Verdict
 from tui.core.wording import clock
 from tui.present.wording import STARTUPS_SHOWN, gib, process_rows, summary_line
@@ -12,6 +14,20 @@ from tui.session import WatchSession
 
 #: Lines of one error block a report holds at most (its head and tail beyond this).
 REPORT_BLOCK_LINES = 20_000
+
+
+def session_hints(session: WatchSession) -> list[Diagnosis]:
+    """Known-failure hints for a failed startup: the launcher's (with its command's numbers) when it
+    set ``session.hints_source``, else the log's own; none while the startup has not failed."""
+    if session.state.outcome != FAILED and session.exit is None:
+        return []
+    source = getattr(session, "hints_source", None)
+    if source is not None:
+        return source()
+    try:
+        return knowledge().diagnose(session.state)
+    except ProfileError:  # refused with its one line when the watch began
+        return []
 
 
 def build_report(session: WatchSession, verdict: Verdict | None = None, now: float | None = None) -> str:
@@ -28,13 +44,19 @@ def build_report(session: WatchSession, verdict: Verdict | None = None, now: flo
         f"attempt   v{info.attempt}",
         f"verdict   {current.word} — {current.detail}",
         f"lines     {state.lines} ({state.warnings} warnings)",
-        "",
     ]
+    found = session_hints(session)
+    if found:
+        out += ["", "Hints", *hint_lines(found)]
+    preflight = getattr(info, "preflight", None)
+    if preflight is not None:
+        out += ["", preflight.summary.capitalize(), *(f"  {c.line}" for c in preflight.checks)]
+    out.append("")
     if state.attempt > 1:  # several startups in this log: the phases and errors below are the last one's
-        *earlier, current = state.attempts
+        *earlier, latest = state.attempts
         out.append(f"Startups in this log ({state.attempt})")
         out += [f"  {summary_line(a)}" for a in earlier[-STARTUPS_SHOWN :]]
-        out += [f"  {summary_line(current, current=True)}", ""]
+        out += [f"  {summary_line(latest, current=True)}", ""]
     writers = session.writers
     if writers.known or writers.gone:
         out.append("Server processes")

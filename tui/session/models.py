@@ -221,3 +221,4 @@ class SessionInfo:
     attempt: int = 1
     title: str = ""  # e.g. "demo: crash-context" or "replay: v2.wtrec"
     command: str = ""  # the launched command (masked), for the launcher
+    preflight: Any = None  # the launch's last preflight report (tui.preflight.Report): phase zero

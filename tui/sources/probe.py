@@ -21,7 +21,7 @@ from tui.core.cmdline import ServerCommand
 
 _AGENT = Path(__file__).with_name("probe_agent.py").read_text()
 _COMPRESSED = base64.b64encode(zlib.compress(_AGENT.encode(), 9)).decode()
-PROGRAM = "AGENT=%r;import base64,zlib;exec(zlib.decompress(base64.b64decode(AGENT)))" % _COMPRESSED
+PROGRAM = f"AGENT={_COMPRESSED!r};import base64,zlib;exec(zlib.decompress(base64.b64decode(AGENT)))"
 MAGIC = "WATCHTOWER-PROBE 1\n"
 PACKAGES = ("sglang", "vllm", "tensorrt_llm", "torch", "transformers", "flashinfer-python", "sgl-kernel")
 
@@ -34,9 +34,8 @@ def request(command: ServerCommand, shm: str | None = None) -> dict:
     """What to look at for this command: its ports, models, the EAGLE-3 hook, /dev/shm, packages."""
     bind = command.host or ("127.0.0.1" if command.server == "sglang" else "0.0.0.0")
     ports = [[bind, command.port]] if command.port else []
-    if command.dist_port and command.node_rank == 0:
-        host = (command.dist_init_addr or "").rpartition(":")[0].strip("[]")
-        ports.append(["0.0.0.0" if host in ("", "localhost") else bind, command.dist_port])
+    if command.dist_port and command.node_rank == 0:  # node 0 listens there (torch's TCPStore: every address)
+        ports.append(["0.0.0.0", command.dist_port])
     models = {"target": command.model} if command.model else {}
     if command.draft:
         models["draft"] = command.draft
@@ -56,7 +55,7 @@ def agent_argv(command: ServerCommand, req: dict) -> list[str]:
 
 
 def _facts(stdout: str, stderr: str, status: int, where: str) -> dict:
-    head, sep, body = stdout.partition(MAGIC)
+    _, sep, body = stdout.partition(MAGIC)
     if not sep:
         last = (stderr.strip().splitlines() or [f"exit status {status}"])[-1]
         raise ProbeError(f"the preflight probe did not run on {where}: {last[:200]}")
@@ -66,8 +65,9 @@ def _facts(stdout: str, stderr: str, status: int, where: str) -> dict:
         raise ProbeError(f"the preflight probe on {where} printed garbled output") from None
 
 
-async def probe_local(command: ServerCommand, shm: str | None = None, timeout: float = 20.0) -> dict:
-    argv = agent_argv(command, request(command, shm))
+async def probe_local(command: ServerCommand, shm: str | None = None, timeout: float = 20.0,
+                      req: dict | None = None) -> dict:
+    argv = agent_argv(command, req or request(command, shm))
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
@@ -77,7 +77,7 @@ async def probe_local(command: ServerCommand, shm: str | None = None, timeout: f
         raise ProbeError(f"cannot run {argv[0]}: {exc.strerror or exc}") from None
     try:
         out, err = await asyncio.wait_for(proc.communicate(), timeout)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         raise ProbeError(f"the preflight probe took longer than {timeout:g} s") from None
     finally:
         if proc.returncode is None:  # timed out or cancelled: never leave the probe behind
@@ -86,13 +86,28 @@ async def probe_local(command: ServerCommand, shm: str | None = None, timeout: f
     return _facts(out.decode("utf-8", "replace"), err.decode("utf-8", "replace"), proc.returncode or 0, "this machine")
 
 
-async def probe_remote(host: str, command: ServerCommand, shm: str | None = None, timeout: float = 30.0) -> dict:
+async def probe_remote(host: str, command: ServerCommand, shm: str | None = None, timeout: float = 30.0,
+                       req: dict | None = None) -> dict:
     from tui.sources import ssh
 
     target = ssh.SshTarget.parse(host)
-    argv = agent_argv(command, request(command, shm))
+    argv = agent_argv(command, req or request(command, shm))
     try:
         status, out, err = await ssh.run(target, argv, timeout=timeout, env=command.env)
     except ssh.SshError as exc:
         raise ProbeError(str(exc)) from None
     return _facts(out, err, status, host)
+
+
+async def port_holder(host: str | None, port: int) -> dict | None:
+    """Who listens on ``port`` there (``{"pid", "cmd"}``, pid None when it is hidden from us); None if free.
+
+    The ``free_port`` fix asks this before it offers to stop the holder. ``ProbeError`` if it cannot tell.
+    """
+    nobody = ServerCommand(argv=(), server=None, python=None, program=None)
+    req = {"ports": [["0.0.0.0", port]], "models": {}, "eagle3": False, "shm": None, "program": None, "packages": []}
+    facts = await (probe_remote(host, nobody, req=req) if host else probe_local(nobody, req=req))
+    found = (facts.get("ports") or [{}])[0]
+    if found.get("free"):
+        return None
+    return found.get("holder") or {"pid": None, "cmd": found.get("error") or "cannot tell"}

@@ -31,6 +31,7 @@ SERVER_PROCESS_WORDS = ("sglang::", "VLLM::", "sglang.launch_server", "sglang se
                         "vllm.entrypoints", "trtllm-serve")
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
 EAGLE3_METHOD = "set_eagle3_layers_to_capture"
+PIP_SH_EXEC = "'''exec' "
 
 
 def follow_console_script(program, argv):
@@ -40,12 +41,16 @@ def follow_console_script(program, argv):
         return
     try:
         with open(path, "rb") as f:
-            first = f.readline(512).decode("utf-8", "replace").strip()
+            first = f.readline(4096).decode("utf-8", "replace").strip()
+            second = f.readline(4096).decode("utf-8", "replace").strip()
     except OSError:
         return
     if not first.startswith("#!"):
         return
     words = first[2:].split()
+    if words and os.path.basename(words[0]) == "sh" and second.startswith(PIP_SH_EXEC):
+        # pip's form for an interpreter path too long for #!:  '''exec' "/long/path/python" "$0" "$@"
+        words = [second[len(PIP_SH_EXEC):].split(' "$0"')[0].strip().strip("'\"")]
     if not words:
         return
     python = words[-1] if os.path.basename(words[0]) == "env" and len(words) > 1 else words[0]
@@ -83,7 +88,7 @@ def port_holder(port):
             continue
     if not inodes:
         return None
-    wanted = set("socket:[%s]" % i for i in inodes)
+    wanted = {"socket:[%s]" % i for i in inodes}
     for pid in pids():
         fd_dir = "/proc/%d/fd" % pid
         try:
@@ -353,7 +358,7 @@ def probe_eagle3(arch):
     if spec is None or not spec.submodule_search_locations:
         out["status"] = "no-sglang"
         return out
-    package = list(spec.submodule_search_locations)[0]
+    package = next(iter(spec.submodule_search_locations))
     out["package"] = package
     models = os.path.join(package, "srt", "models")
     needle = ("class %s(" % arch).encode()
@@ -444,14 +449,16 @@ def main(argv):
     shm = space(request.get("shm") or "/dev/shm")
     shm["exists"] = os.path.isdir(request.get("shm") or "/dev/shm")
     facts["shm"] = shm
-    disks, seen = [], set()
-    for what, path in cache_dirs():
+    disks, by_dev = [], {}
+    for what, path in cache_dirs():  # one entry per filesystem, naming every cache on it
         info = space(path)
         key = info.get("dev")
-        if key is not None and key in seen:
+        if key is not None and key in by_dev:
+            by_dev[key]["caches"].append(what)
             continue
-        seen.add(key)
-        info["what"] = what
+        info["caches"] = [what]
+        if key is not None:
+            by_dev[key] = info
         disks.append(info)
     facts["disks"] = disks
     facts["nofile"] = list(resource.getrlimit(resource.RLIMIT_NOFILE))
