@@ -89,7 +89,7 @@ class RemoteRunner(Runner):
     def tailer(self, run: AttemptRun) -> Any:
         from tui.sources.remote_tail import RemoteTailer
 
-        return RemoteTailer(self.target, str(run.log_path), writers=False)  # the runner knows its processes
+        return RemoteTailer(self.target, str(run.log_path))
 
     async def _watch(self, run: AttemptRun) -> None:
         delay = self._poll

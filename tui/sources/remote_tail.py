@@ -133,8 +133,8 @@ class RemoteTailer:
     """Async producer of one remote log's events, plus ConnectionState events.
 
     Same event semantics as :class:`tui.sources.local.LocalTailer`; ``from_end=True``
-    skips what the file holds when the tailer starts. With ``writers`` (the default) the
-    agent also reports the processes writing the log (as :class:`tui.sources.writers.WriterSource`
+    skips what the file holds when the tailer starts. With ``writers`` the agent also
+    reports the processes writing the log (as :class:`tui.sources.writers.WriterSource`
     does locally). ``target`` may be a ``--host``
     string (``SshTargetError``, a ValueError, if it is not one). ``source`` defaults to
     ``"host:path"``.
@@ -151,7 +151,7 @@ class RemoteTailer:
         poll_max: float = 0.05,
         initial_backoff: float = 0.5,
         max_backoff: float = 30.0,
-        writers: bool = True,
+        writers: bool = False,
     ) -> None:
         if not path:
             raise ValueError("empty remote path")
