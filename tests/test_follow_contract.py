@@ -308,3 +308,50 @@ async def test_a_fifo_is_opened_once_and_read_without_hurting_its_writer(tmp_pat
     assert await reader.data(len(expected)) == expected
     await reader.close()
 
+
+
+# ---------------------------------------------------------------- end to end
+
+
+async def test_watch_plain_echoes_every_line_written_through_an_mv(tmp_path):
+    """The user's case: `watch --plain --echo` on a log a process writes, `mv` of the log,
+    then another file at the path: every line of both files is echoed, once, in order."""
+    log = tmp_path / "server.log"
+    writer = Writer(log)
+    watcher = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "tui.cli", "watch", str(log), "--plain", "--echo", "--timeout", "120",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        env=dict(os.environ, PYTHONUNBUFFERED="1", NO_COLOR="1"),
+    )
+    echoed: list[bytes] = []
+    said: list[bytes] = []
+
+    async def until(count: int, saying: bytes = b"") -> None:
+        async with asyncio.timeout(20):
+            while len(echoed) < count or not any(saying in line for line in said):
+                raw = await watcher.stdout.readline()
+                assert raw, (await watcher.stderr.read()).decode()
+                _, bar, text = raw.partition(b"  | ")
+                (echoed if bar else said).append(text if bar else raw)
+
+    try:
+        await writer.do("w 10")
+        await until(10)
+        os.rename(log, tmp_path / "moved.log")
+        await writer.do("w 12")
+        await until(22, saying=b"moved to " + str(tmp_path / "moved.log").encode())
+        append(log, b"another writer's first line\n")
+        await writer.do("w 28")
+        append(log, b"another writer's second line\n")
+        await writer.quit()
+        await until(52, saying=b"finished the moved log")
+    finally:
+        writer.proc.kill()
+        writer.proc.wait()
+        watcher.send_signal(2)
+        await watcher.wait()
+    moved = (tmp_path / "moved.log").read_bytes().splitlines(keepends=True)
+    new = log.read_bytes().splitlines(keepends=True)
+    assert len(moved) == 50 and len(new) == 2
+    assert [line for line in echoed if line in moved] == moved, "every line of the moved file, once, in order"
+    assert [line for line in echoed if line in new] == new

@@ -9,14 +9,13 @@ import random
 import signal
 import subprocess
 import threading
-from contextlib import aclosing
 
 import pytest
 
 from tests.tail_support import Reader
 from tests.test_local_tailer import ChaosWriter, append
 from tui.commands import UsageError
-from tui.core.events import ConnectionState, LogChunk, LogGap, LogRestart, LogTruncated, LogWaiting
+from tui.core.events import ConnectionState, LogChunk, LogGap, LogRestart, LogTruncated, LogWaiting, WritersFound
 from tui.core.lines import LineAssembler
 from tui.sources import ssh
 from tui.sources.remote_tail import RemoteTailer
@@ -177,8 +176,14 @@ async def test_agent_runs_on_an_old_python3(tmp_path, target):
         pytest.skip("no Python 3.6/3.7 on this machine")
     log = tmp_path / "server.log"
     log.write_bytes(b"one\n")
-    reader = Reader(RemoteTailer(target, str(log), python=old))
+    holder = subprocess.Popen(["sh", "-c", 'exec sleep 60 >>"$0"', str(log)])  # its writer discovery too
+    reader = Reader(RemoteTailer(target, str(log), python=old, writers=True))
     assert await reader.data(4) == b"one\n"
+    async with asyncio.timeout(10):
+        while not any(isinstance(e, WritersFound) and e.main.pid == holder.pid for e in reader.writers):
+            await asyncio.sleep(0.02)  # pacing only: the reader's task collects them
+    holder.kill()
+    holder.wait()
     os.rename(log, tmp_path / "server.log.1")
     log.write_bytes(b"two\n")
     assert await reader.next() == LogRestart(reader.tailer.source, "rotated")
@@ -263,6 +268,58 @@ async def test_killed_connection_reconnects_and_resumes_without_loss_or_duplicat
         await reader.state("connected")
     got += await reader.data(len(written) - len(got))
     assert got == written
+    await reader.close()
+
+
+async def test_resume_state_goes_through_stdin_never_the_agents_argv(tmp_path, sshd, target):
+    """Any user of the host can read argv with ``ps``: the last bytes delivered (which may
+    hold a secret the server echoed) and the path must not be in it after a reconnect."""
+    log = tmp_path / "server.log"
+    secret = b"api_key=sk-live-0123456789abcdef\n"
+    log.write_bytes(b"starting\n" + secret)
+    reader = Reader(RemoteTailer(target, str(log), initial_backoff=0.05))
+    assert await reader.data(9 + len(secret)) == b"starting\n" + secret
+    assert sshd.kill_sessions() > 0
+    await reader.state("connected")
+    append(log, b"after the reconnect\n")
+    assert await reader.data(20) == b"after the reconnect\n"  # resumed exactly, once
+    (agent,) = agents_for(log)
+    argv = open(f"/proc/{agent}/cmdline", "rb").read()
+    for leak in (secret, secret.hex().encode(), secret[-64:].hex().encode(), os.fsencode(str(log))):
+        assert leak not in argv
+    await reader.close()
+
+
+@pytest.mark.parametrize(
+    "garbage, words",
+    [
+        ("printf 'D 0 99999999999\\n'", "99999999999 bytes"),  # a chunk size no agent sends
+        ("printf 'P 6400000000\\n'", "6400000000 bytes"),  # a writer report of 6.4 GB
+        ("head -c 3000000 /dev/zero | tr '\\0' x", "header over"),  # a header that never ends
+    ],
+)
+async def test_a_hostile_agent_cannot_make_the_client_allocate_without_bound(tmp_path, sshd, target, garbage, words):
+    fake = sshd.bin_dir / "hostile-python3"  # a host that answers with frames of its own
+    fake.write_text(f"#!/bin/sh\necho WATCHTOWER-TAIL 2\n{garbage}\nsleep 5\n")
+    fake.chmod(0o755)
+    try:
+        log = tmp_path / "server.log"
+        reader = Reader(RemoteTailer(target, str(log), python="hostile-python3", max_backoff=0.2))
+        waiting = await reader.next()
+        assert isinstance(waiting, LogWaiting) and words in waiting.reason, waiting
+        await reader.close()
+    finally:
+        fake.unlink()
+
+
+async def test_a_newline_in_the_path_cannot_inject_a_frame(tmp_path, target):
+    log = tmp_path / "not yet" / "x\nD 0 6\npwned\nW fake"
+    reader = Reader(RemoteTailer(target, str(log)))
+    waiting = await reader.next()
+    assert isinstance(waiting, LogWaiting) and str(log) in waiting.reason
+    log.parent.mkdir()
+    log.write_bytes(b"real\n")
+    assert await reader.data(5) == b"real\n"
     await reader.close()
 
 

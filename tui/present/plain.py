@@ -364,6 +364,14 @@ class PlainWatch:
         elif isinstance(event, LogRestart):
             self.words.restarted()
             self.say(f"the log was {event.reason}: a new attempt starts at line 1")
+        elif isinstance(event, LogTruncated):  # a gap in the same startup, not a new attempt
+            self.say(f"note: the log was truncated to {event.size} bytes; following on from line {event.lines + 1}")
+        elif isinstance(event, LogMoved):
+            if event.done:
+                self.say(f"finished the moved log {clean(event.moved_to)}")
+            else:
+                pids = ", ".join(map(str, event.writers)) or "?"
+                self.say(f"the log was moved to {clean(event.moved_to)} and is still written there (pid {pids}): following it too")
         elif isinstance(event, ConnectionState):
             retry = f", retrying in {event.retry_in:.0f} s" if event.retry_in else ""
             detail = f": {clean(event.detail)}" if event.detail else ""

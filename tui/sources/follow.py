@@ -42,8 +42,10 @@ import time
 CHUNK = 256 * 1024
 #: Bytes re-read before the offset to confirm the file is still the one being read.
 CHECK = 64
-#: How often a finished-looking old file asks whether it is still held open for writing.
-HOLDERS_EVERY = 1.0
+#: How often a replaced file asks /proc whether it is still held open for writing: soon
+#: after inotify saw a writer close it, else every HOLDERS_QUIET s (HOLDERS_EVERY s where
+#: inotify cannot watch it).
+HOLDERS_EVERY, HOLDERS_QUIET = 1.0, 30.0
 #: preadv flag: fail with EAGAIN instead of waiting for the disk (Linux >= 4.14).
 NOWAIT = getattr(os, "RWF_NOWAIT", None)
 
@@ -90,7 +92,9 @@ class _File:
         self.head = head  # the first CHECK bytes of the file as delivered (truncation kept them?)
         self.origin = None  # set once the path names another file: where this one is now
         self.holders = ()  # pids writing it, as last asked
-        self.asked = 0.0  # when they were last asked (monotonic)
+        self.asked = -1e9  # when they were last asked (monotonic)
+        self.closes = 0  # closes after writing that inotify reported
+        self.closes_seen = 0  # ... as of the last ask
         self.watch = -1  # inotify watch descriptor
 
     def deliver(self, data, whole_lines):
@@ -395,8 +399,9 @@ class Follower:
         if self.holders is None:
             return None
         now = time.monotonic()
-        if force or now - f.asked >= HOLDERS_EVERY:
-            f.asked = now
+        every = HOLDERS_QUIET if f.watch >= 0 else HOLDERS_EVERY
+        if force or f.closes != f.closes_seen or now - f.asked >= every:
+            f.asked, f.closes_seen = now, f.closes
             pids = self.holders(*f.ident)
             f.holders = tuple(pids or ())
         return f.holders
@@ -473,7 +478,7 @@ class Inotify:
     timeout turns waiting into a poll. Why not a library: reading this descriptor from a
     select or an event loop costs nothing at all while the log is quiet."""
 
-    def __init__(self, use=True):
+    def __init__(self, use: bool = True) -> None:
         global _LIBC
         self.fd = -1
         if use:
@@ -481,17 +486,17 @@ class Inotify:
             if _LIBC is not None:
                 self.fd = _LIBC.inotify_init1(os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
 
-    def add(self, path, mask):
+    def add(self, path: "str | bytes", mask: int) -> int:
         """A watch on ``path`` (bytes or str; a /proc/self/fd link watches that open file), or -1."""
         if self.fd < 0:
             return -1
         return _LIBC.inotify_add_watch(self.fd, os.fsencode(path), mask)
 
-    def remove(self, wd):
+    def remove(self, wd: int) -> None:
         if self.fd >= 0 and wd >= 0:
             _LIBC.inotify_rm_watch(self.fd, wd)
 
-    def read(self):
+    def read(self) -> "list[tuple[int, int, bytes]]":
         """Every pending ``(wd, mask, name)``."""
         out = []
         while self.fd >= 0:
@@ -511,7 +516,7 @@ class Inotify:
                 out.append((wd, mask, name))
         return out
 
-    def close(self):
+    def close(self) -> None:
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1
@@ -528,7 +533,7 @@ class Wakeups:
         self.dir = os.path.dirname(path) or "."
         self.name = os.fsencode(os.path.basename(path))
         self.dir_wd = -1
-        self.files = {}  # wd -> number of followed files on that inode
+        self.files = {}  # wd -> the followed files on that inode
         #: Something other than appends to a followed file may have happened (the path was
         #: renamed, deleted, created, chmod-ed; events lost; a timeout): look at the path
         #: again. Appends alone leave it False.
@@ -553,12 +558,12 @@ class Wakeups:
         wd = self.inotify.add("/proc/self/fd/%d" % f.fd, FILE_MASK)
         f.watch = wd
         if wd >= 0:
-            self.files[wd] = self.files.get(wd, 0) + 1
+            self.files.setdefault(wd, []).append(f)
 
     def unwatch_file(self, f):
         wd, f.watch = f.watch, -1
-        if wd in self.files:
-            self.files[wd] -= 1
+        if f in self.files.get(wd, ()):
+            self.files[wd].remove(f)
             if not self.files[wd]:
                 del self.files[wd]
                 if wd != self.dir_wd:
@@ -571,9 +576,13 @@ class Wakeups:
             if mask & IN_IGNORED:  # the watched directory or file is gone
                 if wd == self.dir_wd:
                     self.dir_wd = -1
-                self.files.pop(wd, None)
+                for f in self.files.pop(wd, ()):
+                    f.watch = -1  # no more events from it: ask /proc at the faster pace
             elif wd == self.dir_wd and name and name != self.name:
                 continue  # another file in the same directory
+            elif mask & IN_CLOSE_WRITE:
+                for f in self.files.get(wd, ()):
+                    f.closes += 1  # a writer let go: worth asking who still writes it
             relevant = True
             if wd not in self.files or mask & ~(IN_MODIFY | IN_CLOSE_WRITE):
                 self.path_changed = True

@@ -41,6 +41,10 @@ def file_writers(dev: int, ino: int) -> list[int]:
     return procscan.holders(dev, ino)[0]
 
 
+#: Who writes a file, where /proc can tell (else a replaced file is drained once, then left).
+_HOLDERS = file_writers if procscan.available() else None
+
+
 class PathWatch:
     """Await changes to one path (:class:`tui.sources.follow.Wakeups` on the event loop:
     the inotify descriptor is read with ``add_reader``, no thread, no timer while quiet)."""
@@ -112,7 +116,7 @@ class LocalTailer:
         source: str | None = None,
         use_inotify: bool = True,
         chunk_size: int = CHUNK,
-        holders: Callable[[int, int], list[int]] | None = file_writers if procscan.available() else None,
+        holders: Callable[[int, int], list[int]] | None = _HOLDERS,
     ) -> None:
         self.path = os.path.abspath(os.fspath(path))
         self.source = source if source is not None else os.fspath(path)

@@ -15,6 +15,11 @@ at the known pids alone (their ``stat`` and ``children`` files), about once a se
 
 import os
 
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # for the type checker only
+    from tui.sources.follow import Inotify
+
 PROC = "/proc"
 _WRITE_MODES = (os.O_WRONLY, os.O_RDWR)
 #: Programs that copy a pipe into the log: the server is the process writing their input.
@@ -153,6 +158,15 @@ def exit_status(pid):
         return None
 
 
+def _last_pid():
+    """The last pid the kernel handed out (``/proc/loadavg``): unchanged means no fork anywhere."""
+    try:
+        with open(PROC + "/loadavg") as f:
+            return int(f.read().split()[-1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def children(pid):
     """The direct children of ``pid`` (every thread's ``children`` file), else a table scan."""
     kids = []
@@ -185,6 +199,7 @@ class ServerTree:
         self.via = "fd"
         self.denied = 0
         self.relay = None  # pid of a tee-like writer whose input pipe's writer cannot be seen
+        self.last_pid = None  # the kernel's last pid handed out, as last seen (no fork since: no new child)
 
     def rescan(self, dev, ino):
         """Find the writers of ``dev``/``ino`` again; True when the tree changed."""
@@ -236,11 +251,14 @@ class ServerTree:
                     fresh["writes"] = info["writes"]
                     self.procs[pid] = fresh
                     renamed = True
-        writers = set(p for p, i in self.procs.items() if i["writes"])
-        for pid in list(self.procs):
-            for child in children(pid):
-                if child not in self.procs:
-                    self._add(child, self.procs, writers)
+        forked = _last_pid()
+        if forked is None or forked != self.last_pid or renamed:  # a process was created somewhere
+            self.last_pid = forked
+            writers = set(p for p, i in self.procs.items() if i["writes"])
+            for pid in list(self.procs):
+                for child in children(pid):
+                    if child not in self.procs:
+                        self._add(child, self.procs, writers)
         return gone, bool(gone) or renamed or len(self.procs) != before
 
     def _signature(self):
@@ -274,8 +292,9 @@ RUNTIMES = ("dockerd", "containerd", "containerd-shim", "containerd-shim-runc-v2
 CHECK_EVERY = 0.5
 #: With no writer known, a full scan this often (inotify IN_OPEN usually comes first).
 SLOW_SCAN = 5.0
-#: Full scans at most this often, however many opens and closes inotify reports.
-MIN_RESCAN = 0.5
+#: Full scans at most this often, however many opens and closes inotify reports (the
+#: spacing doubles, up to MAX_RESCAN, while scans find nothing new).
+MIN_RESCAN, MAX_RESCAN = 0.5, 2.0
 
 
 def filesystem_type(path):
@@ -313,7 +332,7 @@ class Discovery:
     log (``fd`` is that inotify descriptor; call :meth:`wakeup` when it is readable).
     """
 
-    def __init__(self, path, inotify=None):
+    def __init__(self, path: str, inotify: "Inotify | None" = None) -> None:
         self.path = path
         self.tree = ServerTree()
         self.inotify = inotify
@@ -327,6 +346,8 @@ class Discovery:
         self.ended = False  # every known process ended: no "none" report until new writers come
         self.pending = []  # "gone" reports from seed()
         self.last_tick = -1e9
+        self.name = os.fsencode(os.path.basename(path))
+        self.spacing = MIN_RESCAN  # between full scans: doubles while they find nothing new
         if inotify is not None:
             self.dir_wd = inotify.add(os.path.dirname(path) or ".", 0x100 | 0x080 | 0x200 | 0x040)
 
@@ -334,12 +355,16 @@ class Discovery:
     def fd(self):
         return self.inotify.fd if self.inotify is not None else -1
 
-    def wakeup(self):
-        """Drain the inotify descriptor: an open, a close, a new file means a rescan."""
-        if self.inotify is not None and self.inotify.read():
-            self.due = True
+    def wakeup(self) -> None:
+        """Drain the inotify descriptor: the log opened or closed after writing, or a file
+        appearing at its path, means a rescan (other files in the directory do not)."""
+        if self.inotify is None:
+            return
+        for wd, _mask, name in self.inotify.read():
+            if wd != self.dir_wd or name == self.name:
+                self.due = True
 
-    def seed(self, known, main):
+    def seed(self, known: "list[list[int]]", main: "int | None") -> None:
         """Processes known before (``[[pid, ticks], ...]``, a reconnecting agent): the ones
         still alive are watched again, the others are reported gone at the first tick."""
         self.main = main
@@ -352,22 +377,22 @@ class Discovery:
                 status = exit_status(pid) if info is not None and info["ticks"] == ticks else None
                 self.pending.append(("gone", {"pid": pid, "ticks": ticks}, status, pid == main))
 
-    def timeout(self, now):
+    def timeout(self, now: float) -> float:
         """Seconds until :meth:`tick` has something to do (without a wake-up)."""
         waits = []
         if self.tree.procs or self.pending:
             waits.append(self.last_tick + CHECK_EVERY - now)
         if self.due:
-            waits.append(self.last_scan + MIN_RESCAN - now)
+            waits.append(self.last_scan + self.spacing - now)
         elif not self.tree.procs:
             waits.append(self.last_scan + SLOW_SCAN - now)
         return max(0.0, min(waits)) if waits else SLOW_SCAN
 
-    def scan_wanted(self, now):
+    def scan_wanted(self, now: float) -> bool:
         """Whether the next tick runs a full /proc scan (callers run that one off their loop)."""
         return self.due or (not self.tree.procs and now - self.last_scan >= SLOW_SCAN)
 
-    def tick(self, now):
+    def tick(self, now: float) -> "list[tuple[Any, ...]]":
         self.last_tick = now
         out = [item + (len(self.tree.procs),) for item in self.pending]
         self.pending = []
@@ -389,9 +414,12 @@ class Discovery:
             self.ended = not left
             if changed and left:
                 out.append(("found", self.tree.via, self.tree.snapshot(), self.main))
-        if ident is not None and self.scan_wanted(now) and now - self.last_scan >= MIN_RESCAN:
+        if ident is not None and self.scan_wanted(now) and now - self.last_scan >= self.spacing:
             self.due, self.last_scan = False, now
-            out.extend(self._scan(ident, now))
+            found = self._scan(ident, now)
+            # a log opened and closed over and over (a reader's cron job) costs a scan now and then
+            self.spacing = MIN_RESCAN if found else min(self.spacing * 2, MAX_RESCAN)
+            out.extend(found)
         return out
 
     def _scan(self, ident, now):
