@@ -289,6 +289,18 @@ def slurm_env(slurm, monkeypatch: pytest.MonkeyPatch):
     slurm.cancel_all()
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--fuzz", action="store_true", help="run the parser fuzz tests long (thousands of examples, minutes)"
+    )
+
+
+@pytest.fixture(scope="session")
+def fuzz_examples(request: pytest.FixtureRequest) -> int:
+    """Examples per fuzz test: a few seconds' worth normally, many more under ``--fuzz``."""
+    return 5000 if request.config.getoption("--fuzz") else 150
+
+
 @pytest.fixture(autouse=True)
 def _own_data_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """The history database of every test is its own (never the user's; `watch` records the

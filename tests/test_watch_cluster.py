@@ -37,8 +37,8 @@ def test_node_2_stuck_in_dist_init_is_named_by_the_barrier_view(sshd_nodes, tmp_
     out = result.stdout
     assert "TIMEOUT after 4.0 s: starting: 0/2 nodes ready" in out
     barrier = next(line for line in out.splitlines() if "dist-init done:" in line)
-    # node 2 printed no marker line with a rank tag: it is one entry, named by its node
-    assert "dist-init done: 2/3 ranks; not yet: 127.0.0.3 (line 3" in barrier
+    # node 2's ranks printed only "Init torch distributed begin.": each is named, at its node's last line
+    assert "dist-init done: 2/4 ranks; not yet: 127.0.0.3 TP2 (line 3" in barrier and "127.0.0.3 TP3 (line 3" in barrier
     assert "Init torch distributed begin." in barrier
     assert "127.0.0.2 TP" not in barrier
     assert "[127.0.0.3] starting: 3 lines read, no startup phase yet" in out  # its own verdict

@@ -187,6 +187,8 @@ class StartupState:
     last_line: int | None = None  # the last non-empty line seen, and its text:
     last_text: str = ""  # what the log said last when the process died
     errors_dropped: int = 0  # errors past the cap on ``errors`` (memory stays bounded): counted only
+    unparsed: int = 0  # lines the tracker failed on (skipped, warned about): 0 unless there is a bug
+    first_unparsed: int | None = None  # ... and the first of them
     start_line: int = 1  # where this startup begins in the log
     attempt: int = 1  # this startup's number in the log: 2 once a new ``server_args=`` followed the first
     earlier: list[AttemptSummary] = field(default_factory=list)  # the log's earlier startups (the latest kept)
