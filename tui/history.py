@@ -624,8 +624,8 @@ class WatchedStartups:
         if self._history is None and self._open is not None:
             try:
                 self._history = self._open()
-            except (OSError, sqlite3.Error):
-                self._open = None  # unreadable data dir: watch without history
+            except (OSError, sqlite3.Error, HistoryError):
+                self._open = None  # unreadable data dir or database: watch without history
         return self._history
 
     async def _load(self, key: str) -> None:
@@ -635,7 +635,7 @@ class WatchedStartups:
 
         try:
             longest = await asyncio.to_thread(load)
-        except (OSError, sqlite3.Error, ValueError):
+        except (OSError, sqlite3.Error, HistoryError, ValueError):
             return
         if key == self._key:  # in place: a session's ``expected`` is this very dict
             self.longest.clear()
@@ -649,7 +649,7 @@ class WatchedStartups:
 
         try:
             await asyncio.to_thread(record)
-        except (OSError, sqlite3.Error):
+        except (OSError, sqlite3.Error, HistoryError):
             pass
 
 
