@@ -77,11 +77,12 @@ def test_each_node_has_its_own_verdict_loading_stalled_dead():
     from tui.core.events import GpuInfo, GpuSample, LogChunk
     from tui.core.options import NodeSpec
     from tui.session import WatchSession
+    from tui.core.limits import StallLimits  # a 5-minute limit (the profile allows weight loading 20)
 
     now = [1000.0]
     clock = lambda: now[0]  # noqa: E731 (a stopped clock the test moves)
     cluster = ClusterSession(
-        [NodeSpec(n, f"/{n}.log") for n in ("n1", "n2", "n3")], make_session=lambda spec: WatchSession(clock=clock),
+        [NodeSpec(n, f"/{n}.log") for n in ("n1", "n2", "n3")], make_session=lambda spec: WatchSession(clock=clock, stall_limits=StallLimits(300.0)),
         clock=clock,
     )
     cluster.launched = True  # processes of ours: quiet logs are weighed against the GPUs
@@ -100,8 +101,10 @@ def test_each_node_has_its_own_verdict_loading_stalled_dead():
     dead = cluster.node_verdict("n3")
     assert (dead.kind, dead.detail) == ("dead", "exited with code 1")
     assert cluster.verdict().words == "FAILED on n3: exited with code 1"
-    cluster.launched = False  # a watch of servers not launched by us: the log's own reading only
-    assert cluster.node_verdict("n2").kind == "starting"
+    cluster.launched = False  # servers not launched by us, no process known: the log and the GPUs say it
+    stalled = cluster.node_verdict("n2")
+    assert stalled.kind == "stalled?" and "its process alive" not in stalled.detail
+    assert cluster.node_verdict("n1").kind == "loading"
 
 
 async def test_a_flood_is_drawn_newest_first_and_says_what_it_left_out(tmp_path):

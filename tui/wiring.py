@@ -15,8 +15,9 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from tui.core.errors import UsageError
+from tui.core.limits import StallLimits
 from tui.core.lines import clean
-from tui.core.options import ClusterOptions, LaunchOptions, PlaybackOptions, RecordOptions, WatchOptions
+from tui.core.options import ClusterOptions, GpuOptions, LaunchOptions, PlaybackOptions, RecordOptions, WatchOptions
 from tui.session import SessionInfo, Subscriber, WatchSession
 
 
@@ -41,15 +42,21 @@ def watch_dashboard(options: WatchOptions) -> int:
     from tui.sources import log_tailer, writer_source
     from tui.sources import make_gpu_source
 
+    from tui.history import WatchedStartups
+
     gpus = make_gpu_source(options.gpus.kind, options.host, options.gpus.interval)
     session = WatchSession(
         log=log_tailer(options.log, host=options.host, from_end=options.from_end, writers=True),
         gpu=gpus,
         profile=load_profile(options.server),
         info=SessionInfo(server=options.server, host=options.host or "localhost", log_path=str(options.log)),
+        stall_limits=options.stall_limits,
     )
     if (writers := writer_source(options.log, host=options.host)) is not None:
         session.add_source(writers)  # the server behind the log (tui.core.events.WritersFound …)
+    memory = WatchedStartups()  # phase times of this server, model and TP size: the stall limits
+    session.expected = memory.longest
+    session.subscribe(lambda update: memory.update(session.state) if "state" in update.topics else None)
     app = build_app(session, theme=options.theme, gpus_enabled=gpus is not None, timeout=options.timeout)
     return int(app.run() or 0)
 
@@ -68,7 +75,9 @@ def watch_plain(options: WatchOptions) -> int:
 # ---------------------------------------------------------------- recordings
 
 
-def replay_session(path: str | os.PathLike[str], *, speed: float, title: str | None = None) -> tuple[WatchSession, Any]:
+def replay_session(
+    path: str | os.PathLike[str], *, speed: float, title: str | None = None, stall_limits: StallLimits | None = None
+) -> tuple[WatchSession, Any]:
     """A session fed by a replay of ``path``: (session, replay). UsageError for a bad file."""
     from tui.sources.local import LocalTailer
     from tui.sources.replay import RecordingError, Replay, load
@@ -85,6 +94,7 @@ def replay_session(path: str | os.PathLike[str], *, speed: float, title: str | N
         log=LocalTailer(replay.log_path),  # (the replay writes the recorded bytes into a file of its own)
         gpu=replay,
         clock=lambda: origin + (time.time() - origin) * speed,  # recording time: silences keep their length
+        stall_limits=stall_limits,
         info=SessionInfo(
             server=header.get("server"),
             host=str(header.get("host") or "localhost"),
@@ -138,10 +148,10 @@ def play_recording(path: str | os.PathLike[str], options: PlaybackOptions, *, ti
     """Replay a recording through the real tailer, in the dashboard or as plain text."""
     if options.speed <= 0:
         raise UsageError("--speed must be greater than 0")
-    session, replay = replay_session(path, speed=options.speed, title=title)
+    session, replay = replay_session(path, speed=options.speed, title=title, stall_limits=options.stall_limits)
     try:
         if options.plain:
-            return _play_plain(replay, session.info.log_path)
+            return _play_plain(replay, session.info.log_path, options.stall_limits)
         from tui.app.dashboard import build_app
 
         app = build_app(session, theme=options.theme)
@@ -150,7 +160,7 @@ def play_recording(path: str | os.PathLike[str], options: PlaybackOptions, *, ti
         replay.close()
 
 
-def _play_plain(replay: Any, recorded: str) -> int:
+def _play_plain(replay: Any, recorded: str, stall_limits: StallLimits | None = None) -> int:
     """The plain watcher (`watch --plain`) on the replayed log, with the replay running beside it;
     it names the ``recorded`` log, and ends once the replay has played out."""
     from tui.present.plain import PlainWatch
@@ -162,7 +172,9 @@ def _play_plain(replay: Any, recorded: str) -> int:
     async def main() -> int:
         feeder = asyncio.create_task(drain())
         try:
-            plain = PlainWatch(WatchOptions(log=str(replay.log_path)), None, label=f"{recorded} (replayed)", ended=replay.done)
+            # the replay plays the GPU samples back itself: no GPU of this machine's is polled
+            options = WatchOptions(log=str(replay.log_path), stall_limits=stall_limits, gpus=GpuOptions(kind="none"))
+            plain = PlainWatch(options, None, label=f"{recorded} (replayed)", ended=replay.done)
             return int(await plain.run() or 0)
         finally:
             feeder.cancel()

@@ -159,12 +159,18 @@ def to_json(state: StartupState, hints: list[Diagnosis] = ()) -> dict:
         "warnings": state.warnings,
         "unparsed": state.unparsed,
         "lines": state.lines,
+        "attempts": [a.to_json() for a in state.attempts],
         "hints": [h.to_json() for h in hints],
     }
 
 
 def render(path: str, state: StartupState, hints: list[Diagnosis] = ()) -> str:
     out = [f"{path}: {state.server or 'unknown server'}, {state.lines} lines — {state.outcome.upper()}"]
+    if state.attempt > 1:  # several startups in one log: each on a line, the last one's details below
+        out.append(f"  {state.attempt} startups in this log; the last one (from line {state.start_line}) is shown")
+        for a in state.attempts:
+            error = f": {a.first_error}" if a.first_error else ""
+            out.append(f"  attempt {a.number}  lines {a.start_line}-{a.end_line}  {a.outcome}  {duration(a.seconds)}{error}")
     if state.phases:
         out.append(f"  {'phase':<13} {'lines':>17} {'took':>8}  {'ranks':>5}  slowest")
         for p in state.phases:
