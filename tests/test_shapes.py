@@ -59,7 +59,7 @@ EXPECTED = {
     ),
     "shape_sglang_rocm_vllm_first_line.log": (
         "sglang", READY, 26,
-        [("server_args", 2, 2), ("weight_load", 6, 11), ("memory_pool", 10, 15), ("cuda_graph", 16, 20), ("ready", 22, 26)],
+        [("server_args", 2, 2), ("dist_init", 3, 7), ("weight_load", 6, 11), ("memory_pool", 10, 15), ("cuda_graph", 16, 20), ("ready", 22, 26)],
         None,
     ),
     "shape_sglang_deepgemm_dp_ep.log": (
@@ -76,7 +76,7 @@ EXPECTED = {
     ),
     "shape_sglang_multinode_mamba.log": (
         "sglang", STARTING, None,
-        [("server_args", 1, 1), ("weight_load", 11, 33), ("memory_pool", 26, 57), ("cuda_graph", 58, 73)],
+        [("server_args", 1, 1), ("dist_init", 2, 24), ("weight_load", 11, 33), ("memory_pool", 26, 57), ("cuda_graph", 58, 73)],
         None,
     ),
     "shape_sglang_carry_on_silent_death.log": (
