@@ -6,8 +6,12 @@ after a warm-up (so interpreter start-up is not counted):
 
     sources        LocalTailer (inotify) + SimGpuSource(8 GPUs, 1 Hz), events consumed
     sources-poll   the same with the adaptive-poll fallback instead of inotify
-    watch --plain  the real CLI on the same log (no GPU panel in plain mode)
+    + writers      the inotify one plus writer discovery (WriterSource) of the writer below
+    watch --plain  the real CLI on the same log (no GPU panel in plain mode; writer discovery on)
     tail -F        the reference
+
+A quiet writer (a shell and two children holding the log open, as a server's ranks do)
+runs the whole time, so writer discovery keeps its known processes under watch.
 
     .venv/bin/python bench/idle.py                # 60 s
     .venv/bin/python bench/idle.py --seconds 20
@@ -35,10 +39,11 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-async def child(log: str, use_inotify: bool) -> None:
-    """Consume both sources forever (the parent kills this process)."""
+async def child(log: str, use_inotify: bool, writers: bool = False) -> None:
+    """Consume the sources forever (the parent kills this process)."""
     from tui.sources.local import LocalTailer
     from tui.sources.sim import SimGpuSource
+    from tui.sources.writers import WriterSource
 
     samples = 0
 
@@ -49,18 +54,19 @@ async def child(log: str, use_inotify: bool) -> None:
 
     tailer = LocalTailer(log, use_inotify=use_inotify)
     sim = SimGpuSource(8, interval=1.0)
-    await asyncio.gather(drain(tailer.events()), drain(sim.samples()))
+    extra = [drain(WriterSource(log).events())] if writers else []
+    await asyncio.gather(drain(tailer.events()), drain(sim.samples()), *extra)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--quick", action="store_true", help="5 s: a smoke run")
-    parser.add_argument("--child", choices=["inotify", "poll"], help=argparse.SUPPRESS)
+    parser.add_argument("--child", choices=["inotify", "poll", "writers"], help=argparse.SUPPRESS)
     parser.add_argument("--log", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        asyncio.run(child(args.log, args.child == "inotify"))
+        asyncio.run(child(args.log, args.child != "poll", writers=args.child == "writers"))
         return 0
     seconds = 5.0 if args.quick else args.seconds
     me = os.path.abspath(__file__)
@@ -68,9 +74,11 @@ def main() -> int:
         log = os.path.join(workdir, "server.log")
         with open(log, "wb") as f:
             f.write(b'[2026-11-30 08:00:00] server_args=ServerArgs(model_path="x", tp_size=8)\n' * 1000)
+        writer = subprocess.Popen(["sh", "-c", 'exec >>"$0"; sleep 3600 & sleep 3600 & wait', log])
         runs = {
             "sources (inotify) + sim 8 GPUs": [sys.executable, me, "--child", "inotify", "--log", log],
             "sources (poll) + sim 8 GPUs": [sys.executable, me, "--child", "poll", "--log", log],
+            "  + writer discovery": [sys.executable, me, "--child", "writers", "--log", log],
             "watchtower watch --plain": [sys.executable, "-m", "tui.cli", "watch", "--plain", log],
             "tail -F": ["tail", "-F", log],
         }
@@ -90,6 +98,10 @@ def main() -> int:
             for p in procs.values():
                 p.kill()
                 p.wait()
+            for pid in [int(x) for x in open(f"/proc/{writer.pid}/task/{writer.pid}/children").read().split()]:
+                os.kill(pid, 9)
+            writer.kill()
+            writer.wait()
     print(f"idle overhead over {elapsed:.0f} s on a quiet log (CPU time, % of one core; clock tick "
           f"{1000 / os.sysconf('SC_CLK_TCK'):.0f} ms)")  # fmt: skip
     for name in runs:

@@ -23,6 +23,7 @@ import asyncio
 import os
 import random
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -146,20 +147,41 @@ def cpu_seconds(pid: int) -> float:
 async def idle_cost(target: ssh.SshTarget, tmp: Path, seconds: float) -> float:
     log = tmp / "quiet.log"
     log.write_bytes(b"quiet\n")
-    tailer = RemoteTailer(target, str(log))
-    queue = await chunks_of(tailer)
-    await tailer.attached.wait()
-    await queue.get()
-    agent = next(
-        int(p) for p in filter(str.isdigit, os.listdir("/proc"))
-        if os.fsencode(str(log)) in open(f"/proc/{p}/cmdline", "rb").read().split(b"\0")
-    )  # fmt: skip
-    before = cpu_seconds(agent)
-    await asyncio.sleep(seconds)
-    used = cpu_seconds(agent) - before
-    queue.task.cancel()  # type: ignore[attr-defined]
-    await tailer.close()
+    writer = subprocess.Popen(["sh", "-c", 'exec sleep 3600 >>"$0"', str(log)], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)  # a quiet writer: discovery keeps watching it
+    try:
+        tailer = RemoteTailer(target, str(log), writers=True)
+        queue = await chunks_of(tailer)
+        await tailer.attached.wait()
+        await queue.get()
+        agent = next(p for p in _pids() if str(log) in _open_files(p) and b"zlib" in _argv(p))
+        before = cpu_seconds(agent)
+        await asyncio.sleep(seconds)
+        used = cpu_seconds(agent) - before
+        queue.task.cancel()  # type: ignore[attr-defined]
+        await tailer.close()
+    finally:
+        writer.kill()
+        writer.wait()
     return used / seconds
+
+
+def _pids() -> list[int]:
+    return [int(p) for p in os.listdir("/proc") if p.isdigit()]
+
+
+def _open_files(pid: int) -> list[str]:
+    try:
+        return [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")]
+    except OSError:
+        return []
+
+
+def _argv(pid: int) -> bytes:
+    try:
+        return open(f"/proc/{pid}/cmdline", "rb").read()
+    except OSError:
+        return b""
 
 
 async def main(args: argparse.Namespace) -> None:
@@ -183,7 +205,8 @@ async def main(args: argparse.Namespace) -> None:
             print(f"throughput, {args.megabytes} MiB appended in 1 MiB writes:")
             print(f"  RemoteTailer {ours:7.1f} MB/s   ssh host cat (reference) {ref:7.1f} MB/s   ratio {ours / ref:.2f}")
             idle = await idle_cost(target, tmp, args.idle)
-            print(f"idle remote agent on a quiet log over {args.idle:g} s: {idle * 100:.3f}% of one core")
+            print(f"idle remote agent (writer discovery on, a writer alive) on a quiet log over {args.idle:g} s: "
+                  f"{idle * 100:.3f}% of one core")
             await ssh.close_all()
 
 

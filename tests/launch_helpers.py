@@ -37,7 +37,7 @@ def no_leftover_servers(tmp_path):
 
 async def wait_for_file(path: Path, timeout: float = 10.0) -> str:
     """The pid file the simulator writes once its children run (a watch, not a guess)."""
-    from tui.sources.inotify import PathWatch
+    from tui.sources.local import PathWatch
 
     watch = PathWatch(str(path))
     try:

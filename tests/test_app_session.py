@@ -7,7 +7,7 @@ import asyncio
 from tests.app_support import CLOCK, feed, fixed_session, make_app, screen_text
 from tui.app.gpus import render_gpus
 from tui.app.themes import discover
-from tui.core.events import ConnectionState, GpuInfo, GpuSample, GpuUnavailable, LogChunk, LogGap, LogRestart
+from tui.core.events import ConnectionState, GpuInfo, GpuSample, GpuUnavailable, LogChunk, LogGap, LogRestart, LogTruncated
 from tui.session import ERROR, MARK, WatchSession
 
 PALETTE = discover()["dark"]
@@ -66,6 +66,21 @@ def test_gaps_and_restarts_are_marked_and_numbers_restart():
     assert len(marks) == 2 and "4096 bytes lost" in marks[0].text and "recreated" in marks[1].text
     assert session.scrollback.find_line(2).text.endswith("#running-req: 1")
     assert session.scrollback.find_line(2).seq > marks[1].seq  # line 2 of the new file
+
+
+def test_a_truncation_is_a_gap_in_the_same_startup_not_a_new_attempt():
+    """The tailer says what was kept (LogTruncated); the startup so far stands and line
+    numbers go on after the kept lines, as ``grep -n`` counts the file."""
+    startup = (b"[2026-03-14 21:04:10] server_args=ServerArgs(model_path='/m', tp_size=1)\n"
+               b"[2026-03-14 21:04:11] Load weight begin. avail mem=70.00 GB\n")
+    session = fixed_session(startup + lines(3))
+    assert session.state.server == "sglang" and session.state.phase("weight_load") is not None
+    session.handle(LogTruncated("log", len(startup), 2))
+    feed(session, b"[2026-03-14 21:04:12] after the cut\n")
+    assert session.state.server == "sglang" and session.state.phase("weight_load") is not None
+    marks = [e for e in session.scrollback.entries() if e.style == MARK]
+    assert len(marks) == 1 and "truncated" in marks[0].text and "line 3" in marks[0].text
+    assert session.scrollback.entries()[-1].number == 3  # the kept lines 1-2, then this one
 
 
 async def test_updates_are_coalesced_under_a_flood():

@@ -327,3 +327,22 @@ def test_leftover_server_processes_of_an_earlier_attempt_are_named(tmp_path):
         assert ("re-parented to PID 1" in left.why) == (orphans > 0)
     finally:
         os.kill(pid, 9)
+
+
+def test_a_watchtower_process_naming_a_server_is_no_leftover(tmp_path):
+    """`watchtower run -- python -m sglang.launch_server …` has the server in its argv, but is ours."""
+    program = tmp_path / "watchtower"
+    program.write_text("#!/bin/sh\nsleep 60\n")
+    program.chmod(0o755)
+    runner = subprocess.Popen([str(program), "run", "--", "python", "-m", "sglang.launch_server", "--tp", "8"])
+    server = subprocess.Popen(["sglang::scheduler_TP0", "60"], executable="sleep")
+    try:  # Popen returns once both have exec'd: their cmdlines read as given
+        command = cmdline.parse(["vllm", "serve", "/nowhere", "--port", str(free_port())])
+        seen = {p["pid"] for p in asyncio.run(probe_local(command))["processes"]}
+        assert server.pid in seen
+        assert runner.pid not in seen
+    finally:
+        runner.kill()
+        server.kill()
+        runner.wait()
+        server.wait()

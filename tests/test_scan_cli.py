@@ -92,15 +92,32 @@ def test_exit_status_failed_and_starting(tmp_path):
     [
         (lambda d: str(d / "missing.log"), "no such file"),
         (lambda d: str(d), "is a directory"),
+        (lambda d: "/dev/zero", "is a device"),  # refused at once, not read for ever
         (lambda d: (d / "noise.log").write_text("hello\nworld\n" * 50) and str(d / "noise.log"), "not an SGLang, vLLM or TensorRT-LLM log"),
     ],
-    ids=["missing", "directory", "not-a-log"],
+    ids=["missing", "directory", "device", "not-a-log"],
 )
 def test_expected_failures_are_one_clear_line(tmp_path, make, needle):
     proc = watchtower("scan", make(tmp_path))
     assert proc.returncode == 2
     assert needle in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
     assert "Traceback" not in proc.stderr
+
+
+def test_a_fifo_and_stdin_are_scanned_like_a_file(tmp_path):
+    fixture = Path(__file__).parent / "fixtures" / "sglang_attributeerror_tp8.log"
+    expected = watchtower("scan", "--json", str(fixture))
+    fifo = tmp_path / "log.fifo"
+    os.mkfifo(fifo)
+    scan = subprocess.Popen([sys.executable, "-m", "tui.cli", "scan", "--json", str(fifo)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    with open(fifo, "wb") as writer:  # opens once the scan has it open for reading
+        writer.write(fixture.read_bytes())
+    out, err = scan.communicate(timeout=60)
+    assert (scan.returncode, out) == (expected.returncode, expected.stdout), err
+    piped = subprocess.run([sys.executable, "-m", "tui.cli", "scan", "--json", "-"], input=fixture.read_bytes(),
+                           capture_output=True, timeout=60)
+    assert (piped.returncode, piped.stdout.decode()) == (expected.returncode, expected.stdout), piped.stderr
 
 
 def test_unreadable_log_is_one_clear_line():

@@ -9,86 +9,19 @@ import random
 import signal
 import subprocess
 import threading
-from contextlib import aclosing
 
 import pytest
 
+from tests.tail_support import Reader
 from tests.test_local_tailer import ChaosWriter, append
 from tui.commands import UsageError
-from tui.core.events import ConnectionState, LogChunk, LogGap, LogRestart, LogWaiting
+from tui.core.events import ConnectionState, LogChunk, LogGap, LogRestart, LogTruncated, LogWaiting, WritersFound
 from tui.core.lines import LineAssembler
 from tui.sources import ssh
 from tui.sources.remote_tail import RemoteTailer
 from tui.sources.ssh import SshError, SshTarget, SshTargetError
 
 pytestmark = [pytest.mark.ssh, pytest.mark.usefixtures("ssh_connections_closed")]
-
-
-class Reader:
-    """Consume a remote tailer's events in a background task (as the app does), failing
-    (not hanging) when none comes. Log events are returned by ``next``; ConnectionState
-    events are kept in ``states``. Chunks must be contiguous."""
-
-    def __init__(self, tailer: RemoteTailer, offset: int | None = 0) -> None:
-        self.tailer = tailer
-        self.offset = offset
-        self.states: list[ConnectionState] = []
-        self.renamed: list[LogWaiting] = []
-        self._queue: asyncio.Queue = asyncio.Queue()
-        self._pump = asyncio.ensure_future(self._run())
-
-    async def _run(self) -> None:
-        async with aclosing(self.tailer.events()) as events:
-            async for event in events:
-                await self._queue.put(event)
-
-    async def _pull(self, timeout: float):
-        event = await asyncio.wait_for(self._queue.get(), timeout)
-        if isinstance(event, ConnectionState):
-            self.states.append(event)
-        elif isinstance(event, LogChunk):
-            assert self.offset is None or event.offset == self.offset, (event.offset, self.offset)
-            self.offset = event.offset + len(event.data)
-        elif isinstance(event, LogRestart):
-            self.offset = 0
-        return event
-
-    async def attached(self) -> None:
-        await asyncio.wait_for(self.tailer.attached.wait(), 10)
-
-    async def next(self, timeout: float = 10.0):
-        """The next log event (LogChunk, LogGap, LogRestart, LogWaiting), except the racy
-        "removed or renamed" LogWaiting seen when a rename is noticed before the new file
-        exists (kept in ``renamed``)."""
-        while True:
-            event = await self._pull(timeout)
-            if isinstance(event, LogWaiting) and "removed or renamed" in event.reason:
-                self.renamed.append(event)
-            elif not isinstance(event, ConnectionState):
-                return event
-
-    async def state(self, wanted: str, timeout: float = 10.0) -> ConnectionState:
-        """Pull until a ConnectionState ``wanted`` arrives (log events in between must be none)."""
-        while True:
-            event = await self._pull(timeout)
-            if isinstance(event, ConnectionState) and event.state == wanted:
-                return event
-            assert isinstance(event, ConnectionState), f"unexpected {event} while waiting for {wanted}"
-
-    async def data(self, nbytes: int) -> bytes:
-        out = b""
-        while len(out) < nbytes:
-            event = await self.next()
-            assert isinstance(event, LogChunk), event
-            out += event.data
-        assert len(out) == nbytes, out
-        return out
-
-    async def close(self) -> None:
-        await self.tailer.close()
-        self._pump.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._pump
 
 
 # ---------------------------------------------------------------- targets
@@ -187,40 +120,6 @@ async def test_waits_for_a_directory_that_does_not_exist_yet(tmp_path, target):
     await reader.close()
 
 
-async def test_rotation_finishes_the_old_file_then_reads_the_new(tmp_path, target):
-    log = tmp_path / "server.log"
-    log.write_bytes(b"a\n")
-    reader = Reader(RemoteTailer(target, str(log)))
-    assert await reader.data(2) == b"a\n"
-    with open(log, "ab", buffering=0) as old:
-        os.rename(log, tmp_path / "server.log.1")
-        old.write(b"written after the rename\n")  # the writer still holds the old file
-    log.write_bytes(b"new file\n")
-    assert await reader.data(25) == b"written after the rename\n"
-    restart = await reader.next()
-    assert isinstance(restart, LogRestart) and restart.reason == "rotated"
-    assert await reader.data(9) == b"new file\n"
-    await reader.close()
-
-
-async def test_truncation_and_recreation_restart_the_log(tmp_path, target):
-    log = tmp_path / "server.log"
-    log.write_bytes(b"line one\nline two\n")
-    reader = Reader(RemoteTailer(target, str(log)))
-    assert await reader.data(18) == b"line one\nline two\n"
-    os.truncate(log, 0)
-    append(log, b"after truncate\n")
-    restart = await reader.next()
-    assert isinstance(restart, LogRestart) and restart.reason == "truncated"
-    assert await reader.data(15) == b"after truncate\n"
-    os.unlink(log)
-    log.write_bytes(b"relaunched\n")
-    restart = await reader.next()
-    assert isinstance(restart, LogRestart) and restart.reason == "recreated"
-    assert await reader.data(11) == b"relaunched\n"
-    await reader.close()
-
-
 async def test_path_with_spaces_quotes_and_shell_syntax_is_just_a_path(tmp_path, target):
     directory = tmp_path / "it's a \"dir\" with $(touch pwned) `touch pwned2`; & | *"
     directory.mkdir()
@@ -277,8 +176,14 @@ async def test_agent_runs_on_an_old_python3(tmp_path, target):
         pytest.skip("no Python 3.6/3.7 on this machine")
     log = tmp_path / "server.log"
     log.write_bytes(b"one\n")
-    reader = Reader(RemoteTailer(target, str(log), python=old))
+    holder = subprocess.Popen(["sh", "-c", 'exec sleep 60 >>"$0"', str(log)])  # its writer discovery too
+    reader = Reader(RemoteTailer(target, str(log), python=old, writers=True))
     assert await reader.data(4) == b"one\n"
+    async with asyncio.timeout(10):
+        while not any(isinstance(e, WritersFound) and e.main.pid == holder.pid for e in reader.writers):
+            await asyncio.sleep(0.02)  # pacing only: the reader's task collects them
+    holder.kill()
+    holder.wait()
     os.rename(log, tmp_path / "server.log.1")
     log.write_bytes(b"two\n")
     assert await reader.next() == LogRestart(reader.tailer.source, "rotated")
@@ -301,14 +206,15 @@ async def test_output_of_login_scripts_before_the_agent_is_skipped(tmp_path, ssh
 
 
 def agents_for(path) -> list[int]:
-    """Pids of remote tail agents following ``path`` (the sshd is on this machine)."""
+    """Pids of remote tail agents holding ``path`` open (the sshd is on this machine)."""
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             argv = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
+            links = [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")]
         except OSError:
             continue
-        if os.fsencode(str(path)) in argv and any(b"zlib" in a for a in argv):
+        if str(path) in links and any(b"WATCHTOWER" in a or b"zlib" in a for a in argv):
             found.append(int(pid))
     return found
 
@@ -365,6 +271,58 @@ async def test_killed_connection_reconnects_and_resumes_without_loss_or_duplicat
     await reader.close()
 
 
+async def test_resume_state_goes_through_stdin_never_the_agents_argv(tmp_path, sshd, target):
+    """Any user of the host can read argv with ``ps``: the last bytes delivered (which may
+    hold a secret the server echoed) and the path must not be in it after a reconnect."""
+    log = tmp_path / "server.log"
+    secret = b"api_key=sk-live-0123456789abcdef\n"
+    log.write_bytes(b"starting\n" + secret)
+    reader = Reader(RemoteTailer(target, str(log), initial_backoff=0.05))
+    assert await reader.data(9 + len(secret)) == b"starting\n" + secret
+    assert sshd.kill_sessions() > 0
+    await reader.state("connected")
+    append(log, b"after the reconnect\n")
+    assert await reader.data(20) == b"after the reconnect\n"  # resumed exactly, once
+    (agent,) = agents_for(log)
+    argv = open(f"/proc/{agent}/cmdline", "rb").read()
+    for leak in (secret, secret.hex().encode(), secret[-64:].hex().encode(), os.fsencode(str(log))):
+        assert leak not in argv
+    await reader.close()
+
+
+@pytest.mark.parametrize(
+    "garbage, words",
+    [
+        ("printf 'D 0 99999999999\\n'", "99999999999 bytes"),  # a chunk size no agent sends
+        ("printf 'P 6400000000\\n'", "6400000000 bytes"),  # a writer report of 6.4 GB
+        ("head -c 3000000 /dev/zero | tr '\\0' x", "header over"),  # a header that never ends
+    ],
+)
+async def test_a_hostile_agent_cannot_make_the_client_allocate_without_bound(tmp_path, sshd, target, garbage, words):
+    fake = sshd.bin_dir / "hostile-python3"  # a host that answers with frames of its own
+    fake.write_text(f"#!/bin/sh\necho WATCHTOWER-TAIL 2\n{garbage}\nsleep 5\n")
+    fake.chmod(0o755)
+    try:
+        log = tmp_path / "server.log"
+        reader = Reader(RemoteTailer(target, str(log), python="hostile-python3", max_backoff=0.2))
+        waiting = await reader.next()
+        assert isinstance(waiting, LogWaiting) and words in waiting.reason, waiting
+        await reader.close()
+    finally:
+        fake.unlink()
+
+
+async def test_a_newline_in_the_path_cannot_inject_a_frame(tmp_path, target):
+    log = tmp_path / "not yet" / "x\nD 0 6\npwned\nW fake"
+    reader = Reader(RemoteTailer(target, str(log)))
+    waiting = await reader.next()
+    assert isinstance(waiting, LogWaiting) and str(log) in waiting.reason
+    log.parent.mkdir()
+    log.write_bytes(b"real\n")
+    assert await reader.data(5) == b"real\n"
+    await reader.close()
+
+
 async def test_silent_network_is_detected_by_keepalives(tmp_path, sshd):
     """The server stops answering without closing anything (a dead link, a frozen host):
     keepalives notice, the tailer says why and reconnects."""
@@ -410,7 +368,7 @@ async def test_rotation_while_disconnected_finishes_the_old_file_first(tmp_path,
     await reader.close()
 
 
-async def test_truncation_while_disconnected_is_a_restart(tmp_path, sshd, target):
+async def test_truncation_while_disconnected_is_seen_on_resume(tmp_path, sshd, target):
     log = tmp_path / "server.log"
     log.write_bytes(b"some old content\n")
     reader = Reader(RemoteTailer(target, str(log), initial_backoff=0.5))
@@ -419,8 +377,7 @@ async def test_truncation_while_disconnected_is_a_restart(tmp_path, sshd, target
     await reader.state("retrying")
     os.truncate(log, 0)
     append(log, b"fresh start after truncation, longer than before\n")  # regrown past the offset
-    restart = await reader.next()
-    assert isinstance(restart, LogRestart) and restart.reason == "truncated"
+    assert await reader.next() == LogTruncated(reader.tailer.source, 0, 0)
     assert await reader.data(49) == b"fresh start after truncation, longer than before\n"
     await reader.close()
 
@@ -599,6 +556,9 @@ async def test_chaos_remote_every_written_byte_arrives_once_in_order_or_as_a_rep
                 data += b"\0" * event.nbytes
             elif isinstance(event, LogRestart):
                 got.append((bytearray(), [], event.reason))
+            elif isinstance(event, LogTruncated):  # the chaos writer truncates to 0 only
+                assert (event.size, event.lines) == (0, 0)
+                got.append((bytearray(), [], "truncated"))
             elif isinstance(event, ConnectionState):
                 assert event.state in ("connecting", "connected"), event
             with progress:
@@ -642,6 +602,9 @@ async def test_chaos_dropped_connections_lose_and_repeat_nothing(tmp_path, sshd,
                 got[-1] += event.data
             elif isinstance(event, LogRestart):
                 reasons.append(event.reason)
+                got.append(bytearray())
+            elif isinstance(event, LogTruncated):
+                reasons.append("truncated")
                 got.append(bytearray())
             else:
                 assert isinstance(event, (ConnectionState, LogWaiting)), event

@@ -37,16 +37,18 @@ def load_profile(server: str | None) -> Any:
 def watch_dashboard(options: WatchOptions) -> int:
     """`watchtower watch LOG` in the dashboard; returns 0 ready, 1 failed, 3 still starting."""
     from tui.app.dashboard import build_app
-    from tui.sources import log_tailer
+    from tui.sources import log_tailer, writer_source
     from tui.sources import make_gpu_source
 
     gpus = make_gpu_source(options.gpus.kind, options.host, options.gpus.interval)
     session = WatchSession(
-        log=log_tailer(options.log, host=options.host, from_end=options.from_end),
+        log=log_tailer(options.log, host=options.host, from_end=options.from_end, writers=True),
         gpu=gpus,
         profile=load_profile(options.server),
         info=SessionInfo(server=options.server, host=options.host or "localhost", log_path=str(options.log)),
     )
+    if (writers := writer_source(options.log, host=options.host)) is not None:
+        session.add_source(writers)  # the server behind the log (tui.core.events.WritersFound …)
     app = build_app(session, theme=options.theme, gpus_enabled=gpus is not None, timeout=options.timeout)
     return int(app.run() or 0)
 
@@ -98,7 +100,7 @@ def static_session(path: str | os.PathLike[str], *, upto: float | None = None, t
     Arrival times are the recorded ones, so elapsed time and silences read as they did
     live; for screenshots and snapshot tests (deterministic), not for watching.
     """
-    from tui.core.events import GpuSample, GpuUnavailable, LogChunk, LogRestart
+    from tui.core.events import GpuSample, GpuUnavailable, LogChunk, LogRestart, LogTruncated
     from tui.sources.replay import gpu_from_row, load, record_bytes
 
     recording = load(path)
@@ -120,6 +122,8 @@ def static_session(path: str | os.PathLike[str], *, upto: float | None = None, t
             session.handle(LogChunk(host, 0, data, now[0]))
         elif "restart" in record:
             session.handle(LogRestart(host, str(record["restart"])))
+        elif "truncate" in record:
+            session.handle(LogTruncated(host, int(record["truncate"]), int(record.get("lines", 0))))
         elif "gpu" in record:
             session.handle(GpuSample(host, now[0], tuple(gpu_from_row(r) for r in record["gpu"])))
         elif "gpu_unavailable" in record:
@@ -177,7 +181,7 @@ async def record(
     or SIGHUP; the outcome. ``status(session)`` is called every ``status_every`` seconds."""
     import signal
 
-    from tui.core.events import GpuSample, GpuUnavailable, LogChunk, LogRestart
+    from tui.core.events import GpuSample, GpuUnavailable, LogChunk, LogRestart, LogTruncated
     from tui.core.state import FAILED, READY
     from tui.sources import log_tailer
     from tui.sources import make_gpu_source
@@ -187,6 +191,7 @@ async def record(
     session.handlers = {
         LogChunk: [lambda e: writer.log(e.at, e.data)],
         LogRestart: [lambda e: writer.restart(time.time(), e.reason)],
+        LogTruncated: [lambda e: writer.truncate(time.time(), e.size, e.lines)],
         GpuSample: [lambda e: writer.gpu(e.at, e.gpus)],
         GpuUnavailable: [lambda e: writer.gpu_unavailable(time.time(), e.reason)],
     }

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import stat
 
 from tui.core.errors import UsageError
 from tui.core.events import WarningFound
@@ -21,18 +22,31 @@ BLOCK = 8 << 20  # bytes read at a time: big enough for the prefilter, small eno
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("scan", help="one pass over a log: phases, errors, verdict")
-    p.add_argument("log", help="the server's log file")
+    p.add_argument("log", help="the server's log file (a FIFO, or - for stdin, works too)")
     p.add_argument("--server", help="sglang, vllm, or a profile .toml (default: detect)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 
 
 def open_log(path: str):
-    """Open a log for reading, or raise UsageError with one clear line."""
+    """Open a log for reading (``-``: stdin), or raise UsageError with one clear line.
+
+    A regular file or a FIFO; anything else (a directory, ``/dev/zero``, a socket) is
+    refused, its type read with ``fstat`` after an ``O_NONBLOCK`` open that cannot block.
+    """
+    if path == "-":
+        return os.fdopen(os.dup(0), "rb")
     try:
-        if os.path.isdir(path):
-            raise UsageError(f"{path}: is a directory, not a log file")
-        return open(path, "rb")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        mode = os.fstat(fd).st_mode
+        if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+            os.close(fd)
+            kind = "a directory" if stat.S_ISDIR(mode) else "a device or socket"
+            raise UsageError(f"{path}: is {kind}, not a log file")
+        if stat.S_ISFIFO(mode):  # read it as cat does: wait for a writer, then until it closes
+            waiting, fd = fd, os.open(path, os.O_RDONLY | os.O_CLOEXEC)  # the first keeps it open meanwhile
+            os.close(waiting)
+        return os.fdopen(fd, "rb")
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file") from None
     except PermissionError:

@@ -9,6 +9,7 @@ frozen dataclass so it can be queued, recorded and replayed as-is.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from tui.core.state import ErrorReport
 
@@ -41,7 +42,20 @@ class LogRestart:
     """The log was replaced (rotated, truncated, re-created): a new file starts at line 1."""
 
     source: str
-    reason: str  # "rotated", "truncated", "recreated"
+    reason: str  # "rotated", "recreated" (a truncation is a LogTruncated)
+
+
+@dataclass(frozen=True, slots=True)
+class LogTruncated:
+    """The log was cut to ``size`` bytes, ``lines`` newlines of which were kept: reading goes
+    on from there. A gap in the log, not a new file and not a new startup — line numbers
+    continue after the kept lines (``size`` 0: from line 1, as ``grep -n`` counts the file),
+    and only a startup marker that follows begins a new attempt. Bytes truncated away before
+    they were read come first as a ``LogGap``."""
+
+    source: str
+    size: int
+    lines: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +74,127 @@ class ConnectionState:
     state: str
     detail: str = ""
     retry_in: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LogMoved:
+    """The log's file was renamed while a process still writes to it (a plain ``mv``).
+
+    The tailer keeps reading the old file at ``moved_to`` for as long as a writer holds
+    it open, and the path (``source``) as well once a new file appears there. Chunks
+    read from the old file carry ``source = moved_to`` (byte offsets are that file's);
+    chunks of the new file at the path keep the tailer's own ``source``. ``done=True``
+    is sent when the old file is finished (no writer left, read to its end).
+    """
+
+    source: str
+    moved_to: str
+    writers: tuple[int, ...] = ()  # pids holding the old file open for writing, when known
+    done: bool = False
+
+
+# ---------------------------------------------------------------- the server behind a log
+# Discovered from /proc (tui.sources.writers), locally and by the remote agent: the
+# processes that hold the log open for writing, and their process tree. Nothing here
+# says "dead" or "stalled": the verdict (tui.core.verdict) does that with these facts.
+
+
+@dataclass(frozen=True, slots=True)
+class ServerProcess:
+    """One process of the server behind a log: a writer of the log or a descendant of one.
+
+    ``title`` is the process title (``/proc/PID/comm``, which SGLang and vLLM set:
+    ``sglang::scheduler_TP3``, ``VLLM::EngineCore``); ``command`` the command line with
+    secret values masked. ``rank`` comes from the title or the command line (``TP3``,
+    ``DP0 TP7``, ``Worker_TP1`` …), ``None`` for processes that are not a rank. ``role``
+    is one of ``ROLES``. ``started`` is wall-clock time (epoch seconds) the process
+    started; with ``pid`` it names one process even after the pid is reused.
+    """
+
+    pid: int
+    ppid: int
+    title: str
+    command: str
+    started: float | None
+    role: str  # one of ROLES
+    rank: str | None = None
+    writes_log: bool = False  # holds the log open for writing itself (else: a descendant)
+
+
+#: ``ServerProcess.role`` values. ``main``: the topmost writer of the log (the process
+#: the operator started, e.g. ``python -m sglang.launch_server``); ``rank``: one GPU rank's
+#: process (``sglang::scheduler_TP3``, ``VllmWorker TP1``); ``engine``: vLLM's
+#: ``VLLM::EngineCore``; ``detokenizer``: SGLang's detokenizer; ``child``: anything else.
+ROLES = ("main", "rank", "engine", "detokenizer", "child")
+
+
+@dataclass(frozen=True, slots=True)
+class WritersFound:
+    """The processes behind the log, as now known: sent when first found and again each
+    time the tree changes (a child appeared, a process ended). Each one replaces the
+    previous; ``processes`` lists parents before their children, ``main`` first.
+
+    ``via`` says how they were found: ``"fd"`` (they hold the log open for writing),
+    ``"pipe"`` (the log is written by ``tee``/``cat``… whose input pipe these processes
+    write: the server behind the pipe).
+    """
+
+    source: str  # the log (the tailer's source string)
+    host: str  # "localhost" or the --host
+    processes: tuple[ServerProcess, ...]
+    at: float  # wall-clock time of the scan
+    via: str = "fd"
+
+    @property
+    def main(self) -> ServerProcess | None:
+        return next((p for p in self.processes if p.role == "main"), self.processes[0] if self.processes else None)
+
+
+@dataclass(frozen=True, slots=True)
+class WriterGone:
+    """A process of the server behind the log has ended (noticed within ~1 s locally, a
+    few seconds remotely). ``main`` marks the main process; a rank's process (``process.rank``)
+    ending while the main one lives is news too. ``returncode``/``signal`` are set only when
+    they are known (``exit_known``): a process Watchtower did not start cannot be waited
+    for, so its exit status is honestly unknown. ``remaining`` is how many processes of
+    the tree are still alive. A ``WritersFound`` with the new tree follows when some remain.
+    """
+
+    source: str
+    host: str
+    process: ServerProcess
+    main: bool
+    remaining: int
+    at: float
+    exit_known: bool = False
+    returncode: int | None = None
+    signal: int | None = None
+
+
+class NoWriterReason(StrEnum):
+    """Why the server behind a log cannot be named (``NoWriter.reason``)."""
+
+    NOBODY = "nobody"  # no process visible here holds it open for writing
+    OTHER_USER = "other_user"  # some processes could not be inspected (other users): it may be one of them
+    NETWORK_FS = "network_fs"  # the log is on a network filesystem: the writer may be on another host
+    PIPE = "pipe"  # written by tee/cat… from a pipe whose writer cannot be seen
+    CONTAINER = "container"  # written by a container runtime (conmon, containerd-shim…): the server is inside
+    NO_PROC = "no_proc"  # no /proc to look in (not Linux, or hidden)
+
+
+@dataclass(frozen=True, slots=True)
+class NoWriter:
+    """No writer of the log can be discovered; ``detail`` says why in one line for the user.
+
+    Sent once per reason (not repeated while nothing changes); a later ``WritersFound``
+    supersedes it. Not sent after the known writers ended (``WriterGone`` said that).
+    """
+
+    source: str
+    host: str
+    reason: NoWriterReason
+    detail: str
+    at: float
 
 
 # ---------------------------------------------------------------- GPU sources
@@ -168,8 +303,13 @@ SourceEvent = (
     LogChunk
     | LogGap
     | LogRestart
+    | LogTruncated
     | LogWaiting
+    | LogMoved
     | ConnectionState
+    | WritersFound
+    | WriterGone
+    | NoWriter
     | GpuSample
     | GpuUnavailable
     | ProcessStarted

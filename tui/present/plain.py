@@ -19,7 +19,9 @@ from tui.core.events import (
     ConnectionState,
     ErrorFound,
     LogGap,
+    LogMoved,
     LogRestart,
+    LogTruncated,
     LogWaiting,
     PhaseEnded,
     PhaseProgress,
@@ -150,14 +152,18 @@ class PlainWatch:
     def __init__(
         self, options: WatchOptions, profile: Any, label: str | None = None, ended: asyncio.Event | None = None
     ) -> None:
-        from tui.sources import log_tailer
+        from tui.sources import log_tailer, writer_source
 
         self.args = options
         self.label = label or clean(options.log)  # the log as named to the user
         self.ended = ended  # set when nothing more will be written (a replay played out)
         self.session = WatchSession(
-            log=log_tailer(options.log, host=options.host, from_end=options.from_end), profile=profile, scrollback=10
+            log=log_tailer(options.log, host=options.host, from_end=options.from_end, writers=True),
+            profile=profile,
+            scrollback=10,
         )
+        if (writers := writer_source(options.log, host=options.host)) is not None:
+            self.session.add_source(writers)  # the server behind the log (WritersFound …)
         self.words = EventWords(self.say, lambda: self.session.state)
         self.started = time.monotonic()
         self.failed_at: float | None = None
@@ -266,6 +272,14 @@ class PlainWatch:
         elif isinstance(event, LogRestart):
             self.words.restarted()
             self.say(f"the log was {event.reason}: a new attempt starts at line 1")
+        elif isinstance(event, LogTruncated):  # a gap in the same startup, not a new attempt
+            self.say(f"note: the log was truncated to {event.size} bytes; following on from line {event.lines + 1}")
+        elif isinstance(event, LogMoved):
+            if event.done:
+                self.say(f"finished the moved log {clean(event.moved_to)}")
+            else:
+                pids = ", ".join(map(str, event.writers)) or "?"
+                self.say(f"the log was moved to {clean(event.moved_to)} and is still written there (pid {pids}): following it too")
         elif isinstance(event, ConnectionState):
             retry = f", retrying in {event.retry_in:.0f} s" if event.retry_in else ""
             detail = f": {clean(event.detail)}" if event.detail else ""

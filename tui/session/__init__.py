@@ -30,7 +30,9 @@ from tui.core.events import (
     GpuUnavailable,
     LogChunk,
     LogGap,
+    LogMoved,
     LogRestart,
+    LogTruncated,
     LogWaiting,
     PhaseEnded,
     PhaseStarted,
@@ -296,6 +298,21 @@ class WatchSession:
             self.scrollback.new_file()
             self._tracker_restart()
             self._changed("log", "state")
+        elif isinstance(event, LogTruncated):  # a gap in the same log, not a new attempt
+            self._flush_pending_line()
+            self._assembler.reset()
+            self._assembler.skip(event.lines, event.size)
+            self.scrollback.mark(f"⋯ log truncated to {event.size} bytes: following on from line {event.lines + 1}")
+            if not event.size:
+                self.scrollback.new_file()
+            self._changed("log")
+        elif isinstance(event, LogMoved):
+            if event.done:
+                self.scrollback.mark(f"── finished the moved log {event.moved_to} ──")
+            else:
+                pids = ", ".join(map(str, event.writers)) or "?"
+                self.scrollback.mark(f"── log moved to {event.moved_to}, still written there (pid {pids}): following it too ──")
+            self._changed("log")
         elif isinstance(event, LogWaiting):
             self.waiting = event.reason
             self._changed("connection")

@@ -16,19 +16,32 @@ from tui.sources.gpu import CommandLines, GpuSource, NvmlSource
 LOCAL_HOSTS = (None, "", "localhost")
 
 
-def log_tailer(path: str, *, host: str | None = None, from_end: bool = False) -> Any:
+def log_tailer(path: str, *, host: str | None = None, from_end: bool = False, writers: bool = False) -> Any:
     """The tailer for a log: local, or over SSH when ``host`` is ``[user@]host[:port]``.
 
-    Both yield the same events (LogChunk, LogGap, LogRestart, LogWaiting; the remote one
-    ConnectionState too). A malformed ``host`` raises UsageError.
+    Both yield the same events (LogChunk, LogGap, LogRestart, LogTruncated, LogMoved,
+    LogWaiting; the remote one ConnectionState too, and with ``writers`` the remote agent's
+    writer discovery: WritersFound, WriterGone, NoWriter). A malformed ``host`` raises
+    UsageError.
     """
     if host:
         from tui.sources.remote_tail import RemoteTailer
 
-        return RemoteTailer(host, path, from_end=from_end)
+        return RemoteTailer(host, path, from_end=from_end, writers=writers)
     from tui.sources.local import LocalTailer
 
     return LocalTailer(path, from_end=from_end)
+
+
+def writer_source(path: str, *, host: str | None = None) -> Any:
+    """The source of the writer events of a log (the server behind it) where it is a
+    separate one: a local log's :class:`~tui.sources.writers.WriterSource`; None with
+    ``host``, whose tailer (``log_tailer(..., writers=True)``) carries them."""
+    if host:
+        return None
+    from tui.sources.writers import WriterSource
+
+    return WriterSource(path)
 
 
 def make_gpu_source(

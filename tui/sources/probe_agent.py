@@ -151,6 +151,13 @@ def parent(pid):
         return None
 
 
+def watchtower(text):
+    """A Watchtower process (`watchtower run -- python -m sglang.launch_server …`) names a server
+    in its arguments but is not one: its program (first or, under an interpreter, second word)."""
+    words = text.split()[:2]
+    return any(os.path.basename(w) == "watchtower" for w in words) or text.split()[1:3] == ["-m", "tui.cli"]
+
+
 def leftovers():
     """Server processes already running (an earlier attempt's), not this agent or its callers."""
     mine = set()
@@ -163,7 +170,7 @@ def leftovers():
         if pid in mine:
             continue
         text = cmdline(pid)
-        if text and any(w in text for w in SERVER_PROCESS_WORDS) and "probe_agent" not in text:
+        if text and any(w in text for w in SERVER_PROCESS_WORDS) and "probe_agent" not in text and not watchtower(text):
             found.append({"pid": pid, "ppid": parent(pid), "cmd": text[:300]})
     return found[:50]
 

@@ -1,47 +1,123 @@
 """Follow a log on another host over SSH, with the local tailer's guarantees.
 
 A small standard-library agent (:mod:`tui.sources.tail_agent`) runs on the remote host as
-``python3 -c <program> <args>`` — the program is a fixed, base64-wrapped text and every
-argument is shell-quoted, so a path with spaces or quotes is just a path and nothing from a
-log or a file name is ever executed. The agent sleeps on inotify where the remote kernel
-has it (it wakes within a millisecond of an append and costs nothing while the log is quiet),
-else polls (5 ms after a change, backing off to ``poll_max``), and writes framed messages
-that map one to one onto LogChunk / LogGap / LogRestart / LogWaiting.
+``python3 -c <program>``: the program is a fixed, base64-wrapped text holding the agent and
+the two modules it shares with the local side — the tail algorithm
+(:mod:`tui.sources.follow`) and writer discovery (:mod:`tui.sources.procscan`) — so the
+remote log is followed by the very code that follows a local one. Its configuration (the
+path, the resume state) goes through stdin, never the command line. The agent sleeps on
+inotify where the remote kernel has it, else polls (5 ms after a change, backing off to
+``poll_max``), and writes framed messages that map one to one onto the log events, plus
+its writer discovery's reports (``WritersFound``, ``WriterGone``, ``NoWriter``).
 
 After a dropped connection the tailer reconnects with exponential backoff and starts a new
 agent in ``resume`` mode with the file identity (device, inode), the offset of the next byte
 to deliver and the last bytes delivered: the agent continues that very file at that offset
 (found again in its directory if it was rotated meanwhile), so no byte is delivered twice or
-skipped. What the file lost while we were away (truncation, deletion) is reported as the
-local tailer reports it.
+skipped; the processes known before are checked again, and the ones that ended meanwhile
+are reported gone. Every frame is capped: a hostile host cannot make the client allocate
+without bound.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import shlex
 import time
 import zlib
 from collections.abc import AsyncIterator
 from contextlib import aclosing
 from pathlib import Path
+from typing import Any
 
 import asyncssh
 
-from tui.core.events import ConnectionState, LogChunk, LogGap, LogRestart, LogWaiting
+from tui.core.events import (
+    ConnectionState,
+    LogChunk,
+    LogGap,
+    LogMoved,
+    LogRestart,
+    LogTruncated,
+    LogWaiting,
+)
+from tui.sources.follow import CHECK, CHUNK
 from tui.sources.ssh import Backoff, SshError, SshTarget, connection, is_connected, lost_reason
+from tui.sources.writers import Converter, WriterEvent
 
-RemoteEvent = LogChunk | LogGap | LogRestart | LogWaiting | ConnectionState
+RemoteEvent = LogChunk | LogGap | LogRestart | LogTruncated | LogWaiting | LogMoved | ConnectionState | WriterEvent
 
-_AGENT = Path(__file__).with_name("tail_agent.py").read_text()
-_MAGIC = b"WATCHTOWER-TAIL 1\n"
-#: The remote program: the agent's source, compressed, run as ``__main__``.
-_PROGRAM = "import base64,zlib;exec(zlib.decompress(base64.b64decode(%r)))" % (
-    base64.b64encode(zlib.compress(_AGENT.encode(), 9)).decode()
+_HERE = Path(__file__).parent
+_SHARED = ("follow", "procscan")  # the modules the agent imports, shipped with it
+_MAGIC = b"WATCHTOWER-TAIL 2\n"
+_BOOTSTRAP = (
+    "import base64,json,sys,types,zlib\n"
+    "src=json.loads(zlib.decompress(base64.b64decode(%r)).decode())\n"
+    "pkg=sys.modules.setdefault('tui',types.ModuleType('tui'))\n"
+    "sub=sys.modules.setdefault('tui.sources',types.ModuleType('tui.sources'))\n"
+    "pkg.sources=sub\n"
+    "for name in %r:\n"
+    " mod=types.ModuleType('tui.sources.'+name)\n"
+    " exec(compile(src[name],name+'.py','exec'),mod.__dict__)\n"
+    " sys.modules['tui.sources.'+name]=mod\n"
+    " setattr(sub,name,mod)\n"
+    "exec(compile(src['tail_agent'],'tail_agent.py','exec'),{'__name__':'__main__'})\n"
+)
+#: The remote program: the agent and its shared modules, compressed, run as ``__main__``.
+_PROGRAM = _BOOTSTRAP % (
+    base64.b64encode(
+        zlib.compress(
+            json.dumps({n: (_HERE / f"{n}.py").read_text() for n in (*_SHARED, "tail_agent")}).encode(), 9
+        )
+    ).decode(),
+    _SHARED,
 )
 #: Bytes a login script may print before the agent starts, skipped while looking for the magic.
 _PREAMBLE_LIMIT = 64 * 1024
+#: Caps on what the agent may send: a header line, a chunk of log bytes, a writer report.
+MAX_HEADER, MAX_DATA, MAX_REPORT = 64 * 1024, CHUNK, 4 * 2**20
+
+
+class FrameError(ValueError):
+    """The agent sent something that is not a frame (or one over its cap)."""
+
+
+class _Frames:
+    """Bounded reads from the agent's stdout: a line of at most ``limit`` bytes, or exactly n."""
+
+    def __init__(self, reader: asyncssh.SSHReader) -> None:
+        self._reader = reader
+        self._buf = bytearray()
+
+    async def _more(self) -> None:
+        piece = await self._reader.read(256 * 1024)
+        if not piece:
+            raise asyncio.IncompleteReadError(bytes(self._buf), None)
+        self._buf += piece
+
+    async def line(self, limit: int = MAX_HEADER) -> bytes:
+        start = 0
+        while (end := self._buf.find(b"\n", start)) < 0:
+            if len(self._buf) > limit:
+                raise FrameError(f"a frame header over {limit} bytes from the tail agent")
+            start = len(self._buf)
+            await self._more()
+        if end >= limit:
+            raise FrameError(f"a frame header over {limit} bytes from the tail agent")
+        out = bytes(self._buf[: end + 1])
+        del self._buf[: end + 1]
+        return out
+
+    async def exactly(self, size: int, limit: int) -> bytes:
+        if not 0 <= size <= limit:
+            raise FrameError(f"a frame of {size} bytes from the tail agent (at most {limit})")
+        while len(self._buf) < size:
+            await self._more()
+        out = bytes(self._buf[:size])
+        del self._buf[:size]
+        return out
 
 
 class _Position:
@@ -52,16 +128,14 @@ class _Position:
         self.offset = 0
         self.recent = b""
 
-    def args(self) -> list[str]:
-        dev, ino = self.ident or (0, 0)
-        return [str(dev), str(ino), str(self.offset), self.recent.hex() or "-"]
-
 
 class RemoteTailer:
     """Async producer of one remote log's events, plus ConnectionState events.
 
     Same event semantics as :class:`tui.sources.local.LocalTailer`; ``from_end=True``
-    skips what the file holds when the tailer starts. ``target`` may be a ``--host``
+    skips what the file holds when the tailer starts. With ``writers`` the agent also
+    reports the processes writing the log (as :class:`tui.sources.writers.WriterSource`
+    does locally). ``target`` may be a ``--host``
     string (``SshTargetError``, a ValueError, if it is not one). ``source`` defaults to
     ``"host:path"``.
     """
@@ -77,6 +151,7 @@ class RemoteTailer:
         poll_max: float = 0.05,
         initial_backoff: float = 0.5,
         max_backoff: float = 30.0,
+        writers: bool = False,
     ) -> None:
         if not path:
             raise ValueError("empty remote path")
@@ -94,6 +169,8 @@ class RemoteTailer:
         self._closed = False
         self._stop = asyncio.Event()
         self._process: asyncssh.SSHClientProcess | None = None
+        self._writers = writers
+        self._convert = Converter(self.source, str(self.target))
 
     @property
     def offset(self) -> int:
@@ -115,15 +192,26 @@ class RemoteTailer:
             pass
 
     def command(self) -> str:
-        """The remote command line that starts the agent (every word quoted)."""
-        if self._pos.ident is not None:
+        """The remote command line that starts the agent: a fixed program, nothing else
+        (the path and the resume state go through stdin: :meth:`config`)."""
+        return shlex.join([self._python, "-c", _PROGRAM])
+
+    def config(self) -> dict[str, Any]:
+        """The agent's configuration, sent as one JSON line on its stdin."""
+        pos = self._pos
+        if pos.ident is not None:
             mode = "resume"
         elif self._from_end and not self._attached:
             mode = "end"
         else:
             mode = "begin"
-        argv = [self._python, "-c", _PROGRAM, self.path, mode, *self._pos.args(), str(self._poll_ms)]
-        return shlex.join(argv)
+        config: dict[str, Any] = {"path": self.path, "mode": mode, "poll_ms": self._poll_ms, "writers": self._writers}
+        if pos.ident is not None:
+            config["resume"] = [pos.ident[0], pos.ident[1], pos.offset, pos.recent.hex() or "-"]
+        if self._convert.known:  # a new agent checks them again, and reports those gone meanwhile
+            config["known"] = [[pid, info.get("ticks")] for pid, info in self._convert.known.items()]
+            config["main"] = self._convert.main
+        return config
 
     async def events(self) -> AsyncIterator[RemoteEvent]:
         host = str(self.target)
@@ -178,22 +266,25 @@ class RemoteTailer:
                 del stderr[:-4096]
 
         errors = asyncio.ensure_future(collect_stderr())
-        reader = process.stdout
+        frames = _Frames(process.stdout)
         try:
-            if not await self._skip_preamble(reader):
+            process.stdin.write(json.dumps(self.config()).encode() + b"\n")
+            if not await self._skip_preamble(frames):
                 if problem := await self._exit_problem(process, errors, stderr):
                     yield f"{self.target}: cannot run the tail agent with {self._python} {problem}"
                 return
             self._attached = True
             self._backoff.reset()
             while not self._closed:
-                header = await reader.readuntil(b"\n")
-                event = await self._frame(header, reader)
+                header = await frames.line()
+                events = await self._frame(header, frames)
                 self.attached.set()  # the agent's first frame says it has opened or missed the file
-                if event is not None:
+                for event in events:
                     yield event
-        except (asyncio.IncompleteReadError, asyncssh.Error, OSError, ValueError):
-            if not self._closed and (problem := await self._exit_problem(process, errors, stderr)):
+        except (asyncio.IncompleteReadError, asyncssh.Error, OSError, ValueError) as exc:
+            if isinstance(exc, FrameError):
+                yield f"{self.target}: {exc}"
+            elif not self._closed and (problem := await self._exit_problem(process, errors, stderr)):
                 yield f"{self.target}: the tail agent failed {problem}"
         finally:
             errors.cancel()
@@ -217,39 +308,67 @@ class RemoteTailer:
             return ""
         return f"({how})" + (f": {text}" if text else "")
 
-    async def _skip_preamble(self, reader: asyncssh.SSHReader) -> bool:
+    @staticmethod
+    async def _skip_preamble(frames: _Frames) -> bool:
         skipped = 0
         try:
             while skipped < _PREAMBLE_LIMIT:
-                line = await reader.readuntil(b"\n")
+                line = await frames.line(_PREAMBLE_LIMIT)
                 if line.endswith(_MAGIC):
                     return True
                 skipped += len(line)
-        except (asyncio.IncompleteReadError, asyncssh.Error, OSError):
+        except (asyncio.IncompleteReadError, asyncssh.Error, OSError, FrameError):
             pass
         return False
 
-    async def _frame(self, header: bytes, reader: asyncssh.SSHReader) -> RemoteEvent | None:
-        kind, _, rest = header.rstrip(b"\n").decode("utf-8", "replace").partition(" ")
+    def _where(self, origin: str | None) -> str:
+        return self.source if origin is None else f"{self.target}:{origin}"
+
+    async def _frame(self, header: bytes, frames: _Frames) -> list[RemoteEvent]:
+        """The events of one frame (its payload read from ``frames``); FrameError if it is none."""
+        try:
+            kind, _, rest = header.rstrip(b"\n").decode("ascii").partition(" ")
+            return await self._parse(kind, rest, frames)
+        except (UnicodeDecodeError, ValueError, TypeError, KeyError, IndexError) as exc:
+            if isinstance(exc, FrameError):
+                raise
+            raise FrameError(f"unexpected frame {header[:40]!r} from the tail agent") from None
+
+    async def _parse(self, kind: str, rest: str, frames: _Frames) -> list[RemoteEvent]:
         pos = self._pos
         if kind == "D":
-            offset, size = map(int, rest.split())
-            data = await reader.readexactly(size)
-            pos.offset = offset + size
-            pos.recent = (pos.recent + data[-64:])[-64:]
-            return LogChunk(self.source, offset, data, time.time())
+            offset_text, size_text, *origin = rest.split(" ", 2)
+            offset, size = int(offset_text), int(size_text)
+            data = await frames.exactly(size, MAX_DATA)
+            where = json.loads(origin[0]) if origin else None
+            if where is None:
+                pos.offset = offset + size
+                pos.recent = (pos.recent + data[-CHECK:])[-CHECK:]
+            return [LogChunk(self._where(where), offset, data, time.time())]
         if kind == "I":
-            dev, ino, offset, recent = rest.split()
+            dev, ino, offset_text, recent = rest.split()
             pos.ident = (int(dev), int(ino))
-            pos.offset = int(offset)
+            pos.offset = int(offset_text)
             pos.recent = b"" if recent == "-" else bytes.fromhex(recent)
-            return None
+            return []
         if kind == "G":
-            offset, size, reason = rest.split(" ", 2)
-            return LogGap(self.source, int(offset), int(size), reason)
+            offset_text, size_text, words = rest.split(" ", 2)
+            reason, origin = json.loads(words)
+            return [LogGap(self._where(origin), int(offset_text), int(size_text), str(reason))]
+        if kind == "T":
+            size_text, lines = rest.split()
+            pos.offset, pos.recent = int(size_text), b""
+            return [LogTruncated(self.source, int(size_text), int(lines))]
         if kind == "R":
-            pos.offset, pos.recent = 0, b""
-            return LogRestart(self.source, rest)
+            pos.ident, pos.offset, pos.recent = None, 0, b""
+            return [LogRestart(self.source, str(json.loads(rest)))]
         if kind == "W":
-            return LogWaiting(self.source, rest)
-        raise ValueError(f"unexpected frame {header[:40]!r} from the tail agent")
+            return [LogWaiting(self.source, str(json.loads(rest)))]
+        if kind == "M":
+            moved_to, pids, done = json.loads(rest)
+            where = moved_to if moved_to is not None else f"{self.path} (deleted)"
+            return [LogMoved(self.source, f"{self.target}:{where}", tuple(int(p) for p in pids), bool(done))]
+        if kind == "P":
+            items = json.loads(await frames.exactly(int(rest), MAX_REPORT))
+            return list(self._convert.events(items))
+        raise FrameError(f"unexpected frame {kind[:20]!r} from the tail agent")

@@ -6,7 +6,8 @@ event, each with ``t`` (seconds since the recording started):
     {"format": "watchtower-recording", "version": 1, "host": ..., "log": ..., "title": ...}
     {"t": 0.51, "log": "text appended to the log"}          (valid UTF-8)
     {"t": 0.52, "logb": "base64 of bytes"}                   (anything else)
-    {"t": 3.0, "restart": "truncated"}                       (the log was replaced)
+    {"t": 3.0, "restart": "rotated"}                         (the log was replaced)
+    {"t": 3.5, "truncate": 0, "lines": 0}                    (the log was cut to this size)
     {"t": 1.0, "gpu": [[index, name, used, total, util, temp, power, limit], ...]}
     {"t": 1.0, "gpu_unavailable": "why"}
     {"t": 95.0, "end": true}
@@ -115,6 +116,10 @@ class RecordingWriter:
         self._write({"t": self._t(at), "restart": reason})
         self.records += 1
 
+    def truncate(self, at: float, size: int, lines: int) -> None:
+        self._write({"t": self._t(at), "truncate": size, "lines": lines})
+        self.records += 1
+
     def gpu(self, at: float, gpus: tuple[GpuInfo, ...]) -> None:
         self._write({"t": self._t(at), "gpu": [gpu_row(g) for g in gpus]})
         self.records += 1
@@ -145,11 +150,13 @@ class Recording:
         return float(self.records[-1]["t"]) if self.records else 0.0
 
     def log_bytes(self) -> bytes:
-        """Every log byte of the recording's final file (after its last restart)."""
+        """Every log byte of the recording's final file (after its last restart, as truncated)."""
         out = bytearray()
         for record in self.records:
             if "restart" in record:
                 out.clear()
+            elif "truncate" in record:
+                del out[int(record["truncate"]) :]
             else:
                 data = record_bytes(record)
                 if data is not None:
@@ -252,6 +259,8 @@ class Replay:
                 elif "restart" in record:
                     log.close()
                     log = open(self.log_path, "wb", buffering=0)  # a real truncation
+                elif "truncate" in record:
+                    os.truncate(self.log_path, int(record["truncate"]))  # O_APPEND writes go on at the end
                 elif "gpu" in record:
                     gpus = tuple(gpu_from_row(row) for row in record["gpu"])
                     yield GpuSample(self.host, time.time(), gpus)

@@ -1,0 +1,460 @@
+"""Who writes a file, and the process tree behind them — read from /proc, as fuser and lsof do.
+
+Standard library only and Python 3.6 syntax: the remote tail agent ships this module's
+source (``tui.sources.remote_tail``) and runs the same scan on the remote host.
+
+A writer is a process holding the file open for writing: one of its ``/proc/PID/fd/N``
+links resolves to the file's device and inode (not its path: a renamed or deleted log is
+still found) and ``/proc/PID/fdinfo/N`` shows a write access mode. A log written through
+``| tee`` is held by ``tee``; the server is then whoever writes tee's input pipe.
+
+The full scan stats every descriptor of every process, so it runs only when the writer
+set is unknown or has changed; :class:`ServerTree` then keeps the tree current by looking
+at the known pids alone (their ``stat`` and ``children`` files), about once a second.
+"""
+
+import os
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # for the type checker only
+    from tui.sources.follow import Inotify
+
+PROC = "/proc"
+_WRITE_MODES = (os.O_WRONLY, os.O_RDWR)
+#: Programs that copy a pipe into the log: the server is the process writing their input.
+RELAYS = ("tee", "cat", "ts", "stdbuf", "logger", "multilog", "rotatelogs", "cronolog", "awk", "sed")
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _boot_time():
+    try:
+        with open(PROC + "/stat") as f:
+            for line in f:
+                if line.startswith("btime "):
+                    return float(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+_BOOT = _boot_time()
+
+
+def available():
+    """Whether there is a /proc to look in."""
+    return _BOOT is not None and os.path.isdir(PROC + "/self/fd")
+
+
+def _stat_fields(pid):
+    """Fields of /proc/PID/stat from the state on (field 3 is index 0), or None when gone."""
+    try:
+        with open("%s/%d/stat" % (PROC, pid), "rb") as f:
+            data = f.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+    return data[data.rindex(")") + 2 :].split()
+
+
+def _comm(pid):
+    try:
+        with open("%s/%d/comm" % (PROC, pid), "rb") as f:
+            return f.read().decode("utf-8", "replace").rstrip("\n")
+    except OSError:
+        return None
+
+
+def _writes(pid, fd):
+    try:
+        with open("%s/%d/fdinfo/%s" % (PROC, pid, fd)) as f:
+            for line in f:
+                if line.startswith("flags:"):
+                    return int(line.split()[1], 8) & os.O_ACCMODE in _WRITE_MODES
+    except (OSError, ValueError, IndexError):
+        pass
+    return False
+
+
+def _pids(own):
+    for name in os.listdir(PROC):
+        if name.isdigit() and int(name) != own:
+            yield int(name)
+
+
+def holders(dev, ino, own=None):
+    """``(pids, denied)``: the processes holding file ``dev``/``ino`` open for writing, and
+    how many processes could not be inspected (another user's, without privileges)."""
+    own = os.getpid() if own is None else own
+    found, denied = [], 0
+    for pid in _pids(own):
+        base = "%s/%d/fd" % (PROC, pid)
+        try:
+            fds = os.listdir(base)
+        except PermissionError:
+            denied += 1
+            continue
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                st = os.stat(base + "/" + fd)
+            except OSError:
+                continue
+            if st.st_ino == ino and st.st_dev == dev and _writes(pid, fd):
+                found.append(pid)
+                break
+    return found, denied
+
+
+def pipe_source(pid, own=None):
+    """When ``pid`` is a relay (``tee``…) reading a pipe: the pids writing that pipe, else None."""
+    info = process(pid)
+    if info is None or info["title"] not in RELAYS:
+        return None
+    try:
+        link = os.readlink("%s/%d/fd/0" % (PROC, pid))
+        st = os.stat("%s/%d/fd/0" % (PROC, pid))
+    except OSError:
+        return None
+    if not link.startswith("pipe:"):
+        return None
+    pids, _ = holders(st.st_dev, st.st_ino, own)
+    return [p for p in pids if p != pid]
+
+
+def process(pid):
+    """What /proc says about one process: a dict, or None once it is gone (a zombie included,
+    whose ``exit`` is then the wait status the kernel still holds, when readable)."""
+    fields = _stat_fields(pid)
+    if fields is None or len(fields) < 20:
+        return None
+    try:
+        with open("%s/%d/comm" % (PROC, pid), "rb") as f:
+            title = f.read().decode("utf-8", "replace").rstrip("\n")
+        with open("%s/%d/cmdline" % (PROC, pid), "rb") as f:
+            argv = [a.decode("utf-8", "replace") for a in f.read().rstrip(b"\0").split(b"\0") if a]
+    except OSError:
+        title, argv = "", []
+    started = _BOOT + int(fields[19]) / _TICK if _BOOT is not None else None
+    return {
+        "pid": pid,
+        "ppid": int(fields[1]),
+        "state": fields[0],
+        "title": title,
+        "argv": argv,
+        "ticks": int(fields[19]),
+        "started": started,
+    }
+
+
+def exit_status(pid):
+    """A zombie's wait status (``/proc/PID/stat`` field 52), or None when not readable."""
+    fields = _stat_fields(pid)
+    if fields is None or fields[0] != "Z" or len(fields) < 50:
+        return None
+    try:
+        return int(fields[49])
+    except ValueError:
+        return None
+
+
+def _last_pid():
+    """The last pid the kernel handed out (``/proc/loadavg``): unchanged means no fork anywhere."""
+    try:
+        with open(PROC + "/loadavg") as f:
+            return int(f.read().split()[-1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def children(pid):
+    """The direct children of ``pid`` (every thread's ``children`` file), else a table scan."""
+    kids = []
+    try:
+        tasks = os.listdir("%s/%d/task" % (PROC, pid))
+    except OSError:
+        return kids
+    for tid in tasks:
+        try:
+            with open("%s/%d/task/%s/children" % (PROC, pid, tid)) as f:
+                kids.extend(int(x) for x in f.read().split())
+        except FileNotFoundError:  # a kernel without CONFIG_PROC_CHILDREN
+            return [p for p in _pids(-1) if (_stat_fields(p) or [0, -1])[1] == str(pid)]
+        except (OSError, ValueError):
+            continue
+    return kids
+
+
+class ServerTree:
+    """The writers of one file and their descendants, kept current cheaply.
+
+    :meth:`rescan` finds the writers (a full /proc scan); :meth:`check` only looks at the
+    pids already known, reports the ones that ended and adds children that appeared.
+    Processes are dicts from :func:`process` plus ``writes`` (holds the file itself).
+    """
+
+    def __init__(self, own=None):
+        self.own = os.getpid() if own is None else own
+        self.procs = {}  # pid -> process dict, parents before children
+        self.via = "fd"
+        self.denied = 0
+        self.relay = None  # pid of a tee-like writer whose input pipe's writer cannot be seen
+        self.last_pid = None  # the kernel's last pid handed out, as last seen (no fork since: no new child)
+
+    def rescan(self, dev, ino):
+        """Find the writers of ``dev``/``ino`` again; True when the tree changed."""
+        pids, self.denied = holders(dev, ino, self.own)
+        via, self.relay = "fd", None
+        if len(pids) == 1:
+            upstream = pipe_source(pids[0], self.own)
+            if upstream:
+                pids, via = upstream, "pipe"
+            elif upstream is not None:  # a relay whose input's writer is out of sight
+                pids, self.relay = [], pids[0]
+        writers = set(pids)
+        before = self._signature()
+        procs = {}
+        for pid in sorted(pids):
+            self._add(pid, procs, writers)
+        self.procs, self.via = procs, via
+        return self._signature() != before
+
+    def _add(self, pid, procs, writers):
+        stack = [pid]
+        while stack:
+            pid = stack.pop()
+            if pid in procs:
+                continue
+            info = process(pid)
+            if info is None or info["state"] == "Z":
+                continue
+            info["writes"] = pid in writers
+            procs[pid] = info
+            stack.extend(sorted(children(pid), reverse=True))
+
+    def check(self):
+        """``(gone, changed)``: processes that ended since the last look (each with ``exit``,
+        the wait status when the kernel still held it, else None), and whether the tree changed."""
+        gone = []
+        for pid, info in list(self.procs.items()):
+            now = _stat_fields(pid)
+            if now is None or now[0] == "Z" or int(now[19]) != info["ticks"]:
+                info = dict(info, exit=exit_status(pid) if now is not None and now[0] == "Z" else None)
+                gone.append(info)
+                del self.procs[pid]
+        before = len(self.procs)
+        renamed = False
+        for pid, info in list(self.procs.items()):
+            if _comm(pid) not in (None, info["title"]):  # exec'd, or set its process title
+                fresh = process(pid)
+                if fresh is not None:
+                    fresh["writes"] = info["writes"]
+                    self.procs[pid] = fresh
+                    renamed = True
+        forked = _last_pid()
+        if forked is None or forked != self.last_pid or renamed:  # a process was created somewhere
+            self.last_pid = forked
+            writers = set(p for p, i in self.procs.items() if i["writes"])
+            for pid in list(self.procs):
+                for child in children(pid):
+                    if child not in self.procs:
+                        self._add(child, self.procs, writers)
+        return gone, bool(gone) or renamed or len(self.procs) != before
+
+    def _signature(self):
+        return sorted((p, i["ticks"], i["writes"]) for p, i in self.procs.items())
+
+    def snapshot(self):
+        """The known processes, parents before children (writers' roots first)."""
+        out, seen = [], set()
+        roots = [p for p, i in self.procs.items() if i["ppid"] not in self.procs]
+        roots.sort(key=lambda p: (not self.procs[p]["writes"], self.procs[p]["ticks"], p))
+        stack = list(reversed(roots))
+        while stack:
+            pid = stack.pop()
+            if pid in seen:
+                continue
+            seen.add(pid)
+            out.append(self.procs[pid])
+            kids = sorted(p for p, i in self.procs.items() if i["ppid"] == pid)
+            stack.extend(reversed(kids))
+        return out
+
+
+# ---------------------------------------------------------------- when to look, what to say
+
+#: Filesystem types whose files may be written from another host.
+NETWORK_FS = ("nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "lustre", "gpfs", "ceph", "glusterfs",
+              "beegfs", "fuse.sshfs", "fuse.glusterfs", "fuse.gcsfuse", "fuse.s3fs", "afs")
+#: Container runtimes that copy a container's output into a log: the server is inside.
+RUNTIMES = ("dockerd", "containerd", "containerd-shim", "containerd-shim-runc-v2", "conmon", "podman", "crio")
+#: Looking at known pids: often enough to notice a death within a second.
+CHECK_EVERY = 0.5
+#: With no writer known, a full scan this often (inotify IN_OPEN usually comes first).
+SLOW_SCAN = 5.0
+#: Full scans at most this often, however many opens and closes inotify reports (the
+#: spacing doubles, up to MAX_RESCAN, while scans find nothing new).
+MIN_RESCAN, MAX_RESCAN = 0.5, 2.0
+
+
+def filesystem_type(path):
+    """The type of the filesystem holding ``path`` (from /proc/self/mountinfo), or None."""
+    try:
+        real = os.path.realpath(path)
+        with open(PROC + "/self/mountinfo", "rb") as f:
+            rows = f.read().decode("utf-8", "replace").splitlines()
+    except OSError:
+        return None
+    best, kind = "", None
+    for row in rows:
+        left, _, right = row.partition(" - ")
+        fields = left.split()
+        if len(fields) < 5 or not right:
+            continue
+        mount = fields[4].replace("\\040", " ")
+        inside = real == mount or real.startswith(mount.rstrip("/") + "/")
+        if inside and len(mount) >= len(best):
+            best, kind = mount, right.split()[0]
+    return kind
+
+
+class Discovery:
+    """Writer discovery for one log path, ticked by its caller (the local source on the
+    event loop, the remote agent in its select loop); synchronous and standard-library only.
+
+    :meth:`tick` returns what to report, as tuples: ``("found", via, procs, main)`` the
+    writers' tree (a new one, or changed) and the main process's pid (the first writer found;
+    it stays the main one after it ended); ``("gone", proc, status, main, remaining)`` a process
+    ended (status: its wait status when it could be read, else None);
+    ``("none", reason, detail)`` no writer can be named (reason: a ``NoWriterReason`` value),
+    once per reason. The full /proc scan runs only when the writer set is unknown (every
+    ``SLOW_SCAN`` s) or has changed: inotify reports an open or a close-after-write of the
+    log (``fd`` is that inotify descriptor; call :meth:`wakeup` when it is readable).
+    """
+
+    def __init__(self, path: str, inotify: "Inotify | None" = None) -> None:
+        self.path = path
+        self.tree = ServerTree()
+        self.inotify = inotify
+        self.ident = None
+        self.file_wd = -1
+        self.dir_wd = -1
+        self.due = True  # a full scan is wanted
+        self.last_scan = -1e9
+        self.said = None  # the last "none" reason reported
+        self.main = None  # pid of the main process, once found
+        self.ended = False  # every known process ended: no "none" report until new writers come
+        self.pending = []  # "gone" reports from seed()
+        self.last_tick = -1e9
+        self.name = os.fsencode(os.path.basename(path))
+        self.spacing = MIN_RESCAN  # between full scans: doubles while they find nothing new
+        if inotify is not None:
+            self.dir_wd = inotify.add(os.path.dirname(path) or ".", 0x100 | 0x080 | 0x200 | 0x040)
+
+    @property
+    def fd(self):
+        return self.inotify.fd if self.inotify is not None else -1
+
+    def wakeup(self) -> None:
+        """Drain the inotify descriptor: the log opened or closed after writing, or a file
+        appearing at its path, means a rescan (other files in the directory do not)."""
+        if self.inotify is None:
+            return
+        for wd, _mask, name in self.inotify.read():
+            if wd != self.dir_wd or name == self.name:
+                self.due = True
+
+    def seed(self, known: "list[list[int]]", main: "int | None") -> None:
+        """Processes known before (``[[pid, ticks], ...]``, a reconnecting agent): the ones
+        still alive are watched again, the others are reported gone at the first tick."""
+        self.main = main
+        for pid, ticks in known:
+            info = process(pid)
+            if info is not None and info["ticks"] == ticks and info["state"] != "Z":
+                info["writes"] = False
+                self.tree.procs[pid] = info
+            else:
+                status = exit_status(pid) if info is not None and info["ticks"] == ticks else None
+                self.pending.append(("gone", {"pid": pid, "ticks": ticks}, status, pid == main))
+
+    def timeout(self, now: float) -> float:
+        """Seconds until :meth:`tick` has something to do (without a wake-up)."""
+        waits = []
+        if self.tree.procs or self.pending:
+            waits.append(self.last_tick + CHECK_EVERY - now)
+        if self.due:
+            waits.append(self.last_scan + self.spacing - now)
+        elif not self.tree.procs:
+            waits.append(self.last_scan + SLOW_SCAN - now)
+        return max(0.0, min(waits)) if waits else SLOW_SCAN
+
+    def scan_wanted(self, now: float) -> bool:
+        """Whether the next tick runs a full /proc scan (callers run that one off their loop)."""
+        return self.due or (not self.tree.procs and now - self.last_scan >= SLOW_SCAN)
+
+    def tick(self, now: float) -> "list[tuple[Any, ...]]":
+        self.last_tick = now
+        out = [item + (len(self.tree.procs),) for item in self.pending]
+        self.pending = []
+        try:
+            st = os.stat(self.path)
+            ident = (st.st_dev, st.st_ino)
+        except OSError:
+            ident = None
+        if ident != self.ident:
+            self.ident, self.due = ident, True
+            if self.inotify is not None and ident is not None:
+                self.inotify.remove(self.file_wd)
+                self.file_wd = self.inotify.add(self.path, 0x020 | 0x008)  # IN_OPEN, IN_CLOSE_WRITE
+        if self.tree.procs:
+            gone, changed = self.tree.check()
+            left = len(self.tree.procs)
+            for info in gone:
+                out.append(("gone", info, info.get("exit"), info["pid"] == self.main, left))
+            self.ended = not left
+            if changed and left:
+                out.append(("found", self.tree.via, self.tree.snapshot(), self.main))
+        if ident is not None and self.scan_wanted(now) and now - self.last_scan >= self.spacing:
+            self.due, self.last_scan = False, now
+            found = self._scan(ident, now)
+            # a log opened and closed over and over (a reader's cron job) costs a scan now and then
+            self.spacing = MIN_RESCAN if found else min(self.spacing * 2, MAX_RESCAN)
+            out.extend(found)
+        return out
+
+    def _scan(self, ident, now):
+        if not available():
+            return self._none("no_proc", "no /proc here: the processes writing the log cannot be seen")
+        had = bool(self.tree.procs)
+        changed = self.tree.rescan(*ident)
+        procs = self.tree.snapshot()
+        if procs:
+            first = procs[0]
+            if self.tree.via == "fd" and first["title"] in RUNTIMES:
+                self.tree.procs = {}
+                return self._none("container", "written by the container runtime %s (pid %d): the server "
+                                  "runs inside the container, out of sight" % (first["title"], first["pid"]))
+            if not had or self.main is None:
+                self.main = first["pid"]
+            self.said, self.ended = None, False
+            return [("found", self.tree.via, procs, self.main)] if changed or not had else []
+        if had or self.ended:
+            return []  # they ended: "gone" said so
+        if self.tree.relay is not None:
+            who = process(self.tree.relay) or {"title": "?"}
+            return self._none("pipe", "written by %s (pid %d) from a pipe whose writer cannot be seen "
+                              "(another user's, or in a container)" % (who["title"], self.tree.relay))
+        fs = filesystem_type(self.path)
+        if fs in NETWORK_FS:
+            return self._none("network_fs", "on a network filesystem (%s): the writer may be on another host" % fs)
+        if self.tree.denied:
+            return self._none("other_user", "no process visible here writes it; %d processes of other users "
+                              "cannot be inspected (the writer may be one of them)" % self.tree.denied)
+        return self._none("nobody", "no process here holds it open for writing (a writer in a container, "
+                          "on another host, or one that has closed it, cannot be seen)")
+
+    def _none(self, reason, detail):
+        if reason == self.said:
+            return []
+        self.said = reason
+        return [("none", reason, detail)]
