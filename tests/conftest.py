@@ -287,3 +287,15 @@ def slurm_env(slurm, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("SLURM_CONF", str(slurm.conf))
     yield slurm
     slurm.cancel_all()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--fuzz", action="store_true", help="run the parser fuzz tests long (thousands of examples, minutes)"
+    )
+
+
+@pytest.fixture(scope="session")
+def fuzz_examples(request: pytest.FixtureRequest) -> int:
+    """Examples per fuzz test: a few seconds' worth normally, many more under ``--fuzz``."""
+    return 5000 if request.config.getoption("--fuzz") else 150

@@ -77,16 +77,21 @@ class Reader:
             assert isinstance(event, ConnectionState), f"unexpected {event} while waiting for {wanted}"
 
     async def data(self, nbytes: int) -> bytes:
-        out = b""
-        while len(out) < nbytes:
-            event = await self.next()
-            assert isinstance(event, LogChunk), event
-            out += event.data
-        assert len(out) == nbytes, out
-        return out
+        return await data_of(self, nbytes)
 
     async def close(self) -> None:
         await self.tailer.close()
         self._pump.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self._pump
+
+
+async def data_of(reader, nbytes: int) -> bytes:
+    """Exactly ``nbytes`` of LogChunk data from ``reader.next()`` (any other event fails the test)."""
+    out = b""
+    while len(out) < nbytes:
+        event = await reader.next()
+        assert isinstance(event, LogChunk), event
+        out += event.data
+    assert len(out) == nbytes, out
+    return out

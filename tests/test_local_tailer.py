@@ -14,6 +14,7 @@ import threading
 
 import pytest
 
+from tests.tail_support import data_of
 from tests.unprivileged import ROOT, as_nobody
 
 from tui.core.events import LogChunk, LogGap, LogRestart, LogTruncated, LogWaiting
@@ -58,13 +59,7 @@ class Reader:
 
     async def data(self, nbytes: int) -> bytes:
         """Exactly ``nbytes`` of LogChunk data (any other event fails the test)."""
-        out = b""
-        while len(out) < nbytes:
-            event = await self.next()
-            assert isinstance(event, LogChunk), event
-            out += event.data
-        assert len(out) == nbytes, out
-        return out
+        return await data_of(self, nbytes)
 
     async def close(self) -> None:
         await self.tailer.close()

@@ -29,8 +29,13 @@ class RecordingTracker:
                 self._left = self._eager
         return []
 
+    needs_rank_tags = False
+
     def pass_over(self, number, text=None):
         self.counted = number
+
+    def skip(self, line):
+        self.counted = line.number
 
     def finish(self):
         return []

@@ -33,7 +33,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except UsageError as exc:
-        print(f"watchtower: {exc}", file=sys.stderr)
+        from tui.core.lines import clean
+
+        print(f"watchtower: {clean(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130

@@ -11,15 +11,19 @@ sharing a connection between threads.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import fcntl
 import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tui.core.errors import UsageError
 from tui.core.secrets import Masker, env_diff, mask_argv
 from tui.core.state import PHASE_TITLES, StartupState
 from tui.core.wording import clock
@@ -62,8 +66,21 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
-class HistoryError(Exception):
-    """The history database cannot be used as it is (one line)."""
+#: How long a launch waits for another Watchtower that is deciding the same name's next attempt.
+CLAIM_WAIT_S = 120.0
+_FIX = "fix its permissions, or point WATCHTOWER_DATA_DIR at a writable directory"
+
+
+class HistoryError(UsageError):
+    """The history database cannot be used: one line saying why and what to do (exit 2)."""
+
+
+class HistoryCorrupt(HistoryError):
+    """The file is not an SQLite database, or a page of it is damaged."""
+
+
+class AttemptTaken(HistoryError):
+    """Another Watchtower recorded this attempt number first."""
 
 
 def migrate(db: sqlite3.Connection) -> int:
@@ -207,23 +224,87 @@ class History:
 
     def __init__(self, path: str | Path | None = None) -> None:
         self.path = Path(path) if path is not None else data_dir() / "history.sqlite3"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(self.path, timeout=5.0, isolation_level=None)
+        #: Something the user should hear once (a corrupt file moved aside), else None.
+        self.notice: str | None = None
         try:
-            migrate(db)
+            self._create()
+        except HistoryCorrupt as exc:  # not a database, a malformed page: keep it, start afresh
+            aside = self.path.with_name(f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
+            try:
+                os.replace(self.path, aside)
+            except OSError as err:
+                raise HistoryError(f"{exc}, and cannot be moved aside: {_why(err)}") from None
+            self.notice = f"{exc}: kept as {aside}, a fresh one started"
+            self._create()
+
+    def _create(self) -> None:
+        """The file at its schema version (created, or migrated), and whole."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(self.path, timeout=5.0, isolation_level=None)
+        except (OSError, sqlite3.OperationalError) as exc:
+            raise HistoryError(f"cannot open the history database {self.path}: {_why(exc)}; {_FIX}") from None
+        try:
+            if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:  # a read-only one is read
+                migrate(db)
+            check = db.execute("PRAGMA quick_check").fetchone()[0]
+        except sqlite3.OperationalError as exc:
+            raise HistoryError(f"cannot write the history database {self.path}: {_why(exc)}; {_FIX}") from None
+        except sqlite3.DatabaseError as exc:
+            raise HistoryCorrupt(f"history database {self.path} is corrupt ({exc})") from None
         finally:
             db.close()
+        if check != "ok":
+            raise HistoryCorrupt(f"history database {self.path} is corrupt (integrity check: {check})")
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
-        """One short connection: committed (or rolled back) and closed on the way out."""
-        db = sqlite3.connect(self.path, timeout=5.0)
+        """One short connection: committed (or rolled back) and closed on the way out. A file that
+        vanished (deleted mid-run) is created again; a failure to write is a ``HistoryError``."""
+        try:
+            if not self.path.exists():
+                self._create()
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(self.path, timeout=5.0)
+        except (OSError, sqlite3.OperationalError) as exc:
+            raise HistoryError(f"cannot open the history database {self.path}: {_why(exc)}; {_FIX}") from None
         db.row_factory = sqlite3.Row
         try:
             with db:
                 yield db
+        except sqlite3.IntegrityError:
+            raise
+        except sqlite3.OperationalError as exc:
+            raise HistoryError(f"cannot write the history database {self.path}: {_why(exc)}; {_FIX}") from None
+        except sqlite3.DatabaseError as exc:
+            raise HistoryCorrupt(f"history database {self.path} is corrupt ({exc})") from None
         finally:
             db.close()
+
+    @contextlib.asynccontextmanager
+    async def claim(self, name: str) -> AsyncIterator[None]:
+        """While held, no other Watchtower decides ``name``'s next attempt (between reading the
+        history and recording the launched attempt): two ``run --name X`` at once start one server."""
+        lock = self.path.with_name(f".{name.replace(os.sep, '_')}.lock")
+        try:
+            lock.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except OSError as exc:
+            raise HistoryError(f"cannot lock the history for {name!r} ({lock}): {_why(exc)}; {_FIX}") from None
+        try:
+            deadline = time.monotonic() + CLAIM_WAIT_S
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise HistoryError(f"another watchtower has been launching {name!r} for"
+                                           f" {CLAIM_WAIT_S:.0f} s; try again, or `watchtower attach {name}`") from None
+                    await asyncio.sleep(0.05)  # a lock held for moments, by another process
+            yield
+        finally:
+            os.close(fd)  # releases the lock
 
     # ------------------------------------------------------------ writing
 
@@ -263,26 +344,46 @@ class History:
             pid=pid,
             applied=applied,
         )
-        with self._connect() as db:
-            cur = db.execute(
-                "INSERT INTO attempts (name, attempt, host, command, env, env_diff, command_diff, started_at,"
-                " log_path, pid, applied) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    record.name,
-                    record.attempt,
-                    record.host,
-                    json.dumps(record.command),
-                    json.dumps(record.env),
-                    json.dumps(record.env_diff),
-                    json.dumps(record.command_diff),
-                    record.started_at,
-                    record.log_path,
-                    record.pid,
-                    record.applied,
-                ),
-            )
-            record.id = cur.lastrowid
+        try:
+            with self._connect() as db:
+                record.id = self._insert(db, record)
+        except sqlite3.IntegrityError:
+            raise AttemptTaken(f"{name} v{record.attempt} was just recorded by another watchtower:"
+                               f" follow it with `watchtower attach {name}`") from None
         return record
+
+    @staticmethod
+    def _insert(db: sqlite3.Connection, record: AttemptRecord) -> int | None:
+        cur = db.execute(
+            "INSERT INTO attempts (name, attempt, host, command, env, env_diff, command_diff, started_at,"
+            " log_path, pid, phases, outcome, first_error, ended_at, ready_seconds, exit_text, applied)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                record.name,
+                record.attempt,
+                record.host,
+                json.dumps(record.command),
+                json.dumps(record.env),
+                json.dumps(record.env_diff),
+                json.dumps(record.command_diff),
+                record.started_at,
+                record.log_path,
+                record.pid,
+                json.dumps(record.phases),
+                record.outcome,
+                record.first_error,
+                record.ended_at,
+                record.ready_seconds,
+                record.exit_text,
+                record.applied,
+            ),
+        )
+        return cur.lastrowid
+
+    def forget(self, record: AttemptRecord) -> None:
+        """Drop an attempt recorded before its launch, when the launch did not happen."""
+        with self._connect() as db:
+            db.execute("DELETE FROM attempts WHERE name = ? AND attempt = ?", (record.name, record.attempt))
 
     def update(
         self,
@@ -314,7 +415,7 @@ class History:
         if exit_text is not None:
             record.exit_text = masker.text(exit_text)
         with self._connect() as db:
-            db.execute(
+            cur = db.execute(
                 "UPDATE attempts SET phases = ?, outcome = ?, first_error = ?, ended_at = ?, ready_seconds = ?,"
                 " pid = ?, exit_text = ? WHERE name = ? AND attempt = ?",
                 (
@@ -329,6 +430,8 @@ class History:
                     record.attempt,
                 ),
             )
+            if cur.rowcount == 0:  # the database was deleted (and re-created) under us: keep the attempt
+                self._insert(db, record)
         return record
 
     # ------------------------------------------------------------ reading
@@ -387,6 +490,10 @@ class History:
         return Expectations(good[-1] if good else None, longest)
 
 
+def _why(exc: BaseException) -> str:
+    return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+
+
 @dataclass(slots=True)
 class Expectations:
     """The last successful attempt of the same command and host, and each phase's longest run."""
@@ -416,4 +523,7 @@ class Expectations:
         return text
 
 
-__all__ = ["AttemptRecord", "Expectations", "History", "command_diff", "data_dir", "phase_seconds"]
+__all__ = [
+    "AttemptRecord", "AttemptTaken", "Expectations", "History", "HistoryError", "command_diff", "data_dir",
+    "phase_seconds",
+]

@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from tui.core.errors import UsageError
+from tui.core.lines import clean
 from tui.core.options import ClusterOptions, LaunchOptions, PlaybackOptions, RecordOptions, WatchOptions
 from tui.session import SessionInfo, Subscriber, WatchSession
 
@@ -246,18 +247,19 @@ def make_launch(
     subscribers: Iterable[Subscriber] = (),
 ) -> tuple[WatchSession, Any]:
     """The session and the launch controller, wired; ``subscribers`` hear of updates before the launch."""
-    from tui.history import History
+    from tui.history import History, HistoryError
     from tui.launch import Launch
     from tui.sources import make_gpu_source
 
     info = SessionInfo(host=spec.host_label, title=f"run: {spec.name}")
     session_gpu = make_gpu_source(options.gpus.kind, spec.host, options.gpus.interval)
     session = WatchSession(gpu=session_gpu, profile=load_profile(options.server), info=info)
-    try:
+    try:  # before anything is launched: a server nobody records would have no owner
         history = History()
-    except Exception as exc:  # an unwritable data dir: keep working, say so once
-        print(f"watchtower: history disabled: {exc}", file=sys.stderr)
-        history = None
+    except HistoryError as exc:
+        raise UsageError(str(exc)) from None
+    if history.notice:
+        print(f"watchtower: {clean(history.notice)}", file=sys.stderr)
     for subscriber in subscribers:
         session.subscribe(subscriber)
     launch = Launch(spec, history=history, terminal=terminal)

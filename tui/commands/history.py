@@ -9,6 +9,7 @@ import sys
 import time
 
 from tui.commands import UsageError
+from tui.core.lines import clean
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -20,8 +21,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def table(attempts) -> list[str]:
     """One line per attempt, then its changes against the previous attempt, indented."""
-    from tui.core.lines import clean
-
     lines = []
     name = None
     for a in attempts:
@@ -45,6 +44,8 @@ def run(args: argparse.Namespace) -> int:
         attempts = history.attempts(args.name)
     except (OSError, sqlite3.Error) as exc:
         raise UsageError(f"cannot read the history: {exc}") from None
+    if history.notice:
+        print(f"watchtower: {clean(history.notice)}", file=sys.stderr)
     if args.json:
         json.dump([a.to_json() for a in attempts], sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import sys
 from pathlib import Path
 
 from tui.commands.options import add_launch_options, add_shm_option, launch_options
@@ -27,7 +28,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--host", help="launch on this host over SSH ([user@]host[:port]); detached, survives Watchtower")
     p.add_argument("--name", help="name of this launch (attempts are NAME-v1, NAME-v2, …; default: from the command)")
     p.add_argument("--log-dir", help="where the attempts' logs go (default: the data dir's logs/; remote: ~/watchtower-logs)")
-    p.add_argument("--env", action="append", default=[], metavar="K=V", help="set an environment variable (repeatable)")
+    p.add_argument(
+        "--env", action="append", default=[], metavar="K=V|K",
+        help="set an environment variable (repeatable); a bare NAME passes on Watchtower's own value,"
+        " so a secret never sits on a command line",
+    )
+    p.add_argument("--env-file", action="append", default=[], metavar="FILE", help="NAME=VALUE lines (repeatable)")
     add_launch_options(p)
     p.add_argument("--no-check", action="store_true",
                    help="launch without the preflight checks (run refuses on a ✗ otherwise; with --nodes: even when one fails)")
@@ -46,12 +52,47 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def parse_env(items: list[str]) -> dict[str, str]:
+def parse_env(items: list[str], files: list[str] = ()) -> dict[str, str]:
+    """``--env-file`` lines, then ``--env NAME=VALUE`` / ``--env NAME`` (the value we were started with)."""
+    from tui.core.secrets import is_secret_name
+
     env: dict[str, str] = {}
+    for path in files:
+        env.update(read_env_file(path))
     for item in items:
         key, eq, value = item.partition("=")
+        if not ENV_NAME.fullmatch(key):
+            raise UsageError(f"--env {key!r}: expected NAME=VALUE or NAME")
+        if not eq:
+            if key not in os.environ:
+                raise UsageError(f"--env {key}: not set in Watchtower's environment (export it, or use --env-file)")
+            value = os.environ[key]
+        elif value and is_secret_name(key):
+            print(f"watchtower: note: --env {key}=… puts a secret on Watchtower's command line (ps shows it);"
+                  f" export it and pass --env {key}, or use --env-file", file=sys.stderr)
+        env[key] = value
+    return env
+
+
+def read_env_file(path: str) -> dict[str, str]:
+    """``NAME=VALUE`` per line (``export`` and quotes allowed, ``#`` comments): a .env file."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"--env-file {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"--env-file {path}: not a text file") from None
+    env: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        key, eq, value = line.removeprefix("export ").strip().partition("=")
+        key, value = key.strip(), value.strip()
         if not eq or not ENV_NAME.fullmatch(key):
-            raise UsageError(f"--env {item.split('=')[0]!r}: expected NAME=VALUE")
+            raise UsageError(f"--env-file {path}, line {number}: expected NAME=VALUE")
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
         env[key] = value
     return env
 
@@ -112,7 +153,7 @@ def build_spec(args: argparse.Namespace, command: list[str] | None = None):
     return LaunchSpec(
         name=name,
         command=command,
-        env=parse_env(args.env),
+        env=parse_env(args.env, args.env_file),
         log_dir=log_dir,
         host=args.host,
         health_url=args.health,

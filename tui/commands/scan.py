@@ -10,6 +10,7 @@ import stat
 from tui.core.errors import UsageError
 from tui.core.events import WarningFound
 from tui.core.hints import Diagnosis, KnowledgeBase, hint_lines, load_knowledge
+from tui.core.lines import clean
 from tui.core.profiles import ProfileError, builtin_profiles, load_profile, prefilter_words
 from tui.core.scan import Scanner
 from tui.core.state import PHASE_TITLES, StartupState
@@ -80,8 +81,15 @@ class WarningHints:
     def feed(self, item, at: float | None = None) -> list:
         return self._note(self.tracker.feed(item, at))
 
+    @property
+    def needs_rank_tags(self) -> bool:
+        return self.tracker.needs_rank_tags
+
     def pass_over(self, number: int, text: str | None = None) -> None:
         self.tracker.pass_over(number, text)
+
+    def skip(self, line) -> None:
+        self.tracker.skip(line)
 
     def finish(self) -> list:
         return self._note(self.tracker.finish())
@@ -143,6 +151,7 @@ def to_json(state: StartupState, hints: list[Diagnosis] = ()) -> dict:
             for e in state.errors
         ],
         "warnings": state.warnings,
+        "unparsed": state.unparsed,
         "lines": state.lines,
         "hints": [h.to_json() for h in hints],
     }
@@ -165,10 +174,12 @@ def render(path: str, state: StartupState, hints: list[Diagnosis] = ()) -> str:
         ranks = [r for r in dict.fromkeys(e.rank for e in (first, *others)) if r]
         where = f" [{ranks[0]}{f', also {len(ranks) - 1} more rank(s)' if len(ranks) > 1 else ''}]" if ranks else ""
         out.append(f"  error at line {first.line}{where}: {first.title}")
+    if state.unparsed:
+        out.append(f"  warning: {state.unparsed} line(s) could not be parsed (the first: line {state.first_unparsed})")
     if state.warnings:
         out.append(f"  {state.warnings} warning(s)")
     out += hint_lines(list(hints))
-    return "\n".join(out)
+    return "\n".join(map(clean, out))  # the path, too, reaches the terminal
 
 
 def run(args: argparse.Namespace) -> int:

@@ -10,6 +10,7 @@ exception type, a clear verdict.
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 
 from tui.commands.cluster import add_cluster_options, cluster_options, one_host, wants_cluster
@@ -44,8 +45,24 @@ def run(args: argparse.Namespace) -> int:
     if not args.log:
         raise UsageError("watch: which log? (LOG, --host HOST:/path/log, --cluster FILE or --slurm JOBID)")
     options = watch_options(args)
+    if not options.host:
+        refuse_unreadable(options.log)
     if not args.plain:
         return wiring.watch_dashboard(options)
-    if not options.host and os.path.isdir(options.log):
-        raise UsageError(f"{options.log}: is a directory, not a log file")
     return wiring.watch_plain(options)
+
+
+def refuse_unreadable(path: str) -> None:
+    """A log that exists but cannot be read is a usage error now (exit 2), not a wait until the
+    timeout; one that does not exist yet may still appear."""
+    if os.path.isdir(path):
+        raise UsageError(f"{path}: is a directory, not a log file")
+    try:
+        os.close(os.open(path, os.O_RDONLY | os.O_NONBLOCK))  # non-blocking: a FIFO opens at once
+    except FileNotFoundError:
+        return
+    except PermissionError:
+        raise UsageError(f"{path}: permission denied (cannot read the log)") from None
+    except OSError as exc:
+        if exc.errno == errno.ENOTDIR:
+            raise UsageError(f"{path}: a part of the path is not a directory") from None

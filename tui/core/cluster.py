@@ -133,7 +133,8 @@ def barrier(nodes: Mapping[str, NodeStatus] | list[NodeStatus]) -> list[BarrierR
     pairs: list[Laggard] = []
     for node in statuses:
         for rank in node_ranks(node.state):
-            last_line = _rank_last_line(node.state, rank) if rank != WHOLE_NODE else node.state.last_line
+            # a rank with no phase yet (its tag seen on other lines) is where its node's log is
+            last_line = (_rank_last_line(node.state, rank) if rank != WHOLE_NODE else None) or node.state.last_line
             text = node.last_text or node.state.last_text
             if node.waiting and not node.state.lines:
                 text = f"(no log yet: {node.waiting})"

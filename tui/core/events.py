@@ -369,6 +369,12 @@ class WarningFound:
 
 
 @dataclass(frozen=True, slots=True)
+class LineUnparsed(WarningFound):
+    """The tracker failed on this line (a bug, or a user profile's pattern): it was skipped,
+    counted in ``StartupState.unparsed``, and following went on. ``text`` says so."""
+
+
+@dataclass(frozen=True, slots=True)
 class Ready:
     line: int
     ts: float | None

@@ -12,6 +12,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from tui.core.secrets import SECRET_HINT, mask_secrets
+
+try:  # google-re2: one linear pass over a whole chunk (tui.core.scan uses it too)
+    import re2 as _re2
+except ImportError:  # pragma: no cover - depends on the platform's wheels
+    _re2 = None
+
 #: Longest line kept for display and matching; longer lines are cut (and still
 #: counted as one line) before any regular expression sees them.
 MAX_LINE_BYTES = 1 << 20
@@ -24,8 +31,10 @@ _ANSI = re.compile(
     r"|\x1b[PX^_][^\x1b]*(?:\x1b\\|$)"
     r"|\x1b[@-Z\\-_]"
 )
-# Control characters that must never reach a terminal raw (tab is kept).
-_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f\x80-\x9f]")
+# Control characters that must never reach a terminal raw (tab is kept), and the format
+# characters that move text about: line / paragraph separators and bidi overrides / isolates
+# (U+202E turns "gpj.exe" into "exe.jpg" on screen).
+_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f\x80-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def _visible(match: re.Match[str]) -> str:
@@ -34,11 +43,14 @@ def _visible(match: re.Match[str]) -> str:
         return chr(0x2400 + code)  # the Unicode "control pictures": NUL -> U+2400
     if code == 0x7F:
         return "\u2421"
-    return "\ufffd"
+    if code <= 0x9F:
+        return "\ufffd"
+    return f"<U+{code:04X}>"
 
 
 def clean(text: str) -> str:
-    """ANSI sequences removed, other control characters made visible: safe to print."""
+    """ANSI sequences removed, other control characters (and bidi overrides, U+2028/2029) made
+    visible: safe to print. Every string Watchtower sends to a terminal goes through this."""
     text = _ANSI.sub("", text)
     return _CONTROL.sub(_visible, text) if _CONTROL.search(text) else text
 
@@ -46,6 +58,15 @@ def clean(text: str) -> str:
 def decode(raw: bytes) -> str:
     """Bytes to clean text; invalid UTF-8 becomes U+FFFD."""
     return clean(raw.decode("utf-8", "replace"))
+
+
+#: Where a chunk may hold a secret; lines elsewhere are not looked at for one.
+_secret_hint = (_re2 or re).compile(SECRET_HINT).search
+
+
+def _text(raw: bytes, secrets: bool) -> str:
+    """Log bytes as the text every part of Watchtower sees: clean, and with secrets masked."""
+    return mask_secrets(decode(raw)) if secrets else decode(raw)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,13 +93,20 @@ class Progress:
     text: str
 
 
-def make_line(number: int, offset: int, raw: bytes, truncated: bool = False) -> Line:
-    """Build a Line from the raw bytes of one line, without its ``\\n`` / ``\\r\\n``."""
+def make_line(number: int, offset: int, raw: bytes, truncated: bool = False, secrets: bool | None = None) -> Line:
+    """Build a Line from the raw bytes of one line, without its ``\\n`` / ``\\r\\n``.
+
+    This is where log text enters Watchtower, so secrets are masked here (by shape and by
+    name, ``tui.core.secrets.mask_secrets``) for every view, report and record alike.
+    ``secrets=False``: the caller's search of the whole chunk found nothing that could be one.
+    """
     if len(raw) > MAX_LINE_BYTES:
         raw, truncated = _cut(raw), True
+    if secrets is None:
+        secrets = _secret_hint(raw) is not None
     if b"\r" not in raw:
-        return Line(number, offset, (decode(raw),) if raw else (), truncated)
-    segments = tuple(decode(piece) for piece in raw.split(b"\r") if piece)
+        return Line(number, offset, (_text(raw, secrets),) if raw else (), truncated)
+    segments = tuple(_text(piece, secrets) for piece in raw.split(b"\r") if piece)
     return Line(number, offset, segments, truncated)
 
 
@@ -118,6 +146,7 @@ class LineAssembler:
 
     def feed(self, data: bytes) -> list[Line | Progress]:
         out: list[Line | Progress] = []
+        secrets = None if _secret_hint(data) is not None else False  # one search for the whole chunk
         rows = data.split(b"\n")
         rest = rows.pop()  # the bytes after the last \n: they open (or continue) a line
         if rows:
@@ -128,7 +157,7 @@ class LineAssembler:
             for raw in rows[1:]:  # whole lines inside this chunk: no open-line state needed
                 number += 1
                 size = len(raw)
-                out.append(make_line(number, offset, raw[:-1] if raw.endswith(b"\r") else raw))
+                out.append(make_line(number, offset, raw[:-1] if raw.endswith(b"\r") else raw, secrets=secrets))
                 offset += size + 1
             self.number, self.offset, self._start = number, offset, offset
         self._append(rest, out)
@@ -198,9 +227,10 @@ class LineAssembler:
             return
         newest = pieces[-1]
         if not self._buf.endswith(newest) or len(pieces) == 1 or len(newest) >= len(pieces[-2]):
-            out.append(Progress(self.number + 1, self._start, decode(newest)))
+            piece = newest
         else:
-            out.append(Progress(self.number + 1, self._start, decode(pieces[-2])))
+            piece = pieces[-2]
+        out.append(Progress(self.number + 1, self._start, _text(piece, _secret_hint(piece) is not None)))
 
     def _finish(self, terminated: bool = True) -> Line:
         raw = bytes(self._buf)

@@ -19,7 +19,7 @@ import re
 from array import array
 from typing import Any, Protocol
 
-from tui.core.lines import Line, LineAssembler, Progress
+from tui.core.lines import Line, LineAssembler, Progress, make_line
 
 try:  # google-re2: linear time and much faster on literal alternations
     import re2 as _re2
@@ -37,7 +37,11 @@ class Tracker(Protocol):
 
     def feed(self, item: Line | Progress, at: float | None = None) -> list[Any]: ...
 
+    needs_rank_tags: bool
+
     def pass_over(self, number: int, text: str | None = None) -> None: ...
+
+    def skip(self, line: Line) -> None: ...
 
     def finish(self) -> list[Any]: ...
 
@@ -49,13 +53,15 @@ class Prefilter:
     def __init__(self, words: tuple[str, ...], hyperscan: bool = True) -> None:
         ordered = sorted(set(words), key=len, reverse=True)
         engine = _re2 if _re2 is not None else re
-        self.in_bytes = engine.compile(b"|".join(re.escape(w.encode()) for w in ordered))
+        # ESC too: an escape sequence inside a word ("Load \\x1b[1mweight") hides it from a byte
+        # search, and a line holding one is looked at only once the sequences are gone.
+        self.in_bytes = engine.compile(b"|".join([*(re.escape(w.encode()) for w in ordered), rb"\x1b"]))
         self._in_text = engine.compile("|".join(re.escape(w) for w in ordered)).search
         self._hs: Any = None  # a hyperscan.Database (it takes memoryviews too)
         if _hs is not None and hyperscan and ordered:
             try:
                 db = _hs.Database(mode=_hs.HS_MODE_BLOCK)
-                encoded = [w.encode() for w in ordered]
+                encoded = [w.encode() for w in ordered] + [b"\x1b"]  # ESC, as above
                 db.compile(expressions=encoded, ids=list(range(len(encoded))), elements=len(encoded), literal=True)
                 self._hs = db
             except Exception:  # an engine that refuses the words: the regex does it all
@@ -137,7 +143,7 @@ class Scanner:
             if self._wanted(line):
                 self.tracker.feed(line, None)
             else:
-                self.tracker.pass_over(line.number, line.text)
+                self.tracker.skip(line)
         self.tracker.finish()
 
     def _whole_lines(self, block: bytes, pos: int, end: int, at: float | None) -> None:
@@ -163,8 +169,24 @@ class Scanner:
             pos = nl + 1
 
     def _skip(self, block: bytes, start: int, end: int) -> None:
-        """Whole lines ``block[start:end]`` without a word: counted, never built."""
+        """Whole lines ``block[start:end]`` without a word: counted, never built, except the
+        last one with something in it (what the log said last, as a tracker fed them all keeps).
+        Until ready they are built (and not matched): their rank tags count."""
+        if self.tracker.needs_rank_tags:
+            for item in self._lines.feed(block[start:end]):
+                if isinstance(item, Line):
+                    self.tracker.skip(item)
+            return
         self._lines.skip(block.count(b"\n", start, end), end - start)
+        number, stop = self._lines.number, end - 1  # block[stop] is the region's last \n
+        while stop > start:
+            begin = block.rfind(b"\n", start, stop) + 1 or start
+            raw = block[begin:stop]
+            text = make_line(number, begin, raw[:-1] if raw.endswith(b"\r") else raw).text
+            if text and not text.isspace():
+                self.tracker.pass_over(number, text)
+                break
+            number, stop = number - 1, begin - 1
         self.tracker.pass_over(self._lines.number)
 
     def _take(self, data: bytes, at: float | None, only_candidates: bool = False) -> None:
@@ -172,7 +194,7 @@ class Scanner:
             if not only_candidates or self._wanted(item):
                 self.tracker.feed(item, at)
             elif isinstance(item, Line):
-                self.tracker.pass_over(item.number, item.text)
+                self.tracker.skip(item)
 
     def _wanted(self, item: Line | Progress) -> bool:
         """For the rare line assembled across blocks, where the block search could not see it whole."""

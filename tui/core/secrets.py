@@ -9,8 +9,9 @@ masked too (``Masker``), so a token echoed back by the server is hidden as well.
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 MASK = "****"
 
@@ -39,6 +40,102 @@ def is_secret_name(name: str) -> bool:
     if key.endswith(_NOT_SECRET_SUFFIX) and "PASSWORD" not in key and "SECRET" not in key:
         return False
     return bool(_SECRET_NAME.search(key))
+
+
+# ---------------------------------------------------------------- secrets in free text
+
+# Tokens recognisable by their shape alone, wherever they appear.
+_SHAPES = (
+    r"\bhf_[A-Za-z0-9]{16,}"  # Hugging Face
+    r"|\bsk-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_]{16,}"  # OpenAI-style (sk-…, sk-proj-…, sk-ant-…)
+    r"|\b(?:ghp|gho|ghs|ghu|github_pat|glpat|xox[abposr])[-_][A-Za-z0-9_-]{16,}"  # GitHub, GitLab, Slack
+    r"|\bAKIA[0-9A-Z]{16}\b"  # AWS access key id
+    r"|\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"  # a JWT
+)
+# A value after a word that names a secret: api_key='…', "hf_token": "…", HF_TOKEN=…, ?token=…,
+# and --api-key … / --hf-token=…. The name is judged by is_secret_name; the value is masked.
+_WORD = r"[\w.-]{0,40}?(?i:key|token|secret|passw|passwd|pwd|auth|credential)[\w.-]{0,40}"
+_NAMED = (
+    rf"\b(?P<name>{_WORD})(?P<sep>['\"]?\s*[=:]\s*)(?P<q>[\[(]?\s*['\"]?)"
+    r"(?P<value>(?:(?:Bearer|Basic)\s+)?[^\s'\",;)}\]&]+)"
+    rf"|(?P<flag>--?{_WORD})(?P<space>\s+)(?P<arg>[^\s'\",;)}}\]&-][^\s'\",;)}}\]&]*)"
+)
+_AUTH = r"(?P<scheme>\b(?:Bearer|Basic))\s+(?P<cred>[A-Za-z0-9._~+/=-]{8,})"
+_URL_CREDENTIALS = r"(?P<userinfo>\b[a-z][a-z0-9+.-]*://[^\s/:@]*:)(?P<password>[^\s/@]+)(?=@)"
+_FREE = re.compile(f"{_SHAPES}|{_AUTH}|{_URL_CREDENTIALS}|{_NAMED}")
+#: The cheap first test, on raw bytes (a whole chunk at once): can this hold a secret? It is looser
+#: than the masks (any token prefix, a secret's name before a separator and a value that is not a
+#: number, ESC since an escape sequence can sit inside a name) and never misses what they mask.
+SECRET_HINT = (
+    rb"hf_|sk-|://|Bearer|Basic|ghp_|gho_|ghs_|ghu_|github_pat|glpat|xox|AKIA|eyJ|\x1b"
+    rb"|(?i:key|token|secret|passw|pwd|auth|credential)[\w.-]*['\"]?[ \t]*[=:][ \t]*['\"]?[^0-9\s'\"]"
+    rb"|-(?i:[\w-]*(?:key|token|secret|passw|pwd|auth|credential))[\w-]*[ \t]+[^\s-]"
+)
+_HINT = re.compile(SECRET_HINT.decode("latin-1"))
+_bytes_hint = re.compile(SECRET_HINT).search
+_NOT_A_VALUE = frozenset({"none", "null", "true", "false", "''", '""', "[]", "{}", "0", "-", "****"})
+
+
+def _masked(match: re.Match[str], fill: Callable[[str], str]) -> str:
+    """The match with its secret part replaced by ``fill(secret)``."""
+    groups = match.groupdict()
+    name = groups["flag"] or groups["name"]
+    part = next((g for g in ("password", "cred", "arg", "value") if groups[g] is not None), None)
+    if part is None:  # a token by its shape
+        return fill(match.group(0))
+    value = groups[part]
+    start, end = match.start(part) - match.start(), match.end(part) - match.start()
+    whole = match.group(0)
+    if name is not None and not (
+        is_secret_name(name) and value.lower() not in _NOT_A_VALUE and not value.isdigit() and value[0] != "*"
+    ):  # not a secret's name: what the value holds (a URL, a token by its shape) is still looked at
+        return whole[:start] + _FREE.sub(functools.partial(_masked, fill=fill), value) + whole[end:]
+    return whole[:start] + fill(value) + whole[end:]
+
+
+def _stars(value: str) -> str:
+    return "*" * len(value)
+
+
+def mask_secrets(text: str) -> str:
+    """``text`` with every secret it shows masked, known or not: tokens by their shape (``hf_…``,
+    ``sk-…``, JWTs, …), values after a secret's name (``api_key='…'`` in a ``server_args=`` dump,
+    ``"hf_token": "…"`` in JSON, ``--api-key …``, ``HF_TOKEN=…``), bearer and basic credentials,
+    and the password of a URL (``https://user:…@host``)."""
+    if not text or _HINT.search(text) is None:
+        return text
+    return _FREE.sub(functools.partial(_masked, fill=lambda _value: MASK), text)
+
+
+def mask_secret_bytes(data: bytes) -> bytes:
+    """``mask_secrets`` for raw log bytes, each masked byte a ``*``: offsets and line numbers stay
+    true (what a recording stores). Give it whole lines: a secret cut in two is not recognised."""
+    if _bytes_hint(data) is None:
+        return data
+    return _FREE.sub(functools.partial(_masked, fill=_stars), data.decode("latin-1")).encode("latin-1")
+
+
+class LogMasker:
+    """``mask_secret_bytes`` over a stream of chunks: what follows the last line or segment end
+    (``\\n``, ``\\r``) waits for the next chunk, so no secret is split between two calls."""
+
+    def __init__(self, hold: int = 1 << 20) -> None:
+        self._held = b""
+        self._hold = hold
+
+    def feed(self, data: bytes) -> bytes:
+        data = self._held + data
+        cut = max(data.rfind(b"\n"), data.rfind(b"\r")) + 1
+        if cut == 0 and len(data) < self._hold:
+            self._held = data
+            return b""
+        cut = cut or len(data)
+        self._held = data[cut:]
+        return mask_secret_bytes(data[:cut])
+
+    def flush(self) -> bytes:
+        data, self._held = self._held, b""
+        return mask_secret_bytes(data)
 
 
 def mask_env(env: Mapping[str, str]) -> dict[str, str]:

@@ -166,6 +166,8 @@ class StartupState:
     last_line: int | None = None  # the last non-empty line seen, and its text:
     last_text: str = ""  # what the log said last when the process died
     errors_dropped: int = 0  # errors past the cap on ``errors`` (memory stays bounded): counted only
+    unparsed: int = 0  # lines the tracker failed on (skipped, warned about): 0 unless there is a bug
+    first_unparsed: int | None = None  # ... and the first of them
 
     def phase(self, name: str) -> Phase | None:
         for p in self.phases:

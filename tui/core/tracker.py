@@ -13,11 +13,13 @@ import bisect
 import re
 import signal as signals
 import time
+from collections.abc import Iterator
 from datetime import datetime
 
 from tui.core.classifier import Classifier
 from tui.core.events import (
     ErrorFound,
+    LineUnparsed,
     PhaseEnded,
     PhaseProgress,
     PhaseStarted,
@@ -39,6 +41,22 @@ MAIN = "main"  # the rank of lines whose prefix names none
 #: marker names another server (beyond this, a switch keeps what was read so far).
 REPLAY_CHARS = 8 << 20
 _DIGITS = re.compile(r"\d+")
+
+
+def _count(text: str | None) -> int | None:
+    """A bar's count as a number; None for what no real bar prints (a 300-digit number, "½")."""
+    if text is None or not 0 < len(text) <= 18 or not text.isascii() or not text.isdigit():
+        return None
+    return int(text)
+
+
+def _seconds(text: str | None) -> float | None:
+    """An "elapsed=…" figure, if it is a plain, finite, non-negative number."""
+    try:
+        value = float(text) if text else None
+    except ValueError:
+        return None
+    return value if value is not None and 0.0 <= value < 1e9 else None
 
 
 def _is_bar(text: str) -> bool:
@@ -131,12 +149,29 @@ class StartupTracker:
         return self.classifier.open or not (self._settled or self._gave_up)
 
     def feed(self, item: Line | Progress, at: float | None = None) -> list[TrackerEvent]:
-        """One line (or a live ``\\r`` update of the open line); ``at``: when it arrived."""
+        """One line (or a live ``\\r`` update of the open line); ``at``: when it arrived.
+
+        Never raises: a line the tracker fails on is skipped, counted in ``state.unparsed``
+        and reported as a ``LineUnparsed`` warning, so one odd line cannot stop a watch."""
         events: list[TrackerEvent] = []
+        try:
+            self._feed(item, at, events)
+        except Exception as exc:  # the boundary: whatever one line does, following goes on
+            self.pass_over(item.number)
+            state = self.state
+            state.unparsed += 1
+            state.warnings += 1
+            if state.first_unparsed is None:
+                state.first_unparsed = item.number
+            reason = f"{type(exc).__name__}: {exc}"[:200]
+            events.append(LineUnparsed(item.number, f"line {item.number} could not be parsed ({reason})"))
+        return events
+
+    def _feed(self, item: Line | Progress, at: float | None, events: list[TrackerEvent]) -> None:
         if isinstance(item, Progress):
             if self.profile is not None:
                 self._bar_only(item.number, item.text, at, events)
-            return events
+            return
         detecting = not (self._settled or self._gave_up)
         if detecting:
             self._seen += 1
@@ -150,20 +185,35 @@ class StartupTracker:
                 self._replay = None
             else:
                 self._replay.append((item, at))
-        return events
 
     def _line(self, item: Line, at: float | None, events: list[TrackerEvent]) -> None:
         number = item.number
         self._offset = item.offset
         self.pass_over(number)
-        segments = item.segments
-        last = len(segments) - 1
-        for i, text in enumerate(segments):
-            if i < last and _is_bar(text) and _is_bar(segments[i + 1]):
-                continue  # an intermediate bar update: the next one supersedes it
-            self._segment(number, text, at, events)
-        if segments:
-            self.pass_over(number, segments[-1])
+        for text in self._texts(item.segments):
+            self._one(number, text, at, events)
+        if item.segments:
+            self.pass_over(number, item.segments[-1])
+
+    @property
+    def needs_rank_tags(self) -> bool:
+        """Until ready, every line's rank tag counts (``skip`` the lines not fed): a rank that
+        prints only lines no pattern matches is still one of the server's ranks."""
+        return self.state.ready_line is None
+
+    def skip(self, line: Line) -> None:
+        """Line ``line`` was read but needs no matching (a prefilter found no marker word in it):
+        what a fed line with nothing to match leaves, no more: its count, its text as what the
+        log said last, and (until ready) its rank tag."""
+        if self.state.ready_line is None:
+            headers = (self.profile or self._generic).headers
+            for text in self._texts(line.segments):
+                for header in headers:
+                    match = header.match(text)
+                    if match is not None:
+                        self._register(match.groupdict())
+                        break
+        self.pass_over(line.number, line.text)
 
     def pass_over(self, number: int, text: str | None = None) -> None:
         """Line ``number`` was read but needs no matching (a prefilter found no marker word in
@@ -240,15 +290,21 @@ class StartupTracker:
 
     # ------------------------------------------------------------ one segment
 
-    def _segment(self, number: int, text: str, at: float | None, events: list[TrackerEvent]) -> None:
-        if self.profile is not None and _is_bar(text):
-            for header in self._inner_headers:
-                match = header.search(text, 1)
-                if match is not None:
-                    self._one(number, text[: match.start()], at, events)
-                    text = text[match.start() :]
-                    break
-        self._one(number, text, at, events)
+    def _texts(self, segments: tuple[str, ...]) -> Iterator[str]:
+        """The texts a line is matched as: its ``\\r`` segments but the bar updates the next one
+        supersedes, and a record a bar swallowed (no ``\\r`` between) apart from the bar."""
+        last = len(segments) - 1
+        for i, text in enumerate(segments):
+            if i < last and _is_bar(text) and _is_bar(segments[i + 1]):
+                continue  # an intermediate bar update: the next one supersedes it
+            if self.profile is not None and _is_bar(text):
+                for header in self._inner_headers:
+                    match = header.search(text, 1)
+                    if match is not None:
+                        yield text[: match.start()]
+                        text = text[match.start() :]
+                        break
+            yield text
 
     def _one(self, number: int, text: str, at: float | None, events: list[TrackerEvent]) -> None:
         if not self._settled and not self._replaying:
@@ -257,7 +313,7 @@ class StartupTracker:
             self._announced = True
             events.append(ServerDetected(self.profile.name, number))
         profile = self.profile or self._generic
-        msg, rank, record, level, ts_text = text, None, False, None, None
+        msg, groups, record, level, ts_text = text, None, False, None, None
         for header in profile.headers:
             match = header.match(text)
             if match is not None:
@@ -266,9 +322,9 @@ class StartupTracker:
                 ts_text = groups.get("ts")
                 level = groups.get("lvl")
                 record = ts_text is not None or level is not None
-                rank = self._rank(groups.get("ranks"), groups.get("proc"), groups.get("pid"))
                 break
-        ts = self._time(ts_text, at)
+        if groups is not None and self.state.ready_line is None:
+            self._register(groups)
         if (
             not self.classifier.open
             and self._anything is not None
@@ -277,7 +333,11 @@ class StartupTracker:
             and not msg.startswith(("Process ", "Exception ignored "))
             and (level is None or level not in profile.warning_levels)
         ):
-            return  # nothing can match: the common case, one search
+            # Nothing can match: the common case, one search. Such a line leaves what one a
+            # prefilter skipped leaves (see skip), so scan == watch: no timestamp, for one.
+            return
+        rank = None if groups is None else self._rank(groups.get("ranks"), groups.get("proc"))
+        ts = self._time(ts_text, at)
         errors, warning, consumed = self.classifier.feed(number, msg, rank, record, level, ts, self._offset)
         if errors:
             self._errors(errors, events)
@@ -288,7 +348,7 @@ class StartupTracker:
             return
         if self._any_marker is not None and self._any_marker.search(msg) is None:
             return
-        self._markers(number, msg, rank, ts, events)
+        self._markers(number, msg, MAIN if rank is None else rank, ts, events)
 
     def _detect(self, number: int, text: str, events: list[TrackerEvent]) -> None:
         """Weigh this line's evidence; use the likeliest server, switching if it changed."""
@@ -324,7 +384,18 @@ class StartupTracker:
         finally:
             self._replaying = False
 
-    def _rank(self, ranks: str | None, proc: str | None, pid: str | None = None) -> str:
+    def _rank(self, ranks: str | None, proc: str | None) -> str:
+        if ranks:
+            rank = self._rank_cache.get(ranks)
+            if rank is None:
+                rank = self._rank_cache[ranks] = self._rank_name(ranks)
+            return rank
+        return proc or MAIN
+
+    def _register(self, groups: dict[str, str | None]) -> None:
+        """A line's rank tag (or process name) is one of the server's ranks; a process whose
+        name changed (its ``pid`` group) is the same rank under its new name."""
+        ranks, proc, pid = groups.get("ranks"), groups.get("proc"), groups.get("pid")
         if proc and pid:
             known = self._pid_rank.get(pid)
             if known != proc:
@@ -332,17 +403,12 @@ class StartupTracker:
                 if known is not None:
                     self._rename(known, proc)
         if ranks:
-            rank = self._rank_cache.get(ranks)
-            if rank is None:
-                rank = self._rank_cache[ranks] = self._rank_name(ranks)
+            rank = self._rank(ranks, None)
             if rank != MAIN and rank not in self._tagged:
                 self._tagged.add(rank)
                 self.state.ranks.add(rank)
-            return rank
-        if proc:
+        elif proc:
             self.state.ranks.add(proc)
-            return proc
-        return MAIN
 
     def _rename(self, old: str, new: str) -> None:
         """One process's tag changed ("Worker pid=N" before device init, "Worker_TP1" after):
@@ -542,8 +608,7 @@ class StartupTracker:
             self._settle(spec.index, events)
         if spec.requires_begin and action != "begin" and (phase is None or rank not in phase.ranks):
             return
-        seconds = match.groupdict().get("seconds")
-        took = float(seconds) if seconds else None  # the line says how long it took
+        took = _seconds(match.groupdict().get("seconds"))  # the line says how long it took
         if phase is None:
             start_ts = ts
             if took is not None and ts is not None:
@@ -676,12 +741,12 @@ class StartupTracker:
             return  # a stray bar after its phase
         groups = match.groupdict()
         fraction = None
-        n, total, pct = groups.get("n"), groups.get("total"), groups.get("pct")
-        if n is not None and total is not None and int(total) > 0:
-            fraction = min(1.0, int(n) / int(total))
+        n, total, pct = _count(groups.get("n")), _count(groups.get("total")), _count(groups.get("pct"))
+        if n is not None and total:
+            fraction = min(1.0, n / total)
             detail = f"{n}/{total}"
         elif pct is not None:
-            fraction = min(1.0, int(pct) / 100)
+            fraction = min(1.0, pct / 100)
             detail = f"{pct}%"
         else:
             detail = ""

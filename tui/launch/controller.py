@@ -19,6 +19,7 @@ the pieces that stand alone are the other modules of this package.)
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shlex
 import signal
@@ -34,7 +35,7 @@ from tui.core.profiles import ProfileError
 from tui.core.secrets import MASK, Masker, mask_argv
 from tui.core.state import READY
 from tui.core.verdict import DEAD, STARTING, HealthStatus, ProcessStatus, Verdict, describe_exit, gpu_activity, judge
-from tui.history import AttemptRecord, Expectations, History
+from tui.history import AttemptRecord, Expectations, History, HistoryError
 from tui.launch.attempt_log import AttemptLog
 from tui.launch.events import AttemptFinished, AttemptStarted, LaunchEvent, Note, VerdictChanged
 from tui.launch.gpu_release import GPU_RELEASE_TIMEOUT, GpuBusy, GpuHolder, GpuWatch
@@ -103,6 +104,7 @@ class Launch:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._notified: set[int] = set()
         self._ticker: asyncio.Task[None] | None = None
+        self._claimed = False  # this launch holds the history's lock on its name
         self.outcome = Outcome(self)
 
     def _default_runner(self) -> Runner:
@@ -259,6 +261,10 @@ class Launch:
         same GPUs), else launch attempt vN+1. ``launch=False`` (``watchtower attach``) only
         reattaches: LaunchError when nothing runs.
         """
+        async with self._claim():  # a second `run --name X` at this moment waits, then reattaches
+            return await self._start(launch)
+
+    async def _start(self, launch: bool) -> AttemptRun:
         if self.history is not None:
             self.records = await asyncio.to_thread(self.history.attempts, self.spec.name)
         found = await self.reattach()
@@ -268,7 +274,7 @@ class Launch:
             latest = self.records[-1] if self.records else None
             which = f"v{latest.attempt} of {self.spec.name}" if latest else self.spec.name
             raise LaunchError(f"{which} is not running any more; start it again with `watchtower run`")
-        return await self.launch()
+        return await self._launch()
 
     async def reattach(self) -> AttemptRun | None:
         latest = self.records[-1] if self.records else None
@@ -314,6 +320,10 @@ class Launch:
 
     async def launch(self, command: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> AttemptRun:
         """Start the next attempt (the current one must have ended)."""
+        async with self._claim():
+            return await self._launch(command, env)
+
+    async def _launch(self, command: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> AttemptRun:
         if self.run is not None and self.run.alive:
             raise LaunchError(f"attempt v{self.run.attempt} is still running: stop it first")
         applied, self.applied = self.applied, None  # this attempt's alone, started or refused
@@ -340,24 +350,31 @@ class Launch:
         self.phase_started_at = {}
         self._forget_group()
         await self._load_expectations()
-        run = await self.runner.start(number, self.spec.command, self.spec.env, log_path, pid_path, self.spec.cwd)
-        self.run = run
-        self.reattached = False
-        self.verdict_now = None
-        if self.history is not None:
-            self.record = await self.outcome.db(
-                self.history.start,
+        record, history = None, self.history
+        if history is not None:  # recorded first: a history that cannot be written stops us here
+            record = await self.outcome.db(
+                history.start,
                 self.spec.name,
                 command=self.spec.command,
                 env=self.spec.env,
                 host=self.spec.host_label,
                 log_path=str(log_path),
                 attempt=number,
-                started_at=run.started_at,
-                pid=run.pid,
                 applied=applied,
             )
-            self.records.append(self.record)
+        try:
+            run = await self.runner.start(number, self.spec.command, self.spec.env, log_path, pid_path, self.spec.cwd)
+        except BaseException:
+            if history is not None and record is not None:
+                await self.outcome.db(history.forget, record)  # nothing was launched: no attempt
+            raise
+        self.run = run
+        self.reattached = False
+        self.verdict_now = None
+        if history is not None and record is not None:
+            self.record = record
+            self.records.append(record)
+            await self.outcome.stored(history.update, record, masker=self.masker, pid=run.pid)
         self._ensure_ticker()
         self._follow(run)
         self.publish(AttemptStarted(run, reattached=False))
@@ -549,6 +566,21 @@ class Launch:
         notified = event.attempt in self._notified
         self.evaluate()
         self.outcome.on_exit(event, notified)
+
+    @contextlib.asynccontextmanager
+    async def _claim(self) -> AsyncIterator[None]:
+        """Hold the history's lock on this name (once: ``start`` launches inside it)."""
+        if self.history is None or self._claimed:
+            yield
+            return
+        self._claimed = True
+        try:
+            async with self.history.claim(self.spec.name):
+                yield
+        except HistoryError as exc:
+            raise LaunchError(str(exc)) from None
+        finally:
+            self._claimed = False
 
     def _spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
         task = asyncio.create_task(coro)

@@ -55,7 +55,8 @@ class LocalRunner(Runner):
         _check_executable(command[0], cwd)
         try:
             log_path.parent.mkdir(parents=True, exist_ok=True)
-            log = open(log_path, "ab")
+            # 0600: the log may hold what the server echoes (its tokens, its arguments)
+            log = open(os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600), "ab")
         except OSError as exc:
             raise LaunchError(f"cannot write the log {log_path}: {exc.strerror or exc}") from None
         mark = f"{log_path.stem}:{secrets.token_hex(4)}"
@@ -75,8 +76,8 @@ class LocalRunner(Runner):
             )
         except FileNotFoundError:
             raise LaunchError(f"command not found: {command[0]}") from None
-        except PermissionError:
-            raise LaunchError(f"command not executable: {command[0]}") from None
+        except PermissionError as exc:
+            raise LaunchError(_not_runnable(exc, command[0], cwd)) from None
         finally:
             log.close()
         run = AttemptRun(
@@ -252,6 +253,17 @@ async def _wait_pidfd(pidfd: int, exit_file: str) -> int | None:
         return None
     returncode, signum = found
     return -signum if signum is not None else returncode
+
+
+def _not_runnable(exc: PermissionError, program: str, cwd: str | None) -> str:
+    """Which file the permission was denied on: the working directory, Watchtower's own Python
+    (it runs the wrapper that starts the command), or the command itself."""
+    culprit = exc.filename or program
+    if cwd is not None and os.path.realpath(culprit) == os.path.realpath(cwd):
+        return f"cannot enter the working directory {cwd}: permission denied"
+    if culprit == sys.executable:
+        return f"cannot run {culprit} (the Python that starts {program}): permission denied"
+    return f"command not executable: {culprit}"
 
 
 def _check_executable(program: str, cwd: str | None) -> None:

@@ -23,9 +23,9 @@ from tui.core.lines import clean
 from tui.core.secrets import Masker, is_secret_name
 from tui.core.state import READY, STOPPED
 from tui.core.verdict import log_error
-from tui.history import AttemptRecord, History, phase_seconds
+from tui.history import AttemptRecord, History, HistoryError, phase_seconds
 from tui.launch.events import AttemptFinished, LaunchEvent, Note
-from tui.launch.spec import LaunchSpec
+from tui.launch.spec import LaunchError, LaunchSpec
 
 BELL = "\a"
 
@@ -108,6 +108,7 @@ class Outcome:
         self.launch = launch
         self._writes: set[asyncio.Task[Any]] = set()  # history updates and hooks
         self._db_lock = asyncio.Lock()
+        self._failed = ""  # the last history write failure said
         launch.subscribe(self.on_event)
 
     def on_event(self, event: LaunchEvent) -> None:
@@ -178,12 +179,25 @@ class Outcome:
         launch = self.launch
         if launch.history is None or launch.record is None:
             return
-        self._spawn(self.db(launch.history.update, launch.record, masker=launch.masker, **fields))
+        self._spawn(self.stored(launch.history.update, launch.record, masker=launch.masker, **fields))
+
+    async def stored(self, *args: Any, **kwargs: Any) -> None:
+        """A history write while the server runs: a failure is said, once, and watching goes on."""
+        try:
+            await self.db(*args, **kwargs)
+        except LaunchError as exc:
+            if str(exc) != self._failed:
+                self._failed = str(exc)
+                self.launch.publish(Note(f"history not updated: {exc}"))
 
     async def db(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        """A history call in a worker thread, one at a time."""
+        """A history call in a worker thread, one at a time; a ``HistoryError`` comes out as a
+        ``LaunchError`` (one line, never a traceback)."""
         async with self._db_lock:
-            return await asyncio.to_thread(fn, *args, **kwargs)
+            try:
+                return await asyncio.to_thread(fn, *args, **kwargs)
+            except HistoryError as exc:
+                raise LaunchError(str(exc)) from None
 
     def _spawn(self, coro: Coroutine[Any, Any, Any], *, name: str | None = None) -> None:
         task = asyncio.create_task(coro, name=name)

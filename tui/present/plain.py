@@ -18,6 +18,7 @@ from typing import Any, TextIO
 from tui.core.events import (
     ConnectionState,
     ErrorFound,
+    LineUnparsed,
     LogGap,
     LogMoved,
     LogRestart,
@@ -104,6 +105,9 @@ class EventWords:
         self.say(f"{title(event.phase)} {pct}{event.detail}".rstrip(), "")
 
     def warning(self, event: WarningFound) -> None:
+        if isinstance(event, LineUnparsed):
+            self.say(f"warning: {event.text}", "")  # always shown: a line Watchtower did not understand
+            return
         self.warnings += 1
         if self.warnings <= MAX_WARNINGS_SHOWN:
             self.say(f"warning (line {event.line}): {event.text}", "")
@@ -173,7 +177,8 @@ class PlainWatch:
         now = time.monotonic() - self.started
         minutes, secs = divmod(now, 60)
         stamp = f"{time.strftime('%H:%M:%S')}  +{int(minutes):02d}:{secs:04.1f}"
-        for i, line in enumerate(text.splitlines() or [""]):
+        for i, line in enumerate(text.split("\n")):  # \n only: clean() shows U+2028 and the rest
+            line = clean(line)
             print(f"{stamp}  {indent}{line}" if i == 0 else f"{' ' * len(stamp)}  {indent}{line}")
 
     # ------------------------------------------------------------ main loop

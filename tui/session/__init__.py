@@ -32,6 +32,7 @@ from tui.core.events import (
     LogGap,
     LogMoved,
     LogRestart,
+    LineUnparsed,
     LogTruncated,
     LogWaiting,
     PhaseEnded,
@@ -411,7 +412,7 @@ class WatchSession:
                         following = items[index + 1].offset if index + 1 < len(items) else None
                         wanted = found < len(hits) and (following is None or hits[found] < following)
                     if not wanted:  # no marker word: cannot change the startup state
-                        tracker.pass_over(item.number, item.text)
+                        tracker.skip(item)
                         continue
                 events = tracker.feed(item, now)
             if events:
@@ -430,6 +431,8 @@ class WatchSession:
                 self._style_line(event.line, PHASE)
             elif isinstance(event, WarningFound):
                 self._style_line(event.line, WARNING)
+                if isinstance(event, LineUnparsed):
+                    self.scrollback.mark(f"⚠ {event.text}")
             elif isinstance(event, ErrorFound):
                 self._grow(event.error)
             elif isinstance(event, Stopped):

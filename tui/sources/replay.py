@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from tui.core.events import GpuInfo, GpuSample, GpuUnavailable
+from tui.core.secrets import LogMasker
 
 FORMAT = "watchtower-recording"
 VERSION = 1
@@ -78,7 +79,8 @@ def gpu_from_row(row: list[Any]) -> GpuInfo:
 
 
 class RecordingWriter:
-    """Appends records to a recording file; ``t`` is measured from the first record."""
+    """Appends records to a recording file; ``t`` is measured from the first record. Secrets in
+    the log (by shape and by name) are stored as ``*`` bytes: offsets and line numbers stay true."""
 
     def __init__(self, path: str | os.PathLike[str], **header: Any) -> None:
         self.path = Path(path)
@@ -92,6 +94,7 @@ class RecordingWriter:
         self._t0: float | None = None
         self.records = 0
         self.bytes_written = 0
+        self._masker = LogMasker()
         self._write({"format": FORMAT, "version": VERSION, **header})
 
     def _t(self, at: float) -> float:
@@ -105,6 +108,11 @@ class RecordingWriter:
         self.bytes_written = self._raw.tell()
 
     def log(self, at: float, data: bytes) -> None:
+        data = self._masker.feed(data)
+        if data:
+            self._log(at, data)
+
+    def _log(self, at: float, data: bytes) -> None:
         try:
             record: dict[str, Any] = {"t": self._t(at), "log": data.decode("utf-8")}
         except UnicodeDecodeError:
@@ -113,6 +121,7 @@ class RecordingWriter:
         self.records += 1
 
     def restart(self, at: float, reason: str) -> None:
+        self._flush_log(at)
         self._write({"t": self._t(at), "restart": reason})
         self.records += 1
 
@@ -128,10 +137,17 @@ class RecordingWriter:
         self._write({"t": self._t(at), "gpu_unavailable": reason})
         self.records += 1
 
+    def _flush_log(self, at: float) -> None:
+        """The log's open last line, held back by the masker, goes in now."""
+        if data := self._masker.flush():
+            self._log(at, data)
+
     def close(self, at: float | None = None) -> None:
         if self._file.closed:
             return
-        self._write({"t": self._t(at if at is not None else time.time()), "end": True})
+        at = at if at is not None else time.time()
+        self._flush_log(at)
+        self._write({"t": self._t(at), "end": True})
         self._file.close()
         self._raw.close()
 

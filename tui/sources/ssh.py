@@ -453,10 +453,14 @@ async def stream_lines(target: SshTarget, argv: Sequence[str]) -> AsyncGenerator
 
 # ---------------------------------------------------------------- detached processes
 
-# Runs "$@" in a new session that survives the SSH connection, output to the log, its pid
-# (= its process group) in the pid file. Positional: $1 log, $2 pid file, then the command.
+# Runs "$@" in a new session that survives the SSH connection, output to the log (created
+# 0600: it may hold what the server echoes), its pid (= its process group) in the pid file.
+# Positional: $1 log, $2 pid file, then the command. The environment's NAME=VALUE lines come
+# on stdin, ended by an empty line, so no value is ever on the remote command line (which `ps` shows to every user).
 _DETACH = (
-    'log=$1 pidfile=$2; shift 2; : >>"$log" && : >>"$pidfile" || exit 1; '
+    'log=$1 pidfile=$2; shift 2; umask 077; '
+    'while IFS= read -r kv && [ -n "$kv" ]; do export "$kv" || exit 1; done; '
+    ': >>"$log" && : >>"$pidfile" || exit 1; '
     'setsid nohup "$@" >"$log" 2>&1 </dev/null & echo $! >"$pidfile" && echo $!'
 )
 
@@ -477,12 +481,16 @@ async def start_detached(
     its pid to ``pid_path`` (default: ``log_path + ".pid"``).
     """
     pid_path = pid_path or f"{log_path}.pid"
-    script = shlex.join(["sh", "-c", _DETACH, "sh", log_path, pid_path, *_env_words(env), *argv])
+    _env_words(env)  # checks the names
+    if any("\n" in value or "\0" in value for value in (env or {}).values()):
+        raise ValueError("an environment value with a newline cannot be passed to a remote launch")
+    script = shlex.join(["sh", "-c", _DETACH, "sh", log_path, pid_path, *argv])
     if cwd:
         script = f"cd {shlex.quote(cwd)} && {script}"
     conn = await connection(target)
     try:
-        result = await conn.run(script, check=False, timeout=30)
+        lines = "".join(f"{key}={value}\n" for key, value in (env or {}).items()) + "\n"
+        result = await conn.run(script, input=lines, check=False, timeout=30)
     except (asyncssh.Error, OSError) as exc:
         raise SshError(f"{target}: connection lost while starting {argv[0]}: {_reason(exc)}") from None
     out = str(result.stdout or "").strip()
