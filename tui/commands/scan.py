@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import select
 import stat
 
 from tui.core.errors import UsageError
@@ -45,8 +46,13 @@ def open_log(path: str):
             kind = "a directory" if stat.S_ISDIR(mode) else "a device or socket"
             raise UsageError(f"{path}: is {kind}, not a log file")
         if stat.S_ISFIFO(mode):  # read it as cat does: wait for a writer, then until it closes
-            waiting, fd = fd, os.open(path, os.O_RDONLY | os.O_CLOEXEC)  # the first keeps it open meanwhile
-            os.close(waiting)
+            # Not a second, blocking open: a writer that came, wrote and left before it would
+            # leave that open waiting for ever. poll() on this fd returns once a writer has
+            # written or come and gone (Linux reports no hang-up before a first writer).
+            waiting = select.poll()
+            waiting.register(fd, select.POLLIN)
+            waiting.poll()
+            os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file") from None
