@@ -7,11 +7,12 @@ here; nothing below this module imports the command line, and no view builds a s
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import os
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from tui.core.errors import UsageError
@@ -480,19 +481,61 @@ def _history() -> Any:
 
 
 def slurm_run(spec: Any, request: Any, options: LaunchOptions, *, plain: bool) -> int:
-    """`run --slurm`: submit vN, follow the job; the dashboard's x cancels it, r resubmits as vN+1."""
+    """`run --slurm`: check, submit vN, follow the job; the dashboard's x cancels it, r resubmits as vN+1."""
     launch = slurm_launch(spec, request, options, history=_history())
+    if options.preflight:
+        _slurm_preflight(spec, sys.stdout if plain else sys.stderr)
     return _run_cluster_launch(launch, options, plain=plain, title=f"run: {spec.name}")
 
 
-async def _cluster_plain(launch: Any, options: LaunchOptions) -> int:
-    """`run --slurm --plain` / `run --nodes … --plain`: start v1 and print it to its verdict."""
+def _slurm_preflight(spec: Any, out: Any) -> None:
+    """`watchtower check` of a Slurm job's command on the submitting host: the checks that hold
+    wherever the job runs (model, draft, contexts, EAGLE-3 hook, versions; the nodes share the
+    files). The machine's own (ports, GPUs, /dev/shm…) are left to the job's nodes, said once;
+    a ✗ refuses the submission. A probe that cannot run here is skipped with its reason."""
+    from tui.core.preflight import portable
+    from tui.preflight import preflight_report
+
+    try:
+        report = asyncio.run(preflight_report(list(spec.command), dict(spec.env), gpus="none"))
+    except UsageError as exc:
+        print(f"check: skipped on this host ({exc}): the job's nodes are not checked before it starts", file=out, flush=True)
+        return
+    report = dataclasses.replace(report, checks=portable(report.checks))
+    for line in report.text().splitlines():
+        print(f"check: {line.strip()}", file=out, flush=True)
+    print("check: ports, GPUs, /dev/shm and leftover servers are the job's nodes' own: not checked from here",
+          file=out, flush=True)
+    if report.failed:
+        raise UsageError(f"{len(report.failed)} check(s) failed (✗ above): fix them, or --no-check to submit anyway")
+
+
+def slurm_attach(spec: Any, record: Any, options: LaunchOptions, *, plain: bool) -> int:
+    """`attach NAME` of a `run --slurm` launch: follow the job id its history keeps; x cancels
+    it, r resubmits as vN+1 asking Slurm for what the attempt's batch script asked."""
+    from tui.core.slurm import SlurmRequest
+
+    from pathlib import Path
+
+    script = Path(spec.log_dir) / f"{spec.name}-v{record.attempt}.sbatch"
+    try:
+        request = SlurmRequest.from_script(script.read_text())
+    except OSError:
+        request = SlurmRequest()
+    launch = slurm_launch(spec, request, options, history=_history())
+    return _run_cluster_launch(launch, options, plain=plain, title=f"attach: {spec.name}",
+                               begin=lambda: launch.resume(record))
+
+
+async def _cluster_plain(launch: Any, options: LaunchOptions, begin: Callable[[], Awaitable[Any]]) -> int:
+    """`run --slurm --plain` / `run --nodes … --plain` / `attach`: start (or resume) the attempt
+    and print it to its verdict."""
     from tui.core.verdict import EXIT_READY
     from tui.present.cluster import PlainCluster
 
     presenter: Any = None
     launch.notes.append(lambda text: presenter.say(text) if presenter else print(text, flush=True))
-    session = await launch.start()
+    session = await begin()
     presenter = PlainCluster(session, timeout=options.timeout, title=f"run {launch.name} v{launch.attempt}")
     try:
         code = await presenter.run()
@@ -548,18 +591,21 @@ def nodes_run(spec: Any, nodes: list[Any], options: LaunchOptions, *, plain: boo
     return _run_cluster_launch(launch, options, plain=plain, title=f"run: {spec.name} on {len(nodes)} nodes")
 
 
-def _run_cluster_launch(launch: Any, options: LaunchOptions, *, plain: bool, title: str) -> int:
-    """A ClusterLaunch in the dashboard (x stop, r relaunch) or as plain text; the verdict's exit status."""
+def _run_cluster_launch(launch: Any, options: LaunchOptions, *, plain: bool, title: str,
+                        begin: Callable[[], Awaitable[Any]] | None = None) -> int:
+    """A ClusterLaunch in the dashboard (x stop, r relaunch) or as plain text; the verdict's exit
+    status. ``begin`` makes the first attempt's session (default: start the next attempt)."""
     from tui.core.state import FAILED, READY, STOPPED
     from tui.core.verdict import EXIT_FAILED, EXIT_READY, EXIT_STARTING
 
+    begin = begin or launch.start
     if plain:
-        return asyncio.run(_cluster_plain(launch, options))
+        return asyncio.run(_cluster_plain(launch, options, begin))
     from tui.app import themes
     from tui.app.cluster import ClusterApp
 
     async def first() -> Any:
-        return await launch.start()
+        return await begin()
 
     session = asyncio.run(first())
     app = ClusterApp(session, palette=themes.resolve(options.theme, themes.discover()), title=title,

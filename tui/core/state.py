@@ -16,8 +16,12 @@ from enum import StrEnum
 #: ``compile`` is torch.compile / JIT kernel compilation outside graph capture (vLLM's
 #: Dynamo + Inductor before KV sizing, SGLang's DeepGEMM pre-compile, TensorRT-LLM's
 #: autotuner); many starts have none, and views show it only when it happened.
+#: ``dist_init`` is each rank joining the distributed group (SGLang's "Init torch distributed",
+#: vLLM's ``world_size=… rank=…`` / "rank N in world size M is assigned as …"): where a
+#: multi-node start waits for its last node; shown only when the log printed it.
 PHASES: tuple[str, ...] = (
     "server_args",
+    "dist_init",
     "weight_load",
     "compile",
     "memory_pool",
@@ -28,6 +32,7 @@ PHASES: tuple[str, ...] = (
 
 PHASE_TITLES: dict[str, str] = {
     "server_args": "server args",
+    "dist_init": "dist init",
     "weight_load": "weight load",
     "compile": "compile",
     "memory_pool": "memory pool",
@@ -248,9 +253,9 @@ def origin(state: StartupState) -> float | None:
     return state.first_ts
 
 
-#: Phases shown only when the log had them (many starts compile nothing; a row of "skipped"
-#: for them would be noise).
-OPTIONAL_PHASES = frozenset({"compile"})
+#: Phases shown only when the log had them (many starts compile nothing, many logs print no
+#: distributed init; a row of "skipped" for them would be noise).
+OPTIONAL_PHASES = frozenset({"dist_init", "compile"})
 
 
 def shown(state: StartupState, names: Iterable[str]) -> list[str]:

@@ -123,6 +123,7 @@ class StartupTracker:
         self._minutes: dict[str, float] = {}  # "YYYY-MM-DD HH:MM:00" -> epoch seconds
         self._rank_cache: dict[str, str] = {}
         self._tagged: set[str] = set()  # ranks named by a rank tag (not a process name)
+        self._pid_rank: dict[str, str] = {}  # process id -> the rank its tag last named
         self.classifier.reset()
         self.classifier.set_profile(self._generic)
         self._anything = self._quick_test(self._generic)
@@ -442,8 +443,15 @@ class StartupTracker:
         return proc or MAIN
 
     def _register(self, groups: dict[str, str | None]) -> None:
-        """A line's rank tag (or process name) is one of the server's ranks."""
-        ranks, proc = groups.get("ranks"), groups.get("proc")
+        """A line's rank tag (or process name) is one of the server's ranks; a process whose
+        name changed (its ``pid`` group) is the same rank under its new name."""
+        ranks, proc, pid = groups.get("ranks"), groups.get("proc"), groups.get("pid")
+        if proc and pid:
+            known = self._pid_rank.get(pid)
+            if known != proc:
+                self._pid_rank[pid] = proc
+                if known is not None:
+                    self._rename(known, proc)
         if ranks:
             rank = self._rank(ranks, None)
             if rank != MAIN and rank not in self._tagged:
@@ -451,6 +459,23 @@ class StartupTracker:
                 self.state.ranks.add(rank)
         elif proc:
             self.state.ranks.add(proc)
+
+    def _rename(self, old: str, new: str) -> None:
+        """One process's tag changed ("Worker pid=N" before device init, "Worker_TP1" after):
+        what it did under the old name is the new name's."""
+        state = self.state
+        state.ranks.discard(old)
+        state.ranks.add(new)
+        for phase in state.phases:
+            entry = phase.ranks.pop(old, None)
+            if entry is not None and new not in phase.ranks:
+                entry.rank = new
+                phase.ranks[new] = entry
+        for (name, rank) in [k for k in self._implicit if k[1] == old]:
+            self._implicit.setdefault((name, new), self._implicit.pop((name, rank)))
+        for name, rank in list(self._placeholders.items()):
+            if rank == old:
+                self._placeholders[name] = new
 
     def _rank_name(self, ranks: str) -> str:
         """Rank tokens as a set in the profile's order: "TP3 DP0" and "DP0 TP3" are one rank."""
