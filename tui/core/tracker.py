@@ -15,6 +15,7 @@ import signal as signals
 import time
 from collections.abc import Iterator
 from datetime import datetime
+from typing import TypeGuard
 
 from tui.core.classifier import Classifier
 from tui.core.events import (
@@ -31,7 +32,7 @@ from tui.core.events import (
     WarningFound,
 )
 from tui.core.lines import Line, Progress
-from tui.core.profiles import Evidence, PhaseSpec, Profile, any_of, builtin_profiles, generic_profile
+from tui.core.profiles import Evidence, PhaseSpec, Profile, QuickTest, any_of, builtin_profiles, generic_profile
 from tui.core.state import (
     FAILED,
     INTERRUPTED,
@@ -117,8 +118,7 @@ class StartupTracker:
         self._error_ids: set[int] = set()
         self._offset: int | None = None  # stream offset of the line being fed
         self._last_ts: float | None = None
-        self._ts_text: str | None = None
-        self._ts_value: float | None = None
+        self._ts_base: tuple[str, float] | None = None  # the last timestamp text (to the second) and its value
         self._year: int | None = None
         self._minutes: dict[str, float] = {}  # "YYYY-MM-DD HH:MM:00" -> epoch seconds
         self._rank_cache: dict[str, str] = {}
@@ -127,7 +127,7 @@ class StartupTracker:
         self.classifier.reset()
         self.classifier.set_profile(self._generic)
         self._anything = self._quick_test(self._generic)
-        self._startup = None
+        self._startup: QuickTest | None = None
         if self._forced is not None:
             self._use(self._forced)
 
@@ -149,7 +149,7 @@ class StartupTracker:
         self._any_bar = any_of([p for spec in profile.phases for p in spec.progress])
 
     @staticmethod
-    def _quick_test(profile: Profile):
+    def _quick_test(profile: Profile) -> QuickTest | None:
         """One first test for a whole line: could any signature, warning or marker match it?"""
         patterns = [s.regex for s in profile.signatures] + list(profile.warnings)
         patterns += [*profile.ready, *profile.close, *profile.stop, *profile.startup]
@@ -187,7 +187,7 @@ class StartupTracker:
     def _feed(self, item: Line | Progress, at: float | None, events: list[TrackerEvent]) -> None:
         if isinstance(item, Progress):
             if self.profile is not None:
-                self._bar_only(item.number, item.text, at, events)
+                self._bar_only(self.profile, item.number, item.text, at, events)
             return
         detecting = not (self._settled or self._gave_up)
         if detecting:
@@ -367,7 +367,7 @@ class StartupTracker:
             return
         if self._any_marker is not None and self._any_marker.search(msg) is None:
             return
-        self._markers(number, msg, MAIN if rank is None else rank, ts, events)
+        self._markers(self.profile, number, msg, MAIN if rank is None else rank, ts, events)
 
     def _ended(self) -> bool:
         """The current startup got somewhere (ready, failed, stopped, or past its arguments):
@@ -494,7 +494,7 @@ class StartupTracker:
         state = self.state
         ts = None
         if ts_text is not None and self.profile is not None and self.profile.timestamp:
-            ts = self._parse_time(ts_text, at)
+            ts = self._parse_time(self.profile.timestamp, ts_text, at)
         if ts is not None:
             self._last_ts = ts
         else:
@@ -505,21 +505,24 @@ class StartupTracker:
             state.last_ts = ts
         return ts
 
-    def _parse_time(self, text: str, at: float | None) -> float | None:
+    def _parse_time(self, fmt: str, text: str, at: float | None) -> float | None:
+        """``text`` (a timestamp in strptime format ``fmt``) as seconds since the epoch."""
         base, _, fraction = text.replace(",", ".").partition(".")
-        if base != self._ts_text:
-            value = self._parse_base(base, at)
-            if value is None:
+        cached = self._ts_base
+        if cached is not None and cached[0] == base:
+            value = cached[1]
+        else:
+            parsed = self._parse_base(fmt, base, at)
+            if parsed is None:
                 return None
-            self._ts_text, self._ts_value = base, value
-        value = self._ts_value
+            self._ts_base = (base, parsed)
+            value = parsed
         if fraction.isdigit():
             value += float("0." + fraction)
         return value
 
-    def _parse_base(self, base: str, at: float | None) -> float | None:
+    def _parse_base(self, fmt: str, base: str, at: float | None) -> float | None:
         """Seconds since the epoch; strptime once per minute, the seconds added by hand."""
-        fmt = self.profile.timestamp
         seconds = 0
         if fmt.endswith("%S") and base[-2:].isdigit():
             seconds = int(base[-2:])
@@ -569,11 +572,10 @@ class StartupTracker:
 
     # ------------------------------------------------------------ phases
 
-    def _markers(self, number: int, msg: str, rank: str, ts: float | None, events: list[TrackerEvent]) -> None:
-        profile = self.profile
+    def _markers(self, profile: Profile, number: int, msg: str, rank: str, ts: float | None, events: list[TrackerEvent]) -> None:
         state = self.state
         if profile.identity and len(state.identity) < len(profile.identity) and len(state.phases) <= 1:
-            self._identify(msg)  # the argument lines, before the first real phase
+            self._identify(profile, msg)  # the argument lines, before the first real phase
         if state.ready_line is None:
             if any(p.search(msg) for p in profile.ready):
                 self._ready(number, ts, events)
@@ -595,20 +597,20 @@ class StartupTracker:
                     if match is not None:
                         if action in ("begin", "step") and spec.yield_to and self._yields(spec, msg, rank):
                             break
-                        self._mark(spec, action, match, number, msg, rank, ts, events)
+                        self._mark(profile, spec, action, match, number, msg, rank, ts, events)
                         break
             if self._any_bar is not None and self._any_bar.search(msg) is not None:
                 for pattern in spec.progress:
                     match = pattern.search(msg)
                     if match is not None:
-                        self._bar(spec, match, number, msg, ts, events)
+                        self._bar(profile, spec, match, number, msg, ts, events)
                         break
         if any(p.search(msg) for p in profile.close):
             self._close_phases(events)
 
-    def _identify(self, msg: str) -> None:
+    def _identify(self, profile: Profile, msg: str) -> None:
         identity = self.state.identity
-        for key, patterns in self.profile.identity:
+        for key, patterns in profile.identity:
             if key in identity:
                 continue
             for pattern in patterns:
@@ -630,20 +632,21 @@ class StartupTracker:
                 return True
         return False
 
-    def _bar_only(self, number: int, text: str, at: float | None, events: list[TrackerEvent]) -> None:
+    def _bar_only(self, profile: Profile, number: int, text: str, at: float | None, events: list[TrackerEvent]) -> None:
         """A live update of a still-open line: only its progress bar matters."""
         if self._any_bar is None or self._any_bar.search(text) is None:
             return
         ts = self._last_ts if self._last_ts is not None else at
-        for spec in self.profile.phases:
+        for spec in profile.phases:
             for pattern in spec.progress:
                 match = pattern.search(text)
                 if match is not None:
-                    self._bar(spec, match, number, text, ts, events)
+                    self._bar(profile, spec, match, number, text, ts, events)
                     return
 
     def _mark(
         self,
+        profile: Profile,
         spec: PhaseSpec,
         action: str,
         match: re.Match[str],
@@ -696,7 +699,7 @@ class StartupTracker:
         elif entry.end_line is not None:
             return  # a step after this rank's end
         entry.last_line, entry.last_ts = number, ts
-        for figure in self.profile.figures:
+        for figure in profile.figures:
             found = figure.search(msg)
             if found is not None:
                 phase.detail = found.group(0)
@@ -778,14 +781,22 @@ class StartupTracker:
                 return name
         return next(iter(phase.ranks), None)
 
-    def _running_on_owner(self, phase: Phase | None) -> bool:
+    def _running_on_owner(self, phase: Phase | None) -> TypeGuard[Phase]:
+        """``phase`` exists, is open, and its bar's owner rank has not ended it."""
         if phase is None or phase.done:
             return False
         owner = self._bar_owner(phase)
         return owner is None or phase.ranks[owner].end_line is None
 
     def _bar(
-        self, spec: PhaseSpec, match: re.Match[str], number: int, text: str, ts: float | None, events: list[TrackerEvent]
+        self,
+        profile: Profile,
+        spec: PhaseSpec,
+        match: re.Match[str],
+        number: int,
+        text: str,
+        ts: float | None,
+        events: list[TrackerEvent],
     ) -> None:
         phase = self.state.phase(spec.name)
         draft = self.state.phase(DRAFT) if self._draft is not None else None
@@ -797,7 +808,7 @@ class StartupTracker:
             if self._tentative:
                 self._settle(spec.index, events)
             phase = self._new_phase(spec.name, number, ts, events)
-            rank = self.profile.bar_rank
+            rank = profile.bar_rank
             phase.ranks[rank] = RankPhase(rank, number, ts)
             self._placeholders[spec.name] = rank
         elif phase.done:
@@ -813,7 +824,7 @@ class StartupTracker:
             detail = f"{pct}%"
         else:
             detail = ""
-        for figure in self.profile.figures:
+        for figure in profile.figures:
             found = figure.search(text)
             if found is not None:
                 detail = f"{detail} {found.group(0)}".strip()
