@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tui.core.profiles import Profile, Signature, any_of
@@ -79,7 +80,7 @@ class _Block:
     last: int = 0  # line number of the latest line fed to it
     exc_line: int = 0  # line number of its exception line
     head: list[tuple[int, str]] = field(default_factory=list)
-    tail: deque = field(default_factory=lambda: deque(maxlen=TAIL))
+    tail: deque[tuple[int, str]] = field(default_factory=lambda: deque(maxlen=TAIL))
     spans: list[list[int]] = field(default_factory=list)  # [first, last] runs of its line numbers
     report: ErrorReport | None = None
     warning: bool = False  # logged at a warning level: a warning with a traceback, not a failure
@@ -262,7 +263,7 @@ class Classifier:
         rank: str | None,
         ts: float | None,
         offset: int | None,
-        errors: list,
+        errors: list[ErrorReport],
         warning: bool = False,
     ) -> None:
         chained = self._candidate(rank, lambda b: b.state == _CHAIN_STATE)
@@ -285,7 +286,9 @@ class Classifier:
         block.add(number, body)
         self._blocks.append(block)
 
-    def _candidate(self, rank: str | None, accepts, prefer=None) -> _Block | None:
+    def _candidate(
+        self, rank: str | None, accepts: Callable[[_Block], bool], prefer: Callable[[_Block], bool] | None = None
+    ) -> _Block | None:
         """The block a line goes to: of its rank if it names one, else the oldest unranked,
         else the oldest; among those, one that expects this line (``prefer``) comes first."""
         best = None
@@ -302,7 +305,7 @@ class Classifier:
                     break
         return best
 
-    def _continue(self, number: int, body: str, rank: str | None, record: bool, errors: list) -> bool:
+    def _continue(self, number: int, body: str, rank: str | None, record: bool, errors: list[ErrorReport]) -> bool:
         """Feed ``body`` to the block it continues; False if it continues none."""
         if not body or body.isspace():
             block = self._candidate(rank, lambda b: b.state != _TB)
@@ -382,7 +385,7 @@ class Classifier:
         report.block = block.lines()
         return True
 
-    def _exception(self, block: _Block, number: int, match: re.Match[str], errors: list) -> None:
+    def _exception(self, block: _Block, number: int, match: re.Match[str], errors: list[ErrorReport]) -> None:
         block.state = _EXC
         block.exc_line = number
         kind = match.group("exc")
@@ -409,7 +412,7 @@ class Classifier:
         report.secondary = sig.secondary if sig else False
         errors.append(report)
 
-    def _close(self, block: _Block, errors: list) -> None:
+    def _close(self, block: _Block, errors: list[ErrorReport]) -> None:
         self._blocks.remove(block)
         if block.report is not None or block.ignored:
             return  # already reported when its exception line came (or only a warning)
@@ -429,7 +432,7 @@ class Classifier:
             )
         )
 
-    def _close_complete(self, rank: str | None, errors: list) -> None:
+    def _close_complete(self, rank: str | None, errors: list[ErrorReport]) -> None:
         """A new record from ``rank``: its own block is over, and so is any finished unranked one."""
         for block in list(self._blocks):
             if block.rank == rank or (block.rank is None and block.state == _EXC):
@@ -437,7 +440,7 @@ class Classifier:
                     continue
                 self._close(block, errors)
 
-    def _expire(self, number: int, errors: list) -> None:
+    def _expire(self, number: int, errors: list[ErrorReport]) -> None:
         for block in list(self._blocks):
             idle = number - block.last
             if idle > STALE_LINES or (block.state == _EXC and idle > AFTER_EXCEPTION_LINES):
