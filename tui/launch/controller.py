@@ -26,7 +26,7 @@ import signal
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tui.core import cmdline
 from tui.core.events import GpuSample, PhaseStarted, ProcessExited, ProcessStarted, ProcessStopping
@@ -44,6 +44,9 @@ from tui.launch.proctable import command_line, group_members, is_alive, wait_pid
 from tui.launch.runner import AttemptRun, Runner, StopResult
 from tui.launch.spec import LaunchError, LaunchSpec, attempt_paths
 from tui.sources.health import HealthProbe
+
+if TYPE_CHECKING:
+    from tui.sources.probe import PortHolder  # imported when used: it reads the agent's source
 
 #: Longest wait for the log's last bytes before a process exit is passed on.
 EXIT_DRAIN = 0.5
@@ -438,14 +441,14 @@ class Launch:
         """Processes holding GPU memory in the latest sample, ours marked."""
         return self.gpus.holders(self._our_pids(), self.old_pgids)
 
-    async def port_holder(self, port: int) -> dict | None:
+    async def port_holder(self, port: int) -> PortHolder | None:
         """The process listening on ``port`` where the server runs (the ``free_port`` fix), or None."""
-        from tui.sources.probe import ProbeError, port_holder
+        from tui.sources.probe import PortHolder, ProbeError, port_holder
 
         try:
             holder = await port_holder(self.spec.host, port)
         except ProbeError as exc:
-            return {"pid": None, "cmd": str(exc)}
+            return PortHolder(pid=None, cmd=str(exc))
         if holder is not None and holder.get("cmd"):
             holder["cmd"] = self.masker.text(holder["cmd"])
         return holder
