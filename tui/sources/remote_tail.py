@@ -27,7 +27,7 @@ import json
 import shlex
 import time
 import zlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 from pathlib import Path
 from typing import Any
@@ -87,7 +87,7 @@ class FrameError(ValueError):
 class _Frames:
     """Bounded reads from the agent's stdout: a line of at most ``limit`` bytes, or exactly n."""
 
-    def __init__(self, reader: asyncssh.SSHReader) -> None:
+    def __init__(self, reader: asyncssh.SSHReader[bytes]) -> None:
         self._reader = reader
         self._buf = bytearray()
 
@@ -168,7 +168,7 @@ class RemoteTailer:
         self.attached = asyncio.Event()
         self._closed = False
         self._stop = asyncio.Event()
-        self._process: asyncssh.SSHClientProcess | None = None
+        self._process: asyncssh.SSHClientProcess[bytes] | None = None
         self._writers = writers
         self._convert = Converter(self.source, str(self.target))
 
@@ -251,7 +251,7 @@ class RemoteTailer:
                 delay = self._backoff.next()
             await self._pause(delay)
 
-    async def _follow(self, conn: asyncssh.SSHClientConnection) -> AsyncIterator[RemoteEvent | str]:
+    async def _follow(self, conn: asyncssh.SSHClientConnection) -> AsyncGenerator[RemoteEvent | str, None]:
         """Run one agent; yields events, and a str if it failed for a reason worth showing."""
         try:
             process = await conn.create_process(self.command(), encoding=None)
@@ -292,7 +292,9 @@ class RemoteTailer:
             self._process = None
 
     @staticmethod
-    async def _exit_problem(process: asyncssh.SSHClientProcess, errors: asyncio.Future, stderr: bytearray) -> str:
+    async def _exit_problem(
+        process: asyncssh.SSHClientProcess[bytes], errors: asyncio.Future[None], stderr: bytearray
+    ) -> str:
         """Why the agent ended, when it exited by itself ("" when the connection went away)."""
         await asyncio.wait({errors}, timeout=2)
         try:
