@@ -37,6 +37,23 @@ import os
 import stat
 import struct
 import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # never run: the agent's Python 3.6 sees annotations only as strings
+    import ctypes
+    from collections.abc import Callable
+    from typing import Final, Literal
+
+    Opened = tuple[Literal["opened"], int, int, int, bytes]
+    Data = tuple[Literal["data"], int, bytes, str | None]
+    Gap = tuple[Literal["gap"], int, int, str, str | None]
+    Restart = tuple[Literal["restart"], str]
+    Truncated = tuple[Literal["truncated"], int, int]
+    Wait = tuple[Literal["wait"], str]
+    Moved = tuple[Literal["moved"], str | None, tuple[int, ...], bool]
+    Step = Opened | Data | Gap | Restart | Truncated | Wait | Moved
+    #: (dev, ino) -> pids holding that file open for writing; None: cannot be known.
+    Holders = Callable[[int, int], list[int] | None]
 
 #: Largest single read, and so the largest chunk.
 CHUNK = 256 * 1024
@@ -47,7 +64,7 @@ CHECK = 64
 #: inotify cannot watch it).
 HOLDERS_EVERY, HOLDERS_QUIET = 1.0, 30.0
 #: preadv flag: fail with EAGAIN instead of waiting for the disk (Linux >= 4.14).
-NOWAIT = getattr(os, "RWF_NOWAIT", None)
+NOWAIT: "int | None" = getattr(os, "RWF_NOWAIT", None)
 
 # What a step reports: (OPENED, dev, ino, offset, recent) now reading this file of the path
 # (its identity, for a resume); (DATA, offset, data, origin) bytes of a file at offset, origin
@@ -57,10 +74,16 @@ NOWAIT = getattr(os, "RWF_NOWAIT", None)
 # ``lines`` newlines, reading goes on there; (WAIT, reason) no readable file at the path,
 # reported once per reason; (MOVED, moved_to, pids, done) the old file, now at moved_to
 # (None: deleted), is still written by pids and followed, until done.
-OPENED, DATA, GAP, RESTART, TRUNCATED, WAIT, MOVED = "opened", "data", "gap", "restart", "truncated", "wait", "moved"
+OPENED: "Final" = "opened"
+DATA: "Final" = "data"
+GAP: "Final" = "gap"
+RESTART: "Final" = "restart"
+TRUNCATED: "Final" = "truncated"
+WAIT: "Final" = "wait"
+MOVED: "Final" = "moved"
 
 
-def _file_type(mode):
+def _file_type(mode: int) -> str:
     if stat.S_ISDIR(mode):
         return "a directory"
     if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
@@ -70,7 +93,7 @@ def _file_type(mode):
     return "not a regular file"
 
 
-def where(fd):
+def where(fd: int) -> "str | None":
     """The path an open file now has (after a rename), or None once it was deleted."""
     try:
         link = os.readlink("/proc/self/fd/%d" % fd)
@@ -82,7 +105,7 @@ def where(fd):
 class _File:
     """One open file being read, and what was delivered from it."""
 
-    def __init__(self, fd, st, offset, recent, head):
+    def __init__(self, fd: int, st: os.stat_result, offset: int, recent: bytes, head: bytes) -> None:
         self.fd = fd
         self.ident = (st.st_dev, st.st_ino)
         self.fifo = stat.S_ISFIFO(st.st_mode)
@@ -90,22 +113,16 @@ class _File:
         self.seen = offset  # largest size observed: bytes known to exist
         self.recent = recent  # the last CHECK bytes delivered
         self.head = head  # the first CHECK bytes of the file as delivered (truncation kept them?)
-        self.origin = None  # set once the path names another file: where this one is now
-        self.holders = ()  # pids writing it, as last asked
+        self.origin: "str | None" = None  # set once the path names another file: where this one is now
+        self.holders: "tuple[int, ...]" = ()  # pids writing it, as last asked
         self.asked = -1e9  # when they were last asked (monotonic)
         self.closes = 0  # closes after writing that inotify reported
         self.closes_seen = 0  # ... as of the last ask
         self.watch = -1  # inotify watch descriptor
 
-    def deliver(self, data, whole_lines):
-        """A DATA tuple for ``data`` read at the offset (cut after its last newline when
-        ``whole_lines``; None when nothing is left to deliver)."""
-        if whole_lines and len(data) < CHUNK:
-            cut = data.rfind(b"\n") + 1
-            data = data[:cut]
-        if not data:
-            return None
-        event = (DATA, self.offset, data, self.origin)
+    def deliver(self, data: bytes) -> "Data":
+        """A DATA tuple for ``data`` (not empty) read at the offset."""
+        event: "Data" = (DATA, self.offset, data, self.origin)
         if self.offset < CHECK:
             self.head = (self.head + data[: CHECK - self.offset])[:CHECK]
         self.offset += len(data)
@@ -113,10 +130,17 @@ class _File:
         self.recent = (self.recent + data[-CHECK:])[-CHECK:]
         return event
 
-    def still_same(self):
+    def still_same(self) -> bool:
         if not self.recent:
             return True
         return os.pread(self.fd, len(self.recent), self.offset - len(self.recent)) == self.recent
+
+
+def _whole_lines(data: bytes) -> bytes:
+    """``data`` cut after its last newline (a full chunk is kept whole: a line that long)."""
+    if len(data) < CHUNK:
+        return data[: data.rfind(b"\n") + 1]
+    return data
 
 
 class Follower:
@@ -128,47 +152,55 @@ class Follower:
     ``on_open(fd)`` and ``on_close(fd)`` let the wake-ups watch the files being read.
     """
 
-    def __init__(self, path, from_end=False, chunk=CHUNK, holders=None, on_open=None, on_close=None):
+    def __init__(
+        self,
+        path: str,
+        from_end: bool = False,
+        chunk: int = CHUNK,
+        holders: "Holders | None" = None,
+        on_open: "Callable[[_File], None] | None" = None,
+        on_close: "Callable[[_File], None] | None" = None,
+    ) -> None:
         self.path = path
         self.chunk = chunk
         self.holders = holders
-        self.on_open = on_open or (lambda f: None)
-        self.on_close = on_close or (lambda f: None)
-        self.skip = None  # (ident, size) of a file whose existing content is skipped
+        self.on_open: "Callable[[_File], None]" = on_open or (lambda f: None)
+        self.on_close: "Callable[[_File], None]" = on_close or (lambda f: None)
+        self.skip: "tuple[tuple[int, int], int] | None" = None  # (ident, size) of a file whose content is skipped
         if from_end:
             try:
                 st = os.stat(path)
                 self.skip = ((st.st_dev, st.st_ino), st.st_size)
             except OSError:
                 pass  # not there yet: whatever appears is new
-        self.cur = None  # the file at the path
-        self.old = []  # files moved away from the path that are still written
-        self.replaced = None  # the path names another file: drain once more, then switch
-        self.restart = None  # reason to report when the next file opens
-        self.waiting = None  # last WAIT reason (reported once)
+        self.cur: "_File | None" = None  # the file at the path
+        self.old: "list[_File]" = []  # files moved away from the path that are still written
+        self.replaced: "str | None" = None  # the path names another file: drain once more, then switch
+        self.restart: "str | None" = None  # reason to report when the next file opens
+        self.waiting: "str | None" = None  # last WAIT reason (reported once)
         self.nowait = NOWAIT is not None  # page-cache reads without blocking (read_cached)
-        self._buf = None
+        self._buf: "bytearray | None" = None
 
     # ------------------------------------------------------------ what callers see
 
     @property
-    def offset(self):
+    def offset(self) -> int:
         return self.cur.offset if self.cur is not None else 0
 
-    def position(self):
+    def position(self) -> "tuple[int, int, int, bytes] | None":
         """``(dev, ino, offset, recent)`` of the file at the path, or None: enough to resume."""
         f = self.cur
         if f is None or f.fifo:
             return None
         return f.ident[0], f.ident[1], f.offset, f.recent
 
-    def close(self):
-        for f in [self.cur] + self.old:
+    def close(self) -> None:
+        for f in [self.cur, *self.old]:
             if f is not None:
                 self._close(f)
         self.cur, self.old = None, []
 
-    def resume(self, dev, ino, offset, recent):
+    def resume(self, dev: int, ino: int, offset: int, recent: bytes) -> "list[Step]":
         """Pick up the file followed before (a dropped connection): at the path, or found
         again in its directory if it was rotated meanwhile."""
         fd = -1
@@ -192,19 +224,19 @@ class Follower:
         head = os.pread(fd, min(CHECK, offset), 0)
         return self._adopt(fd, st, offset, recent, head)  # step() checks the bytes are the same
 
-    def step(self):
+    def step(self) -> "tuple[list[Step], bool]":
         """Do the next piece of work: ``(events, more)``, more meaning more is ready now."""
-        events = []
+        events: "list[Step]" = []
         more = False
         for f in list(self.old):
             more = self._step_old(f, events) or more
         if self.cur is None:
             more = self._open(events) or more
         else:
-            more = self._read(events) or more
+            more = self._read(self.cur, events) or more
         return events, more
 
-    def read_cached(self):
+    def read_cached(self) -> "list[Data] | None":
         """The next chunk of the path's file straight from the page cache (``preadv`` with
         ``RWF_NOWAIT``), or None when that cannot be done without blocking (not cached, a
         filesystem without it such as tmpfs or NFS, end of file, anything unusual): then
@@ -212,7 +244,7 @@ class Follower:
         this is what makes a new line arrive in a fraction of a millisecond.
         """
         f = self.cur
-        if f is None or f.fifo or self.old or self.replaced is not None or not self.nowait:
+        if f is None or f.fifo or self.old or self.replaced is not None or NOWAIT is None or not self.nowait:
             return None
         if self._buf is None:
             self._buf = bytearray(self.chunk)
@@ -236,17 +268,17 @@ class Follower:
                 self.nowait = False
             return None
         f.seen = max(f.seen, size)
-        return [f.deliver(data, False)]
+        return [f.deliver(data)]
 
     # ------------------------------------------------------------ the file at the path
 
-    def _wait(self, reason, events):
+    def _wait(self, reason: str, events: "list[Step]") -> bool:
         if reason != self.waiting:
             self.waiting = reason
             events.append((WAIT, reason))
         return False
 
-    def _open(self, events):
+    def _open(self, events: "list[Step]") -> bool:
         path = self.path
         try:
             fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
@@ -273,15 +305,14 @@ class Follower:
         events.extend(self._adopt(fd, st, start, recent, head))
         return True
 
-    def _adopt(self, fd, st, offset, recent, head):
+    def _adopt(self, fd: int, st: os.stat_result, offset: int, recent: bytes, head: bytes) -> "list[Step]":
         f = _File(fd, st, offset, recent, head)
         self.cur = f
         self.waiting = None
         self.on_open(f)
         return [(OPENED, st.st_dev, st.st_ino, offset, recent)]
 
-    def _read(self, events):
-        f = self.cur
+    def _read(self, f: _File, events: "list[Step]") -> bool:
         if f.fifo:
             return self._read_fifo(f, events)
         size = os.fstat(f.fd).st_size
@@ -293,9 +324,10 @@ class Follower:
             return True
         if data:
             f.seen = max(f.seen, size)
-            event = f.deliver(data, bool(self.old))
-            if event is not None:
-                events.append(event)
+            if self.old:
+                data = _whole_lines(data)
+            if data:
+                events.append(f.deliver(data))
                 return True
         # At the end of this file: does the path still name it?
         if self.replaced is None:
@@ -307,17 +339,17 @@ class Follower:
         self.cur = None
         return True
 
-    def _read_fifo(self, f, events):
+    def _read_fifo(self, f: _File, events: "list[Step]") -> bool:
         try:
             data = os.read(f.fd, self.chunk)
         except (BlockingIOError, InterruptedError):
             return False
         if not data:  # no writer at the moment: keep it open for the next one
             return False
-        events.append(f.deliver(data, False))
+        events.append(f.deliver(data))
         return True
 
-    def _check_path(self, f, events):
+    def _check_path(self, f: _File, events: "list[Step]") -> bool:
         try:
             st = os.stat(self.path)
         except FileNotFoundError:
@@ -351,7 +383,7 @@ class Follower:
         self.replaced = "recreated" if os.fstat(f.fd).st_nlink == 0 else "rotated"
         return True  # drain once more: bytes written just before the rename
 
-    def _truncated(self, f, events):
+    def _truncated(self, f: _File, events: "list[Step]") -> None:
         size = os.fstat(f.fd).st_size
         lost = f.seen - f.offset
         if lost > 0:
@@ -369,32 +401,31 @@ class Follower:
 
     # ------------------------------------------------------------ old files still written
 
-    def _step_old(self, f, events):
+    def _step_old(self, f: _File, events: "list[Step]") -> bool:
         size = os.fstat(f.fd).st_size
         data = os.pread(f.fd, self.chunk, f.offset) if size > f.offset else b""
         if size < f.offset or not f.still_same():
             self._finish_old(f, events, "truncated")  # nobody can tell what it holds now
             return True
+        data = _whole_lines(data)
         if data:
-            event = f.deliver(data, True)
-            if event is not None:
-                events.append(event)
-                return True
+            events.append(f.deliver(data))
+            return True
         if self._holders(f):
             return False
         rest = os.pread(f.fd, self.chunk, f.offset)  # written before the last writer closed it
         if rest:
-            events.append(f.deliver(rest, False))
+            events.append(f.deliver(rest))
             return True
         self._finish_old(f, events, "")
         return True
 
-    def _finish_old(self, f, events, why):
+    def _finish_old(self, f: _File, events: "list[Step]", why: str) -> None:
         events.append((MOVED, f.origin, (), True))
         self.old.remove(f)
         self._close(f)
 
-    def _holders(self, f, force=False):
+    def _holders(self, f: _File, force: bool = False) -> "tuple[int, ...] | None":
         """Pids holding ``f`` open for writing (asked at most every HOLDERS_EVERY s)."""
         if self.holders is None:
             return None
@@ -406,14 +437,14 @@ class Follower:
             f.holders = tuple(pids or ())
         return f.holders
 
-    def _close(self, f):
+    def _close(self, f: _File) -> None:
         self.on_close(f)
         if f.fd >= 0:
             os.close(f.fd)
             f.fd = -1
 
 
-def _count_lines(fd, size):
+def _count_lines(fd: int, size: int) -> int:
     """Newlines in the first ``size`` bytes of the file (read in chunks: memory stays bounded)."""
     count, pos = 0, 0
     while pos < size:
@@ -425,7 +456,7 @@ def _count_lines(fd, size):
     return count
 
 
-def _find_inode(directory, dev, ino):
+def _find_inode(directory: str, dev: int, ino: int) -> int:
     """Open the file with this identity in ``directory`` (rotation renames it there), or -1."""
     try:
         entries = list(os.scandir(directory))
@@ -455,7 +486,7 @@ FILE_MASK = IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_DELETE_SELF | IN_MOVE_SE
 _HEADER = struct.Struct("iIII")  # struct inotify_event: wd, mask, cookie, len (then the name)
 
 
-def _libc():
+def _libc() -> "ctypes.CDLL | None":
     try:
         import ctypes
         import ctypes.util
@@ -469,7 +500,7 @@ def _libc():
         return None
 
 
-_LIBC = None
+_LIBC: "ctypes.CDLL | None" = None
 
 
 class Inotify:
@@ -488,12 +519,13 @@ class Inotify:
 
     def add(self, path: "str | bytes", mask: int) -> int:
         """A watch on ``path`` (bytes or str; a /proc/self/fd link watches that open file), or -1."""
-        if self.fd < 0:
+        if self.fd < 0 or _LIBC is None:  # fd >= 0 only once libc was had
             return -1
-        return _LIBC.inotify_add_watch(self.fd, os.fsencode(path), mask)
+        wd: int = _LIBC.inotify_add_watch(self.fd, os.fsencode(path), mask)
+        return wd
 
     def remove(self, wd: int) -> None:
-        if self.fd >= 0 and wd >= 0:
+        if self.fd >= 0 and wd >= 0 and _LIBC is not None:
             _LIBC.inotify_rm_watch(self.fd, wd)
 
     def read(self) -> "list[tuple[int, int, bytes]]":
@@ -528,12 +560,12 @@ class Wakeups:
     symlink into another directory, also once renamed). Spurious wake-ups are allowed;
     missed ones are not (where inotify cannot see, the caller polls)."""
 
-    def __init__(self, path, use_inotify=True):
+    def __init__(self, path: str, use_inotify: bool = True) -> None:
         self.inotify = Inotify(use_inotify)
         self.dir = os.path.dirname(path) or "."
         self.name = os.fsencode(os.path.basename(path))
         self.dir_wd = -1
-        self.files = {}  # wd -> the followed files on that inode
+        self.files: "dict[int, list[_File]]" = {}  # wd -> the followed files on that inode
         #: Something other than appends to a followed file may have happened (the path was
         #: renamed, deleted, created, chmod-ed; events lost; a timeout): look at the path
         #: again. Appends alone leave it False.
@@ -541,26 +573,26 @@ class Wakeups:
         self.watch_dir()
 
     @property
-    def fd(self):
+    def fd(self) -> int:
         return self.inotify.fd
 
     @property
-    def active(self):
+    def active(self) -> bool:
         """True while inotify watches the directory (else callers must poll)."""
         return self.dir_wd >= 0
 
-    def watch_dir(self):
+    def watch_dir(self) -> None:
         if self.dir_wd < 0:
             self.dir_wd = self.inotify.add(self.dir, DIR_MASK)
 
-    def watch_file(self, f):
+    def watch_file(self, f: _File) -> None:
         """Follow the inode of an open ``_File`` (call right after opening it)."""
         wd = self.inotify.add("/proc/self/fd/%d" % f.fd, FILE_MASK)
         f.watch = wd
         if wd >= 0:
             self.files.setdefault(wd, []).append(f)
 
-    def unwatch_file(self, f):
+    def unwatch_file(self, f: _File) -> None:
         wd, f.watch = f.watch, -1
         if f in self.files.get(wd, ()):
             self.files[wd].remove(f)
@@ -569,7 +601,7 @@ class Wakeups:
                 if wd != self.dir_wd:
                     self.inotify.remove(wd)
 
-    def drain(self):
+    def drain(self) -> bool:
         """Read the pending events: True when one concerns the path or a followed file."""
         relevant = False
         for wd, mask, name in self.inotify.read():
@@ -588,7 +620,7 @@ class Wakeups:
                 self.path_changed = True
         return relevant
 
-    def close(self):
+    def close(self) -> None:
         self.inotify.close()
         self.dir_wd = -1
         self.files = {}

@@ -15,12 +15,16 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
 from tui.core.events import LogChunk, LogGap, LogMoved, LogRestart, LogTruncated, LogWaiting
 from tui.sources import follow, procscan
 from tui.sources.follow import CHUNK, Follower, Wakeups
+
+if TYPE_CHECKING:
+    from tui.sources.follow import Step  # a type only: follow.py defines it for the checker
 
 __all__ = ["CHUNK", "LocalTailer", "PathWatch", "file_writers"]
 
@@ -142,19 +146,22 @@ class LocalTailer:
         follower.on_open, follower.on_close = watch.wakeups.watch_file, watch.wakeups.unwatch_file
         delay = _POLL_MIN
         active = time.monotonic()  # the last time something happened
-        step: Future | None = None
+        step: Future[tuple[list[Step], bool]] | None = None
         try:
             while not self._closed:
-                done = follower.read_cached()
-                if done is not None:
+                done: Sequence[Step]
+                cached = follower.read_cached()
+                if cached is not None:
+                    done = cached
                     # Only appends since the last full step (inotify says so): no need to
                     # look at the path again in the worker before waiting.
                     only_appends = watch.active and not watch.path_changed
-                    more = len(done[0][2]) == self._chunk or not only_appends
+                    more = len(cached[0][2]) == self._chunk or not only_appends
                 else:
                     watch.path_changed = False  # this step looks at the path
                     step = _WORKERS.submit(follower.step)
-                    done, more = await asyncio.wrap_future(step)
+                    stepped, more = await asyncio.wrap_future(step)
+                    done = stepped
                 for item in done:
                     event = self._event(item)
                     if event is not None:
@@ -182,19 +189,18 @@ class LocalTailer:
             else:
                 follower.close()
 
-    def _event(self, item: tuple) -> LogEvent | None:
-        kind = item[0]
-        if kind == follow.DATA:
+    def _event(self, item: Step) -> LogEvent | None:
+        if item[0] == follow.DATA:
             return LogChunk(item[3] or self.source, item[1], item[2], time.time())
-        if kind == follow.OPENED:
+        if item[0] == follow.OPENED:
             return None
-        if kind == follow.GAP:
+        if item[0] == follow.GAP:
             return LogGap(item[4] or self.source, item[1], item[2], item[3])
-        if kind == follow.RESTART:
+        if item[0] == follow.RESTART:
             return LogRestart(self.source, item[1])
-        if kind == follow.TRUNCATED:
+        if item[0] == follow.TRUNCATED:
             return LogTruncated(self.source, item[1], item[2])
-        if kind == follow.WAIT:
+        if item[0] == follow.WAIT:
             return LogWaiting(self.source, item[1])
         return LogMoved(self.source, item[1] or f"{self.path} (deleted)", item[2], item[3])
 

@@ -41,7 +41,7 @@ def _boot_time():
 _BOOT = _boot_time()
 
 
-def available():
+def available() -> bool:
     """Whether there is a /proc to look in."""
     return _BOOT is not None and os.path.isdir(PROC + "/self/fd")
 
@@ -81,7 +81,7 @@ def _pids(own):
             yield int(name)
 
 
-def holders(dev, ino, own=None):
+def holders(dev: int, ino: int, own: "int | None" = None) -> "tuple[list[int], int]":
     """``(pids, denied)``: the processes holding file ``dev``/``ino`` open for writing, and
     how many processes could not be inspected (another user's, without privileges)."""
     own = os.getpid() if own is None else own
