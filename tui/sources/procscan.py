@@ -15,10 +15,37 @@ at the known pids alone (their ``stat`` and ``children`` files), about once a se
 
 import os
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # for the type checker only
+if TYPE_CHECKING:  # for the type checker only: the agent's Python 3.6 sees annotations as strings
+    from collections.abc import Iterator
+    from typing import Literal, NotRequired, TypedDict
+
     from tui.sources.follow import Inotify
+
+    class ProcStub(TypedDict):
+        """A process known only by its pid and start time (seeded by a reconnecting agent)."""
+
+        pid: int
+        ticks: int  # start time, in clock ticks since boot: with pid, its identity
+
+    class ProcInfo(TypedDict):
+        """What :func:`process` reads from /proc about one process."""
+
+        pid: int
+        ppid: int
+        state: str
+        title: str
+        argv: list[str]
+        ticks: int
+        started: float | None  # seconds since the epoch, when the boot time is known
+        writes: NotRequired[bool]  # holds the file itself (a ServerTree member)
+        exit: NotRequired[int | None]  # the wait status, in a "gone" report
+
+    Found = tuple[Literal["found"], str, list[ProcInfo], int | None]  # via, procs, main
+    Gone = tuple[Literal["gone"], ProcInfo | ProcStub, int | None, bool, int]  # status, was main, left
+    NoneFound = tuple[Literal["none"], str, str]  # reason, detail
+    Report = Found | Gone | NoneFound
 
 PROC = "/proc"
 _WRITE_MODES = (os.O_WRONLY, os.O_RDWR)
@@ -27,7 +54,7 @@ RELAYS = ("tee", "cat", "ts", "stdbuf", "logger", "multilog", "rotatelogs", "cro
 _TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
-def _boot_time():
+def _boot_time() -> "float | None":
     try:
         with open(PROC + "/stat") as f:
             for line in f:
@@ -46,7 +73,7 @@ def available() -> bool:
     return _BOOT is not None and os.path.isdir(PROC + "/self/fd")
 
 
-def _stat_fields(pid):
+def _stat_fields(pid: int) -> "list[str] | None":
     """Fields of /proc/PID/stat from the state on (field 3 is index 0), or None when gone."""
     try:
         with open("%s/%d/stat" % (PROC, pid), "rb") as f:
@@ -56,7 +83,7 @@ def _stat_fields(pid):
     return data[data.rindex(")") + 2 :].split()
 
 
-def _comm(pid):
+def _comm(pid: int) -> "str | None":
     try:
         with open("%s/%d/comm" % (PROC, pid), "rb") as f:
             return f.read().decode("utf-8", "replace").rstrip("\n")
@@ -64,7 +91,7 @@ def _comm(pid):
         return None
 
 
-def _writes(pid, fd):
+def _writes(pid: int, fd: str) -> bool:
     try:
         with open("%s/%d/fdinfo/%s" % (PROC, pid, fd)) as f:
             for line in f:
@@ -75,7 +102,7 @@ def _writes(pid, fd):
     return False
 
 
-def _pids(own):
+def _pids(own: int) -> "Iterator[int]":
     for name in os.listdir(PROC):
         if name.isdigit() and int(name) != own:
             yield int(name)
@@ -85,7 +112,8 @@ def holders(dev: int, ino: int, own: "int | None" = None) -> "tuple[list[int], i
     """``(pids, denied)``: the processes holding file ``dev``/``ino`` open for writing, and
     how many processes could not be inspected (another user's, without privileges)."""
     own = os.getpid() if own is None else own
-    found, denied = [], 0
+    found: "list[int]" = []
+    denied = 0
     for pid in _pids(own):
         base = "%s/%d/fd" % (PROC, pid)
         try:
@@ -106,7 +134,7 @@ def holders(dev: int, ino: int, own: "int | None" = None) -> "tuple[list[int], i
     return found, denied
 
 
-def pipe_source(pid, own=None):
+def pipe_source(pid: int, own: "int | None" = None) -> "list[int] | None":
     """When ``pid`` is a relay (``tee``…) reading a pipe: the pids writing that pipe, else None."""
     info = process(pid)
     if info is None or info["title"] not in RELAYS:
@@ -122,7 +150,7 @@ def pipe_source(pid, own=None):
     return [p for p in pids if p != pid]
 
 
-def process(pid):
+def process(pid: int) -> "ProcInfo | None":
     """What /proc says about one process: a dict, or None once it is gone (a zombie included,
     whose ``exit`` is then the wait status the kernel still holds, when readable)."""
     fields = _stat_fields(pid)
@@ -147,7 +175,7 @@ def process(pid):
     }
 
 
-def exit_status(pid):
+def exit_status(pid: int) -> "int | None":
     """A zombie's wait status (``/proc/PID/stat`` field 52), or None when not readable."""
     fields = _stat_fields(pid)
     if fields is None or fields[0] != "Z" or len(fields) < 50:
@@ -158,7 +186,7 @@ def exit_status(pid):
         return None
 
 
-def _last_pid():
+def _last_pid() -> "int | None":
     """The last pid the kernel handed out (``/proc/loadavg``): unchanged means no fork anywhere."""
     try:
         with open(PROC + "/loadavg") as f:
@@ -167,9 +195,9 @@ def _last_pid():
         return None
 
 
-def children(pid):
+def children(pid: int) -> "list[int]":
     """The direct children of ``pid`` (every thread's ``children`` file), else a table scan."""
-    kids = []
+    kids: "list[int]" = []
     try:
         tasks = os.listdir("%s/%d/task" % (PROC, pid))
     except OSError:
@@ -179,7 +207,7 @@ def children(pid):
             with open("%s/%d/task/%s/children" % (PROC, pid, tid)) as f:
                 kids.extend(int(x) for x in f.read().split())
         except FileNotFoundError:  # a kernel without CONFIG_PROC_CHILDREN
-            return [p for p in _pids(-1) if (_stat_fields(p) or [0, -1])[1] == str(pid)]
+            return [p for p in _pids(-1) if (_stat_fields(p) or ["", ""])[1] == str(pid)]
         except (OSError, ValueError):
             continue
     return kids
@@ -193,15 +221,15 @@ class ServerTree:
     Processes are dicts from :func:`process` plus ``writes`` (holds the file itself).
     """
 
-    def __init__(self, own=None):
+    def __init__(self, own: "int | None" = None) -> None:
         self.own = os.getpid() if own is None else own
-        self.procs = {}  # pid -> process dict, parents before children
+        self.procs: "dict[int, ProcInfo]" = {}  # pid -> process dict, parents before children
         self.via = "fd"
         self.denied = 0
-        self.relay = None  # pid of a tee-like writer whose input pipe's writer cannot be seen
-        self.last_pid = None  # the kernel's last pid handed out, as last seen (no fork since: no new child)
+        self.relay: "int | None" = None  # pid of a tee-like writer whose input pipe's writer cannot be seen
+        self.last_pid: "int | None" = None  # the kernel's last pid handed out, as last seen (no fork since: no new child)
 
-    def rescan(self, dev, ino):
+    def rescan(self, dev: int, ino: int) -> bool:
         """Find the writers of ``dev``/``ino`` again; True when the tree changed."""
         pids, self.denied = holders(dev, ino, self.own)
         via, self.relay = "fd", None
@@ -213,13 +241,13 @@ class ServerTree:
                 pids, self.relay = [], pids[0]
         writers = set(pids)
         before = self._signature()
-        procs = {}
+        procs: "dict[int, ProcInfo]" = {}
         for pid in sorted(pids):
             self._add(pid, procs, writers)
         self.procs, self.via = procs, via
         return self._signature() != before
 
-    def _add(self, pid, procs, writers):
+    def _add(self, pid: int, procs: "dict[int, ProcInfo]", writers: "set[int]") -> None:
         stack = [pid]
         while stack:
             pid = stack.pop()
@@ -232,15 +260,15 @@ class ServerTree:
             procs[pid] = info
             stack.extend(sorted(children(pid), reverse=True))
 
-    def check(self):
+    def check(self) -> "tuple[list[ProcInfo], bool]":
         """``(gone, changed)``: processes that ended since the last look (each with ``exit``,
         the wait status when the kernel still held it, else None), and whether the tree changed."""
-        gone = []
+        gone: "list[ProcInfo]" = []
         for pid, info in list(self.procs.items()):
             now = _stat_fields(pid)
             if now is None or now[0] == "Z" or int(now[19]) != info["ticks"]:
-                info = dict(info, exit=exit_status(pid) if now is not None and now[0] == "Z" else None)
-                gone.append(info)
+                ended: "ProcInfo" = {**info, "exit": exit_status(pid) if now is not None and now[0] == "Z" else None}
+                gone.append(ended)
                 del self.procs[pid]
         before = len(self.procs)
         renamed = False
@@ -261,12 +289,13 @@ class ServerTree:
                         self._add(child, self.procs, writers)
         return gone, bool(gone) or renamed or len(self.procs) != before
 
-    def _signature(self):
+    def _signature(self) -> "list[tuple[int, int, bool]]":
         return sorted((p, i["ticks"], i["writes"]) for p, i in self.procs.items())
 
-    def snapshot(self):
+    def snapshot(self) -> "list[ProcInfo]":
         """The known processes, parents before children (writers' roots first)."""
-        out, seen = [], set()
+        out: "list[ProcInfo]" = []
+        seen: "set[int]" = set()
         roots = [p for p, i in self.procs.items() if i["ppid"] not in self.procs]
         roots.sort(key=lambda p: (not self.procs[p]["writes"], self.procs[p]["ticks"], p))
         stack = list(reversed(roots))
@@ -297,7 +326,7 @@ SLOW_SCAN = 5.0
 MIN_RESCAN, MAX_RESCAN = 0.5, 2.0
 
 
-def filesystem_type(path):
+def filesystem_type(path: str) -> "str | None":
     """The type of the filesystem holding ``path`` (from /proc/self/mountinfo), or None."""
     try:
         real = os.path.realpath(path)
@@ -305,7 +334,8 @@ def filesystem_type(path):
             rows = f.read().decode("utf-8", "replace").splitlines()
     except OSError:
         return None
-    best, kind = "", None
+    best = ""
+    kind: "str | None" = None
     for row in rows:
         left, _, right = row.partition(" - ")
         fields = left.split()
@@ -336,15 +366,15 @@ class Discovery:
         self.path = path
         self.tree = ServerTree()
         self.inotify = inotify
-        self.ident = None
+        self.ident: "tuple[int, int] | None" = None
         self.file_wd = -1
         self.dir_wd = -1
         self.due = True  # a full scan is wanted
         self.last_scan = -1e9
-        self.said = None  # the last "none" reason reported
-        self.main = None  # pid of the main process, once found
+        self.said: "str | None" = None  # the last "none" reason reported
+        self.main: "int | None" = None  # pid of the main process, once found
         self.ended = False  # every known process ended: no "none" report until new writers come
-        self.pending = []  # "gone" reports from seed()
+        self.pending: "list[tuple[Literal['gone'], ProcStub, int | None, bool]]" = []  # "gone" reports from seed()
         self.last_tick = -1e9
         self.name = os.fsencode(os.path.basename(path))
         self.spacing = MIN_RESCAN  # between full scans: doubles while they find nothing new
@@ -352,7 +382,7 @@ class Discovery:
             self.dir_wd = inotify.add(os.path.dirname(path) or ".", 0x100 | 0x080 | 0x200 | 0x040)
 
     @property
-    def fd(self):
+    def fd(self) -> int:
         return self.inotify.fd if self.inotify is not None else -1
 
     def wakeup(self) -> None:
@@ -375,7 +405,8 @@ class Discovery:
                 self.tree.procs[pid] = info
             else:
                 status = exit_status(pid) if info is not None and info["ticks"] == ticks else None
-                self.pending.append(("gone", {"pid": pid, "ticks": ticks}, status, pid == main))
+                stub: "ProcStub" = {"pid": pid, "ticks": ticks}
+                self.pending.append(("gone", stub, status, pid == main))
 
     def timeout(self, now: float) -> float:
         """Seconds until :meth:`tick` has something to do (without a wake-up)."""
@@ -392,9 +423,9 @@ class Discovery:
         """Whether the next tick runs a full /proc scan (callers run that one off their loop)."""
         return self.due or (not self.tree.procs and now - self.last_scan >= SLOW_SCAN)
 
-    def tick(self, now: float) -> "list[tuple[Any, ...]]":
+    def tick(self, now: float) -> "list[Report]":
         self.last_tick = now
-        out = [item + (len(self.tree.procs),) for item in self.pending]
+        out: "list[Report]" = [item + (len(self.tree.procs),) for item in self.pending]
         self.pending = []
         try:
             st = os.stat(self.path)
@@ -422,7 +453,7 @@ class Discovery:
             out.extend(found)
         return out
 
-    def _scan(self, ident, now):
+    def _scan(self, ident: "tuple[int, int]", now: float) -> "list[Report]":
         if not available():
             return self._none("no_proc", "no /proc here: the processes writing the log cannot be seen")
         had = bool(self.tree.procs)
@@ -453,7 +484,7 @@ class Discovery:
         return self._none("nobody", "no process here holds it open for writing (a writer in a container, "
                           "on another host, or one that has closed it, cannot be seen)")
 
-    def _none(self, reason, detail):
+    def _none(self, reason: str, detail: str) -> "list[Report]":
         if reason == self.said:
             return []
         self.said = reason
