@@ -202,7 +202,7 @@ class PlainWatch:
     def __init__(
         self, options: WatchOptions, profile: Any, label: str | None = None, ended: asyncio.Event | None = None
     ) -> None:
-        from tui.history import WatchedStartups
+        from tui.history.watched import WatchedStartups
         from tui.sources import log_tailer, make_gpu_source, writer_source
 
         self.args = options

@@ -31,7 +31,7 @@ def watch_dashboard(options: WatchOptions) -> int:
     from tui.sources import log_tailer, writer_source
     from tui.sources import make_gpu_source
 
-    from tui.history import WatchedStartups
+    from tui.history.watched import WatchedStartups
 
     gpus = make_gpu_source(options.gpus.kind, options.host, options.gpus.interval)
     session = WatchSession(
