@@ -255,19 +255,12 @@ class History:
 
     def _create(self) -> None:
         """The file at its schema version (created, or migrated), and whole."""
+        db = self._open(autocommit=True)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(self.path, timeout=5.0, isolation_level=None)
-        except (OSError, sqlite3.OperationalError) as exc:
-            raise HistoryError(f"cannot open the history database {self.path}: {_why(exc)}; {_FIX}") from None
-        try:
-            if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:  # a read-only one is read
-                migrate(db)
-            check = db.execute("PRAGMA quick_check").fetchone()[0]
-        except sqlite3.OperationalError as exc:
-            raise HistoryError(f"cannot write the history database {self.path}: {_why(exc)}; {_FIX}") from None
-        except sqlite3.DatabaseError as exc:
-            raise HistoryCorrupt(f"history database {self.path} is corrupt ({exc})") from None
+            with self._failures():
+                if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:  # a read-only one is read
+                    migrate(db)
+                check = db.execute("PRAGMA quick_check").fetchone()[0]
         finally:
             db.close()
         if check != "ok":
@@ -277,25 +270,38 @@ class History:
     def _connect(self) -> Iterator[sqlite3.Connection]:
         """One short connection: committed (or rolled back) and closed on the way out. A file that
         vanished (deleted mid-run) is created again; a failure to write is a ``HistoryError``."""
-        try:
-            if not self.path.exists():
-                self._create()
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(self.path, timeout=5.0)
-        except (OSError, sqlite3.OperationalError) as exc:
-            raise HistoryError(f"cannot open the history database {self.path}: {_why(exc)}; {_FIX}") from None
+        db = self._open(recreate=True)
         db.row_factory = sqlite3.Row
         try:
-            with db:
+            with self._failures(), db:
                 yield db
+        finally:
+            db.close()
+
+    def _open(self, *, autocommit: bool = False, recreate: bool = False) -> sqlite3.Connection:
+        """A connection to the file (``recreate``: made again first if it vanished); HistoryError if none."""
+        try:
+            if recreate and not self.path.exists():
+                self._create()
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if autocommit:  # migrate() runs its own BEGIN IMMEDIATE … COMMIT
+                return sqlite3.connect(self.path, timeout=5.0, isolation_level=None)
+            return sqlite3.connect(self.path, timeout=5.0)
+        except (OSError, sqlite3.OperationalError) as exc:
+            raise HistoryError(f"cannot open the history database {self.path}: {_why(exc)}; {_FIX}") from None
+
+    @contextmanager
+    def _failures(self) -> Iterator[None]:
+        """SQLite's errors as ours: cannot write (locked, read-only, disk full) or corrupt; a
+        constraint (another Watchtower's row first) passes through for the caller to judge."""
+        try:
+            yield
         except sqlite3.IntegrityError:
             raise
         except sqlite3.OperationalError as exc:
             raise HistoryError(f"cannot write the history database {self.path}: {_why(exc)}; {_FIX}") from None
         except sqlite3.DatabaseError as exc:
             raise HistoryCorrupt(f"history database {self.path} is corrupt ({exc})") from None
-        finally:
-            db.close()
 
     @contextlib.asynccontextmanager
     async def claim(self, name: str) -> AsyncIterator[None]:
