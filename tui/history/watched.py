@@ -12,7 +12,8 @@ from collections.abc import Callable
 
 from tui.core.secrets import Masker
 from tui.core.state import StartupState
-from tui.history import History, HistoryError, phase_seconds
+from tui.history import History, HistoryError
+from tui.history.records import phase_seconds
 
 
 def log_key(state: StartupState) -> str | None:
