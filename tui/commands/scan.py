@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import select
 import stat
 
 from tui.core.errors import UsageError
@@ -12,14 +13,12 @@ from tui.core.events import WarningFound
 from tui.core.hints import Diagnosis, KnowledgeBase, hint_lines, load_knowledge
 from tui.core.lines import clean
 from tui.core.profiles import ProfileError, builtin_profiles, load_profile, prefilter_words
-from tui.core.scan import Scanner
+from tui.core.scan import Scanner, prefilter
 from tui.core.state import PHASE_TITLES, StartupState
 from tui.core.tracker import StartupTracker
 from tui.core.verdict import judge
 from tui.core.wording import duration
-
-BLOCK = 8 << 20  # bytes read at a time: big enough for the prefilter, small enough for RSS
-
+from tui.commands.bulk import read_into
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("scan", help="one pass over a log: phases, errors, verdict")
@@ -45,8 +44,12 @@ def open_log(path: str):
             kind = "a directory" if stat.S_ISDIR(mode) else "a device or socket"
             raise UsageError(f"{path}: is {kind}, not a log file")
         if stat.S_ISFIFO(mode):  # read it as cat does: wait for a writer, then until it closes
-            waiting, fd = fd, os.open(path, os.O_RDONLY | os.O_CLOEXEC)  # the first keeps it open meanwhile
-            os.close(waiting)
+            # poll, not a second blocking open: a writer that wrote and left before that open
+            # would leave it waiting for ever (a FIFO reader sees no hang-up until a writer came)
+            poller = select.poll()
+            poller.register(fd, select.POLLIN)
+            poller.poll()
+            os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file") from None
@@ -115,8 +118,7 @@ def scan_with_hints(path: str, server: str | None = None) -> tuple[StartupState,
     scanner = Scanner(observed, words)
     with open_log(path) as log:
         try:
-            while block := log.read(BLOCK):
-                scanner.feed(block)
+            read_into(scanner, log, prefilter(tuple(words)))
         except OSError as exc:
             raise UsageError(f"{path}: read failed: {exc.strerror or exc}") from None
     scanner.finish()
