@@ -299,3 +299,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def fuzz_examples(request: pytest.FixtureRequest) -> int:
     """Examples per fuzz test: a few seconds' worth normally, many more under ``--fuzz``."""
     return 5000 if request.config.getoption("--fuzz") else 150
+
+
+@pytest.fixture(autouse=True)
+def _own_data_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The history database of every test is its own (never the user's; `watch` records the
+    startups it sees, and one test's phase times must not set another's stall limits)."""
+    monkeypatch.setenv("WATCHTOWER_DATA_DIR", str(tmp_path_factory.mktemp("data")))

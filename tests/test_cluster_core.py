@@ -103,3 +103,68 @@ def test_the_first_failure_on_any_node_is_the_attempts_failure_node_and_rank_nam
     assert v.outcome == "failed" and v.node == "n2"
     assert v.words.startswith("FAILED on n2 TP2 at line ")
     assert "NCCL error" in v.words
+
+
+def test_a_node_past_dist_init_but_not_yet_loading_is_past_the_milestone():
+    nodes = [
+        status("n1", node_log(["TP0", "TP1"], until="dist_end")),
+        status("n2", node_log(["TP2", "TP3"], until="dist_begin"), quiet_for=30.0),
+    ]
+    dist = barrier(nodes)[0]
+    assert (dist.milestone, dist.reached, dist.total) == ("dist_init", 2, 4)
+    assert [m.label for m in dist.missing] == ["n2 TP2", "n2 TP3"]
+
+
+VLLM = load_profile("vllm")
+
+
+def vllm_node(node_rank: int, workers: int, *, loading: bool, pid: int) -> list[str]:
+    """A vLLM 0.11-shaped node of a TP run across nodes: each worker's distributed init under
+    its bare "(Worker pid=N)" tag, then (``loading``) its weight load as Worker_TP<global>."""
+    world = 2 * workers
+    lines = []
+    if node_rank == 0:
+        lines += [
+            "(APIServer pid=100) INFO 03-18 14:03:50 [api_server.py:1805] vLLM API server version 0.11.0",
+            f"(APIServer pid=100) INFO 03-18 14:03:50 [utils.py:233] non-default args: {{'model': '/models/m', 'tensor_parallel_size': {world}, 'nnodes': 2}}",
+            "(EngineCore_DP0 pid=143) INFO 03-18 14:03:58 [core.py:77] Initializing a V1 LLM engine (v0.11.0) with config: model='/models/m'",
+        ]
+    ranks = [node_rank * workers + local for local in range(workers)]
+    for local, rank in enumerate(ranks):
+        lines.append(f"(Worker pid={pid + local}) INFO 03-18 14:04:03 [parallel_state.py:1203] world_size={world} rank={rank} "
+                     f"local_rank={local} distributed_init_method=tcp://10.0.0.1:29500 backend=nccl")
+    if not loading:
+        return lines
+    for local, rank in enumerate(ranks):
+        lines.append(f"(Worker pid={pid + local}) INFO 03-18 14:04:05 [parallel_state.py:1411] rank {rank} in world size {world} "
+                     f"is assigned as DP rank 0, PP rank 0, TP rank {rank}, EP rank {rank}")
+    for local, rank in enumerate(ranks):
+        lines.append(f"(Worker_TP{rank} pid={pid + local}) INFO 03-18 14:04:06 [gpu_model_runner.py:3562] Starting to load model /models/m...")
+    return lines
+
+
+def vllm_status(name: str, lines: list[str], quiet_for: float = 1.0) -> NodeStatus:
+    tracker = StartupTracker(VLLM)
+    for item in LineAssembler().feed(("\n".join(lines) + "\n").encode()):
+        tracker.feed(item, 0.0)
+    tracker.finish()
+    return NodeStatus(name, tracker.state, quiet_for=quiet_for)
+
+
+def test_vllm_workers_across_two_nodes_are_node_worker_pairs_one_per_worker():
+    head = vllm_status("n1", vllm_node(0, 2, loading=True, pid=201))
+    dist = head.state.phase("dist_init")
+    # the worker's early "(Worker pid=201)" lines and its later "(Worker_TP0 pid=201)" are one rank
+    assert set(dist.ranks) == {"Worker_TP0", "Worker_TP1"} and dist.done
+    assert set(head.state.phase("weight_load").ranks) == {"Worker_TP0", "Worker_TP1"}
+    stuck = vllm_status("n2", vllm_node(1, 2, loading=False, pid=201), quiet_for=40.0)  # same pids, other node
+    rows = barrier([head, stuck])
+    first = rows[0]
+    # the API server and the engine core load nothing: not ranks; each node's workers are
+    assert (first.milestone, first.reached, first.total) == ("dist_init", 2, 4)
+    assert [m.label for m in first.missing] == ["n2 Worker pid=201", "n2 Worker pid=202"]
+    assert "world_size=4 rank=3 local_rank=1" in stuck.state.last_text
+    loading = vllm_status("n2", vllm_node(1, 2, loading=True, pid=201))
+    rows = barrier([head, loading])
+    assert rows[0].done and rows[1].total == 4
+    assert sorted(m.label for m in rows[1].missing) == ["n1 Worker_TP0", "n1 Worker_TP1", "n2 Worker_TP2", "n2 Worker_TP3"]

@@ -21,6 +21,7 @@ import pytest
 
 from tests.launch_helpers import no_leftover_servers  # noqa: F401  (autouse)
 from tui.core.events import GpuInfo, GpuProcess, GpuSample
+from tui.core.limits import StallLimits
 from tui.core.verdict import DEAD, LOADING, STALLED
 from tui.history import History
 from tui.launch import GpuBusy, Launch, LaunchSpec
@@ -132,7 +133,7 @@ async def test_silent_sigkill_is_dead_with_the_signal_within_a_second(tmp_path, 
 
 
 async def test_a_hang_with_idle_gpus_is_stalled_naming_the_ranks(tmp_path, data_dir):
-    async with Harness(spec(tmp_path, sim("--outcome", "hang", "--tp", "3"), stall_limit=1.0)) as h:
+    async with Harness(spec(tmp_path, sim("--outcome", "hang", "--tp", "3"), stall_limit=StallLimits(1.0))) as h:
         await h.launch.start()
         now = time.time()
         idle = tuple(GpuInfo(i, memory_used=5 * GIB, utilization=0) for i in range(3))
@@ -144,7 +145,7 @@ async def test_a_hang_with_idle_gpus_is_stalled_naming_the_ranks(tmp_path, data_
 
 
 async def test_a_quiet_log_with_growing_gpu_memory_is_loading(tmp_path, data_dir):
-    async with Harness(spec(tmp_path, sim("--outcome", "hang"), stall_limit=1.0)) as h:
+    async with Harness(spec(tmp_path, sim("--outcome", "hang"), stall_limit=StallLimits(1.0))) as h:
         await h.launch.start()
         await h.until(lambda v: v.kind == STALLED, timeout=15)  # quiet and no GPU data
 

@@ -120,6 +120,7 @@ ESCAPER = """
 import os, signal, sys, time
 out = sys.argv[1]
 def escape(double):
+    written, done = os.pipe()  # the file's lines in a known order: the child's, then the orphan's
     if os.fork() == 0:
         os.setsid()
         if double and os.fork() != 0:
@@ -128,8 +129,11 @@ def escape(double):
             signal.signal(sig, signal.SIG_IGN)
         with open(out, "a") as f:
             f.write(f"{os.getpid()}\\n")
+        os.write(done, b".")
         while True:
             time.sleep(3600)
+    os.close(done)
+    os.read(written, 1)
 escape(False)
 escape(True)
 while True:

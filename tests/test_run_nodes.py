@@ -100,7 +100,8 @@ def test_launched_anyway_the_barrier_view_names_node_2_not_past_dist_init(sshd_n
                  *command(f"127.0.0.2:{port}"))
     assert result.returncode == 3, result.stdout + result.stderr
     barrier = next(line for line in result.stdout.splitlines() if "dist-init done:" in line)
-    assert "not yet: 127.0.0.3 TP" in barrier  # first: the node whose command disagrees
+    # every rank waits in its distributed init; first: node 2's ranks, whose command disagrees
+    assert "dist-init done: 0/4 ranks; not yet: 127.0.0.3 TP2 (" in barrier
     assert "[suspect: dist-init address: 127.0.0.3 has 127.0.0.9" in barrier
     assert "Init parallel begin." in barrier
 

@@ -3,6 +3,7 @@ relaunch = a new job (vN+1); the history records the job ids. Against the real t
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -112,3 +113,55 @@ async def test_the_dashboards_r_resubmits_and_x_cancels(slurm_env, tmp_path):
         await wait_until(pilot, lambda: "CANCELLED by Watchtower" in text_of(app, "#header"), tries=1200)
         assert not await launch.runner.alive(launch.run)
     await launch.close()
+
+
+def cli(tmp_path: Path, *args: str, timeout: float = 150) -> subprocess.CompletedProcess:
+    env = dict(os.environ, WATCHTOWER_DATA_DIR=str(tmp_path / "data"), NO_COLOR="1", PYTHONUNBUFFERED="1")
+    return subprocess.run([sys.executable, "-m", "tui.cli", *args], capture_output=True, text=True, env=env,
+                          cwd=REPO, timeout=timeout)
+
+
+def test_attach_follows_the_job_id_in_the_history_to_its_verdict(slurm_env, tmp_path):
+    slow = [*SIM, "--load-seconds", "6"]
+    first = cli(tmp_path, "run", "--slurm", "--nodes", "2", "--plain", "--name", "sim", "--no-check",
+                "--log-dir", str(tmp_path / "logs"), "--gpus", "none", "--timeout", "2", "--", *slow)
+    assert first.returncode == 3, first.stdout + first.stderr  # Watchtower gave up; the job goes on
+    job = first.stdout.split("submitted as Slurm job ")[1].split()[0]
+    try:
+        again = cli(tmp_path, "attach", "sim", "--plain", "--gpus", "none", "--timeout", "90")
+        assert again.returncode == 0, again.stdout + again.stderr
+        assert f"v1: following Slurm job {job} again" in again.stdout
+        assert "READY on all 2 nodes" in again.stdout and "submitted as" not in again.stdout
+        rows = History(tmp_path / "data" / "history.sqlite3").attempts("sim")
+        assert [(r.attempt, str(r.pid), r.outcome) for r in rows] == [(1, job, "ready")]
+    finally:
+        subprocess.run(["scancel", job], capture_output=True, timeout=30)
+    from types import SimpleNamespace
+
+    assert asyncio.run(SlurmRunner(SlurmRequest()).wait(SimpleNamespace(pid=job), 30))  # out of the queue
+    gone = cli(tmp_path, "attach", "sim", "--plain", "--gpus", "none", "--timeout", "5")
+    assert gone.returncode == 2, gone.stdout + gone.stderr
+    assert f"Slurm job {job} is no longer queued or running" in gone.stderr
+
+
+def test_run_slurm_checks_the_command_on_the_submitting_host_and_refuses_on_a_fail(slurm_env, tmp_path):
+    command = [sys.executable, "-m", "sglang.launch_server", "--model-path", str(tmp_path / "no-such-model"), "--tp", "2"]
+    result = cli(tmp_path, "run", "--slurm", "--nodes", "2", "--plain", "--name", "chk",
+                 "--log-dir", str(tmp_path / "logs"), "--gpus", "none", "--", *command)
+    assert result.returncode == 2, result.stdout + result.stderr
+    checks = [line for line in result.stdout.splitlines() if line.startswith("check: ")]
+    assert any("✗ model:" in line or "✗ versions" in line for line in checks), checks
+    assert not any(word in line for line in checks for word in ("✓ port", "GPUs:", "/dev/shm:", "leftover servers:"))
+    assert sum("not checked from here" in line for line in checks) == 1  # the nodes' own checks, said once
+    assert "--no-check to submit anyway" in result.stderr
+    assert not list((tmp_path / "logs").glob("chk-v1-*.log")) and "submitted as" not in result.stdout
+
+
+def test_run_slurm_says_once_why_it_checked_nothing_when_the_probe_cannot_run_here(slurm_env, tmp_path):
+    command = [str(tmp_path / "elsewhere" / "python"), "-m", "sglang.launch_server", "--model-path", "/m"]
+    result = cli(tmp_path, "run", "--slurm", "--nodes", "1", "--plain", "--name", "far", "--timeout", "1",
+                 "--log-dir", str(tmp_path / "logs"), "--gpus", "none", "--", *command)
+    skipped = [line for line in result.stdout.splitlines() if line.startswith("check: skipped")]
+    assert len(skipped) == 1 and "not checked before it starts" in skipped[0], result.stdout + result.stderr
+    job = result.stdout.split("submitted as Slurm job ")[1].split()[0]  # submitted all the same
+    subprocess.run(["scancel", job], capture_output=True, timeout=30)

@@ -66,7 +66,8 @@ def test_json_contract_and_exit_status_on_a_ready_log():
     proc = watchtower("scan", "--json", str(Path(__file__).parent / "fixtures" / "sglang_eagle3_tp8_ready.log"))
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
-    assert set(doc) == {"server", "outcome", "ready_line", "phases", "errors", "warnings", "unparsed", "lines", "hints"}
+    assert set(doc) == {"server", "outcome", "ready_line", "phases", "errors", "warnings", "unparsed", "lines",
+                        "attempts", "hints"}
     assert doc["unparsed"] == 0
     assert (doc["server"], doc["outcome"]) == ("sglang", "ready")
     names = [p["name"] for p in doc["phases"]]

@@ -59,7 +59,7 @@ EXPECTED = {
     ),
     "shape_sglang_rocm_vllm_first_line.log": (
         "sglang", READY, 26,
-        [("server_args", 2, 2), ("weight_load", 6, 11), ("memory_pool", 10, 15), ("cuda_graph", 16, 20), ("ready", 22, 26)],
+        [("server_args", 2, 2), ("dist_init", 3, 7), ("weight_load", 6, 11), ("memory_pool", 10, 15), ("cuda_graph", 16, 20), ("ready", 22, 26)],
         None,
     ),
     "shape_sglang_deepgemm_dp_ep.log": (
@@ -76,7 +76,7 @@ EXPECTED = {
     ),
     "shape_sglang_multinode_mamba.log": (
         "sglang", STARTING, None,
-        [("server_args", 1, 1), ("weight_load", 11, 33), ("memory_pool", 26, 57), ("cuda_graph", 58, 73)],
+        [("server_args", 1, 1), ("dist_init", 2, 24), ("weight_load", 11, 33), ("memory_pool", 26, 57), ("cuda_graph", 58, 73)],
         None,
     ),
     "shape_sglang_carry_on_silent_death.log": (
@@ -305,3 +305,22 @@ def test_the_live_session_switches_servers_like_scan():
     session = fixed_session((FIXTURES / "shape_sglang_rocm_vllm_first_line.log").read_bytes())
     assert to_json(session.state)["phases"] == to_json(scan_file(str(FIXTURES / "shape_sglang_rocm_vllm_first_line.log")))["phases"]
     assert session.state.server == "sglang" and session.state.outcome == READY
+
+
+def test_dist_init_is_a_phase_of_the_views_and_scan_only_when_the_log_printed_one():
+    from tests.app_support import fixed_session
+    from tui.app.themes import discover
+    from tui.app.timeline import render_ranks, render_timeline
+
+    palette = discover()["dark"]
+    path = FIXTURES / "shape_sglang_rocm_vllm_first_line.log"
+    session = fixed_session(path.read_bytes())
+    row = next(line for line in render_timeline(session, 120, palette).plain.splitlines() if line[3:].startswith("dist init"))
+    assert row.lstrip().startswith("✓") and "0:02" in row  # 06:24:35 → 06:24:37, its last rank
+    header = next(line for line in render_ranks(session, 100, palette).plain.splitlines() if "rank" in line)
+    assert header.split() == ["rank", "dist", "weights", "pool", "graphs", "draft"]
+    phases = to_json(scan_file(str(path)))["phases"]
+    assert phases[1] == {**phases[1], "name": "dist_init", "start_line": 3, "end_line": 7, "ranks": 2, "slowest_rank": "TP1"}
+    none = fixed_session((FIXTURES / "shape_vllm_compile_eagle_tp2.log").read_bytes())
+    assert "dist" not in render_timeline(none, 120, palette).plain
+    assert "dist" not in render_ranks(none, 100, palette).plain

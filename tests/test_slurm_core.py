@@ -72,3 +72,13 @@ def test_a_task_output_path():
     job = SlurmJobState("42", "RUNNING", nodes=("n1", "n2"), name="dsv3")
     assert output_path("logs/%x-%j-%t.out", job, 1, workdir="/w") == "/w/logs/dsv3-42-1.out"
     assert output_path("/l/%N-%2t.log", job, 0) == "/l/n1-00.log"
+
+
+def test_a_request_read_back_from_its_batch_script_asks_the_same():
+    from tui.core.slurm import SlurmRequest, batch_script
+
+    asked = SlurmRequest(nodes=2, partition="gpu", gpus_per_node=8, time="1:00:00", account="llm")
+    script = batch_script(["python", "-m", "sglang.launch_server"], asked, name="dsv3-v2",
+                          task_output="/l/dsv3-v2-%j-%t.log", batch_output="/l/dsv3-v2-%j.out", cwd="/w")
+    assert SlurmRequest.from_script(script) == asked
+    assert SlurmRequest.from_script("#!/bin/bash\nsrun true\n") == SlurmRequest()

@@ -53,8 +53,10 @@ def test_clean_8_rank_sglang_start_with_eagle3_draft():
     assert state.errors == [] and state.first_error is None
     assert state.warnings == 1  # the FutureWarning; amdsmi lines and the config dump are no alarm
     # reported in the order they started: the draft's weights load before any memory pool
-    assert [p.name for p in state.phases] == ["server_args", "weight_load", "draft_init", "memory_pool", "cuda_graph", "ready"]
+    assert [p.name for p in state.phases] == ["server_args", "dist_init", "weight_load", "draft_init", "memory_pool", "cuda_graph", "ready"]
     by = phases(tracker)
+    dist = by["dist_init"]  # "Init parallel begin/ends" (0.5.21+) on every rank
+    assert (dist.start_line, dist.end_line, len(dist.ranks)) == (13, 28, 8) and dist.done
     wl = by["weight_load"]
     assert (wl.start_line, wl.end_line, len(wl.ranks)) == (29, 45, 8)
     assert wl.slowest_rank == "TP4" and wl.seconds == pytest.approx(98.0)
@@ -83,7 +85,7 @@ def test_events_come_in_a_sensible_order():
     _, events = track("sglang_eagle3_tp8_ready.log")
     started = [e.phase for e in events if isinstance(e, PhaseStarted)]
     ended = [e.phase for e in events if isinstance(e, PhaseEnded)]
-    assert started == ["server_args", "weight_load", "draft_init", "memory_pool", "cuda_graph", "ready"]
+    assert started == ["server_args", "dist_init", "weight_load", "draft_init", "memory_pool", "cuda_graph", "ready"]
     assert sorted(ended) == sorted(started)  # each phase ends exactly once
     for name in started:
         s = next(i for i, e in enumerate(events) if isinstance(e, PhaseStarted) and e.phase == name)
@@ -135,7 +137,9 @@ def test_old_sglang_04_with_tp0_at_tp1_and_a_glued_record():
     tracker, events = track("sglang_old_04.log")
     by = phases(tracker)
     assert tracker.state.outcome == READY and tracker.state.ready_line == 22
-    assert list(by) == ["server_args", "weight_load", "memory_pool", "cuda_graph", "ready"]
+    assert list(by) == ["server_args", "dist_init", "weight_load", "memory_pool", "cuda_graph", "ready"]
+    # 0.4.3 and older print no "Init torch distributed ends": the rank's weight load ends it
+    assert (by["dist_init"].start_line, by["dist_init"].end_line) == (2, 3)
     assert by["weight_load"].progress == 1.0 and list(by["weight_load"].ranks) == ["TP0"]
     # the graph bar swallowed "Capture cuda graph end" with no \r in between: still found
     assert (by["cuda_graph"].start_line, by["cuda_graph"].end_line) == (12, 13)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import signal
 
 from tui.core.events import GpuInfo, GpuSample
+from tui.core.limits import StallLimits
 from tui.core.state import FAILED, READY, STOPPED, ErrorReport, Phase, RankPhase, StartupState
 from tui.core.verdict import (
     DEAD,
@@ -106,8 +107,8 @@ def test_configured_limit_overrides_history_and_old_gpu_samples_do_not_count():
     now = 2000.0
     old = samples(5.0, 90, now - 100)  # busy, but long ago
     v = judge(loading_state(), now=now, last_activity=now - 45, process=ALIVE,
-              gpus=gpu_activity(old, now), expected_phase=3000.0, limit=40.0)
-    assert v.kind == STALLED and "no GPU data" in v.detail and "limit 0:40" in v.detail
+              gpus=gpu_activity(old, now), expected_phase=3000.0, limits=StallLimits(40.0))
+    assert v.kind == STALLED and "no GPU data" in v.detail and "past the limit (0:40, --stall-limit)" in v.detail
 
 
 def test_ready_needs_log_marker_and_health_both_and_says_which_is_pending():

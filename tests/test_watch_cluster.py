@@ -37,11 +37,11 @@ def test_node_2_stuck_in_dist_init_is_named_by_the_barrier_view(sshd_nodes, tmp_
     out = result.stdout
     assert "TIMEOUT after 4.0 s: starting: 0/2 nodes ready" in out
     barrier = next(line for line in out.splitlines() if "dist-init done:" in line)
-    # node 2's ranks printed only "Init torch distributed begin.": each is named, at its node's last line
-    assert "dist-init done: 2/4 ranks; not yet: 127.0.0.3 TP2 (line 3" in barrier and "127.0.0.3 TP3 (line 3" in barrier
-    assert "Init torch distributed begin." in barrier
+    # node 2's ranks began their distributed init and never ended it: (node, rank) pairs
+    assert "dist-init done: 2/4 ranks; not yet: 127.0.0.3 TP2 (line 2" in barrier
+    assert "127.0.0.3 TP3 (line 3" in barrier and "Init torch distributed begin." in barrier
     assert "127.0.0.2 TP" not in barrier
-    assert "[127.0.0.3] starting: 3 lines read, no startup phase yet" in out  # its own verdict
+    assert "[127.0.0.3] starting:" in out and "dist init" in out  # its own verdict
 
 
 def test_a_cluster_file_names_the_nodes_and_a_failure_on_one_is_the_attempts(sshd_nodes, tmp_path):

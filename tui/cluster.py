@@ -228,6 +228,7 @@ class ClusterSession:
             session.state, process, None, gpu_activity(list(self.gpu_samples.get(name, ())), now),
             now=now, last_activity=session.last_output_at or self._started_at,
             last_line=session.state.last_text or None, waiting=session.waiting,
+            limits=session.stall_limits,  # else the profile's per-phase limits
         )
         if death is not None and verdict.kind == DEAD:
             return Verdict(DEAD, death)

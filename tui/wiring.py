@@ -7,16 +7,18 @@ here; nothing below this module imports the command line, and no view builds a s
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import os
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from tui.core.errors import UsageError
+from tui.core.limits import StallLimits
 from tui.core.lines import clean
-from tui.core.options import ClusterOptions, LaunchOptions, PlaybackOptions, RecordOptions, WatchOptions
+from tui.core.options import ClusterOptions, GpuOptions, LaunchOptions, PlaybackOptions, RecordOptions, WatchOptions
 from tui.session import SessionInfo, Subscriber, WatchSession
 
 
@@ -41,15 +43,21 @@ def watch_dashboard(options: WatchOptions) -> int:
     from tui.sources import log_tailer, writer_source
     from tui.sources import make_gpu_source
 
+    from tui.history import WatchedStartups
+
     gpus = make_gpu_source(options.gpus.kind, options.host, options.gpus.interval)
     session = WatchSession(
         log=log_tailer(options.log, host=options.host, from_end=options.from_end, writers=True),
         gpu=gpus,
         profile=load_profile(options.server),
         info=SessionInfo(server=options.server, host=options.host or "localhost", log_path=str(options.log)),
+        stall_limits=options.stall_limits,
     )
     if (writers := writer_source(options.log, host=options.host)) is not None:
         session.add_source(writers)  # the server behind the log (tui.core.events.WritersFound …)
+    memory = WatchedStartups()  # phase times of this server, model and TP size: the stall limits
+    session.expected = memory.longest
+    session.subscribe(lambda update: memory.update(session.state) if "state" in update.topics else None)
     app = build_app(session, theme=options.theme, gpus_enabled=gpus is not None, timeout=options.timeout)
     return int(app.run() or 0)
 
@@ -68,7 +76,9 @@ def watch_plain(options: WatchOptions) -> int:
 # ---------------------------------------------------------------- recordings
 
 
-def replay_session(path: str | os.PathLike[str], *, speed: float, title: str | None = None) -> tuple[WatchSession, Any]:
+def replay_session(
+    path: str | os.PathLike[str], *, speed: float, title: str | None = None, stall_limits: StallLimits | None = None
+) -> tuple[WatchSession, Any]:
     """A session fed by a replay of ``path``: (session, replay). UsageError for a bad file."""
     from tui.sources.local import LocalTailer
     from tui.sources.replay import RecordingError, Replay, load
@@ -85,6 +95,7 @@ def replay_session(path: str | os.PathLike[str], *, speed: float, title: str | N
         log=LocalTailer(replay.log_path),  # (the replay writes the recorded bytes into a file of its own)
         gpu=replay,
         clock=lambda: origin + (time.time() - origin) * speed,  # recording time: silences keep their length
+        stall_limits=stall_limits,
         info=SessionInfo(
             server=header.get("server"),
             host=str(header.get("host") or "localhost"),
@@ -138,10 +149,10 @@ def play_recording(path: str | os.PathLike[str], options: PlaybackOptions, *, ti
     """Replay a recording through the real tailer, in the dashboard or as plain text."""
     if options.speed <= 0:
         raise UsageError("--speed must be greater than 0")
-    session, replay = replay_session(path, speed=options.speed, title=title)
+    session, replay = replay_session(path, speed=options.speed, title=title, stall_limits=options.stall_limits)
     try:
         if options.plain:
-            return _play_plain(replay, session.info.log_path)
+            return _play_plain(replay, session.info.log_path, options.stall_limits)
         from tui.app.dashboard import build_app
 
         app = build_app(session, theme=options.theme)
@@ -150,7 +161,7 @@ def play_recording(path: str | os.PathLike[str], options: PlaybackOptions, *, ti
         replay.close()
 
 
-def _play_plain(replay: Any, recorded: str) -> int:
+def _play_plain(replay: Any, recorded: str, stall_limits: StallLimits | None = None) -> int:
     """The plain watcher (`watch --plain`) on the replayed log, with the replay running beside it;
     it names the ``recorded`` log, and ends once the replay has played out."""
     from tui.present.plain import PlainWatch
@@ -162,7 +173,9 @@ def _play_plain(replay: Any, recorded: str) -> int:
     async def main() -> int:
         feeder = asyncio.create_task(drain())
         try:
-            plain = PlainWatch(WatchOptions(log=str(replay.log_path)), None, label=f"{recorded} (replayed)", ended=replay.done)
+            # the replay plays the GPU samples back itself: no GPU of this machine's is polled
+            options = WatchOptions(log=str(replay.log_path), stall_limits=stall_limits, gpus=GpuOptions(kind="none"))
+            plain = PlainWatch(options, None, label=f"{recorded} (replayed)", ended=replay.done)
             return int(await plain.run() or 0)
         finally:
             feeder.cancel()
@@ -468,19 +481,61 @@ def _history() -> Any:
 
 
 def slurm_run(spec: Any, request: Any, options: LaunchOptions, *, plain: bool) -> int:
-    """`run --slurm`: submit vN, follow the job; the dashboard's x cancels it, r resubmits as vN+1."""
+    """`run --slurm`: check, submit vN, follow the job; the dashboard's x cancels it, r resubmits as vN+1."""
     launch = slurm_launch(spec, request, options, history=_history())
+    if options.preflight:
+        _slurm_preflight(spec, sys.stdout if plain else sys.stderr)
     return _run_cluster_launch(launch, options, plain=plain, title=f"run: {spec.name}")
 
 
-async def _cluster_plain(launch: Any, options: LaunchOptions) -> int:
-    """`run --slurm --plain` / `run --nodes … --plain`: start v1 and print it to its verdict."""
+def _slurm_preflight(spec: Any, out: Any) -> None:
+    """`watchtower check` of a Slurm job's command on the submitting host: the checks that hold
+    wherever the job runs (model, draft, contexts, EAGLE-3 hook, versions; the nodes share the
+    files). The machine's own (ports, GPUs, /dev/shm…) are left to the job's nodes, said once;
+    a ✗ refuses the submission. A probe that cannot run here is skipped with its reason."""
+    from tui.core.preflight import portable
+    from tui.preflight import preflight_report
+
+    try:
+        report = asyncio.run(preflight_report(list(spec.command), dict(spec.env), gpus="none"))
+    except UsageError as exc:
+        print(f"check: skipped on this host ({exc}): the job's nodes are not checked before it starts", file=out, flush=True)
+        return
+    report = dataclasses.replace(report, checks=portable(report.checks))
+    for line in report.text().splitlines():
+        print(f"check: {line.strip()}", file=out, flush=True)
+    print("check: ports, GPUs, /dev/shm and leftover servers are the job's nodes' own: not checked from here",
+          file=out, flush=True)
+    if report.failed:
+        raise UsageError(f"{len(report.failed)} check(s) failed (✗ above): fix them, or --no-check to submit anyway")
+
+
+def slurm_attach(spec: Any, record: Any, options: LaunchOptions, *, plain: bool) -> int:
+    """`attach NAME` of a `run --slurm` launch: follow the job id its history keeps; x cancels
+    it, r resubmits as vN+1 asking Slurm for what the attempt's batch script asked."""
+    from tui.core.slurm import SlurmRequest
+
+    from pathlib import Path
+
+    script = Path(spec.log_dir) / f"{spec.name}-v{record.attempt}.sbatch"
+    try:
+        request = SlurmRequest.from_script(script.read_text())
+    except OSError:
+        request = SlurmRequest()
+    launch = slurm_launch(spec, request, options, history=_history())
+    return _run_cluster_launch(launch, options, plain=plain, title=f"attach: {spec.name}",
+                               begin=lambda: launch.resume(record))
+
+
+async def _cluster_plain(launch: Any, options: LaunchOptions, begin: Callable[[], Awaitable[Any]]) -> int:
+    """`run --slurm --plain` / `run --nodes … --plain` / `attach`: start (or resume) the attempt
+    and print it to its verdict."""
     from tui.core.verdict import EXIT_READY
     from tui.present.cluster import PlainCluster
 
     presenter: Any = None
     launch.notes.append(lambda text: presenter.say(text) if presenter else print(text, flush=True))
-    session = await launch.start()
+    session = await begin()
     presenter = PlainCluster(session, timeout=options.timeout, title=f"run {launch.name} v{launch.attempt}")
     try:
         code = await presenter.run()
@@ -536,18 +591,21 @@ def nodes_run(spec: Any, nodes: list[Any], options: LaunchOptions, *, plain: boo
     return _run_cluster_launch(launch, options, plain=plain, title=f"run: {spec.name} on {len(nodes)} nodes")
 
 
-def _run_cluster_launch(launch: Any, options: LaunchOptions, *, plain: bool, title: str) -> int:
-    """A ClusterLaunch in the dashboard (x stop, r relaunch) or as plain text; the verdict's exit status."""
+def _run_cluster_launch(launch: Any, options: LaunchOptions, *, plain: bool, title: str,
+                        begin: Callable[[], Awaitable[Any]] | None = None) -> int:
+    """A ClusterLaunch in the dashboard (x stop, r relaunch) or as plain text; the verdict's exit
+    status. ``begin`` makes the first attempt's session (default: start the next attempt)."""
     from tui.core.state import FAILED, READY, STOPPED
     from tui.core.verdict import EXIT_FAILED, EXIT_READY, EXIT_STARTING
 
+    begin = begin or launch.start
     if plain:
-        return asyncio.run(_cluster_plain(launch, options))
+        return asyncio.run(_cluster_plain(launch, options, begin))
     from tui.app import themes
     from tui.app.cluster import ClusterApp
 
     async def first() -> Any:
-        return await launch.start()
+        return await begin()
 
     session = asyncio.run(first())
     app = ClusterApp(session, palette=themes.resolve(options.theme, themes.discover()), title=title,

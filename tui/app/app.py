@@ -32,6 +32,8 @@ from tui.app.clipboard import copy_text
 from tui.app.gpus import GpuPanel
 from tui.app.header import VerdictHeader
 from tui.app.logview import LogView
+from tui.app.processes import ProcessTree
+from tui.app.startups import StartupsPanel
 from tui.app.themes import Colourless, Palette, monochrome
 from tui.app.timeline import PhaseTimeline, RankGrid
 from tui.core.verdict import Verdict
@@ -261,6 +263,8 @@ class WatchtowerApp(App[int]):
                 yield RankGrid(self.session, id="ranks")
             yield GpuPanel(self.session, self.gpus_enabled, id="gpus")
         with Vertical(id="panels"):
+            yield StartupsPanel(self.session, id="startups")
+            yield ProcessTree(self.session, id="processes")
             yield from self._extra_panels
         yield LogStatus(self.session, id="log-status")
         yield LogView(self.session, id="log")
@@ -288,6 +292,8 @@ class WatchtowerApp(App[int]):
         topics = update.topics
         if "log" in topics:
             self.log_view.sync()
+        if "process" in topics:
+            self.query_one(ProcessTree).sync()
         if topics & {"log", "state", "connection", "process"}:
             header = self.query_one(VerdictHeader)
             if update.events:
@@ -297,6 +303,7 @@ class WatchtowerApp(App[int]):
         if "state" in topics:  # (a flood of plain lines changes no phase: no relayout for it)
             self.query_one(PhaseTimeline).refresh(layout=True)
             self.query_one(RankGrid).refresh(layout=True)
+            self.query_one(StartupsPanel).sync()
         if "gpu" in topics:
             self.query_one(GpuPanel).refresh(layout=True)
 

@@ -74,6 +74,7 @@ class VerdictHeader(Widget):
             info.host,
             info.title or info.log_path,
             f"attempt v{info.attempt}",
+            f"startup {session.state.attempt} in this log" if session.state.attempt > 1 else "",
             f"elapsed {clock(elapsed, '—')}" if (elapsed := session.startup_elapsed()) is not None else "",
         ]
         top.append(" · ".join(f for f in fields if f), palette.style("dim"))
@@ -86,6 +87,9 @@ class VerdictHeader(Widget):
             if connection.detail and connection.state != "connected":
                 words += f": {connection.detail}"
             top.append(words, palette.style("running" if connection.state != "connected" else "done"))
+        no_writer = session.writers.no_writer
+        if no_writer is not None and not session.writers.known:  # said once, here, until one is found
+            top.append(f"  no writer found: {clean(no_writer.detail)}", palette.style("running"))
         for name, value in session.badges.items():
             top.append(f"  {name}: {value}", palette.style("dim"))
         top.truncate(width, overflow="ellipsis")

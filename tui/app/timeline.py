@@ -21,8 +21,8 @@ from tui.present.wording import rank_key
 from tui.session import WatchSession
 
 #: Phases a rank takes part in (the grid's columns); args and ready belong to the main process.
-RANK_PHASES = ("weight_load", "compile", "memory_pool", "cuda_graph", "draft_init")
-SHORT = {"weight_load": "weights", "compile": "compile", "memory_pool": "pool", "cuda_graph": "graphs", "draft_init": "draft"}
+RANK_PHASES = ("dist_init", "weight_load", "compile", "memory_pool", "cuda_graph", "draft_init")
+SHORT = {"dist_init": "dist", "weight_load": "weights", "compile": "compile", "memory_pool": "pool", "cuda_graph": "graphs", "draft_init": "draft"}
 LABEL = 15  # glyph + title column
 _REVERSE = Style(reverse=True)
 DURATION = 7

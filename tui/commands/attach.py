@@ -1,8 +1,9 @@
 """`watchtower attach NAME`: follow the running attempt of a launch again (after Watchtower exited).
 
 Finds NAME's latest attempt in the history, checks that its process still runs (pid
-file beside the log, locally or over SSH), and opens the dashboard (or ``--plain``)
-on it, with the same keys and exit codes as ``run``.
+file beside the log, locally or over SSH; for a ``run --slurm`` attempt, the job id the
+history keeps, still queued or running), and opens the dashboard (or ``--plain``) on it,
+with the same keys and exit codes as ``run``.
 """
 
 from __future__ import annotations
@@ -21,19 +22,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def spec_from_history(args: argparse.Namespace):
+def latest_running(name: str):
+    """NAME's latest attempt in the history, if it may still run; UsageError otherwise."""
+    from tui.history import History
+
+    latest = History().latest(name)
+    if latest is None:
+        raise UsageError(f"no launch named {name!r} in the history (see `watchtower history`)")
+    if latest.outcome not in (STARTING, READY):
+        raise UsageError(f"{name} v{latest.attempt} is not running ({latest.outcome}); relaunch it with `watchtower run`")
+    return latest
+
+
+def spec_from_history(args: argparse.Namespace, latest=None):
     """The launch spec of NAME's latest attempt (masked command: a relaunch may need secrets again)."""
     from pathlib import Path
 
     from tui.commands.run import parse_grace
-    from tui.history import History
     from tui.launch import LaunchSpec
 
-    latest = History().latest(args.name)
-    if latest is None:
-        raise UsageError(f"no launch named {args.name!r} in the history (see `watchtower history`)")
-    if latest.outcome not in (STARTING, READY):
-        raise UsageError(f"{args.name} v{latest.attempt} is not running ({latest.outcome}); relaunch it with `watchtower run`")
+    latest = latest or latest_running(args.name)
     return LaunchSpec(
         name=args.name,
         command=list(latest.command),
@@ -50,9 +58,13 @@ def spec_from_history(args: argparse.Namespace):
 
 def run(args: argparse.Namespace) -> int:
     from tui import wiring
+    from tui.launch.slurm import SlurmRunner
 
-    spec = spec_from_history(args)
+    latest = latest_running(args.name)
+    spec = spec_from_history(args, latest)
     options = launch_options(args, attach_only=True)
+    if latest.host == SlurmRunner.host:  # a `run --slurm` attempt: its job id is in the history
+        return wiring.slurm_attach(spec, latest, options, plain=args.plain)
     if args.plain:
         return wiring.launch_plain(spec, options)
     return wiring.launch_dashboard(spec, options)

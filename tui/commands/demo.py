@@ -13,8 +13,11 @@ from pathlib import Path
 import tui.data
 from tui.commands.options import add_playback_options
 from tui.commands.replay import play
+from tui.core.limits import StallLimits
 
 SCENARIOS = ("ready", "crash-attr", "crash-context", "oom", "hang")
+#: The demo's startup is compressed (~1.5 minutes instead of 10+): so are its silence limits.
+STALL_LIMIT = StallLimits(30.0)
 
 
 def recording_path(scenario: str) -> Path:
@@ -30,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--scenario", choices=SCENARIOS, default="ready", help="how the startup ends (default: ready)")
     add_playback_options(parser)
-    parser.set_defaults(func=run)
+    parser.set_defaults(func=run, stall_limit=STALL_LIMIT)
 
 
 def run(args: argparse.Namespace) -> int:

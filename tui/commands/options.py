@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from tui.core.limits import StallLimits
 from tui.core.options import GPU_SOURCES, GpuOptions, LaunchOptions, PlaybackOptions, WatchOptions
 
 
@@ -29,6 +30,22 @@ def add_theme_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def stall_limits(text: str) -> StallLimits:
+    """``--stall-limit``'s value: ``5m,weight_load=20m,cuda_graph=8m``."""
+    try:
+        return StallLimits.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--stall-limit: ")) from None
+
+
+def add_stall_limit_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--stall-limit", type=stall_limits, metavar="LIMITS",
+        help="log silence that counts as 'stalled?': a default and/or PHASE=DURATION pairs, e.g. "
+        "5m,weight_load=20m,cuda_graph=8m (default: history, else the server profile's)",
+    )
+
+
 def add_launch_options(parser: argparse.ArgumentParser) -> None:
     """How `run` and `attach` watch an attempt (run adds what starts one: --host, --name, --env …)."""
     parser.add_argument("--health", metavar="URL", help="ready also needs this URL to answer 200 (e.g. http://127.0.0.1:30000/health)")
@@ -39,7 +56,7 @@ def add_launch_options(parser: argparse.ArgumentParser) -> None:
     add_gpu_options(parser)
     parser.add_argument("--stop-grace", default="15,10", metavar="INT,TERM",
                         help="seconds to wait after SIGINT, then after SIGTERM, before SIGKILL (default 15,10)")
-    parser.add_argument("--stall-limit", type=float, metavar="S", help="call a silent log 'stalled?' after S seconds")
+    add_stall_limit_option(parser)
     parser.add_argument("--timeout", type=float, metavar="S", help="give up after S seconds: exit 3 (the dashboard shows TIMEOUT; q exits 3)")
     add_theme_option(parser)
 
@@ -49,6 +66,7 @@ def add_playback_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--speed", type=float, default=1.0, metavar="N", help="play N times faster (default 1)")
     parser.add_argument("--plain", action="store_true", help="print events as text instead of the dashboard")
     add_theme_option(parser)
+    add_stall_limit_option(parser)
 
 
 def gpu_options(args: argparse.Namespace) -> GpuOptions:
@@ -65,6 +83,7 @@ def watch_options(args: argparse.Namespace) -> WatchOptions:
         echo=args.echo,
         theme=args.theme,
         gpus=gpu_options(args),
+        stall_limits=args.stall_limit,
     )
 
 
@@ -76,4 +95,4 @@ def launch_options(args: argparse.Namespace, *, attach_only: bool = False) -> La
 
 
 def playback_options(args: argparse.Namespace) -> PlaybackOptions:
-    return PlaybackOptions(speed=args.speed, plain=args.plain, theme=args.theme)
+    return PlaybackOptions(speed=args.speed, plain=args.plain, theme=args.theme, stall_limits=args.stall_limit)

@@ -8,6 +8,7 @@ import os
 import select
 import stat
 
+from tui.commands.bulk import read_into
 from tui.core.errors import UsageError
 from tui.core.events import WarningFound
 from tui.core.hints import Diagnosis, KnowledgeBase, hint_lines, load_knowledge
@@ -18,7 +19,6 @@ from tui.core.state import PHASE_TITLES, StartupState
 from tui.core.tracker import StartupTracker
 from tui.core.verdict import judge
 from tui.core.wording import duration
-from tui.commands.bulk import read_into
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("scan", help="one pass over a log: phases, errors, verdict")
@@ -44,11 +44,12 @@ def open_log(path: str):
             kind = "a directory" if stat.S_ISDIR(mode) else "a device or socket"
             raise UsageError(f"{path}: is {kind}, not a log file")
         if stat.S_ISFIFO(mode):  # read it as cat does: wait for a writer, then until it closes
-            # poll, not a second blocking open: a writer that wrote and left before that open
-            # would leave it waiting for ever (a FIFO reader sees no hang-up until a writer came)
-            poller = select.poll()
-            poller.register(fd, select.POLLIN)
-            poller.poll()
+            # Not a second, blocking open: a writer that came, wrote and left before it would
+            # leave that open waiting for ever. poll() on this fd returns once a writer has
+            # written or come and gone (Linux reports no hang-up before a first writer).
+            waiting = select.poll()
+            waiting.register(fd, select.POLLIN)
+            waiting.poll()
             os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
     except FileNotFoundError:
@@ -155,12 +156,18 @@ def to_json(state: StartupState, hints: list[Diagnosis] = ()) -> dict:
         "warnings": state.warnings,
         "unparsed": state.unparsed,
         "lines": state.lines,
+        "attempts": [a.to_json() for a in state.attempts],
         "hints": [h.to_json() for h in hints],
     }
 
 
 def render(path: str, state: StartupState, hints: list[Diagnosis] = ()) -> str:
     out = [f"{path}: {state.server or 'unknown server'}, {state.lines} lines — {state.outcome.upper()}"]
+    if state.attempt > 1:  # several startups in one log: each on a line, the last one's details below
+        out.append(f"  {state.attempt} startups in this log; the last one (from line {state.start_line}) is shown")
+        for a in state.attempts:
+            error = f": {a.first_error}" if a.first_error else ""
+            out.append(f"  attempt {a.number}  lines {a.start_line}-{a.end_line}  {a.outcome}  {duration(a.seconds)}{error}")
     if state.phases:
         out.append(f"  {'phase':<13} {'lines':>17} {'took':>8}  {'ranks':>5}  slowest")
         for p in state.phases:

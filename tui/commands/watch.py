@@ -14,7 +14,7 @@ import errno
 import os
 
 from tui.commands.cluster import add_cluster_options, cluster_options, one_host, wants_cluster
-from tui.commands.options import add_gpu_options, add_theme_option, watch_options
+from tui.commands.options import add_gpu_options, add_stall_limit_option, add_theme_option, watch_options
 from tui.core.errors import UsageError
 
 
@@ -31,6 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_cluster_options(p)
     add_theme_option(p)
     add_gpu_options(p)
+    add_stall_limit_option(p)
     p.set_defaults(func=run)
 
 

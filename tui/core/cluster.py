@@ -3,7 +3,8 @@
 Each node has its own log and its own :class:`~tui.core.state.StartupState` (a node's log
 restarts, numbers its lines and names its ranks on its own). A rank is a (node, rank)
 pair: SGLang prints global TP ranks on a multi-node run (TP8…TP15 on the second node of
-two), vLLM per-worker ranks — either way the pair is unique.
+two), vLLM one rank per worker process (``Worker_TP2`` on the second node of a TP4 run, the
+same worker as its ``Worker pid=N`` lines before device init) — either way the pair is unique.
 
 The **barrier view** answers "who is not there yet": for each milestone (dist-init done,
 weight load done, memory pool, CUDA graphs, ready) the (node, rank) pairs that have not
@@ -20,9 +21,8 @@ from dataclasses import dataclass
 from tui.core.state import FAILED, PHASES, READY, STARTING, STOPPED, ErrorReport, Outcome, StartupState
 
 #: (milestone, words): a milestone is reached by a rank that ended the phase of that name,
-#: or began any later phase; "dist_init" is over once a rank begins loading weights (the
-#: profiles have no dist-init phase: a rank stuck in "Init torch distributed begin" never
-#: begins loading; its node's last line says where it is).
+#: or began any later phase (a log that prints no distributed init: the rank began loading
+#: weights). A rank stuck in "Init torch distributed begin" has neither.
 MILESTONES: tuple[tuple[str, str], ...] = (
     ("dist_init", "dist-init done"),
     ("weight_load", "weight load done"),
@@ -30,7 +30,6 @@ MILESTONES: tuple[tuple[str, str], ...] = (
     ("cuda_graph", "CUDA graphs done"),
     ("ready", "ready"),
 )
-_MODEL_PHASES = ("weight_load", "memory_pool", "cuda_graph", "draft_init")
 #: The rank name of a node whose log names none (one process) or has said nothing yet.
 WHOLE_NODE = "—"
 
@@ -84,8 +83,11 @@ class ClusterVerdict:
 
 
 def node_ranks(state: StartupState) -> list[str]:
-    """The ranks a node has shown, in a stable order; a node that named none is one rank."""
-    return sorted(state.ranks, key=_rank_key) or [WHOLE_NODE]
+    """The ranks a node has shown doing a rank's work (a part in some phase), in a stable order;
+    a node that named none is one rank. A process that only serves the others (vLLM's API
+    server, an engine core beside its workers) is no rank: it never loads weights."""
+    ranks = {rank for phase in state.phases for rank in phase.ranks if rank != "main"}
+    return sorted(ranks, key=_rank_key) or [WHOLE_NODE]
 
 
 def milestones_reached(state: StartupState, rank: str) -> int:
@@ -102,7 +104,7 @@ def milestones_reached(state: StartupState, rank: str) -> int:
 
 def _reached(state: StartupState, rank: str, milestone: str) -> bool:
     key = "main" if rank == WHOLE_NODE else rank
-    later = _MODEL_PHASES if milestone == "dist_init" else PHASES[PHASES.index(milestone) + 1 :]
+    later = PHASES[PHASES.index(milestone) + 1 :]
     for phase in state.phases:
         entry = phase.ranks.get(key)
         if phase.name == milestone and (phase.done or (entry is not None and entry.end_line is not None)):

@@ -389,6 +389,18 @@ class Stopped:
     text: str
 
 
+@dataclass(frozen=True, slots=True)
+class NewStartup:
+    """The log holds a new startup (a ``server_args=`` / vLLM banner line after an earlier one
+    was ready, failed or stopped): from ``line`` on, a fresh attempt (``attempt`` 2, 3 … in
+    this log). ``previous`` is the earlier one's ``tui.core.state.AttemptSummary``."""
+
+    line: int
+    attempt: int
+    previous: object
+
+
 TrackerEvent = (
     ServerDetected | PhaseStarted | PhaseEnded | PhaseProgress | ErrorFound | WarningFound | Ready | Stopped
+    | NewStartup
 )

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from tui.core.limits import StallLimits
+
 #: ``--gpus`` choices: auto (NVML here, nvidia-smi on a remote host), nvml, smi, sim, none.
 GPU_SOURCES = ("auto", "nvml", "smi", "sim", "none")
 
@@ -31,6 +33,7 @@ class WatchOptions:
     echo: bool = False
     theme: str | None = None
     gpus: GpuOptions = field(default_factory=GpuOptions)
+    stall_limits: StallLimits | None = None  # --stall-limit
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +56,7 @@ class PlaybackOptions:
     speed: float = 1.0
     plain: bool = False
     theme: str | None = None
+    stall_limits: StallLimits | None = None  # --stall-limit
 
 
 @dataclass(frozen=True, slots=True)

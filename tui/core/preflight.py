@@ -377,3 +377,14 @@ def _versions(command: ServerCommand, facts: Mapping[str, Any], hints: Knowledge
         fix = (Action.parse(rule.fix),) if rule.fix else ()
         out.append(Check(f"versions ({rule.id})", FAIL, rule.why, fix))
     return out
+
+
+#: Checks of the machine the server would run on rather than of its command and files: for a
+#: Slurm job, which runs where Slurm puts it, the submitting host's answers would mislead.
+MACHINE_CHECKS = ("port", "dist-init port", "GPUs", "GPU memory", "GPU holders", "leftover servers",
+                  "/dev/shm", "open files", "disk", "weights")
+
+
+def portable(checks: list[Check]) -> list[Check]:
+    """The checks that hold wherever the command runs (its model, draft, contexts, hooks, versions)."""
+    return [c for c in checks if not c.name.startswith(MACHINE_CHECKS)]

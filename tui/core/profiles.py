@@ -18,6 +18,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from tui.core.limits import parse_duration
 from tui.core.state import PHASES
 
 try:  # linear-time engine for the per-line first test (a dependency where wheels exist)
@@ -70,6 +71,7 @@ class PhaseSpec:
     # A line this phase and one of these phases both claim belongs to that phase while it runs
     # on the line's rank (SGLang's "Compiling a graph …" inside piecewise graph capture).
     yield_to: tuple[str, ...] = ()
+    stall_after: float | None = None  # seconds of log silence in this phase before "stalled?"
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +91,7 @@ class Profile:
     ready: tuple[Pattern, ...] = ()
     close: tuple[Pattern, ...] = ()  # every phase before ready is over (e.g. max_total_num_tokens=)
     stop: tuple[Pattern, ...] = ()  # after ready: the server is shutting down
+    startup: tuple[Pattern, ...] = ()  # a (new) startup begins: after an ended one, a new attempt
     figures: tuple[Pattern, ...] = ()  # "avail mem=… GB": shown as a phase's detail
     signatures: tuple[Signature, ...] = ()
     warnings: tuple[Pattern, ...] = ()
@@ -97,6 +100,9 @@ class Profile:
     prefilter: tuple[str, ...] = ()
     max_detect_lines: int = 5000
     examples: tuple[str, ...] = ()  # sample lines: a self-test, and the tracker's warm-up
+    # what a startup is, from its argument lines: ("model", patterns), ("tp_size", …); each
+    # pattern's (?P<value>…) group is the value. History keys `watch`'s phase times by them.
+    identity: tuple[tuple[str, tuple[Pattern, ...]], ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
 
     def phase(self, name: str) -> PhaseSpec | None:
@@ -104,6 +110,11 @@ class Profile:
             if spec.name == name:
                 return spec
         return None
+
+    @property
+    def stall_after(self) -> dict[str, float]:
+        """Each phase's ``stall_after`` (seconds), for the phases that set one."""
+        return {spec.name: spec.stall_after for spec in self.phases if spec.stall_after is not None}
 
 
 class QuickTest:
@@ -196,14 +207,14 @@ _NAMED_GROUP = re.compile(r"\(\?P<\w+>")
 
 _TOP_KEYS = {
     "name", "title", "detect", "prefix", "phases", "markers", "signatures", "warnings",
-    "benign", "prefilter", "options", "examples", "identify",
+    "benign", "prefilter", "options", "examples", "identify", "identity",
 }
 _PREFIX_KEYS = {"headers", "timestamp", "rank_token", "rank_order", "bar_rank", "warning_levels"}
 _PHASE_KEYS = {
     "begin", "end", "step", "implicit_begin", "progress", "ranked", "settle", "repeat_is_draft",
-    "requires_begin", "all_ranks", "yield_to",
+    "requires_begin", "all_ranks", "yield_to", "stall_after",
 }
-_MARKER_KEYS = {"ready", "close", "stop", "figures"}
+_MARKER_KEYS = {"ready", "close", "stop", "figures", "startup"}
 _SIGNATURE_KEYS = {"kind", "pattern", "fatal", "secondary", "fallback"}
 _OPTION_KEYS = {"max_detect_lines"}
 
@@ -294,6 +305,7 @@ def _parse(data: dict[str, Any], source: str, common: dict[str, Any] | None) -> 
                 requires_begin=_bool(f"{pw}.requires_begin", body.get("requires_begin"), False),
                 all_ranks=_bool(f"{pw}.all_ranks", body.get("all_ranks"), False),
                 yield_to=_phase_names(f"{pw}.yield_to", body.get("yield_to")),
+                stall_after=_duration(f"{pw}.stall_after", body.get("stall_after")),
             )
         )
 
@@ -349,6 +361,7 @@ def _parse(data: dict[str, Any], source: str, common: dict[str, Any] | None) -> 
         ready=_patterns(f"{where}: markers.ready", markers.get("ready")),
         close=_patterns(f"{where}: markers.close", markers.get("close")),
         stop=_patterns(f"{where}: markers.stop", markers.get("stop")),
+        startup=_startup(where, markers.get("startup"), phases),
         figures=_patterns(f"{where}: markers.figures", markers.get("figures")),
         signatures=sigs,
         warnings=warnings,
@@ -357,7 +370,37 @@ def _parse(data: dict[str, Any], source: str, common: dict[str, Any] | None) -> 
         prefilter=tuple(dict.fromkeys(words)),
         max_detect_lines=max_detect,
         examples=_strings(f"{where}: examples", data.get("examples")),
+        identity=_identity(where, data.get("identity")),
     )
+
+
+def _identity(where: str, value: Any) -> tuple[tuple[str, tuple[Pattern, ...]], ...]:
+    table = _table(f"{where}: identity", value, {"model", "tp_size"})
+    out = []
+    for key, patterns in table.items():
+        compiled = _patterns(f"{where}: identity.{key}", patterns)
+        for i, p in enumerate(compiled):
+            if "value" not in p.groupindex:
+                raise ProfileError(f"{where}: identity.{key}[{i}]: needs a (?P<value>…) group")
+        out.append((key, compiled))
+    return tuple(out)
+
+
+def _startup(where: str, value: Any, phases: list[PhaseSpec]) -> tuple[Pattern, ...]:
+    """``markers.startup``; a profile without it: the server_args phase's begin lines."""
+    if value is not None:
+        return _patterns(f"{where}: markers.startup", value)
+    args = next((spec for spec in phases if spec.name == "server_args"), None)
+    return args.begin if args is not None else ()
+
+
+def _duration(where: str, value: Any) -> float | None:
+    if value is None:
+        return None
+    try:
+        return parse_duration(value)
+    except ValueError as exc:
+        raise ProfileError(f"{where}: {exc}") from None
 
 
 def _signatures(where: str, value: Any) -> tuple[Signature, ...]:

@@ -153,6 +153,9 @@ PLACEHOLDERS = {"{node_rank}": '"$SLURM_NODEID"', "{nnodes}": '"$SLURM_NNODES"',
 _PLACEHOLDER = re.compile("|".join(re.escape(p) for p in PLACEHOLDERS))
 
 
+_DIRECTIVE = re.compile(r"^#SBATCH --([\w-]+)=(.*)$", re.M)
+
+
 @dataclass(frozen=True, slots=True)
 class SlurmRequest:
     """What ``run --slurm`` asks of Slurm: the sbatch directives."""
@@ -162,6 +165,16 @@ class SlurmRequest:
     gpus_per_node: int | None = None
     time: str | None = None  # as sbatch --time takes it: "30", "1:00:00", "1-00:00"
     account: str | None = None
+
+    @classmethod
+    def from_script(cls, text: str) -> SlurmRequest:
+        """What a batch script written by :func:`batch_script` asked for (``attach``: a
+        resubmission asks the same of Slurm)."""
+        found = dict(_DIRECTIVE.findall(text))
+        nodes, gpus = found.get("nodes", ""), found.get("gpus-per-node", "")
+        return cls(nodes=int(nodes) if nodes.isdigit() else 1, partition=found.get("partition"),
+                   gpus_per_node=int(gpus) if gpus.isdigit() else None, time=found.get("time"),
+                   account=found.get("account"))
 
     def directives(self) -> list[str]:
         pairs = [("nodes", str(self.nodes)), ("ntasks-per-node", "1"), ("partition", self.partition),

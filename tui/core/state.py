@@ -16,8 +16,12 @@ from enum import StrEnum
 #: ``compile`` is torch.compile / JIT kernel compilation outside graph capture (vLLM's
 #: Dynamo + Inductor before KV sizing, SGLang's DeepGEMM pre-compile, TensorRT-LLM's
 #: autotuner); many starts have none, and views show it only when it happened.
+#: ``dist_init`` is each rank joining the distributed group (SGLang's "Init torch distributed",
+#: vLLM's ``world_size=… rank=…`` / "rank N in world size M is assigned as …"): where a
+#: multi-node start waits for its last node; shown only when the log printed it.
 PHASES: tuple[str, ...] = (
     "server_args",
+    "dist_init",
     "weight_load",
     "compile",
     "memory_pool",
@@ -28,6 +32,7 @@ PHASES: tuple[str, ...] = (
 
 PHASE_TITLES: dict[str, str] = {
     "server_args": "server args",
+    "dist_init": "dist init",
     "weight_load": "weight load",
     "compile": "compile",
     "memory_pool": "memory pool",
@@ -44,9 +49,13 @@ class Outcome(StrEnum):
     READY = "ready"
     FAILED = "failed"
     STOPPED = "stopped"
+    #: an earlier startup in the same log that a new one cut short before it was ready or
+    #: failed (a process killed without a word, restarted by systemd or a container)
+    INTERRUPTED = "interrupted"
 
 
 STARTING, READY, FAILED, STOPPED = Outcome.STARTING, Outcome.READY, Outcome.FAILED, Outcome.STOPPED
+INTERRUPTED = Outcome.INTERRUPTED
 
 
 @dataclass(slots=True)
@@ -145,6 +154,28 @@ class ErrorReport:
         return index >= 0 and self.spans[index][1] >= number
 
 
+@dataclass(frozen=True, slots=True)
+class AttemptSummary:
+    """One startup in the log (a log may hold many: ``>>`` redirection, restarts)."""
+
+    number: int  # 1, 2, … in this log
+    start_line: int
+    end_line: int
+    outcome: str  # ready, failed, stopped, starting (the current one), interrupted
+    first_error: str | None = None  # the root cause's title
+    seconds: float | None = None  # log time from its first line to its last (to ready, if ready)
+
+    def to_json(self) -> dict[str, object]:
+        """For `scan --json` (no duration: a line without a timestamp of its own takes the last
+        one the tracker saw, and the fast path sees fewer lines than a full read)."""
+        return {
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "outcome": self.outcome,
+            "first_error": self.first_error,
+        }
+
+
 @dataclass(slots=True)
 class StartupState:
     server: str | None = None
@@ -163,6 +194,33 @@ class StartupState:
     errors_dropped: int = 0  # errors past the cap on ``errors`` (memory stays bounded): counted only
     unparsed: int = 0  # lines the tracker failed on (skipped, warned about): 0 unless there is a bug
     first_unparsed: int | None = None  # ... and the first of them
+    start_line: int = 1  # where this startup begins in the log
+    attempt: int = 1  # this startup's number in the log: 2 once a new ``server_args=`` followed the first
+    earlier: list[AttemptSummary] = field(default_factory=list)  # the log's earlier startups (the latest kept)
+    stall_after: dict[str, float] = field(default_factory=dict)  # the profile's silence limits per phase (s)
+    identity: dict[str, str] = field(default_factory=dict)  # what the startup is: {"model": …, "tp_size": "8"}
+
+    def summary(self, outcome: str | None = None, end_line: int | None = None) -> AttemptSummary:
+        """This startup in one row (``outcome`` overrides the state's own, e.g. interrupted)."""
+        error = self.first_error
+        end_ts = self.last_ts
+        ready = self.phase("ready") if self.ready_line is not None else None
+        if ready is not None and ready.end_ts is not None:
+            end_ts = ready.end_ts
+        seconds = None if self.first_ts is None or end_ts is None else max(0.0, end_ts - self.first_ts)
+        return AttemptSummary(
+            self.attempt,
+            self.start_line,
+            max(self.start_line, self.lines if end_line is None else end_line),
+            outcome or self.outcome,
+            error.title[:500] if error is not None else None,
+            seconds,
+        )
+
+    @property
+    def attempts(self) -> list[AttemptSummary]:
+        """Every startup in the log, this one last."""
+        return [*self.earlier, self.summary()]
 
     def phase(self, name: str) -> Phase | None:
         for p in self.phases:
@@ -195,9 +253,9 @@ def origin(state: StartupState) -> float | None:
     return state.first_ts
 
 
-#: Phases shown only when the log had them (many starts compile nothing; a row of "skipped"
-#: for them would be noise).
-OPTIONAL_PHASES = frozenset({"compile"})
+#: Phases shown only when the log had them (many starts compile nothing, many logs print no
+#: distributed init; a row of "skipped" for them would be noise).
+OPTIONAL_PHASES = frozenset({"dist_init", "compile"})
 
 
 def shown(state: StartupState, names: Iterable[str]) -> list[str]:

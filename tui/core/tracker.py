@@ -20,6 +20,7 @@ from tui.core.classifier import Classifier
 from tui.core.events import (
     ErrorFound,
     LineUnparsed,
+    NewStartup,
     PhaseEnded,
     PhaseProgress,
     PhaseStarted,
@@ -31,10 +32,23 @@ from tui.core.events import (
 )
 from tui.core.lines import Line, Progress
 from tui.core.profiles import Evidence, PhaseSpec, Profile, any_of, builtin_profiles, generic_profile
-from tui.core.state import PHASES, FAILED, READY, STARTING, STOPPED, ErrorReport, Phase, RankPhase, StartupState
+from tui.core.state import (
+    FAILED,
+    INTERRUPTED,
+    PHASES,
+    READY,
+    STARTING,
+    STOPPED,
+    ErrorReport,
+    Phase,
+    RankPhase,
+    StartupState,
+)
 
 #: Errors kept in ``state.errors``; later ones are only counted (a serving log may hold millions).
 MAX_ERRORS = 1000
+#: Earlier startups of the same log kept in ``state.earlier`` (a crash-looping service makes thousands).
+MAX_ATTEMPTS = 1000
 DRAFT = "draft_init"
 MAIN = "main"  # the rank of lines whose prefix names none
 #: Text of the lines kept while the server is only guessed, to read them again if a definitive
@@ -109,19 +123,23 @@ class StartupTracker:
         self._minutes: dict[str, float] = {}  # "YYYY-MM-DD HH:MM:00" -> epoch seconds
         self._rank_cache: dict[str, str] = {}
         self._tagged: set[str] = set()  # ranks named by a rank tag (not a process name)
+        self._pid_rank: dict[str, str] = {}  # process id -> the rank its tag last named
         self.classifier.reset()
         self.classifier.set_profile(self._generic)
         self._anything = self._quick_test(self._generic)
+        self._startup = None
         if self._forced is not None:
             self._use(self._forced)
 
     def _use(self, profile: Profile) -> None:
         self.profile = profile
         self.state.server = profile.name
+        self.state.stall_after = profile.stall_after
         self.classifier.set_profile(profile)
         self._specs = {spec.name: spec for spec in profile.phases}
         self._draft = self._specs.get(DRAFT)
-        everything = [*profile.ready, *profile.close, *profile.stop]
+        self._startup = any_of(list(profile.startup))
+        everything = [*profile.ready, *profile.close, *profile.stop, *profile.startup]
         for spec in profile.phases:
             everything += [*spec.begin, *spec.end, *spec.step, *spec.implicit_begin, *spec.progress]
         self._any_marker = any_of(everything)
@@ -134,7 +152,7 @@ class StartupTracker:
     def _quick_test(profile: Profile):
         """One first test for a whole line: could any signature, warning or marker match it?"""
         patterns = [s.regex for s in profile.signatures] + list(profile.warnings)
-        patterns += [*profile.ready, *profile.close, *profile.stop]
+        patterns += [*profile.ready, *profile.close, *profile.stop, *profile.startup]
         for spec in profile.phases:
             patterns += [*spec.begin, *spec.end, *spec.step, *spec.implicit_begin, *spec.progress]
         return any_of(patterns)
@@ -322,6 +340,8 @@ class StartupTracker:
                 level = groups.get("lvl")
                 record = ts_text is not None or level is not None
                 break
+        if self.profile is not None and self._startup is not None and self._ended() and self._startup.search(msg):
+            self._new_startup(number, events)
         if groups is not None and self.state.ready_line is None:
             self._register(groups)
         if (
@@ -348,6 +368,37 @@ class StartupTracker:
         if self._any_marker is not None and self._any_marker.search(msg) is None:
             return
         self._markers(number, msg, MAIN if rank is None else rank, ts, events)
+
+    def _ended(self) -> bool:
+        """The current startup got somewhere (ready, failed, stopped, or past its arguments):
+        a startup marker now means the server was started again, into the same log."""
+        state = self.state
+        return state.outcome != STARTING or any(p.name != "server_args" for p in state.phases)
+
+    def _new_startup(self, number: int, events: list[TrackerEvent]) -> None:
+        """Line ``number`` begins a new startup: the earlier one is summarised, all else restarts
+        (a ready line of the earlier startup can never count for this one)."""
+        events.extend(self.finish())
+        old = self.state
+        summary = old.summary(old.outcome if old.outcome != STARTING else INTERRUPTED, end_line=number - 1)
+        earlier = [*old.earlier[-(MAX_ATTEMPTS - 1) :], summary]
+        self.state = StartupState(
+            server=old.server,
+            lines=old.lines,
+            last_line=old.last_line,
+            last_text=old.last_text,
+            start_line=number,
+            attempt=old.attempt + 1,
+            earlier=earlier,
+            stall_after=old.stall_after,
+        )
+        self._implicit.clear()
+        self._tentative.clear()
+        self._placeholders.clear()
+        self._error_ids.clear()
+        self._tagged.clear()
+        self.classifier.reset()
+        events.append(NewStartup(number, self.state.attempt, summary))
 
     def _detect(self, number: int, text: str, events: list[TrackerEvent]) -> None:
         """Weigh this line's evidence; use the likeliest server, switching if it changed."""
@@ -392,8 +443,15 @@ class StartupTracker:
         return proc or MAIN
 
     def _register(self, groups: dict[str, str | None]) -> None:
-        """A line's rank tag (or process name) is one of the server's ranks."""
-        ranks, proc = groups.get("ranks"), groups.get("proc")
+        """A line's rank tag (or process name) is one of the server's ranks; a process whose
+        name changed (its ``pid`` group) is the same rank under its new name."""
+        ranks, proc, pid = groups.get("ranks"), groups.get("proc"), groups.get("pid")
+        if proc and pid:
+            known = self._pid_rank.get(pid)
+            if known != proc:
+                self._pid_rank[pid] = proc
+                if known is not None:
+                    self._rename(known, proc)
         if ranks:
             rank = self._rank(ranks, None)
             if rank != MAIN and rank not in self._tagged:
@@ -401,6 +459,23 @@ class StartupTracker:
                 self.state.ranks.add(rank)
         elif proc:
             self.state.ranks.add(proc)
+
+    def _rename(self, old: str, new: str) -> None:
+        """One process's tag changed ("Worker pid=N" before device init, "Worker_TP1" after):
+        what it did under the old name is the new name's."""
+        state = self.state
+        state.ranks.discard(old)
+        state.ranks.add(new)
+        for phase in state.phases:
+            entry = phase.ranks.pop(old, None)
+            if entry is not None and new not in phase.ranks:
+                entry.rank = new
+                phase.ranks[new] = entry
+        for (name, rank) in [k for k in self._implicit if k[1] == old]:
+            self._implicit.setdefault((name, new), self._implicit.pop((name, rank)))
+        for name, rank in list(self._placeholders.items()):
+            if rank == old:
+                self._placeholders[name] = new
 
     def _rank_name(self, ranks: str) -> str:
         """Rank tokens as a set in the profile's order: "TP3 DP0" and "DP0 TP3" are one rank."""
@@ -497,6 +572,8 @@ class StartupTracker:
     def _markers(self, number: int, msg: str, rank: str, ts: float | None, events: list[TrackerEvent]) -> None:
         profile = self.profile
         state = self.state
+        if profile.identity and len(state.identity) < len(profile.identity) and len(state.phases) <= 1:
+            self._identify(msg)  # the argument lines, before the first real phase
         if state.ready_line is None:
             if any(p.search(msg) for p in profile.ready):
                 self._ready(number, ts, events)
@@ -528,6 +605,17 @@ class StartupTracker:
                         break
         if any(p.search(msg) for p in profile.close):
             self._close_phases(events)
+
+    def _identify(self, msg: str) -> None:
+        identity = self.state.identity
+        for key, patterns in self.profile.identity:
+            if key in identity:
+                continue
+            for pattern in patterns:
+                match = pattern.search(msg)
+                if match is not None:
+                    identity[key] = match.group("value")[:500]
+                    break
 
     def _yields(self, spec: PhaseSpec, msg: str, rank: str) -> bool:
         """Does a phase ``spec`` yields to claim this line while it runs on ``rank``?"""

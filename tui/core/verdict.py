@@ -9,12 +9,16 @@ and the exit status every command returns (``Verdict.exit_status``):
 - ``dead``: the process exited (code or signal) without a classified error;
 - ``failed``: the log holds a fatal error;
 - ``loading``: the log is quiet but GPU memory is changing or the GPUs are busy;
-- ``stalled?``: silent longer than the phase has ever taken (or a limit), GPUs idle,
-  process alive — with the ranks that have not finished the phase;
+- ``stalled?``: silent past the phase's limit (``tui.core.limits``: ``--stall-limit``,
+  history, the profile), GPUs idle, process alive — with the ranks that have not
+  finished the phase;
 - ``starting`` / ``ready`` / ``stopping`` / ``stopped``.
 
-Without a process (a log read after the fact, or watched without launching) the
-verdict is the log's own reading. Ready needs the log's ready marker *and*, when a
+Without a process (a log read after the fact, or a watched server whose writer cannot
+be seen) the verdict is the log's own reading — and, while it is watched live, its
+silence weighed with the GPUs and the phase's limit (loading / stalled?), never dead.
+A watched server's processes, once discovery names them (``tui.core.writers``), are a
+process like a launched one's, with an exit status that may be unknown. Ready needs the log's ready marker *and*, when a
 health URL is watched, a 200 from it; the verdict says which one is still pending.
 Pure: no I/O, no clock.
 
@@ -24,12 +28,14 @@ brings new words, one more ``VerdictKind``; the exit status follows from the kin
 
 from __future__ import annotations
 
+import re
 import signal as _signal
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
 from tui.core.events import GpuSample
+from tui.core.limits import NO_LIMITS, StallLimits
 from tui.core.state import PHASE_TITLES, ErrorReport, Outcome, StartupState, origin
 from tui.core.wording import clock
 
@@ -58,10 +64,6 @@ EXIT_READY, EXIT_FAILED, EXIT_USAGE, EXIT_STARTING = 0, 1, 2, 3
 
 #: Log silence (s) after which the GPUs are consulted at all.
 QUIET_AFTER = 10.0
-#: Silence (s) that counts as a stall when history knows nothing about the phase.
-DEFAULT_STALL_LIMIT = 300.0
-#: A phase that history says is quick still gets this much silence before "stalled?".
-MIN_STALL = 30.0
 #: GPU memory moving faster than this (bytes/s, either way) means work is going on.
 MEM_RATE_ACTIVE = 64 * 2**20
 #: Any GPU this busy (percent) means work is going on.
@@ -117,17 +119,29 @@ def describe_exit(
 
 @dataclass(frozen=True, slots=True)
 class ProcessStatus:
-    """What is known about the launched server process."""
+    """What is known about the server's process: the launched one, or the writer of a watched
+    log (``tui.core.writers``), then ``who`` names it and its exit status may be unknown."""
 
     alive: bool
     returncode: int | None = None
     signal: int | None = None
     stopped_by_user: bool = False
+    exit_known: bool = True  # False: not our child, its exit status cannot be known
+    who: str | None = None  # "main process pid 4242 (python -m sglang.launch_server …)"
+    lost: str | None = None  # alive, but a rank's process is gone: says which, in words
+    lost_rank: str | None = None
     oom_evidence: str | None = None  # what says the OOM killer struck (kernel log, cgroup count)
 
     @property
     def exit_text(self) -> str:
+        if not self.exit_known:
+            return "exit status unknown (not started by Watchtower)"
         return describe_exit(self.returncode, self.signal, stopped=self.stopped_by_user, oom=self.oom_evidence)
+
+    @property
+    def end_text(self) -> str:
+        """How it ended, naming the process when it is not the launched one."""
+        return self.exit_text if self.who is None else f"{self.who} is gone, {self.exit_text}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +158,7 @@ class GpuActivity:
     mem_rate: float | None  # bytes/s summed over GPUs, over the recent window
     max_util: int | None  # percent, busiest GPU in the latest sample
     gpus: int
+    of_server: bool = False  # the rate is that of the server's own processes
 
     @property
     def active(self) -> bool:
@@ -155,14 +170,26 @@ class GpuActivity:
     def text(self) -> str:
         parts = []
         if self.mem_rate is not None and abs(self.mem_rate) >= MEM_RATE_ACTIVE:
-            parts.append(f"GPU mem {self.mem_rate / 2**30:+.1f} GiB/s")
+            parts.append(f"{'its GPU mem' if self.of_server else 'GPU mem'} {self.mem_rate / 2**30:+.1f} GiB/s")
         if self.max_util is not None and self.max_util >= UTIL_ACTIVE:
             parts.append(f"GPUs busy {self.max_util}%")
         return ", ".join(parts) or "GPUs idle"
 
 
-def gpu_activity(samples: Sequence[GpuSample], now: float, window: float = GPU_WINDOW) -> GpuActivity | None:
-    """Memory change rate and utilisation from the samples of the last ``window`` seconds."""
+def _server_memory(sample: GpuSample, pids: Collection[int]) -> int | None:
+    """GPU memory the server's processes hold in ``sample``; None when it lists no process of theirs."""
+    held = [p.used_bytes for g in sample.gpus for p in g.processes if p.pid in pids and p.used_bytes is not None]
+    return sum(held) if held else None
+
+
+def gpu_activity(
+    samples: Sequence[GpuSample], now: float, window: float = GPU_WINDOW, pids: Collection[int] | None = None
+) -> GpuActivity | None:
+    """Memory change rate and utilisation from the samples of the last ``window`` seconds.
+
+    ``pids``: the server's processes (a watched log's writers): where the samples list the
+    memory per process, the rate is theirs alone (another job's allocations say nothing).
+    """
     recent = [s for s in samples if now - s.at <= window and s.gpus]
     if not recent:
         return None
@@ -170,6 +197,11 @@ def gpu_activity(samples: Sequence[GpuSample], now: float, window: float = GPU_W
     utils = [g.utilization for g in last.gpus if g.utilization is not None]
     rate = None
     first = recent[0]
+    if pids and last.at - first.at > 0:
+        before, after = _server_memory(first, pids), _server_memory(last, pids)
+        if before is not None and after is not None:
+            return GpuActivity((after - before) / (last.at - first.at), max(utils) if utils else None, len(last.gpus),
+                               of_server=True)
     if last.at - first.at > 0:
         indices = {g.index for g in first.gpus if g.memory_used is not None} & {
             g.index for g in last.gpus if g.memory_used is not None
@@ -229,18 +261,14 @@ def unfinished_ranks(state: StartupState) -> tuple[str, ...]:
     phase = state.current_phase
     if phase is None:
         return ()
-    pending = [r.rank for r in phase.ranks.values() if r.end_line is None]
-    pending += sorted(r for r in state.ranks if r not in phase.ranks and r != "main")
+    pending = sorted((r.rank for r in phase.ranks.values() if r.end_line is None), key=_natural)
+    pending += sorted((r for r in state.ranks if r not in phase.ranks and r != "main"), key=_natural)
     return tuple(pending)
 
 
-def stall_limit(expected: float | None, limit: float | None) -> float:
-    """Silence that counts as a stall: the configured limit, else the phase's longest in history."""
-    if limit is not None:
-        return limit
-    if expected is not None:
-        return max(MIN_STALL, expected)
-    return DEFAULT_STALL_LIMIT
+def _natural(rank: str) -> tuple[int | str, ...]:
+    """TP2 before TP10."""
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", rank))
 
 
 def judge(
@@ -255,17 +283,18 @@ def judge(
     waiting: str | None = None,
     elapsed: float | None = None,
     expected_phase: float | None = None,
-    limit: float | None = None,
+    limits: StallLimits | None = None,
     eta: str | None = None,
     timed_out: float | None = None,
 ) -> Verdict:
     """The verdict for this instant.
 
     ``last_activity``: when the log last grew (or the attempt started, before any
-    line). Without a process or a health URL, the log's own reading: ``waiting`` says
-    why no line has come yet, ``elapsed`` is the startup's time when the log gives no
-    ready time. With them: ``expected_phase`` is the longest the running phase has
-    taken in history, ``limit`` a configured stall limit that overrides history,
+    line). Without a process or a health URL, the log's own reading (a quiet log weighed
+    with ``gpus`` and the limits): ``waiting`` says why no line has come yet, ``elapsed``
+    is the startup's time when the log gives no ready time. Always: ``expected_phase`` is the longest the running phase has
+    taken in history, ``limits`` the ``--stall-limit`` (default and per phase), which
+    overrides history (the profile's own per-phase limits come with ``state``),
     ``eta`` text such as "weight load 4:51 of ~10:28" to show while starting.
     ``timed_out``: the ``--timeout`` (s), once it passed with the startup undecided.
     """
@@ -273,8 +302,13 @@ def judge(
     if timed_out is not None:
         return Verdict(TIMEOUT, f"after {clock(timed_out, unknown='—')}, still starting · "
                        + _starting_words(state, silence, waiting), silence=silence)
-    if process is None and health is None:
-        return _log_verdict(state, silence, waiting, elapsed)
+    if process is None and health is None:  # the log's reading; its silence weighed with the GPUs
+        log = _log_verdict(state, silence, waiting, elapsed)
+        if log.kind != STARTING or not state.lines:
+            return log
+        phase = state.current_phase
+        where = PHASE_TITLES.get(phase.name, phase.name) if phase else "starting"
+        return _quiet_verdict(state, silence, None, gpus, expected_phase, limits, where) or log
     said = f"log said last: {last_line!r}" if last_line else "the log is empty"
     error = log_error(state)
     failed = state.outcome == Outcome.FAILED and error is not None
@@ -289,18 +323,25 @@ def judge(
         return Verdict(STOPPING, "stopping the process group")
 
     if process is not None and not process.alive:
-        how = process.exit_text
+        how = process.end_text
         if process.stopped_by_user:
             return Verdict(STOPPED, how)  # "stopped (SIGKILL after the grace period)"
         if failed and error_text:
             return Verdict(FAILED, f"{error_text}; {how}")
         if state.outcome in (Outcome.READY, Outcome.STOPPED) or state.ready_line is not None:
             polite = process.returncode == 0 or process.signal in (_signal.SIGINT, _signal.SIGTERM)
-            if polite:
+            if polite or (not process.exit_known and state.outcome == Outcome.STOPPED):  # the log said it stops
                 return Verdict(STOPPED, f"stopped after ready, {how}")
             return Verdict(DEAD, f"{how} after ready; {said}")
         return Verdict(DEAD, f"{how}; {said}")
 
+    if process is not None and process.lost and not process.stopped_by_user:
+        ranks = (process.lost_rank,) if process.lost_rank else ()
+        if failed and error_text:
+            return Verdict(FAILED, f"{error_text}; {process.lost}", ranks=ranks)
+        if state.outcome in (Outcome.READY, Outcome.STOPPED):
+            return Verdict(DEAD, f"{process.lost}, after ready; {said}", ranks=ranks)
+        return Verdict(FAILED, f"{process.lost}; {said}", ranks=ranks)
     if failed:
         tail = "; the process is still running" if process is not None else ""
         return Verdict(FAILED, (error_text or "failed") + tail)
@@ -320,29 +361,47 @@ def judge(
                        pending, (), silence)
 
     phase = state.current_phase
-    phase_title = PHASE_TITLES.get(phase.name, phase.name) if phase else None
-    where = eta or (phase_title or "starting")
+    where = eta or (PHASE_TITLES.get(phase.name, phase.name) if phase else "starting")
     if health is not None and not health.ok:
         where += f" · health: {health.detail}{_pending(pending)}"
-    threshold = stall_limit(expected_phase, limit)
-    if silence is None or silence < min(QUIET_AFTER, threshold):
+    quiet = _quiet_verdict(state, silence, process, gpus, expected_phase, limits, where, pending)
+    if quiet is not None:
+        return quiet
+    if silence is None or silence < QUIET_AFTER:
         return Verdict(STARTING, where, pending, (), silence)
+    return Verdict(STARTING, f"log quiet {clock(silence)} · {where}", pending, (), silence)
 
-    quiet = f"log quiet {clock(silence)}"
+
+def _quiet_verdict(
+    state: StartupState,
+    silence: float | None,
+    process: ProcessStatus | None,
+    gpus: GpuActivity | None,
+    expected_phase: float | None,
+    limits: StallLimits | None,
+    where: str,
+    pending: tuple[str, ...] = (),
+) -> Verdict | None:
+    """A quiet log: still loading (the GPUs work) or stalled? (past the phase's limit, GPUs idle,
+    the process alive); None while neither can be said."""
+    phase = state.current_phase
+    threshold, why = (limits or NO_LIMITS).threshold(
+        phase.name if phase else None, expected=expected_phase, profile=state.stall_after
+    )
+    if silence is None or silence < min(QUIET_AFTER, threshold):
+        return None
     if gpus is not None and gpus.active:
-        return Verdict(LOADING, f"{quiet} · {gpus.text} · {where}", pending, (), silence)
-    if silence > threshold and (process is None or process.alive):
-        ranks = unfinished_ranks(state)
-        why = (
-            f"longer than {phase_title or 'this phase'} has ever taken ({clock(expected_phase)})"
-            if limit is None and expected_phase is not None
-            else f"limit {clock(threshold)}"
-        )
-        parts = [f"log silent {clock(silence)}, {why}", gpus.text if gpus is not None else "no GPU data"]
-        if ranks:
-            parts.append(f"{', '.join(ranks)} not done with {phase_title or 'the phase'}")
-        return Verdict(STALLED, " · ".join(parts), pending, ranks, silence)
-    return Verdict(STARTING, f"{quiet} · {where}", pending, (), silence)
+        return Verdict(LOADING, f"log quiet {clock(silence)} · {gpus.text} · {where}", pending, (), silence)
+    if silence <= threshold or (process is not None and not process.alive):
+        return None
+    ranks = unfinished_ranks(state)
+    phase_title = PHASE_TITLES.get(phase.name, phase.name) if phase else "the phase"
+    parts = [f"log silent {clock(silence)}, {why}", gpus.text if gpus is not None else "no GPU data"]
+    if ranks:
+        parts.append(f"{', '.join(ranks)} not done with {phase_title}")
+    if process is not None:
+        parts.append("its process alive")
+    return Verdict(STALLED, " · ".join(parts), pending, ranks, silence)
 
 
 def _pending(pending: tuple[str, ...]) -> str:

@@ -92,10 +92,15 @@ class ClusterLaunch:
         """Start the next attempt and return the session that follows it."""
         attempt = self.history.next_attempt(self.name) if self.history is not None else self.attempt + 1
         session = await self.submit(attempt)
-        self.attempt, self.session = attempt, session
+        record = None
         if self.history is not None:
-            self.record = self.history.start(self.name, command=self.command, env=self.env, attempt=attempt,
-                                             **self.history_fields())
+            record = self.history.start(self.name, command=self.command, env=self.env, attempt=attempt,
+                                        **self.history_fields())
+        return self._follow(attempt, session, record)
+
+    def _follow(self, attempt: int, session: ClusterSession, record: Any) -> ClusterSession:
+        """Attempt ``attempt`` is ``session``'s, written to ``record`` as it goes."""
+        self.attempt, self.session, self.record = attempt, session, record
         session.subscribe(lambda _node, _update: self.finish(session))
         return session
 
@@ -167,7 +172,22 @@ class SlurmLaunch(ClusterLaunch):
         self.run = run
         job = self.runner.job(run)
         self._note(f"v{attempt}: submitted as Slurm job {job.job_id} ({job.script})")
+        return self._job_session(job)
 
+    async def resume(self, record: Any) -> ClusterSession:
+        """``attach``: follow the job an earlier Watchtower submitted for ``record`` (the job id
+        its history keeps), never submitting one; x and r act on it as after a ``run``."""
+        log_path, pid_path = attempt_paths(self.log_dir, self.name, record.attempt)
+        job_id = str(record.pid or "")
+        run = await self.runner.follow_job(record.attempt, record.command, log_path, pid_path, job_id)
+        if run is None:
+            raise UsageError(f"{self.name} v{record.attempt}: Slurm job {job_id or '?'} is no longer queued or "
+                             f"running; relaunch it with `watchtower run --slurm`")
+        self.run = run
+        self._note(f"v{record.attempt}: following Slurm job {job_id} again")
+        return self._follow(record.attempt, self._job_session(self.runner.job(run)), record)
+
+    def _job_session(self, job: Any) -> ClusterSession:
         async def outputs(state: Any) -> list[NodeSpec]:
             return [NodeSpec(node, path, None, self.gpus) for node, path in await task_logs(state, job.task_output)]
 
@@ -176,7 +196,7 @@ class SlurmLaunch(ClusterLaunch):
 
     def history_fields(self) -> dict[str, Any]:
         assert self.run is not None
-        return {"host": "slurm", "log_path": str(self.run.log_path).replace("%j", self.job_id), "pid": self.run.pid}
+        return {"host": self.runner.host, "log_path": str(self.run.log_path).replace("%j", self.job_id), "pid": self.run.pid}
 
     async def alive(self) -> bool:
         return self.run is not None and await self.runner.alive(self.run)

@@ -224,7 +224,7 @@ class Launch:
             gpus=gpu_activity(self.gpus.samples, now),
             health=self.health,
             expected_phase=self.expect.longest.get(phase.name) if phase else None,
-            limit=self.spec.stall_limit,
+            limits=self.spec.stall_limit,
             eta=eta,
         )
 

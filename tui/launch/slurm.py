@@ -98,6 +98,11 @@ class SlurmRunner(Runner):
             job_id = Path(pid_path).read_text().strip()
         except OSError:
             return None
+        return await self.follow_job(attempt, command, log_path, pid_path, job_id)
+
+    async def follow_job(self, attempt: int, command: Sequence[str], log_path: Path, pid_path: Path,
+                         job_id: str) -> AttemptRun | None:
+        """Job ``job_id`` (submitted for this attempt's paths), if it is still queued or running."""
         if not job_id.isdigit():
             return None
         stem = Path(log_path).name.removesuffix(".log")

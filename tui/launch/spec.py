@@ -7,6 +7,8 @@ import signal
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tui.core.limits import StallLimits
+
 
 class LaunchError(Exception):
     """The server could not be started (command not found, log dir not writable …): one line."""
@@ -37,7 +39,7 @@ class LaunchSpec:
     host: str | None = None  # None: this machine
     health_url: str | None = None
     plan: StopPlan = field(default_factory=StopPlan)
-    stall_limit: float | None = None
+    stall_limit: StallLimits | None = None  # --stall-limit
     on_ready: str | None = None
     on_fail: str | None = None
     cwd: str | None = None

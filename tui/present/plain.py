@@ -24,6 +24,8 @@ from tui.core.events import (
     LogRestart,
     LogTruncated,
     LogWaiting,
+    NewStartup,
+    NoWriter,
     PhaseEnded,
     PhaseProgress,
     PhaseStarted,
@@ -31,16 +33,31 @@ from tui.core.events import (
     ServerDetected,
     Stopped,
     WarningFound,
+    WriterGone,
+    WritersFound,
 )
 from tui.core.hints import hint_lines, load_knowledge
 from tui.core.lines import Line, clean
 from tui.core.options import WatchOptions
 from tui.core.state import FAILED, PHASE_TITLES, READY, STOPPED, ErrorReport, StartupState
-from tui.core.verdict import DEAD, EXIT_KINDS, EXIT_STARTING, EXIT_USAGE, LOADING, STALLED, STARTING, judge
+from tui.core.verdict import (
+    DEAD,
+    EXIT_FAILED,
+    EXIT_KINDS,
+    EXIT_STARTING,
+    EXIT_USAGE,
+    LOADING,
+    STALLED,
+    STARTING,
+    ProcessStatus,
+    judge,
+)
+from tui.core.writers import describe
 from tui.core.wording import duration
 from tui.session import WatchSession
 
-#: After the first fatal error, keep reading this long (the root cause may follow it).
+#: After the first fatal error or a ready line, keep reading this long (the root cause may
+#: follow an error; a new startup in the same log may follow a ready line).
 GRACE_S = 2.0
 #: ... or until the log has been quiet this long.
 QUIET_S = 0.5
@@ -87,6 +104,8 @@ class EventWords:
             self.say(f"READY (line {event.line}): the server is up after {duration(event.seconds)} of log time", "")
         elif isinstance(event, Stopped):
             self.say(f"stopped (line {event.line}): {event.text}", "")
+        elif isinstance(event, NewStartup):
+            self.new_startup(event)
         elif isinstance(event, WarningFound):
             self.warning(event)
         elif isinstance(event, ErrorFound):
@@ -94,6 +113,33 @@ class EventWords:
 
     def restarted(self) -> None:
         self.progress_at.clear()
+
+    def new_startup(self, event: NewStartup) -> None:
+        before = event.previous
+        error = f", {before.first_error}" if before.first_error else ""
+        self.say(f"new startup at line {event.line} (attempt {event.attempt} in this log); "
+                 f"attempt {before.number} (lines {before.start_line}-{before.end_line}): {before.outcome}{error}", "")
+        self.restarted()
+        self.printed.clear()  # the same error in this attempt is news again
+        self.warnings = 0
+
+    def process(self, event: WritersFound | WriterGone | NoWriter, seen: set[int]) -> None:
+        """The processes behind the log: each once as it appears (``seen``), each one that ends."""
+        if isinstance(event, WritersFound):
+            for process in event.processes:
+                if process.pid in seen:
+                    continue
+                seen.add(process.pid)
+                rank = f" [{process.rank}]" if process.rank else ""
+                how = "writes the log" if process.writes_log else f"child of {process.ppid}"
+                self.say(f"{'server' if process.role == 'main' else process.role}{rank}: {describe(process)}, {how}", "")
+        elif isinstance(event, WriterGone):
+            process = event.process
+            rank = f" [{process.rank}]" if process.rank else ""
+            how = ProcessStatus(False, event.returncode, event.signal, exit_known=event.exit_known).exit_text
+            self.say(f"gone: {process.role}{rank} {describe(process)}, {how}", "")
+        else:
+            self.say(f"no writer found: {clean(event.detail)}; judging by the log and the GPUs alone", "")
 
     def progress(self, event: PhaseProgress) -> None:
         now = time.monotonic()
@@ -156,21 +202,31 @@ class PlainWatch:
     def __init__(
         self, options: WatchOptions, profile: Any, label: str | None = None, ended: asyncio.Event | None = None
     ) -> None:
-        from tui.sources import log_tailer, writer_source
+        from tui.history import WatchedStartups
+        from tui.sources import log_tailer, make_gpu_source, writer_source
 
         self.args = options
         self.label = label or clean(options.log)  # the log as named to the user
         self.ended = ended  # set when nothing more will be written (a replay played out)
         self.session = WatchSession(
             log=log_tailer(options.log, host=options.host, from_end=options.from_end, writers=True),
+            gpu=make_gpu_source(options.gpus.kind, options.host, options.gpus.interval),  # loading or stalled?
             profile=profile,
             scrollback=10,
+            stall_limits=options.stall_limits,
         )
-        if (writers := writer_source(options.log, host=options.host)) is not None:
-            self.session.add_source(writers)  # the server behind the log (WritersFound …)
+        writers = writer_source(options.log, host=options.host)  # the server behind the log
+        if writers is not None:
+            self.session.add_source(writers)
+        self.memory = WatchedStartups()  # this server/model/TP size's phase times: stall limits
+        self.session.expected = self.memory.longest
         self.words = EventWords(self.say, lambda: self.session.state)
         self.started = time.monotonic()
-        self.failed_at: float | None = None
+        self.decided_at: float | None = None  # when the current startup became ready or failed
+        self.ended_at: float | None = None  # when its processes said the server is gone
+        self.judged = STARTING  # the kind of the last quiet-log verdict printed
+        self.seen_pids: set[int] = set()
+        self.gpu_note: str | None = None  # why there are no GPU samples, once said
         self.waiting: str | None = None
 
     def say(self, text: str, indent: str = "") -> None:
@@ -202,8 +258,8 @@ class PlainWatch:
                 wait = QUIET_S
                 if deadline is not None:
                     wait = min(wait, deadline - now)
-                if self.failed_at is not None:
-                    wait = min(wait, self.failed_at + GRACE_S - now)
+                if self.decided_at is not None:
+                    wait = min(wait, self.decided_at + GRACE_S - now)
                 try:
                     async with asyncio.timeout(max(0.0, wait)):  # no task per wait, unlike wait_for
                         event = await queue.get()
@@ -235,6 +291,7 @@ class PlainWatch:
             sys.stdout.flush()
             watcher.cancel()
             await session.stop()
+            await self.memory.close()
 
     def log_quiet(self) -> bool:
         """No log bytes for QUIET_S."""
@@ -253,18 +310,55 @@ class PlainWatch:
         return self.verdict(timed_out)
 
     def check(self, deadline: float | None, queue: asyncio.Queue[Any]) -> int | None:
-        """The exit status once the watch is over, else None."""
-        state = self.session.state
+        """The exit status once the watch is over, else None.
+
+        Ready or failed is final once everything read is handled and the log has been quiet
+        a moment, or after a grace period (a log that keeps growing): what follows may be the
+        root cause of a failure, or a new startup in the same log that makes this one moot.
+        """
+        session = self.session
+        state = session.state
         now = time.monotonic()
-        if state.outcome in (READY, STOPPED):
-            return self.verdict()
-        if state.outcome == FAILED:
-            if self.failed_at is None:
-                self.failed_at = now
-            if now - self.failed_at >= GRACE_S or self.log_quiet():
+        self.memory.update(state)
+        if session.gpus.unavailable and session.gpus.unavailable != self.gpu_note:
+            self.gpu_note = session.gpus.unavailable
+            self.say(f"no GPU data: {clean(self.gpu_note)}")
+        if state.outcome in (READY, STOPPED, FAILED):
+            if self.decided_at is None:
+                self.decided_at = now
+            if now - self.decided_at >= GRACE_S or (queue.empty() and self.log_quiet()):
                 return self.finish(queue)
+        else:
+            self.decided_at = None  # a new startup: undecided again
+            status = self.quiet_verdict(now, queue)
+            if status is not None:
+                return status
         if deadline is not None and now >= deadline:
             return self.finish(queue, timed_out=True)
+        return None
+
+    def quiet_verdict(self, now: float, queue: asyncio.Queue[Any]) -> int | None:
+        """What the log alone does not say: dead or failed (the processes behind it), and
+        loading or stalled? (said once as it begins, and when the log moves again)."""
+        verdict = self.session.verdict()
+        if verdict.kind in (DEAD, FAILED):  # the server's processes say so; its last words may follow
+            if self.ended_at is None:
+                self.ended_at = now
+            if not queue.empty() or now - self.ended_at < QUIET_S:
+                return None
+            self.session.finish()
+            self.drain(queue)
+            final = self.session.verdict()
+            self.say(f"{final.word}: {final.detail}")
+            return EXIT_FAILED if final.kind in (DEAD, FAILED) else self.verdict()
+        self.ended_at = None
+        kind = verdict.kind if verdict.kind in (LOADING, STALLED) else STARTING
+        if kind != self.judged:
+            if kind != STARTING:
+                self.say(f"{verdict.word}: {verdict.detail}")
+            elif self.judged == STALLED:
+                self.say("the log moves again")
+            self.judged = kind
         return None
 
     def handle(self, event: Any) -> None:
@@ -291,6 +385,8 @@ class PlainWatch:
             self.say(f"{event.host}: {event.state}{detail}{retry}")
         elif isinstance(event, LogGap):
             self.say(f"note: {event.nbytes} bytes at offset {event.offset} could not be read ({event.reason})")
+        elif isinstance(event, (WritersFound, WriterGone, NoWriter)):
+            self.words.process(event, self.seen_pids)
         else:
             self.words.show(event)
         if isinstance(event, Line):
@@ -312,7 +408,8 @@ class PlainWatch:
             rank = f" [{error.rank}]" if error.rank else ""
             also = self.words.also_on(error)
             others = f" (also on {', '.join(also)})" if also else ""
-            self.say(f"FAILED at line {error.line}{rank}: {error.message}{others}")
+            which = f" (attempt {state.attempt} in this log)" if state.attempt > 1 else ""
+            self.say(f"FAILED at line {error.line}{rank}: {error.message}{others}{which}")
             hints = self.words.hints.diagnose(state)
             if hints:
                 self.say("\n".join(hint_lines(hints, indent="")), indent="  ")

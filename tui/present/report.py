@@ -9,7 +9,7 @@ from tui.core.profiles import ProfileError
 from tui.core.state import FAILED, PHASE_TITLES, PHASES, shown, skipped
 from tui.core.verdict import Verdict
 from tui.core.wording import clock
-from tui.present.wording import gib
+from tui.present.wording import STARTUPS_SHOWN, gib, process_rows, summary_line
 from tui.session import WatchSession
 
 #: Lines of one error block a report holds at most (its head and tail beyond this).
@@ -51,7 +51,20 @@ def build_report(session: WatchSession, verdict: Verdict | None = None, now: flo
     preflight = getattr(info, "preflight", None)
     if preflight is not None:
         out += ["", preflight.summary.capitalize(), *(f"  {c.line}" for c in preflight.checks)]
-    out += ["", "Phases"]
+    out.append("")
+    if state.attempt > 1:  # several startups in this log: the phases and errors below are the last one's
+        *earlier, latest = state.attempts
+        out.append(f"Startups in this log ({state.attempt})")
+        out += [f"  {summary_line(a)}" for a in earlier[-STARTUPS_SHOWN :]]
+        out += [f"  {summary_line(latest, current=True)}", ""]
+    writers = session.writers
+    if writers.known or writers.gone:
+        out.append("Server processes")
+        out += [f"  {line}" for line, _ in process_rows(writers)]
+        out.append("")
+    elif writers.no_writer is not None:
+        out += [f"Server processes: no writer found ({writers.no_writer.detail})", ""]
+    out.append("Phases")
     for name in shown(state, PHASES):
         phase = state.phase(name)
         title = PHASE_TITLES[name]

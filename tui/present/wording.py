@@ -4,6 +4,12 @@ from __future__ import annotations
 
 import re
 
+from tui.core.lines import clean
+from tui.core.state import FAILED, INTERRUPTED, READY, STOPPED, AttemptSummary
+from tui.core.verdict import ProcessStatus
+from tui.core.wording import clock
+from tui.core.writers import WriterState
+
 GIB = float(1 << 30)
 SPARKS = "▁▂▃▄▅▆▇█"
 
@@ -31,3 +37,41 @@ def sparkline(values: list[float], top: float | None, width: int) -> str:
         level = min(len(SPARKS) - 1, max(0, int(value / ceiling * (len(SPARKS) - 1) + 0.5)))
         out.append(SPARKS[level])
     return "".join(out)
+
+
+#: Earlier startups of one log listed (a crash-looping service leaves hundreds; the latest count).
+STARTUPS_SHOWN = 5
+#: Processes of the server listed (a TP16 server has 20-odd); the rest are counted.
+PROCESSES_SHOWN = 8
+STARTUP_GLYPHS = {READY: "✓", FAILED: "✗", STOPPED: "■", INTERRUPTED: "↯"}
+
+
+def summary_line(attempt: AttemptSummary, current: bool = False) -> str:
+    """``attempt 1  lines 1-7  ✓ ready 0:31`` / ``attempt 2  lines 8-…  ✗ failed 0:10  ValueError: boom``."""
+    end = "…" if current else str(attempt.end_line)
+    glyph = STARTUP_GLYPHS.get(attempt.outcome, "…")
+    line = f"attempt {attempt.number}  lines {attempt.start_line}-{end}  {glyph} {attempt.outcome}"
+    line += f" {clock(attempt.seconds, unknown='—')}"
+    if attempt.first_error:
+        line += f"  {clean(attempt.first_error)}"
+    return line + ("  ← current" if current else "")
+
+
+def process_rows(writers: WriterState, shown: int = PROCESSES_SHOWN) -> list[tuple[str, str]]:
+    """(text, style) per line: the main process first, then the ranks in order, then the ended ones."""
+    alive = sorted(
+        writers.processes,
+        key=lambda p: (p.role != "main", p.rank is None, rank_key(p.rank or ""), p.pid),
+    )
+    rows = []
+    for process in alive[:shown]:
+        rank = process.rank or process.role
+        rows.append((f"● {process.pid:>7}  {rank:<10} {clean(process.command or process.title)}", "done"))
+    if len(alive) > shown:
+        rows.append((f"  … {len(alive) - shown} more process(es)", "dim"))
+    for gone in writers.gone[-3:]:
+        process = gone.process
+        how = ProcessStatus(False, gone.returncode, gone.signal, exit_known=gone.exit_known).exit_text
+        rank = process.rank or process.role
+        rows.append((f"✗ {process.pid:>7}  {rank:<10} gone, {how}: {clean(process.command or process.title)}", "failed"))
+    return rows

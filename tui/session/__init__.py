@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import dataclasses
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -35,6 +36,8 @@ from tui.core.events import (
     LineUnparsed,
     LogTruncated,
     LogWaiting,
+    NewStartup,
+    NoWriter,
     PhaseEnded,
     PhaseStarted,
     ProcessExited,
@@ -42,11 +45,15 @@ from tui.core.events import (
     Ready,
     Stopped,
     WarningFound,
+    WriterGone,
+    WritersFound,
 )
+from tui.core.limits import StallLimits
 from tui.core.lines import Line, LineAssembler, Progress
 from tui.core.state import FAILED, READY, STARTING, StartupState, origin
 from tui.core.profiles import Profile
-from tui.core.verdict import Verdict, judge
+from tui.core.verdict import Verdict, gpu_activity, judge
+from tui.core.writers import WriterState
 from tui.session.models import (
     CODES,
     ERROR,
@@ -117,10 +124,20 @@ class WatchSession:
         scrollback: int = 100_000,
         clock: Callable[[], float] = time.time,
         max_rate: float = 15.0,
+        stall_limits: StallLimits | None = None,
     ) -> None:
         self.info = info or SessionInfo()
         self.clock = clock
         self.profile = profile
+        self.stall_limits = stall_limits  # --stall-limit
+        #: The longest each phase took in earlier startups of the same server, model and TP size
+        #: (``tui.history.WatchedStartups`` fills it in once the log has said what it is).
+        self.expected: dict[str, float] = {}
+        #: Recent GPU samples, stamped with this session's clock on arrival (a replay's clock runs
+        #: at its own speed): the verdict reads memory rates and utilisation from them.
+        self.gpu_samples: deque[GpuSample] = deque(maxlen=64)
+        #: The processes behind the log (writer discovery), for a server Watchtower did not launch.
+        self.writers = WriterState()
         self.scrollback = Scrollback(scrollback)
         self.gpus = GpuBoard()
         self.connection: ConnectionState | None = None
@@ -265,13 +282,26 @@ class WatchSession:
         return self.elapsed()
 
     def verdict(self) -> Verdict:
-        """The log's own verdict (a launch judges with its process too: ``Launch.verdict``)."""
+        """The verdict now: the log, weighed with the GPUs, the silence limits and — for a server
+        Watchtower did not launch — its processes (a launch judges with its own: ``Launch.verdict``)."""
+        now = self.clock()
+        state = self.state
+        phase = state.current_phase
+        progress = self.scrollback.progress
+        last_line = progress.text if progress is not None else (state.last_text or None)
+        samples = () if self.gpus.unavailable else self.gpu_samples
+        writers = self.writers
         return judge(
-            self.state,
-            now=self.clock(),
+            state,
+            writers.status(),
+            gpus=gpu_activity(samples, now, pids=writers.pids or None),
+            now=now,
             last_activity=None if self.finished_at is not None else self.last_output_at,
+            last_line=None if last_line is None else last_line[-160:],
             waiting=self.waiting,
             elapsed=self.startup_elapsed(),
+            expected_phase=self.expected.get(phase.name) if phase is not None else None,
+            limits=self.stall_limits,
             timed_out=self.timeout if self.timed_out else None,
         )
 
@@ -284,6 +314,7 @@ class WatchSession:
             self._feed_lines(self._assembler.feed(event.data), hits, base)
         elif isinstance(event, GpuSample):
             self.gpus.update(event)
+            self.gpu_samples.append(dataclasses.replace(event, at=self.clock()))
             self._changed("gpu")
         elif isinstance(event, GpuUnavailable):
             self.gpus.lost(event.reason)
@@ -320,6 +351,9 @@ class WatchSession:
         elif isinstance(event, ConnectionState):
             self.connection = event
             self._changed("connection")
+        elif isinstance(event, (WritersFound, WriterGone, NoWriter)):
+            if self.writers.apply(event):
+                self._changed("process", "state")
         elif isinstance(event, ProcessStarted):
             self.process = event
             self._changed("process")
@@ -437,6 +471,8 @@ class WatchSession:
                 self._grow(event.error)
             elif isinstance(event, Stopped):
                 self._style_line(event.line, PHASE)
+            elif isinstance(event, NewStartup):
+                self._new_startup(event)
             for follower in self._followers:
                 follower(event)
             for queue in self._listeners:
@@ -447,6 +483,16 @@ class WatchSession:
         state = self.tracker.state
         if self.finished_at is None and state.outcome in (READY, FAILED):
             self.finished_at = self.clock()
+
+    def _new_startup(self, event: NewStartup) -> None:
+        """A new startup in the same log: its clock and silences start afresh (the tracker's
+        state already has); the scrollback marks where."""
+        self._style_line(event.line, PHASE)
+        self.scrollback.mark(f"── new startup at line {event.line} (attempt {event.attempt} in this log) ──")
+        self.started_at = self.clock()
+        self.finished_at = None
+        self.silences.clear()
+        self._topics.add("log")
 
     def _grow(self, report: Any) -> None:
         """Style a block's lines as errors, and keep styling those it gains (message lines

@@ -1,0 +1,211 @@
+"""`watch` on a server Watchtower did not launch: real processes write a startup log, then die
+(or a rank does, or they go quiet); the verdict names them. Real /proc, real signals, the real
+CLI (and the loopback sshd for the remote case)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.app_support import screen_text, until
+from tests.conftest import sshd_available
+from tui.app.dashboard import build_app
+from tui.app.header import VerdictHeader
+from tui.core.limits import StallLimits
+from tui.core.verdict import STALLED
+from tui.session import SessionInfo, WatchSession
+from tui.sources import log_tailer, writer_source
+from tui.sources.procscan import available as proc_available
+
+REPO = Path(__file__).parent.parent
+WAIT = 20.0
+
+pytestmark = [pytest.mark.timeout(120), pytest.mark.skipif(not proc_available(), reason="no /proc to find writers in")]
+
+# A stand-in for `nohup python -m sglang.launch_server … >> LOG 2>&1 &`: it writes the first lines
+# of a startup to LOG itself; with "ranks", two child processes named like SGLang's schedulers
+# hold the log too. It prints its pid and its ranks' pids, then sleeps.
+SERVER = r'''
+import os, subprocess, sys, time
+log = open(sys.argv[1], "a", buffering=1)
+ranks = []
+if sys.argv[2] == "ranks":
+    for r in range(2):
+        ranks.append(subprocess.Popen([f"sglang::scheduler_TP{r}", "3600"], executable="/bin/sleep", stdout=log, stderr=log))
+log.write("[2026-03-14 21:04:10] server_args=ServerArgs(model_path='/models/m', tp_size=2)\n")
+for r in range(2):
+    log.write(f"[2026-03-14 21:04:20 TP{r}] Load weight begin. avail mem=139.26 GB\n")
+print(os.getpid(), *[p.pid for p in ranks], flush=True)
+time.sleep(3600)
+'''
+
+
+class Server:
+    """The script started the way an operator starts a server by hand: detached, not ours."""
+
+    def __init__(self, tmp_path: Path, mode: str = "main") -> None:
+        self.script = tmp_path / "fake_server.py"
+        self.script.write_text(SERVER)
+        self.log = tmp_path / "server.log"
+        self.log.touch()
+        # a shell starts it in the background and exits: its parent is not the test (nor Watchtower)
+        out = subprocess.run(
+            ["bash", "-c", f'setsid {sys.executable} "$0" "$1" "$2" > "$0.out" 2>&1 < /dev/null & echo $!',
+             str(self.script), str(self.log), mode],
+            capture_output=True, text=True, check=True,
+        )
+        self.pid = int(out.stdout.split()[0])
+        deadline = time.monotonic() + WAIT
+        output = Path(f"{self.script}.out")
+        while not output.read_text().strip():
+            assert time.monotonic() < deadline, "the fake server did not start"
+            time.sleep(0.05)
+        pids = [int(p) for p in output.read_text().split()]
+        assert pids[0] == self.pid
+        self.ranks = pids[1:]
+
+    def kill(self) -> None:
+        for pid in (self.pid, *self.ranks):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+@pytest.fixture
+def servers():
+    started: list[Server] = []
+    yield started
+    for server in started:
+        server.kill()
+
+
+async def watch(log: Path, *extra: str, env: dict | None = None) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "tui.cli", "watch", "--plain", str(log), "--timeout", "90", *extra,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=REPO,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
+    )
+
+
+async def expect(proc: asyncio.subprocess.Process, needle: str, seen: list[str]) -> str:
+    """The first line holding ``needle``, among those already read or the next ones."""
+    for line in seen:
+        if needle in line:
+            return line
+    while True:
+        raw = await asyncio.wait_for(proc.stdout.readline(), WAIT)
+        if not raw:
+            err = (await proc.stderr.read()).decode(errors="replace")
+            raise AssertionError(f"watcher ended before {needle!r}: {''.join(seen)} {err}")
+        line = raw.decode()
+        seen.append(line)
+        if needle in line:
+            return line
+
+
+async def kill_until_dead(proc: asyncio.subprocess.Process, server: Server, seen: list[str]) -> tuple[float, str]:
+    """SIGKILL the server once the watcher follows its startup: (seconds to the DEAD line, the line);
+    the watcher has exited 1, naming the process."""
+    await expect(proc, "weight load started", seen)
+    killed = time.monotonic()
+    os.kill(server.pid, signal.SIGKILL)
+    dead = await expect(proc, "DEAD", seen)
+    took = time.monotonic() - killed
+    assert f"main process pid {server.pid} (" in dead and "fake_server.py" in dead
+    assert await asyncio.wait_for(proc.wait(), WAIT) == 1
+    return took, dead
+
+
+async def test_sigkilled_server_is_dead_within_a_second_naming_pid_and_command(tmp_path, servers):
+    server = Server(tmp_path)
+    servers.append(server)
+    proc = await watch(server.log)
+    seen: list[str] = []
+    found = await expect(proc, f"server: pid {server.pid}", seen)
+    assert "fake_server.py" in found and "writes the log" in found
+    took, dead = await kill_until_dead(proc, server, seen)
+    assert "exit status unknown" in dead or "killed by SIGKILL" in dead  # known only if the kernel still held it
+    assert "Load weight begin" in dead  # what the log said last
+    print(f"SIGKILL -> DEAD printed in {took:.2f} s")
+    assert took < 2.0, f"{took:.2f} s"  # ~1 s: 0.5 s process polling, 0.5 s for the log's last words
+
+
+async def test_a_rank_process_dying_while_the_main_lives_fails_naming_the_rank(tmp_path, servers):
+    server = Server(tmp_path, "ranks")
+    servers.append(server)
+    proc = await watch(server.log)
+    seen: list[str] = []
+    await expect(proc, f"server: pid {server.pid}", seen)
+    tp1 = server.ranks[1]
+    await expect(proc, f"rank [TP1]: pid {tp1}", seen)
+    os.kill(tp1, signal.SIGKILL)
+    failed = await expect(proc, "FAILED", seen)
+    assert f"TP1's process pid {tp1} (sglang::scheduler_TP1 3600) is gone" in failed
+    assert f"while the main process {server.pid} lives" in failed
+    assert "killed by SIGKILL" in failed  # a zombie of the server's: the kernel still holds its status
+    assert await asyncio.wait_for(proc.wait(), WAIT) == 1
+    os.kill(server.pid, 0)  # the main process was left alone
+
+
+async def test_alive_and_silent_is_stalled_after_the_phase_limit(tmp_path, servers):
+    server = Server(tmp_path)
+    servers.append(server)
+    proc = await watch(server.log, "--stall-limit", "10m,weight_load=2s", "--gpus", "sim")  # 8 idle GPUs
+    seen: list[str] = []
+    await expect(proc, f"server: pid {server.pid}", seen)
+    stalled = await expect(proc, "STALLED?", seen)
+    assert "past the limit for weight load (0:02, --stall-limit)" in stalled and "GPUs idle" in stalled
+    assert "TP0, TP1 not done with weight load" in stalled
+    os.kill(server.pid, 0)  # and it is alive: stalled, not dead
+    proc.kill()
+    await proc.wait()
+
+
+async def test_dashboard_shows_the_tree_and_stalled_then_dead(tmp_path, servers):
+    server = Server(tmp_path, "ranks")
+    servers.append(server)
+    log = str(server.log)
+    session = WatchSession(
+        log=log_tailer(log, writers=True),
+        info=SessionInfo(log_path=log),
+        stall_limits=StallLimits.parse("weight_load=2s"),
+    )
+    session.add_source(writer_source(log))
+    app = build_app(session, gpus_enabled=False)
+    async with app.run_test(size=(150, 45)) as pilot:
+        await until(lambda: len(session.writers.processes) == 3, session, timeout=WAIT)
+        await until(lambda: session.verdict().kind == STALLED, session, timeout=WAIT)
+        app.query_one(VerdictHeader).refresh()  # (it redraws every second on its own)
+        await pilot.pause()
+        text = screen_text(app)
+        assert "STALLED?" in text and "weight load (0:02, --stall-limit)" in text
+        assert "Server processes" in text and str(server.pid) in text
+        assert str(server.ranks[0]) in text and "sglang::scheduler_TP0" in text
+        os.kill(server.pid, signal.SIGKILL)
+        await until(lambda: session.verdict().kind == "dead", session, timeout=WAIT)
+        await pilot.pause()  # the process update redraws the header
+        text = screen_text(app)
+        assert "DEAD" in text and f"main process pid {server.pid}" in text
+        assert app.exit_code_for_state() == 1
+
+
+@pytest.mark.ssh
+@pytest.mark.skipif(not sshd_available(), reason="OpenSSH sshd is not installed")
+async def test_remote_sigkilled_server_is_dead_within_seconds(tmp_path, servers, sshd):
+    server = Server(tmp_path)
+    servers.append(server)
+    env = {"WATCHTOWER_SSH_KNOWN_HOSTS": str(sshd.known_hosts), "WATCHTOWER_SSH_IDENTITY": str(sshd.client_key)}
+    proc = await watch(server.log, "--host", sshd.spec, env=env)
+    seen: list[str] = []
+    await expect(proc, f"server: pid {server.pid}", seen)
+    took, _ = await kill_until_dead(proc, server, seen)
+    print(f"remote: SIGKILL -> DEAD printed in {took:.2f} s")
+    assert took < 5.0, f"{took:.2f} s"
