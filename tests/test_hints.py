@@ -328,9 +328,16 @@ async def test_header_shows_the_hint_under_failed_and_the_report_lists_it():
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause(0.2)
         header = app.query_one(VerdictHeader)
-        assert header.verdict.word == "FAILED" and header.size.height == 3
+        assert header.verdict.word == "FAILED" and header.size.height == 4  # the hint takes two rows
         assert [h.id for h in header.hints] == ["context-length-override"]
-        assert " hint: the draft's context (163840)" in screen_text(app)
+        hint = " ".join(" ".join(screen_text(app).splitlines()[2:4]).split())
+        # at 80 columns the fix comes first, so no ellipsis can hide what to do
+        assert hint.startswith("hint: set_env SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 [F] apply — the draft's")
+    wide = make_app(session)
+    async with wide.run_test(size=(140, 42)) as pilot:
+        await pilot.pause(0.2)
+        hint = " ".join(" ".join(screen_text(wide).splitlines()[2:4]).split())
+        assert hint.startswith("hint: the draft's context (163840)") and "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1" in hint
     report = build_report(session)
     hints_at = report.index("Hints\n")
     assert "  hint: the draft's context (163840) is shorter than the target's (262144)" in report[hints_at:]

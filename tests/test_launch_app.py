@@ -13,7 +13,8 @@ import pytest
 from tests.launch_helpers import no_leftover_servers  # noqa: F401  (autouse)
 from tui.app import themes
 from tui.app.header import VerdictHeader
-from tui.app.launcher import ConfirmScreen, EditScreen, LaunchApp
+from tui.app.launch_modals import ConfirmScreen, EditScreen
+from tui.app.launcher import LaunchApp
 from tui.cli import build_parser
 from tui.commands.options import launch_options
 from tui.commands.run import build_spec
@@ -178,7 +179,7 @@ async def test_gpu_memory_held_by_others_is_listed_and_killed_with_k(tmp_path):
     import subprocess
     import time
 
-    from tui.app.launcher import HoldersScreen
+    from tui.app.launch_modals import HoldersScreen
     from tui.core.events import GpuInfo, GpuProcess, GpuSample
 
     squatter = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
@@ -209,7 +210,7 @@ async def test_gpu_memory_held_by_others_is_listed_and_killed_with_k(tmp_path):
 
 
 def test_the_edit_modal_keeps_secrets_the_user_left_masked():
-    from tui.app.launcher import _unmask_argv, parse_env_lines
+    from tui.app.launch_modals import _unmask_argv, parse_env_lines
 
     original = ["serve", "--api-key", "sk-real-123456", "--tp", "8"]
     masked = ["serve", "--api-key", "****", "--tp", "8"]
@@ -265,7 +266,7 @@ async def test_the_editor_labels_its_fields_keeps_the_command_and_shows_the_diff
 
 async def test_k_without_a_gpu_source_says_it_cannot_tell_and_offers_the_leftovers(tmp_path):
     """--gpus none: no all-clear. The attempt died and left its children: those are offered."""
-    from tui.app.launcher import HoldersScreen
+    from tui.app.launch_modals import HoldersScreen
 
     app = make_app(tmp_path, "--outcome", "sigkill", "--orphans", "--tp", "2")
     launch = app.launch

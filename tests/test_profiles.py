@@ -202,7 +202,7 @@ def all_patterns(profile) -> list[re.Pattern]:
 @pytest.mark.parametrize("server", ["sglang", "vllm"])
 def test_the_quick_first_test_never_misses_a_match(server):
     """QuickTest (RE2 on ASCII text, lookarounds dropped) may say yes wrongly, never no wrongly."""
-    from tui.core.profiles import QuickTest
+    from tui.core.quicktest import QuickTest
 
     profile = load_profile(server)
     patterns = all_patterns(profile)

@@ -17,7 +17,8 @@ from tui.app import themes
 from tui.app.header import VerdictHeader
 from textual.widgets import Static
 
-from tui.app.launcher import ConfirmScreen, EditScreen, LaunchApp
+from tui.app.launch_modals import ConfirmScreen, EditScreen
+from tui.app.launcher import LaunchApp
 from tui.cli import build_parser
 from tui.commands.options import launch_options
 from tui.commands.run import build_spec

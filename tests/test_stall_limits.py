@@ -14,7 +14,8 @@ from tui.core.events import LogChunk
 from tui.core.limits import DEFAULT_STALL_LIMIT, MIN_STALL, StallLimits, parse_duration
 from tui.core.profiles import ProfileError, load_profile
 from tui.core.verdict import STALLED, STARTING
-from tui.history import History, WatchedStartups, log_key
+from tui.history import History
+from tui.history.watched import WatchedStartups, log_key
 from tui.session import WatchSession
 
 REPO = Path(__file__).parent.parent

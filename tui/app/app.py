@@ -18,19 +18,19 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 
-from rich.table import Table
 from rich.text import Text
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical
 from textual.filter import Monochrome, NoColor
-from textual.screen import ModalScreen, Screen
+from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Input, Static
 
 from tui.app.clipboard import copy_text
 from tui.app.gpus import GpuPanel
 from tui.app.header import VerdictHeader
+from tui.app.keys import DESCRIPTIONS, KEYS, HelpScreen, KeyBar, app_keys
 from tui.app.logview import LogView
 from tui.app.processes import ProcessTree
 from tui.app.startups import StartupsPanel
@@ -39,46 +39,6 @@ from tui.app.timeline import PhaseTimeline, RankGrid
 from tui.core.verdict import Verdict
 from tui.present.report import build_report
 from tui.session import ERROR, Update, WatchSession
-
-#: The keys, in the order help lists them. Footer shows those with show=True.
-KEYS: list[Binding] = [
-    Binding("e", "next_error", "Error"),
-    Binding("E", "prev_error", "Prev error", show=False),
-    Binding("slash", "search", "Search", key_display="/"),
-    Binding("n", "search_next", "Next match", show=False),
-    Binding("N", "search_prev", "Prev match", show=False),
-    Binding("f", "toggle_filter", "Filter"),
-    Binding("space", "toggle_follow", "Pause"),
-    Binding("g", "top", "Top", show=False),
-    Binding("G", "bottom", "Bottom", show=False),
-    Binding("p", "toggle_ranks", "Ranks", show=False),
-    Binding("t", "cycle_theme", "Theme", show=False),
-    Binding("s", "screenshot", "Screenshot", show=False),
-    Binding("y", "copy_error", "Copy"),
-    Binding("w", "write_report", "Report", show=False),
-    Binding("question_mark", "help", "Help", key_display="?"),
-    Binding("q", "quit", "Quit"),
-]
-
-#: What each key does, in words, for the help screen and the command palette.
-DESCRIPTIONS: dict[str, str] = {
-    "next_error": "next error (traceback block) in the log",
-    "prev_error": "previous error",
-    "search": "search the log (Enter finds, Escape closes)",
-    "search_next": "next search match",
-    "search_prev": "previous search match",
-    "toggle_filter": "show only errors and phase lines (toggle)",
-    "toggle_follow": "pause / resume following the tail (scrolling to the bottom resumes)",
-    "top": "top of the log",
-    "bottom": "bottom of the log, following again",
-    "toggle_ranks": "per-rank grid instead of the timeline (toggle)",
-    "cycle_theme": "next theme",
-    "screenshot": "save an SVG screenshot",
-    "copy_error": "copy the current error block (tmux buffer inside tmux, OSC 52 otherwise; w for a file)",
-    "write_report": "write a plain-text report (verdict, timeline, errors with tracebacks)",
-    "help": "this help",
-    "quit": "quit",
-}
 
 QuitHook = Callable[[], "bool | Awaitable[bool]"]
 
@@ -131,79 +91,6 @@ class SearchBar(Input):
     def action_close(self) -> None:
         self.remove_class("-open")
         self.app.log_view.focus()  # type: ignore[attr-defined]
-
-
-class HelpScreen(ModalScreen[None]):
-    """``?``: every key and what it does; scrolls when the terminal is too short for it."""
-
-    DEFAULT_CSS = """
-    HelpScreen { align: center middle; }
-    HelpScreen > VerticalScroll { width: 104; max-width: 96%; height: auto; max-height: 90%;
-                                  border: round $primary; padding: 0 2; background: $panel;
-                                  border-subtitle-align: right; }
-    HelpScreen Static { width: 100%; }
-    """
-    BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close")]
-
-    def __init__(self, rows: list[tuple[str, str]]) -> None:
-        super().__init__()
-        self.rows = rows
-
-    def compose(self) -> ComposeResult:
-        table = Table.grid(padding=(0, 2))
-        table.add_column(style="bold", no_wrap=True)
-        table.add_column()  # descriptions wrap under themselves on a narrow terminal
-        for key, description in [*self.rows, ("", ""), ("ctrl+p", "command palette (the same actions)"),
-                                 ("escape", "close this help")]:
-            table.add_row(key, description)
-        with VerticalScroll(id="help") as scroll:
-            scroll.border_title = "Watchtower keys"
-            scroll.border_subtitle = "↑↓ PgUp PgDn scroll · Esc close"
-            yield Static(table)
-
-    def on_mount(self) -> None:
-        self.query_one(VerticalScroll).focus()
-
-
-class KeyBar(Widget):
-    """The footer: the main keys, as many whole entries as fit (``?`` and ``q`` always)."""
-
-    DEFAULT_CSS = """
-    KeyBar { dock: bottom; height: 1; background: $panel; }
-    """
-    ALWAYS = ("question_mark", "q")
-
-    def render(self) -> Text:
-        app: WatchtowerApp = self.app  # type: ignore[assignment]
-        palette = app.palette
-        entries = app.footer_entries()
-        width = self.size.width
-        kept = [e for e in entries if e[0] in self.ALWAYS]
-        used = sum(_entry_width(e) for e in kept)
-        # importance: the first key (errors), then the launcher's, then the rest in order
-        ranked = entries[:1] + [e for e in entries if e not in app_keys(app)] + entries[1:]
-        for entry in dict.fromkeys(ranked):
-            if entry in kept:
-                continue
-            if used + _entry_width(entry) <= width:
-                kept.append(entry)
-                used += _entry_width(entry)
-        text = Text(no_wrap=True, overflow="crop", end="")
-        shown = [e for e in entries if e[0] not in self.ALWAYS] + [e for e in entries if e[0] in self.ALWAYS]
-        for entry in shown:
-            if entry in kept:
-                _key, shown, description = entry
-                text.append(f" {shown} ", palette.style("title") + palette.style("cursor"))
-                text.append(f" {description} ", palette.style("dim"))
-        return text
-
-
-def app_keys(app: WatchtowerApp) -> list[tuple[str, str, str]]:
-    return [(b.key, b.key_display or b.key, b.description) for b in KEYS if b.show]
-
-
-def _entry_width(entry: tuple[str, str, str]) -> int:
-    return len(entry[1]) + len(entry[2]) + 4
 
 
 class WatchtowerApp(App[int]):

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from rich.console import Console
 from rich.text import Text
 from textual.widget import Widget
 
+from tui.app.themes import Palette
 from tui.core.events import WarningFound
 from tui.core.hints import Diagnosis, knowledge
 from tui.core.lines import clean
@@ -103,13 +105,7 @@ class VerdictHeader(Widget):
         rows = [top, line]
         found = self.hints = session_hints(session) if kind == "failed" else []
         if found:
-            hint = Text(no_wrap=True, overflow="ellipsis", end="")
-            hint.append(" hint: ", palette.style("title"))
-            hint.append(clean(found[0].text), palette.style("title"))
-            if found[0].fix:
-                hint.append("  [F] apply", palette.style("dim"))
-            hint.truncate(width, overflow="ellipsis")
-            rows.append(hint)
+            rows.extend(hint_rows(found[0], width, palette, self.app.console))
         elif kind == "starting" and self.notes and self._notes_attempt == info.attempt:
             note = list(self.notes.values())[-1]
             hint = Text(no_wrap=True, overflow="ellipsis", end="")
@@ -120,3 +116,24 @@ class VerdictHeader(Widget):
         if self.styles.height is None or self.styles.height.value != len(rows):
             self.styles.height = len(rows)
         return Text("\n", end="").join(rows)
+
+
+def hint_rows(hint: Diagnosis, width: int, palette: Palette, console: Console) -> list[Text]:
+    """``hint: why — fix  [F] apply`` on one row, or two where it does not fit; the fix comes
+    first when even two rows would cut it, so what to do is never the part an ellipsis hides."""
+    row = Text(end="")
+    row.append(" hint: ", palette.style("title"))
+    fixes = "; ".join(action.text for action in hint.fix)
+    if not fixes or Text(f" hint: {hint.text}  [F] apply").cell_len <= 2 * width - 8:
+        row.append(clean(hint.text), palette.style("title"))
+        if fixes:
+            row.append("  [F] apply", palette.style("dim"))
+    else:
+        row.append(clean(fixes), palette.style("title"))
+        row.append("  [F] apply", palette.style("dim"))
+        row.append(" — " + clean(hint.why), palette.style("title"))
+    lines = list(row.wrap(console, width - 1))
+    if len(lines) > 2:
+        lines[1].append(" " + " ".join(line.plain for line in lines[2:]))
+        lines[1].truncate(width - 1, overflow="ellipsis")
+    return [Text(" ", end="") + line if i else line for i, line in enumerate(lines[:2])]

@@ -8,19 +8,17 @@ import os
 import select
 import stat
 
+from tui.commands.bulk import read_into
 from tui.core.errors import UsageError
 from tui.core.events import WarningFound
 from tui.core.hints import Diagnosis, KnowledgeBase, hint_lines, load_knowledge
 from tui.core.lines import clean
 from tui.core.profiles import ProfileError, builtin_profiles, load_profile, prefilter_words
-from tui.core.scan import Scanner
+from tui.core.scan import Scanner, prefilter
 from tui.core.state import PHASE_TITLES, StartupState
 from tui.core.tracker import StartupTracker
 from tui.core.verdict import judge
 from tui.core.wording import duration
-
-BLOCK = 8 << 20  # bytes read at a time: big enough for the prefilter, small enough for RSS
-
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("scan", help="one pass over a log: phases, errors, verdict")
@@ -121,8 +119,7 @@ def scan_with_hints(path: str, server: str | None = None) -> tuple[StartupState,
     scanner = Scanner(observed, words)
     with open_log(path) as log:
         try:
-            while block := log.read(BLOCK):
-                scanner.feed(block)
+            read_into(scanner, log, prefilter(tuple(words)))
         except OSError as exc:
             raise UsageError(f"{path}: read failed: {exc.strerror or exc}") from None
     scanner.finish()

@@ -8,7 +8,7 @@ from the log: the pattern's named groups, the ``avail mem=`` figures of the phas
 command's own values, and a few computed values (the memory fraction that would fit),
 so advice reads "set --max-model-len 121840", not "lower it". A template whose value
 is unknown is left out (a ``why`` may list alternatives, the first complete one wins):
-a hint never guesses a number.
+a hint never guesses a number. Those values and their arithmetic are ``tui.core.hint_fill``.
 
 A user's ``~/.config/watchtower/hints.toml`` (``WATCHTOWER_HINTS`` overrides the path)
 is read first: its hints come before the built-in ones, and one with a built-in id
@@ -17,10 +17,8 @@ replaces it. A bad key or pattern is refused with one line naming it, as for pro
 
 from __future__ import annotations
 
-import math
 import os
 import re
-import string
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -29,6 +27,7 @@ from typing import Any
 
 from tui.core.cmdline import Action, ServerCommand
 from tui.core.errors import UsageError
+from tui.core.hint_fill import Context, render
 from tui.core.profiles import (
     ProfileError,
     _bool,
@@ -43,10 +42,6 @@ Pattern = re.Pattern[str]
 
 _HINT_KEYS = {"id", "kind", "pattern", "lines", "match", "server", "phase", "warning", "why", "fix", "link"}
 _VERSION_KEYS = {"id", "package", "below", "at_least", "with", "with_below", "with_at_least", "why", "fix", "link"}
-#: Memory fraction a server uses when the command sets none (SGLang's depends on the GPU: unknown).
-DEFAULT_FRACTION = {"vllm": 0.9, "trtllm": 0.9}
-#: Never advise a memory fraction above this: the CUDA context and activations need the rest.
-MAX_FRACTION = 0.95
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,7 +141,7 @@ class KnowledgeBase:
                 if found is None:
                     continue
                 values.update(_groups(found))
-            diagnosis = _fill(hint, values, _Context(error.message, phases, command, server), error.line)
+            diagnosis = _fill(hint, values, Context(error.message, phases, command, server), error.line)
             if diagnosis is not None:
                 return diagnosis
         return None
@@ -158,7 +153,7 @@ class KnowledgeBase:
                 continue
             found = hint.pattern.search(text)
             if found is not None:
-                diagnosis = _fill(hint, _groups(found), _Context(text, (), command, server), line)
+                diagnosis = _fill(hint, _groups(found), Context(text, (), command, server), line)
                 if diagnosis is not None:
                     return diagnosis
         return None
@@ -204,104 +199,6 @@ def phase_at(state: StartupState, line: int) -> Phase | None:
 # ------------------------------------------------------------------ filling in templates
 
 
-_FIGURE = re.compile(r"avail[ _]mem=\s*(?P<gb>[\d.]+)")
-_OOM = re.compile(
-    r"Tried to allocate (?P<tried>[\d.]+) (?P<tu>[GM])iB.{0,200}?total capacity of (?P<total>[\d.]+) GiB"
-    r".{0,40}?of which (?P<free>[\d.]+) (?P<fu>[GM])iB is free"
-)
-_FIELD = re.compile(r"^(?P<name>\w+)(?:(?P<op>\*|//)(?P<n>\d+))?$")
-
-
-class _Context:
-    """Values a template may name beyond its pattern's groups, computed only when asked for."""
-
-    def __init__(self, message: str, phases: Sequence[Phase], command: ServerCommand | None, server: str | None) -> None:
-        self.message = message
-        self.phases = phases
-        self.command = command
-        self.server = server or (command.server if command else None)
-
-    def get(self, name: str) -> str | None:
-        method = getattr(self, f"_{name}", None)
-        value = method() if method is not None else None
-        return None if value is None else _text(value)
-
-    def _fraction(self) -> float | None:
-        if self.command is not None and self.command.mem_fraction is not None:
-            return self.command.mem_fraction
-        return DEFAULT_FRACTION.get(self.server or "")
-
-    def _port(self) -> int | None:
-        return self.command.port if self.command is not None else None
-
-    def _tp(self) -> int | None:
-        return self.command.tp if self.command is not None else None
-
-    def _avail_before(self) -> float | None:
-        """GB free when the weights began to load (SGLang's "Load weight begin. avail mem=")."""
-        phase = next((p for p in self.phases if p.name == "weight_load"), None)
-        found = _FIGURE.search(phase.first_detail) if phase is not None else None
-        return float(found["gb"]) if found else None
-
-    def _avail_after(self) -> float | None:
-        """GB free once the weights were in ("Load weight end. … avail mem=")."""
-        phase = next((p for p in self.phases if p.name == "weight_load" and p.done), None)
-        found = _FIGURE.search(phase.detail) if phase is not None else None
-        return float(found["gb"]) if found else None
-
-    def _fraction_min(self) -> float | None:
-        """SGLang sizes the KV pool as avail_after − total × (1 − fraction): above this it is not empty."""
-        before, after = self._avail_before(), self._avail_after()
-        if not before or after is None or after > before:
-            return None
-        return _round_up(1 - after / before)
-
-    def _fraction_up(self) -> float | None:
-        """A higher fraction that leaves the KV pool room: the minimum plus 0.03, or the current plus 0.05."""
-        current, least = self._fraction(), self._fraction_min()
-        target = least + 0.03 if least is not None else (current + 0.05 if current is not None else None)
-        if target is None:
-            return None
-        if current is not None:
-            target = max(target, current + 0.01)
-        return round(min(target, MAX_FRACTION), 2) if current is None or current < MAX_FRACTION else None
-
-    def _short_gib(self) -> float | None:
-        """How much the failed allocation lacked (GiB), from torch's OOM message."""
-        found = _OOM.search(self.message)
-        if found is None:
-            return None
-        tried = float(found["tried"]) / (1024 if found["tu"] == "M" else 1)
-        free = float(found["free"]) / (1024 if found["fu"] == "M" else 1)
-        return max(tried - free, 0.0)
-
-    def _fraction_delta(self) -> float | None:
-        """How much lower the static fraction must go to free what the allocation lacked (+1 %)."""
-        found = _OOM.search(self.message)
-        short = self._short_gib()
-        if found is None or short is None:
-            return None
-        return _round_up(short / float(found["total"]) + 0.01)
-
-    def _fraction_down(self) -> float | None:
-        current = self._fraction()
-        if current is None:
-            return None
-        delta = self._fraction_delta() or 0.05
-        lower = round(current - delta, 2)
-        return lower if lower > 0.1 else None
-
-
-def _round_up(value: float) -> float:
-    return math.ceil(round(value * 100, 6)) / 100
-
-
-def _text(value: object) -> str:
-    if isinstance(value, float):
-        return f"{value:.2f}".rstrip("0").rstrip(".") if value < 10 else f"{value:.1f}".rstrip("0").rstrip(".")
-    return str(value)
-
-
 def _groups(found: re.Match[str]) -> dict[str, str]:
     return {k: v for k, v in found.groupdict().items() if v is not None}
 
@@ -314,38 +211,13 @@ def _search(pattern: Pattern, texts: Iterable[str]) -> re.Match[str] | None:
     return None
 
 
-def _render(template: str, values: dict[str, str], context: _Context) -> str | None:
-    """``template`` with its ``{name}`` / ``{name*2}`` / ``{name//2}`` fields filled, or None if one is unknown."""
-    out = []
-    for literal, field_name, _, _ in string.Formatter().parse(template):
-        out.append(literal)
-        if field_name is None:
-            continue
-        parsed = _FIELD.match(field_name)
-        if parsed is None:
-            return None
-        value = values.get(parsed["name"]) or context.get(parsed["name"])
-        if value is None:
-            return None
-        if parsed["op"]:
-            try:
-                number = float(value)
-            except ValueError:
-                return None
-            factor = int(parsed["n"])
-            result = number * factor if parsed["op"] == "*" else number // factor
-            value = str(int(result)) if result == int(result) else _text(result)
-        out.append(value)
-    return "".join(out)
-
-
-def _fill(hint: Hint, values: dict[str, str], context: _Context, line: int | None) -> Diagnosis | None:
-    why = next((text for t in hint.why if (text := _render(t, values, context)) is not None), None)
+def _fill(hint: Hint, values: dict[str, str], context: Context, line: int | None) -> Diagnosis | None:
+    why = next((text for t in hint.why if (text := render(t, values, context)) is not None), None)
     if why is None:
         return None
     actions = []
     for template in hint.fix:
-        text = _render(template, values, context)
+        text = render(template, values, context)
         if text is not None:
             actions.append(Action.parse(text))
     return Diagnosis(hint.id, why, tuple(actions), hint.link, line, hint.warning)

@@ -17,7 +17,8 @@ from typing import Any
 
 from tui.core.cmdline import SGLANG, VLLM, Action, ServerCommand
 from tui.core.events import GpuInfo, GpuSample
-from tui.core.hints import MAX_FRACTION, KnowledgeBase
+from tui.core.hint_fill import MAX_FRACTION
+from tui.core.hints import KnowledgeBase
 
 OK, WARN, FAIL = "ok", "warn", "fail"
 GLYPH = {OK: "✓", WARN: "⚠", FAIL: "✗"}

@@ -7,6 +7,8 @@ signatures. ``common.toml`` holds what every server shares (CUDA, NCCL, OOM,
 Python warnings, benign lines) and is merged into each profile. A user's own
 ``.toml`` file works exactly like the built-in ones. Every regex is compiled once,
 here; a bad file raises ``ProfileError`` with one line naming the key at fault.
+The per-line first test over many patterns is ``tui.core.quicktest``. (Over 400 lines: the
+loader checks every key of the profile format in one place, beside the types it fills.)
 """
 
 from __future__ import annotations
@@ -19,12 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from tui.core.limits import parse_duration
+from tui.core.quicktest import QuickTest as QuickTest, any_of as any_of  # (where the tracker finds them)
 from tui.core.state import PHASES
-
-try:  # linear-time engine for the per-line first test (a dependency where wheels exist)
-    import re2 as _re2
-except ImportError:  # pragma: no cover - depends on the platform's wheels
-    _re2 = None
 
 BUILTIN = ("sglang", "vllm", "trtllm")
 COMMON = "common"
@@ -116,92 +114,6 @@ class Profile:
         """Each phase's ``stall_after`` (seconds), for the phases that set one."""
         return {spec.name: spec.stall_after for spec in self.phases if spec.stall_after is not None}
 
-
-class QuickTest:
-    """``search(text)``: does any of the patterns *possibly* match? A cheap first test per line.
-
-    Never says no where one of them matches; may say yes where none does (the caller
-    then runs the real patterns). Uses RE2's linear-time engine on ASCII text, where
-    its ``\\w``, ``\\d``, ``\\s`` and ``\\b`` mean what they mean in Python's ``re``
-    (lookarounds dropped, which only loosens it); Python's ``re`` otherwise.
-    """
-
-    __slots__ = ("_bodies", "_re", "_re2")
-
-    def __init__(self, patterns: list[Pattern]) -> None:
-        bodies = [_NAMED_GROUP.sub("(?:", p.pattern) for p in patterns]
-        self._bodies = bodies
-        self._re: Pattern | None = None  # compiled on first need: most text is ASCII
-        self._re2 = None
-        if _re2 is not None:
-            try:
-                self._re2 = _re2.compile("|".join(f"(?:{_drop_lookarounds(b)})" for b in bodies))
-            except Exception:  # a construct RE2 lacks: Python's re does it all
-                self._re2 = None
-
-    def search(self, text: str) -> Any:
-        if self._re2 is not None and text.isascii():
-            return self._re2.search(text)
-        if self._re is None:
-            self._re = re.compile("|".join(f"(?:{b})" for b in self._bodies))
-        return self._re.search(text)
-
-
-def any_of(patterns: list[Pattern]) -> QuickTest | None:
-    return QuickTest(patterns) if patterns else None
-
-
-def _drop_lookarounds(pattern: str) -> str:
-    """``pattern`` without its ``(?=…)`` / ``(?!…)`` / ``(?<=…)`` / ``(?<!…)`` groups (a looser regex)."""
-    out = []
-    i, n = 0, len(pattern)
-    while i < n:
-        if pattern.startswith(("(?=", "(?!", "(?<=", "(?<!"), i):
-            depth = 0
-            while i < n:
-                c = pattern[i]
-                if c == "\\":
-                    i += 2
-                    continue
-                if c == "[":  # a class may hold parentheses
-                    i = _class_end(pattern, i)
-                    continue
-                if c == "(":
-                    depth += 1
-                elif c == ")":
-                    depth -= 1
-                    if depth == 0:
-                        i += 1
-                        break
-                i += 1
-            continue
-        c = pattern[i]
-        if c == "\\":
-            out.append(pattern[i : i + 2])
-            i += 2
-        elif c == "[":
-            end = _class_end(pattern, i)
-            out.append(pattern[i:end])
-            i = end
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
-
-
-def _class_end(pattern: str, i: int) -> int:
-    """Index just past the character class that starts at ``pattern[i] == "["``."""
-    j = i + 1
-    if j < len(pattern) and pattern[j] == "^":
-        j += 1
-    if j < len(pattern) and pattern[j] == "]":
-        j += 1
-    while j < len(pattern) and pattern[j] != "]":
-        j += 2 if pattern[j] == "\\" else 1
-    return j + 1
-
-
-_NAMED_GROUP = re.compile(r"\(\?P<\w+>")
 
 # ------------------------------------------------------------------ loading
 

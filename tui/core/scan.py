@@ -123,6 +123,20 @@ class Scanner:
         """Lines read so far (``\\n``-terminated; the open last line is not counted)."""
         return self._lines.number
 
+    @property
+    def pending(self) -> bool:
+        """A line is open: the next bytes continue it (``skip`` needs none open)."""
+        return self._lines.pending
+
+    def skip(self, lines: int, nbytes: int) -> None:
+        """``lines`` whole lines (``nbytes`` bytes) known to hold no word: counted, never read.
+
+        For a helper that searched them already (``tui.commands.bulk``); only while the tracker
+        does not need every line and no line is open.
+        """
+        self._lines.skip(lines, nbytes)
+        self.tracker.pass_over(self._lines.number)
+
     def feed(self, block: bytes, at: float | None = None) -> None:
         pos = 0
         size = len(block)

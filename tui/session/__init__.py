@@ -131,7 +131,7 @@ class WatchSession:
         self.profile = profile
         self.stall_limits = stall_limits  # --stall-limit
         #: The longest each phase took in earlier startups of the same server, model and TP size
-        #: (``tui.history.WatchedStartups`` fills it in once the log has said what it is).
+        #: (``tui.history.watched.WatchedStartups`` fills it in once the log has said what it is).
         self.expected: dict[str, float] = {}
         #: Recent GPU samples, stamped with this session's clock on arrival (a replay's clock runs
         #: at its own speed): the verdict reads memory rates and utilisation from them.

@@ -7,6 +7,10 @@ log path. The file lives in the user's data directory (platformdirs), or in
 ``$WATCHTOWER_DATA_DIR`` (tests). Every call opens its own short connection, so
 the async code runs them in a worker thread (``asyncio.to_thread``) without
 sharing a connection between threads.
+
+The records themselves are ``tui.history.records`` and `watch`'s memory of log startups
+``tui.history.watched``; what stays here is the schema and the one class that owns the file
+(over 400 lines: opening, migrating, locking and every query share its connection handling).
 """
 
 from __future__ import annotations
@@ -18,15 +22,13 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from tui.core.errors import UsageError
 from tui.core.secrets import Masker, env_diff, mask_argv
-from tui.core.state import PHASE_TITLES, StartupState
-from tui.core.wording import clock
+from tui.history.records import AttemptRecord, Expectations, command_diff, phase_seconds
 
 #: Forward migrations: ``MIGRATIONS[n]`` takes the database from schema version n to n + 1
 #: (``PRAGMA user_version``). Version 1 is round 1's schema, which such databases already
@@ -127,114 +129,6 @@ def data_dir() -> Path:
     return Path(platformdirs.user_data_dir("watchtower"))
 
 
-@dataclass(slots=True)
-class AttemptRecord:
-    name: str
-    attempt: int
-    host: str
-    command: list[str]  # masked
-    env: dict[str, str]  # masked overrides
-    started_at: float
-    log_path: str
-    env_diff: list[str] = field(default_factory=list)
-    command_diff: list[str] = field(default_factory=list)
-    ended_at: float | None = None
-    phases: dict[str, float] = field(default_factory=dict)
-    outcome: str = "starting"
-    first_error: str | None = None
-    ready_seconds: float | None = None
-    pid: int | None = None
-    exit_text: str | None = None
-    applied: str | None = None  # id of the hint whose fix started this attempt
-    id: int | None = None
-
-    @property
-    def label(self) -> str:
-        return f"v{self.attempt}"
-
-    @property
-    def duration(self) -> float | None:
-        if self.ready_seconds is not None:
-            return self.ready_seconds
-        return None if self.ended_at is None else self.ended_at - self.started_at
-
-    @property
-    def summary(self) -> str:
-        """``v1 ✗ AttributeError 0:12`` / ``v4 ✓ ready 11:02`` / ``v5 … starting``."""
-        if self.outcome == "ready":
-            return f"{self.label} ✓ ready {clock(self.duration)}"
-        if self.outcome in ("starting", "running"):
-            return f"{self.label} … {self.outcome}"
-        if self.outcome == "stopped":
-            return f"{self.label} ■ stopped {clock(self.duration)}"
-        if self.first_error:
-            what = self.first_error.split(":", 1)[0]
-        elif self.exit_text and self.exit_text.startswith(("killed by ", "stopped with ")):
-            what = self.exit_text.split()[2]  # the signal's name
-        elif self.exit_text and self.exit_text.startswith("exited with code "):
-            what = f"{self.outcome} (exit {self.exit_text.rsplit(' ', 1)[-1]})"
-        else:
-            what = self.outcome
-        return f"{self.label} ✗ {what} {clock(self.duration)}"
-
-    @property
-    def changes(self) -> list[str]:
-        applied = [f"{self.label}: applied {self.applied}"] if self.applied else []
-        return applied + self.command_diff + self.env_diff
-
-    def to_json(self) -> dict:
-        return {
-            "name": self.name,
-            "attempt": self.attempt,
-            "host": self.host,
-            "command": self.command,
-            "env": self.env,
-            "env_diff": self.env_diff,
-            "command_diff": self.command_diff,
-            "started_at": self.started_at,
-            "ended_at": self.ended_at,
-            "phases": self.phases,
-            "outcome": self.outcome,
-            "first_error": self.first_error,
-            "ready_seconds": self.ready_seconds,
-            "log_path": self.log_path,
-            "pid": self.pid,
-            "exit": self.exit_text,
-            "applied": self.applied,
-        }
-
-
-def command_diff(old: Sequence[str] | None, new: Sequence[str]) -> list[str]:
-    """Words added to / removed from the command line: ``["+--tp 8", "---mem-fraction-static 0.9"]``.
-
-    Compares flag/value pairs so ``--tp 4`` → ``--tp 8`` reads as one change.
-    """
-    if old is None:
-        return []
-
-    def pairs(argv: Sequence[str]) -> list[str]:
-        out: list[str] = []
-        i = 0
-        while i < len(argv):
-            word = argv[i]
-            if word.startswith("--") and "=" not in word and i + 1 < len(argv) and not argv[i + 1].startswith("--"):
-                out.append(f"{word} {argv[i + 1]}")
-                i += 2
-            else:
-                out.append(word)
-                i += 1
-        return out
-
-    a, b = pairs(old), pairs(new)
-    removed = [w for w in a if w not in b]
-    added = [w for w in b if w not in a]
-    return [f"-{w}" for w in removed] + [f"+{w}" for w in added]
-
-
-def phase_seconds(state: StartupState) -> dict[str, float]:
-    return {p.name: p.seconds for p in state.phases if p.seconds is not None}
-
-
 class History:
     """The attempts database. Small and synchronous: call from a worker thread in async code."""
 
@@ -255,19 +149,12 @@ class History:
 
     def _create(self) -> None:
         """The file at its schema version (created, or migrated), and whole."""
+        db = self._open(autocommit=True)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(self.path, timeout=5.0, isolation_level=None)
-        except (OSError, sqlite3.OperationalError) as exc:
-            raise HistoryError(f"cannot open the history database {self.path}: {_why(exc)}; {_FIX}") from None
-        try:
-            if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:  # a read-only one is read
-                migrate(db)
-            check = db.execute("PRAGMA quick_check").fetchone()[0]
-        except sqlite3.OperationalError as exc:
-            raise HistoryError(f"cannot write the history database {self.path}: {_why(exc)}; {_FIX}") from None
-        except sqlite3.DatabaseError as exc:
-            raise HistoryCorrupt(f"history database {self.path} is corrupt ({exc})") from None
+            with self._failures():
+                if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:  # a read-only one is read
+                    migrate(db)
+                check = db.execute("PRAGMA quick_check").fetchone()[0]
         finally:
             db.close()
         if check != "ok":
@@ -277,25 +164,38 @@ class History:
     def _connect(self) -> Iterator[sqlite3.Connection]:
         """One short connection: committed (or rolled back) and closed on the way out. A file that
         vanished (deleted mid-run) is created again; a failure to write is a ``HistoryError``."""
-        try:
-            if not self.path.exists():
-                self._create()
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(self.path, timeout=5.0)
-        except (OSError, sqlite3.OperationalError) as exc:
-            raise HistoryError(f"cannot open the history database {self.path}: {_why(exc)}; {_FIX}") from None
+        db = self._open(recreate=True)
         db.row_factory = sqlite3.Row
         try:
-            with db:
+            with self._failures(), db:
                 yield db
+        finally:
+            db.close()
+
+    def _open(self, *, autocommit: bool = False, recreate: bool = False) -> sqlite3.Connection:
+        """A connection to the file (``recreate``: made again first if it vanished); HistoryError if none."""
+        try:
+            if recreate and not self.path.exists():
+                self._create()
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if autocommit:  # migrate() runs its own BEGIN IMMEDIATE … COMMIT
+                return sqlite3.connect(self.path, timeout=5.0, isolation_level=None)
+            return sqlite3.connect(self.path, timeout=5.0)
+        except (OSError, sqlite3.OperationalError) as exc:
+            raise HistoryError(f"cannot open the history database {self.path}: {_why(exc)}; {_FIX}") from None
+
+    @contextmanager
+    def _failures(self) -> Iterator[None]:
+        """SQLite's errors as ours: cannot write (locked, read-only, disk full) or corrupt; a
+        constraint (another Watchtower's row first) passes through for the caller to judge."""
+        try:
+            yield
         except sqlite3.IntegrityError:
             raise
         except sqlite3.OperationalError as exc:
             raise HistoryError(f"cannot write the history database {self.path}: {_why(exc)}; {_FIX}") from None
         except sqlite3.DatabaseError as exc:
             raise HistoryCorrupt(f"history database {self.path} is corrupt ({exc})") from None
-        finally:
-            db.close()
 
     @contextlib.asynccontextmanager
     async def claim(self, name: str) -> AsyncIterator[None]:
@@ -533,128 +433,8 @@ def _why(exc: BaseException) -> str:
     return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
 
 
-@dataclass(slots=True)
-class Expectations:
-    """The last successful attempt of the same command and host, and each phase's longest run."""
-
-    last_success: AttemptRecord | None
-    longest: dict[str, float]
-
-    def expected(self, phase: str) -> float | None:
-        if self.last_success is None:
-            return None
-        return self.last_success.phases.get(phase)
-
-    def eta(self, phase: str | None, phase_elapsed: float | None, attempt_elapsed: float) -> str | None:
-        """``weight load 4:51 of ~10:28 · ready in ~6:40`` for the running phase, or None."""
-        if phase is None:
-            return None
-        text = PHASE_TITLES.get(phase, phase)
-        if phase_elapsed is not None:
-            text += f" {clock(phase_elapsed)}"
-        expected = self.expected(phase)
-        if expected is not None:
-            text += f" of ~{clock(expected)}"
-        total = self.last_success.ready_seconds if self.last_success else None
-        if total is not None:
-            remaining = total - attempt_elapsed
-            text += f" · ready in ~{clock(remaining)}" if remaining > 0 else " · past the usual time"
-        return text
-
-
-def log_key(state: StartupState) -> str | None:
-    """What a log says its startup is — server, model path, TP size — as a history key; None
-    until it has said which server and model (a launch name means nothing to `watch`)."""
-    model = state.identity.get("model")
-    if not state.server or not model:
-        return None
-    return Masker().text(f"{state.server} {model} tp={state.identity.get('tp_size', '?')}")
-
-
-class WatchedStartups:
-    """`watch`'s memory of startups, for its stall limits: each phase's longest time in earlier
-    startups with the same log key. ``update(state)`` after each batch of tracker events: it
-    loads the key's history once the log has named it, and records each startup that ends.
-    The database is touched only in a worker thread; if it cannot be opened, nothing is known.
-    """
-
-    def __init__(self, history: Callable[[], History] | None = History) -> None:
-        self._open = history
-        self._history: History | None = None
-        self.longest: dict[str, float] = {}  # for the current startup's key
-        self._key: str | None = None
-        self._said: tuple[str | None, dict[str, str]] | None = None  # what the key was made of
-        self._current: str | None = None
-        self._recorded: set[tuple[str, int]] = set()  # (key, start line) already stored
-        self._tasks: set[asyncio.Task] = set()
-
-    def update(self, state: StartupState) -> None:
-        if self._open is None:
-            return
-        said = (state.server, state.identity)
-        if said != self._said:  # (masking the key costs more than comparing what it is made of)
-            self._said = (state.server, dict(state.identity))
-            self._current = log_key(state)
-        key = self._current
-        if key is None:
-            return
-        if key != self._key:
-            self._key = key
-            self.longest.clear()
-            self._spawn(self._load(key))
-        if state.outcome in ("ready", "failed") and (key, state.start_line) not in self._recorded:
-            self._recorded.add((key, state.start_line))
-            self._spawn(self._record(key, state.outcome, phase_seconds(state)))
-
-    async def close(self) -> None:
-        """Let pending writes finish."""
-        if self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
-
-    def _spawn(self, coro) -> None:
-        try:
-            task = asyncio.get_running_loop().create_task(coro)
-        except RuntimeError:  # no loop (a scan-like use): no history
-            coro.close()
-            return
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    def _db(self) -> History | None:
-        if self._history is None and self._open is not None:
-            try:
-                self._history = self._open()
-            except (OSError, sqlite3.Error, HistoryError):
-                self._open = None  # unreadable data dir or database: watch without history
-        return self._history
-
-    async def _load(self, key: str) -> None:
-        def load() -> dict[str, float]:
-            db = self._db()
-            return db.log_phase_longest(key) if db is not None else {}
-
-        try:
-            longest = await asyncio.to_thread(load)
-        except (OSError, sqlite3.Error, HistoryError, ValueError):
-            return
-        if key == self._key:  # in place: a session's ``expected`` is this very dict
-            self.longest.clear()
-            self.longest.update(longest)
-
-    async def _record(self, key: str, outcome: str, phases: dict[str, float]) -> None:
-        def record() -> None:
-            db = self._db()
-            if db is not None:
-                db.record_log_startup(key, outcome, phases)
-
-        try:
-            await asyncio.to_thread(record)
-        except (OSError, sqlite3.Error, HistoryError):
-            pass
-
-
 __all__ = [
-    "AttemptRecord", "AttemptTaken", "Expectations", "History", "HistoryError", "WatchedStartups", "command_diff",
-    "data_dir", "log_key",
+    "AttemptRecord", "AttemptTaken", "Expectations", "History", "HistoryError", "command_diff",
+    "data_dir",
     "phase_seconds",
 ]

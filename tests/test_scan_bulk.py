@@ -1,0 +1,99 @@
+"""Reading a log on two cores (tui.commands.bulk) gives exactly what one process reading it in order gives."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.test_scan_fastpath import WORDS, RecordingTracker, _rows, expected
+from tui.commands.scan import make_tracker, to_json
+from tui.core.scan import Prefilter, Scanner, prefilter
+from tui.commands.bulk import read_into
+
+FIXTURES = sorted(Path(__file__).parent.joinpath("fixtures").glob("*.log"))
+NOISE = b"[2026-02-22 23:50:01 TP0] Decode batch, #running-req: 3, #token: 4000, cuda graph: True, #queue-req: 0\n"
+
+
+def state_of(path: Path, split_min: int, window: int = 4096) -> dict:
+    tracker, words = make_tracker(None)
+    scanner = Scanner(tracker, words)
+    with open(path, "rb") as log:
+        read_into(scanner, log, prefilter(tuple(words)), split_min=split_min, window=window)
+    scanner.finish()
+    return to_json(tracker.state)
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
+def test_two_processes_equal_one_on_every_fixture(path):
+    assert state_of(path, split_min=0, window=256) == state_of(path, split_min=1 << 62)
+
+
+@pytest.mark.parametrize("tail", [b"", b"no newline at the end"])
+def test_a_crash_after_serving_noise_and_at_the_split(tmp_path, tail):
+    """A traceback whose block straddles the middle (the tracker needs every line there), an
+    over-long line no window holds whole, and an unterminated last line."""
+    ready = (Path(__file__).parent / "fixtures" / "sglang_eagle3_tp8_ready.log").read_bytes()
+    crash = (
+        b"[2026-02-23 01:00:00 TP3] Scheduler hit an exception: Traceback (most recent call last):\n"
+        b'  File "/sgl/scheduler.py", line 10, in run\n'
+        b"    x = table[key]\n"
+        b"KeyError: 'layers.61.mlp'\n"
+    )
+    after = NOISE * 3000 + b"x" * 20000 + b"\n" + NOISE * 100 + tail
+    head = ready + NOISE * 3000
+    head += b"z" * (len(after) + 10 - len(head) - 1) + b"\n"  # as long as what follows the crash, and 10
+    data = head + crash + after
+    assert len(head) < len(data) // 2 < len(head) + len(crash)  # the split falls inside the block
+    log = tmp_path / "serving.log"
+    log.write_bytes(data)
+    two = state_of(log, split_min=0, window=8192)
+    assert two == state_of(log, split_min=1 << 62)
+    assert two["lines"] == data.count(b"\n") + (1 if tail else 0)
+    assert [e["kind"] for e in two["errors"]] == ["KeyError"]
+
+
+class FailingInTheChild(Prefilter):
+    """A prefilter that breaks in the helper only: the parent must then read everything itself."""
+
+    def __init__(self, words, parent: int) -> None:
+        super().__init__(words)
+        self.parent = parent
+
+    def positions(self, data, start=0, end=None):
+        if os.getpid() != self.parent:
+            raise RuntimeError("helper broken")
+        return super().positions(data, start, end)
+
+
+def test_a_helper_that_dies_loses_nothing(tmp_path):
+    data = b"[TP0] Load weight begin.\n" + NOISE * 2000 + b"Traceback (most recent call last):\n" + NOISE * 2000
+    log = tmp_path / "x.log"
+    log.write_bytes(data)
+    tracker = RecordingTracker()
+    scanner = Scanner(tracker, WORDS)
+    with open(log, "rb") as f:
+        read_into(scanner, f, FailingInTheChild(tuple(WORDS), os.getpid()), split_min=0, window=512)
+    scanner.finish()
+    assert [(ln.number, ln.text) for ln in tracker.fed] == expected(data)
+    assert scanner.lines == data.count(b"\n")
+
+
+@settings(max_examples=150, deadline=None)
+@given(rows=_rows, repeat=st.integers(min_value=1, max_value=30), window=st.sampled_from([16, 64, 1000]))
+def test_two_processes_feed_exactly_the_candidate_lines(rows, repeat, window):
+    data = b"\n".join(rows * repeat) + b"\n"
+    with tempfile.NamedTemporaryFile() as log:
+        log.write(data)
+        log.flush()
+        tracker = RecordingTracker()
+        scanner = Scanner(tracker, WORDS)
+        with open(log.name, "rb") as f:
+            read_into(scanner, f, prefilter(tuple(WORDS)), split_min=0, window=window)
+        scanner.finish()
+    assert [(ln.number, ln.text) for ln in tracker.fed] == expected(data)
+    assert scanner.lines == data.count(b"\n")

@@ -1,0 +1,237 @@
+"""Several nodes and Slurm jobs: `watch` across nodes, `run --slurm`, `run --nodes`, `attach` of a Slurm launch."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from tui.core.errors import UsageError
+from tui.core.options import ClusterOptions, LaunchOptions
+from tui.wiring.watch import load_profile
+
+
+def _exit_status(outcome: str) -> int:
+    """A cluster's outcome as the exit status: 0 ready or stopped, 1 failed, 3 still starting."""
+    from tui.core.state import FAILED, READY, STOPPED
+    from tui.core.verdict import EXIT_FAILED, EXIT_READY, EXIT_STARTING
+
+    return {READY: EXIT_READY, STOPPED: EXIT_READY, FAILED: EXIT_FAILED}.get(outcome, EXIT_STARTING)
+
+
+def make_cluster(options: ClusterOptions, *, max_rate: float = 15.0) -> Any:
+    """The ClusterSession for ``watch`` with several nodes, or a Slurm job's tasks as its nodes."""
+    from functools import partial
+
+    from tui.cluster import ClusterSession, default_session
+
+    make = partial(default_session, profile=load_profile(options.server), from_end=options.from_end,
+                   gpu_interval=options.gpus.interval, max_rate=max_rate)
+    if options.slurm_job is None:
+        return ClusterSession(list(options.nodes), make_session=make)
+    from tui.core.options import NodeSpec
+    from tui.sources.slurm import SlurmJobSource, missing_clients, task_logs
+
+    missing = missing_clients()
+    if missing:
+        raise UsageError(f"--slurm needs the Slurm client commands ({', '.join(missing)} not found)")
+
+    async def outputs(job: Any) -> list[NodeSpec]:
+        return [NodeSpec(node, path, None, options.gpus.kind) for node, path in await task_logs(job, options.task_output)]
+
+    job = SlurmJobSource(options.slurm_job, interval=options.slurm_interval)
+    return ClusterSession(make_session=make, job=job, job_outputs=outputs)
+
+
+def watch_cluster(options: ClusterOptions, *, plain: bool) -> int:
+    """`watch` across nodes: the plain lines or the cluster dashboard; the verdict's exit status."""
+
+    session = make_cluster(options)
+    title = f"watching Slurm job {options.slurm_job}" if options.slurm_job else ""
+    if plain:
+        from tui.present.cluster import PlainCluster
+
+        try:
+            return asyncio.run(PlainCluster(session, timeout=options.timeout, title=title).run())
+        except KeyboardInterrupt:
+            return 130
+    from tui.app import themes
+    from tui.app.cluster import ClusterApp
+
+    ClusterApp(session, palette=themes.resolve(options.theme, themes.discover()), title=title).run()
+    outcome = session.verdict().outcome
+    return _exit_status(outcome)
+
+
+def slurm_launch(spec: Any, request: Any, options: LaunchOptions, *, history: Any = None, interval: float = 1.0) -> Any:
+    """The Slurm launch of ``spec`` (name, command, env, log dir), its sessions watching each job."""
+    from functools import partial
+
+    from tui.cluster import default_session
+    from tui.launch.cluster import SlurmLaunch
+    from tui.launch.slurm import SlurmRunner
+    from tui.sources.slurm import missing_clients
+
+    missing = missing_clients("sbatch", "scancel")
+    if missing:
+        raise UsageError(f"--slurm needs the Slurm client commands ({', '.join(missing)} not found)")
+    make = partial(default_session, profile=load_profile(options.server), gpu_interval=options.gpus.interval)
+    return SlurmLaunch(spec.name, spec.command, spec.env, SlurmRunner(request), spec.log_dir, make_session=make,
+                       history=history, cwd=spec.cwd, gpus=options.gpus.kind if options.gpus.kind == "sim" else "none",
+                       interval=interval)
+
+
+def _history() -> Any:
+    from tui.history import History
+
+    try:
+        return History()
+    except Exception as exc:  # an unwritable data dir: keep working, say so once
+        print(f"watchtower: history disabled: {exc}", file=sys.stderr)
+        return None
+
+
+def slurm_run(spec: Any, request: Any, options: LaunchOptions, *, plain: bool) -> int:
+    """`run --slurm`: check, submit vN, follow the job; the dashboard's x cancels it, r resubmits as vN+1."""
+    launch = slurm_launch(spec, request, options, history=_history())
+    if options.preflight:
+        _slurm_preflight(spec, sys.stdout if plain else sys.stderr)
+    return _run_cluster_launch(launch, options, plain=plain, title=f"run: {spec.name}")
+
+
+def _slurm_preflight(spec: Any, out: Any) -> None:
+    """`watchtower check` of a Slurm job's command on the submitting host: the checks that hold
+    wherever the job runs (model, draft, contexts, EAGLE-3 hook, versions; the nodes share the
+    files). The machine's own (ports, GPUs, /dev/shm…) are left to the job's nodes, said once;
+    a ✗ refuses the submission. A probe that cannot run here is skipped with its reason."""
+    from tui.core.preflight import portable
+    from tui.preflight import preflight_report
+
+    try:
+        report = asyncio.run(preflight_report(list(spec.command), dict(spec.env), gpus="none"))
+    except UsageError as exc:
+        print(f"check: skipped on this host ({exc}): the job's nodes are not checked before it starts", file=out, flush=True)
+        return
+    report = dataclasses.replace(report, checks=portable(report.checks))
+    for line in report.text().splitlines():
+        print(f"check: {line.strip()}", file=out, flush=True)
+    print("check: ports, GPUs, /dev/shm and leftover servers are the job's nodes' own: not checked from here",
+          file=out, flush=True)
+    if report.failed:
+        raise UsageError(f"{len(report.failed)} check(s) failed (✗ above): fix them, or --no-check to submit anyway")
+
+
+def slurm_attach(spec: Any, record: Any, options: LaunchOptions, *, plain: bool) -> int:
+    """`attach NAME` of a `run --slurm` launch: follow the job id its history keeps; x cancels
+    it, r resubmits as vN+1 asking Slurm for what the attempt's batch script asked."""
+    from tui.core.slurm import SlurmRequest
+
+    from pathlib import Path
+
+    script = Path(spec.log_dir) / f"{spec.name}-v{record.attempt}.sbatch"
+    try:
+        request = SlurmRequest.from_script(script.read_text())
+    except OSError:
+        request = SlurmRequest()
+    launch = slurm_launch(spec, request, options, history=_history())
+    return _run_cluster_launch(launch, options, plain=plain, title=f"attach: {spec.name}",
+                               begin=lambda: launch.resume(record))
+
+
+async def _cluster_plain(launch: Any, options: LaunchOptions, begin: Callable[[], Awaitable[Any]]) -> int:
+    """`run --slurm --plain` / `run --nodes … --plain` / `attach`: start (or resume) the attempt
+    and print it to its verdict."""
+    from tui.core.verdict import EXIT_READY
+    from tui.present.cluster import PlainCluster
+
+    presenter: Any = None
+    launch.notes.append(lambda text: presenter.say(text) if presenter else print(text, flush=True))
+    session = await begin()
+    presenter = PlainCluster(session, timeout=options.timeout, title=f"run {launch.name} v{launch.attempt}")
+    try:
+        code = await presenter.run()
+        launch.finish(session)
+        if code == EXIT_READY or await launch.alive():
+            presenter.say(f"left running: {launch.stop_hint()}")
+        return code
+    finally:
+        await launch.close()
+
+
+async def _node_preflights(launch: Any, gpus: str) -> list[tuple[str, Any]]:
+    """`watchtower check` of each node's own command, on that node, all at once: (node, report or why not)."""
+    from tui.preflight import preflight_report
+
+    async def one(node: str, host: str, argv: list[str]) -> tuple[str, Any]:
+        try:
+            return node, await preflight_report(argv, dict(launch.env), host=host, gpus=gpus)
+        except UsageError as exc:
+            return node, f"cannot probe {host}: {exc}"
+
+    commands = launch.commands()
+    return list(await asyncio.gather(*(one(n, h, commands[n]) for n, h in zip(launch.names, launch.hosts))))
+
+
+def nodes_run(spec: Any, nodes: list[Any], options: LaunchOptions, *, plain: bool, force: bool) -> int:
+    """`run --nodes H1,H2 -- CMD` (or `--cluster FILE`): the command on every node over SSH."""
+    from functools import partial
+
+    from tui.cluster import default_session
+    from tui.core.multinode import agreement
+    from tui.core.preflight import FAIL
+    from tui.launch.cluster import NodesLaunch
+
+    make = partial(default_session, profile=load_profile(options.server), gpu_interval=options.gpus.interval)
+    launch = NodesLaunch(
+        spec.name, spec.command, spec.env, [n.host for n in nodes], spec.log_dir, names=[n.name for n in nodes],
+        extra={i: n.args for i, n in enumerate(nodes) if n.args}, plan=spec.plan, make_session=make,
+        history=_history(), gpus=options.gpus.kind,
+    )
+    out = sys.stdout if plain else sys.stderr
+    checks = agreement(launch.commands())
+    for check in checks:
+        print(f"check: {check.line}", file=out, flush=True)
+    failed = [c for c in checks if c.status == FAIL]
+    for node, report in asyncio.run(_node_preflights(launch, options.gpus.kind)):
+        lines = report.text().splitlines() if not isinstance(report, str) else [f"preflight: {report}"]
+        for line in lines:
+            print(f"check [{node}]: {line.strip()}", file=out, flush=True)
+        failed += [] if isinstance(report, str) else report.failed
+    if failed and not force:
+        raise UsageError(f"{len(failed)} check(s) failed (✗ above): fix them, or --no-check to launch anyway")
+    return _run_cluster_launch(launch, options, plain=plain, title=f"run: {spec.name} on {len(nodes)} nodes")
+
+
+def _run_cluster_launch(launch: Any, options: LaunchOptions, *, plain: bool, title: str,
+                        begin: Callable[[], Awaitable[Any]] | None = None) -> int:
+    """A ClusterLaunch in the dashboard (x stop, r relaunch) or as plain text; the verdict's exit
+    status. ``begin`` makes the first attempt's session (default: start the next attempt)."""
+
+    begin = begin or launch.start
+    if plain:
+        return asyncio.run(_cluster_plain(launch, options, begin))
+    from tui.app import themes
+    from tui.app.cluster import ClusterApp
+
+    async def first() -> Any:
+        return await begin()
+
+    session = asyncio.run(first())
+    app = ClusterApp(session, palette=themes.resolve(options.theme, themes.discover()), title=title,
+                     actions={"x": ("Stop", launch.stop), "r": ("Relaunch", launch.relaunch)})
+    launch.notes.append(lambda text: app.notify(text, timeout=4))
+    app.run()
+    launch.finish(app.session)
+
+    async def last_word() -> bool:
+        try:
+            return await launch.alive()
+        finally:
+            await launch.close()
+
+    if asyncio.run(last_word()):
+        print(f"watchtower: left running: {launch.stop_hint()}")
+    outcome = app.session.verdict().outcome
+    return _exit_status(outcome)

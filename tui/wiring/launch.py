@@ -1,0 +1,166 @@
+"""`run` and `attach` of one launch: the session and the controller, wired, in the dashboard or as plain text."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import sys
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from tui.core.errors import UsageError
+from tui.core.lines import clean
+from tui.core.options import LaunchOptions
+from tui.session import SessionInfo, Subscriber, WatchSession
+from tui.wiring.watch import load_profile
+
+
+def make_launch(
+    spec: Any,
+    options: LaunchOptions,
+    terminal: Callable[[str], None] | None = None,
+    subscribers: Iterable[Subscriber] = (),
+) -> tuple[WatchSession, Any]:
+    """The session and the launch controller, wired; ``subscribers`` hear of updates before the launch."""
+    from tui.history import History, HistoryError
+    from tui.launch import Launch
+    from tui.sources import make_gpu_source
+
+    info = SessionInfo(host=spec.host_label, title=f"run: {spec.name}")
+    session_gpu = make_gpu_source(options.gpus.kind, spec.host, options.gpus.interval)
+    session = WatchSession(gpu=session_gpu, profile=load_profile(options.server), info=info)
+    try:  # before anything is launched: a server nobody records would have no owner
+        history = History()
+    except HistoryError as exc:
+        raise UsageError(str(exc)) from None
+    if history.notice:
+        print(f"watchtower: {clean(history.notice)}", file=sys.stderr)
+    for subscriber in subscribers:
+        session.subscribe(subscriber)
+    launch = Launch(spec, history=history, terminal=terminal)
+    launch.gpu_enabled = session_gpu is not None
+    launch.gpus.pids_real = options.gpus.kind != "sim"  # never offer to kill a simulated GPU's made-up pid
+    if options.preflight:
+        launch.preflight = functools.partial(preflight_for, host=spec.host, gpus=options.gpus.kind, shm=options.shm)
+    launch.attach(session)
+    return session, launch
+
+
+async def preflight_for(command: Any, env: Any, *, host: str | None, gpus: str, shm: str | None) -> Any:
+    """The checks a launch runs first (``Launch.preflight``); ``--gpus sim`` checks against 8 idle simulated GPUs."""
+    from tui.preflight import Report, preflight_report
+
+    try:
+        return await preflight_report(list(command), dict(env), host=host, gpus=gpus, shm=shm)
+    except UsageError as exc:  # the probe cannot run there: say so, never block the launch on it
+        return Report.unavailable(list(command), dict(env), host, str(exc))
+
+
+def launch_dashboard(spec: Any, options: LaunchOptions) -> int:
+    """`watchtower run` / `attach` in the dashboard; returns the verdict's exit status."""
+    from tui.app import themes
+    from tui.app.launcher import LaunchApp
+
+    session, launch = make_launch(spec, options)
+    palettes = themes.discover()
+    palette = themes.resolve(options.theme, palettes)
+    app = LaunchApp(
+        launch,
+        session,
+        palettes,
+        palette.name,
+        gpus_enabled=launch.gpu_enabled,
+        attach_only=options.attach_only,
+        timeout=options.timeout,
+    )
+    return int(app.run() or 0)
+
+
+def launch_plain(spec: Any, options: LaunchOptions) -> int:
+    """`run --plain`: SIGTERM (``timeout``, a job scheduler) ends it like Ctrl-C does — the
+    server is left running and named, the history writes finish — and exits 143."""
+    import signal
+
+    async def main() -> int:
+        task = asyncio.current_task()
+        assert task is not None
+        loop = asyncio.get_running_loop()
+        terminated = False
+
+        def on_sigterm() -> None:
+            nonlocal terminated
+            terminated = True
+            task.cancel()
+
+        loop.add_signal_handler(signal.SIGTERM, on_sigterm)
+        try:
+            return await run_plain(spec, options)
+        except asyncio.CancelledError:
+            if terminated:
+                return 128 + signal.SIGTERM
+            raise
+        finally:
+            loop.remove_signal_handler(signal.SIGTERM)
+
+    return asyncio.run(main())
+
+
+async def run_plain(spec: Any, options: LaunchOptions) -> int:
+    from tui.core.lines import clean
+    from tui.core.verdict import EXIT_FAILED, EXIT_READY, EXIT_STARTING
+    from tui.launch import LaunchError, PreflightRefused
+    from tui.present.plain import PlainPrinter
+
+    out = sys.stdout
+
+    def terminal(seq: str) -> None:
+        if out.isatty():
+            out.write(seq)
+            out.flush()
+
+    session, launch = make_launch(spec, options, terminal)
+    printer = PlainPrinter(out, session, launch)
+    session.start()
+    consumer = asyncio.create_task(printer.consume())
+    try:
+        try:
+            await launch.start(launch=not options.attach_only)
+        except PreflightRefused as exc:
+            printer.preflight(exc.report)
+            printer.say("not launching: a check failed (--no-check launches anyway)")
+            return EXIT_FAILED
+        except LaunchError as exc:
+            raise UsageError(clean(str(exc))) from None
+        if launch.preflight_report is not None and not launch.reattached:
+            printer.preflight(launch.preflight_report)
+        printer.started()
+        try:
+            await asyncio.wait_for(printer.final.wait(), options.timeout)
+        except asyncio.TimeoutError:
+            printer.drain()
+            printer.say(f"timed out after {options.timeout:g} s: {launch.verdict().text}")
+            printer.left_running()
+            return EXIT_STARTING
+        verdict = launch.verdict_now or launch.verdict()
+        await launch.settle()  # let hooks and the history writes finish
+        printer.drain()
+        if verdict.exit_status == EXIT_READY:
+            printer.left_running()
+            return EXIT_READY
+        if launch.run is not None and launch.server_running:
+            try:  # a failed server usually exits by itself within moments
+                await asyncio.wait_for(launch.run.wait(), 5.0)
+            except asyncio.TimeoutError:
+                printer.say(
+                    f"v{launch.run.attempt} (pid {launch.run.pid}) still runs after the failure; stop its group"
+                    f" with `kill -INT -- -{launch.run.pgid}`"
+                )
+        return verdict.exit_status
+    except asyncio.CancelledError:
+        printer.left_running()
+        raise
+    finally:
+        consumer.cancel()
+        printer.drain()
+        await launch.close()
+        await session.stop()

@@ -1,0 +1,61 @@
+"""`watch LOG`: the dashboard or the plain lines over one log, and the ``--server`` profile every front end loads."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from tui.core.errors import UsageError
+from tui.core.options import WatchOptions
+from tui.session import SessionInfo, WatchSession
+
+
+def load_profile(server: str | None) -> Any:
+    """``--server NAME|PATH`` as the tracker's profile; None lets the tracker auto-detect."""
+    if not server:
+        return None
+    from tui.core.profiles import ProfileError, load_profile as load
+
+    try:
+        return load(server)
+    except ProfileError as exc:
+        raise UsageError(str(exc)) from None
+
+
+# ---------------------------------------------------------------- watch
+
+
+def watch_dashboard(options: WatchOptions) -> int:
+    """`watchtower watch LOG` in the dashboard; returns 0 ready, 1 failed, 3 still starting."""
+    from tui.app.dashboard import build_app
+    from tui.sources import log_tailer, writer_source
+    from tui.sources import make_gpu_source
+
+    from tui.history.watched import WatchedStartups
+
+    gpus = make_gpu_source(options.gpus.kind, options.host, options.gpus.interval)
+    session = WatchSession(
+        log=log_tailer(options.log, host=options.host, from_end=options.from_end, writers=True),
+        gpu=gpus,
+        profile=load_profile(options.server),
+        info=SessionInfo(server=options.server, host=options.host or "localhost", log_path=str(options.log)),
+        stall_limits=options.stall_limits,
+    )
+    if (writers := writer_source(options.log, host=options.host)) is not None:
+        session.add_source(writers)  # the server behind the log (tui.core.events.WritersFound …)
+    memory = WatchedStartups()  # phase times of this server, model and TP size: the stall limits
+    session.expected = memory.longest
+    session.subscribe(lambda update: memory.update(session.state) if "state" in update.topics else None)
+    app = build_app(session, theme=options.theme, gpus_enabled=gpus is not None, timeout=options.timeout)
+    return int(app.run() or 0)
+
+
+def watch_plain(options: WatchOptions) -> int:
+    """`watchtower watch LOG --plain`: one line per event; the verdict's exit status."""
+    from tui.present.plain import PlainWatch
+
+    profile = load_profile(options.server)
+    try:
+        return asyncio.run(PlainWatch(options, profile).run())
+    except KeyboardInterrupt:
+        return 130
