@@ -268,3 +268,22 @@ async def test_exit_status_of_our_own_child_is_known(tmp_path):
         child.kill()
         child.wait()
         await w.close()
+
+
+async def test_a_writer_gone_while_the_connection_was_down_keeps_its_command(server, target, sshd, ssh_connections_closed):
+    """The agent started after a reconnect knows the earlier writers by pid only; the client
+    still knows their command lines, and the report of their death must not erase them."""
+    s = await server(ranks=1)
+    w = Remote(target, s.log)
+    try:
+        first = found(await writer_events(w, lambda ev: (f := found(ev)) is not None and len(f.processes) == 2))
+        assert first is not None
+        (main,) = [p for p in first.processes if p.role == "main"]
+        assert "-c" in main.command  # the full command line, not the title
+        sshd.kill_sessions()  # the network drops …
+        os.kill(s.pid, signal.SIGKILL)  # … and meanwhile the server dies
+        events = await writer_events(w, lambda ev: any(isinstance(e, WriterGone) and e.main for _, e in ev), 20)
+        gone = next(e for _, e in events if isinstance(e, WriterGone) and e.main)
+        assert gone.process.pid == s.pid and gone.process.command == main.command
+    finally:
+        await w.close()

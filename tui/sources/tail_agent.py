@@ -80,6 +80,8 @@ def frame(item):
 def report(items):
     for item in items:
         for info in item[2] if item[0] == "found" else [item[1]] if item[0] == "gone" else []:
+            if "argv" not in info:
+                continue  # a process gone while we were away: the client still knows its argv
             argv, size = [], 0
             for arg in info.get("argv") or []:
                 size += len(arg)
