@@ -15,24 +15,20 @@ import signal as signals
 import time
 from collections.abc import Iterator
 from datetime import datetime
-from typing import TypeGuard
 
 from tui.core.classifier import Classifier
 from tui.core.events import (
     ErrorFound,
     LineUnparsed,
     NewStartup,
-    PhaseEnded,
-    PhaseProgress,
-    PhaseStarted,
-    Ready,
     ServerDetected,
     Stopped,
     TrackerEvent,
     WarningFound,
 )
 from tui.core.lines import Line, Progress
-from tui.core.profiles import Evidence, PhaseSpec, Profile, QuickTest, any_of, builtin_profiles, generic_profile
+from tui.core.phases import DRAFT, MAIN, PhaseBook
+from tui.core.profiles import Evidence, Profile, QuickTest, any_of, builtin_profiles, generic_profile
 from tui.core.state import (
     FAILED,
     INTERRUPTED,
@@ -41,8 +37,6 @@ from tui.core.state import (
     STARTING,
     STOPPED,
     ErrorReport,
-    Phase,
-    RankPhase,
     StartupState,
 )
 
@@ -50,35 +44,16 @@ from tui.core.state import (
 MAX_ERRORS = 1000
 #: Earlier startups of the same log kept in ``state.earlier`` (a crash-looping service makes thousands).
 MAX_ATTEMPTS = 1000
-DRAFT = "draft_init"
-MAIN = "main"  # the rank of lines whose prefix names none
 #: Text of the lines kept while the server is only guessed, to read them again if a definitive
 #: marker names another server (beyond this, a switch keeps what was read so far).
 REPLAY_CHARS = 8 << 20
-_DIGITS = re.compile(r"\d+")
-
-
-def _count(text: str | None) -> int | None:
-    """A bar's count as a number; None for what no real bar prints (a 300-digit number, "½")."""
-    if text is None or not 0 < len(text) <= 18 or not text.isascii() or not text.isdigit():
-        return None
-    return int(text)
-
-
-def _seconds(text: str | None) -> float | None:
-    """An "elapsed=…" figure, if it is a plain, finite, non-negative number."""
-    try:
-        value = float(text) if text else None
-    except ValueError:
-        return None
-    return value if value is not None and 0.0 <= value < 1e9 else None
 
 
 def _is_bar(text: str) -> bool:
     return "%|" in text or "% Completed" in text
 
 
-class StartupTracker:
+class StartupTracker(PhaseBook):
     """Feed it lines in order; read ``state``; act on the events ``feed`` returns.
 
     ``profile=None`` detects the server among the built-in profiles by weighing the
@@ -569,292 +544,3 @@ class StartupTracker:
             if not kept:
                 continue
             events.append(ErrorFound(error))
-
-    # ------------------------------------------------------------ phases
-
-    def _markers(self, profile: Profile, number: int, msg: str, rank: str, ts: float | None, events: list[TrackerEvent]) -> None:
-        state = self.state
-        if profile.identity and len(state.identity) < len(profile.identity) and len(state.phases) <= 1:
-            self._identify(profile, msg)  # the argument lines, before the first real phase
-        if state.ready_line is None:
-            if any(p.search(msg) for p in profile.ready):
-                self._ready(number, ts, events)
-                return
-        elif state.outcome == READY and any(p.search(msg) for p in profile.stop):
-            state.outcome = STOPPED
-            state.stop_reason = msg.strip()[:500]
-            events.append(Stopped(number, state.stop_reason))
-            return
-        for spec in profile.phases:
-            for action, patterns in (
-                ("implicit", spec.implicit_begin),
-                ("begin", spec.begin),
-                ("end", spec.end),
-                ("step", spec.step),
-            ):
-                for pattern in patterns:
-                    match = pattern.search(msg)
-                    if match is not None:
-                        if action in ("begin", "step") and spec.yield_to and self._yields(spec, msg, rank):
-                            break
-                        self._mark(profile, spec, action, match, number, msg, rank, ts, events)
-                        break
-            if self._any_bar is not None and self._any_bar.search(msg) is not None:
-                for pattern in spec.progress:
-                    match = pattern.search(msg)
-                    if match is not None:
-                        self._bar(profile, spec, match, number, msg, ts, events)
-                        break
-        if any(p.search(msg) for p in profile.close):
-            self._close_phases(events)
-
-    def _identify(self, profile: Profile, msg: str) -> None:
-        identity = self.state.identity
-        for key, patterns in profile.identity:
-            if key in identity:
-                continue
-            for pattern in patterns:
-                match = pattern.search(msg)
-                if match is not None:
-                    identity[key] = match.group("value")[:500]
-                    break
-
-    def _yields(self, spec: PhaseSpec, msg: str, rank: str) -> bool:
-        """Does a phase ``spec`` yields to claim this line while it runs on ``rank``?"""
-        for name in spec.yield_to:
-            other = self._specs.get(name)
-            phase = self.state.phase(name)
-            if other is None or phase is None or phase.done:
-                continue
-            if other.ranked and rank not in phase.ranks:
-                continue
-            if any(p.search(msg) for p in (*other.begin, *other.end, *other.step)):
-                return True
-        return False
-
-    def _bar_only(self, profile: Profile, number: int, text: str, at: float | None, events: list[TrackerEvent]) -> None:
-        """A live update of a still-open line: only its progress bar matters."""
-        if self._any_bar is None or self._any_bar.search(text) is None:
-            return
-        ts = self._last_ts if self._last_ts is not None else at
-        for spec in profile.phases:
-            for pattern in spec.progress:
-                match = pattern.search(text)
-                if match is not None:
-                    self._bar(profile, spec, match, number, text, ts, events)
-                    return
-
-    def _mark(
-        self,
-        profile: Profile,
-        spec: PhaseSpec,
-        action: str,
-        match: re.Match[str],
-        number: int,
-        msg: str,
-        rank: str,
-        ts: float | None,
-        events: list[TrackerEvent],
-    ) -> None:
-        if not spec.ranked:
-            rank = MAIN
-        phase = self.state.phase(spec.name)
-        if action == "implicit":
-            entry = phase.ranks.get(rank) if phase is not None else None
-            if entry is None:  # the last such line before the phase shows on this rank is its start
-                self._implicit[(spec.name, rank)] = (number, ts)
-            return
-        if spec.repeat_is_draft and self._draft is not None and phase is not None:
-            entry = phase.ranks.get(rank)
-            if entry is not None and entry.end_line is not None:
-                spec, phase = self._draft, self.state.phase(DRAFT)  # the repeat is the draft model's
-                if action != "begin" and (phase is None or rank not in phase.ranks):
-                    return  # a second end with no second begin: not a draft
-        if self._tentative:
-            self._settle(spec.index, events)
-        if spec.requires_begin and action != "begin" and (phase is None or rank not in phase.ranks):
-            return
-        took = _seconds(match.groupdict().get("seconds"))  # the line says how long it took
-        if phase is None:
-            start_ts = ts
-            if took is not None and ts is not None:
-                start_ts = ts - took
-            start = min(
-                (v for k, v in self._implicit.items() if k[0] == spec.name),
-                default=(number, start_ts),
-                key=lambda v: v[0],
-            )
-            phase = self._new_phase(spec.name, start[0], start[1], events)
-        entry = self._entry(phase, rank, number, ts)
-        if action == "begin":
-            if entry.end_line is not None:
-                entry.end_line = entry.end_ts = None
-            if phase.end_line is not None:
-                phase.end_line = phase.end_ts = None  # reopened: a later end reports it again
-            self._tentative.discard(phase.name)
-        elif action == "end":
-            if took is not None and ts is not None and entry.start_ts is not None:
-                ts = max(ts, entry.start_ts + took)  # a line with no time of its own ("-- 48.20s")
-            entry.end_line, entry.end_ts = number, ts
-        elif entry.end_line is not None:
-            return  # a step after this rank's end
-        entry.last_line, entry.last_ts = number, ts
-        for figure in profile.figures:
-            found = figure.search(msg)
-            if found is not None:
-                phase.detail = found.group(0)
-                phase.first_detail = phase.first_detail or phase.detail
-                break
-        if action == "end":
-            self._check_done(phase, spec, events)
-
-    def _entry(self, phase: Phase, rank: str, number: int, ts: float | None) -> RankPhase:
-        entry = phase.ranks.get(rank)
-        if entry is not None:
-            return entry
-        placeholder = self._placeholders.pop(phase.name, None)
-        if placeholder is not None and placeholder in phase.ranks and placeholder != rank:
-            entry = phase.ranks.pop(placeholder)  # a bar started it: now we know whose it is
-            entry.rank = rank
-        else:
-            start = self._implicit.pop((phase.name, rank), None)
-            if start is None:
-                start = (phase.start_line, phase.start_ts) if not phase.ranks else (number, ts)
-            entry = RankPhase(rank, start[0], start[1])
-            if entry.start_line < phase.start_line:
-                phase.start_line, phase.start_ts = entry.start_line, entry.start_ts
-        phase.ranks[rank] = entry
-        return entry
-
-    def _new_phase(self, name: str, line: int, ts: float | None, events: list[TrackerEvent]) -> Phase:
-        phase = Phase(name, line, ts)
-        bisect.insort(self.state.phases, phase, key=lambda p: p.start_line)
-        events.append(PhaseStarted(name, line, ts))
-        if self.state.outcome == FAILED:
-            phase.failed = True
-        return phase
-
-    def _check_done(self, phase: Phase, spec: PhaseSpec, events: list[TrackerEvent]) -> None:
-        if any(r.end_line is None for r in phase.ranks.values()):
-            return
-        if spec.all_ranks and spec.ranked and not self._tagged.issubset(phase.ranks):
-            return  # a rank that prints this phase has not even begun it yet
-        if spec.settle:
-            self._tentative.add(phase.name)  # over once a later phase shows (or a close marker)
-            return
-        self._end_phase(phase, events)
-
-    def _settle(self, index: int, events: list[TrackerEvent]) -> None:
-        for name in list(self._tentative):
-            if self._specs[name].index < index:
-                phase = self.state.phase(name)
-                if phase is not None:
-                    self._end_phase(phase, events)
-                self._tentative.discard(name)
-
-    def _end_phase(self, phase: Phase, events: list[TrackerEvent]) -> None:
-        """All ranks are done (those that never said so end at their last line in it)."""
-        self._tentative.discard(phase.name)
-        if phase.done:
-            return
-        end_line, end_ts = phase.start_line, phase.start_ts
-        for entry in phase.ranks.values():
-            if entry.end_line is None:
-                entry.end_line = entry.last_line if entry.last_line is not None else entry.start_line
-                entry.end_ts = entry.last_ts if entry.last_line is not None else entry.start_ts
-            if entry.end_line > end_line:
-                end_line = entry.end_line
-            if entry.end_ts is not None and (end_ts is None or entry.end_ts > end_ts):
-                end_ts = entry.end_ts
-        phase.end_line, phase.end_ts = end_line, end_ts
-        events.append(PhaseEnded(phase.name, end_line, end_ts, phase.seconds, phase.slowest_rank, len(phase.ranks)))
-
-    def _close_phases(self, events: list[TrackerEvent], keep: str = "ready") -> None:
-        for phase in list(self.state.phases):
-            if not phase.done and phase.name != keep:
-                self._end_phase(phase, events)
-
-    def _bar_owner(self, phase: Phase) -> str | None:
-        """The rank a bar belongs to: rank 0 of the phase (bars carry no rank)."""
-        for name in phase.ranks:
-            if not any(d != "0" for d in _DIGITS.findall(name)):
-                return name
-        return next(iter(phase.ranks), None)
-
-    def _running_on_owner(self, phase: Phase | None) -> TypeGuard[Phase]:
-        """``phase`` exists, is open, and its bar's owner rank has not ended it."""
-        if phase is None or phase.done:
-            return False
-        owner = self._bar_owner(phase)
-        return owner is None or phase.ranks[owner].end_line is None
-
-    def _bar(
-        self,
-        profile: Profile,
-        spec: PhaseSpec,
-        match: re.Match[str],
-        number: int,
-        text: str,
-        ts: float | None,
-        events: list[TrackerEvent],
-    ) -> None:
-        phase = self.state.phase(spec.name)
-        draft = self.state.phase(DRAFT) if self._draft is not None else None
-        if self._running_on_owner(phase):
-            pass
-        elif self._running_on_owner(draft):
-            phase = draft
-        elif phase is None:
-            if self._tentative:
-                self._settle(spec.index, events)
-            phase = self._new_phase(spec.name, number, ts, events)
-            rank = profile.bar_rank
-            phase.ranks[rank] = RankPhase(rank, number, ts)
-            self._placeholders[spec.name] = rank
-        elif phase.done:
-            return  # a stray bar after its phase
-        groups = match.groupdict()
-        fraction = None
-        n, total, pct = _count(groups.get("n")), _count(groups.get("total")), _count(groups.get("pct"))
-        if n is not None and total:
-            fraction = min(1.0, n / total)
-            detail = f"{n}/{total}"
-        elif pct is not None:
-            fraction = min(1.0, pct / 100)
-            detail = f"{pct}%"
-        else:
-            detail = ""
-        for figure in profile.figures:
-            found = figure.search(text)
-            if found is not None:
-                detail = f"{detail} {found.group(0)}".strip()
-                break
-        phase.progress = fraction
-        phase.detail = detail
-        owner = self._bar_owner(phase)
-        if owner is not None:
-            entry = phase.ranks[owner]
-            if entry.end_line is None:
-                entry.last_line, entry.last_ts = number, ts
-        events.append(PhaseProgress(phase.name, number, fraction, detail))
-
-    def _ready(self, number: int, ts: float | None, events: list[TrackerEvent]) -> None:
-        state = self.state
-        self._tentative.clear()
-        self._close_phases(events)
-        phase = state.phase("ready")
-        if phase is None:
-            phase = self._new_phase("ready", number, ts, events)
-        entry = self._entry(phase, MAIN, number, ts)
-        entry.end_line, entry.end_ts = number, ts
-        for other in phase.ranks.values():
-            if other.end_line is None:
-                other.end_line, other.end_ts = number, ts
-        phase.failed = False
-        self._end_phase(phase, events)
-        state.ready_line = number
-        state.outcome = READY
-        for p in state.phases:
-            p.failed = False
-        seconds = None if ts is None or state.first_ts is None else max(0.0, ts - state.first_ts)
-        events.append(Ready(number, ts, seconds))
