@@ -12,9 +12,7 @@ from __future__ import annotations
 import bisect
 import re
 import signal as signals
-import time
 from collections.abc import Iterator
-from datetime import datetime
 
 from tui.core.classifier import Classifier
 from tui.core.events import (
@@ -29,6 +27,7 @@ from tui.core.events import (
 from tui.core.lines import Line, Progress
 from tui.core.phases import DRAFT, MAIN, PhaseBook
 from tui.core.profiles import Evidence, Profile, QuickTest, any_of, builtin_profiles, generic_profile
+from tui.core.ranks import RankBook
 from tui.core.state import (
     FAILED,
     INTERRUPTED,
@@ -39,6 +38,7 @@ from tui.core.state import (
     ErrorReport,
     StartupState,
 )
+from tui.core.timestamps import Timestamps
 
 #: Errors kept in ``state.errors``; later ones are only counted (a serving log may hold millions).
 MAX_ERRORS = 1000
@@ -53,7 +53,7 @@ def _is_bar(text: str) -> bool:
     return "%|" in text or "% Completed" in text
 
 
-class StartupTracker(PhaseBook):
+class StartupTracker(PhaseBook, RankBook, Timestamps):
     """Feed it lines in order; read ``state``; act on the events ``feed`` returns.
 
     ``profile=None`` detects the server among the built-in profiles by weighing the
@@ -408,118 +408,6 @@ class StartupTracker(PhaseBook):
                 self._line(line, at, events)
         finally:
             self._replaying = False
-
-    def _rank(self, ranks: str | None, proc: str | None) -> str:
-        if ranks:
-            rank = self._rank_cache.get(ranks)
-            if rank is None:
-                rank = self._rank_cache[ranks] = self._rank_name(ranks)
-            return rank
-        return proc or MAIN
-
-    def _register(self, groups: dict[str, str | None]) -> None:
-        """A line's rank tag (or process name) is one of the server's ranks; a process whose
-        name changed (its ``pid`` group) is the same rank under its new name."""
-        ranks, proc, pid = groups.get("ranks"), groups.get("proc"), groups.get("pid")
-        if proc and pid:
-            known = self._pid_rank.get(pid)
-            if known != proc:
-                self._pid_rank[pid] = proc
-                if known is not None:
-                    self._rename(known, proc)
-        if ranks:
-            rank = self._rank(ranks, None)
-            if rank != MAIN and rank not in self._tagged:
-                self._tagged.add(rank)
-                self.state.ranks.add(rank)
-        elif proc:
-            self.state.ranks.add(proc)
-
-    def _rename(self, old: str, new: str) -> None:
-        """One process's tag changed ("Worker pid=N" before device init, "Worker_TP1" after):
-        what it did under the old name is the new name's."""
-        state = self.state
-        state.ranks.discard(old)
-        state.ranks.add(new)
-        for phase in state.phases:
-            entry = phase.ranks.pop(old, None)
-            if entry is not None and new not in phase.ranks:
-                entry.rank = new
-                phase.ranks[new] = entry
-        for (name, rank) in [k for k in self._implicit if k[1] == old]:
-            self._implicit.setdefault((name, new), self._implicit.pop((name, rank)))
-        for name, rank in list(self._placeholders.items()):
-            if rank == old:
-                self._placeholders[name] = new
-
-    def _rank_name(self, ranks: str) -> str:
-        """Rank tokens as a set in the profile's order: "TP3 DP0" and "DP0 TP3" are one rank."""
-        profile = self.profile
-        if profile is None or profile.rank_token is None:
-            return ranks.strip() or MAIN
-        order = profile.rank_order
-        tokens = profile.rank_token.findall(ranks)
-        if not tokens:
-            return ranks.strip() or MAIN
-        tokens.sort(key=lambda t: (order.index(t[0]) if t[0] in order else len(order), t[0]))
-        return " ".join(kind + index for kind, index in tokens)
-
-    def _time(self, ts_text: str | None, at: float | None) -> float | None:
-        """The line's own timestamp; else the log's latest one; else arrival time."""
-        state = self.state
-        ts = None
-        if ts_text is not None and self.profile is not None and self.profile.timestamp:
-            ts = self._parse_time(self.profile.timestamp, ts_text, at)
-        if ts is not None:
-            self._last_ts = ts
-        else:
-            ts = self._last_ts if self._last_ts is not None else at
-        if ts is not None:
-            if state.first_ts is None:
-                state.first_ts = ts
-            state.last_ts = ts
-        return ts
-
-    def _parse_time(self, fmt: str, text: str, at: float | None) -> float | None:
-        """``text`` (a timestamp in strptime format ``fmt``) as seconds since the epoch."""
-        base, _, fraction = text.replace(",", ".").partition(".")
-        cached = self._ts_base
-        if cached is not None and cached[0] == base:
-            value = cached[1]
-        else:
-            parsed = self._parse_base(fmt, base, at)
-            if parsed is None:
-                return None
-            self._ts_base = (base, parsed)
-            value = parsed
-        if fraction.isdigit():
-            value += float("0." + fraction)
-        return value
-
-    def _parse_base(self, fmt: str, base: str, at: float | None) -> float | None:
-        """Seconds since the epoch; strptime once per minute, the seconds added by hand."""
-        seconds = 0
-        if fmt.endswith("%S") and base[-2:].isdigit():
-            seconds = int(base[-2:])
-            base = base[:-2] + "00"
-        value = self._minutes.get(base)
-        if value is None:
-            try:
-                if "%Y" in fmt or "%y" in fmt:
-                    value = datetime.strptime(base, fmt).timestamp()
-                else:  # no year in the log (vLLM): the year of arrival, or of now
-                    ref = at if at is not None else time.time()
-                    if self._year is None:
-                        self._year = time.localtime(ref).tm_year
-                    value = datetime.strptime(f"{self._year} {base}", f"%Y {fmt}").timestamp()
-                    if value > ref + 2 * 86400:  # December's log read in January
-                        value = datetime.strptime(f"{self._year - 1} {base}", f"%Y {fmt}").timestamp()
-            except ValueError:
-                return None
-            if len(self._minutes) > 4096:
-                self._minutes.clear()
-            self._minutes[base] = value
-        return value + seconds
 
     # ------------------------------------------------------------ errors
 
