@@ -5,6 +5,10 @@ module only knows the shape of a startup: phases begin and end per rank (a phase
 is over when the last rank that began it has ended it, and the slowest rank is
 named), tqdm bars advance the phase they belong to, the draft model's repeats are
 told apart by count, ready is one marker, and errors come from the classifier.
+
+``StartupTracker`` reads each line and keeps the errors; its parts are mixins, one module
+each: ``detection`` (which server, by evidence), ``attempts`` (many startups in one log),
+``phases`` (the per-rank phase bookkeeping), ``ranks`` and ``timestamps``.
 """
 
 from __future__ import annotations
@@ -14,11 +18,12 @@ import re
 import signal as signals
 from collections.abc import Iterator
 
+from tui.core.attempts import Attempts
 from tui.core.classifier import Classifier
+from tui.core.detection import Detection
 from tui.core.events import (
     ErrorFound,
     LineUnparsed,
-    NewStartup,
     ServerDetected,
     Stopped,
     TrackerEvent,
@@ -30,7 +35,6 @@ from tui.core.profiles import Evidence, Profile, QuickTest, any_of, builtin_prof
 from tui.core.ranks import RankBook
 from tui.core.state import (
     FAILED,
-    INTERRUPTED,
     PHASES,
     READY,
     STARTING,
@@ -42,8 +46,6 @@ from tui.core.timestamps import Timestamps
 
 #: Errors kept in ``state.errors``; later ones are only counted (a serving log may hold millions).
 MAX_ERRORS = 1000
-#: Earlier startups of the same log kept in ``state.earlier`` (a crash-looping service makes thousands).
-MAX_ATTEMPTS = 1000
 #: Text of the lines kept while the server is only guessed, to read them again if a definitive
 #: marker names another server (beyond this, a switch keeps what was read so far).
 REPLAY_CHARS = 8 << 20
@@ -53,7 +55,7 @@ def _is_bar(text: str) -> bool:
     return "%|" in text or "% Completed" in text
 
 
-class StartupTracker(PhaseBook, RankBook, Timestamps):
+class StartupTracker(Detection, Attempts, PhaseBook, RankBook, Timestamps):
     """Feed it lines in order; read ``state``; act on the events ``feed`` returns.
 
     ``profile=None`` detects the server among the built-in profiles by weighing the
@@ -343,71 +345,6 @@ class StartupTracker(PhaseBook, RankBook, Timestamps):
         if self._any_marker is not None and self._any_marker.search(msg) is None:
             return
         self._markers(self.profile, number, msg, MAIN if rank is None else rank, ts, events)
-
-    def _ended(self) -> bool:
-        """The current startup got somewhere (ready, failed, stopped, or past its arguments):
-        a startup marker now means the server was started again, into the same log."""
-        state = self.state
-        return state.outcome != STARTING or any(p.name != "server_args" for p in state.phases)
-
-    def _new_startup(self, number: int, events: list[TrackerEvent]) -> None:
-        """Line ``number`` begins a new startup: the earlier one is summarised, all else restarts
-        (a ready line of the earlier startup can never count for this one)."""
-        events.extend(self.finish())
-        old = self.state
-        summary = old.summary(old.outcome if old.outcome != STARTING else INTERRUPTED, end_line=number - 1)
-        earlier = [*old.earlier[-(MAX_ATTEMPTS - 1) :], summary]
-        self.state = StartupState(
-            server=old.server,
-            lines=old.lines,
-            last_line=old.last_line,
-            last_text=old.last_text,
-            start_line=number,
-            attempt=old.attempt + 1,
-            earlier=earlier,
-            stall_after=old.stall_after,
-        )
-        self._implicit.clear()
-        self._tentative.clear()
-        self._placeholders.clear()
-        self._error_ids.clear()
-        self._tagged.clear()
-        self.classifier.reset()
-        events.append(NewStartup(number, self.state.attempt, summary))
-
-    def _detect(self, number: int, text: str, events: list[TrackerEvent]) -> None:
-        """Weigh this line's evidence; use the likeliest server, switching if it changed."""
-        evidence = self._evidence
-        if self._gave_up:  # past the first lines: only a definitive marker still counts
-            if self._any_identify is None or self._any_identify.search(text) is None:
-                return
-        settled = evidence.weigh(text)
-        best = evidence.best
-        if best is not None and best is not self.profile:
-            if self.profile is None:
-                self._use(best)
-                self._announced = True
-                events.append(ServerDetected(best.name, number))
-            else:
-                self._switch(best, number, events)
-        if settled:
-            self._settled = True
-            self._replay = None
-
-    def _switch(self, profile: Profile, number: int, events: list[TrackerEvent]) -> None:
-        """The evidence now names another server: start over with it and read the kept lines
-        again (the current line goes on from here)."""
-        kept = self._replay or []
-        self._fresh()
-        self._use(profile)
-        self._announced = True
-        events.append(ServerDetected(profile.name, number))
-        self._replaying = True
-        try:
-            for line, at in kept:
-                self._line(line, at, events)
-        finally:
-            self._replaying = False
 
     # ------------------------------------------------------------ errors
 
