@@ -22,7 +22,8 @@ must escalate); ``--stubborn`` makes them ignore SIGTERM too (only SIGKILL works
 ``--orphans`` leaves children that do not die with the main process (stale GPU
 holders). ``--pid-file`` writes "main child child …" pids once the children run.
 ``--first-rank N`` (or ``--node-rank R``: R × tp) names the ranks TP{N}… (a later node of a
-multi-node run). ``--port`` opens a tiny HTTP server answering /health with 200 once ready.
+multi-node run); as SGLang's, a node with ``--node-rank`` ≥ 1 prints no ready line and serves no HTTP: its
+log ends after its CUDA graphs. ``--port`` opens a tiny HTTP server answering /health with 200 once ready.
 ``--bind-port`` fails at once, as uvicorn does, when that port is taken.
 ``--api-key`` and ``--echo-env NAME`` print secrets back in ``server_args`` (as SGLang does).
 """
@@ -190,7 +191,7 @@ def main() -> int:
     if args.stubborn:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     ready = threading.Event()
-    if args.port:
+    if args.port and args.node_rank == 0:  # only node 0 serves HTTP
         serve_health(args.port, ready)
 
     first = args.first_rank if args.first_rank is not None else args.node_rank * args.tp
@@ -211,7 +212,8 @@ def main() -> int:
 
     echoed = os.environ.get(args.echo_env, "") if args.echo_env else None
     say(f"server_args={{'model_path': {args.model_path!r}, 'tp_size': {args.tp}, 'context_length': "
-        f"{args.context_length}, 'api_key': {args.api_key!r}, 'hf_token': {echoed!r}}}")
+        f"{args.context_length}, 'nnodes': {args.nnodes}, 'node_rank': {args.node_rank}, "
+        f"'api_key': {args.api_key!r}, 'hf_token': {echoed!r}}}")
     pause()
     for r in ranks:
         say("Init parallel begin.", r)
@@ -272,6 +274,12 @@ def main() -> int:
     for r in ranks:
         say("Capture target decode CUDA graph end. bs=[1, 2, 4], elapsed=9.60 s, mem usage=0.61 GB, "
             "avail mem=18.99 GB.", r)
+    if args.node_rank > 0:  # as SGLang's worker nodes: no HTTP server, no ready line, nothing more to say
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            return 0
     say("max_total_num_tokens=812345, chunked_prefill_size=8192, max_prefill_tokens=16384, "
         "max_running_requests=4096, context_len=131072, available_gpu_mem=18.99 GB", ranks[0])
     say(f"INFO:     Started server process [{os.getpid()}]")

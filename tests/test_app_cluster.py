@@ -41,7 +41,7 @@ async def test_the_barrier_view_names_the_laggard_and_n_filters_the_log_by_node(
         await wait_until(pilot, lambda: text_of(app, "#nodes").count("GiB") >= 2)
         nodes = text_of(app, "#nodes").splitlines()
         assert [line.split()[0] for line in nodes[1:3]] == ["n1", "n2"]
-        assert "starting: 0/2 nodes ready" in text_of(app, "#header")
+        assert "STARTING: dist-init done: 2/4 ranks · waiting for n2 TP2" in text_of(app, "#header")
         log = app.query_one("#log")
         await wait_until(pilot, lambda: len(log.lines) == session.merged.total)
         both = {str(line.text).split()[0] for line in log.lines}
@@ -101,7 +101,7 @@ def test_each_node_has_its_own_verdict_loading_stalled_dead():
     assert cluster.node_verdict("n2").kind == "stalled?"
     dead = cluster.node_verdict("n3")
     assert (dead.kind, dead.detail) == ("dead", "exited with code 1")
-    assert cluster.verdict().words == "FAILED on n3: exited with code 1"
+    assert cluster.verdict().text == "DEAD on n3: exited with code 1"
     cluster.launched = False  # servers not launched by us, no process known: the log and the GPUs say it
     stalled = cluster.node_verdict("n2")
     assert stalled.kind == "stalled?" and "its process alive" not in stalled.detail

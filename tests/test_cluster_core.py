@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 
-from tui.core.cluster import NodeStatus, barrier, laggard, verdict
+from tui.core.cluster import NodeStatus, barrier, laggard, roles, verdict
 from tui.core.lines import LineAssembler
 from tui.core.profiles import load_profile
 from tui.core.tracker import StartupTracker
+from tui.core.verdict import DEAD, Verdict
 
 SGLANG = load_profile("sglang")
 
 
-def node_log(ranks: list[str], *, until: str, second: int = 0, then_raise: bool = False) -> list[str]:
-    """An SGLang multi-node startup of these (global) ranks, up to and including ``until``."""
+def node_log(ranks: list[str], *, until: str, second: int = 0, then_raise: bool = False, node_rank: int = 0) -> list[str]:
+    """An SGLang multi-node startup of these (global) ranks, up to and including ``until``. As
+    SGLang does, only node_rank 0 serves and prints the ready line: a worker's log ends after
+    its CUDA graphs."""
     ts = f"2026-02-22 23:39:{second:02d}"
     steps = [
         ("dist_begin", [f"[{ts} {r}] Init torch distributed begin." for r in ranks]),
@@ -23,9 +27,9 @@ def node_log(ranks: list[str], *, until: str, second: int = 0, then_raise: bool 
         ("pool", [f"[{ts} {r}] Memory pool end. avail mem=19.80 GB" for r in ranks]),
         ("graph_begin", [f"[{ts} {r}] Capture cuda graph begin. This can take up to several minutes." for r in ranks]),
         ("graph_end", [f"[{ts} {r}] Capture cuda graph end. Time elapsed: 9.60 s. mem usage=0.61 GB." for r in ranks]),
-        ("ready", [f"[{ts}] The server is fired up and ready to roll!"]),
+        ("ready", [f"[{ts}] The server is fired up and ready to roll!"] if node_rank == 0 else []),
     ]
-    lines = [f"[{ts}] server_args=ServerArgs(model_path='/models/m', tp_size=4, nnodes=2)"]
+    lines = [f"[{ts}] server_args=ServerArgs(model_path='/models/m', tp_size=4, nnodes=2, node_rank={node_rank})"]
     for name, block in steps:
         lines += block
         if name == until:
@@ -42,7 +46,7 @@ def node_log(ranks: list[str], *, until: str, second: int = 0, then_raise: bool 
 async def wait_outcome(session, wanted: set[str], timeout: float = 60.0):
     """Until a ClusterSession's verdict is one of ``wanted`` (woken by its updates); the verdict."""
     async with asyncio.timeout(timeout):
-        while session.verdict().outcome not in wanted:
+        while session.verdict().kind not in wanted:
             session.changed.clear()
             await session.changed.wait()
     return session.verdict()
@@ -71,7 +75,7 @@ def test_node_2_stuck_in_dist_init_is_the_laggard_of_every_milestone():
     assert first.missing[0].quiet_for == 42.0
     row, who = laggard(nodes)
     assert (row.milestone, who.label) == ("dist_init", "n2 TP2")
-    assert verdict(nodes).words == "starting: 1/2 nodes ready"
+    assert verdict(nodes).text == "STARTING: dist-init done: 2/4 ranks · waiting for n2 TP2"
 
 
 def test_the_furthest_behind_comes_first_then_the_quietest():
@@ -86,12 +90,43 @@ def test_the_furthest_behind_comes_first_then_the_quietest():
     assert rows["memory_pool"].reached == 1
 
 
-def test_all_nodes_ready_is_ready_and_no_one_is_missing():
-    nodes = [status(f"n{i}", node_log([f"TP{2 * i}", f"TP{2 * i + 1}"], until="ready")) for i in (1, 2)]
+def test_a_healthy_two_node_sglang_startup_is_ready_though_the_worker_never_prints_ready():
+    nodes = [status(f"n{i + 1}", node_log([f"TP{2 * i}", f"TP{2 * i + 1}"], until="ready", node_rank=i)) for i in (0, 1)]
+    assert nodes[1].state.ready_line is None and nodes[1].state.outcome == "starting"  # as the real worker's log
     assert all(r.done for r in barrier(nodes))
     assert laggard(nodes) is None
     v = verdict(nodes)
-    assert (v.outcome, v.words) == ("ready", "READY on all 2 nodes")
+    assert (v.kind, v.text) == ("ready", "READY: n1 serving, n2 worker past CUDA graphs")
+    assert v.exit_status == 0
+
+
+def test_ready_waits_for_a_worker_still_capturing_graphs():
+    nodes = [status("n1", node_log(["TP0"], until="ready")),
+             status("n2", node_log(["TP1"], until="graph_begin", node_rank=1))]
+    v = verdict(nodes)
+    assert v.kind == "starting" and "n2 still setting up" in v.text
+    assert not barrier(nodes)[-1].done
+
+
+def test_the_node_rank_in_the_log_names_the_serving_node_whatever_the_order():
+    worker = status("a", node_log(["TP2"], until="ready", node_rank=1))
+    head = status("b", node_log(["TP0"], until="ready"))
+    assert roles([worker, head]) == {"a": "worker", "b": "serving"}
+    assert verdict([worker, head]).text == "READY: b serving, a worker past CUDA graphs"
+    # a declared role (the cluster file) wins over the order when the log names none
+    bare = [dataclasses.replace(head, state=dataclasses.replace(head.state, identity={})),
+            dataclasses.replace(worker, state=dataclasses.replace(worker.state, identity={}), role="serving")]
+    assert roles(bare) == {"b": "worker", "a": "serving"}
+
+
+def test_a_node_whose_process_is_gone_is_named_even_before_its_log_says_anything():
+    nodes = [status("n1", node_log(["TP0"], until="load_begin")),
+             dataclasses.replace(status("n2", node_log(["TP1"], until="load_begin", node_rank=1)),
+                                 verdict=Verdict(DEAD, "main process pid 42 is gone, exit status unknown"))]
+    v = verdict(nodes)
+    assert (v.kind, v.node) == ("dead", "n2")
+    assert v.text == "DEAD on n2: main process pid 42 is gone, exit status unknown"
+    assert v.exit_status == 1
 
 
 def test_the_first_failure_on_any_node_is_the_attempts_failure_node_and_rank_named():
@@ -100,9 +135,9 @@ def test_the_first_failure_on_any_node_is_the_attempts_failure_node_and_rank_nam
         status("n2", node_log(["TP2", "TP3"], until="load_begin", then_raise=True)),
     ]
     v = verdict(nodes)
-    assert v.outcome == "failed" and v.node == "n2"
-    assert v.words.startswith("FAILED on n2 TP2 at line ")
-    assert "NCCL error" in v.words
+    assert v.kind == "failed" and v.node == "n2"
+    assert v.text.startswith("FAILED on n2: TP2 · line ")
+    assert "NCCL error" in v.text
 
 
 def test_a_node_past_dist_init_but_not_yet_loading_is_past_the_milestone():

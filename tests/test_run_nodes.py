@@ -69,7 +69,7 @@ def test_the_same_command_on_two_nodes_with_node_ranks_reaches_ready(sshd_nodes,
     assert "check: ✓ node ranks: 0…1, one per node" in out
     assert "check [127.0.0.3]: preflight: sglang on root@127.0.0.3:" in out  # each node probed where it runs
     assert "check [127.0.0.2]: ✗ model: /models/m: no such directory" in out
-    assert "[127.0.0.3] server: sglang" in out and "READY on all 2 nodes" in out
+    assert "[127.0.0.3] server: sglang" in out and "READY: 127.0.0.2 serving, 127.0.0.3 worker past CUDA graphs" in out
     assert "left running: 127.0.0.2: kill -INT -- -" in out
     node2 = (tmp_path / "logs" / "mn-127.0.0.3-v1.log").read_text()
     assert "TP3" in node2 and "TP0" not in node2  # --node-rank 1 was added on node 2
@@ -99,7 +99,7 @@ def test_launched_anyway_the_barrier_view_names_node_2_not_past_dist_init(sshd_n
     result = cli(sshd_nodes, tmp_path, fake_sglang, "--cluster", str(conf), "--no-check", "--timeout", "6", "--",
                  *command(f"127.0.0.2:{port}"))
     assert result.returncode == 3, result.stdout + result.stderr
-    barrier = next(line for line in result.stdout.splitlines() if "dist-init done:" in line)
+    barrier = next(line for line in result.stdout.splitlines() if "dist-init done: 0/4 ranks; not yet" in line)
     # every rank waits in its distributed init; first: node 2's ranks, whose command disagrees
     assert "dist-init done: 0/4 ranks; not yet: 127.0.0.3 TP2 (" in barrier
     assert "[suspect: dist-init address: 127.0.0.3 has 127.0.0.9" in barrier
@@ -121,7 +121,7 @@ async def test_stop_and_relaunch_act_on_every_node(sshd_nodes, tmp_path, fake_sg
     session = await launch.start()
     session.start()
     try:
-        assert (await wait_outcome(session, {"ready", "failed"})).outcome == "ready"
+        assert (await wait_outcome(session, {"ready", "failed"})).kind == "ready"
         first = dict(launch.runs)
         new = await launch.relaunch()
         assert all(not run.alive for run in first.values())  # v1 gone on both nodes before v2 started
@@ -129,7 +129,7 @@ async def test_stop_and_relaunch_act_on_every_node(sshd_nodes, tmp_path, fake_sg
         assert not any("still held" in note for note in notes)
         assert launch.attempt == 2 and set(launch.runs) == {"127.0.0.2", "127.0.0.3"}
         new.start()
-        assert (await wait_outcome(new, {"ready", "failed"})).outcome == "ready"
+        assert (await wait_outcome(new, {"ready", "failed"})).kind == "ready"
         assert await launch.stop()
         assert not await launch.alive()
     finally:

@@ -39,8 +39,8 @@ def test_run_slurm_plain_submits_a_two_node_job_and_follows_it_to_ready(slurm_en
     out = result.stdout
     job = out.split("submitted as Slurm job ")[1].split()[0]
     assert f"job {job} RUNNING on n1,n2" in out
-    assert "[n2] server: sglang" in out and "READY on all 2 nodes" in out
-    assert f"left running: job {job} (scancel {job} stops it)" in out
+    assert "[n2] server: sglang" in out and "READY: n1 serving, n2 worker past CUDA graphs" in out
+    assert f"left running: job {job} (scancel {job} stops it, or `watchtower attach " in out
     script = (tmp_path / "logs" / "sim-v1.sbatch").read_text()
     assert "#SBATCH --nodes=2" in script and "srun --kill-on-bad-exit=1" in script
     assert '--node-rank "$SLURM_NODEID"' in script
@@ -63,16 +63,16 @@ async def test_stop_cancels_verified_and_relaunch_submits_a_new_job(slurm_env, t
     session.start()
     first = launch.run
     try:
-        assert (await wait_outcome(session, {"ready", "failed"})).outcome == "ready"
+        assert (await wait_outcome(session, {"ready", "failed"})).kind == "ready"
         new = await launch.relaunch(command=[*SIM, "--step", "0.01"])
         assert launch.run.pid != first.pid and launch.run.attempt == 2
         assert await launch.runner.state(first) in ("CANCELLED", "GONE")  # verified gone before v2
         new.start()
-        assert (await wait_outcome(new, {"ready", "failed"})).outcome == "ready"
+        assert (await wait_outcome(new, {"ready", "failed"})).kind == "ready"
         assert await launch.stop()
         verdict = await wait_outcome(new, {"stopped", "failed"})
         assert launch.run.stopped_by_user and not await launch.runner.alive(launch.run)
-        assert f"job {launch.job_id} CANCELLED by Watchtower (stop)" in verdict.words
+        assert f"job {launch.job_id} CANCELLED by Watchtower (stop)" in verdict.text
         launch.finish(new)
     finally:
         await session.stop()
@@ -103,12 +103,12 @@ async def test_the_dashboards_r_resubmits_and_x_cancels(slurm_env, tmp_path):
     session = await launch.start()
     app = ClusterApp(session, actions={"x": ("Stop (scancel)", launch.stop), "r": ("Relaunch", launch.relaunch)})
     async with app.run_test(size=(140, 40)) as pilot:
-        await wait_until(pilot, lambda: "READY on all 2 nodes" in text_of(app, "#header"), tries=1200)
+        await wait_until(pilot, lambda: "READY: n1 serving, n2 worker past CUDA graphs" in text_of(app, "#header"), tries=1200)
         first = launch.job_id
         await pilot.press("r")
         await wait_until(pilot, lambda: app.session is not session, tries=1200)
         assert launch.job_id != first
-        await wait_until(pilot, lambda: "READY on all 2 nodes" in text_of(app, "#header"), tries=1200)
+        await wait_until(pilot, lambda: "READY: n1 serving, n2 worker past CUDA graphs" in text_of(app, "#header"), tries=1200)
         await pilot.press("x")
         await wait_until(pilot, lambda: "CANCELLED by Watchtower" in text_of(app, "#header"), tries=1200)
         assert not await launch.runner.alive(launch.run)
@@ -131,7 +131,7 @@ def test_attach_follows_the_job_id_in_the_history_to_its_verdict(slurm_env, tmp_
         again = cli(tmp_path, "attach", "sim", "--plain", "--gpus", "none", "--timeout", "90")
         assert again.returncode == 0, again.stdout + again.stderr
         assert f"v1: following Slurm job {job} again" in again.stdout
-        assert "READY on all 2 nodes" in again.stdout and "submitted as" not in again.stdout
+        assert "READY: n1 serving, n2 worker past CUDA graphs" in again.stdout and "submitted as" not in again.stdout
         rows = History(tmp_path / "data" / "history.sqlite3").attempts("sim")
         assert [(r.attempt, str(r.pid), r.outcome) for r in rows] == [(1, job, "ready")]
     finally:
@@ -165,3 +165,48 @@ def test_run_slurm_says_once_why_it_checked_nothing_when_the_probe_cannot_run_he
     assert len(skipped) == 1 and "not checked before it starts" in skipped[0], result.stdout + result.stderr
     job = result.stdout.split("submitted as Slurm job ")[1].split()[0]  # submitted all the same
     subprocess.run(["scancel", job], capture_output=True, timeout=30)
+
+
+@pytest.mark.tmux
+def test_the_run_slurm_dashboard_draws_in_a_real_terminal_and_x_cancels_the_job(slurm_env, tmp_path):
+    """The CLI's dashboard, not an app built in the test's loop: it draws within seconds, reaches
+    READY, `x` cancels the job (gone from squeue) and `q` leaves nothing behind."""
+    import shutil
+    import time
+    import uuid
+
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed (scripts/setup --test)")
+    socket = f"wt-slurm-{uuid.uuid4().hex[:8]}"
+    words = " ".join(f"'{w}'" for w in SIM)
+    command = (f"cd {REPO} && SLURM_CONF={slurm_env.conf} WATCHTOWER_DATA_DIR={tmp_path / 'data'} TERM=screen-256color "
+               f"{sys.executable} -m tui.cli run --slurm --nodes 2 --name sim --no-check --log-dir {tmp_path / 'logs'} "
+               f"--gpus none -- {words}; echo EXIT=$?; sleep 60")
+
+    def tmux(*args: str) -> str:
+        return subprocess.run(["tmux", "-L", socket, *args], check=True, capture_output=True, text=True).stdout
+
+    def screen_until(needle: str, seconds: float) -> str:
+        deadline = time.monotonic() + seconds
+        while True:  # a terminal's screen can only be looked at
+            text = tmux("capture-pane", "-p", "-t", "t")
+            if needle in text:
+                return text
+            assert time.monotonic() < deadline, f"never saw {needle!r}:\n{text}"
+            time.sleep(0.2)
+
+    try:
+        tmux("new-session", "-d", "-s", "t", "-x", "120", "-y", "35", command)
+        screen_until("Barrier", 20)  # drawn (before the fix: a blank screen, the job's poller dead)
+        screen_until("READY: n1 serving, n2 worker past CUDA graphs", 90)
+        job = History(tmp_path / "data" / "history.sqlite3").attempts("sim")[0].pid
+        tmux("send-keys", "-t", "t", "x")
+        screen_until("CANCELLED by Watchtower", 60)
+        queue = subprocess.run(["squeue", "-h", "-j", str(job)], capture_output=True, text=True,
+                               env=dict(os.environ, SLURM_CONF=str(slurm_env.conf)))
+        assert str(job) not in queue.stdout
+        tmux("send-keys", "-t", "t", "q")
+        text = screen_until("EXIT=", 20)
+        assert "EXIT=0" in text and "Task was destroyed" not in text and "left running" not in text
+    finally:
+        subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True)

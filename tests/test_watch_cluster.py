@@ -35,13 +35,13 @@ def test_node_2_stuck_in_dist_init_is_named_by_the_barrier_view(sshd_nodes, tmp_
     result = watch(sshd_nodes, "--host", f"{a.spec}:{n1}", "--host", f"{b.spec}:{n2}", "--timeout", "4")
     assert result.returncode == 3, result.stdout + result.stderr
     out = result.stdout
-    assert "TIMEOUT after 4.0 s: starting: 0/2 nodes ready" in out
-    barrier = next(line for line in out.splitlines() if "dist-init done:" in line)
+    assert "TIMEOUT after 4.0 s: STARTING: dist-init done: 2/4 ranks · waiting for 127.0.0.3 TP2" in out
+    barrier = next(line for line in out.splitlines() if "dist-init done: 2/4 ranks; not yet" in line)
     # node 2's ranks began their distributed init and never ended it: (node, rank) pairs
     assert "dist-init done: 2/4 ranks; not yet: 127.0.0.3 TP2 (line 2" in barrier
     assert "127.0.0.3 TP3 (line 3" in barrier and "Init torch distributed begin." in barrier
     assert "127.0.0.2 TP" not in barrier
-    assert "[127.0.0.3] starting:" in out and "dist init" in out  # its own verdict
+    assert "[127.0.0.3] STARTING:" in out and "dist init" in out  # its own verdict
 
 
 def test_a_cluster_file_names_the_nodes_and_a_failure_on_one_is_the_attempts(sshd_nodes, tmp_path):
@@ -59,7 +59,7 @@ def test_a_cluster_file_names_the_nodes_and_a_failure_on_one_is_the_attempts(ssh
     assert result.returncode == 1, result.stdout + result.stderr
     assert "[beta] error: line " in result.stdout
     verdict = next(line for line in result.stdout.splitlines() if "FAILED on" in line)
-    assert "FAILED on beta TP2 at line" in verdict and "NCCL error" in verdict
+    assert "FAILED on beta: TP2 · line" in verdict and "NCCL error" in verdict
 
 
 @pytest.mark.parametrize(

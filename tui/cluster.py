@@ -12,6 +12,7 @@ job's per-task output files (``srun -o …%t``) become the nodes' logs.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import heapq
 import re
 import time
@@ -25,8 +26,20 @@ from tui.core import cluster as core
 from tui.core.events import ConnectionState, GpuSample, SlurmJobState
 from tui.core.options import NodeSpec
 from tui.core.slurm import ACTIVE, ENDED, GONE, QUEUED, job_words, queued_words
-from tui.core.state import FAILED, READY, STARTING, STOPPED
-from tui.core.verdict import DEAD, ProcessStatus, Verdict, gpu_activity, judge
+from tui.core.state import FAILED, READY, STARTING, StartupState
+from tui.core.verdict import (
+    DEAD,
+    LOADING,
+    STALLED,
+    ProcessStatus,
+    Verdict,
+    gpu_activity,
+    judge,
+)
+from tui.core.verdict import FAILED as FAILED_KIND
+from tui.core.verdict import READY as READY_KIND
+from tui.core.verdict import STARTING as STARTING_KIND
+from tui.core.verdict import STOPPED as STOPPED_KIND
 from tui.session import SessionInfo, Update, WatchSession
 
 #: Lines kept in the merged log (each node's own scrollback keeps more).
@@ -200,7 +213,15 @@ class ClusterSession:
 
     # ---------------------------------------------------------------- models
 
-    def statuses(self) -> list[core.NodeStatus]:
+    def statuses(self, *, deaths: bool = True) -> list[core.NodeStatus]:
+        """Each node as the barrier view and the verdict see it, with its own verdict (``deaths``:
+        with the tasks srun said died; not once the job has ended, when every task ends)."""
+        logs = self._log_statuses()
+        roles = core.roles(logs)
+        serving = next((n.state for n in logs if roles[n.name] == core.SERVING), None)
+        return [dataclasses.replace(n, verdict=self._node_verdict(n, roles[n.name], serving, deaths)) for n in logs]
+
+    def _log_statuses(self) -> list[core.NodeStatus]:
         out = []
         for name, session in self.nodes.items():
             state = session.state
@@ -212,26 +233,41 @@ class ClusterSession:
             conn = session.connection
             if conn is not None and conn.state != "connected":
                 waiting = f"{conn.host} {conn.state}" + (f": {conn.detail}" if conn.detail else "")
-            out.append(core.NodeStatus(name, state, quiet_for=quiet, waiting=waiting, suspect=self.suspects.get(name)))
+            out.append(core.NodeStatus(name, state, quiet_for=quiet, waiting=waiting, suspect=self.suspects.get(name),
+                                       role=self.specs[name].role))
         return out
 
     def node_verdict(self, name: str) -> Verdict:
         """One node's own verdict: starting, loading (log quiet, GPU memory moving), stalled?, ready,
-        failed, or dead (its process gone)."""
-        session = self.nodes[name]
-        now = self.clock()
-        death = self.task_deaths.get(name)
-        process = None if death is None else ProcessStatus(alive=False)
-        if process is None and self.processes_known:
-            process = ProcessStatus(alive=True)  # a job that runs, or a launch of ours: loading vs stalled?
-        verdict = judge(
-            session.state, process, None, gpu_activity(list(self.gpu_samples.get(name, ())), now),
-            now=now, last_activity=session.last_output_at or self._started_at,
-            last_line=session.state.last_text or None, waiting=session.waiting,
-            limits=session.stall_limits,  # else the profile's per-phase limits
-        )
-        if death is not None and verdict.kind == DEAD:
+        failed, or dead (its process gone); a worker node whose set-up is done is not stalled."""
+        for status in self.statuses():
+            if status.name == name:
+                assert status.verdict is not None
+                return status.verdict
+        raise KeyError(name)
+
+    def _node_verdict(self, node: core.NodeStatus, role: str, serving: StartupState | None, deaths: bool) -> Verdict:
+        session = self.nodes[node.name]
+        death = self.task_deaths.get(node.name) if deaths else None
+        if death is not None and session.state.outcome != FAILED:
             return Verdict(DEAD, death)
+        if session.writers.status() is not None or not self.processes_known:
+            verdict = session.verdict()  # its writers (discovery), GPUs, silence and limits: as `watch` judges one node
+        else:  # a job that runs, or a launch of ours: its processes live until their runner says not
+            now = self.clock()
+            verdict = judge(
+                session.state, ProcessStatus(alive=True), None, gpu_activity(list(self.gpu_samples.get(node.name, ())), now),
+                now=now, last_activity=session.last_output_at or self._started_at,
+                last_line=session.state.last_text or None, waiting=session.waiting,
+                limits=session.stall_limits,  # else the profile's per-phase limits
+            )
+        if role == core.WORKER and serving is not None and verdict.kind in (STARTING_KIND, LOADING, STALLED):
+            passed = core.worker_passed(session.state, serving)
+            if passed:  # its log ends after its set-up: silence is all a healthy worker has left to say
+                past = core.PAST[core.MILESTONES[passed - 1][0]]
+                if serving.outcome == READY:
+                    return Verdict(READY_KIND, f"worker past {past}")
+                return Verdict(STARTING_KIND, f"worker past {past}, waiting for the serving node")
         return verdict
 
     @property
@@ -242,27 +278,29 @@ class ClusterSession:
     def barrier(self) -> list[core.BarrierRow]:
         return core.barrier(self.statuses())
 
-    def verdict(self) -> core.ClusterVerdict:
+    def verdict(self) -> Verdict:
         """The nodes' verdict, and the Slurm job's: queued is phase zero, an ended job decides."""
         job = self.job
         if job is not None and job.state in QUEUED and not self.nodes:
-            return core.ClusterVerdict(STARTING, queued_words(job))
+            return Verdict(STARTING_KIND, queued_words(job))
+        ended = job is not None and (job.state in ENDED or job.state == GONE)
         nodes = core.verdict(self.statuses()) if self.nodes else None
-        dead = [node for node in self.task_deaths if node in self.nodes and self.nodes[node].state.outcome != READY]
-        if dead and (nodes is None or nodes.outcome != FAILED):
-            node = dead[0]
-            return core.ClusterVerdict(FAILED, f"FAILED on {node}: {self.task_deaths[node]}", node)
-        if nodes is not None and nodes.outcome in (READY, FAILED, STOPPED):
-            if nodes.outcome == READY and job is not None and (job.state in ENDED or job.state == GONE):
-                return core.ClusterVerdict(STOPPED, f"stopped after ready: {self.job_words()}")
+        if ended and nodes is not None and core.verdict(self.statuses(deaths=False)).kind == READY_KIND:
+            return Verdict(STOPPED_KIND, f"stopped after ready: {self.job_words()}")  # every task ends with its job
+        if nodes is not None and nodes.kind in (READY_KIND, FAILED_KIND, DEAD, STOPPED_KIND):
             return nodes
-        if job is not None and (job.state in ENDED or job.state == GONE):
+        if job is not None and ended:
             before = ", before the server was ready" if job.state == "COMPLETED" else ""
-            return core.ClusterVerdict(FAILED, self.job_words() + before)
+            return Verdict(FAILED_KIND, self.job_words() + before)
         if nodes is None:
-            words = self.job_words() if job is not None else "no nodes"
-            return core.ClusterVerdict(STARTING, words)
+            return Verdict(STARTING_KIND, self.job_words() if job is not None else "no nodes")
         return nodes
+
+    def first_error(self, verdict: Verdict) -> str | None:
+        """The root cause the verdict's node logged, for the history."""
+        state = self.nodes[verdict.node].state if verdict.node in self.nodes else None
+        error = state.first_error if state is not None else None
+        return error.title if error is not None else None
 
     def job_words(self) -> str:
         if self.job is None:
@@ -288,11 +326,16 @@ class ClusterSession:
 
 
 def default_session(spec: NodeSpec, *, profile: Any = None, from_end: bool = False, gpu_interval: float = 1.0,
-                    max_rate: float = 15.0) -> WatchSession:
-    """A node's session: its tailer (local or over SSH) and its GPU source."""
-    from tui.sources import log_tailer, make_gpu_source
+                    max_rate: float = 15.0, writers: bool = False, stall_limits: Any = None) -> WatchSession:
+    """A node's session: its tailer (local or over SSH), its GPU source and — with ``writers``, for
+    servers Watchtower did not start — the discovery of the processes writing its log, so that a
+    node whose server dies is named as `watch` names one (a launch knows its own processes)."""
+    from tui.sources import log_tailer, make_gpu_source, writer_source
 
     gpu = make_gpu_source(spec.gpus, spec.host, gpu_interval)
     info = SessionInfo(host=spec.host or "localhost", log_path=spec.log, title=spec.name)
-    return WatchSession(log=log_tailer(spec.log, host=spec.host, from_end=from_end), gpu=gpu, profile=profile,
-                        info=info, max_rate=max_rate)
+    session = WatchSession(log=log_tailer(spec.log, host=spec.host, from_end=from_end, writers=writers), gpu=gpu,
+                           profile=profile, info=info, max_rate=max_rate, stall_limits=stall_limits)
+    if writers and (found := writer_source(spec.log, host=spec.host)) is not None:
+        session.add_source(found)
+    return session

@@ -29,7 +29,7 @@ from tui.app.themes import Palette, discover, resolve
 from tui.cluster import ClusterSession, MergedLine
 from tui.core.errors import UsageError
 from tui.core.cluster import BarrierRow
-from tui.core.state import FAILED, READY, STOPPED
+from tui.core.verdict import DEAD, FAILED, READY, STOPPED
 from tui.core.wording import clock
 from tui.session import ERROR, NORMAL, PHASE, WARNING
 
@@ -190,12 +190,12 @@ class ClusterApp(App):
         width = self.size.width or 100
         palette = self.palette
         verdict = self.session.verdict()
-        style = {READY: "verdict_ready", FAILED: "verdict_failed", STOPPED: "verdict_stopped"}.get(
-            verdict.outcome, "verdict_starting")
+        style = {READY: "verdict_ready", FAILED: "verdict_failed", DEAD: "verdict_failed", STOPPED: "verdict_stopped"}.get(
+            verdict.kind, "verdict_starting")
         header = Text(no_wrap=True, end="")
-        header.append(f" {verdict.words} ", palette.style(style))
+        header.append(f" {verdict.text} ", palette.style(style))
         job = self.session.job_words()
-        if job and job not in verdict.words:
+        if job and job not in verdict.text:
             header.append(f"  {job}", palette.style("dim"))
         if self.title_words:
             header.append(f"  {self.title_words}", palette.style("dim"))

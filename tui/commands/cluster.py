@@ -9,6 +9,7 @@ A cluster file names the nodes::
     log = "/var/log/sglang.log"
     gpus = "auto"                # as --gpus (default: the command's --gpus)
     args = ["--dist-init-addr", "10.0.0.1:5000"]   # `run --cluster`: added to this node's command
+    role = "serving"             # or "worker"; default: from the log (node_rank, headless), else the first serves
 
 For ``run --cluster`` the nodes are listed in node-rank order and ``log`` is not needed
 (each attempt has its own log per node).
@@ -22,6 +23,7 @@ import tomllib
 from pathlib import Path
 
 from tui.commands.options import gpu_options
+from tui.core.cluster import ROLES
 from tui.core.errors import UsageError
 from tui.core.options import ClusterOptions, NodeSpec
 
@@ -50,6 +52,7 @@ def cluster_options(args: argparse.Namespace) -> ClusterOptions:
         timeout=args.timeout,
         theme=args.theme,
         gpus=gpu_options(args),
+        stall_limits=getattr(args, "stall_limit", None),
     )
 
 
@@ -102,9 +105,12 @@ def cluster_file(path: str, gpus: str = "none", *, logs: bool = True) -> list[No
         raise UsageError(f"{path}: no [[node]] tables")
     specs = []
     for index, node in enumerate(nodes, 1):
-        unknown = set(node) - {"name", "host", "log", "gpus", "args"}
+        unknown = set(node) - {"name", "host", "log", "gpus", "args", "role"}
         if unknown:
-            raise UsageError(f"{path}: node {index}: unknown key {sorted(unknown)[0]!r} (name, host, log, gpus, args)")
+            raise UsageError(f"{path}: node {index}: unknown key {sorted(unknown)[0]!r} (name, host, log, gpus, args, role)")
+        role = node.get("role")
+        if role is not None and role not in ROLES:
+            raise UsageError(f"{path}: node {index}: 'role' is one of {', '.join(map(repr, ROLES))}, not {role!r}")
         if logs and (not isinstance(node.get("log"), str) or not node["log"]):
             raise UsageError(f"{path}: node {index}: 'log' (the log's path) is required")
         if not logs and not node.get("host"):
@@ -114,7 +120,7 @@ def cluster_file(path: str, gpus: str = "none", *, logs: bool = True) -> list[No
             raise UsageError(f"{path}: node {index}: 'args' must be a list of strings")
         host = node.get("host") or None
         specs.append(NodeSpec(str(node.get("name") or _node_name(host or "localhost")), str(node.get("log") or ""),
-                              host, str(node.get("gpus") or gpus), tuple(args)))
+                              host, str(node.get("gpus") or gpus), tuple(args), role))
     if len({s.name for s in specs}) != len(specs):
         raise UsageError(f"{path}: two nodes with one name")
     return specs

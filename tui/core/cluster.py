@@ -10,15 +10,25 @@ The **barrier view** answers "who is not there yet": for each milestone (dist-in
 weight load done, memory pool, CUDA graphs, ready) the (node, rank) pairs that have not
 reached it, furthest behind first, with what their node said last and how long ago. The
 first failure on any node is the attempt's failure.
+
+**Node roles.** Only one node serves: SGLang's node_rank 0 prints "The server is fired up";
+the other nodes end their log after their last set-up step (CUDA graph capture) and print
+nothing more. vLLM's head alike (``--headless`` nodes and Ray workers never print
+``Application startup complete``). So the attempt is READY when the serving node is ready and
+every worker node has passed the set-up milestones the serving node passed, its process not
+known to be gone. The role comes from the cluster file (``role = "serving" | "worker"``), else
+the log (``node_rank=`` in the server's arguments, ``headless``), else the first node serves.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from tui.core.state import FAILED, PHASES, READY, STARTING, STOPPED, ErrorReport, Outcome, StartupState
+from tui.core.state import FAILED, PHASES, READY, STOPPED, Phase, StartupState
+from tui.core.verdict import DEAD, STALLED, Verdict, VerdictKind
 
 #: (milestone, words): a milestone is reached by a rank that ended the phase of that name,
 #: or began any later phase (a log that prints no distributed init: the rank began loading
@@ -32,6 +42,11 @@ MILESTONES: tuple[tuple[str, str], ...] = (
 )
 #: The rank name of a node whose log names none (one process) or has said nothing yet.
 WHOLE_NODE = "—"
+#: A node's part in a multi-node server: the one that serves HTTP, or one that only computes.
+SERVING, WORKER = "serving", "worker"
+ROLES = (SERVING, WORKER)
+#: What a worker that passed a milestone has done, for the READY words.
+PAST = {"dist_init": "dist-init", "weight_load": "weight load", "memory_pool": "memory pool", "cuda_graph": "CUDA graphs"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +59,10 @@ class NodeStatus:
     waiting: str | None = None  # why its log is not being read yet
     last_text: str = ""  # what its log said last
     suspect: str | None = None  # why this node is likely the culprit (its command disagrees)
+    role: str | None = None  # SERVING or WORKER as declared (cluster file); None: from the log, else by order
+    #: The node's own verdict where its processes or its silence say more than its log: DEAD (its
+    #: server process gone), FAILED (a rank's process gone), STALLED? (silent past its limit).
+    verdict: Verdict | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,14 +93,6 @@ class BarrierRow:
         return not self.missing
 
 
-@dataclass(frozen=True, slots=True)
-class ClusterVerdict:
-    outcome: Outcome  # starting, ready, failed, stopped
-    words: str
-    node: str | None = None  # the failing node
-    error: ErrorReport | None = None
-
-
 def node_ranks(state: StartupState) -> list[str]:
     """The ranks a node has shown doing a rank's work (a part in some phase), in a stable order;
     a node that named none is one rank. A process that only serves the others (vLLM's API
@@ -94,12 +105,49 @@ def milestones_reached(state: StartupState, rank: str) -> int:
     """How many of MILESTONES, in order, this rank of this node has reached."""
     if state.outcome in (READY, STOPPED):
         return len(MILESTONES)
+    return set_up_reached(state, rank)
+
+
+def set_up_reached(state: StartupState, rank: str) -> int:
+    """How many of the set-up milestones (all but ready), in order, this rank has passed."""
     count = 0
     for milestone, _ in MILESTONES[:-1]:
         if not _reached(state, rank, milestone):
             break
         count += 1
     return count
+
+
+def node_role(node: NodeStatus, first: bool) -> str:
+    """Serving or worker: as declared, else as the log says (``node_rank``, ``headless``), else
+    the first node serves."""
+    if node.role in ROLES:
+        return node.role
+    identity = node.state.identity
+    if identity.get("headless"):
+        return WORKER
+    rank = identity.get("node_rank")
+    if rank is not None and rank.isdigit():
+        return SERVING if int(rank) == 0 else WORKER
+    return SERVING if first else WORKER
+
+
+def roles(statuses: list[NodeStatus]) -> dict[str, str]:
+    """Each node's role; when the log names none as serving, the first node serves."""
+    found = {node.name: node_role(node, False) for node in statuses}
+    if statuses and SERVING not in found.values():
+        found[statuses[0].name] = node_role(statuses[0], True)
+    return found
+
+
+def worker_passed(worker: StartupState, serving: StartupState) -> int | None:
+    """The set-up milestones a worker node has passed, once it has passed every one the serving
+    node passed and has no phase still running (its log ends there: its set-up is done); else None."""
+    if worker.outcome == FAILED or not worker.phases or any(_running(phase) for phase in worker.phases):
+        return None
+    needed = min((set_up_reached(serving, rank) for rank in node_ranks(serving)), default=0)
+    passed = min((set_up_reached(worker, rank) for rank in node_ranks(worker)), default=0)
+    return passed if passed >= needed and passed > 0 else None
 
 
 def _reached(state: StartupState, rank: str, milestone: str) -> bool:
@@ -130,8 +178,13 @@ def _rank_last_line(state: StartupState, rank: str) -> int | None:
 def barrier(nodes: Mapping[str, NodeStatus] | list[NodeStatus]) -> list[BarrierRow]:
     """One row per milestone: who has not reached it, furthest behind (then quietest) first."""
     statuses = list(nodes.values()) if isinstance(nodes, Mapping) else list(nodes)
+    role = roles(statuses)
+    serving = next((n.state for n in statuses if role[n.name] == SERVING), None)
     pairs: list[Laggard] = []
     for node in statuses:
+        # a worker never prints ready: it is there when the serving node is and its set-up is done
+        arrived = (role[node.name] == WORKER and serving is not None and serving.outcome == READY
+                   and not _gone(node) and worker_passed(node.state, serving) is not None)
         for rank in node_ranks(node.state):
             # a rank with no phase yet (its tag seen on other lines) is where its node's log is
             last_line = (_rank_last_line(node.state, rank) if rank != WHOLE_NODE else None) or node.state.last_line
@@ -139,8 +192,8 @@ def barrier(nodes: Mapping[str, NodeStatus] | list[NodeStatus]) -> list[BarrierR
             if node.waiting and not node.state.lines:
                 text = f"(no log yet: {node.waiting})"
             pairs.append(
-                Laggard(node.name, rank, milestones_reached(node.state, rank), last_line, text, node.quiet_for,
-                        node.suspect)
+                Laggard(node.name, rank, len(MILESTONES) if arrived else milestones_reached(node.state, rank), last_line,
+                        text, node.quiet_for, node.suspect)
             )
     # furthest behind first; among equals a node whose command disagrees, then the quietest
     pairs.sort(key=lambda p: (p.reached, p.suspect is None, -(p.quiet_for or 0.0), p.node, _rank_key(p.rank)))
@@ -159,27 +212,60 @@ def laggard(nodes: Mapping[str, NodeStatus] | list[NodeStatus]) -> tuple[Barrier
     return None
 
 
-def verdict(nodes: Mapping[str, NodeStatus] | list[NodeStatus]) -> ClusterVerdict:
-    """The attempt's verdict: the first failure on any node (by log time), else ready when all are."""
+def verdict(nodes: Mapping[str, NodeStatus] | list[NodeStatus]) -> Verdict:
+    """The attempt's verdict: the first failure on any node (by log time), a node whose process
+    is gone, else READY when the serving node is ready and every worker's set-up is done."""
     statuses = list(nodes.values()) if isinstance(nodes, Mapping) else list(nodes)
     failures = [
         (node, node.state.first_error) for node in statuses if node.state.outcome == FAILED
     ]
     if failures:
         node, error = min(failures, key=lambda f: (f[1].ts if f[1] is not None and f[1].ts is not None else float("inf")))
-        if error is None:
-            return ClusterVerdict(FAILED, f"FAILED on {node.name}", node.name)
-        rank = f" {error.rank}" if error.rank else ""
         others = [n.name for n, _ in failures if n is not node]
         also = f" (also failed: {', '.join(others)})" if others else ""
-        return ClusterVerdict(FAILED, f"FAILED on {node.name}{rank} at line {error.line}: {error.title}{also}",
-                              node.name, error)
-    if statuses and all(n.state.outcome in (READY, STOPPED) for n in statuses):
-        if any(n.state.outcome == STOPPED for n in statuses):
-            return ClusterVerdict(STOPPED, "stopped after ready")
-        return ClusterVerdict(READY, f"READY on all {len(statuses)} nodes")
-    ready = sum(1 for n in statuses if n.state.outcome == READY)
-    return ClusterVerdict(STARTING, f"starting: {ready}/{len(statuses)} nodes ready")
+        if error is None:
+            return Verdict(VerdictKind.FAILED, (node.state.stop_reason or "the server died") + also, node=node.name)
+        where = " · ".join(p for p in (error.rank or "", f"line {error.line}") if p)
+        return Verdict(VerdictKind.FAILED, f"{where} · {error.title}{also}", node=node.name)
+    role = roles(statuses)
+    serving = [n for n in statuses if role[n.name] == SERVING]
+    ready = [n for n in serving if n.state.outcome in (READY, STOPPED)]
+    gone = [n for n in statuses if _gone(n)]
+    if gone and not any(n.state.outcome == STOPPED for n in serving):  # (a shutdown the log said is a stop)
+        node = gone[0]
+        assert node.verdict is not None
+        return dataclasses.replace(node.verdict, node=node.name)
+    if serving and len(ready) == len(serving):
+        workers = [n for n in statuses if role[n.name] == WORKER]
+        passed = {n.name: worker_passed(n.state, serving[0].state) for n in workers}
+        if all(count is not None for count in passed.values()):
+            if any(n.state.outcome == STOPPED for n in serving):
+                return Verdict(VerdictKind.STOPPED, "stopped after ready")
+            words = [f"{n.name} serving" for n in serving]
+            words += [f"{name} worker past {PAST[MILESTONES[count - 1][0]]}" for name, count in passed.items() if count]
+            return Verdict(VerdictKind.READY, ", ".join(words))
+        setting_up = [name for name, count in passed.items() if count is None]
+        return Verdict(VerdictKind.STARTING, f"{', '.join(n.name for n in serving)} ready; "
+                       f"{', '.join(setting_up)} still setting up")
+    for node in statuses:
+        if node.verdict is not None and node.verdict.kind == STALLED:
+            return dataclasses.replace(node.verdict, node=node.name)
+    behind = laggard(statuses)
+    if behind is None:
+        return Verdict(VerdictKind.STARTING, "starting")
+    row, who = behind
+    return Verdict(VerdictKind.STARTING, f"{row.words}: {row.reached}/{row.total} ranks · waiting for {who.label}")
+
+
+def _running(phase: Phase) -> bool:
+    """Whether a phase is still under way on some rank (a phase whose every rank ended it may stay
+    open, waiting for ranks the node does not have)."""
+    return not phase.done and (not phase.ranks or any(entry.end_line is None for entry in phase.ranks.values()))
+
+
+def _gone(node: NodeStatus) -> bool:
+    """Whether the node's processes say it is out: its server process or a rank's is gone."""
+    return node.verdict is not None and node.verdict.kind in (DEAD, VerdictKind.FAILED)
 
 
 def _rank_key(rank: str) -> tuple[int | str, ...]:

@@ -79,6 +79,7 @@ class NodeSpec:
     host: str | None = None  # [user@]host[:port] over SSH; None: this machine
     gpus: str = "none"
     args: tuple[str, ...] = ()  # `run --cluster`: words added to this node's command
+    role: str | None = None  # "serving" or "worker" (tui.core.cluster); None: from the log, else by order
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,3 +95,4 @@ class ClusterOptions:
     timeout: float | None = None
     theme: str | None = None
     gpus: GpuOptions = field(default_factory=GpuOptions)
+    stall_limits: StallLimits | None = None  # --stall-limit: per node, per phase

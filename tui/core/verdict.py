@@ -222,6 +222,7 @@ class Verdict:
     pending: tuple[str, ...] = ()  # readiness parts not yet met: "log ready marker", "health 200"
     ranks: tuple[str, ...] = ()  # ranks that have not finished the current phase (stalled)
     silence: float | None = None
+    node: str | None = None  # several nodes: the node it is about (the failing, dead or silent one)
 
     @property
     def word(self) -> str:
@@ -233,7 +234,8 @@ class Verdict:
 
     @property
     def text(self) -> str:
-        return f"{self.word}: {self.detail}" if self.detail else self.word
+        word = f"{self.word} on {self.node}" if self.node else self.word
+        return f"{word}: {self.detail}" if self.detail else word
 
     @property
     def exit_status(self) -> int:

@@ -28,7 +28,7 @@ from tui.core.events import GpuSample, ProcessExited
 from tui.core.multinode import master_host, node_commands, suspects
 from tui.core.options import NodeSpec
 from tui.core.slurm import ENDED, GONE
-from tui.core.state import FAILED, READY, STOPPED
+from tui.core.verdict import DEAD, FAILED, READY, STOPPED
 from tui.launch.gpu_release import GPU_RELEASE_TIMEOUT, GpuWatch
 from tui.launch.runner import AttemptRun
 from tui.launch.slurm import STOP_TIMEOUT, SlurmRunner
@@ -126,7 +126,7 @@ class ClusterLaunch:
             return
         verdict = session.verdict()
         ended = self.ended(session)
-        outcome = {READY: "ready", FAILED: "failed", STOPPED: "ready"}.get(verdict.outcome)
+        outcome = {READY: "ready", FAILED: "failed", DEAD: "failed", STOPPED: "ready"}.get(verdict.kind)
         if record.outcome in ("ready", "failed"):
             outcome = record.outcome  # the first verdict is the attempt's
         if outcome is None and not ended:
@@ -136,8 +136,8 @@ class ClusterLaunch:
         self.history.update(
             record,
             outcome=outcome or "failed",
-            first_error=verdict.error.title if verdict.error is not None else None,
-            exit_text=session.job_words() or verdict.words,
+            first_error=session.first_error(verdict),
+            exit_text=session.job_words() or verdict.text,
             ended_at=time.time() if ended else None,
         )
 
@@ -202,7 +202,7 @@ class SlurmLaunch(ClusterLaunch):
         return self.run is not None and await self.runner.alive(self.run)
 
     def stop_hint(self) -> str:
-        return f"job {self.job_id} (scancel {self.job_id} stops it)"
+        return f"job {self.job_id} (scancel {self.job_id} stops it, or `watchtower attach {self.name}` then x)"
 
     async def stop(self) -> bool:
         """``x``: cancel the job, verified gone. The verdict then says who cancelled it."""

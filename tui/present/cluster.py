@@ -10,8 +10,8 @@ import time
 
 from tui.core.cluster import BarrierRow
 from tui.core.events import ConnectionState, ErrorFound, PhaseEnded, Ready, ServerDetected, SlurmJobState, Stopped
-from tui.core.state import FAILED, PHASE_TITLES, READY, STARTING, STOPPED
-from tui.core.verdict import EXIT_FAILED, EXIT_READY, EXIT_STARTING, EXIT_USAGE
+from tui.core.state import PHASE_TITLES
+from tui.core.verdict import DEAD, EXIT_FAILED, EXIT_READY, EXIT_STARTING, EXIT_USAGE, FAILED, READY, STALLED, STOPPED
 from tui.core.wording import clock, duration
 
 #: After the first failure, this long for the root cause to follow before the verdict.
@@ -47,6 +47,7 @@ class PlainCluster:
         self.done_milestones: set[str] = set()
         self.last_job: str | None = None
         self.failed_at: float | None = None
+        self.stalled: str | None = None  # the node the last "stalled?" line named
 
     def say(self, text: str, node: str | None = None) -> None:
         minutes, secs = divmod(time.monotonic() - self.started, 60)
@@ -124,30 +125,32 @@ class PlainCluster:
 
     def node_verdicts(self) -> None:
         for name in self.session.nodes:
-            node = self.session.node_verdict(name)
-            self.say(f"{node.kind}: {node.detail}", name)
+            self.say(self.session.node_verdict(name).text, name)
 
     def check(self, deadline: float | None) -> int | None:
         verdict = self.session.verdict()
-        if verdict.outcome != STARTING or (deadline is not None and time.monotonic() >= deadline):
+        if verdict.final or (deadline is not None and time.monotonic() >= deadline):
             self.session.flush()  # the nodes' last events before the verdict
         now = time.monotonic()
-        if verdict.outcome in (READY, STOPPED):
-            self.say(verdict.words)
+        if verdict.kind == STALLED and verdict.node != self.stalled:  # said once per silent node, not every second
+            self.say(verdict.text)
+        self.stalled = verdict.node if verdict.kind == STALLED else None
+        if verdict.kind in (READY, STOPPED):
+            self.say(verdict.text)
             return EXIT_READY
-        if verdict.outcome == FAILED:
+        if verdict.kind in (FAILED, DEAD):
             if self.failed_at is None:
                 self.failed_at = now
             if now - self.failed_at >= FAIL_SETTLE_S:
                 verdict = self.session.verdict()  # the root cause may have arrived meanwhile
-                self.say(verdict.words)
+                self.say(verdict.text)
                 self.node_verdicts()
                 for line in barrier_lines(self.session.barrier()):
                     self.say(line)
                 return EXIT_FAILED
             return None
         if deadline is not None and now >= deadline:
-            self.say(f"TIMEOUT after {duration(self.timeout)}: {verdict.words}")
+            self.say(f"TIMEOUT after {duration(self.timeout)}: {verdict.text}")
             self.node_verdicts()
             for line in barrier_lines(self.session.barrier()):
                 self.say(line)

@@ -13,14 +13,6 @@ from tui.core.options import ClusterOptions, LaunchOptions
 from tui.wiring.watch import load_profile
 
 
-def _exit_status(outcome: str) -> int:
-    """A cluster's outcome as the exit status: 0 ready or stopped, 1 failed, 3 still starting."""
-    from tui.core.state import FAILED, READY, STOPPED
-    from tui.core.verdict import EXIT_FAILED, EXIT_READY, EXIT_STARTING
-
-    return {READY: EXIT_READY, STOPPED: EXIT_READY, FAILED: EXIT_FAILED}.get(outcome, EXIT_STARTING)
-
-
 def make_cluster(options: ClusterOptions, *, max_rate: float = 15.0) -> Any:
     """The ClusterSession for ``watch`` with several nodes, or a Slurm job's tasks as its nodes."""
     from functools import partial
@@ -28,7 +20,8 @@ def make_cluster(options: ClusterOptions, *, max_rate: float = 15.0) -> Any:
     from tui.cluster import ClusterSession, default_session
 
     make = partial(default_session, profile=load_profile(options.server), from_end=options.from_end,
-                   gpu_interval=options.gpus.interval, max_rate=max_rate)
+                   gpu_interval=options.gpus.interval, max_rate=max_rate, writers=True,
+                   stall_limits=options.stall_limits)
     if options.slurm_job is None:
         return ClusterSession(list(options.nodes), make_session=make)
     from tui.core.options import NodeSpec
@@ -61,8 +54,7 @@ def watch_cluster(options: ClusterOptions, *, plain: bool) -> int:
     from tui.app.cluster import ClusterApp
 
     ClusterApp(session, palette=themes.resolve(options.theme, themes.discover()), title=title).run()
-    outcome = session.verdict().outcome
-    return _exit_status(outcome)
+    return session.verdict().exit_status
 
 
 def slurm_launch(spec: Any, request: Any, options: LaunchOptions, *, history: Any = None, interval: float = 1.0) -> Any:
@@ -207,7 +199,11 @@ def nodes_run(spec: Any, nodes: list[Any], options: LaunchOptions, *, plain: boo
 def _run_cluster_launch(launch: Any, options: LaunchOptions, *, plain: bool, title: str,
                         begin: Callable[[], Awaitable[Any]] | None = None) -> int:
     """A ClusterLaunch in the dashboard (x stop, r relaunch) or as plain text; the verdict's exit
-    status. ``begin`` makes the first attempt's session (default: start the next attempt)."""
+    status. ``begin`` makes the first attempt's session (default: start the next attempt).
+
+    One event loop for the whole run: the attempt's sources (the Slurm job's poller, the nodes'
+    tailers) are tasks of the loop the dashboard draws in (made in a loop of their own, they died
+    with it and the dashboard never drew)."""
 
     begin = begin or launch.start
     if plain:
@@ -215,23 +211,25 @@ def _run_cluster_launch(launch: Any, options: LaunchOptions, *, plain: bool, tit
     from tui.app import themes
     from tui.app.cluster import ClusterApp
 
-    async def first() -> Any:
-        return await begin()
-
-    session = asyncio.run(first())
-    app = ClusterApp(session, palette=themes.resolve(options.theme, themes.discover()), title=title,
-                     actions={"x": ("Stop", launch.stop), "r": ("Relaunch", launch.relaunch)})
-    launch.notes.append(lambda text: app.notify(text, timeout=4))
-    app.run()
-    launch.finish(app.session)
-
-    async def last_word() -> bool:
+    async def dashboard() -> int:
+        session = await begin()
+        app = ClusterApp(session, palette=themes.resolve(options.theme, themes.discover()), title=title,
+                         actions={"x": ("Stop", launch.stop), "r": ("Relaunch", launch.relaunch)})
+        launch.notes.append(lambda text: app.notify(text, timeout=4))
         try:
-            return await launch.alive()
+            await app.run_async()
         finally:
-            await launch.close()
+            launch.finish(app.session)
+            try:
+                left = await launch.alive()
+            finally:
+                await launch.close()
+        if left:
+            print(f"watchtower: left running: {launch.stop_hint()}")
+        return int(app.session.verdict().exit_status)
 
-    if asyncio.run(last_word()):
-        print(f"watchtower: left running: {launch.stop_hint()}")
-    outcome = app.session.verdict().outcome
-    return _exit_status(outcome)
+    try:
+        return asyncio.run(dashboard())
+    except KeyboardInterrupt:  # (Ctrl-C outside the dashboard's own keys) what runs keeps running: say how to stop it
+        print(f"watchtower: interrupted; left running: {launch.stop_hint()}", file=sys.stderr)
+        return 130
