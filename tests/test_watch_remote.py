@@ -76,3 +76,40 @@ def test_a_known_hosts_path_that_does_not_exist_fails_at_once_with_the_fix(sshd,
     assert f"known_hosts file {missing} does not exist" in out
     assert "WATCHTOWER_SSH_KNOWN_HOSTS" in out and "retrying" not in out
     assert "Traceback" not in out + err
+
+
+def test_while_the_connection_is_down_the_verdict_cannot_tell_it_never_guesses():
+    """The real session's verdict once its tailer said the SSH connection went (its process last
+    seen alive, the log silent past the limit): not stalled?, not dead — cannot tell, and why."""
+    from tui.core.events import ConnectionState, LogChunk, ServerProcess, WritersFound
+    from tui.core.limits import StallLimits
+    from tui.session import WatchSession
+
+    now = [1000.0]
+    session = WatchSession(clock=lambda: now[0], stall_limits=StallLimits(5.0))
+    session.handle(ConnectionState("n2:22", "connected"))
+    session.handle(LogChunk("log", 0, b"[2026-01-01 10:00:00 TP0] Load weight begin. avail mem=78.12 GB\n", now[0]))
+    main = ServerProcess(4242, 1, "python", "python -m sglang.launch_server", 990.0, "main", writes_log=True)
+    session.handle(WritersFound("log", "n2", (main,), now[0]))
+    now[0] += 60
+    assert session.verdict().kind == "stalled?"  # seen: silent, its process alive
+    session.handle(ConnectionState("n2:22", "lost", "Connection reset by peer"))
+    verdict = session.verdict()
+    assert verdict.kind == "starting", verdict
+    assert verdict.detail.startswith("cannot tell: connection to n2:22 lost (Connection reset by peer) · last known: weight load")
+    session.handle(ConnectionState("n2:22", "connected"))
+    assert session.verdict().kind == "stalled?"  # seen again
+
+
+def test_a_host_never_reached_says_so_instead_of_an_empty_log():
+    from tui.core.events import ConnectionState
+    from tui.session import WatchSession
+
+    session = WatchSession()
+    session.handle(ConnectionState("n2:22", "connecting"))
+    assert not session.verdict().detail.startswith("cannot tell")
+    session.handle(ConnectionState("n2:22", "retrying", "[Errno -2] Name or service not known", retry_in=2.0))
+    session.timeout, session.timed_out = 30.0, True
+    verdict = session.verdict()
+    assert verdict.kind == "timeout"
+    assert "cannot tell: never connected to n2:22 ([Errno -2] Name or service not known)" in verdict.detail

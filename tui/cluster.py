@@ -129,15 +129,27 @@ class ClusterSession:
         self._started = False
         self._started_at: float | None = None
         self.changed = asyncio.Event()
+        self.queues: dict[str, asyncio.Queue[Any]] = {}  # node -> its events (``listen``)
+        self._listening = False
         for spec in nodes or []:
             self.add_node(spec)
 
     # ---------------------------------------------------------------- nodes
 
+    def listen(self) -> dict[str, asyncio.Queue[Any]]:
+        """Each node's lossless queue of tracker events and source notices (``WatchSession.listen``),
+        for text presenters; a node added later (a Slurm job's task) gets one as it is added."""
+        self._listening = True
+        for name, session in self.nodes.items():
+            self.queues.setdefault(name, session.listen())
+        return self.queues
+
     def add_node(self, spec: NodeSpec) -> WatchSession:
         session = self.make_session(spec)
         self.specs[spec.name] = spec
         self.nodes[spec.name] = session
+        if self._listening:
+            self.queues[spec.name] = session.listen()
         samples = self.gpu_samples[spec.name] = deque(maxlen=120)
         session.handlers.setdefault(GpuSample, []).append(samples.append)
         session.subscribe(partial(self._node_update, spec.name))
@@ -260,6 +272,7 @@ class ClusterSession:
                 now=now, last_activity=session.last_output_at or self._started_at,
                 last_line=session.state.last_text or None, waiting=session.waiting,
                 limits=session.stall_limits,  # else the profile's per-phase limits
+                blind=session.blind(),
             )
         if role == core.WORKER and serving is not None and verdict.kind in (STARTING_KIND, LOADING, STALLED):
             passed = core.worker_passed(session.state, serving)

@@ -244,12 +244,13 @@ def verdict(nodes: Mapping[str, NodeStatus] | list[NodeStatus]) -> Verdict:
             words = [f"{n.name} serving" for n in serving]
             words += [f"{name} worker past {PAST[MILESTONES[count - 1][0]]}" for name, count in passed.items() if count]
             return Verdict(VerdictKind.READY, ", ".join(words))
-        setting_up = [name for name, count in passed.items() if count is None]
-        return Verdict(VerdictKind.STARTING, f"{', '.join(n.name for n in serving)} ready; "
-                       f"{', '.join(setting_up)} still setting up")
-    for node in statuses:
+    for node in statuses:  # a node silent past its limit, while the others wait for it or not
         if node.verdict is not None and node.verdict.kind == STALLED:
             return dataclasses.replace(node.verdict, node=node.name)
+    if serving and len(ready) == len(serving):
+        setting_up = [n.name for n in statuses if role[n.name] == WORKER and worker_passed(n.state, serving[0].state) is None]
+        return Verdict(VerdictKind.STARTING, f"{', '.join(n.name for n in serving)} ready; "
+                       f"{', '.join(setting_up)} still setting up")
     behind = laggard(statuses)
     if behind is None:
         return Verdict(VerdictKind.STARTING, "starting")

@@ -289,6 +289,7 @@ def judge(
     limits: StallLimits | None = None,
     eta: str | None = None,
     timed_out: float | None = None,
+    blind: str | None = None,
 ) -> Verdict:
     """The verdict for this instant.
 
@@ -300,11 +301,17 @@ def judge(
     overrides history (the profile's own per-phase limits come with ``state``),
     ``eta`` text such as "weight load 4:51 of ~10:28" to show while starting.
     ``timed_out``: the ``--timeout`` (s), once it passed with the startup undecided.
+    ``blind``: why neither the log nor the processes can be seen now (an SSH connection lost, or
+    never made): an undecided startup is then "cannot tell", never stalled? or dead.
     """
     silence = None if last_activity is None or now is None else max(0.0, now - last_activity)
+    undecided = state.outcome == Outcome.STARTING and (process is None or process.alive)
     if timed_out is not None:
-        return Verdict(TIMEOUT, f"after {clock(timed_out, unknown='—')}, still starting · "
+        cannot = f"cannot tell: {blind} · " if blind and undecided else ""
+        return Verdict(TIMEOUT, f"after {clock(timed_out, unknown='—')}, still starting · {cannot}"
                        + _starting_words(state, silence, waiting), silence=silence)
+    if blind and undecided:
+        return Verdict(STARTING, f"cannot tell: {blind} · last known: {_starting_words(state, None, waiting)}")
     if process is None and health is None:  # the log's reading; its silence weighed with the GPUs
         log = _log_verdict(state, silence, waiting, elapsed)
         if log.kind != STARTING or not state.lines:

@@ -229,6 +229,7 @@ class Launch:
             expected_phase=self.expect.longest.get(phase.name) if phase else None,
             limits=self.spec.stall_limit,
             eta=eta,
+            blind=session.blind(),
         )
 
     def evaluate(self) -> Verdict | None:

@@ -9,10 +9,10 @@ import sys
 import time
 
 from tui.core.cluster import BarrierRow
-from tui.core.events import ConnectionState, ErrorFound, PhaseEnded, Ready, ServerDetected, SlurmJobState, Stopped
-from tui.core.state import PHASE_TITLES
+from tui.core.events import ConnectionState, NoWriter, SlurmJobState, WriterGone, WritersFound
 from tui.core.verdict import DEAD, EXIT_FAILED, EXIT_READY, EXIT_STARTING, EXIT_USAGE, FAILED, READY, STALLED, STOPPED
 from tui.core.wording import clock, duration
+from tui.present.event_words import EventWords
 
 #: After the first failure, this long for the root cause to follow before the verdict.
 FAIL_SETTLE_S = 0.5
@@ -21,9 +21,15 @@ FAIL_SETTLE_S = 0.5
 def barrier_lines(rows: list[BarrierRow], limit: int = 4) -> list[str]:
     """The barrier view as text: per milestone not everyone reached, who is missing, laggard first."""
     out = []
+    said: tuple[str, ...] = ()
     for row in rows:
         if row.done:
             continue
+        labels = tuple(lag.label for lag in row.missing)
+        if labels == said:  # the same ranks as the row above: not the same long list again
+            out.append(f"{row.words}: {row.reached}/{row.total} ranks; not yet: the same {len(labels)}")
+            continue
+        said = labels
         who = []
         for lag in row.missing[:limit]:
             quiet = f", quiet {clock(lag.quiet_for)}" if lag.quiet_for is not None else ""
@@ -48,6 +54,9 @@ class PlainCluster:
         self.last_job: str | None = None
         self.failed_at: float | None = None
         self.stalled: str | None = None  # the node the last "stalled?" line named
+        self.words: dict[str, EventWords] = {}  # each node's events in the one wording, led by its node
+        self.seen: dict[str, set[int]] = {}  # each node's writer processes already named
+        self.queues: dict = {}  # node -> its events, none lost (ClusterSession.listen)
 
     def say(self, text: str, node: str | None = None) -> None:
         minutes, secs = divmod(time.monotonic() - self.started, 60)
@@ -58,9 +67,13 @@ class PlainCluster:
         session = self.session
         refused: list[str] = []
 
+        self.queues = session.listen()
+
         def on_update(node, update) -> None:
-            for event in update.events:
-                self.word(node, event)
+            if node is None:  # the job's own events (the nodes' come through their queues, none lost)
+                for event in update.events:
+                    self.word(node, event)
+            self.drain()
             if node is not None and session.nodes[node].connection is not None:
                 conn = session.nodes[node].connection
                 if conn.state == "refused":
@@ -93,26 +106,31 @@ class PlainCluster:
             await session.stop()
 
     def word(self, node: str | None, event) -> None:
+        """The job's events here; a node's in the words `watch --plain` uses for one node, led by the node."""
         if isinstance(event, SlurmJobState):
             words = self.session.job_words()
             if words != self.last_job:
                 self.last_job = words
                 self.say(words)
-        elif isinstance(event, ConnectionState):
+        elif isinstance(event, ConnectionState) and node is None:
             self.say(f"slurm: {event.state}" + (f": {event.detail}" if event.detail else ""))
-        elif isinstance(event, ServerDetected):
-            self.say(f"server: {event.server}", node)
-        elif isinstance(event, PhaseEnded):
-            slowest = f", slowest {event.slowest_rank}" if event.slowest_rank and event.ranks > 1 else ""
-            self.say(f"{PHASE_TITLES.get(event.phase, event.phase)} done in {duration(event.seconds)}{slowest}", node)
-        elif isinstance(event, Ready):
-            self.say(f"ready (line {event.line})", node)
-        elif isinstance(event, Stopped):
-            self.say(f"stopped (line {event.line}): {event.text}", node)
-        elif isinstance(event, ErrorFound) and event.error.fatal and not event.error.secondary:
-            error = event.error
-            rank = f" [{error.rank}]" if error.rank else ""
-            self.say(f"error: line {error.line}{rank}: {error.title}", node)
+        elif node is not None and isinstance(event, (WritersFound, WriterGone, NoWriter)):
+            self.node_words(node).process(event, self.seen.setdefault(node, set()))
+        elif node is not None:
+            self.node_words(node).show(event)
+
+    def drain(self) -> None:
+        """Say every node's events so far, in each node's order."""
+        for name, queue in self.queues.items():
+            while not queue.empty():
+                self.word(name, queue.get_nowait())
+
+    def node_words(self, node: str) -> EventWords:
+        words = self.words.get(node)
+        if words is None:
+            words = self.words[node] = EventWords(lambda text, indent: self.say(indent + text, node),
+                                                  lambda: self.session.nodes[node].state)
+        return words
 
     def barrier_news(self) -> None:
         """A milestone every rank of every node has now reached."""
@@ -131,6 +149,7 @@ class PlainCluster:
         verdict = self.session.verdict()
         if verdict.final or (deadline is not None and time.monotonic() >= deadline):
             self.session.flush()  # the nodes' last events before the verdict
+            self.drain()
         now = time.monotonic()
         if verdict.kind == STALLED and verdict.node != self.stalled:  # said once per silent node, not every second
             self.say(verdict.text)

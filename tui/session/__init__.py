@@ -141,6 +141,7 @@ class WatchSession:
         self.scrollback = Scrollback(scrollback)
         self.gpus = GpuBoard()
         self.connection: ConnectionState | None = None
+        self.connected_once = False  # the log's host was reached at least once (a later loss is "lost")
         self.waiting: str | None = None  # why the log is not being read yet
         self.process: ProcessStarted | None = None
         self.exit: ProcessExited | None = None
@@ -303,7 +304,19 @@ class WatchSession:
             expected_phase=self.expected.get(phase.name) if phase is not None else None,
             limits=self.stall_limits,
             timed_out=self.timeout if self.timed_out else None,
+            blind=self.blind(),
         )
+
+    def blind(self) -> str | None:
+        """Why neither the log nor its processes can be seen now: the connection to the host lost
+        (or never made). None while connected, or before the first try has failed."""
+        conn = self.connection
+        if conn is None or conn.state in ("connected", "connecting"):
+            return None
+        detail = f" ({conn.detail})" if conn.detail else ""
+        if not self.connected_once:
+            return f"never connected to {conn.host}{detail}"
+        return f"connection to {conn.host} lost{detail}"
 
     def handle(self, event: Any) -> None:
         """Apply one source event (synchronously; the pumps call this)."""
@@ -350,7 +363,8 @@ class WatchSession:
             self._changed("connection")
         elif isinstance(event, ConnectionState):
             self.connection = event
-            self._changed("connection")
+            self.connected_once = self.connected_once or event.state == "connected"
+            self._changed("connection", "state")
         elif isinstance(event, (WritersFound, WriterGone, NoWriter)):
             if self.writers.apply(event):
                 self._changed("process", "state")

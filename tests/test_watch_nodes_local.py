@@ -1,0 +1,101 @@
+"""`watch --cluster` of servers Watchtower did not start, each node a real process tree writing its own
+log (tests/server_sim.py, SGLang-shaped: node 0 serves and prints ready, node 1 is a worker whose log
+ends after its CUDA graphs): READY as SGLang is, a worker killed or silent is named."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.test_watch_plain import expect, finish
+
+REPO = Path(__file__).parent.parent
+SIM = REPO / "tests" / "server_sim.py"
+
+pytestmark = pytest.mark.timeout(90)
+
+
+def start_node(tmp_path: Path, rank: int, *extra: str) -> tuple[subprocess.Popen[bytes], Path]:
+    """A node's server, started by hand (as pdsh or Ansible would): its output into its own log."""
+    log = tmp_path / f"n{rank + 1}.log"
+    out = open(log, "wb")
+    proc = subprocess.Popen([sys.executable, str(SIM), "--tp", "2", "--node-rank", str(rank), "--step", "0.01",
+                             *extra], stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    out.close()
+    return proc, log
+
+
+def cluster(tmp_path: Path, logs: list[Path]) -> Path:
+    conf = tmp_path / "nodes.toml"
+    conf.write_text("".join(f'[[node]]\nname = "n{i + 1}"\nlog = "{log}"\n\n' for i, log in enumerate(logs)))
+    return conf
+
+
+async def watch(conf: Path, *extra: str) -> asyncio.subprocess.Process:
+    env = dict(os.environ, PYTHONUNBUFFERED="1", NO_COLOR="1")
+    return await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "tui.cli", "watch", "--cluster", str(conf), "--plain", "--gpus", "none",
+        "--timeout", "60", *extra, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=REPO, env=env)
+
+
+def stop(*procs: subprocess.Popen[bytes]) -> None:
+    for proc in procs:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+async def test_a_healthy_two_node_startup_is_ready_though_the_worker_never_says_so(tmp_path):
+    head, head_log = start_node(tmp_path, 0)
+    worker, worker_log = start_node(tmp_path, 1)
+    try:
+        proc = await watch(cluster(tmp_path, [head_log, worker_log]))
+        line = await expect(proc, "READY: ")
+        code, _out, err = await finish(proc)
+        assert code == 0, err
+        assert "READY: n1 serving, n2 worker past CUDA graphs" in line
+        assert "fired up" not in worker_log.read_text()  # the worker never said it
+    finally:
+        stop(head, worker)
+
+
+async def test_a_worker_killed_is_dead_naming_the_node_within_seconds(tmp_path):
+    head, head_log = start_node(tmp_path, 0, "--outcome", "hang")
+    worker, worker_log = start_node(tmp_path, 1, "--outcome", "hang")
+    try:
+        proc = await watch(cluster(tmp_path, [head_log, worker_log]))
+        seen: list[str] = []
+        for needle in (f"[n2] server: pid {worker.pid}", "barrier: dist-init done on all 4 ranks of 2 nodes"):
+            if needle not in "".join(seen):  # its writer found (as `watch` finds one), and the worker hanging
+                await expect(proc, needle, seen)
+        killed = time.monotonic()
+        os.kill(worker.pid, signal.SIGKILL)
+        line = await expect(proc, "DEAD on n2", seen)
+        assert time.monotonic() - killed < 3.0, "".join(seen)
+        code, _out, err = await finish(proc)
+        assert code == 1, err
+        assert f"main process pid {worker.pid}" in line and ("SIGKILL" in line or "exit status unknown" in line)
+    finally:
+        stop(head, worker)
+
+
+async def test_a_worker_silent_past_its_limit_is_stalled_naming_the_node(tmp_path):
+    head, head_log = start_node(tmp_path, 0, "--load-seconds", "4")  # a bar update each 0.5 s: never silent 2 s
+    worker, worker_log = start_node(tmp_path, 1, "--outcome", "hang")
+    try:
+        proc = await watch(cluster(tmp_path, [head_log, worker_log]), "--stall-limit", "2s", "--timeout", "8")
+        seen: list[str] = []
+        line = await expect(proc, "STALLED? on n2", seen)
+        assert "its process alive" in line and "TP2, TP3 not done with weight load" in line
+        code, out, _err = await finish(proc)
+        assert code == 3  # stalled? is a suspicion, not a verdict: the timeout ends the watch
+        assert out.count("STALLED? on n2") == 1  # said once, not every second
+    finally:
+        stop(head, worker)
