@@ -82,3 +82,31 @@ def test_a_request_read_back_from_its_batch_script_asks_the_same():
                           task_output="/l/dsv3-v2-%j-%t.log", batch_output="/l/dsv3-v2-%j.out", cwd="/w")
     assert SlurmRequest.from_script(script) == asked
     assert SlurmRequest.from_script("#!/bin/bash\nsrun true\n") == SlurmRequest()
+
+
+def test_srun_l_task_labels_are_read_past_ranks_and_phase_times_are_right():
+    """`srun -l` puts "0: " / "1: " before every line of its tasks (one output for the job): the
+    ranks and timestamps behind the label are the server's, as without it."""
+    from tui.core.lines import LineAssembler
+    from tui.core.profiles import load_profile
+    from tui.core.tracker import StartupTracker
+
+    lines = ["0: [2026-02-22 23:38:50] server_args=ServerArgs(model_path='/models/m', tp_size=4, nnodes=2, node_rank=0)",
+             "1: [2026-02-22 23:38:50] server_args=ServerArgs(model_path='/models/m', tp_size=4, nnodes=2, node_rank=1)"]
+    for second, (task, rank) in enumerate([(0, "TP0"), (1, "TP2"), (0, "TP1"), (1, "TP3")]):
+        lines.append(f"{task}: [2026-02-22 23:39:0{second} {rank}] Load weight begin. avail mem=78.12 GB")
+    for second, (task, rank) in enumerate([(1, "TP3"), (0, "TP0"), (1, "TP2"), (0, "TP1")]):
+        lines.append(f"{task}: [2026-02-22 23:40:1{second} {rank}] Load weight end. elapsed=6.91 s, type=X, avail mem=70.40 GB, mem usage=7.72 GB.")
+    lines += ["0: [2026-02-22 23:40:20 TP1] Scheduler hit an exception: Traceback (most recent call last):",
+              '0:   File "/sgl/srt/managers/scheduler.py", line 2406, in run_scheduler_process',
+              "0: RuntimeError: NCCL error: unhandled system error"]
+    tracker = StartupTracker(load_profile("sglang"))
+    for item in LineAssembler().feed(("\n".join(lines) + "\n").encode()):
+        tracker.feed(item, 0.0)
+    tracker.finish()
+    state = tracker.state
+    load = state.phase("weight_load")
+    assert sorted(load.ranks) == ["TP0", "TP1", "TP2", "TP3"]
+    assert load.done and load.end_ts - load.start_ts == 73.0  # 23:39:00 → 23:40:13, not 0.0 s
+    error = state.first_error
+    assert error is not None and error.kind == "RuntimeError" and error.rank == "TP1"

@@ -46,6 +46,10 @@ from tui.core.timestamps import Timestamps
 
 #: Errors kept in ``state.errors``; later ones are only counted (a serving log may hold millions).
 MAX_ERRORS = 1000
+#: ``srun -l`` labels each line with its task number: ``0: [2026-… TP0] …`` (right-aligned when
+#: there are ten tasks or more). What follows the label is the server's own line.
+SRUN_LABEL = re.compile(r" {0,4}\d{1,5}: ")
+SRUN_LABEL_STARTS = frozenset(" 0123456789")
 #: Text of the lines kept while the server is only guessed, to read them again if a definitive
 #: marker names another server (beyond this, a switch keeps what was read so far).
 REPLAY_CHARS = 8 << 20
@@ -286,8 +290,13 @@ class StartupTracker(Detection, Attempts, PhaseBook, RankBook, Timestamps):
 
     def _texts(self, segments: tuple[str, ...]) -> Iterator[str]:
         """The texts a line is matched as: its ``\\r`` segments but the bar updates the next one
-        supersedes, and a record a bar swallowed (no ``\\r`` between) apart from the bar."""
+        supersedes, and a record a bar swallowed (no ``\\r`` between) apart from the bar; the
+        task label ``srun -l`` puts in front of every line (``0: ``, `` 1: ``) read past."""
         last = len(segments) - 1
+        if segments and segments[0][:1] in SRUN_LABEL_STARTS:
+            match = SRUN_LABEL.match(segments[0])
+            if match is not None:
+                segments = (segments[0][match.end() :], *segments[1:])
         for i, text in enumerate(segments):
             if i < last and _is_bar(text) and _is_bar(segments[i + 1]):
                 continue  # an intermediate bar update: the next one supersedes it
