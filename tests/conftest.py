@@ -71,6 +71,17 @@ class SshServer:
                 todo.extend(children.get(pid, []))
         return found
 
+    def cut_all(self, timeout: float = 10.0) -> None:
+        """Cut every SSH connection (``kill_sessions``) and wait until none is left: a server that
+        lives on must do so without one."""
+        deadline = time.monotonic() + timeout
+        while True:
+            self.kill_sessions()
+            if not self.session_pids():
+                return
+            assert time.monotonic() < deadline, f"SSH sessions still there: {self.session_pids()}"
+            time.sleep(0.05)  # the listener reaps what was killed: only /proc can tell
+
     def kill_sessions(self) -> int:
         """Drop every open SSH connection the way a network failure would, keeping the listener.
 
@@ -287,6 +298,29 @@ def slurm_env(slurm, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("SLURM_CONF", str(slurm.conf))
     yield slurm
     slurm.cancel_all()
+
+
+#: Fixtures that start a real service, and the marker a test that uses one gets (so the fast tier,
+#: ``scripts/test --fast``, can leave it out without each test saying so).
+SERVICE_MARKERS = {"sshd": "ssh", "sshd_nodes": "ssh", "target": "ssh", "remote_env": "ssh",
+                   "slurm": "slurm", "slurm_env": "slurm"}
+
+
+#: Modules whose tests run real server processes or the CLI, seconds each: the ``slow`` marker.
+SLOW_MODULES = frozenset({
+    "test_launch_flow", "test_launch_cli", "test_launch_app", "test_launch_process", "test_launch_notify",
+    "test_launch_oom", "test_seed_attempts", "test_history_faults", "test_demo_plain", "test_watch_nodes_local",
+    "test_watch_writers", "test_writers", "test_watch_plain", "test_record_cli", "test_exit_statuses",
+    "test_setup_script", "test_plain_flood", "test_writer_verdicts", "test_stall_limits", "test_secrets_everywhere",
+})
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        for name in set(getattr(item, "fixturenames", ())) & SERVICE_MARKERS.keys():
+            item.add_marker(SERVICE_MARKERS[name])
+        if item.module is not None and item.module.__name__.rpartition(".")[2] in SLOW_MODULES:
+            item.add_marker("slow")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -48,3 +48,16 @@ async def wait_for_file(path: Path, timeout: float = 10.0) -> str:
         return path.read_text()
     finally:
         watch.close()
+
+
+@pytest.fixture
+def adopts_orphans():
+    """This test's process adopts its launched servers' orphans, as the `run` command's does
+    (``become_subreaper``), and stops adopting after the test: never for the whole run."""
+    import ctypes
+
+    from tui.launch.proctable import become_subreaper
+
+    assert become_subreaper()
+    yield
+    ctypes.CDLL(None, use_errno=True).prctl(36, 0, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER off

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.launch_helpers import no_leftover_servers  # noqa: F401  (autouse)
+from tests.launch_helpers import adopts_orphans, no_leftover_servers  # noqa: F401  (autouse; used by name)
 from tui.core.events import GpuInfo, GpuProcess, GpuSample
 from tui.core.limits import StallLimits
 from tui.core.verdict import DEAD, LOADING, STALLED
@@ -324,6 +324,7 @@ async def test_after_attach_a_relaunch_never_sends_masked_secrets(tmp_path, data
         assert f"HF_TOKEN={TOKEN}".encode() in Path(f"/proc/{run.pid}/environ").read_bytes()
 
 
+@pytest.mark.usefixtures("adopts_orphans")
 async def test_a_relaunch_names_the_processes_it_had_to_stop_outside_the_group(tmp_path, data_dir):
     """A helper that setsid()-ed out of the group is stopped with the attempt, and said so."""
     from tests.test_launch_process import ESCAPER

@@ -5,17 +5,21 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.launch_helpers import no_leftover_servers, wait_for_file  # noqa: F401  (autouse)
+from tests.launch_helpers import adopts_orphans, no_leftover_servers, wait_for_file  # noqa: F401  (autouse; used by name)
 from tui.core.events import ProcessExited, ProcessStarted, ProcessStopping
 from tui.launch.local import LocalRunner
 from tui.launch.proctable import group_members, is_alive, wait_pids_gone
 from tui.launch.spec import LaunchError, StopPlan, attempt_paths
+
+#: A runner's process adopts its servers' orphans in `run` (tui.wiring.launch.adopt_orphans): so here.
+pytestmark = pytest.mark.usefixtures("adopts_orphans")
 
 SIM = str(Path(__file__).with_name("server_sim.py"))
 
@@ -208,3 +212,20 @@ async def test_reattach_follows_a_process_started_by_an_earlier_watchtower(tmp_p
     await run.wait()
     assert run.signal == signal.SIGKILL  # the first runner (its parent) sees the same status
     assert await second.reattach(3, ["sim"], log, pid_file) is None  # dead: nothing to reattach to
+
+
+def test_a_local_runner_does_not_make_its_process_a_subreaper():
+    """Orphans are adopted by the `run` command's own process only: a library user's or a test
+    run's process stays as it was (PR_GET_CHILD_SUBREAPER, read in a fresh interpreter)."""
+    code = (
+        "import ctypes, sys\n"
+        "from tui.launch.local import LocalRunner\n"
+        "LocalRunner(lambda event: None)\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "flag = ctypes.c_int(-1)\n"
+        "assert libc.prctl(37, ctypes.byref(flag), 0, 0, 0) == 0\n"  # PR_GET_CHILD_SUBREAPER
+        "print(flag.value)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=Path(__file__).parent.parent, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "0"

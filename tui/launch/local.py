@@ -1,4 +1,5 @@
-"""Attempts on this machine: a process group per attempt, a pid file to reattach, a subreaper.
+"""Attempts on this machine: a process group per attempt, a pid file to reattach (the `run` command
+makes Watchtower the orphans' subreaper: ``proctable.become_subreaper``, called by the wiring).
 
 Every attempt runs in its own session and process group (``start_new_session=True``)
 under the exit-status wrapper (``tui.launch.spec.WRAPPER``); its output goes straight to
@@ -39,7 +40,6 @@ class LocalRunner(Runner):
         super().__init__(emit)
         self._marks: dict[int, str] = {}  # id(run) -> the mark in its environment
         self._tree: dict[int, dict[int, float]] = {}  # id(run) -> pid -> create time, every process seen
-        proctable.become_subreaper()
 
     async def start(
         self,

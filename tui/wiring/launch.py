@@ -56,11 +56,22 @@ async def preflight_for(command: Any, env: Any, *, host: str | None, gpus: str, 
         return Report.unavailable(list(command), dict(env), host, str(exc))
 
 
+def adopt_orphans(spec: Any) -> None:
+    """The `run` / `attach` process adopts its local servers' orphans (``PR_SET_CHILD_SUBREAPER``,
+    for the rest of its life: so only the command's own process, never one that merely imports
+    the launch code, such as a test run)."""
+    if spec.host is None:
+        from tui.launch.proctable import become_subreaper
+
+        become_subreaper()
+
+
 def launch_dashboard(spec: Any, options: LaunchOptions) -> int:
     """`watchtower run` / `attach` in the dashboard; returns the verdict's exit status."""
     from tui.app import themes
     from tui.app.launcher import LaunchApp
 
+    adopt_orphans(spec)
     session, launch = make_launch(spec, options)
     palettes = themes.discover()
     palette = themes.resolve(options.theme, palettes)
@@ -80,6 +91,8 @@ def launch_plain(spec: Any, options: LaunchOptions) -> int:
     """`run --plain`: SIGTERM (``timeout``, a job scheduler) ends it like Ctrl-C does — the
     server is left running and named, the history writes finish — and exits 143."""
     import signal
+
+    adopt_orphans(spec)
 
     async def main() -> int:
         task = asyncio.current_task()
