@@ -198,7 +198,8 @@ class Classifier:
                 benign = self._is_benign(body)
             if benign:
                 break
-            if (level is not None and level in self._warning_levels) or any(p.search(body) for p in self._carry_on):
+            warned = (level is not None and level in self._warning_levels) or any(p.search(body) for p in self._carry_on)
+            if warned and sig.fatal:
                 return errors, True, False  # logged as a warning, or it says it goes on: not a failure
             self._close_complete(rank, errors)
             kind = match.groupdict().get("kind") or sig.kind
@@ -218,7 +219,8 @@ class Classifier:
                     ts=ts,
                 )
             )
-            return errors, False, False
+            # a non-fatal signature is a fact worth keeping (it can rule a hint out), never a failure
+            return errors, warned, False
         if record:
             self._close_complete(rank, errors)
         warning = (level is not None and level in self._warning_levels) or (

@@ -287,7 +287,7 @@ def _parse(data: dict[str, Any], source: str, common: dict[str, Any] | None) -> 
 
 
 def _identity(where: str, value: Any) -> tuple[tuple[str, tuple[Pattern, ...]], ...]:
-    table = _table(f"{where}: identity", value, {"model", "tp_size"})
+    table = _table(f"{where}: identity", value, {"model", "tp_size", "mem_fraction"})
     out = []
     for key, patterns in table.items():
         compiled = _patterns(f"{where}: identity.{key}", patterns)
