@@ -157,6 +157,7 @@ def to_json(state: StartupState, hints: list[Diagnosis] = ()) -> dict:
         "unparsed": state.unparsed,
         "lines": state.lines,
         "attempts": [a.to_json() for a in state.attempts],
+        "root_cause": state.root_cause_json(),
         "hints": [h.to_json() for h in hints],
     }
 

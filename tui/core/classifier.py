@@ -213,13 +213,17 @@ class Classifier:
                     block=[(number, body)],
                     spans=[[number, number]],
                     offset=offset,
-                    fatal=sig.fatal,
+                    fatal=sig.fatal and not sig.cause,
                     category=sig.kind,
                     secondary=sig.secondary,
                     ts=ts,
+                    cause=sig.cause,
                 )
             )
-            # a non-fatal signature is a fact worth keeping (it can rule a hint out), never a failure
+            # a non-fatal signature is a fact worth keeping (it can rule a hint out, or explain a
+            # failure that follows), never a failure by itself; still a warning if it reads as one
+            if not warned and sig.cause:
+                warned = any(p.search(body) for p in self._warnings)
             return errors, warned, False
         if record:
             self._close_complete(rank, errors)
@@ -409,6 +413,8 @@ class Classifier:
         report.kind = kind
         report.message = message[:MESSAGE_CAP]
         report.end_line = number
+        if report.exc_line is None:  # a chain's first exception line: when the failure showed
+            report.exc_line = number
         report.block = block.lines()
         report.category = sig.kind if sig else None
         report.fatal = (sig.fatal if sig else True) and not block.warning

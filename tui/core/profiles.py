@@ -48,6 +48,9 @@ class Signature:
     fatal: bool = True
     secondary: bool = False
     fallback: bool = False  # tried after all others (a catch-all such as "SomeError: …")
+    #: not fatal by itself, but the root cause if the startup fails before it makes progress
+    #: (NVSHMEM's "init failed for transport: IBGDA", an "NCCL WARN"): the failure is its follow-on
+    cause: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +130,7 @@ _PHASE_KEYS = {
     "requires_begin", "all_ranks", "yield_to", "stall_after",
 }
 _MARKER_KEYS = {"ready", "close", "stop", "figures", "startup"}
-_SIGNATURE_KEYS = {"kind", "pattern", "fatal", "secondary", "fallback"}
+_SIGNATURE_KEYS = {"kind", "pattern", "fatal", "secondary", "fallback", "cause"}
 _OPTION_KEYS = {"max_detect_lines"}
 
 
@@ -334,6 +337,7 @@ def _signatures(where: str, value: Any) -> tuple[Signature, ...]:
                 fatal=_bool(f"{sw}.fatal", body.get("fatal"), True),
                 secondary=_bool(f"{sw}.secondary", body.get("secondary"), False),
                 fallback=_bool(f"{sw}.fallback", body.get("fallback"), False),
+                cause=_bool(f"{sw}.cause", body.get("cause"), False),
             )
         )
     return tuple(out)

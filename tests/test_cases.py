@@ -1,0 +1,81 @@
+"""Issue 19's log shapes: each ``tests/fixtures/case_*.log`` and what ``scan --json`` says of it —
+the outcome, the root cause (with its follow-on where a line that is no Python traceback explains
+the failure) and the first hint.
+
+The fixtures come from ``tests/fixtures/make_cases.py``; ``test_scan_cli.test_fast_path_equals_full_path``
+checks every one of them too, and ``test_hint_rules`` runs the hint rules over them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tui.commands.scan import scan_with_hints, to_json
+from tui.core.state import FAILED, READY
+from tui.core.verdict import judge
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+# name: (outcome, root cause (line, kind, rank) or None, follow-on line or None, first hint id or None)
+EXPECTED = {
+    "case_vllm_oom_at_util_075.log": (FAILED, (7, "OutOfMemoryError", "EngineCore_DP0"), None, "cuda-oom-vllm"),
+    "case_vllm_graph_capture_oom.log": (FAILED, (30, "OutOfMemoryError", "EngineCore_DP0"), None, "graph-capture-oom-vllm"),
+    "case_sglang_port_from_c10d.log": (FAILED, (4, "port_in_use", None), None, "port-in-use"),
+    "case_vllm_ray_gpus_short.log": (FAILED, (4, "ray_gpus_short", "main"), 9, "ray-gpus-short"),
+    "case_sglang_deepep_ibgda.log": (FAILED, (19, "nvshmem", None), 20, "nvshmem-ibgda"),
+    "case_vllm_peer_gpu_not_accessible.log": (FAILED, (5, "p2p", None), 7, "nvshmem-peer-gpu"),
+    "case_sglang_gloo_not_connected.log": (FAILED, (6, "gloo", None), 7, "gloo-not-connected"),
+    "case_vllm_nccl_warn_then_error.log": (FAILED, (6, "nccl_warn", None), 8, "nccl-warn-connect"),
+    "case_vllm_nccl_warn_benign_ready.log": (READY, None, None, None),
+    "case_sglang_slurm_oom_kill.log": (FAILED, (5, "host_oom", None), None, None),
+    "case_sglang_cuda_error_glued_to_bar.log": (FAILED, (8, "cuda_error", None), None, None),
+    "case_vllm_shm_broadcast_after_worker_error.log": (FAILED, (13, "RuntimeError", "Worker_TP2"), None, "nccl-p2p"),
+    "case_vllm_ranks_first_exception.log": (FAILED, (5, "RuntimeError", "rank2"), None, None),
+}
+
+
+def test_every_case_fixture_has_an_expectation():
+    assert sorted(p.name for p in FIXTURES.glob("case_*.log")) == sorted(EXPECTED)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_scan_json_names_the_root_cause_and_its_follow_on(name):
+    outcome, cause, follow_on, hint = EXPECTED[name]
+    state, hints = scan_with_hints(str(FIXTURES / name))
+    doc = to_json(state, hints)
+    assert doc["outcome"] == outcome
+    root = doc["root_cause"]
+    if cause is None:
+        assert root is None and doc["errors"] == []
+    else:
+        assert (root["line"], root["kind"], root["rank"]) == cause
+        assert (root["follow_on"] or {}).get("line") == follow_on
+        # the attempt row and the header name the same root cause
+        assert doc["attempts"][-1]["first_error"].endswith(root["message"][-40:])
+        assert f"line {root['line']}" in judge(state).text
+    assert (doc["hints"][0]["id"] if doc["hints"] else None) == hint
+
+
+def test_the_follow_on_is_told_in_the_header():
+    state, _ = scan_with_hints(str(FIXTURES / "case_sglang_deepep_ibgda.log"))
+    text = judge(state).text
+    assert "init failed for transport: IBGDA" in text and "then line 20: RuntimeError" in text
+
+
+def test_a_line_that_explains_nothing_is_no_error():
+    """NCCL WARN lines of a start that goes on to ready are warnings, never errors."""
+    state, hints = scan_with_hints(str(FIXTURES / "case_vllm_nccl_warn_benign_ready.log"))
+    assert state.outcome == READY and state.errors == [] and state.warnings >= 2 and hints == []
+
+
+def test_shm_broadcast_waits_are_noise_after_a_workers_error():
+    state, _ = scan_with_hints(str(FIXTURES / "case_vllm_shm_broadcast_after_worker_error.log"))
+    assert state.first_error is not None and state.first_error.rank == "Worker_TP2"
+    assert all("shared memory broadcast" not in e.message for e in state.errors)
+
+
+def test_each_ranks_exception_stays_with_its_own_traceback():
+    state, _ = scan_with_hints(str(FIXTURES / "case_vllm_ranks_first_exception.log"))
+    assert sorted((e.rank, e.message[-8:]) for e in state.errors) == [("rank2", "(rank 2)"), ("rank5", "(rank 5)")]
