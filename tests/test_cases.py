@@ -33,6 +33,21 @@ EXPECTED = {
     "case_sglang_cuda_error_glued_to_bar.log": (FAILED, (8, "cuda_error", None), None, None),
     "case_vllm_shm_broadcast_after_worker_error.log": (FAILED, (13, "RuntimeError", "Worker_TP2"), None, "nccl-p2p"),
     "case_vllm_ranks_first_exception.log": (FAILED, (5, "RuntimeError", "rank2"), None, None),
+    "case_vllm_sidecar_ready_before_load.log": (FAILED, (9, "OutOfMemoryError", "EngineCore_DP0"), None, "weights-oom"),
+    "case_vllm_v2_runner_eagle3_ready.log": (READY, None, None, None),
+    "case_sglang_drafter_only_fails.log": (FAILED, (8, "KeyError", "TP0"), None, "draft-weight-names"),
+    "case_vllm_drafter_only_fails.log": (FAILED, (7, "KeyError", "EngineCore_DP0"), None, "draft-weight-names"),
+}
+
+# name: [(phase, start_line, end_line)] as scan --json gives them
+PHASES = {
+    "case_vllm_v2_runner_eagle3_ready.log": [
+        ("server_args", 1, 1), ("weight_load", 4, 22), ("draft_init", 22, 23), ("memory_pool", 24, 26),
+        ("cuda_graph", 27, 27), ("ready", 29, 30),
+    ],
+    "case_sglang_drafter_only_fails.log": [("server_args", 1, 1), ("weight_load", 2, 5), ("draft_init", 6, None)],
+    "case_vllm_drafter_only_fails.log": [("server_args", 1, 2), ("weight_load", 3, 5), ("draft_init", 5, None)],
+    "case_vllm_sidecar_ready_before_load.log": [("server_args", 1, 2), ("weight_load", 7, None)],
 }
 
 
@@ -56,6 +71,14 @@ def test_scan_json_names_the_root_cause_and_its_follow_on(name):
         assert doc["attempts"][-1]["first_error"].endswith(root["message"][-40:])
         assert f"line {root['line']}" in judge(state).text
     assert (doc["hints"][0]["id"] if doc["hints"] else None) == hint
+
+
+@pytest.mark.parametrize("name", sorted(PHASES))
+def test_phases_belong_to_the_servers_own_lines(name):
+    """Another program's ready line does not end a vLLM start; a V2-runner drafter is draft_init;
+    a failing drafter leaves the target's weight load done."""
+    doc = to_json(scan_with_hints(str(FIXTURES / name))[0])
+    assert [(p["name"], p["start_line"], p["end_line"]) for p in doc["phases"]] == PHASES[name]
 
 
 def test_the_follow_on_is_told_in_the_header():

@@ -110,6 +110,15 @@ class _Block:
         return self.head + list(self.tail)
 
 
+def _cut_short(lines: list[tuple[int, str]], last: int) -> str:
+    """What is known of a traceback that never got its exception line: where the log left it, and
+    its deepest frame (the code that was running), if any came."""
+    frame = next((t.strip() for _, t in reversed(lines) if t.lstrip().startswith('File "')), None)
+    if frame is None:
+        return f"traceback cut short: the log leaves it at line {last} before any frame or exception line"
+    return f"traceback cut short at line {last}, with no exception line; the last frame: {frame}"
+
+
 class Classifier:
     """Feed it each line's parsed parts; it returns the errors made or updated, and warnings."""
 
@@ -426,12 +435,11 @@ class Classifier:
         if block.report is not None or block.ignored:
             return  # already reported when its exception line came (or only a warning)
         lines = block.lines()
-        last = next((t.strip() for _, t in reversed(lines) if t.strip()), TRACEBACK)
         errors.append(
             ErrorReport(
                 line=block.line,
                 kind="Traceback",
-                message=f"traceback cut short: {last}"[:MESSAGE_CAP],
+                message=_cut_short(lines, block.last)[:MESSAGE_CAP],
                 rank=block.rank,
                 end_line=block.last,
                 block=lines,
