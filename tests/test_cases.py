@@ -37,6 +37,10 @@ EXPECTED = {
     "case_vllm_v2_runner_eagle3_ready.log": (READY, None, None, None),
     "case_sglang_drafter_only_fails.log": (FAILED, (8, "KeyError", "TP0"), None, "draft-weight-names"),
     "case_vllm_drafter_only_fails.log": (FAILED, (7, "KeyError", "EngineCore_DP0"), None, "draft-weight-names"),
+    "case_vllm_memory_held_at_start.log": (FAILED, (4, "ValueError", "EngineCore_DP0"), None, "memory-held-at-start"),
+    "case_vllm_removeipc_semlock.log": (FAILED, (3, "FileNotFoundError", None), None, "remove-ipc"),
+    "case_vllm_unrecognized_argument.log": (FAILED, (3, "bad_argument", None), None, "unrecognized-argument"),
+    "case_sglang_missing_libcudart.log": (FAILED, (2, "ImportError", "main"), None, "missing-shared-library"),
 }
 
 # name: [(phase, start_line, end_line)] as scan --json gives them
@@ -93,10 +97,20 @@ def test_a_line_that_explains_nothing_is_no_error():
     assert state.outcome == READY and state.errors == [] and state.warnings >= 2 and hints == []
 
 
-def test_shm_broadcast_waits_are_noise_after_a_workers_error():
-    state, _ = scan_with_hints(str(FIXTURES / "case_vllm_shm_broadcast_after_worker_error.log"))
-    assert state.first_error is not None and state.first_error.rank == "Worker_TP2"
+@pytest.mark.parametrize("name", ["case_vllm_shm_broadcast_after_worker_error.log", "case_vllm_removeipc_semlock.log"])
+def test_shm_broadcast_waits_are_noise_after_a_workers_error(name):
+    state, hints = scan_with_hints(str(FIXTURES / name))
+    assert state.first_error is not None and state.first_error.line < 15
     assert all("shared memory broadcast" not in e.message for e in state.errors)
+    assert "shm-broadcast-wait" not in [h.id for h in hints]
+
+
+def test_hints_give_this_runs_numbers():
+    _, hints = scan_with_hints(str(FIXTURES / "case_vllm_memory_held_at_start.log"))
+    assert "held 26.89 GiB" in hints[0].why and [a.text for a in hints[0].fix] == [
+        "kill_gpu_holders", "set_flag --gpu-memory-utilization 0.65"]  # 52.30/79.19 = 0.66, 1 % below
+    _, hints = scan_with_hints(str(FIXTURES / "case_vllm_unrecognized_argument.log"))
+    assert "vllm has no --num-scheduler-steps" in hints[0].why
 
 
 def test_each_ranks_exception_stays_with_its_own_traceback():

@@ -27,6 +27,9 @@ _OOM = re.compile(
 )
 # vLLM: "(36.00 GiB KV cache is needed, which is larger than the available KV cache memory (20.51 GiB)"
 _KV = re.compile(r"(?P<needed>[\d.]+) GiB KV cache is needed, which is larger than the available KV cache memory \((?P<free>[\d.]+) GiB\)")
+# vLLM: "Free memory on device (60.12/79.19 GiB) on startup is less than desired GPU memory
+# utilization (0.9, 71.27 GiB)"
+_FREE = re.compile(r"Free memory on device \((?P<free>[\d.]+)/(?P<total>[\d.]+) GiB\)")
 _FIELD = re.compile(r"^(?P<name>\w+)(?:(?P<op>\*|//)(?P<n>\d+))?$")
 
 
@@ -68,6 +71,9 @@ class Context:
         if self.command is None and not any(p.name == "server_args" for p in self.phases):
             return None
         return DEFAULT_FRACTION.get(self.server or "")
+
+    def _server(self) -> str | None:
+        return self.server
 
     def _port(self) -> int | None:
         return self.command.port if self.command is not None else None
@@ -130,6 +136,21 @@ class Context:
         if needed is None or free is None or float(needed) <= float(free):
             return None
         return f"{float(needed) - float(free):.2f}"
+
+    def _fraction_fit(self) -> float | None:
+        """The largest memory fraction that fits in what was free at start (vLLM's free-memory
+        check), 1 % below it; only when it is below the run's own fraction."""
+        found = _FREE.search(self.message)
+        if found is None or not float(found["total"]):
+            return None
+        fit = math.floor((float(found["free"]) / float(found["total"]) - 0.01) * 100) / 100
+        current = self._fraction()
+        return fit if fit > 0.05 and (current is None or fit < current) else None
+
+    def _gib_held(self) -> str | None:
+        """GiB other processes held when the server started (total − free, vLLM's free-memory check)."""
+        found = _FREE.search(self.message)
+        return None if found is None else f"{float(found['total']) - float(found['free']):.2f}"
 
     def _fraction_delta(self) -> float | None:
         """How much lower the static fraction must go to free what the allocation lacked (+1 %)."""

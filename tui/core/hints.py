@@ -40,7 +40,7 @@ from tui.core.state import ErrorReport, Phase, StartupState
 
 Pattern = re.Pattern[str]
 
-_HINT_KEYS = {"id", "kind", "pattern", "lines", "match", "server", "phase", "warning", "why", "fix", "link", "unless"}
+_HINT_KEYS = {"id", "kind", "pattern", "lines", "match", "server", "phase", "warning", "why", "fix", "link", "unless", "noise"}
 _VERSION_KEYS = {"id", "package", "below", "at_least", "with", "with_below", "with_at_least", "why", "fix", "link"}
 
 
@@ -60,6 +60,9 @@ class Hint:
     #: error kinds or categories that rule the hint out when the startup has one (fatal or not):
     #: evidence that the hint's advice cannot help (Ray said the GPUs are not there: no "give it longer")
     unless: frozenset[str] = frozenset()
+    #: a warning that an earlier failure explains (vLLM's shm_broadcast waits after a worker died):
+    #: not shown once the startup has a root cause before it
+    noise: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,6 +189,14 @@ class KnowledgeBase:
             if found is not None and found.id not in out:
                 out[found.id] = found
         return list(out.values())
+
+    def still_relevant(self, found: Diagnosis, state: StartupState) -> bool:
+        """A warning's hint is shown unless it is noise after the startup's root cause."""
+        hint = next((h for h in self.hints if h.id == found.id), None)
+        if hint is None or not hint.noise or not found.warning:
+            return True
+        first = state.first_error
+        return first is None or found.line is None or found.line < first.line
 
     def bad_versions(self, versions: Mapping[str, str]) -> list[VersionRule]:
         return [rule for rule in self.versions if rule.matches(versions)]
@@ -318,6 +329,7 @@ def parse(text: str, source: str) -> KnowledgeBase:
                 warning=warning,
                 either=match == "any",
                 unless=frozenset(k.lower() for k in _strings(f"{where}.unless", _listed(body.get("unless")))),
+                noise=_bool(f"{where}.noise", body.get("noise"), False),
             )
         )
     versions = _versions(source, data.get("versions"))
