@@ -235,7 +235,8 @@ def test_warnings_are_counted_not_failed():
             "NCCL WARN Could not find real path of /sys/class/net/ib0",
         ]
     )
-    assert errors == [] and warnings == [1, 3, 4, 5]
+    # an NCCL WARN line is held as a possible cause (a failure that follows would be its follow-on)
+    assert [(e.line, e.cause, e.fatal) for e in errors] == [(5, True, False)] and warnings == [1, 3, 4, 5]
 
 
 def test_unprefixed_lines_go_to_the_block_that_expects_them():
@@ -320,3 +321,12 @@ def test_torch_cpp_log_prefixes_are_stripped_and_their_warnings_counted():
 def test_more_one_line_signatures(text, kind):
     errors, _ = run([text])
     assert [e.kind for e in errors] == [kind]
+
+
+def test_a_traceback_cut_short_says_what_is_known():
+    """Not "traceback cut short: Traceback (most recent call last):": where the log left it, and the
+    frame that was running."""
+    errors, _ = run(["Traceback (most recent call last):", '  File "a.py", line 1, in <module>', "    load()"])
+    assert errors[0].message == 'traceback cut short at line 3, with no exception line; the last frame: File "a.py", line 1, in <module>'
+    errors, _ = run(["Traceback (most recent call last):"])
+    assert errors[0].message == "traceback cut short: the log leaves it at line 1 before any frame or exception line"

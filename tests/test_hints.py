@@ -100,7 +100,11 @@ def test_oom_in_graph_capture_wants_a_lower_fraction_by_what_was_missing(tmp_pat
     # 2.00 GiB asked, 1.02 GiB free of 79.19 GiB: 0.98/79.19 + 1 % → 0.03 lower
     assert hint.id == "graph-capture-oom" and "lower" in hint.why and "by 0.03" in hint.why
     assert [a.text for a in hint.fix] == ["set_flag --mem-fraction-static 0.92"]
-    # without the command the amount is still said, but no number is guessed for the flag
+    # without the command the fraction is the one the log's server_args printed (0.95)
+    (logged,) = knowledge().diagnose(state)
+    assert "by 0.03" in logged.why and [a.text for a in logged.fix] == ["set_flag --mem-fraction-static 0.92"]
+    # and where the log printed none, no number is guessed for the flag
+    state.identity.pop("mem_fraction")
     (bare,) = knowledge().diagnose(state)
     assert "by 0.03" in bare.why and bare.fix == ()
 
@@ -167,7 +171,7 @@ W = "WARNING 08-14 11:00:14 [shm_broadcast.py:1] "
          "be stored in KV cache (65536). Try increasing `gpu_memory_utilization`.\n", "kv-max-seq-len"),
         (VL + V + "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}\n",
          "engine-core-wrapper"),
-        (VL + V + "KeyError: 'embed_tokens.weight'\n", "draft-mismatch"),
+        (VL + V + "KeyError: 'embed_tokens.weight'\n", "draft-mismatch-any"),
         (SG + traceback("OSError: /models/x is not a local folder and is not a valid model identifier listed on "
                         "'https://huggingface.co/models'", "scheduler"), "model-not-found"),
         (SG + traceback("OSError: [Errno 28] No space left on device", "scheduler"), "disk-full"),

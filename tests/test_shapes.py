@@ -28,33 +28,33 @@ FIXTURES = Path(__file__).parent / "fixtures"
 EXPECTED = {
     "shape_vllm_compile_eagle_tp2.log": (
         "vllm", READY, 45,
-        [("server_args", 1, 3), ("weight_load", 4, 18), ("draft_init", 14, 18), ("compile", 19, 32),
+        [("server_args", 1, 2), ("weight_load", 4, 16), ("draft_init", 14, 18), ("compile", 19, 32),
          ("memory_pool", 32, 34), ("cuda_graph", 36, 38), ("ready", 41, 45)],
         None,
     ),
     "shape_vllm_compile_stall.log": (
         "vllm", STARTING, None,
-        [("server_args", 1, 2), ("weight_load", 4, 6), ("compile", 7, None)],
+        [("server_args", 1, 1), ("weight_load", 4, 6), ("compile", 7, None)],
         None,
     ),
     "shape_vllm_v0_061_ready.log": (
         "vllm", READY, 21,
-        [("server_args", 1, 3), ("weight_load", 5, 12), ("memory_pool", 12, 13), ("cuda_graph", 14, 17), ("ready", 21, 21)],
+        [("server_args", 1, 2), ("weight_load", 5, 12), ("memory_pool", 12, 13), ("cuda_graph", 14, 17), ("ready", 21, 21)],
         None,
     ),
     "shape_vllm_031_compile_oom.log": (
         "vllm", FAILED, None,
-        [("server_args", 1, 3), ("weight_load", 4, 5), ("compile", 6, None)],
+        [("server_args", 1, 1), ("weight_load", 4, 5), ("compile", 6, None)],
         (9, "OutOfMemoryError", "EngineCore"),
     ),
     "shape_vllm_fa_error_then_ready.log": (
         "vllm", READY, 12,
-        [("server_args", 1, 3), ("weight_load", 6, 7), ("memory_pool", 7, 9), ("ready", 11, 12)],
+        [("server_args", 1, 2), ("weight_load", 6, 7), ("memory_pool", 7, 9), ("ready", 11, 12)],
         None,
     ),
     "shape_vllm_sigterm_during_start.log": (
         "vllm", FAILED, None,
-        [("server_args", 1, None), ("weight_load", 3, None)],
+        [("server_args", 1, 2), ("weight_load", 3, None)],
         (45, "KeyboardInterrupt", "APIServer"),
     ),
     "shape_sglang_rocm_vllm_first_line.log": (
@@ -102,7 +102,7 @@ EXPECTED = {
     ),
     "shape_bare_raise.log": (None, FAILED, None, [], (1, "Boom", None)),
     "shape_exception_group.log": ("sglang", FAILED, None, [("server_args", 1, 1)], (2, "ExceptionGroup", None)),
-    "shape_pydantic_validation.log": ("vllm", FAILED, None, [("server_args", 1, None)], (3, "ValidationError", "APIServer")),
+    "shape_pydantic_validation.log": ("vllm", FAILED, None, [("server_args", 1, 2)], (3, "ValidationError", "APIServer")),
     "shape_ansi_traceback_313.log": ("sglang", FAILED, None, [("server_args", 1, 1)], (2, "KeyError", None)),
 }
 

@@ -125,7 +125,7 @@ def scan_with_hints(path: str, server: str | None = None) -> tuple[StartupState,
     scanner.finish()
     state = tracker.state
     found = hints.diagnose(state)
-    found += [h for h in observed.found.values() if h.id not in {d.id for d in found}]
+    found += [h for h in observed.found.values() if h.id not in {d.id for d in found} and hints.still_relevant(h, state)]
     return state, found
 
 
@@ -157,6 +157,7 @@ def to_json(state: StartupState, hints: list[Diagnosis] = ()) -> dict:
         "unparsed": state.unparsed,
         "lines": state.lines,
         "attempts": [a.to_json() for a in state.attempts],
+        "root_cause": state.root_cause_json(),
         "hints": [h.to_json() for h in hints],
     }
 

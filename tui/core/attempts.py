@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from tui.core.classifier import Classifier
 from tui.core.events import NewStartup, TrackerEvent
-from tui.core.state import INTERRUPTED, STARTING, StartupState
+from tui.core.state import INTERRUPTED, STARTING, ErrorReport, StartupState
 
 #: Earlier startups of the same log kept in ``state.earlier`` (a crash-looping service makes thousands).
 MAX_ATTEMPTS = 1000
@@ -27,6 +27,7 @@ class Attempts:
     _placeholders: dict[str, str]
     _error_ids: set[int]
     _tagged: set[str]
+    _causes: list[ErrorReport]
 
     if TYPE_CHECKING:
 
@@ -60,5 +61,6 @@ class Attempts:
         self._placeholders.clear()
         self._error_ids.clear()
         self._tagged.clear()
+        self._causes.clear()
         self.classifier.reset()
         events.append(NewStartup(number, self.state.attempt, summary))

@@ -110,6 +110,15 @@ class _Block:
         return self.head + list(self.tail)
 
 
+def _cut_short(lines: list[tuple[int, str]], last: int) -> str:
+    """What is known of a traceback that never got its exception line: where the log left it, and
+    its deepest frame (the code that was running), if any came."""
+    frame = next((t.strip() for _, t in reversed(lines) if t.lstrip().startswith('File "')), None)
+    if frame is None:
+        return f"traceback cut short: the log leaves it at line {last} before any frame or exception line"
+    return f"traceback cut short at line {last}, with no exception line; the last frame: {frame}"
+
+
 class Classifier:
     """Feed it each line's parsed parts; it returns the errors made or updated, and warnings."""
 
@@ -198,7 +207,8 @@ class Classifier:
                 benign = self._is_benign(body)
             if benign:
                 break
-            if (level is not None and level in self._warning_levels) or any(p.search(body) for p in self._carry_on):
+            warned = (level is not None and level in self._warning_levels) or any(p.search(body) for p in self._carry_on)
+            if warned and sig.fatal:
                 return errors, True, False  # logged as a warning, or it says it goes on: not a failure
             self._close_complete(rank, errors)
             kind = match.groupdict().get("kind") or sig.kind
@@ -212,13 +222,18 @@ class Classifier:
                     block=[(number, body)],
                     spans=[[number, number]],
                     offset=offset,
-                    fatal=sig.fatal,
+                    fatal=sig.fatal and not sig.cause,
                     category=sig.kind,
                     secondary=sig.secondary,
                     ts=ts,
+                    cause=sig.cause,
                 )
             )
-            return errors, False, False
+            # a non-fatal signature is a fact worth keeping (it can rule a hint out, or explain a
+            # failure that follows), never a failure by itself; still a warning if it reads as one
+            if not warned and sig.cause:
+                warned = any(p.search(body) for p in self._warnings)
+            return errors, warned, False
         if record:
             self._close_complete(rank, errors)
         warning = (level is not None and level in self._warning_levels) or (
@@ -407,6 +422,8 @@ class Classifier:
         report.kind = kind
         report.message = message[:MESSAGE_CAP]
         report.end_line = number
+        if report.exc_line is None:  # a chain's first exception line: when the failure showed
+            report.exc_line = number
         report.block = block.lines()
         report.category = sig.kind if sig else None
         report.fatal = (sig.fatal if sig else True) and not block.warning
@@ -418,12 +435,11 @@ class Classifier:
         if block.report is not None or block.ignored:
             return  # already reported when its exception line came (or only a warning)
         lines = block.lines()
-        last = next((t.strip() for _, t in reversed(lines) if t.strip()), TRACEBACK)
         errors.append(
             ErrorReport(
                 line=block.line,
                 kind="Traceback",
-                message=f"traceback cut short: {last}"[:MESSAGE_CAP],
+                message=_cut_short(lines, block.last)[:MESSAGE_CAP],
                 rank=block.rank,
                 end_line=block.last,
                 block=lines,

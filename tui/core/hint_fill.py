@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 import string
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from tui.core.cmdline import ServerCommand
 from tui.core.state import Phase
@@ -25,17 +25,30 @@ _OOM = re.compile(
     r"Tried to allocate (?P<tried>[\d.]+) (?P<tu>[GM])iB.{0,200}?total capacity of (?P<total>[\d.]+) GiB"
     r".{0,40}?of which (?P<free>[\d.]+) (?P<fu>[GM])iB is free"
 )
+# vLLM: "(36.00 GiB KV cache is needed, which is larger than the available KV cache memory (20.51 GiB)"
+_KV = re.compile(r"(?P<needed>[\d.]+) GiB KV cache is needed, which is larger than the available KV cache memory \((?P<free>[\d.]+) GiB\)")
+# vLLM: "Free memory on device (60.12/79.19 GiB) on startup is less than desired GPU memory
+# utilization (0.9, 71.27 GiB)"
+_FREE = re.compile(r"Free memory on device \((?P<free>[\d.]+)/(?P<total>[\d.]+) GiB\)")
 _FIELD = re.compile(r"^(?P<name>\w+)(?:(?P<op>\*|//)(?P<n>\d+))?$")
 
 
 class Context:
     """Values a template may name beyond its pattern's groups, computed only when asked for."""
 
-    def __init__(self, message: str, phases: Sequence[Phase], command: ServerCommand | None, server: str | None) -> None:
+    def __init__(
+        self,
+        message: str,
+        phases: Sequence[Phase],
+        command: ServerCommand | None,
+        server: str | None,
+        identity: Mapping[str, str] | None = None,
+    ) -> None:
         self.message = message
         self.phases = phases
         self.command = command
         self.server = server or (command.server if command else None)
+        self.identity = identity or {}
 
     def get(self, name: str) -> str | None:
         method = getattr(self, f"_{name}", None)
@@ -43,9 +56,24 @@ class Context:
         return None if value is None else _text(value)
 
     def _fraction(self) -> float | None:
+        """The memory fraction this run used: the command's, else the one its argument line printed,
+        else the server's fixed default, but only where the log printed its arguments (a run whose
+        arguments are unknown may have set any value: advice "lower it to X" could point up)."""
         if self.command is not None and self.command.mem_fraction is not None:
             return self.command.mem_fraction
+        logged = self.identity.get("mem_fraction")
+        if logged is not None:
+            try:
+                value = float(logged)
+            except ValueError:
+                return None
+            return value if 0.0 < value <= 1.0 else None
+        if self.command is None and not any(p.name == "server_args" for p in self.phases):
+            return None
         return DEFAULT_FRACTION.get(self.server or "")
+
+    def _server(self) -> str | None:
+        return self.server
 
     def _port(self) -> int | None:
         return self.command.port if self.command is not None else None
@@ -90,6 +118,39 @@ class Context:
         tried = float(found["tried"]) / (1024 if found["tu"] == "M" else 1)
         free = float(found["free"]) / (1024 if found["fu"] == "M" else 1)
         return max(tried - free, 0.0)
+
+    def _kv(self, name: str) -> str | None:
+        found = _KV.search(self.message)
+        return found[name] if found is not None else None
+
+    def _kv_needed(self) -> str | None:
+        """GiB of KV cache one request of the longest length needs, as vLLM's message prints it."""
+        return self._kv("needed")
+
+    def _kv_free(self) -> str | None:
+        """GiB of KV cache the memory budget left, as vLLM's message prints it."""
+        return self._kv("free")
+
+    def _kv_short(self) -> str | None:
+        needed, free = self._kv_needed(), self._kv_free()
+        if needed is None or free is None or float(needed) <= float(free):
+            return None
+        return f"{float(needed) - float(free):.2f}"
+
+    def _fraction_fit(self) -> float | None:
+        """The largest memory fraction that fits in what was free at start (vLLM's free-memory
+        check), 1 % below it; only when it is below the run's own fraction."""
+        found = _FREE.search(self.message)
+        if found is None or not float(found["total"]):
+            return None
+        fit = math.floor((float(found["free"]) / float(found["total"]) - 0.01) * 100) / 100
+        current = self._fraction()
+        return fit if fit > 0.05 and (current is None or fit < current) else None
+
+    def _gib_held(self) -> str | None:
+        """GiB other processes held when the server started (total − free, vLLM's free-memory check)."""
+        found = _FREE.search(self.message)
+        return None if found is None else f"{float(found['total']) - float(found['free']):.2f}"
 
     def _fraction_delta(self) -> float | None:
         """How much lower the static fraction must go to free what the allocation lacked (+1 %)."""

@@ -40,7 +40,7 @@ from tui.core.state import ErrorReport, Phase, StartupState
 
 Pattern = re.Pattern[str]
 
-_HINT_KEYS = {"id", "kind", "pattern", "lines", "match", "server", "phase", "warning", "why", "fix", "link"}
+_HINT_KEYS = {"id", "kind", "pattern", "lines", "match", "server", "phase", "warning", "why", "fix", "link", "unless", "noise"}
 _VERSION_KEYS = {"id", "package", "below", "at_least", "with", "with_below", "with_at_least", "why", "fix", "link"}
 
 
@@ -57,6 +57,12 @@ class Hint:
     phases: frozenset[str] = frozenset()
     warning: bool = False
     either: bool = False  # match = "any": the kind or the pattern is enough (a renamed kind still matches)
+    #: error kinds or categories that rule the hint out when the startup has one (fatal or not):
+    #: evidence that the hint's advice cannot help (Ray said the GPUs are not there: no "give it longer")
+    unless: frozenset[str] = frozenset()
+    #: a warning that an earlier failure explains (vLLM's shm_broadcast waits after a worker died):
+    #: not shown once the startup has a root cause before it
+    noise: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,11 +125,15 @@ class KnowledgeBase:
         phase: Phase | None = None,
         phases: Sequence[Phase] = (),
         command: ServerCommand | None = None,
+        identity: Mapping[str, str] | None = None,
+        seen: frozenset[str] = frozenset(),
     ) -> Diagnosis | None:
-        """The first hint that explains ``error`` (``phase``: the phase it happened in)."""
+        """The first hint that explains ``error`` (``phase``: the phase it happened in; ``identity``:
+        what the log's argument lines said of the run, e.g. its memory fraction; ``seen``: the
+        kinds and categories of every error of the startup, lower-case, for a hint's ``unless``)."""
         kinds = {k.lower() for k in (error.kind, error.category) if k}
         for hint in self.hints:
-            if hint.warning or (hint.servers and server not in hint.servers):
+            if hint.warning or (hint.servers and server not in hint.servers) or (hint.unless & seen):
                 continue
             if hint.phases and (phase is None or phase.name not in hint.phases):
                 continue
@@ -141,7 +151,7 @@ class KnowledgeBase:
                 if found is None:
                     continue
                 values.update(_groups(found))
-            diagnosis = _fill(hint, values, Context(error.message, phases, command, server), error.line)
+            diagnosis = _fill(hint, values, Context(error.message, phases, command, server, identity), error.line)
             if diagnosis is not None:
                 return diagnosis
         return None
@@ -159,18 +169,34 @@ class KnowledgeBase:
         return None
 
     def diagnose(self, state: StartupState, command: ServerCommand | None = None) -> list[Diagnosis]:
-        """Hints for the root-cause error (the one the verdict names), then for other fatal errors."""
+        """Hints for the root-cause error (the one the verdict names), then for other fatal errors,
+        then for the errors a signature named but that did not end the startup (before ready)."""
         out: dict[str, Diagnosis] = {}
         first = state.first_error
         errors = [first] if first is not None else []
         errors += [e for e in state.errors if e.fatal and e is not first and not e.secondary]
+        ready = state.ready_line
+        errors += [
+            e for e in state.errors
+            if not e.fatal and e.category and not e.secondary and (ready is None or e.line < ready)
+        ]
+        seen = frozenset(k.lower() for e in state.errors for k in (e.kind, e.category) if k)
         for error in errors:
             found = self.for_error(
-                error, server=state.server, phase=phase_at(state, error.line), phases=state.phases, command=command
+                error, server=state.server, phase=phase_at(state, error.line), phases=state.phases, command=command,
+                identity=state.identity, seen=seen,
             )
             if found is not None and found.id not in out:
                 out[found.id] = found
         return list(out.values())
+
+    def still_relevant(self, found: Diagnosis, state: StartupState) -> bool:
+        """A warning's hint is shown unless it is noise after the startup's root cause."""
+        hint = next((h for h in self.hints if h.id == found.id), None)
+        if hint is None or not hint.noise or not found.warning:
+            return True
+        first = state.first_error
+        return first is None or found.line is None or found.line < first.line
 
     def bad_versions(self, versions: Mapping[str, str]) -> list[VersionRule]:
         return [rule for rule in self.versions if rule.matches(versions)]
@@ -302,6 +328,8 @@ def parse(text: str, source: str) -> KnowledgeBase:
                 phases=frozenset(_strings(f"{where}.phase", _listed(body.get("phase")))),
                 warning=warning,
                 either=match == "any",
+                unless=frozenset(k.lower() for k in _strings(f"{where}.unless", _listed(body.get("unless")))),
+                noise=_bool(f"{where}.noise", body.get("noise"), False),
             )
         )
     versions = _versions(source, data.get("versions"))

@@ -57,7 +57,8 @@ class PhaseBook:
             self._identify(profile, msg)  # the argument lines, before the first real phase
         if state.ready_line is None:
             if any(p.search(msg) for p in profile.ready):
-                self._ready(number, ts, events)
+                if self._owns_ready(profile):
+                    self._ready(number, ts, events)
                 return
         elif state.outcome == READY and any(p.search(msg) for p in profile.stop):
             state.outcome = STOPPED
@@ -86,6 +87,13 @@ class PhaseBook:
                         break
         if any(p.search(msg) for p in profile.close):
             self._close_phases(events)
+
+    def _owns_ready(self, profile: Profile) -> bool:
+        """Is a ready line the server's own? By the order of evidence: before the server has loaded
+        anything, a line such as uvicorn's "Application startup complete." is another program's
+        (vLLM tags it in some versions and not in others, so the tag cannot say)."""
+        state = self.state
+        return not profile.ready_after or any(state.phase(name) is not None for name in profile.ready_after)
 
     def _identify(self, profile: Profile, msg: str) -> None:
         identity = self.state.identity
@@ -164,6 +172,8 @@ class PhaseBook:
                 key=lambda v: v[0],
             )
             phase = self._new_phase(spec.name, start[0], start[1], events)
+        if action == "begin" and spec.once and phase.done:
+            return  # printed once: a later begin line (vLLM 0.31's version banner after the args) is no new one
         entry = self._entry(phase, rank, number, ts)
         if action == "begin":
             if entry.end_line is not None:
@@ -172,6 +182,8 @@ class PhaseBook:
                 phase.end_line = phase.end_ts = None  # reopened: a later end reports it again
             self._tentative.discard(phase.name)
         elif action == "end":
+            if entry.end_line is not None and phase.done:
+                return  # a later line that also ends it (vLLM's "Model loading took" after the drafter's load)
             if took is not None and ts is not None and entry.start_ts is not None:
                 ts = max(ts, entry.start_ts + took)  # a line with no time of its own ("-- 48.20s")
             entry.end_line, entry.end_ts = number, ts

@@ -48,6 +48,9 @@ class Signature:
     fatal: bool = True
     secondary: bool = False
     fallback: bool = False  # tried after all others (a catch-all such as "SomeError: …")
+    #: not fatal by itself, but the root cause if the startup fails before it makes progress
+    #: (NVSHMEM's "init failed for transport: IBGDA", an "NCCL WARN"): the failure is its follow-on
+    cause: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +66,7 @@ class PhaseSpec:
     progress: tuple[Pattern, ...] = ()  # tqdm bars: groups pct, or n and total
     ranked: bool = True  # False: every line counts as one rank ("main")
     settle: bool = False  # several begin/end pairs per rank: over only once a later phase shows
+    once: bool = False  # a begin line after it ended does not reopen it (the arguments, printed once)
     repeat_is_draft: bool = False  # a rank's 2nd begin / end belongs to draft_init
     requires_begin: bool = False  # end / step lines count only on a rank that began the phase
     all_ranks: bool = False  # every rank tag seen prints this phase: over when all of them ended it
@@ -87,6 +91,9 @@ class Profile:
     warning_levels: frozenset[str] = frozenset()
     phases: tuple[PhaseSpec, ...] = ()
     ready: tuple[Pattern, ...] = ()
+    #: a ready line counts only once one of these phases has begun (another program's "Application
+    #: startup complete." before anything loaded is not the server's)
+    ready_after: tuple[str, ...] = ()
     close: tuple[Pattern, ...] = ()  # every phase before ready is over (e.g. max_total_num_tokens=)
     stop: tuple[Pattern, ...] = ()  # after ready: the server is shutting down
     startup: tuple[Pattern, ...] = ()  # a (new) startup begins: after an ended one, a new attempt
@@ -124,10 +131,10 @@ _TOP_KEYS = {
 _PREFIX_KEYS = {"headers", "timestamp", "rank_token", "rank_order", "bar_rank", "warning_levels"}
 _PHASE_KEYS = {
     "begin", "end", "step", "implicit_begin", "progress", "ranked", "settle", "repeat_is_draft",
-    "requires_begin", "all_ranks", "yield_to", "stall_after",
+    "requires_begin", "all_ranks", "yield_to", "stall_after", "once",
 }
-_MARKER_KEYS = {"ready", "close", "stop", "figures", "startup"}
-_SIGNATURE_KEYS = {"kind", "pattern", "fatal", "secondary", "fallback"}
+_MARKER_KEYS = {"ready", "close", "stop", "figures", "startup", "ready_after"}
+_SIGNATURE_KEYS = {"kind", "pattern", "fatal", "secondary", "fallback", "cause"}
 _OPTION_KEYS = {"max_detect_lines"}
 
 
@@ -213,6 +220,7 @@ def _parse(data: dict[str, Any], source: str, common: dict[str, Any] | None) -> 
                 progress=_patterns(f"{pw}.progress", body.get("progress")),
                 ranked=_bool(f"{pw}.ranked", body.get("ranked"), True),
                 settle=_bool(f"{pw}.settle", body.get("settle"), False),
+                once=_bool(f"{pw}.once", body.get("once"), False),
                 repeat_is_draft=_bool(f"{pw}.repeat_is_draft", body.get("repeat_is_draft"), False),
                 requires_begin=_bool(f"{pw}.requires_begin", body.get("requires_begin"), False),
                 all_ranks=_bool(f"{pw}.all_ranks", body.get("all_ranks"), False),
@@ -271,6 +279,7 @@ def _parse(data: dict[str, Any], source: str, common: dict[str, Any] | None) -> 
         warning_levels=frozenset(_strings(f"{where}: prefix.warning_levels", prefix.get("warning_levels"))),
         phases=tuple(phases),
         ready=_patterns(f"{where}: markers.ready", markers.get("ready")),
+        ready_after=_phase_names(f"{where}: markers.ready_after", markers.get("ready_after")),
         close=_patterns(f"{where}: markers.close", markers.get("close")),
         stop=_patterns(f"{where}: markers.stop", markers.get("stop")),
         startup=_startup(where, markers.get("startup"), phases),
@@ -287,7 +296,7 @@ def _parse(data: dict[str, Any], source: str, common: dict[str, Any] | None) -> 
 
 
 def _identity(where: str, value: Any) -> tuple[tuple[str, tuple[Pattern, ...]], ...]:
-    table = _table(f"{where}: identity", value, {"model", "tp_size", "node_rank", "headless"})
+    table = _table(f"{where}: identity", value, {"model", "tp_size", "mem_fraction", "node_rank", "headless"})
     out = []
     for key, patterns in table.items():
         compiled = _patterns(f"{where}: identity.{key}", patterns)
@@ -334,6 +343,7 @@ def _signatures(where: str, value: Any) -> tuple[Signature, ...]:
                 fatal=_bool(f"{sw}.fatal", body.get("fatal"), True),
                 secondary=_bool(f"{sw}.secondary", body.get("secondary"), False),
                 fallback=_bool(f"{sw}.fallback", body.get("fallback"), False),
+                cause=_bool(f"{sw}.cause", body.get("cause"), False),
             )
         )
     return tuple(out)

@@ -129,6 +129,11 @@ class ErrorReport:
     category: str | None = None  # signature category of a traceback's exception, e.g. "cuda_oom"
     secondary: bool = False  # a consequence ("child failed", "see root cause above"), not a cause
     ts: float | None = None  # when it was logged (log timestamp, else arrival)
+    #: a line that explains a failure that follows (``Signature.cause``): held back until the
+    #: startup fails, then the root cause, and the failure its follow-on
+    cause: bool = False
+    follow_on: int | None = None  # a root cause's follow-on: the line of the error it led to
+    exc_line: int | None = None  # a traceback's exception line (blocks of several ranks interleave)
 
     @property
     def title(self) -> str:
@@ -234,14 +239,48 @@ class StartupState:
         running = [p for p in self.phases if not p.done]
         return running[-1] if running else None
 
+    def follow_on(self, error: ErrorReport) -> ErrorReport | None:
+        """The error ``error`` led to, when it is a root cause read from a line that explains a later
+        failure (an NVSHMEM or NCCL line before the Python exception): that exception."""
+        if error.follow_on is None:
+            return None
+        return next((e for e in self.errors if e.line == error.follow_on and e is not error), None)
+
+    def root_cause_json(self) -> dict[str, object] | None:
+        """The root cause and its follow-on, as ``scan --json`` reports them."""
+        error = self.first_error
+        if error is None:
+            return None
+        after = self.follow_on(error)
+        return {
+            "line": error.line,
+            "kind": error.kind,
+            "message": error.message,
+            "rank": error.rank,
+            "follow_on": None if after is None else {"line": after.line, "kind": after.kind, "message": after.message, "rank": after.rank},
+        }
+
     @property
     def first_error(self) -> ErrorReport | None:
         """The root cause: the earliest fatal error that is not a mere consequence of another."""
         fatal = [e for e in self.errors if e.fatal]
-        for e in fatal:
-            if not e.secondary:
-                return e
-        return fatal[0] if fatal else None
+        return earliest([e for e in fatal if not e.secondary]) or (fatal[0] if fatal else None)
+
+
+def earliest(errors: list[ErrorReport]) -> ErrorReport | None:
+    """The error that happened first among ``errors`` (in line order): a traceback counts from its
+    exception line, so of two ranks' interleaved tracebacks the one whose exception came first
+    wins, whichever began first. Errors that began after the first one's exception do not compete."""
+    if not errors:
+        return None
+    first = errors[0]
+    for error in errors[1:]:
+        ends = first.exc_line or first.line
+        if error.line > ends:
+            break
+        if (error.exc_line or error.line) < ends:
+            first = error
+    return first
 
 
 def origin(state: StartupState) -> float | None:

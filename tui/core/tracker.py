@@ -24,6 +24,7 @@ from tui.core.detection import Detection
 from tui.core.events import (
     ErrorFound,
     LineUnparsed,
+    PhaseEnded,
     ServerDetected,
     Stopped,
     TrackerEvent,
@@ -50,6 +51,9 @@ MAX_ERRORS = 1000
 #: there are ten tasks or more). What follows the label is the server's own line.
 SRUN_LABEL = re.compile(r" {0,4}\d{1,5}: ")
 SRUN_LABEL_STARTS = frozenset(" 0123456789")
+#: Lines that may explain a failure to come (``Signature.cause``) held at once, the first of each kind.
+MAX_CAUSES = 16
+
 #: Text of the lines kept while the server is only guessed, to read them again if a definitive
 #: marker names another server (beyond this, a switch keeps what was read so far).
 REPLAY_CHARS = 8 << 20
@@ -57,6 +61,11 @@ REPLAY_CHARS = 8 << 20
 
 def _is_bar(text: str) -> bool:
     return "%|" in text or "% Completed" in text
+
+
+# A tqdm bar's end ("… 6/23 [00:06<00:17,  2.41it/s]") with other text glued after it, no
+# newline between: a C++ error written while the bar was drawn ("…it/s]terminate called …").
+_GLUED = re.compile(r"\[[\d:?]+<[\d:?]+,\s*[^\]]{0,40}\](?=\S)")
 
 
 class StartupTracker(Detection, Attempts, PhaseBook, RankBook, Timestamps):
@@ -97,6 +106,7 @@ class StartupTracker(Detection, Attempts, PhaseBook, RankBook, Timestamps):
         self._tentative: set[str] = set()  # settle phases whose ranks have all ended
         self._placeholders: dict[str, str] = {}  # phase -> rank key a bar started it under
         self._error_ids: set[int] = set()
+        self._causes: list[ErrorReport] = []  # lines that explain a failure if one follows (held back)
         self._offset: int | None = None  # stream offset of the line being fed
         self._last_ts: float | None = None
         self._ts_base: tuple[str, float] | None = None  # the last timestamp text (to the second) and its value
@@ -307,6 +317,11 @@ class StartupTracker(Detection, Attempts, PhaseBook, RankBook, Timestamps):
                         yield text[: match.start()]
                         text = text[match.start() :]
                         break
+                else:
+                    glued = _GLUED.search(text)
+                    if glued is not None:
+                        yield text[: glued.end()]
+                        text = text[glued.end() :]
             yield text
 
     def _one(self, number: int, text: str, at: float | None, events: list[TrackerEvent]) -> None:
@@ -353,14 +368,47 @@ class StartupTracker(Detection, Attempts, PhaseBook, RankBook, Timestamps):
             return
         if self._any_marker is not None and self._any_marker.search(msg) is None:
             return
+        before = len(events)
         self._markers(self.profile, number, msg, MAIN if rank is None else rank, ts, events)
+        if self._causes and any(isinstance(e, PhaseEnded) for e in events[before:]):
+            # a phase ended on every rank after them: those lines did not stop the startup
+            self._causes = [c for c in self._causes if c.line >= number]
 
     # ------------------------------------------------------------ errors
+
+    def _hold(self, error: ErrorReport) -> None:
+        """A line that explains a failure if one follows: held back, not an error (yet)."""
+        state = self.state
+        if state.outcome != STARTING or state.ready_line is not None or len(self._causes) >= MAX_CAUSES:
+            return  # it came after the failure (or the ready line): it explains nothing
+        if all(c.category != error.category for c in self._causes):
+            self._causes.append(error)
+
+    def _blame(self, error: ErrorReport, events: list[TrackerEvent]) -> None:
+        """``error`` fails the startup: the held lines before it are its root cause, it their follow-on."""
+        upto = error.end_line or error.line
+        causes = [c for c in self._causes if c.line <= upto]
+        if not causes:
+            return
+        self._causes = [c for c in self._causes if c.line > upto]
+        for cause in causes:
+            cause.fatal = True
+            cause.follow_on = error.line
+            self._error_ids.add(id(cause))
+            if len(self.state.errors) < MAX_ERRORS:
+                bisect.insort(self.state.errors, cause, key=lambda e: e.line)
+                events.append(ErrorFound(cause))
+        error.secondary = True
 
     def _errors(self, errors: list[ErrorReport], events: list[TrackerEvent]) -> None:
         state = self.state
         for error in errors:
+            if error.cause and not error.fatal:
+                self._hold(error)
+                continue
             kept = id(error) in self._error_ids
+            if not kept and error.fatal and self._causes and state.ready_line is None:
+                self._blame(error, events)
             if not kept and len(state.errors) < MAX_ERRORS:
                 self._error_ids.add(id(error))
                 bisect.insort(state.errors, error, key=lambda e: e.line)

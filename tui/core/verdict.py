@@ -37,7 +37,7 @@ from enum import StrEnum
 
 from tui.core.events import GpuSample
 from tui.core.limits import NO_LIMITS, StallLimits
-from tui.core.state import PHASE_TITLES, ErrorReport, Outcome, StartupState, origin
+from tui.core.state import PHASE_TITLES, ErrorReport, Outcome, StartupState, earliest, origin
 from tui.core.wording import clock
 
 
@@ -255,8 +255,7 @@ def log_error(state: StartupState) -> ErrorReport | None:
     """The root-cause error the log itself holds (not one made up from the process's exit)."""
     fatal = [e for e in state.errors if e.fatal and e.kind not in EXIT_KINDS]
     primary = [e for e in fatal if not e.secondary]
-    found = primary or fatal
-    return found[0] if found else None
+    return earliest(primary) or (fatal[0] if fatal else None)
 
 
 def unfinished_ranks(state: StartupState) -> tuple[str, ...]:
@@ -439,7 +438,9 @@ def _log_verdict(state: StartupState, silence: float | None, waiting: str | None
         error = state.first_error
         if error is not None:
             where = " · ".join(p for p in (error.rank or "", f"line {error.line}") if p)
-            return Verdict(FAILED, f"{where} · {error.title}")
+            after = state.follow_on(error)
+            then = f" · then line {after.line}: {after.kind}" if after is not None else ""
+            return Verdict(FAILED, f"{where} · {error.title}{then}")
         return Verdict(FAILED, state.stop_reason or "the server died")
     if state.outcome == Outcome.STOPPED:
         return Verdict(STOPPED, state.stop_reason or "the server shut down after ready")

@@ -274,6 +274,9 @@ class PlainWatch:
             others = f" (also on {', '.join(also)})" if also else ""
             which = f" (attempt {state.attempt} in this log)" if state.attempt > 1 else ""
             self.say(f"FAILED at line {error.line}{rank}: {error.message}{others}{which}")
+            after = state.follow_on(error)
+            if after is not None:  # the line that explains it came first: the exception follows from it
+                self.say(f"then, at line {after.line}: {after.title}", indent="  ")
             hints = self.words.hints.diagnose(state)
             if hints:
                 self.say("\n".join(hint_lines(hints, indent="")), indent="  ")

@@ -1,0 +1,118 @@
+"""Issue 19's log shapes: each ``tests/fixtures/case_*.log`` and what ``scan --json`` says of it —
+the outcome, the root cause (with its follow-on where a line that is no Python traceback explains
+the failure) and the first hint.
+
+The fixtures come from ``tests/fixtures/make_cases.py``; ``test_scan_cli.test_fast_path_equals_full_path``
+checks every one of them too, and ``test_hint_rules`` runs the hint rules over them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tui.commands.scan import scan_with_hints, to_json
+from tui.core.state import FAILED, READY
+from tui.core.verdict import judge
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+# name: (outcome, root cause (line, kind, rank) or None, follow-on line or None, first hint id or None)
+EXPECTED = {
+    "case_vllm_oom_at_util_075.log": (FAILED, (7, "OutOfMemoryError", "EngineCore_DP0"), None, "cuda-oom-vllm"),
+    "case_vllm_graph_capture_oom.log": (FAILED, (30, "OutOfMemoryError", "EngineCore_DP0"), None, "graph-capture-oom-vllm"),
+    "case_sglang_port_from_c10d.log": (FAILED, (4, "port_in_use", None), None, "port-in-use"),
+    "case_vllm_ray_gpus_short.log": (FAILED, (4, "ray_gpus_short", "main"), 9, "ray-gpus-short"),
+    "case_sglang_deepep_ibgda.log": (FAILED, (19, "nvshmem", None), 20, "nvshmem-ibgda"),
+    "case_vllm_peer_gpu_not_accessible.log": (FAILED, (5, "p2p", None), 7, "nvshmem-peer-gpu"),
+    "case_sglang_gloo_not_connected.log": (FAILED, (6, "gloo", None), 7, "gloo-not-connected"),
+    "case_vllm_nccl_warn_then_error.log": (FAILED, (6, "nccl_warn", None), 8, "nccl-warn-connect"),
+    "case_vllm_nccl_warn_benign_ready.log": (READY, None, None, None),
+    "case_sglang_slurm_oom_kill.log": (FAILED, (5, "host_oom", None), None, None),
+    "case_sglang_cuda_error_glued_to_bar.log": (FAILED, (8, "cuda_error", None), None, None),
+    "case_vllm_shm_broadcast_after_worker_error.log": (FAILED, (13, "RuntimeError", "Worker_TP2"), None, "nccl-p2p"),
+    "case_vllm_ranks_first_exception.log": (FAILED, (5, "RuntimeError", "rank2"), None, None),
+    "case_vllm_sidecar_ready_before_load.log": (FAILED, (9, "OutOfMemoryError", "EngineCore_DP0"), None, "weights-oom"),
+    "case_vllm_v2_runner_eagle3_ready.log": (READY, None, None, None),
+    "case_sglang_drafter_only_fails.log": (FAILED, (8, "KeyError", "TP0"), None, "draft-weight-names"),
+    "case_vllm_drafter_only_fails.log": (FAILED, (7, "KeyError", "EngineCore_DP0"), None, "draft-weight-names"),
+    "case_vllm_memory_held_at_start.log": (FAILED, (4, "ValueError", "EngineCore_DP0"), None, "memory-held-at-start"),
+    "case_vllm_removeipc_semlock.log": (FAILED, (3, "FileNotFoundError", None), None, "remove-ipc"),
+    "case_vllm_unrecognized_argument.log": (FAILED, (3, "bad_argument", None), None, "unrecognized-argument"),
+    "case_sglang_missing_libcudart.log": (FAILED, (2, "ImportError", "main"), None, "missing-shared-library"),
+}
+
+# name: [(phase, start_line, end_line)] as scan --json gives them
+PHASES = {
+    "case_vllm_v2_runner_eagle3_ready.log": [
+        ("server_args", 1, 1), ("weight_load", 4, 22), ("draft_init", 22, 23), ("memory_pool", 24, 26),
+        ("cuda_graph", 27, 27), ("ready", 29, 30),
+    ],
+    "case_sglang_drafter_only_fails.log": [("server_args", 1, 1), ("weight_load", 2, 5), ("draft_init", 6, None)],
+    "case_vllm_drafter_only_fails.log": [("server_args", 1, 2), ("weight_load", 3, 5), ("draft_init", 5, None)],
+    "case_vllm_sidecar_ready_before_load.log": [("server_args", 1, 2), ("weight_load", 7, None)],
+}
+
+
+def test_every_case_fixture_has_an_expectation():
+    assert sorted(p.name for p in FIXTURES.glob("case_*.log")) == sorted(EXPECTED)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_scan_json_names_the_root_cause_and_its_follow_on(name):
+    outcome, cause, follow_on, hint = EXPECTED[name]
+    state, hints = scan_with_hints(str(FIXTURES / name))
+    doc = to_json(state, hints)
+    assert doc["outcome"] == outcome
+    root = doc["root_cause"]
+    if cause is None:
+        assert root is None and doc["errors"] == []
+    else:
+        assert (root["line"], root["kind"], root["rank"]) == cause
+        assert (root["follow_on"] or {}).get("line") == follow_on
+        # the attempt row and the header name the same root cause
+        assert doc["attempts"][-1]["first_error"].endswith(root["message"][-40:])
+        assert f"line {root['line']}" in judge(state).text
+    assert (doc["hints"][0]["id"] if doc["hints"] else None) == hint
+
+
+@pytest.mark.parametrize("name", sorted(PHASES))
+def test_phases_belong_to_the_servers_own_lines(name):
+    """Another program's ready line does not end a vLLM start; a V2-runner drafter is draft_init;
+    a failing drafter leaves the target's weight load done."""
+    doc = to_json(scan_with_hints(str(FIXTURES / name))[0])
+    assert [(p["name"], p["start_line"], p["end_line"]) for p in doc["phases"]] == PHASES[name]
+
+
+def test_the_follow_on_is_told_in_the_header():
+    state, _ = scan_with_hints(str(FIXTURES / "case_sglang_deepep_ibgda.log"))
+    text = judge(state).text
+    assert "init failed for transport: IBGDA" in text and "then line 20: RuntimeError" in text
+
+
+def test_a_line_that_explains_nothing_is_no_error():
+    """NCCL WARN lines of a start that goes on to ready are warnings, never errors."""
+    state, hints = scan_with_hints(str(FIXTURES / "case_vllm_nccl_warn_benign_ready.log"))
+    assert state.outcome == READY and state.errors == [] and state.warnings >= 2 and hints == []
+
+
+@pytest.mark.parametrize("name", ["case_vllm_shm_broadcast_after_worker_error.log", "case_vllm_removeipc_semlock.log"])
+def test_shm_broadcast_waits_are_noise_after_a_workers_error(name):
+    state, hints = scan_with_hints(str(FIXTURES / name))
+    assert state.first_error is not None and state.first_error.line < 15
+    assert all("shared memory broadcast" not in e.message for e in state.errors)
+    assert "shm-broadcast-wait" not in [h.id for h in hints]
+
+
+def test_hints_give_this_runs_numbers():
+    _, hints = scan_with_hints(str(FIXTURES / "case_vllm_memory_held_at_start.log"))
+    assert "held 26.89 GiB" in hints[0].why and [a.text for a in hints[0].fix] == [
+        "kill_gpu_holders", "set_flag --gpu-memory-utilization 0.65"]  # 52.30/79.19 = 0.66, 1 % below
+    _, hints = scan_with_hints(str(FIXTURES / "case_vllm_unrecognized_argument.log"))
+    assert "vllm has no --num-scheduler-steps" in hints[0].why
+
+
+def test_each_ranks_exception_stays_with_its_own_traceback():
+    state, _ = scan_with_hints(str(FIXTURES / "case_vllm_ranks_first_exception.log"))
+    assert sorted((e.rank, e.message[-8:]) for e in state.errors) == [("rank2", "(rank 2)"), ("rank5", "(rank 5)")]
