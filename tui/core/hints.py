@@ -35,6 +35,7 @@ from tui.core.profiles import (
     _read_toml,
     _strings,
     _table,
+    trusted_patterns,
 )
 from tui.core.state import ErrorReport, Phase, StartupState
 
@@ -382,7 +383,8 @@ def knowledge() -> KnowledgeBase:
     global _builtin
     if _builtin is None:
         text = resources.files("tui.profiles").joinpath("hints.toml").read_text(encoding="utf-8")
-        _builtin = parse(text, "hints.toml")
+        with trusted_patterns():  # a user's hints file: the linear-time engine (tui.core.linear)
+            _builtin = parse(text, "hints.toml")
     path = user_path()
     try:
         stamp = path.stat().st_mtime

@@ -13,14 +13,18 @@ loader checks every key of the profile format in one place, beside the types it 
 
 from __future__ import annotations
 
+import contextvars
 import re
 import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from tui.core.limits import parse_duration
+from tui.core.linear import LinearError, compile_linear
 from tui.core.quicktest import QuickTest as QuickTest, any_of as any_of  # (where the tracker finds them)
 from tui.core.state import PHASES
 
@@ -132,14 +136,63 @@ _OPTION_KEYS = {"max_detect_lines"}
 
 
 def _compile(where: str, pattern: Any) -> Pattern:
+    """A pattern of a built-in file (``trusted_patterns``), or the same text as one: Python's
+    ``re``. Any other (a user's profile or hints file): the linear-time engine, or refused."""
     if not isinstance(pattern, str):
         raise ProfileError(f"{where}: expected a regex string, got {type(pattern).__name__}")
     if "(?P=" in pattern:
         raise ProfileError(f"{where}: back-references are not allowed in {pattern!r}")
     try:
-        return re.compile(pattern)
+        if _trusted.get() or pattern in _vetted():
+            return re.compile(pattern)
+        return compile_linear(pattern)
     except re.error as exc:
         raise ProfileError(f"{where}: bad pattern {pattern!r}: {exc}") from None
+    except LinearError as exc:
+        raise ProfileError(
+            f"{where}: pattern {pattern!r} refused: {exc} (a user's patterns run on a linear-time engine, RE2, so none can freeze the tool)"
+        ) from None
+
+
+_trusted: contextvars.ContextVar[bool] = contextvars.ContextVar("trusted_patterns", default=False)
+_vetted_cache: frozenset[str] | None = None
+
+
+@contextmanager
+def trusted_patterns() -> Iterator[None]:
+    """Patterns compiled inside run on Python's ``re``: the built-in files, whose every pattern
+    the tests run against pathological lines (a user's file never loads inside this)."""
+    token = _trusted.set(True)
+    try:
+        yield
+    finally:
+        _trusted.reset(token)
+
+
+def _vetted() -> frozenset[str]:
+    """The text of every built-in profile pattern: a user's profile copied from a built-in one
+    keeps its vetted patterns (look-arounds included) on Python's faster ``re``."""
+    global _vetted_cache
+    if _vetted_cache is None:
+        found: set[str] = set()
+        for profile in builtin_profiles():
+            found.update(p.pattern for p in all_patterns(profile))
+            found.update(p.pattern for p in profile.headers)
+            if profile.rank_token is not None:
+                found.add(profile.rank_token.pattern)
+        _vetted_cache = frozenset(found)
+    return _vetted_cache
+
+
+def all_patterns(profile: Profile) -> list[Pattern]:
+    """Every pattern a profile runs on a line's message (headers and rank token apart)."""
+    out = [*profile.detect, *profile.identify, *profile.ready, *profile.close, *profile.stop, *profile.startup]
+    out += [*profile.figures, *profile.warnings, *profile.carry_on, *profile.benign, *(s.regex for s in profile.signatures)]
+    for spec in profile.phases:
+        out += [*spec.begin, *spec.end, *spec.step, *spec.implicit_begin, *spec.progress]
+    for _key, patterns in profile.identity:
+        out += patterns
+    return out
 
 
 def _patterns(where: str, value: Any) -> tuple[Pattern, ...]:
@@ -357,17 +410,22 @@ _builtin_cache: dict[str, Profile] = {}
 def _common() -> dict[str, Any]:
     global _common_cache
     if _common_cache is None:
-        source = "common.toml"
-        data = _read_toml(_builtin_text(COMMON), source)
-        _table(source, data, {"signatures", "warnings", "benign", "prefilter"})
-        _common_cache = {
-            "signatures": _signatures(source, data.get("signatures")),
-            "warnings": _patterns(f"{source}: warnings.patterns", (data.get("warnings") or {}).get("patterns")),
-            "carry_on": _patterns(f"{source}: warnings.carry_on", (data.get("warnings") or {}).get("carry_on")),
-            "benign": _patterns(f"{source}: benign.patterns", (data.get("benign") or {}).get("patterns")),
-            "prefilter": _strings(f"{source}: prefilter.words", (data.get("prefilter") or {}).get("words")),
-        }
+        with trusted_patterns():
+            _common_cache = _load_common()
     return _common_cache
+
+
+def _load_common() -> dict[str, Any]:
+    source = "common.toml"
+    data = _read_toml(_builtin_text(COMMON), source)
+    _table(source, data, {"signatures", "warnings", "benign", "prefilter"})
+    return {
+        "signatures": _signatures(source, data.get("signatures")),
+        "warnings": _patterns(f"{source}: warnings.patterns", (data.get("warnings") or {}).get("patterns")),
+        "carry_on": _patterns(f"{source}: warnings.carry_on", (data.get("warnings") or {}).get("carry_on")),
+        "benign": _patterns(f"{source}: benign.patterns", (data.get("benign") or {}).get("patterns")),
+        "prefilter": _strings(f"{source}: prefilter.words", (data.get("prefilter") or {}).get("words")),
+    }
 
 
 def generic_profile() -> Profile:
@@ -390,7 +448,8 @@ def load_profile(name_or_path: str | Path) -> Profile:
     key = str(name_or_path)
     if key in BUILTIN:
         if key not in _builtin_cache:
-            _builtin_cache[key] = _parse(_read_toml(_builtin_text(key), f"{key}.toml"), f"{key}.toml", _common())
+            with trusted_patterns():
+                _builtin_cache[key] = _parse(_read_toml(_builtin_text(key), f"{key}.toml"), f"{key}.toml", _common())
         return _builtin_cache[key]
     path = Path(key)
     if path.suffix != ".toml" and not path.exists():
