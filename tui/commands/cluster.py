@@ -19,10 +19,10 @@ from __future__ import annotations
 import argparse
 import re
 import tomllib
-from pathlib import Path
 
 from tui.commands.options import gpu_options
 from tui.core.errors import UsageError
+from tui.core.files import read_text
 from tui.core.options import ClusterOptions, NodeSpec
 
 #: ``[user@]host[:port]:/path`` — the path starts with / ~ or . (a port is digits only).
@@ -92,7 +92,7 @@ def node_specs(args: argparse.Namespace) -> list[NodeSpec]:
 
 def cluster_file(path: str, gpus: str = "none", *, logs: bool = True) -> list[NodeSpec]:
     try:
-        data = tomllib.loads(Path(path).read_text())
+        data = tomllib.loads(read_text(path))  # a regular file, capped (tui.core.files)
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"{path}: cannot read the cluster file: {getattr(exc, 'strerror', None) or exc}") from None
     except tomllib.TOMLDecodeError as exc:

@@ -27,6 +27,7 @@ from typing import Any
 
 from tui.core.cmdline import Action, ServerCommand
 from tui.core.errors import UsageError
+from tui.core.files import read_text
 from tui.core.hint_fill import Context, render
 from tui.core.profiles import (
     ProfileError,
@@ -393,7 +394,7 @@ def knowledge() -> KnowledgeBase:
     key = (str(path), stamp)
     if key not in _merged:
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_text(path)  # a regular file, capped (tui.core.files)
         except (OSError, UnicodeDecodeError) as exc:
             raise ProfileError(f"{path}: cannot read the hints file: {getattr(exc, 'strerror', None) or exc}") from None
         _merged[key] = merge(parse(text, str(path)), _builtin)

@@ -23,6 +23,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from tui.core.files import read_text
 from tui.core.limits import parse_duration
 from tui.core.linear import LinearError, compile_linear
 from tui.core.quicktest import QuickTest as QuickTest, any_of as any_of  # (where the tracker finds them)
@@ -455,7 +456,7 @@ def load_profile(name_or_path: str | Path) -> Profile:
     if path.suffix != ".toml" and not path.exists():
         raise ProfileError(f"unknown server {key!r}: use one of {', '.join(BUILTIN)} or a profile .toml file")
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)  # a regular file, capped: not /dev/zero, not a FIFO
     except FileNotFoundError:
         raise ProfileError(f"{path}: no such profile file") from None
     except UnicodeDecodeError:

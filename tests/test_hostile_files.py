@@ -1,0 +1,138 @@
+"""A user's files under attack (issue 22, items 5 and 6): special files, bombs, absurd values.
+
+`--server`, `--cluster`, `--theme`, `--env-file` and `WATCHTOWER_HINTS` pointed at /dev/zero or a
+FIFO; a gzip-bomb recording; a recording whose times never come; files nested deeply enough to
+overflow a recursive parser. Each runs the real CLI in a subprocess under a 1.5 GiB address-space
+limit: the answer is one line on stderr and exit 2, within seconds, never a traceback.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+import zlib
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).parent.parent
+LOG = Path(__file__).parent / "fixtures" / "sglang_eagle3_tp8_ready.log"
+MEMORY = 1536 << 20
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def _limit_memory() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY, MEMORY))
+
+
+def cli(*args: str, env: dict[str, str] | None = None, timeout: float = 30) -> tuple[int, str, str, float, float]:
+    """(exit status, stdout, stderr, seconds, max RSS in MiB) of the real CLI, stdin empty."""
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tui.cli", *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, cwd=REPO, preexec_fn=_limit_memory,
+        env=dict(os.environ, NO_COLOR="1", WATCHTOWER_HINTS="") | (env or {}),
+    )
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise AssertionError(f"watchtower {' '.join(args)}: still running after {timeout} s") from None
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)  # (the largest child so far: an upper bound)
+    return proc.returncode, out, err, time.monotonic() - started, usage.ru_maxrss / 1024
+
+
+def one_line_error(status: int, err: str, *needles: str) -> None:
+    assert status == 2, err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    for needle in needles:
+        assert needle in err, err
+
+
+@pytest.fixture
+def fifo(tmp_path):
+    path = tmp_path / "profile.toml"
+    os.mkfifo(path)
+    return path
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("scan", str(LOG), "--server", "/dev/zero"),
+        ("watch", "--cluster", "/dev/zero", "--plain"),
+        ("demo", "--theme", "/dev/zero"),
+        ("run", "--env-file", "/dev/zero", "--no-check", "--", "true"),
+    ],
+    ids=["server", "cluster", "theme", "env-file"],
+)
+def test_dev_zero_as_a_config_file_is_refused_at_once(args):
+    status, _out, err, seconds, _rss = cli(*args)
+    one_line_error(status, err, "/dev/zero", "not a regular file")
+    assert seconds < 20
+
+
+def test_dev_zero_as_the_hints_file_is_refused():
+    status, _out, err, _s, _rss = cli("scan", str(LOG), env={"WATCHTOWER_HINTS": "/dev/zero"})
+    one_line_error(status, err, "/dev/zero", "hints file", "not a regular file")
+
+
+def test_a_fifo_as_the_profile_does_not_block(fifo):
+    status, _out, err, _s, _rss = cli("scan", str(LOG), "--server", str(fifo), timeout=20)
+    one_line_error(status, err, str(fifo), "a FIFO")
+
+
+def test_a_huge_regular_config_file_is_refused(tmp_path):
+    big = tmp_path / "big.toml"
+    with big.open("wb") as f:
+        f.truncate(8 << 30)  # sparse: 8 GiB of nothing
+    status, _out, err, _s, _rss = cli("scan", str(LOG), "--server", str(big))
+    one_line_error(status, err, str(big), "too large")
+
+
+def _recording(path: Path, records: list[dict], header: dict | None = None) -> Path:
+    header = header or {"format": "watchtower-recording", "version": 1, "host": "localhost", "log": "/x/server.log"}
+    with gzip.open(path, "wt", encoding="utf-8") as f:
+        for record in [header, *records]:
+            f.write(json.dumps(record) + "\n")
+    return path
+
+
+def test_a_gzip_bomb_recording_is_refused_within_bounded_memory(tmp_path):
+    path = tmp_path / "bomb.wtrec"
+    packer = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    zeros = b" " * (1 << 20)
+    with path.open("wb") as f:
+        f.write(packer.compress(b'{"format": "watchtower-recording", "version": 1}\n{"t": 0.1, "log": "'))
+        for _ in range(2048):  # 2 GiB once inflated, about 2 MB on disk
+            f.write(packer.compress(zeros))
+        f.write(packer.compress(b'"}\n') + packer.flush())
+    assert path.stat().st_size < 8 << 20
+    status, _out, err, _s, rss = cli("replay", str(path), "--plain")
+    one_line_error(status, err, str(path), "gzip bomb")
+    assert rss < 1024
+
+
+def test_a_recording_whose_time_never_comes_is_refused(tmp_path):
+    path = _recording(tmp_path / "far.wtrec", [{"t": 0.1, "log": "hello\n"}, {"t": 1e308, "log": "never\n"}, {"t": 1e308, "end": True}])
+    status, _out, err, seconds, _rss = cli("replay", str(path), "--plain", timeout=30)
+    one_line_error(status, err, str(path), "1e+308")
+    assert seconds < 25
+
+
+@pytest.mark.parametrize(
+    "record",
+    [{"t": "soon", "log": "x"}, {"t": -1, "log": "x"}, {"t": 1, "truncate": "all"}, {"t": 1, "gpu": [["a"]]}, {"t": 1, "log": 5}],
+    ids=["text-time", "negative-time", "truncate", "gpu-row", "log-type"],
+)
+def test_a_recording_with_a_bad_record_is_one_line(tmp_path, record):
+    path = _recording(tmp_path / "bad.wtrec", [{"t": 0.0, "log": "a\n"}, record, {"t": 2.0, "end": True}])
+    status, _out, err, _s, _rss = cli("replay", str(path), "--plain")
+    one_line_error(status, err, str(path), "record 3")
