@@ -136,3 +136,79 @@ def test_a_recording_with_a_bad_record_is_one_line(tmp_path, record):
     path = _recording(tmp_path / "bad.wtrec", [{"t": 0.0, "log": "a\n"}, record, {"t": 2.0, "end": True}])
     status, _out, err, _s, _rss = cli("replay", str(path), "--plain")
     one_line_error(status, err, str(path), "record 3")
+
+
+# ---------------------------------------------------------------- item 6: one line, never a traceback
+
+DEEP_TOML = "x = " + "[" * 50000 + "]" * 50000 + "\n"
+
+
+@pytest.mark.parametrize(
+    ("kind", "text"),
+    [
+        ("server", DEEP_TOML),
+        ("cluster", DEEP_TOML),
+        ("theme", DEEP_TOML),
+        ("server", "name = 5\n"),
+        ("server", "name = 'p'\n[[signatures]]\nkind = 7\npattern = 'x'\n"),
+        ("cluster", "[[node]]\nhost = 5\nlog = '/x.log'\n"),
+        ("cluster", "[[node]]\nname = ['a']\nlog = '/x.log'\n"),
+        ("cluster", "node = [1, 2]\n"),
+    ],
+    ids=["deep-profile", "deep-cluster", "deep-theme", "name-5", "kind-7", "host-5", "name-list", "node-not-table"],
+)
+def test_a_bad_config_file_is_one_line_and_exit_2(tmp_path, kind, text):
+    path = tmp_path / "file.toml"
+    path.write_text(text)
+    args = {
+        "server": ("scan", str(LOG), "--server", str(path)),
+        "cluster": ("watch", "--cluster", str(path), "--plain"),
+        "theme": ("demo", "--theme", str(path)),
+    }[kind]
+    status, _out, err, _s, _rss = cli(*args)
+    one_line_error(status, err, str(path))
+    assert "is missing" not in err  # a wrong type is not a missing key
+    if "= 5" in text or "= 7" in text:
+        assert "int" in err
+
+
+def test_a_deeply_nested_recording_is_one_line(tmp_path):
+    path = tmp_path / "deep.wtrec"
+    with gzip.open(path, "wt") as f:
+        f.write(json.dumps({"format": "watchtower-recording", "version": 1}) + "\n")
+        f.write('{"t": 1, "gpu": ' + "[" * 100000 + "]" * 100000 + "}\n")
+    status, _out, err, _s, _rss = cli("replay", str(path), "--plain")
+    one_line_error(status, err, str(path), "nested too deeply")
+
+
+def _quiet_pipe(args: list[str], reader: list[str], env: dict[str, str] | None = None) -> tuple[int, str]:
+    """``watchtower ARGS | READER``: the writer's exit status and stderr."""
+    head = subprocess.Popen(reader, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tui.cli", *args], stdout=head.stdin, stderr=subprocess.PIPE, text=True, cwd=REPO,
+        env=dict(os.environ, NO_COLOR="1") | (env or {}),
+    )
+    assert head.stdin is not None
+    head.stdin.close()  # only the two processes hold the pipe
+    _out, err = proc.communicate(timeout=60)
+    head.wait(timeout=10)
+    return proc.returncode, err
+
+
+def test_a_closed_pipe_ends_watch_plain_quietly(tmp_path):
+    status, err = _quiet_pipe(["watch", str(LOG), "--plain", "--gpus", "none"], ["head", "-1"])
+    assert "BrokenPipeError" not in err and "Traceback" not in err and "Exception ignored" not in err, err
+    assert status == 141
+
+
+def test_a_closed_pipe_ends_history_json_quietly(tmp_path, monkeypatch):
+    from tui.history import History
+
+    monkeypatch.setenv("WATCHTOWER_DATA_DIR", str(tmp_path / "data"))
+    history = History()
+    for n in range(400):  # far more JSON than a pipe holds
+        history.start(f"model-{n}", command=["python", "-m", "sglang.launch_server", "--model", "/m" * 200],
+                      env={}, host="localhost", log_path=f"/l/{n}.log")
+    status, err = _quiet_pipe(["history", "--json"], ["head", "-c", "10"])
+    assert "BrokenPipeError" not in err and "Traceback" not in err and "Exception ignored" not in err, err
+    assert status == 141

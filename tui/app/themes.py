@@ -143,6 +143,8 @@ def load_file(path: Path) -> Palette:
         raise UsageError(f"theme file {path}: cannot read it: {getattr(exc, 'strerror', None) or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"theme file {path}: invalid TOML ({exc})") from None
+    except RecursionError:
+        raise UsageError(f"theme file {path}: invalid TOML (nested too deeply)") from None
     name = str(data.get("name") or path.stem)
     colors = data.get("colors", {})
     if not isinstance(colors, dict) or "primary" not in colors:

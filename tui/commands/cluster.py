@@ -97,11 +97,18 @@ def cluster_file(path: str, gpus: str = "none", *, logs: bool = True) -> list[No
         raise UsageError(f"{path}: cannot read the cluster file: {getattr(exc, 'strerror', None) or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise UsageError(f"{path}: not valid TOML: nested too deeply") from None
     nodes = data.get("node")
     if not isinstance(nodes, list) or not nodes:
         raise UsageError(f"{path}: no [[node]] tables")
     specs = []
     for index, node in enumerate(nodes, 1):
+        if not isinstance(node, dict):
+            raise UsageError(f"{path}: node {index}: expected a [[node]] table")
+        for key in ("name", "host", "log", "gpus"):
+            if key in node and not isinstance(node[key], str):
+                raise UsageError(f"{path}: node {index}: {key!r} must be a string, not {type(node[key]).__name__}")
         unknown = set(node) - {"name", "host", "log", "gpus", "args"}
         if unknown:
             raise UsageError(f"{path}: node {index}: unknown key {sorted(unknown)[0]!r} (name, host, log, gpus, args)")

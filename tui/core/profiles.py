@@ -245,7 +245,9 @@ def _parse(data: dict[str, Any], source: str, common: dict[str, Any] | None) -> 
     where = source
     _table(where, data, _TOP_KEYS)
     name = data.get("name")
-    if not isinstance(name, str) or not name:
+    if name is not None and not isinstance(name, str):
+        raise ProfileError(f"{where}: 'name' must be a string (a short name such as \"sglang\"), not {type(name).__name__}")
+    if not name:
         raise ProfileError(f"{where}: 'name' is missing (a short name such as \"sglang\")")
     prefix = _table(f"{where}: prefix", data.get("prefix"), _PREFIX_KEYS)
     markers = _table(f"{where}: markers", data.get("markers"), _MARKER_KEYS)
@@ -379,7 +381,9 @@ def _signatures(where: str, value: Any) -> tuple[Signature, ...]:
         sw = f"{where}: signatures[{i}]"
         body = _table(sw, body, _SIGNATURE_KEYS)
         kind = body.get("kind")
-        if not isinstance(kind, str) or not kind:
+        if kind is not None and not isinstance(kind, str):
+            raise ProfileError(f"{sw}: 'kind' must be a string (a category such as \"cuda_oom\"), not {type(kind).__name__}")
+        if not kind:
             raise ProfileError(f"{sw}: 'kind' is missing (a category such as \"cuda_oom\")")
         out.append(
             Signature(
@@ -398,6 +402,8 @@ def _read_toml(text: str, source: str) -> dict[str, Any]:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ProfileError(f"{source}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ProfileError(f"{source}: not valid TOML: nested too deeply") from None
 
 
 def _builtin_text(name: str) -> str:
