@@ -212,3 +212,38 @@ def test_a_closed_pipe_ends_history_json_quietly(tmp_path, monkeypatch):
     status, err = _quiet_pipe(["history", "--json"], ["head", "-c", "10"])
     assert "BrokenPipeError" not in err and "Traceback" not in err and "Exception ignored" not in err, err
     assert status == 141
+
+
+# ---------------------------------------------------------------- item 7: values refused at parse
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("watch", str(LOG), "--plain", "--gpu-interval", "nan"),
+        ("watch", str(LOG), "--plain", "--timeout", "nan"),
+        ("watch", str(LOG), "--plain", "--timeout", "inf"),
+        ("watch", str(LOG), "--plain", "--gpu-interval", "-1"),
+        ("replay", "x.wtrec", "--plain", "--speed", "nan"),
+        ("record", str(LOG), "-o", "x.wtrec", "--duration", "inf"),
+    ],
+    ids=["gpu-interval-nan", "timeout-nan", "timeout-inf", "gpu-interval-negative", "speed-nan", "duration-inf"],
+)
+def test_a_number_that_is_not_a_finite_positive_one_is_refused_at_parse(args, tmp_path):
+    args = tuple(str(tmp_path / a) if a == "x.wtrec" else a for a in args)
+    status, _out, err, seconds, _rss = cli(*args, timeout=20)
+    assert status == 2 and "Traceback" not in err
+    assert "expected a finite number greater than 0" in err and args[-1] in err
+    assert seconds < 15
+
+
+@pytest.mark.parametrize("text", [b"", b"\n", b"\n\n  \n", b"\r\n"], ids=["empty", "one-blank", "blanks", "crlf"])
+def test_scan_stdin_without_a_word_is_still_starting_whatever_the_blank_lines(text):
+    done = subprocess.run([sys.executable, "-m", "tui.cli", "scan", "-"], input=text, capture_output=True, cwd=REPO, timeout=30)
+    assert done.returncode == 3, done.stderr
+    assert b"STARTING" in done.stdout
+
+
+def test_scan_stdin_of_unknown_text_is_a_usage_error():
+    done = subprocess.run([sys.executable, "-m", "tui.cli", "scan", "-"], input=b"\nhello\n", capture_output=True, cwd=REPO, timeout=30)
+    assert done.returncode == 2 and b"not an SGLang" in done.stderr

@@ -20,7 +20,7 @@ import argparse
 import re
 import tomllib
 
-from tui.commands.options import gpu_options
+from tui.commands.options import gpu_options, seconds
 from tui.core.errors import UsageError
 from tui.core.files import read_text
 from tui.core.options import ClusterOptions, NodeSpec
@@ -34,7 +34,7 @@ def add_cluster_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--slurm", metavar="JOBID", help="a Slurm job: its state, then its tasks' output files")
     parser.add_argument("--task-output", metavar="PATTERN",
                         help="with --slurm: the tasks' output files as an srun -o pattern (default: from the job)")
-    parser.add_argument("--slurm-interval", type=float, default=1.0, metavar="S", help=argparse.SUPPRESS)
+    parser.add_argument("--slurm-interval", type=seconds, default=1.0, metavar="S", help=argparse.SUPPRESS)
     parser.set_defaults(host=None)
 
 
