@@ -247,3 +247,23 @@ def test_scan_stdin_without_a_word_is_still_starting_whatever_the_blank_lines(te
 def test_scan_stdin_of_unknown_text_is_a_usage_error():
     done = subprocess.run([sys.executable, "-m", "tui.cli", "scan", "-"], input=b"\nhello\n", capture_output=True, cwd=REPO, timeout=30)
     assert done.returncode == 2 and b"not an SGLang" in done.stderr
+
+
+# ---------------------------------------------------------------- item 9: a node's name is text, not a command
+
+
+def test_a_node_name_with_escape_sequences_never_reaches_the_terminal_raw(tmp_path):
+    log = tmp_path / "n1.log"
+    log.write_text("[2026-02-22 23:38:50] server_args=ServerArgs(model_path='/m', tp_size=1)\n")
+    cluster = tmp_path / "cluster.toml"
+    cluster.write_text(f'[[node]]\nname = "n1\\u001b]0;PWNED\\u0007\\u001b[31mred\\u202e"\nlog = "{log}"\n')
+    status, out, err, _s, _rss = cli("watch", "--cluster", str(cluster), "--plain", "--gpus", "none", "--timeout", "1")
+    assert status == 3, err
+    assert "n1red" in out
+    for raw in ("\x1b", "\x07", "\u202e"):
+        assert raw not in out and raw not in err
+
+    from tui.commands.cluster import cluster_file
+
+    (spec,) = cluster_file(str(cluster))
+    assert spec.name == "n1red<U+202E>"  # the dashboard's rows and title take this name

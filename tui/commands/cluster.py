@@ -23,6 +23,7 @@ import tomllib
 from tui.commands.options import gpu_options, seconds
 from tui.core.errors import UsageError
 from tui.core.files import read_text
+from tui.core.lines import clean
 from tui.core.options import ClusterOptions, NodeSpec
 
 #: ``[user@]host[:port]:/path`` — the path starts with / ~ or . (a port is digits only).
@@ -120,7 +121,9 @@ def cluster_file(path: str, gpus: str = "none", *, logs: bool = True) -> list[No
         if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
             raise UsageError(f"{path}: node {index}: 'args' must be a list of strings")
         host = node.get("host") or None
-        specs.append(NodeSpec(str(node.get("name") or _node_name(host or "localhost")), str(node.get("log") or ""),
+        # a name reaches the screen (the plain lines, the node rows, a terminal title): never raw
+        name = clean(node.get("name") or _node_name(host or "localhost"))
+        specs.append(NodeSpec(name, str(node.get("log") or ""),
                               host, str(node.get("gpus") or gpus), tuple(args)))
     if len({s.name for s in specs}) != len(specs):
         raise UsageError(f"{path}: two nodes with one name")

@@ -10,6 +10,7 @@ import time
 
 from tui.core.cluster import BarrierRow
 from tui.core.events import ConnectionState, ErrorFound, PhaseEnded, Ready, ServerDetected, SlurmJobState, Stopped
+from tui.core.lines import clean
 from tui.core.state import FAILED, PHASE_TITLES, READY, STARTING, STOPPED
 from tui.core.verdict import EXIT_FAILED, EXIT_READY, EXIT_STARTING, EXIT_USAGE
 from tui.core.wording import clock, duration
@@ -51,7 +52,8 @@ class PlainCluster:
     def say(self, text: str, node: str | None = None) -> None:
         minutes, secs = divmod(time.monotonic() - self.started, 60)
         where = f"[{node}] " if node else ""
-        print(f"{time.strftime('%H:%M:%S')}  +{int(minutes):02d}:{secs:04.1f}  {where}{text}")
+        line = clean(f"{where}{text}")  # names and log text alike: no escape sequence reaches the terminal
+        print(f"{time.strftime('%H:%M:%S')}  +{int(minutes):02d}:{secs:04.1f}  {line}")
 
     async def run(self) -> int:
         session = self.session
