@@ -113,7 +113,12 @@ def default_name(command: list[str]) -> str:
 def check_name(name: str) -> str:
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
         raise UsageError(f"invalid --name {name!r}: letters, digits, '.', '_' and '-' only")
+    if len(name) > NAME_MAX:  # it names files: NAME-vN.log, its lock, …
+        raise UsageError(f"--name is too long ({len(name)} characters; at most {NAME_MAX}): it names the attempts' files")
     return name
+
+
+NAME_MAX = 100
 
 
 def parse_grace(text: str):
