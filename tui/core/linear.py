@@ -20,6 +20,7 @@ The result is duck-typed as ``re.Pattern[str]``: it has the methods the tracker 
 from __future__ import annotations
 
 import re
+import warnings
 from typing import Any, cast
 
 try:  # a dependency where wheels exist (x86_64, aarch64)
@@ -136,7 +137,9 @@ def compile_linear(pattern: str) -> Pattern:
     Raises ``LinearError`` (one short reason) for what RE2 cannot run, ``re.error`` for what
     Python's own ``re`` would refuse. Without RE2 on this platform: Python's ``re``.
     """
-    compiled = re.compile(pattern)  # Python's syntax first: its error messages, its group names
+    with warnings.catch_warnings():  # ("possible nested set" and the like: RE2 decides below)
+        warnings.simplefilter("ignore")
+        compiled = re.compile(pattern)  # Python's syntax first: its error messages, its group names
     if _re2 is None:  # pragma: no cover - depends on the platform's wheels
         return compiled
     if compiled.flags & re.VERBOSE:
