@@ -247,3 +247,82 @@ def test_the_history_command_says_a_corrupt_file_was_kept_aside(tmp_path):
     (aside,) = data.glob("history.sqlite3.corrupt-*")
     assert result.returncode == 0 and "no attempts recorded" in result.stdout
     assert result.stderr.startswith("watchtower: history database") and f"kept as {aside}" in result.stderr
+
+
+# ---------------------------------------------------------------- issue 22, items 3 and 12
+
+
+def test_two_corruptions_in_one_second_keep_both_copies(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    path = data / "history.sqlite3"
+    kept = []
+    for n in range(3):  # far quicker than a second apart: the copies' names share their stamp
+        path.write_bytes(f"corruption number {n}\n".encode() * 300)
+        history = History(path)
+        assert history.notice is not None and "kept as" in history.notice
+        kept.append(history.notice)
+    copies = sorted(data.glob("history.sqlite3.corrupt-*"))
+    assert len(copies) == 3
+    assert sorted(p.read_bytes()[:19] for p in copies) == [b"corruption number 0", b"corruption number 1", b"corruption number 2"]
+
+
+def test_a_locked_database_says_locked_not_permissions(tmp_path):
+    path = fresh_history(tmp_path / "data")
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")  # another process's long write, as far as SQLite can tell
+    try:
+        result = subprocess.run([sys.executable, "-m", "tui.cli", "history", "--json"], capture_output=True, text=True,
+                                timeout=60, cwd=REPO, env={**os.environ, "WATCHTOWER_DATA_DIR": str(path.parent)})
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "locked" in result.stderr and "permissions" not in result.stderr, result.stderr
+
+
+def test_a_full_disk_says_full_not_permissions(tmp_path):
+    from tui.history import _advice
+
+    with pytest.raises(OSError) as info:
+        with open("/dev/full", "w") as full:  # a real ENOSPC from the kernel
+            full.write("x")
+    advice = _advice(info.value)
+    assert "full" in advice and "permissions" not in advice
+    db = sqlite3.connect(tmp_path / "small.sqlite3")
+    db.execute("CREATE TABLE t (x)")
+    db.execute("PRAGMA max_page_count = 2")  # SQLite's own 'database or disk is full'
+    with pytest.raises(sqlite3.OperationalError) as info2:
+        db.execute("INSERT INTO t VALUES (?)", ("y" * 100_000,))
+    assert "full" in _advice(info2.value) and "permissions" not in _advice(info2.value)
+
+
+def test_a_too_long_name_says_so(tmp_path):
+    data = tmp_path / "data"
+    argv = run_argv(tmp_path)
+    at = argv.index("--name")
+    argv[at + 1] = "n" * 300
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=REPO,
+                            env={**os.environ, "WATCHTOWER_DATA_DIR": str(data)})
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "too long" in result.stderr and "permissions" not in result.stderr, result.stderr
+    assert not (tmp_path / "logs").exists() or not list((tmp_path / "logs").iterdir())  # nothing launched
+
+
+async def test_a_name_too_long_for_a_file_name_is_not_a_permissions_problem(tmp_path):
+    from tui.history import HistoryError
+
+    history = History(fresh_history(tmp_path / "data"))
+    with pytest.raises(HistoryError) as info:
+        async with history.claim("n" * 300):
+            pass
+    assert "too long" in str(info.value) and "permissions" not in str(info.value)
+
+
+def test_replay_does_not_look_for_the_writer_of_its_own_file():
+    demo = REPO / "tui" / "data" / "demo-crash-attr.wtrec"
+    result = subprocess.run([sys.executable, "-m", "tui.cli", "replay", str(demo), "--plain", "--speed", "100"],
+                            capture_output=True, text=True, timeout=60, cwd=REPO)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "FAILED" in result.stdout
+    assert "no process here holds it open" not in result.stdout and "no writer found" not in result.stdout

@@ -197,3 +197,100 @@ def test_an_escape_sequence_inside_a_marker_word_is_seen_by_scan():
     scanner.finish()
     phase = tracker.state.phase("weight_load")
     assert phase is not None and phase.start_line == 7
+
+
+# ---------------------------------------------------------------- user patterns and config files (issue 22)
+
+_REGEX_PIECES = st.sampled_from(
+    ["a", "b", "é", "x", ".", "\\d", "\\w", "\\s", "\\W", "\\b", "+", "*", "?", "{2}", "{1,3}", "(", ")", "(?:", "|",
+     "[", "]", "[a-z]", "[^b]", "^", "$", "\\", "(?=", "(?!", "(?<=", "\\1", "(?P<n>", "(?P=n)", "*+", "(?>", "(?i)", "ſ"]
+)
+_TEXT = st.text(alphabet=st.sampled_from(list("aabbx é1 _-.ſ\t")), max_size=60)
+
+
+def test_fuzz_user_patterns_load_or_are_refused_and_never_hang(fuzz_examples, tmp_path):
+    """Any pattern a user writes: refused in one line naming it, or run on the linear engine, whose
+    answer (match or not, and where) is Python's on ASCII text; a long almost-matching line
+    never hangs (the test's timeout would be the failure)."""
+    from tui.core.linear import is_linear
+    from tui.core.profiles import ProfileError
+
+    @settings(max_examples=fuzz_examples, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @given(pieces=st.lists(_REGEX_PIECES, min_size=1, max_size=12), texts=st.lists(_TEXT, max_size=4))
+    def check(pieces, texts):
+        pattern = "".join(pieces)
+        path = tmp_path / "user.toml"
+        path.write_text(f"name = 'u'\n[[signatures]]\nkind = 'k'\npattern = {pattern!r}\n".replace("\\'", "''"))
+        try:
+            profile = load_profile(str(path))
+        except ProfileError as exc:
+            assert "\n" not in str(exc) and str(path) in str(exc)
+            return
+        regex = next(s.regex for s in profile.signatures if s.kind == "k")
+        assert is_linear(regex)
+        python = re.compile(regex.pattern)
+        for text in [*texts, "a" * 3000 + "é", "x" * 3000 + "!"]:
+            found = regex.search(text)
+            if text.isascii():
+                expected = python.search(text)
+                assert (found is None) == (expected is None), (regex.pattern, text)
+                if expected is not None:
+                    assert found.span() == expected.span(), (regex.pattern, text)
+        tracker = StartupTracker(profile)
+        tracker.feed(LineAssembler().feed(("\n".join([*texts, "a" * 3000 + "é"]) + "\n").encode())[0])
+
+    check()
+
+
+_TOML_VALUES = st.recursive(
+    st.one_of(st.integers(), st.text(alphabet=st.sampled_from([*map(chr, range(0x20, 0x7F)), "é", "\u202e"]), max_size=8),
+              st.booleans(), st.floats(allow_nan=False)),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.sampled_from(["name", "host", "log", "gpus", "args", "node", "pattern", "kind", "colors", "primary", "signatures", "hints", "id", "why"]), inner, max_size=3)),
+    max_leaves=12,
+)
+
+
+def test_fuzz_config_files_load_or_fail_in_one_line(fuzz_examples, tmp_path):
+    """Random TOML (and random bytes) as a profile, a hints file, a cluster file and a theme: loaded,
+    or one UsageError / ProfileError line; never another exception."""
+    import tomllib
+
+    from tui.app.themes import load_file
+    from tui.commands.cluster import cluster_file
+    from tui.core.errors import UsageError
+    from tui.core.hints import parse as parse_hints
+    from tui.core.profiles import ProfileError
+
+    def dumps(value) -> str:
+        if isinstance(value, dict):
+            return "{" + ", ".join(f"{k} = {dumps(v)}" for k, v in value.items()) + "}"
+        if isinstance(value, list):
+            return "[" + ", ".join(dumps(v) for v in value) + "]"
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, str):
+            return json_str(value)
+        return repr(value)
+
+    def json_str(text: str) -> str:
+        import json
+
+        return json.dumps(text, ensure_ascii=False)
+
+    @settings(max_examples=fuzz_examples, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @given(table=st.dictionaries(st.sampled_from(["name", "node", "signatures", "hints", "colors", "prefix", "title", "x"]), _TOML_VALUES, max_size=4),
+           junk=st.binary(max_size=40))
+    def check(table, junk):
+        text = "\n".join(f"{k} = {dumps(v)}" for k, v in table.items()) + "\n"
+        for data in (text.encode(), junk, text.encode() + junk):
+            path = tmp_path / "f.toml"
+            path.write_bytes(data)
+            for load in (lambda: load_profile(str(path)), lambda: cluster_file(str(path)), lambda: load_file(path),
+                         lambda: parse_hints(path.read_text(errors="replace"), str(path))):
+                try:
+                    load()
+                except (ProfileError, UsageError) as exc:
+                    assert "\n" not in str(exc).strip() or "TOML" in str(exc)
+        tomllib.loads(text)  # the generator writes valid TOML: the loaders saw its structure
+
+    check()

@@ -62,6 +62,16 @@ def assert_no_secret(text: str) -> None:
         (f"echoing {HF} and {SK}", "echoing **** and ****"),
         ("Namespace(api_key=None, hf_token=None)", "Namespace(api_key=None, hf_token=None)"),
         ("non-default args: {'api_key': ['abcdef123'], 'model': 'm'}", "non-default args: {'api_key': ['****'], 'model': 'm'}"),
+        # argument lists and quoted values (issue 22 item 8): masked by the flag or key name
+        ("Command '['python3', '--api-key', 'abcSECRETxyz', '--port', '1']' returned non-zero exit status 1.",
+         "Command '['python3', '--api-key', '****', '--port', '1']' returned non-zero exit status 1."),
+        ('["python3", "--api-key", "abcSECRETxyz", "--tp", "8"]', '["python3", "--api-key", "****", "--tp", "8"]'),
+        ("+ python3 -m x --api-key 'quoted value' --port 1", "+ python3 -m x --api-key '****' --port 1"),
+        ("{'api_key': ['k1secret', 'k2secret'], 'model': 'm'}", "{'api_key': ['****', '****'], 'model': 'm'}"),
+        ('api_key="a b" port=1', 'api_key="****" port=1'),
+        ("{'hf_token': b'bytesSecret99', 'x': 1}", "{'hf_token': b'****', 'x': 1}"),
+        ("api_key=('t1secret', \"t2secret\")", "api_key=('****', \"****\")"),
+        ("'max_tokens': [1, 2], 'tokenizer': '/m/tok', '--tokenizer-path', '/m'", "'max_tokens': [1, 2], 'tokenizer': '/m/tok', '--tokenizer-path', '/m'"),
     ],
 )
 def test_masked_by_shape_and_by_name(text, masked):
@@ -200,3 +210,70 @@ def test_a_remote_run_passes_env_values_on_stdin_not_the_remote_command_line(ssh
     finally:
         spy.unlink()
         kill_attempts(tmp_path)
+
+
+# ---------------------------------------------------------------- argument lists and quoted values
+
+LEAKY = (
+    "[2026-02-22 23:38:50] server_args=ServerArgs(model_path='/models/x', api_key=\"two WordsSecret\", hf_token=b'bytesSecret99')\n"
+    "[2026-02-22 23:38:51] non-default args: {'model': 'x', 'api_key': ['firstKey111', 'secondKey222']}\n"
+    "[2026-02-22 23:38:52] + python3 -m sglang.launch_server --api-key 'quoted SpaceSecret' --port 30000\n"
+    '[2026-02-22 23:38:53] argv: ["python3", "-m", "sglang.launch_server", "--api-key", "jsonArgvSecret1"]\n'
+    "[2026-02-22 23:38:54 TP0] Load weight begin. avail mem=78.12 GB\n"
+    "Traceback (most recent call last):\n"
+    '  File "/srv/x.py", line 3, in <module>\n'
+    "subprocess.CalledProcessError: Command '['python3', '-m', 'sglang.launch_server', '--api-key', 'abcSECRETxyz']' "
+    "returned non-zero exit status 1.\n"
+)
+LEAKED = ("WordsSecret", "bytesSecret99", "firstKey111", "secondKey222", "SpaceSecret", "jsonArgvSecret1", "abcSECRETxyz")
+LEAKY_ERROR = ("CalledProcessError: Command '['python3', '-m', 'sglang.launch_server', '--api-key', '****']' "
+               "returned non-zero exit status 1.")
+
+
+def assert_none_leaked(text: str) -> None:
+    for secret in LEAKED:
+        assert secret not in text, f"{secret!r} leaked: {text!r}"
+
+
+def test_argument_lists_and_quoted_values_never_leave_scan_or_watch(tmp_path):
+    log = tmp_path / "server.log"
+    log.write_text(LEAKY)
+    watched = cli("watch", str(log), "--plain", "--echo", "--timeout", "5")
+    scanned = cli("scan", str(log))
+    as_json = cli("scan", "--json", str(log))
+    for out in (watched, scanned, as_json):
+        assert_none_leaked(out.stdout + out.stderr)
+    assert json.loads(as_json.stdout)["errors"][0]["message"] == LEAKY_ERROR
+    assert "--api-key '****' --port 30000" in watched.stdout and "['****', '****']" in watched.stdout
+
+
+def test_argument_lists_and_quoted_values_stay_masked_in_session_report_and_recording():
+    from tests.app_support import fixed_session
+    from tui.present.report import build_report
+
+    session = fixed_session(LEAKY.encode())
+    error = session.state.first_error
+    assert error is not None and error.message == LEAKY_ERROR
+    texts = [e.text for e in session.scrollback.entries()]
+    assert_none_leaked("\n".join(texts) + "\n".join(t for _, t in error.block) + build_report(session))
+    stored = mask_secret_bytes(LEAKY.encode())
+    assert len(stored) == len(LEAKY.encode())
+    assert_none_leaked(stored.decode())
+
+
+async def test_argument_lists_and_quoted_values_stay_masked_on_screen_and_in_w_and_s(tmp_path):
+    from tests.app_support import fixed_session, make_app, screen_text
+
+    app = make_app(fixed_session(LEAKY.encode()), tmp_path=tmp_path)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await pilot.pause()
+        shown = screen_text(app)
+        await pilot.press("w")
+        await pilot.press("s")
+        await pilot.pause()
+    assert "CalledProcessError" in shown
+    assert_none_leaked(shown)
+    files = list(tmp_path.glob("watchtower-*"))
+    assert len(files) == 2
+    for path in files:
+        assert_none_leaked(path.read_text())

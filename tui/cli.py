@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from tui import __version__
@@ -39,6 +40,22 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # the reader went away (`| head -1`): end quietly, as a filter does
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
+
+
+EXIT_BROKEN_PIPE = 141  # what a shell reports for a process ended by SIGPIPE (128 + 13)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null: the interpreter's last flush must not raise again at exit."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ from textual.filter import LineFilter
 from textual.theme import Theme
 
 from tui.core.errors import UsageError
+from tui.core.files import read_text
 
 DEFAULT = "dark"
 #: Every style a theme may set, with the fallback used when a user theme omits one.
@@ -135,13 +136,15 @@ def user_dir() -> Path:
 def load_file(path: Path) -> Palette:
     """One theme file; a UsageError naming the file and the problem if it is not valid."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_text(path))  # a regular file, capped (tui.core.files)
     except FileNotFoundError:
         raise UsageError(f"theme file {path}: no such file") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"theme file {path}: cannot read it ({exc})") from None
+        raise UsageError(f"theme file {path}: cannot read it: {getattr(exc, 'strerror', None) or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"theme file {path}: invalid TOML ({exc})") from None
+    except RecursionError:
+        raise UsageError(f"theme file {path}: invalid TOML (nested too deeply)") from None
     name = str(data.get("name") or path.stem)
     colors = data.get("colors", {})
     if not isinstance(colors, dict) or "primary" not in colors:

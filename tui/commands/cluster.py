@@ -20,11 +20,12 @@ from __future__ import annotations
 import argparse
 import re
 import tomllib
-from pathlib import Path
 
-from tui.commands.options import gpu_options
+from tui.commands.options import gpu_options, seconds
 from tui.core.cluster import ROLES
 from tui.core.errors import UsageError
+from tui.core.files import read_text
+from tui.core.lines import clean
 from tui.core.options import ClusterOptions, NodeSpec
 
 #: ``[user@]host[:port]:/path`` — the path starts with / ~ or . (a port is digits only).
@@ -36,7 +37,7 @@ def add_cluster_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--slurm", metavar="JOBID", help="a Slurm job: its state, then its tasks' output files")
     parser.add_argument("--task-output", metavar="PATTERN",
                         help="with --slurm: the tasks' output files as an srun -o pattern (default: from the job)")
-    parser.add_argument("--slurm-interval", type=float, default=1.0, metavar="S", help=argparse.SUPPRESS)
+    parser.add_argument("--slurm-interval", type=seconds, default=1.0, metavar="S", help=argparse.SUPPRESS)
     parser.set_defaults(host=None)
 
 
@@ -95,16 +96,23 @@ def node_specs(args: argparse.Namespace) -> list[NodeSpec]:
 
 def cluster_file(path: str, gpus: str = "none", *, logs: bool = True) -> list[NodeSpec]:
     try:
-        data = tomllib.loads(Path(path).read_text())
+        data = tomllib.loads(read_text(path))  # a regular file, capped (tui.core.files)
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"{path}: cannot read the cluster file: {getattr(exc, 'strerror', None) or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise UsageError(f"{path}: not valid TOML: nested too deeply") from None
     nodes = data.get("node")
     if not isinstance(nodes, list) or not nodes:
         raise UsageError(f"{path}: no [[node]] tables")
     specs = []
     for index, node in enumerate(nodes, 1):
+        if not isinstance(node, dict):
+            raise UsageError(f"{path}: node {index}: expected a [[node]] table")
+        for key in ("name", "host", "log", "gpus", "role"):
+            if key in node and not isinstance(node[key], str):
+                raise UsageError(f"{path}: node {index}: {key!r} must be a string, not {type(node[key]).__name__}")
         unknown = set(node) - {"name", "host", "log", "gpus", "args", "role"}
         if unknown:
             raise UsageError(f"{path}: node {index}: unknown key {sorted(unknown)[0]!r} (name, host, log, gpus, args, role)")
@@ -119,7 +127,9 @@ def cluster_file(path: str, gpus: str = "none", *, logs: bool = True) -> list[No
         if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
             raise UsageError(f"{path}: node {index}: 'args' must be a list of strings")
         host = node.get("host") or None
-        specs.append(NodeSpec(str(node.get("name") or _node_name(host or "localhost")), str(node.get("log") or ""),
+        # a name reaches the screen (the plain lines, the node rows, a terminal title): never raw
+        name = clean(node.get("name") or _node_name(host or "localhost"))
+        specs.append(NodeSpec(name, str(node.get("log") or ""),
                               host, str(node.get("gpus") or gpus), tuple(args), role))
     if len({s.name for s in specs}) != len(specs):
         raise UsageError(f"{path}: two nodes with one name")

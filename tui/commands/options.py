@@ -3,16 +3,29 @@
 from __future__ import annotations
 
 import argparse
+import math
 
 from tui.core.limits import StallLimits
 from tui.core.options import GPU_SOURCES, GpuOptions, LaunchOptions, PlaybackOptions, WatchOptions
+
+
+def seconds(text: str) -> float:
+    """An argparse type: a finite number greater than 0 (``nan``, ``inf``, 0 and below are refused
+    at parse, with argparse's usage line and exit 2)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a finite number greater than 0, got {text!r}")
+    return value
 
 
 def add_gpu_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gpus", choices=GPU_SOURCES, default="auto",
                         help="GPU source: auto (NVML here, nvidia-smi with --host), nvml, smi, "
                         "sim (simulated 8 GPUs), none")
-    parser.add_argument("--gpu-interval", type=float, default=1.0, metavar="S",
+    parser.add_argument("--gpu-interval", type=seconds, default=1.0, metavar="S",
                         help="seconds between GPU polls (default 1)")
 
 
@@ -57,13 +70,13 @@ def add_launch_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--stop-grace", default="15,10", metavar="INT,TERM",
                         help="seconds to wait after SIGINT, then after SIGTERM, before SIGKILL (default 15,10)")
     add_stall_limit_option(parser)
-    parser.add_argument("--timeout", type=float, metavar="S", help="give up after S seconds: exit 3 (the dashboard shows TIMEOUT; q exits 3)")
+    parser.add_argument("--timeout", type=seconds, metavar="S", help="give up after S seconds: exit 3 (the dashboard shows TIMEOUT; q exits 3)")
     add_theme_option(parser)
 
 
 def add_playback_options(parser: argparse.ArgumentParser) -> None:
     """--speed, --plain and --theme: `replay`, and `demo`, which plays bundled recordings."""
-    parser.add_argument("--speed", type=float, default=1.0, metavar="N", help="play N times faster (default 1)")
+    parser.add_argument("--speed", type=seconds, default=1.0, metavar="N", help="play N times faster (default 1)")
     parser.add_argument("--plain", action="store_true", help="print events as text instead of the dashboard")
     add_theme_option(parser)
     add_stall_limit_option(parser)

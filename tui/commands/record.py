@@ -14,7 +14,7 @@ import argparse
 import asyncio
 import time
 
-from tui.commands.options import add_gpu_options, gpu_options
+from tui.commands.options import add_gpu_options, gpu_options, seconds
 from tui.core.errors import UsageError
 from tui.core.options import RecordOptions
 
@@ -35,7 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_gpu_options(parser)
     parser.add_argument("--from-end", action="store_true", help="skip what LOG holds now")
     parser.add_argument("--host", metavar="[USER@]HOST[:PORT]", help="record a log on this host over SSH")
-    parser.add_argument("--duration", type=float, metavar="S", help="stop after S seconds")
+    parser.add_argument("--duration", type=seconds, metavar="S", help="stop after S seconds")
     parser.add_argument("--keep-going", action="store_true", help="do not stop at the verdict")
     parser.set_defaults(func=run)
 

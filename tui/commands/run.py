@@ -15,6 +15,7 @@ from pathlib import Path
 
 from tui.commands.options import add_launch_options, add_shm_option, launch_options
 from tui.core.errors import UsageError
+from tui.core.files import read_text
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -77,7 +78,7 @@ def parse_env(items: list[str], files: list[str] = ()) -> dict[str, str]:
 def read_env_file(path: str) -> dict[str, str]:
     """``NAME=VALUE`` per line (``export`` and quotes allowed, ``#`` comments): a .env file."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_text(path)  # a regular file, capped (tui.core.files)
     except OSError as exc:
         raise UsageError(f"--env-file {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
@@ -112,7 +113,12 @@ def default_name(command: list[str]) -> str:
 def check_name(name: str) -> str:
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
         raise UsageError(f"invalid --name {name!r}: letters, digits, '.', '_' and '-' only")
+    if len(name) > NAME_MAX:  # it names files: NAME-vN.log, its lock, …
+        raise UsageError(f"--name is too long ({len(name)} characters; at most {NAME_MAX}): it names the attempts' files")
     return name
+
+
+NAME_MAX = 100
 
 
 def parse_grace(text: str):

@@ -195,7 +195,9 @@ def render(path: str, state: StartupState, hints: list[Diagnosis] = ()) -> str:
 def run(args: argparse.Namespace) -> int:
     try:
         state, hints = scan_with_hints(args.log, args.server)
-        if state.server is None and not state.errors and state.lines:
+        # (blank lines are as empty as no line: an empty log and one of blank lines both read as
+        # a server that has written nothing yet, exit 3; text nothing recognises is exit 2)
+        if state.server is None and not state.errors and state.last_line is not None:
             raise UsageError(f"{args.log}: not an SGLang, vLLM or TensorRT-LLM log (nothing recognised in {state.lines} lines)")
     except UsageError as exc:
         if args.json:  # a script reading stdout gets one object whatever happens (exit status 2)

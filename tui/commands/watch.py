@@ -14,7 +14,7 @@ import errno
 import os
 
 from tui.commands.cluster import add_cluster_options, cluster_options, one_host, wants_cluster
-from tui.commands.options import add_gpu_options, add_stall_limit_option, add_theme_option, watch_options
+from tui.commands.options import add_gpu_options, add_stall_limit_option, add_theme_option, seconds, watch_options
 from tui.core.errors import UsageError
 
 
@@ -23,7 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("log", nargs="?", help="the server's log file (it may not exist yet)")
     p.add_argument("--server", help="sglang, vllm, or a profile .toml (default: detect)")
     p.add_argument("--plain", action="store_true", help="print one line per event instead of the dashboard")
-    p.add_argument("--timeout", type=float, metavar="S", help="give up after S seconds: exit 3 (the dashboard shows TIMEOUT; q exits 3)")
+    p.add_argument("--timeout", type=seconds, metavar="S", help="give up after S seconds: exit 3 (the dashboard shows TIMEOUT; q exits 3)")
     p.add_argument("--echo", action="store_true", help="also print each log line (with --plain)")
     p.add_argument("--from-end", action="store_true", help="skip what the log already holds")
     p.add_argument("--host", metavar="[USER@]HOST[:PORT][:/LOG]", action="append", dest="hosts",

@@ -27,6 +27,7 @@ from typing import Any
 
 from tui.core.cmdline import Action, ServerCommand
 from tui.core.errors import UsageError
+from tui.core.files import read_text
 from tui.core.hint_fill import Context, render
 from tui.core.profiles import (
     ProfileError,
@@ -35,6 +36,7 @@ from tui.core.profiles import (
     _read_toml,
     _strings,
     _table,
+    trusted_patterns,
 )
 from tui.core.state import ErrorReport, Phase, StartupState
 
@@ -410,7 +412,8 @@ def knowledge() -> KnowledgeBase:
     global _builtin
     if _builtin is None:
         text = resources.files("tui.profiles").joinpath("hints.toml").read_text(encoding="utf-8")
-        _builtin = parse(text, "hints.toml")
+        with trusted_patterns():  # a user's hints file: the linear-time engine (tui.core.linear)
+            _builtin = parse(text, "hints.toml")
     path = user_path()
     try:
         stamp = path.stat().st_mtime
@@ -419,7 +422,7 @@ def knowledge() -> KnowledgeBase:
     key = (str(path), stamp)
     if key not in _merged:
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_text(path)  # a regular file, capped (tui.core.files)
         except (OSError, UnicodeDecodeError) as exc:
             raise ProfileError(f"{path}: cannot read the hints file: {getattr(exc, 'strerror', None) or exc}") from None
         _merged[key] = merge(parse(text, str(path)), _builtin)

@@ -13,14 +13,19 @@ loader checks every key of the profile format in one place, beside the types it 
 
 from __future__ import annotations
 
+import contextvars
 import re
 import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from tui.core.files import read_text
 from tui.core.limits import parse_duration
+from tui.core.linear import LinearError, compile_linear
 from tui.core.quicktest import QuickTest as QuickTest, any_of as any_of  # (where the tracker finds them)
 from tui.core.state import PHASES
 
@@ -139,14 +144,63 @@ _OPTION_KEYS = {"max_detect_lines"}
 
 
 def _compile(where: str, pattern: Any) -> Pattern:
+    """A pattern of a built-in file (``trusted_patterns``), or the same text as one: Python's
+    ``re``. Any other (a user's profile or hints file): the linear-time engine, or refused."""
     if not isinstance(pattern, str):
         raise ProfileError(f"{where}: expected a regex string, got {type(pattern).__name__}")
     if "(?P=" in pattern:
         raise ProfileError(f"{where}: back-references are not allowed in {pattern!r}")
     try:
-        return re.compile(pattern)
+        if _trusted.get() or pattern in _vetted():
+            return re.compile(pattern)
+        return compile_linear(pattern)
     except re.error as exc:
         raise ProfileError(f"{where}: bad pattern {pattern!r}: {exc}") from None
+    except LinearError as exc:
+        raise ProfileError(
+            f"{where}: pattern {pattern!r} refused: {exc} (a user's patterns run on a linear-time engine, RE2, so none can freeze the tool)"
+        ) from None
+
+
+_trusted: contextvars.ContextVar[bool] = contextvars.ContextVar("trusted_patterns", default=False)
+_vetted_cache: frozenset[str] | None = None
+
+
+@contextmanager
+def trusted_patterns() -> Iterator[None]:
+    """Patterns compiled inside run on Python's ``re``: the built-in files, whose every pattern
+    the tests run against pathological lines (a user's file never loads inside this)."""
+    token = _trusted.set(True)
+    try:
+        yield
+    finally:
+        _trusted.reset(token)
+
+
+def _vetted() -> frozenset[str]:
+    """The text of every built-in profile pattern: a user's profile copied from a built-in one
+    keeps its vetted patterns (look-arounds included) on Python's faster ``re``."""
+    global _vetted_cache
+    if _vetted_cache is None:
+        found: set[str] = set()
+        for profile in builtin_profiles():
+            found.update(p.pattern for p in all_patterns(profile))
+            found.update(p.pattern for p in profile.headers)
+            if profile.rank_token is not None:
+                found.add(profile.rank_token.pattern)
+        _vetted_cache = frozenset(found)
+    return _vetted_cache
+
+
+def all_patterns(profile: Profile) -> list[Pattern]:
+    """Every pattern a profile runs on a line's message (headers and rank token apart)."""
+    out = [*profile.detect, *profile.identify, *profile.ready, *profile.close, *profile.stop, *profile.startup]
+    out += [*profile.figures, *profile.warnings, *profile.carry_on, *profile.benign, *(s.regex for s in profile.signatures)]
+    for spec in profile.phases:
+        out += [*spec.begin, *spec.end, *spec.step, *spec.implicit_begin, *spec.progress]
+    for _key, patterns in profile.identity:
+        out += patterns
+    return out
 
 
 def _patterns(where: str, value: Any) -> tuple[Pattern, ...]:
@@ -198,7 +252,9 @@ def _parse(data: dict[str, Any], source: str, common: dict[str, Any] | None) -> 
     where = source
     _table(where, data, _TOP_KEYS)
     name = data.get("name")
-    if not isinstance(name, str) or not name:
+    if name is not None and not isinstance(name, str):
+        raise ProfileError(f"{where}: 'name' must be a string (a short name such as \"sglang\"), not {type(name).__name__}")
+    if not name:
         raise ProfileError(f"{where}: 'name' is missing (a short name such as \"sglang\")")
     prefix = _table(f"{where}: prefix", data.get("prefix"), _PREFIX_KEYS)
     markers = _table(f"{where}: markers", data.get("markers"), _MARKER_KEYS)
@@ -334,7 +390,9 @@ def _signatures(where: str, value: Any) -> tuple[Signature, ...]:
         sw = f"{where}: signatures[{i}]"
         body = _table(sw, body, _SIGNATURE_KEYS)
         kind = body.get("kind")
-        if not isinstance(kind, str) or not kind:
+        if kind is not None and not isinstance(kind, str):
+            raise ProfileError(f"{sw}: 'kind' must be a string (a category such as \"cuda_oom\"), not {type(kind).__name__}")
+        if not kind:
             raise ProfileError(f"{sw}: 'kind' is missing (a category such as \"cuda_oom\")")
         out.append(
             Signature(
@@ -354,6 +412,8 @@ def _read_toml(text: str, source: str) -> dict[str, Any]:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ProfileError(f"{source}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ProfileError(f"{source}: not valid TOML: nested too deeply") from None
 
 
 def _builtin_text(name: str) -> str:
@@ -367,17 +427,22 @@ _builtin_cache: dict[str, Profile] = {}
 def _common() -> dict[str, Any]:
     global _common_cache
     if _common_cache is None:
-        source = "common.toml"
-        data = _read_toml(_builtin_text(COMMON), source)
-        _table(source, data, {"signatures", "warnings", "benign", "prefilter"})
-        _common_cache = {
-            "signatures": _signatures(source, data.get("signatures")),
-            "warnings": _patterns(f"{source}: warnings.patterns", (data.get("warnings") or {}).get("patterns")),
-            "carry_on": _patterns(f"{source}: warnings.carry_on", (data.get("warnings") or {}).get("carry_on")),
-            "benign": _patterns(f"{source}: benign.patterns", (data.get("benign") or {}).get("patterns")),
-            "prefilter": _strings(f"{source}: prefilter.words", (data.get("prefilter") or {}).get("words")),
-        }
+        with trusted_patterns():
+            _common_cache = _load_common()
     return _common_cache
+
+
+def _load_common() -> dict[str, Any]:
+    source = "common.toml"
+    data = _read_toml(_builtin_text(COMMON), source)
+    _table(source, data, {"signatures", "warnings", "benign", "prefilter"})
+    return {
+        "signatures": _signatures(source, data.get("signatures")),
+        "warnings": _patterns(f"{source}: warnings.patterns", (data.get("warnings") or {}).get("patterns")),
+        "carry_on": _patterns(f"{source}: warnings.carry_on", (data.get("warnings") or {}).get("carry_on")),
+        "benign": _patterns(f"{source}: benign.patterns", (data.get("benign") or {}).get("patterns")),
+        "prefilter": _strings(f"{source}: prefilter.words", (data.get("prefilter") or {}).get("words")),
+    }
 
 
 def generic_profile() -> Profile:
@@ -400,13 +465,14 @@ def load_profile(name_or_path: str | Path) -> Profile:
     key = str(name_or_path)
     if key in BUILTIN:
         if key not in _builtin_cache:
-            _builtin_cache[key] = _parse(_read_toml(_builtin_text(key), f"{key}.toml"), f"{key}.toml", _common())
+            with trusted_patterns():
+                _builtin_cache[key] = _parse(_read_toml(_builtin_text(key), f"{key}.toml"), f"{key}.toml", _common())
         return _builtin_cache[key]
     path = Path(key)
     if path.suffix != ".toml" and not path.exists():
         raise ProfileError(f"unknown server {key!r}: use one of {', '.join(BUILTIN)} or a profile .toml file")
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)  # a regular file, capped: not /dev/zero, not a FIFO
     except FileNotFoundError:
         raise ProfileError(f"{path}: no such profile file") from None
     except UnicodeDecodeError:

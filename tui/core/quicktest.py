@@ -1,13 +1,17 @@
 """A cheap first test per line: does any of a set of patterns *possibly* match?
 
 The tracker and the classifier run it before their real patterns on every line, so it is
-built for speed: RE2's linear-time engine where it can stand in for Python's ``re``.
+built for speed: RE2's linear-time engine where it can stand in for Python's ``re``, and for
+safety: never Python's backtracking ``re`` over the patterns of a user's file, which could freeze
+on a line (``tui.core.linear``).
 """
 
 from __future__ import annotations
 
 import re
 from typing import Any
+
+from tui.core.linear import translate
 
 try:  # linear-time engine for the per-line first test (a dependency where wheels exist)
     import re2 as _re2
@@ -23,28 +27,51 @@ class QuickTest:
     Never says no where one of them matches; may say yes where none does (the caller
     then runs the real patterns). Uses RE2's linear-time engine on ASCII text, where
     its ``\\w``, ``\\d``, ``\\s`` and ``\\b`` mean what they mean in Python's ``re``
-    (lookarounds dropped, which only loosens it); Python's ``re`` otherwise.
+    (lookarounds dropped, which only loosens it); on other text RE2 again, the classes
+    translated to Python's Unicode ones and ``\\b`` / ``\\B`` dropped too (looser still).
+    Only where RE2 cannot take the patterns: each pattern's own ``search``.
     """
 
-    __slots__ = ("_bodies", "_re", "_re2")
+    __slots__ = ("_bodies", "_patterns", "_re2", "_wide")
 
     def __init__(self, patterns: list[Pattern]) -> None:
         bodies = [_NAMED_GROUP.sub("(?:", p.pattern) for p in patterns]
         self._bodies = bodies
-        self._re: Pattern | None = None  # compiled on first need: most text is ASCII
+        self._patterns = patterns
         self._re2 = None
+        self._wide: Any = None  # for non-ASCII text: compiled on first need, False if RE2 cannot
         if _re2 is not None:
             try:
-                self._re2 = _re2.compile("|".join(f"(?:{_drop_lookarounds(b)})" for b in bodies))
-            except Exception:  # a construct RE2 lacks: Python's re does it all
+                self._re2 = _re2.compile("|".join(f"(?:{_drop_lookarounds(b)})" for b in bodies), _options())
+            except Exception:  # a construct RE2 lacks: each pattern's own search
                 self._re2 = None
 
     def search(self, text: str) -> Any:
-        if self._re2 is not None and text.isascii():
-            return self._re2.search(text)
-        if self._re is None:
-            self._re = re.compile("|".join(f"(?:{b})" for b in self._bodies))
-        return self._re.search(text)
+        if text.isascii():
+            if self._re2 is not None:
+                return self._re2.search(text)
+        else:
+            if self._wide is None:
+                self._wide = _wide(self._bodies)
+            if self._wide is not False:
+                return self._wide.search(text)
+        return next((found for p in self._patterns if (found := p.search(text)) is not None), None)
+
+
+def _options() -> Any:
+    options = _re2.Options()
+    options.log_errors = False
+    return options
+
+
+def _wide(bodies: list[str]) -> Any:
+    """One RE2 program for non-ASCII text, looser than the patterns; False where RE2 cannot."""
+    if _re2 is None:
+        return False
+    try:
+        return _re2.compile("|".join(f"(?:{translate(_drop_lookarounds(b), loose=True)})" for b in bodies), _options())
+    except Exception:
+        return False
 
 
 def any_of(patterns: list[Pattern]) -> QuickTest | None:

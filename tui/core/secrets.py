@@ -53,12 +53,19 @@ _SHAPES = (
     r"|\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"  # a JWT
 )
 # A value after a word that names a secret: api_key='…', "hf_token": "…", HF_TOKEN=…, ?token=…,
-# and --api-key … / --hf-token=…. The name is judged by is_secret_name; the value is masked.
+# api_key="two words", 'api_key': ['k1', 'k2'], 'hf_token': b'…', and --api-key … / --hf-token=… /
+# --api-key 'quoted value' (as `set -x` prints it) / '--api-key', '…' (an argument list's repr or
+# JSON). The name is judged by is_secret_name; the value is masked, whatever its quoting or container.
 _WORD = r"[\w.-]{0,40}?(?i:key|token|secret|passw|passwd|pwd|auth|credential)[\w.-]{0,40}"
+# A quoted string (Python's b'', r'', u'' prefixes too), escapes inside; bounded, alternatives disjoint.
+_QUOTED = r"""[bBrRuU]{0,2}(?:'(?:[^'\\\n]|\\.){0,4000}'|"(?:[^"\\\n]|\\.){0,4000}")"""
+_ITEM = rf"""(?:{_QUOTED}|[^\s'",\[\]()]+)"""
+_LIST = rf"[\[(]\s*{_ITEM}(?:\s*,\s*{_ITEM}){{0,64}}\s*,?\s*[\])]"  # a list or tuple of values
 _NAMED = (
-    rf"\b(?P<name>{_WORD})(?P<sep>['\"]?\s*[=:]\s*)(?P<q>[\[(]?\s*['\"]?)"
-    r"(?P<value>(?:(?:Bearer|Basic)\s+)?[^\s'\",;)}\]&]+)"
-    rf"|(?P<flag>--?{_WORD})(?P<space>\s+)(?P<arg>[^\s'\",;)}}\]&-][^\s'\",;)}}\]&]*)"
+    rf"\b(?P<name>{_WORD})(?P<sep>['\"]?\s*[=:]\s*)"
+    rf"(?:(?P<list>{_LIST})|(?P<quoted>{_QUOTED})"
+    rf"|(?P<q>[\[(]?\s*['\"]?)(?P<value>(?:(?:Bearer|Basic)\s+)?[^\s'\",;)}}\]&]+))"
+    rf"|(?P<flag>--?{_WORD})(?P<space>['\"],\s*|\s+)(?P<arg>{_QUOTED}|[^\s'\",;)}}\]&-][^\s'\",;)}}\]&]*)"
 )
 _AUTH = r"(?P<scheme>\b(?:Bearer|Basic))\s+(?P<cred>[A-Za-z0-9._~+/=-]{8,})"
 _URL_CREDENTIALS = r"(?P<userinfo>\b[a-z][a-z0-9+.-]*://[^\s/:@]*:)(?P<password>[^\s/@]+)(?=@)"
@@ -68,8 +75,8 @@ _FREE = re.compile(f"{_SHAPES}|{_AUTH}|{_URL_CREDENTIALS}|{_NAMED}")
 #: number, ESC since an escape sequence can sit inside a name) and never misses what they mask.
 SECRET_HINT = (
     rb"hf_|sk-|://|Bearer|Basic|ghp_|gho_|ghs_|ghu_|github_pat|glpat|xox|AKIA|eyJ|\x1b"
-    rb"|(?i:key|token|secret|passw|pwd|auth|credential)[\w.-]*['\"]?[ \t]*[=:][ \t]*['\"]?[^0-9\s'\"]"
-    rb"|-(?i:[\w-]*(?:key|token|secret|passw|pwd|auth|credential))[\w-]*[ \t]+[^\s-]"
+    rb"|(?i:key|token|secret|passw|pwd|auth|credential)[\w.-]*['\"]?[ \t]*[=:][ \t]*(?:['\"\[(][ \t]*['\"]?[^\s'\"]|[^0-9\s'\"])"
+    rb"|-(?i:[\w-]*(?:key|token|secret|passw|pwd|auth|credential))[\w-]*(?:['\"],)?[ \t]+[^\s-]"
 )
 _HINT = re.compile(SECRET_HINT.decode("latin-1"))
 _bytes_hint = re.compile(SECRET_HINT).search
@@ -80,17 +87,35 @@ def _masked(match: re.Match[str], fill: Callable[[str], str]) -> str:
     """The match with its secret part replaced by ``fill(secret)``."""
     groups = match.groupdict()
     name = groups["flag"] or groups["name"]
-    part = next((g for g in ("password", "cred", "arg", "value") if groups[g] is not None), None)
+    part = next((g for g in ("password", "cred", "arg", "list", "quoted", "value") if groups[g] is not None), None)
     if part is None:  # a token by its shape
         return fill(match.group(0))
     value = groups[part]
     start, end = match.start(part) - match.start(), match.end(part) - match.start()
     whole = match.group(0)
-    if name is not None and not (
-        is_secret_name(name) and value.lower() not in _NOT_A_VALUE and not value.isdigit() and value[0] != "*"
-    ):  # not a secret's name: what the value holds (a URL, a token by its shape) is still looked at
+    if name is None:  # a credential after Bearer / Basic, a URL's password
+        return whole[:start] + fill(value) + whole[end:]
+    masked = _ITEMS.sub(lambda item: _fill_item(item.group(), fill), value) if part == "list" else _fill_item(value, fill)
+    if not is_secret_name(name) or masked == value:
+        # not a secret's name (or not a value): what the value holds (a URL, a token by its shape) is still looked at
         return whole[:start] + _FREE.sub(functools.partial(_masked, fill=fill), value) + whole[end:]
-    return whole[:start] + fill(value) + whole[end:]
+    return whole[:start] + masked + whole[end:]
+
+
+_ITEMS = re.compile(_ITEM)
+
+
+def _fill_item(item: str, fill: Callable[[str], str]) -> str:
+    """One value, quoted or not, its content masked (quotes and a b'' prefix kept); a value that
+    is no secret (None, true, a number, already stars) as it is."""
+    quote = next((i for i, c in enumerate(item[:3]) if c in "'\""), -1)
+    if quote >= 0 and len(item) > quote + 1 and item[-1] == item[quote]:
+        head, body, tail = item[: quote + 1], item[quote + 1 : -1], item[-1]
+    else:
+        head, body, tail = "", item, ""
+    if not body or body.lower() in _NOT_A_VALUE or body.isdigit() or body[0] == "*":
+        return item
+    return head + fill(body) + tail
 
 
 def _stars(value: str) -> str:

@@ -31,6 +31,7 @@ from tui.core.events import (
     WarningFound,
 )
 from tui.core.lines import Line, Progress
+from tui.core.linear import recompile
 from tui.core.phases import DRAFT, MAIN, PhaseBook
 from tui.core.profiles import Evidence, Profile, QuickTest, any_of, builtin_profiles, generic_profile
 from tui.core.ranks import RankBook
@@ -136,7 +137,7 @@ class StartupTracker(Detection, Attempts, PhaseBook, RankBook, Timestamps):
         self._any_marker = any_of(everything)
         self._anything = self._quick_test(profile)
         # A bar may swallow the next record with no \r in between: find its header inside.
-        self._inner_headers = [re.compile(h.pattern.removeprefix("^")) for h in profile.headers if "ts" in h.groupindex]
+        self._inner_headers = [recompile(h, h.pattern.removeprefix("^")) for h in profile.headers if "ts" in h.groupindex]
         self._any_bar = any_of([p for spec in profile.phases for p in spec.progress])
 
     @staticmethod

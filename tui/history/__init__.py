@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import fcntl
 import json
 import os
@@ -139,13 +140,34 @@ class History:
         try:
             self._create()
         except HistoryCorrupt as exc:  # not a database, a malformed page: keep it, start afresh
-            aside = self.path.with_name(f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
             try:
-                os.replace(self.path, aside)
+                aside = self._move_aside()
             except OSError as err:
                 raise HistoryError(f"{exc}, and cannot be moved aside: {_why(err)}") from None
             self.notice = f"{exc}: kept as {aside}, a fresh one started"
             self._create()
+
+    def _move_aside(self) -> Path:
+        """The corrupt file renamed to ``….corrupt-DATE-TIME`` (``-2``, ``-3`` … after one of that
+        second): a name no earlier copy holds, taken atomically (a hard link refuses an existing
+        name), so a second corruption never overwrites the first copy."""
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        for n in range(1, 1000):
+            aside = self.path.with_name(f"{self.path.name}.corrupt-{stamp}" + (f"-{n}" if n > 1 else ""))
+            try:
+                os.link(self.path, aside)
+            except FileExistsError:
+                continue
+            except OSError as exc:  # a filesystem without hard links: the same, not atomic
+                if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
+                    raise
+                if aside.exists():
+                    continue
+                os.replace(self.path, aside)
+                return aside
+            os.unlink(self.path)
+            return aside
+        raise OSError(errno.EEXIST, "too many kept-aside copies this second")
 
     def _create(self) -> None:
         """The file at its schema version (created, or migrated), and whole."""
@@ -182,7 +204,7 @@ class History:
                 return sqlite3.connect(self.path, timeout=5.0, isolation_level=None)
             return sqlite3.connect(self.path, timeout=5.0)
         except (OSError, sqlite3.OperationalError) as exc:
-            raise HistoryError(f"cannot open the history database {self.path}: {_why(exc)}; {_FIX}") from None
+            raise HistoryError(f"cannot open the history database {self.path}: {_why(exc)}; {_advice(exc)}") from None
 
     @contextmanager
     def _failures(self) -> Iterator[None]:
@@ -193,7 +215,7 @@ class History:
         except sqlite3.IntegrityError:
             raise
         except sqlite3.OperationalError as exc:
-            raise HistoryError(f"cannot write the history database {self.path}: {_why(exc)}; {_FIX}") from None
+            raise HistoryError(f"cannot write the history database {self.path}: {_why(exc)}; {_advice(exc)}") from None
         except sqlite3.DatabaseError as exc:
             raise HistoryCorrupt(f"history database {self.path} is corrupt ({exc})") from None
 
@@ -206,7 +228,7 @@ class History:
             lock.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         except OSError as exc:
-            raise HistoryError(f"cannot lock the history for {name!r} ({lock}): {_why(exc)}; {_FIX}") from None
+            raise HistoryError(f"cannot lock the history for {name!r} ({lock}): {_why(exc)}; {_advice(exc)}") from None
         try:
             deadline = time.monotonic() + CLAIM_WAIT_S
             while True:
@@ -431,6 +453,22 @@ class History:
 
 def _why(exc: BaseException) -> str:
     return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+
+
+def _advice(exc: BaseException) -> str:
+    """What to do about ``exc``: what actually happened decides (a lock, a full disk, a name too
+    long are not a permissions problem)."""
+    code = getattr(exc, "errno", None)
+    text = str(exc).lower()
+    if code == errno.ENOSPC or code == errno.EDQUOT or "disk is full" in text or "disk full" in text:
+        return "the disk (or your quota) is full: free some space, or point WATCHTOWER_DATA_DIR at another disk"
+    if "locked" in text or "busy" in text:
+        return "another process holds the database locked (another watchtower, or sqlite3): try again once it is done"
+    if code == errno.ENAMETOOLONG:
+        return "the name is too long for a file name: choose a shorter one"
+    if code == errno.EROFS or "read-only file system" in text:
+        return "its filesystem is read-only: point WATCHTOWER_DATA_DIR at a writable directory"
+    return _FIX
 
 
 __all__ = [

@@ -10,6 +10,7 @@ import time
 
 from tui.core.cluster import BarrierRow
 from tui.core.events import ConnectionState, NoWriter, SlurmJobState, WriterGone, WritersFound
+from tui.core.lines import clean
 from tui.core.verdict import DEAD, EXIT_FAILED, EXIT_READY, EXIT_STARTING, EXIT_USAGE, FAILED, READY, STALLED, STOPPED
 from tui.core.wording import clock, duration
 from tui.present.event_words import EventWords
@@ -61,7 +62,8 @@ class PlainCluster:
     def say(self, text: str, node: str | None = None) -> None:
         minutes, secs = divmod(time.monotonic() - self.started, 60)
         where = f"[{node}] " if node else ""
-        print(f"{time.strftime('%H:%M:%S')}  +{int(minutes):02d}:{secs:04.1f}  {where}{text}")
+        line = clean(f"{where}{text}")  # names and log text alike: no escape sequence reaches the terminal
+        print(f"{time.strftime('%H:%M:%S')}  +{int(minutes):02d}:{secs:04.1f}  {line}")
 
     async def run(self) -> int:
         session = self.session

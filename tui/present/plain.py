@@ -79,7 +79,8 @@ class PlainWatch:
             scrollback=10,
             stall_limits=options.stall_limits,
         )
-        writers = writer_source(options.log, host=options.host)  # the server behind the log
+        # the server behind the log; none for a replay, whose writer is the replay itself
+        writers = writer_source(options.log, host=options.host) if ended is None else None
         if writers is not None:
             self.session.add_source(writers)
         self.memory = WatchedStartups()  # this server/model/TP size's phase times: stall limits

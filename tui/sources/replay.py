@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from tui.core.events import GpuInfo, GpuSample, GpuUnavailable
+from tui.core.files import RECORDING_LIMIT, read_bytes
 from tui.core.secrets import LogMasker
 
 FORMAT = "watchtower-recording"
@@ -192,7 +193,7 @@ def load(path: str | os.PathLike[str]) -> Recording:
     """Read a recording; a clear one-line RecordingError for anything that is not one."""
     path = Path(path)
     try:
-        raw = path.read_bytes()
+        raw = read_bytes(path, RECORDING_LIMIT)  # a regular file: not /dev/zero, not a FIFO
     except FileNotFoundError:
         raise RecordingError(f"{path}: no such file") from None
     except IsADirectoryError:
@@ -202,27 +203,72 @@ def load(path: str | os.PathLike[str]) -> Recording:
     except OSError as exc:
         raise RecordingError(f"{path}: cannot read it: {exc.strerror or exc}") from None
     text, cut = _gunzip(path, raw)
+    del raw
     lines = text.splitlines()
     if cut and lines and not text.endswith("\n"):
         lines.pop()  # the record the cut went through
-    try:
-        parsed = [json.loads(line) for line in lines if line.strip()]
-    except json.JSONDecodeError as exc:
-        raise RecordingError(f"{path}: damaged recording (line {exc.lineno}: {exc.msg})") from None
+    parsed = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            parsed.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise RecordingError(f"{path}: damaged recording (line {number}: {exc.msg})") from None
+        except RecursionError:
+            raise RecordingError(f"{path}: damaged recording (line {number}: nested too deeply)") from None
     if not parsed or not isinstance(parsed[0], dict) or parsed[0].get("format") != FORMAT:
         raise RecordingError(f"{path}: not a Watchtower recording (no header)")
     if int(parsed[0].get("version", 0)) > VERSION:
         raise RecordingError(f"{path}: recording format version {parsed[0]['version']} is newer than this watchtower")
     records = tuple(r for r in parsed[1:] if isinstance(r, dict) and "t" in r)
+    for number, record in enumerate(records, 2):
+        problem = _invalid(record)
+        if problem:
+            raise RecordingError(f"{path}: damaged recording (record {number}: {problem})")
     cut = cut or not any("end" in r for r in records[-1:])
     return Recording(parsed[0], records, cut)
 
 
+MAX_TIME = 366 * 86400.0  # a record's ``t``: a year into the recording at most
+MAX_EXPANDED = 256 << 20  # a recording's JSON once uncompressed: more is a gzip bomb, not a startup
+
+
+def _invalid(record: dict[str, Any]) -> str | None:
+    """What is wrong with one record (its time, a truncation size, a GPU row), or None."""
+    t = record["t"]
+    if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t <= MAX_TIME:  # nan fails too
+        return f"time {t!r} is not a number of seconds between 0 and {MAX_TIME:.0f}"
+    if "truncate" in record:
+        size = record["truncate"]
+        if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+            return f"truncate {size!r} is not a size in bytes"
+    if "gpu" in record:
+        rows = record["gpu"]
+        if not isinstance(rows, list) or not all(isinstance(r, list) for r in rows):
+            return "gpu is not a list of rows"
+        try:
+            for row in rows:
+                gpu_from_row(row)
+        except (TypeError, ValueError, OverflowError):
+            return "a gpu row is not [index, name, used, total, util, temp, power, limit]"
+    for key in ("log", "logb"):
+        if key in record and not isinstance(record[key], str):
+            return f"{key} is not a string"
+    return None
+
+
 def _gunzip(path: Path, raw: bytes) -> tuple[str, bool]:
-    """The text of a gzip'd recording, and whether the stream was cut short."""
+    """The text of a gzip'd recording, and whether the stream was cut short; refused past
+    ``MAX_EXPANDED`` bytes uncompressed (decompressed with that cap: a bomb never inflates)."""
     inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
     try:
-        data = inflater.decompress(raw) + inflater.flush()
+        data = inflater.decompress(raw, MAX_EXPANDED + 1)
+        if len(data) > MAX_EXPANDED or inflater.unconsumed_tail:
+            raise RecordingError(
+                f"{path}: expands past {MAX_EXPANDED >> 20} MiB uncompressed: refused (a gzip bomb, or not a startup's recording)"
+            )
+        data += inflater.flush()
         text = data.decode("utf-8", errors="strict" if inflater.eof else "ignore")
     except (zlib.error, UnicodeDecodeError) as exc:
         raise RecordingError(f"{path}: not a Watchtower recording (gzip'd JSON lines): {exc}") from None
