@@ -13,14 +13,14 @@ from tui.core.events import WarningFound
 from tui.core.hints import Diagnosis, knowledge
 from tui.core.lines import clean
 from tui.core.profiles import ProfileError
-from tui.core.verdict import DEAD, LOADING, STALLED, STOPPING, TIMEOUT, Verdict
+from tui.core.verdict import DEAD, LOADING, REFUSED, STALLED, STOPPING, TIMEOUT, Verdict
 from tui.core.wording import clock
 from tui.present.report import session_hints
 from tui.session import WatchSession
 
 GLYPHS = {"starting": "◷", "ready": "✔", "failed": "✖", "stopped": "■"}
 #: The theme's verdict styles (verdict_<style>) and glyphs cover four kinds; the rest read as one of them.
-STYLE = {DEAD: "failed", LOADING: "starting", STALLED: "starting", STOPPING: "stopped", TIMEOUT: "stopped"}
+STYLE = {DEAD: "failed", REFUSED: "failed", LOADING: "starting", STALLED: "starting", STOPPING: "stopped", TIMEOUT: "stopped"}
 
 
 class VerdictHeader(Widget):

@@ -12,7 +12,8 @@ and the exit status every command returns (``Verdict.exit_status``):
 - ``stalled?``: silent past the phase's limit (``tui.core.limits``: ``--stall-limit``,
   history, the profile), GPUs idle, process alive — with the ranks that have not
   finished the phase;
-- ``starting`` / ``ready`` / ``stopping`` / ``stopped``.
+- ``starting`` / ``ready`` / ``stopping`` / ``stopped``;
+- ``refused``: a launch's preflight found a ✗ and nothing was started (``tui.core.preflight.refusal``).
 
 Without a process (a log read after the fact, or a watched server whose writer cannot
 be seen) the verdict is the log's own reading — and, while it is watched live, its
@@ -51,6 +52,7 @@ class VerdictKind(StrEnum):
     STOPPING = "stopping"
     STOPPED = "stopped"
     TIMEOUT = "timeout"  # --timeout passed while still starting
+    REFUSED = "refused"  # the preflight found a ✗: nothing was launched
 
 
 
@@ -58,6 +60,7 @@ STARTING, LOADING, STALLED, DEAD, STOPPING = (
     VerdictKind.STARTING, VerdictKind.LOADING, VerdictKind.STALLED, VerdictKind.DEAD, VerdictKind.STOPPING,
 )
 READY, FAILED, STOPPED, TIMEOUT = VerdictKind.READY, VerdictKind.FAILED, VerdictKind.STOPPED, VerdictKind.TIMEOUT
+REFUSED = VerdictKind.REFUSED
 
 #: Exit statuses shared by every command: 0 ready / success, 1 failed or dead, 2 usage error,
 #: 3 still starting / incomplete / timed out.
@@ -229,7 +232,7 @@ class Verdict:
 
     @property
     def final(self) -> bool:
-        return self.kind in (READY, FAILED, DEAD, STOPPED)
+        return self.kind in (READY, FAILED, DEAD, STOPPED, REFUSED)
 
     @property
     def text(self) -> str:
@@ -240,7 +243,7 @@ class Verdict:
         """0 ready (or stopped after ready), 1 failed or dead, 3 still starting: every command's."""
         if self.kind in (READY, STOPPED):
             return EXIT_READY
-        if self.kind in (FAILED, DEAD):
+        if self.kind in (FAILED, DEAD, REFUSED):
             return EXIT_FAILED
         return EXIT_STARTING
 

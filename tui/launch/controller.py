@@ -100,6 +100,7 @@ class Launch:
         self.activity = ""  # what a relaunch is waiting for, in words, while it waits
         self.preflight: Preflight | None = None  # checks before every launch (None: --no-check)
         self.preflight_report: Any = None  # the last one, shown as phase zero
+        self.refused: Any = None  # the report that refused the latest launch, until one starts
         self.applied: str | None = None  # the hint whose fix the next attempt applies (the F key)
         self._subscribers: list[Subscriber] = []
         self._queue: asyncio.Queue[object] = asyncio.Queue()
@@ -189,7 +190,11 @@ class Launch:
         return self.run.attempt if self.run else 0
 
     def hints(self) -> list[Diagnosis]:
-        """Known-failure hints for this attempt's errors, with the numbers of its own command line."""
+        """Known-failure hints for this attempt's errors, with the numbers of its own command line;
+        after a refused launch, the failed checks (those with a fix first: what ``F`` applies)."""
+        if self.refused is not None:
+            failed = [c.diagnosis() for c in self.refused.failed]
+            return [d for d in failed if d.fix] + [d for d in failed if not d.fix]
         if self.session is None:
             return []
         try:
@@ -200,6 +205,12 @@ class Launch:
 
     def status(self) -> ProcessStatus | None:
         return self.run.status if self.run else None
+
+    def refusal(self) -> Verdict | None:
+        """``REFUSED · ✗ …`` while the latest launch was refused by its preflight, else None."""
+        from tui.core.preflight import refusal
+
+        return None if self.refused is None else refusal(self.refused.checks)
 
     def verdict(self, now: float | None = None) -> Verdict:
         now = self.clock() if now is None else now
@@ -342,9 +353,11 @@ class Launch:
                 self.preflight_report = await self.preflight(self.spec.command, self.spec.env)
             finally:
                 self.activity = ""
+            self.refused = self.preflight_report if self.preflight_report.failed else None
             if self.session is not None:
                 self.session.info.preflight = self.preflight_report
-            if self.preflight_report.failed:
+                self.session.info.refused = self.refused is not None
+            if self.refused is not None:
                 raise PreflightRefused(self.preflight_report)
         number = await self._next_attempt()
         log_path, pid_path = attempt_paths(self.spec.log_dir, self.spec.name, number)

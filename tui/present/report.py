@@ -19,7 +19,7 @@ REPORT_BLOCK_LINES = 20_000
 def session_hints(session: WatchSession) -> list[Diagnosis]:
     """Known-failure hints for a failed startup: the launcher's (with its command's numbers) when it
     set ``session.hints_source``, else the log's own; none while the startup has not failed."""
-    if session.state.outcome != FAILED and session.exit is None:
+    if session.state.outcome != FAILED and session.exit is None and not session.info.refused:
         return []
     source = getattr(session, "hints_source", None)
     if source is not None:
