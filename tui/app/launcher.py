@@ -12,6 +12,8 @@ Its modal screens are ``tui.app.launch_modals``.
 
 from __future__ import annotations
 
+import os
+import signal
 from collections.abc import Callable
 
 from rich.text import Text
@@ -24,6 +26,7 @@ from tui.core.state import READY, STOPPED
 from tui.core.verdict import Verdict
 from tui.launch import GpuBusy, GpuHolder, Launch, LaunchError, PreflightRefused
 from tui.launch.events import LaunchEvent, Note, VerdictChanged
+from tui.launch.keeper import hand_over
 
 
 # ---------------------------------------------------------------- panels
@@ -176,11 +179,23 @@ class LaunchApp(WatchtowerApp):
 
     def on_mount(self) -> None:
         super().on_mount()
+        self._sighup = signal.signal(signal.SIGHUP, self._hung_up)
         self.run_worker(self._start(), group="launch")
 
     async def on_unmount(self) -> None:
+        signal.signal(signal.SIGHUP, self._sighup)
         await self.launch.close()  # the server keeps running unless stopped; pending writes finish
         await super().on_unmount()
+
+    def _hung_up(self, signum: int, _frame: object) -> None:
+        """SIGHUP (an SSH drop, a killed tmux session): a confirmed stop is handed to a detached
+        keeper that sends the rest of its signals and records the end; then Watchtower goes as a
+        hung-up process does (a server not being stopped keeps running: ``attach`` follows it)."""
+        plan = self.launch.stop_handover()
+        if plan is not None:
+            hand_over(plan)
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGHUP)
 
     async def _start(self) -> None:
         self._busy = True
