@@ -83,7 +83,8 @@ def test_run_plain_fail_then_ready_then_history_and_attach(tmp_path, env):
 def test_run_plain_silent_death_and_timeout_exit_codes(tmp_path, env):
     dead = run_sim(env, tmp_path, "--outcome", "sigkill")
     assert dead.returncode == 1
-    assert "DEAD: killed by SIGKILL (possibly the OOM killer); log said last: 'Loading safetensors" in dead.stdout
+    assert "DEAD: SIGKILL · pid " in dead.stdout  # the cause first (issue 20, item 4)
+    assert "· killed by SIGKILL (possibly the OOM killer); log said last: 'Loading safetensors" in dead.stdout
     hung = watchtower(
         env, "run", "--plain", "--timeout", "1", "--name", "hang", "--log-dir", str(tmp_path / "logs"), "--gpus",
         "none", "--", sys.executable, SIM, "--outcome", "hang",

@@ -90,6 +90,16 @@ def signal_name(signum: int) -> str:
         return f"signal {signum}"
 
 
+def _signal_of(returncode: int | None, signum: int | None) -> int | None:
+    """The signal an exit status says (a negative return code, or a shell's 128+N)."""
+    if signum is None and returncode is not None:
+        if returncode < 0:
+            return -returncode
+        if 128 < returncode < 160 and returncode - 128 in _SIGNAL_NOTES:
+            return returncode - 128
+    return signum
+
+
 def describe_exit(
     returncode: int | None, signum: int | None, *, stopped: bool = False, oom: str | None = None
 ) -> str:
@@ -100,11 +110,7 @@ def describe_exit(
     (the kernel log, the cgroup's count), named when there is some.
     A shell reports a child killed by signal N as 128+N; that is read as the signal.
     """
-    if signum is None and returncode is not None:
-        if returncode < 0:
-            signum = -returncode
-        elif 128 < returncode < 160 and returncode - 128 in _SIGNAL_NOTES:
-            signum = returncode - 128
+    signum = _signal_of(returncode, signum)
     if stopped:
         if signum == _signal.SIGKILL:
             return "stopped (SIGKILL after the grace period)"
@@ -135,6 +141,22 @@ class ProcessStatus:
     lost: str | None = None  # alive, but a rank's process is gone: says which, in words
     lost_rank: str | None = None
     oom_evidence: str | None = None  # what says the OOM killer struck (kernel log, cgroup count)
+    pid: int | None = None  # the (main) process's pid, where known
+
+    @property
+    def cause(self) -> str:
+        """``SIGKILL · pid 4242``, ``exit code 1 · pid 4242``: how it ended in a word or two, first in
+        a DEAD verdict so that no width cuts it."""
+        signum = _signal_of(self.returncode, self.signal)
+        if not self.exit_known:
+            word = "exit status unknown"
+        elif signum is not None:
+            word = signal_name(signum)
+        elif self.returncode is not None:
+            word = f"exit code {self.returncode}"
+        else:
+            word = "exit status unknown"
+        return word + (f" · pid {self.pid}" if self.pid else "")
 
     @property
     def exit_text(self) -> str:
@@ -336,8 +358,8 @@ def judge(
             polite = process.returncode == 0 or process.signal in (_signal.SIGINT, _signal.SIGTERM)
             if polite or (not process.exit_known and state.outcome == Outcome.STOPPED):  # the log said it stops
                 return Verdict(STOPPED, f"stopped after ready, {how}")
-            return Verdict(DEAD, f"{how} after ready; {said}")
-        return Verdict(DEAD, f"{how}; {said}")
+            return Verdict(DEAD, f"{process.cause} · after ready · {how}; {said}")
+        return Verdict(DEAD, f"{process.cause} · {how}; {said}")
 
     if process is not None and process.lost and not process.stopped_by_user:
         ranks = (process.lost_rank,) if process.lost_rank else ()
