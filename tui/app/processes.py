@@ -9,7 +9,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from tui.app.panel import OccasionalPanel
-from tui.core.verdict import ProcessStatus
+from tui.core.verdict import ProcessStatus, log_error
 from tui.present.wording import process_rows
 
 
@@ -46,7 +46,7 @@ class ProcessTree(OccasionalPanel):
             text.append("  (the full list in a taller terminal, or w)", palette.style("dim"))
             return text
         text.append(f" Server processes ({how})", palette.style("title"))
-        for line, style in process_rows(writers):
+        for line, style in process_rows(writers, failure=log_error(self.session.state)):
             text.append(f"\n {line}", palette.style(style))
         return text
 

@@ -75,12 +75,15 @@ UTIL_ACTIVE = 20
 #: GPU samples older than this (s) say nothing about now.
 GPU_WINDOW = 10.0
 
+#: What a signal says by itself. A SIGKILL says nothing of who sent it: "the OOM killer" only
+#: with evidence (``describe_exit``'s ``oom``), never as a guess.
 _SIGNAL_NOTES: dict[int, str] = {
-    _signal.SIGKILL: "possibly the OOM killer",
     _signal.SIGSEGV: "segmentation fault",
     _signal.SIGABRT: "aborted",
     _signal.SIGBUS: "bus error",
 }
+#: Signals a shell's 128+N exit status is read as.
+_SHELL_SIGNALS = frozenset({_signal.SIGKILL, *_SIGNAL_NOTES})
 
 
 def signal_name(signum: int) -> str:
@@ -95,7 +98,7 @@ def _signal_of(returncode: int | None, signum: int | None) -> int | None:
     if signum is None and returncode is not None:
         if returncode < 0:
             return -returncode
-        if 128 < returncode < 160 and returncode - 128 in _SIGNAL_NOTES:
+        if 128 < returncode < 160 and returncode - 128 in _SHELL_SIGNALS:
             return returncode - 128
     return signum
 
@@ -103,7 +106,7 @@ def _signal_of(returncode: int | None, signum: int | None) -> int | None:
 def describe_exit(
     returncode: int | None, signum: int | None, *, stopped: bool = False, oom: str | None = None
 ) -> str:
-    """``killed by SIGKILL (possibly the OOM killer)``, ``exited with code 1`` …
+    """``killed by SIGKILL``, ``killed by SIGSEGV (segmentation fault)``, ``exited with code 1`` …
 
     ``stopped``: Watchtower sent the signals (a stop), so a SIGKILL is its own, after the
     grace periods — never the OOM killer. ``oom``: evidence that the OOM killer struck
@@ -157,6 +160,15 @@ class ProcessStatus:
         else:
             word = "exit status unknown"
         return word + (f" · pid {self.pid}" if self.pid else "")
+
+    def dead_text(self, after_ready: bool = False) -> str:
+        """The cause (and ``after ready``), then the rest of how it ended where that says more (a
+        note, evidence, the command)."""
+        signum = _signal_of(self.returncode, self.signal)
+        bare = {f"killed by {signal_name(signum)}" if signum is not None else "", f"exited with code {self.returncode}"}
+        how = self.end_text
+        head = self.cause + (" · after ready" if after_ready else "")
+        return head if how in bare else f"{head} · {how}"
 
     @property
     def exit_text(self) -> str:
@@ -358,8 +370,8 @@ def judge(
             polite = process.returncode == 0 or process.signal in (_signal.SIGINT, _signal.SIGTERM)
             if polite or (not process.exit_known and state.outcome == Outcome.STOPPED):  # the log said it stops
                 return Verdict(STOPPED, f"stopped after ready, {how}")
-            return Verdict(DEAD, f"{process.cause} · after ready · {how}; {said}")
-        return Verdict(DEAD, f"{process.cause} · {how}; {said}")
+            return Verdict(DEAD, f"{process.dead_text(after_ready=True)}; {said}")
+        return Verdict(DEAD, f"{process.dead_text()}; {said}")
 
     if process is not None and process.lost and not process.stopped_by_user:
         ranks = (process.lost_rank,) if process.lost_rank else ()

@@ -250,7 +250,7 @@ class PlainWatch:
         elif isinstance(event, LogGap):
             self.say(f"note: {event.nbytes} bytes at offset {event.offset} could not be read ({event.reason})")
         elif isinstance(event, (WritersFound, WriterGone, NoWriter)):
-            self.words.process(event, self.seen_pids)
+            self.words.process(event, self.seen_pids, self.session.writers.main_pid)
         else:
             self.words.show(event)
         if isinstance(event, Line):

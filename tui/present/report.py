@@ -7,7 +7,7 @@ import time
 from tui.core.hints import Diagnosis, hint_lines, knowledge
 from tui.core.profiles import ProfileError
 from tui.core.state import FAILED, PHASE_TITLES, PHASES, shown, skipped
-from tui.core.verdict import Verdict
+from tui.core.verdict import Verdict, log_error
 from tui.core.wording import clock
 from tui.present.wording import STARTUPS_SHOWN, gib, process_rows, summary_line
 from tui.session import WatchSession
@@ -60,7 +60,7 @@ def build_report(session: WatchSession, verdict: Verdict | None = None, now: flo
     writers = session.writers
     if writers.known or writers.gone:
         out.append("Server processes")
-        out += [f"  {line}" for line, _ in process_rows(writers)]
+        out += [f"  {line}" for line, _ in process_rows(writers, failure=log_error(state))]
         out.append("")
     elif writers.no_writer is not None:
         out += [f"Server processes: no writer found ({writers.no_writer.detail})", ""]
