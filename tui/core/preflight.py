@@ -130,7 +130,21 @@ def judge(
     checks += _speculative(command, facts)
     checks += _machine(command, facts)
     checks += _versions(command, facts, hints)
+    if gpus is not None and gpus.simulated:
+        checks = [_simulated(c) for c in checks]
     return checks
+
+
+#: The checks that rest on the GPU sample.
+GPU_CHECKS = ("GPUs", "GPU memory", "GPU holders", "weights")
+
+
+def _simulated(check: Check) -> Check:
+    """A check read off simulated GPUs (``--gpus sim``) says nothing about this machine: never ✓ or
+    ✗, always ⚠ and labelled, and no fix (its GPU holders are made up)."""
+    if check.name not in GPU_CHECKS:
+        return check
+    return Check(check.name, WARN, f"simulated GPUs (--gpus sim), not this machine's: {check.why}")
 
 
 # ---------------------------------------------------------------- ports
