@@ -156,6 +156,9 @@ class ChecksPanel(Static):
 class LaunchApp(WatchtowerApp):
     """The dashboard plus the launch keys; starts (or reattaches to) the launch once mounted."""
 
+    #: F opens the relaunch editor with the fix applied (the header offers ``[F] apply``).
+    can_apply_fix = True
+
     def __init__(self, launch: Launch, *args, attach_only: bool = False, **kwargs) -> None:
         self.launch = launch
         self.attach_only = attach_only

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import re
 import signal
+from collections.abc import Sequence
 
+from tui.core.cmdline import Action
 from tui.core.lines import clean
 from tui.core.events import WriterGone
 from tui.core.state import FAILED, INTERRUPTED, READY, STOPPED, AttemptSummary, ErrorReport
@@ -57,6 +59,29 @@ def summary_line(attempt: AttemptSummary, current: bool = False) -> str:
     if attempt.first_error:
         line += f"  {clean(attempt.first_error)}"
     return line + ("  ← current" if current else "")
+
+
+def fix_words(actions: Sequence[Action]) -> str:
+    """A hint's fix as the change to make by hand, where no key applies it (``watch``, ``demo``):
+    ``fix: set SGLANG_…=1 in the server's environment, then restart it``."""
+    words = []
+    for action in actions:
+        if action.verb == "set_env":
+            words.append(f"set {action.target}={action.value} in the server's environment")
+        elif action.verb == "set_flag":
+            words.append(f"add {action.target} {action.value}".rstrip() + " to its command line")
+        elif action.verb == "drop_flag":
+            words.append(f"remove {action.target} from its command line")
+        elif action.verb == "free_port":
+            words.append(f"stop what listens on port {action.target}")
+        elif action.verb == "kill_gpu_holders":
+            words.append("stop the processes that hold GPU memory")
+        else:
+            words.append(action.text)
+    if not words:
+        return ""
+    edits = any(a.verb in ("set_env", "set_flag", "drop_flag") for a in actions)
+    return "fix: " + "; ".join(words) + (", then restart it" if edits else "")
 
 
 def gone_words(gone: WriterGone, main_pid: int | None, failure: ErrorReport | None) -> str:
