@@ -157,6 +157,16 @@ class PlainWatch:
             await session.stop()
             await self.memory.close()
 
+    def interrupted(self) -> None:
+        """Ctrl-C: the verdict so far, so that an interrupted watch still ends with one."""
+        try:
+            verdict = self.session.verdict()
+        except Exception as exc:  # noqa: BLE001  (a last line must never become a traceback)
+            self.say(f"interrupted (Ctrl-C); no verdict: {exc}")
+        else:
+            self.say(f"interrupted (Ctrl-C); the verdict so far: {verdict.text}")
+        sys.stdout.flush()
+
     def log_quiet(self) -> bool:
         """No log bytes for QUIET_S."""
         last = self.session.last_output_at
@@ -343,6 +353,9 @@ class PlainPrinter:
             self.verdict(event.verdict, event.previous)
         elif isinstance(event, Note):
             self.say(f"  {event.text}")
+        elif isinstance(event, Ready) and self.launch.spec.health_url:
+            # the log's marker alone: READY is said once the health URL answers too (the verdict)
+            self.say(f"  ready marker (line {event.line}); waiting for {self.launch.spec.health_url} to answer")
         elif isinstance(event, (ErrorFound, PhaseStarted, PhaseEnded, PhaseProgress, Ready, Stopped, WarningFound,
                                 ServerDetected)):
             if isinstance(event, ErrorFound) and event.error.secondary:
