@@ -68,5 +68,5 @@ def test_the_stop_wording_is_never_the_oom_killer():
     assert describe_exit(None, 9, stopped=True, oom="kernel log: …") == "stopped (SIGKILL after the grace period)"
     assert describe_exit(None, 2, stopped=True) == "stopped (SIGINT)"
     assert describe_exit(0, None, stopped=True) == "stopped (exited with code 0)"
-    assert describe_exit(None, 9) == "killed by SIGKILL (possibly the OOM killer)"
+    assert describe_exit(None, 9) == "killed by SIGKILL"
     assert describe_exit(None, 9, oom="x: oom_kill 0 → 1") == "killed by SIGKILL: the OOM killer (x: oom_kill 0 → 1)"

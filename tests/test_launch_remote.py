@@ -43,7 +43,7 @@ async def test_remote_silent_death_is_reported_with_its_signal_within_a_few_seco
         assert run.pid and run.pgid == run.pid and rec.of(ProcessStarted)
         await asyncio.wait_for(run.wait(), 20)
         (seen_at, exited), = rec.of(ProcessExited)
-        assert exited.signal == signal.SIGKILL and "OOM killer" in exited.detail
+        assert exited.signal == signal.SIGKILL and exited.detail == "killed by SIGKILL"  # no OOM guess without evidence
         assert seen_at - Path(exit_path(pid_file)).stat().st_mtime < 3.0  # "within a few seconds"
         assert "Loading safetensors checkpoint shards:  50%" in log.read_text()
         assert pid_file.read_text().strip() == str(run.pid)
@@ -97,7 +97,7 @@ async def test_a_death_during_a_cut_connection_is_reported_once_it_is_back(tmp_p
         os.kill(server, signal.SIGKILL)  # … and meanwhile the OOM killer strikes
         await asyncio.wait_for(run.wait(), 30)
         (_, exited), = rec.of(ProcessExited)
-        assert exited.signal == signal.SIGKILL and "OOM killer" in exited.detail
+        assert exited.signal == signal.SIGKILL and exited.detail == "killed by SIGKILL"  # no OOM guess without evidence
     finally:
         await runner.close()
         await ssh.close_all()

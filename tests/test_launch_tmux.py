@@ -82,3 +82,50 @@ def test_the_dashboard_rings_and_retitles_too(tmp_path):
         assert subprocess.run(["tmux", "-L", socket, "wait-for", "done"], timeout=30).returncode == 0
     finally:
         subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True)
+
+
+def test_a_confirmed_stop_is_carried_through_when_the_terminal_hangs_up(tmp_path):
+    """Issue 20, item 2: x, y, then the tmux session is killed (as an SSH drop does): the server,
+    which ignores SIGINT and SIGTERM, still gets its SIGKILL, and the history says how it ended."""
+    from tui.launch.keeper import HUNG_UP
+
+    socket = f"wt-launch-{uuid.uuid4().hex[:8]}"
+    pid_file = tmp_path / "pids"
+    db = tmp_path / "data" / "history.sqlite3"
+    command = (
+        f"cd {ROOT} && TERM=screen-256color WATCHTOWER_DATA_DIR={tmp_path / 'data'} {sys.executable} -m tui.cli run "
+        f"--name sim --gpus none --stop-grace 1.5,1.5 --log-dir {tmp_path / 'logs'} -- {sys.executable} {SIM} "
+        f"--outcome hang --stubborn --tp 2 --step 0.01 --pid-file {pid_file}; sleep 60"
+    )
+
+    def screen() -> str:
+        return tmux(socket, "capture-pane", "-p", "-t", "t")
+
+    def wait(predicate, what: str, timeout: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            assert time.monotonic() < deadline, f"{what}; screen:\n{screen() if what.startswith('screen') else ''}"
+            time.sleep(0.1)
+
+    try:
+        tmux(socket, "new-session", "-d", "-s", "t", "-x", "120", "-y", "35", command)
+        wait(lambda: pid_file.exists() and len(pid_file.read_text().split()) == 3, "the server never started")
+        pids = [int(p) for p in pid_file.read_text().split()]
+        wait(lambda: "Stop server" in screen(), "screen: the dashboard never drew")
+        tmux(socket, "send-keys", "-t", "t", "x")
+        wait(lambda: "Stop v1" in screen(), "screen: x did not ask")
+        tmux(socket, "send-keys", "-t", "t", "y")
+        wait(lambda: "SIGINT sent" in screen(), "screen: the stop never began")
+        subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True)  # the terminal hangs up
+        wait(lambda: not any(is_alive(p) for p in pids), "the server survived the hang-up", timeout=20)
+        row = None
+
+        def recorded() -> bool:
+            nonlocal row
+            row = History(db).attempts("sim")[0]
+            return row.outcome == "stopped"
+
+        wait(recorded, "the history never recorded the stop", timeout=10)
+        assert row.exit_text.startswith("stopped (SIGKILL after the grace period)") and HUNG_UP in row.exit_text
+    finally:
+        subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True)

@@ -42,9 +42,9 @@ def samples(rate_gib: float, util: int, now: float, n: int = 5) -> list[GpuSampl
 
 
 def test_exit_descriptions_name_the_signal_and_the_oom_killer():
-    assert describe_exit(None, signal.SIGKILL) == "killed by SIGKILL (possibly the OOM killer)"
+    assert describe_exit(None, signal.SIGKILL) == "killed by SIGKILL"
     assert describe_exit(-11, None) == "killed by SIGSEGV (segmentation fault)"
-    assert describe_exit(137, None) == "killed by SIGKILL (possibly the OOM killer)"  # via a shell
+    assert describe_exit(137, None) == "killed by SIGKILL"  # via a shell
     assert describe_exit(1, None) == "exited with code 1"
     assert describe_exit(None, None) == "exited (status unknown)"
 
@@ -56,7 +56,11 @@ def test_silent_death_is_dead_with_signal_and_last_words():
         process=ProcessStatus(alive=False, signal=signal.SIGKILL),
     )
     assert v.kind == DEAD and v.final
-    assert "SIGKILL" in v.detail and "OOM killer" in v.detail and "50% Completed" in v.detail
+    assert v.detail.startswith("SIGKILL; ") and "50% Completed" in v.detail  # the cause first
+    assert "OOM" not in v.detail  # a SIGKILL alone is no evidence of the OOM killer
+    oom = judge(state, now=1020.0, last_activity=1019.5, process=ProcessStatus(
+        alive=False, signal=signal.SIGKILL, pid=4242, oom_evidence="kernel log: Killed process 4242"))
+    assert oom.detail.startswith("SIGKILL · pid 4242 · killed by SIGKILL: the OOM killer (kernel log: Killed process 4242)")
 
 
 def test_exit_with_a_classified_error_is_failed_with_the_error_and_the_code():

@@ -209,3 +209,52 @@ async def test_remote_sigkilled_server_is_dead_within_seconds(tmp_path, servers,
     took, _ = await kill_until_dead(proc, server, seen)
     print(f"remote: SIGKILL -> DEAD printed in {took:.2f} s")
     assert took < 5.0, f"{took:.2f} s"
+
+
+async def test_at_80x24_the_dead_header_says_the_cause_first_and_the_tree_leaves_the_log_visible(tmp_path, servers):
+    """Issue 20, item 4: a long command path no longer cuts how the process died, and the process
+    tree takes one line at 80×24 so that the log's lines stay on screen."""
+    deep = tmp_path / ("a-rather-long-directory-name-" * 3) / "srv"
+    deep.mkdir(parents=True)
+    server = Server(deep, "ranks")
+    servers.append(server)
+    log = str(server.log)
+    session = WatchSession(log=log_tailer(log, writers=True), info=SessionInfo(log_path=log))
+    session.add_source(writer_source(log))
+    app = build_app(session, gpus_enabled=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(lambda: len(session.writers.processes) == 3 and session.state.lines >= 3, session, timeout=WAIT)
+        deadline = time.monotonic() + WAIT
+        while "3 running" not in (text := screen_text(app)):  # the panel redraws on the next refresh
+            assert time.monotonic() < deadline, text
+            await pilot.pause(0.05)
+        tree = [line for line in text.splitlines() if "Server processes" in line]
+        assert len(tree) == 1 and "3 running (main pid" in tree[0]
+        assert str(server.ranks[0]) not in text  # the rows of the tree are folded into that one line
+        assert "server_args=ServerArgs" in text and text.count("Load weight begin") == 2  # every log line shows
+        os.kill(server.pid, signal.SIGKILL)
+        await until(lambda: session.verdict().kind == "dead", session, timeout=WAIT)
+        app.query_one(VerdictHeader).refresh()
+        await pilot.pause()
+        row = next(line for line in screen_text(app).splitlines() if "DEAD" in line)
+        cause = "SIGKILL" if "SIGKILL" in row else "exit status unknown"
+        assert row.split("DEAD", 1)[1].strip().startswith(f"{cause} · pid {server.pid}"), row
+
+
+def test_ranks_killed_by_their_parent_after_its_failure_are_follow_ons_not_the_oom_killer(tmp_path):
+    """Issue 20, item 6: SGLang's main process kills its ranks after a ValueError; their SIGKILL is a
+    follow-on of that failure, and without evidence nothing says "OOM killer"."""
+    sim = REPO / "tests" / "server_sim.py"
+    log = tmp_path / "server.log"
+    log.touch()
+    subprocess.run(["bash", "-c", 'setsid "$0" "$1" --outcome raise --tp 4 --step 1.5 >> "$2" 2>&1 < /dev/null &',
+                    sys.executable, str(sim), str(log)], check=True)
+    out = subprocess.run([sys.executable, "-m", "tui.cli", "watch", "--plain", str(log), "--gpus", "none",
+                          "--timeout", "60"], capture_output=True, text=True, cwd=REPO, timeout=90)
+    assert out.returncode == 1, out.stdout + out.stderr
+    error = next(line for line in out.stdout.splitlines() if "error: line" in line and "ValueError" in line)
+    line = error.split("error: line ", 1)[1].split()[0].rstrip(":")
+    gone = [chunk for chunk in out.stdout.split("gone: child")[1:]]
+    assert len(gone) == 4, out.stdout
+    assert all(f"after the failure at line {line}: a follow-on of it" in chunk.split("\n2")[0] for chunk in gone)
+    assert "OOM" not in out.stdout

@@ -97,6 +97,8 @@ class WatchtowerApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "Watchtower"
     BINDINGS = KEYS
+    #: Whether F applies a hint's fix (only an app that can relaunch: the launcher).
+    can_apply_fix = False
     HORIZONTAL_BREAKPOINTS = [(0, "-tiny"), (70, "-narrow"), (120, "-wide"), (170, "-very-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-cramped"), (20, "-short"), (34, "-tall")]
 

@@ -20,6 +20,8 @@ def render_gpus(session: WatchSession, width: int, palette, enabled: bool = True
     if sample is not None:
         model = (sample.gpus[0].name or "GPU").removeprefix("NVIDIA ") if sample.gpus else ""
         title.append(f"  {sample.host}" + (f" · {len(sample.gpus)} × {model}" if model else ""), palette.style("dim"))
+        if sample.simulated:
+            title.append(" · SIMULATED (--gpus sim)", palette.style("running"))
     lines = [title]
     if not enabled:
         lines.append(Text(" off (--gpus none)", palette.style("dim"), end=""))

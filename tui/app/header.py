@@ -13,14 +13,15 @@ from tui.core.events import WarningFound
 from tui.core.hints import Diagnosis, knowledge
 from tui.core.lines import clean
 from tui.core.profiles import ProfileError
-from tui.core.verdict import DEAD, LOADING, STALLED, STOPPING, TIMEOUT, Verdict
+from tui.core.verdict import DEAD, LOADING, REFUSED, STALLED, STOPPING, TIMEOUT, Verdict
 from tui.core.wording import clock
 from tui.present.report import session_hints
+from tui.present.wording import fix_words
 from tui.session import WatchSession
 
 GLYPHS = {"starting": "◷", "ready": "✔", "failed": "✖", "stopped": "■"}
 #: The theme's verdict styles (verdict_<style>) and glyphs cover four kinds; the rest read as one of them.
-STYLE = {DEAD: "failed", LOADING: "starting", STALLED: "starting", STOPPING: "stopped", TIMEOUT: "stopped"}
+STYLE = {DEAD: "failed", REFUSED: "failed", LOADING: "starting", STALLED: "starting", STOPPING: "stopped", TIMEOUT: "stopped"}
 
 
 class VerdictHeader(Widget):
@@ -105,7 +106,8 @@ class VerdictHeader(Widget):
         rows = [top, line]
         found = self.hints = session_hints(session) if kind == "failed" else []
         if found:
-            rows.extend(hint_rows(found[0], width, palette, self.app.console))
+            apply = bool(getattr(self.app, "can_apply_fix", False))
+            rows.extend(hint_rows(found[0], width, palette, self.app.console, apply=apply))
         elif kind == "starting" and self.notes and self._notes_attempt == info.attempt:
             note = list(self.notes.values())[-1]
             hint = Text(no_wrap=True, overflow="ellipsis", end="")
@@ -118,19 +120,28 @@ class VerdictHeader(Widget):
         return Text("\n", end="").join(rows)
 
 
-def hint_rows(hint: Diagnosis, width: int, palette: Palette, console: Console) -> list[Text]:
+def hint_rows(hint: Diagnosis, width: int, palette: Palette, console: Console, apply: bool = True) -> list[Text]:
     """``hint: why — fix  [F] apply`` on one row, or two where it does not fit; the fix comes
-    first when even two rows would cut it, so what to do is never the part an ellipsis hides."""
+    first when even two rows would cut it, so what to do is never the part an ellipsis hides.
+    ``apply``: the app's F key applies the fix (a launch it can relaunch); else (``watch``, ``demo``)
+    no key is offered and the fix is said as the change to make by hand."""
     row = Text(end="")
     row.append(" hint: ", palette.style("title"))
-    fixes = "; ".join(action.text for action in hint.fix)
-    if not fixes or Text(f" hint: {hint.text}  [F] apply").cell_len <= 2 * width - 8:
-        row.append(clean(hint.text), palette.style("title"))
-        if fixes:
-            row.append("  [F] apply", palette.style("dim"))
+    if apply:
+        fixes = "; ".join(action.text for action in hint.fix)
+        key = "  [F] apply"
+    else:
+        fixes = fix_words(hint.fix)
+        key = ""
+    text = f"{hint.why} — {fixes}" if fixes else hint.why
+    if not fixes or Text(f" hint: {text}{key}").cell_len <= 2 * width - 8:
+        row.append(clean(text), palette.style("title"))
+        if fixes and key:
+            row.append(key, palette.style("dim"))
     else:
         row.append(clean(fixes), palette.style("title"))
-        row.append("  [F] apply", palette.style("dim"))
+        if key:
+            row.append(key, palette.style("dim"))
         row.append(" — " + clean(hint.why), palette.style("title"))
     lines = list(row.wrap(console, width - 1))
     if len(lines) > 2:

@@ -12,6 +12,8 @@ Its modal screens are ``tui.app.launch_modals``.
 
 from __future__ import annotations
 
+import os
+import signal
 from collections.abc import Callable
 
 from rich.text import Text
@@ -22,8 +24,9 @@ from tui.app.launch_modals import ConfirmScreen, EditScreen, FixProposal, Holder
 from tui.core.lines import clean
 from tui.core.state import READY, STOPPED
 from tui.core.verdict import Verdict
-from tui.launch import GpuBusy, GpuHolder, Launch, LaunchError
+from tui.launch import GpuBusy, GpuHolder, Launch, LaunchError, PreflightRefused
 from tui.launch.events import LaunchEvent, Note, VerdictChanged
+from tui.launch.keeper import hand_over
 
 
 # ---------------------------------------------------------------- panels
@@ -108,18 +111,61 @@ class AttemptsPanel(Static):
         return text
 
 
+class ChecksPanel(Static):
+    """``c`` (and by itself when a launch is refused): the last preflight's summary and every ✗ and
+    ⚠ in full, with its fix — wrapped, never cut; ✗ first."""
+
+    DEFAULT_CSS = """
+    ChecksPanel { height: auto; max-height: 14; display: none; border-top: solid $panel; }
+    ChecksPanel.-open { display: block; }
+    """
+
+    def __init__(self, launch: Launch, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.launch = launch
+
+    def rows(self) -> list[tuple[str, str]]:
+        """``(line, style)``: the summary, then each ✗, then each ⚠."""
+        report = self.launch.preflight_report
+        if report is None:
+            return [("no preflight has run (--no-check, or nothing launched yet)", "dim")]
+        head = report.summary + (": the launch was refused (F applies a fix, --no-check launches anyway)"
+                                 if self.launch.refused is report else "")
+        out = [(head, "title")]
+        for status, style in (("fail", "failed"), ("warn", "running")):
+            out += [(f"  {check.line}", style) for check in report.checks if check.status == status]
+        if len(out) == 1:
+            out.append(("  every check passed", "done"))
+        return [(clean(line), style) for line, style in out]
+
+    def lines(self) -> list[str]:
+        return [line for line, _ in self.rows()]
+
+    def render(self) -> Text:
+        palette = self.app.palette  # type: ignore[attr-defined]
+        text = Text(end="")
+        text.append(" Checks (c closes)\n", palette.style("title"))
+        for line, style in self.rows():
+            text.append(f" {line}\n", palette.style(style))
+        return text
+
+
 # ---------------------------------------------------------------- the app
 
 
 class LaunchApp(WatchtowerApp):
     """The dashboard plus the launch keys; starts (or reattaches to) the launch once mounted."""
 
+    #: F opens the relaunch editor with the fix applied (the header offers ``[F] apply``).
+    can_apply_fix = True
+
     def __init__(self, launch: Launch, *args, attach_only: bool = False, **kwargs) -> None:
         self.launch = launch
         self.attach_only = attach_only
         self.launch_line = LaunchLine(launch, id="launch-line")
         self.attempts_panel = AttemptsPanel(launch, id="attempts")
-        kwargs["panels"] = [self.launch_line, self.attempts_panel, *kwargs.get("panels", ())]
+        self.checks_panel = ChecksPanel(launch, id="checks")
+        kwargs["panels"] = [self.launch_line, self.checks_panel, self.attempts_panel, *kwargs.get("panels", ())]
         super().__init__(*args, **kwargs)
         launch.terminal = self._terminal
         launch.subscribe(self._on_launch_event)
@@ -129,17 +175,30 @@ class LaunchApp(WatchtowerApp):
         self.add_key("r", "Relaunch", self.key_relaunch)
         self.add_key("R", "Edit + relaunch", self.key_edit)
         self.add_key("a", "Attempts", self.key_attempts)
+        self.add_key("c", "Checks", self.key_checks, show=False)
         self.add_key("k", "Kill GPU leftovers", self.key_kill_holders, show=False)
         self.add_key("F", "Apply the hint's fix", self.key_fix, show=False)
         self._busy = False  # a launch, stop or relaunch is under way: keys that start another wait
 
     def on_mount(self) -> None:
         super().on_mount()
+        self._sighup = signal.signal(signal.SIGHUP, self._hung_up)
         self.run_worker(self._start(), group="launch")
 
     async def on_unmount(self) -> None:
+        signal.signal(signal.SIGHUP, self._sighup)
         await self.launch.close()  # the server keeps running unless stopped; pending writes finish
         await super().on_unmount()
+
+    def _hung_up(self, signum: int, _frame: object) -> None:
+        """SIGHUP (an SSH drop, a killed tmux session): a confirmed stop is handed to a detached
+        keeper that sends the rest of its signals and records the end; then Watchtower goes as a
+        hung-up process does (a server not being stopped keeps running: ``attach`` follows it)."""
+        plan = self.launch.stop_handover()
+        if plan is not None:
+            hand_over(plan)
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGHUP)
 
     async def _start(self) -> None:
         self._busy = True
@@ -149,6 +208,8 @@ class LaunchApp(WatchtowerApp):
                 self.notify(
                     f"Reattached to v{run.attempt} (pid {run.pid}), started earlier; r relaunches it", timeout=6
                 )
+        except PreflightRefused:
+            self._refused()
         except LaunchError as exc:
             self.launch_line.say(f"launch failed: {exc}")
             self.notify(clean(str(exc)), severity="error", timeout=10)
@@ -158,8 +219,18 @@ class LaunchApp(WatchtowerApp):
 
     # ------------------------------------------------------------ glue
 
+    def _refused(self) -> None:
+        """A launch its preflight refused: the verdict says so (the header), the checks panel opens."""
+        self.launch_line.say("not launched: a preflight check failed (c lists the checks)")
+        self.checks_panel.add_class("-open")
+        self.checks_panel.refresh(layout=True)
+
     def verdict(self) -> Verdict:
-        """The launch's verdict (dead / loading / stalled? …) once an attempt runs."""
+        """The launch's verdict (dead / loading / stalled? …) once an attempt runs; REFUSED while
+        the latest launch was refused by its preflight."""
+        refused = self.launch.refusal()
+        if refused is not None:
+            return refused
         if self.launch.run is None or self.session.timed_out:
             return super().verdict()
         return self.launch.verdict_now or self.launch.verdict()
@@ -189,6 +260,7 @@ class LaunchApp(WatchtowerApp):
             return
         self.launch_line.refresh()
         self.attempts_panel.refresh(layout=True)
+        self.checks_panel.refresh(layout=True)
 
     def _ask(self, question: str, choices: list[tuple[str, str]], then: Callable[[str | None], object]) -> None:
         self.push_screen(ConfirmScreen(question, choices), then)
@@ -202,6 +274,9 @@ class LaunchApp(WatchtowerApp):
             except GpuBusy as exc:
                 self.launch_line.say("GPUs busy: press k to see and kill the holders")
                 self._offer_kill(exc.holders, "Other processes hold GPU memory; launching now would run out of memory:")
+                return
+            except PreflightRefused:
+                self._refused()
                 return
             except LaunchError as exc:
                 self.launch_line.say(f"{exc}")
@@ -334,6 +409,10 @@ class LaunchApp(WatchtowerApp):
             self._ask, f"Port {port} is held by pid {pid}: {clean(str(holder.get('cmd') or '?'))[:120]}",
             [("y", f"stop it (SIGTERM, then SIGKILL) and relaunch as v{nxt}")], answer,
         )
+
+    def key_checks(self) -> None:
+        self.checks_panel.toggle_class("-open")
+        self.checks_panel.refresh(layout=True)
 
     def key_attempts(self) -> None:
         self.attempts_panel.toggle_class("-open")

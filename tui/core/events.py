@@ -230,6 +230,7 @@ class GpuSample:
     host: str
     at: float
     gpus: tuple[GpuInfo, ...]
+    simulated: bool = False  # made up (--gpus sim): labelled wherever shown, never passes a check
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,8 @@ from typing import Any
 from tui.core.cmdline import SGLANG, VLLM, Action, ServerCommand
 from tui.core.events import GpuInfo, GpuSample
 from tui.core.hint_fill import MAX_FRACTION
-from tui.core.hints import KnowledgeBase
+from tui.core.hints import Diagnosis, KnowledgeBase
+from tui.core.verdict import REFUSED, Verdict
 
 OK, WARN, FAIL = "ok", "warn", "fail"
 GLYPH = {OK: "✓", WARN: "⚠", FAIL: "✗"}
@@ -47,6 +48,25 @@ class Check:
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "status": self.status, "why": self.why, "fix": [a.text for a in self.fix]}
+
+    def diagnosis(self) -> Diagnosis:
+        """The check as a hint: what the header shows under a refusal, and what ``F`` applies."""
+        ident = "preflight-" + re.sub(r"[^a-z0-9]+", "-", self.name.lower()).strip("-")
+        return Diagnosis(ident, f"preflight {GLYPH[self.status]} {self.name}: {self.why}", self.fix, "")
+
+
+def refusal(checks: Sequence[Check]) -> Verdict:
+    """``REFUSED · ✗ draft context: …``: a launch its preflight stopped; the first ✗ first, then how
+    many more there are (each one, and every ⚠, is listed by the dashboard's checks panel and ``--plain``)."""
+    failed = [c for c in checks if c.status == FAIL]
+    warned = sum(c.status == WARN for c in checks)
+    if not failed:
+        return Verdict(REFUSED, "the preflight refused the launch")
+    first = failed[0]
+    more = [f"{len(failed) - 1} more ✗"] if len(failed) > 1 else []
+    more += [f"{warned} ⚠"] if warned else []
+    tail = f" (+{', '.join(more)})" if more else ""
+    return Verdict(REFUSED, f"{GLYPH[FAIL]} {first.name}: {first.why}{tail} · nothing was launched")
 
 
 def exit_status(checks: Sequence[Check]) -> int:
@@ -110,7 +130,21 @@ def judge(
     checks += _speculative(command, facts)
     checks += _machine(command, facts)
     checks += _versions(command, facts, hints)
+    if gpus is not None and gpus.simulated:
+        checks = [_simulated(c) for c in checks]
     return checks
+
+
+#: The checks that rest on the GPU sample.
+GPU_CHECKS = ("GPUs", "GPU memory", "GPU holders", "weights")
+
+
+def _simulated(check: Check) -> Check:
+    """A check read off simulated GPUs (``--gpus sim``) says nothing about this machine: never ✓ or
+    ✗, always ⚠ and labelled, and no fix (its GPU holders are made up)."""
+    if check.name not in GPU_CHECKS:
+        return check
+    return Check(check.name, WARN, f"simulated GPUs (--gpus sim), not this machine's: {check.why}")
 
 
 # ---------------------------------------------------------------- ports

@@ -12,7 +12,8 @@ and the exit status every command returns (``Verdict.exit_status``):
 - ``stalled?``: silent past the phase's limit (``tui.core.limits``: ``--stall-limit``,
   history, the profile), GPUs idle, process alive — with the ranks that have not
   finished the phase;
-- ``starting`` / ``ready`` / ``stopping`` / ``stopped``.
+- ``starting`` / ``ready`` / ``stopping`` / ``stopped``;
+- ``refused``: a launch's preflight found a ✗ and nothing was started (``tui.core.preflight.refusal``).
 
 Without a process (a log read after the fact, or a watched server whose writer cannot
 be seen) the verdict is the log's own reading — and, while it is watched live, its
@@ -51,6 +52,7 @@ class VerdictKind(StrEnum):
     STOPPING = "stopping"
     STOPPED = "stopped"
     TIMEOUT = "timeout"  # --timeout passed while still starting
+    REFUSED = "refused"  # the preflight found a ✗: nothing was launched
 
 
 
@@ -58,6 +60,7 @@ STARTING, LOADING, STALLED, DEAD, STOPPING = (
     VerdictKind.STARTING, VerdictKind.LOADING, VerdictKind.STALLED, VerdictKind.DEAD, VerdictKind.STOPPING,
 )
 READY, FAILED, STOPPED, TIMEOUT = VerdictKind.READY, VerdictKind.FAILED, VerdictKind.STOPPED, VerdictKind.TIMEOUT
+REFUSED = VerdictKind.REFUSED
 
 #: Exit statuses shared by every command: 0 ready / success, 1 failed or dead, 2 usage error,
 #: 3 still starting / incomplete / timed out.
@@ -72,12 +75,15 @@ UTIL_ACTIVE = 20
 #: GPU samples older than this (s) say nothing about now.
 GPU_WINDOW = 10.0
 
+#: What a signal says by itself. A SIGKILL says nothing of who sent it: "the OOM killer" only
+#: with evidence (``describe_exit``'s ``oom``), never as a guess.
 _SIGNAL_NOTES: dict[int, str] = {
-    _signal.SIGKILL: "possibly the OOM killer",
     _signal.SIGSEGV: "segmentation fault",
     _signal.SIGABRT: "aborted",
     _signal.SIGBUS: "bus error",
 }
+#: Signals a shell's 128+N exit status is read as.
+_SHELL_SIGNALS = frozenset({_signal.SIGKILL, *_SIGNAL_NOTES})
 
 
 def signal_name(signum: int) -> str:
@@ -87,21 +93,27 @@ def signal_name(signum: int) -> str:
         return f"signal {signum}"
 
 
+def _signal_of(returncode: int | None, signum: int | None) -> int | None:
+    """The signal an exit status says (a negative return code, or a shell's 128+N)."""
+    if signum is None and returncode is not None:
+        if returncode < 0:
+            return -returncode
+        if 128 < returncode < 160 and returncode - 128 in _SHELL_SIGNALS:
+            return returncode - 128
+    return signum
+
+
 def describe_exit(
     returncode: int | None, signum: int | None, *, stopped: bool = False, oom: str | None = None
 ) -> str:
-    """``killed by SIGKILL (possibly the OOM killer)``, ``exited with code 1`` …
+    """``killed by SIGKILL``, ``killed by SIGSEGV (segmentation fault)``, ``exited with code 1`` …
 
     ``stopped``: Watchtower sent the signals (a stop), so a SIGKILL is its own, after the
     grace periods — never the OOM killer. ``oom``: evidence that the OOM killer struck
     (the kernel log, the cgroup's count), named when there is some.
     A shell reports a child killed by signal N as 128+N; that is read as the signal.
     """
-    if signum is None and returncode is not None:
-        if returncode < 0:
-            signum = -returncode
-        elif 128 < returncode < 160 and returncode - 128 in _SIGNAL_NOTES:
-            signum = returncode - 128
+    signum = _signal_of(returncode, signum)
     if stopped:
         if signum == _signal.SIGKILL:
             return "stopped (SIGKILL after the grace period)"
@@ -132,6 +144,31 @@ class ProcessStatus:
     lost: str | None = None  # alive, but a rank's process is gone: says which, in words
     lost_rank: str | None = None
     oom_evidence: str | None = None  # what says the OOM killer struck (kernel log, cgroup count)
+    pid: int | None = None  # the (main) process's pid, where known
+
+    @property
+    def cause(self) -> str:
+        """``SIGKILL · pid 4242``, ``exit code 1 · pid 4242``: how it ended in a word or two, first in
+        a DEAD verdict so that no width cuts it."""
+        signum = _signal_of(self.returncode, self.signal)
+        if not self.exit_known:
+            word = "exit status unknown"
+        elif signum is not None:
+            word = signal_name(signum)
+        elif self.returncode is not None:
+            word = f"exit code {self.returncode}"
+        else:
+            word = "exit status unknown"
+        return word + (f" · pid {self.pid}" if self.pid else "")
+
+    def dead_text(self, after_ready: bool = False) -> str:
+        """The cause (and ``after ready``), then the rest of how it ended where that says more (a
+        note, evidence, the command)."""
+        signum = _signal_of(self.returncode, self.signal)
+        bare = {f"killed by {signal_name(signum)}" if signum is not None else "", f"exited with code {self.returncode}"}
+        how = self.end_text
+        head = self.cause + (" · after ready" if after_ready else "")
+        return head if how in bare else f"{head} · {how}"
 
     @property
     def exit_text(self) -> str:
@@ -230,7 +267,7 @@ class Verdict:
 
     @property
     def final(self) -> bool:
-        return self.kind in (READY, FAILED, DEAD, STOPPED)
+        return self.kind in (READY, FAILED, DEAD, STOPPED, REFUSED)
 
     @property
     def text(self) -> str:
@@ -242,7 +279,7 @@ class Verdict:
         """0 ready (or stopped after ready), 1 failed or dead, 3 still starting: every command's."""
         if self.kind in (READY, STOPPED):
             return EXIT_READY
-        if self.kind in (FAILED, DEAD):
+        if self.kind in (FAILED, DEAD, REFUSED):
             return EXIT_FAILED
         return EXIT_STARTING
 
@@ -341,8 +378,8 @@ def judge(
             polite = process.returncode == 0 or process.signal in (_signal.SIGINT, _signal.SIGTERM)
             if polite or (not process.exit_known and state.outcome == Outcome.STOPPED):  # the log said it stops
                 return Verdict(STOPPED, f"stopped after ready, {how}")
-            return Verdict(DEAD, f"{how} after ready; {said}")
-        return Verdict(DEAD, f"{how}; {said}")
+            return Verdict(DEAD, f"{process.dead_text(after_ready=True)}; {said}")
+        return Verdict(DEAD, f"{process.dead_text()}; {said}")
 
     if process is not None and process.lost and not process.stopped_by_user:
         ranks = (process.lost_rank,) if process.lost_rank else ()

@@ -81,6 +81,7 @@ class WriterState:
                 signal=gone.signal,
                 exit_known=gone.exit_known,
                 who=f"main process {describe(gone.process)}",
+                pid=gone.process.pid,
             )
         if not self.processes:
             return None

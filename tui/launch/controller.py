@@ -42,7 +42,7 @@ from tui.launch.gpu_release import GPU_RELEASE_TIMEOUT, GpuBusy, GpuHolder, GpuW
 from tui.launch.outcome import Outcome
 from tui.launch.proctable import command_line, group_members, is_alive, wait_pids_gone
 from tui.launch.runner import AttemptRun, Runner, StopResult
-from tui.launch.spec import LaunchError, LaunchSpec, attempt_paths
+from tui.launch.spec import LaunchError, LaunchSpec, attempt_paths, exit_path
 from tui.sources.health import HealthProbe
 
 if TYPE_CHECKING:
@@ -100,7 +100,9 @@ class Launch:
         self.activity = ""  # what a relaunch is waiting for, in words, while it waits
         self.preflight: Preflight | None = None  # checks before every launch (None: --no-check)
         self.preflight_report: Any = None  # the last one, shown as phase zero
+        self.refused: Any = None  # the report that refused the latest launch, until one starts
         self.applied: str | None = None  # the hint whose fix the next attempt applies (the F key)
+        self.stopping_since: float | None = None  # a confirmed stop is under way (since then)
         self._subscribers: list[Subscriber] = []
         self._queue: asyncio.Queue[object] = asyncio.Queue()
         self._log: AttemptLog | None = None
@@ -189,7 +191,11 @@ class Launch:
         return self.run.attempt if self.run else 0
 
     def hints(self) -> list[Diagnosis]:
-        """Known-failure hints for this attempt's errors, with the numbers of its own command line."""
+        """Known-failure hints for this attempt's errors, with the numbers of its own command line;
+        after a refused launch, the failed checks (those with a fix first: what ``F`` applies)."""
+        if self.refused is not None:
+            failed = [c.diagnosis() for c in self.refused.failed]
+            return [d for d in failed if d.fix] + [d for d in failed if not d.fix]
         if self.session is None:
             return []
         try:
@@ -200,6 +206,12 @@ class Launch:
 
     def status(self) -> ProcessStatus | None:
         return self.run.status if self.run else None
+
+    def refusal(self) -> Verdict | None:
+        """``REFUSED · ✗ …`` while the latest launch was refused by its preflight, else None."""
+        from tui.core.preflight import refusal
+
+        return None if self.refused is None else refusal(self.refused.checks)
 
     def verdict(self, now: float | None = None) -> Verdict:
         now = self.clock() if now is None else now
@@ -343,9 +355,11 @@ class Launch:
                 self.preflight_report = await self.preflight(self.spec.command, self.spec.env)
             finally:
                 self.activity = ""
+            self.refused = self.preflight_report if self.preflight_report.failed else None
             if self.session is not None:
                 self.session.info.preflight = self.preflight_report
-            if self.preflight_report.failed:
+                self.session.info.refused = self.refused is not None
+            if self.refused is not None:
                 raise PreflightRefused(self.preflight_report)
         number = await self._next_attempt()
         log_path, pid_path = attempt_paths(self.spec.log_dir, self.spec.name, number)
@@ -392,11 +406,38 @@ class Launch:
         """
         if self.run is None or not self.run.alive and not self.runner.processes(self.run):
             return True
-        result: StopResult = await self.runner.stop(self.run, self.spec.plan)
+        self.stopping_since = time.time()
+        try:
+            result: StopResult = await self.runner.stop(self.run, self.spec.plan)
+        finally:
+            self.stopping_since = None
         if result.text:
             self.publish(Note(f"v{self.run.attempt}: {result.text}"))
         self.evaluate()
         return result.gone
+
+    def stop_handover(self) -> dict[str, Any] | None:
+        """The rest of a stop under way, for a keeper to carry out when Watchtower must go (its
+        terminal hung up): the signals still to send and when (``tui.launch.keeper``); None when
+        no stop is under way, or the attempt runs on another host."""
+        from tui.launch.keeper import plan_of
+
+        run = self.run
+        if run is None or self.stopping_since is None or self.spec.host is not None or run.pgid is None:
+            return None
+        steps = list(self.spec.plan.steps())
+        stopping, at = run.stopping, time.time()
+        signals = [sig for sig, _ in steps]
+        if stopping is not None and stopping.signal in signals:  # sent: the next one is due after its grace
+            at = stopping.at + stopping.grace
+            steps = steps[signals.index(stopping.signal) + 1:]
+        remaining = []
+        for sig, grace in steps:
+            remaining.append((sig, at))
+            at += grace
+        history = str(self.history.path) if self.history is not None else None
+        return plan_of(pgid=run.pgid, members=[p.pid for p in self.runner.processes(run)], steps=remaining,
+                       history=history, name=self.spec.name, attempt=run.attempt, exit_file=exit_path(run.pid_path))
 
     async def relaunch(
         self,

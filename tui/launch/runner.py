@@ -76,6 +76,7 @@ class AttemptRun:
             signal=self.signal,
             stopped_by_user=self.stopped_by_user,
             oom_evidence=self.oom_evidence,
+            pid=self.pid,
         )
 
     async def wait(self) -> None:

@@ -28,9 +28,10 @@ from tui.core.events import (
 from tui.core.hints import hint_lines, load_knowledge
 from tui.core.lines import clean
 from tui.core.state import PHASE_TITLES, ErrorReport, StartupState
-from tui.core.verdict import EXIT_KINDS, ProcessStatus
+from tui.core.verdict import EXIT_KINDS, log_error
 from tui.core.wording import duration
 from tui.core.writers import describe
+from tui.present.wording import gone_words
 
 #: A phase's progress is printed at most this often.
 PROGRESS_EVERY_S = 3.0
@@ -92,7 +93,7 @@ class EventWords:
         self.printed.clear()  # the same error in this attempt is news again
         self.warnings = 0
 
-    def process(self, event: WritersFound | WriterGone | NoWriter, seen: set[int]) -> None:
+    def process(self, event: WritersFound | WriterGone | NoWriter, seen: set[int], main_pid: int | None = None) -> None:
         """The processes behind the log: each once as it appears (``seen``), each one that ends."""
         if isinstance(event, WritersFound):
             for process in event.processes:
@@ -105,7 +106,7 @@ class EventWords:
         elif isinstance(event, WriterGone):
             process = event.process
             rank = f" [{process.rank}]" if process.rank else ""
-            how = ProcessStatus(False, event.returncode, event.signal, exit_known=event.exit_known).exit_text
+            how = gone_words(event, main_pid, log_error(self.state()))
             self.say(f"gone: {process.role}{rank} {describe(process)}, {how}", "")
         else:
             self.say(f"no writer found: {clean(event.detail)}; judging by the log and the GPUs alone", "")

@@ -158,6 +158,16 @@ class PlainWatch:
             await session.stop()
             await self.memory.close()
 
+    def interrupted(self) -> None:
+        """Ctrl-C: the verdict so far, so that an interrupted watch still ends with one."""
+        try:
+            verdict = self.session.verdict()
+        except Exception as exc:  # noqa: BLE001  (a last line must never become a traceback)
+            self.say(f"interrupted (Ctrl-C); no verdict: {exc}")
+        else:
+            self.say(f"interrupted (Ctrl-C); the verdict so far: {verdict.text}")
+        sys.stdout.flush()
+
     def log_quiet(self) -> bool:
         """No log bytes for QUIET_S."""
         last = self.session.last_output_at
@@ -251,7 +261,7 @@ class PlainWatch:
         elif isinstance(event, LogGap):
             self.say(f"note: {event.nbytes} bytes at offset {event.offset} could not be read ({event.reason})")
         elif isinstance(event, (WritersFound, WriterGone, NoWriter)):
-            self.words.process(event, self.seen_pids)
+            self.words.process(event, self.seen_pids, self.session.writers.main_pid)
         else:
             self.words.show(event)
         if isinstance(event, Line):
@@ -347,6 +357,9 @@ class PlainPrinter:
             self.verdict(event.verdict, event.previous)
         elif isinstance(event, Note):
             self.say(f"  {event.text}")
+        elif isinstance(event, Ready) and self.launch.spec.health_url:
+            # the log's marker alone: READY is said once the health URL answers too (the verdict)
+            self.say(f"  ready marker (line {event.line}); waiting for {self.launch.spec.health_url} to answer")
         elif isinstance(event, (ErrorFound, PhaseStarted, PhaseEnded, PhaseProgress, Ready, Stopped, WarningFound,
                                 ServerDetected)):
             if isinstance(event, ErrorFound) and event.error.secondary:

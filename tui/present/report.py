@@ -7,7 +7,7 @@ import time
 from tui.core.hints import Diagnosis, hint_lines, knowledge
 from tui.core.profiles import ProfileError
 from tui.core.state import FAILED, PHASE_TITLES, PHASES, shown, skipped
-from tui.core.verdict import Verdict
+from tui.core.verdict import Verdict, log_error
 from tui.core.wording import clock
 from tui.present.wording import STARTUPS_SHOWN, gib, process_rows, summary_line
 from tui.session import WatchSession
@@ -19,7 +19,7 @@ REPORT_BLOCK_LINES = 20_000
 def session_hints(session: WatchSession) -> list[Diagnosis]:
     """Known-failure hints for a failed startup: the launcher's (with its command's numbers) when it
     set ``session.hints_source``, else the log's own; none while the startup has not failed."""
-    if session.state.outcome != FAILED and session.exit is None:
+    if session.state.outcome != FAILED and session.exit is None and not session.info.refused:
         return []
     source = getattr(session, "hints_source", None)
     if source is not None:
@@ -60,7 +60,7 @@ def build_report(session: WatchSession, verdict: Verdict | None = None, now: flo
     writers = session.writers
     if writers.known or writers.gone:
         out.append("Server processes")
-        out += [f"  {line}" for line, _ in process_rows(writers)]
+        out += [f"  {line}" for line, _ in process_rows(writers, failure=log_error(state))]
         out.append("")
     elif writers.no_writer is not None:
         out += [f"Server processes: no writer found ({writers.no_writer.detail})", ""]
@@ -91,7 +91,8 @@ def build_report(session: WatchSession, verdict: Verdict | None = None, now: flo
             out.append(f"    ({block.note()})")
         out.append("")
     sample = session.gpus.latest
-    out.append("GPUs")
+    out.append("GPUs (simulated: --gpus sim, made-up figures, not this machine's)" if sample is not None and sample.simulated
+               else "GPUs")
     if session.gpus.unavailable:
         out.append(f"  unavailable: {session.gpus.unavailable}")
     if sample is None:

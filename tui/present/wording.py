@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import re
+import signal
+from collections.abc import Sequence
 
+from tui.core.cmdline import Action
 from tui.core.lines import clean
-from tui.core.state import FAILED, INTERRUPTED, READY, STOPPED, AttemptSummary
+from tui.core.events import WriterGone
+from tui.core.state import FAILED, INTERRUPTED, READY, STOPPED, AttemptSummary, ErrorReport
 from tui.core.verdict import ProcessStatus
 from tui.core.wording import clock
 from tui.core.writers import WriterState
@@ -57,7 +61,44 @@ def summary_line(attempt: AttemptSummary, current: bool = False) -> str:
     return line + ("  ← current" if current else "")
 
 
-def process_rows(writers: WriterState, shown: int = PROCESSES_SHOWN) -> list[tuple[str, str]]:
+def fix_words(actions: Sequence[Action]) -> str:
+    """A hint's fix as the change to make by hand, where no key applies it (``watch``, ``demo``):
+    ``fix: set SGLANG_…=1 in the server's environment, then restart it``."""
+    words = []
+    for action in actions:
+        if action.verb == "set_env":
+            words.append(f"set {action.target}={action.value} in the server's environment")
+        elif action.verb == "set_flag":
+            words.append(f"add {action.target} {action.value}".rstrip() + " to its command line")
+        elif action.verb == "drop_flag":
+            words.append(f"remove {action.target} from its command line")
+        elif action.verb == "free_port":
+            words.append(f"stop what listens on port {action.target}")
+        elif action.verb == "kill_gpu_holders":
+            words.append("stop the processes that hold GPU memory")
+        else:
+            words.append(action.text)
+    if not words:
+        return ""
+    edits = any(a.verb in ("set_env", "set_flag", "drop_flag") for a in actions)
+    return "fix: " + "; ".join(words) + (", then restart it" if edits else "")
+
+
+def gone_words(gone: WriterGone, main_pid: int | None, failure: ErrorReport | None) -> str:
+    """How a process of the server ended: ``killed by SIGKILL``; for a child of the main process
+    that ended after the log's failure (killed or of unknown status), ``…, after the failure at line
+    N: a follow-on of it`` — SGLang's main process kills its ranks once one fails; that SIGKILL is no
+    news of its own (and no sign of the OOM killer)."""
+    how = ProcessStatus(False, gone.returncode, gone.signal, exit_known=gone.exit_known).exit_text
+    killed = not gone.exit_known or gone.signal in (signal.SIGKILL, signal.SIGTERM, signal.SIGINT)
+    if failure is not None and not gone.main and main_pid is not None and gone.process.ppid == main_pid and killed:
+        return f"{how}, after the failure at line {failure.line}: a follow-on of it"
+    return how
+
+
+def process_rows(
+    writers: WriterState, shown: int = PROCESSES_SHOWN, failure: ErrorReport | None = None
+) -> list[tuple[str, str]]:
     """(text, style) per line: the main process first, then the ranks in order, then the ended ones."""
     alive = sorted(
         writers.processes,
@@ -71,7 +112,7 @@ def process_rows(writers: WriterState, shown: int = PROCESSES_SHOWN) -> list[tup
         rows.append((f"  … {len(alive) - shown} more process(es)", "dim"))
     for gone in writers.gone[-3:]:
         process = gone.process
-        how = ProcessStatus(False, gone.returncode, gone.signal, exit_known=gone.exit_known).exit_text
+        how = gone_words(gone, writers.main_pid, failure)
         rank = process.rank or process.role
         rows.append((f"✗ {process.pid:>7}  {rank:<10} gone, {how}: {clean(process.command or process.title)}", "failed"))
     return rows

@@ -222,3 +222,4 @@ class SessionInfo:
     title: str = ""  # e.g. "demo: crash-context" or "replay: v2.wtrec"
     command: str = ""  # the launched command (masked), for the launcher
     preflight: Any = None  # the launch's last preflight report (tui.preflight.Report): phase zero
+    refused: bool = False  # that report refused the launch (a ✗): nothing runs

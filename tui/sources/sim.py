@@ -198,7 +198,7 @@ class SimGpuSource(PolledGpuSource):
                     processes=procs,
                 )
             )
-        return GpuSample(self.host, time.time(), tuple(gpus))
+        return GpuSample(self.host, time.time(), tuple(gpus), simulated=True)
 
     def poll(self) -> GpuEvent:
         return self.snapshot()

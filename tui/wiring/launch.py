@@ -140,6 +140,9 @@ async def run_plain(spec: Any, options: LaunchOptions) -> int:
             await launch.start(launch=not options.attach_only)
         except PreflightRefused as exc:
             printer.preflight(exc.report)
+            refused = launch.refusal()
+            if refused is not None:  # the dashboard's header says the same
+                printer.say(refused.text)
             printer.say("not launching: a check failed (--no-check launches anyway)")
             return EXIT_FAILED
         except LaunchError as exc:

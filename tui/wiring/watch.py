@@ -55,7 +55,9 @@ def watch_plain(options: WatchOptions) -> int:
     from tui.present.plain import PlainWatch
 
     profile = load_profile(options.server)
+    watch = PlainWatch(options, profile)
     try:
-        return asyncio.run(PlainWatch(options, profile).run())
+        return asyncio.run(watch.run())
     except KeyboardInterrupt:
+        watch.interrupted()  # the verdict so far, as a last line: Ctrl-C is how many watches end
         return 130
