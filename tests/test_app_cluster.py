@@ -1,11 +1,17 @@
-"""The cluster dashboard through App.run_test(): barrier view, node rows, merged log, n filter."""
+"""Several nodes in the one dashboard (WatchtowerApp with a ClusterSession) through App.run_test():
+the barrier and node rows, the merged log with its node column, `o` one node at a time — and
+every key of the one-node dashboard, for one node or two."""
 
 from __future__ import annotations
 
+import asyncio
 from functools import partial
 
+import pytest
+
+from tests.app_support import screen_text
 from tests.test_cluster_core import node_log
-from tui.app.cluster import ClusterApp
+from tui.app.dashboard import build_app
 from tui.cluster import ClusterSession, NodeSpec, default_session
 
 
@@ -13,72 +19,93 @@ def text_of(app, selector: str) -> str:
     return str(app.query_one(selector).render())
 
 
-async def wait_until(pilot, predicate, tries: int = 200) -> None:
-    for _ in range(tries):
-        if predicate():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError("the dashboard never showed it")
+async def wait_until(pilot, predicate, timeout: float = 30.0) -> None:
+    """Until ``predicate()`` holds, woken by the cluster's change notifications (else each 0.2 s)."""
+    nodes = pilot.app.nodes
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not predicate():
+        assert loop.time() < deadline, "the dashboard never showed it"
+        if nodes is not None:
+            nodes.changed.clear()
+            try:
+                await asyncio.wait_for(nodes.changed.wait(), 0.2)
+            except TimeoutError:
+                pass
+        await pilot.pause()  # let the app draw what changed
 
 
-async def test_the_barrier_view_names_the_laggard_and_n_filters_the_log_by_node(tmp_path):
-    n1, n2 = tmp_path / "n1.log", tmp_path / "n2.log"
-    n1.write_text("\n".join(node_log(["TP0", "TP1"], until="graph_begin")) + "\n")
-    n2.write_text("\n".join(node_log(["TP2", "TP3"], until="dist_begin")) + "\n")
-    session = ClusterSession(
-        [NodeSpec("n1", str(n1), gpus="sim"), NodeSpec("n2", str(n2), gpus="sim")],
-        make_session=partial(default_session, gpu_interval=0.1),
-    )
-    app = ClusterApp(session)
+def cluster(tmp_path, logs: dict[str, list[str]], gpus: str = "none") -> ClusterSession:
+    specs = []
+    for name, lines in logs.items():
+        path = tmp_path / f"{name}.log"
+        path.write_text("\n".join(lines) + "\n")
+        specs.append(NodeSpec(name, str(path), gpus=gpus))
+    return ClusterSession(specs, make_session=partial(default_session, gpu_interval=0.1))
+
+
+def log_nodes(app) -> set[str]:
+    """The node column of the log lines on screen."""
+    view = app.log_view
+    entries = (view.entry_at(row) for row in range(view.row_count))
+    return {entry.node for entry in entries if entry is not None}
+
+
+async def test_the_barrier_view_names_the_laggard_and_o_shows_one_node_at_a_time(tmp_path):
+    session = cluster(tmp_path, {"n1": node_log(["TP0", "TP1"], until="graph_begin"),
+                                 "n2": node_log(["TP2", "TP3"], until="dist_begin", node_rank=1)}, gpus="sim")
+    app = build_app(None, nodes=session)
     async with app.run_test(size=(140, 40)) as pilot:
         await wait_until(pilot, lambda: "2/4" in text_of(app, "#barrier"))
         barrier = text_of(app, "#barrier").splitlines()
         dist = next(line for line in barrier if "dist-init done" in line)
+        assert not any(line.lstrip().startswith("✓") for line in barrier)  # no milestone everyone passed yet
         # node 2's ranks began their distributed init and never ended it: each is a pair
         assert "2/4" in dist and "waiting: n2 TP2" in dist and "Init torch distributed begin." in dist, dist
         graphs = next(line for line in barrier if "CUDA graphs done" in line)
         assert "waiting: n2 TP2" in graphs and "also n2 TP3, n1 TP0" in graphs
         await wait_until(pilot, lambda: text_of(app, "#nodes").count("GiB") >= 2)
         nodes = text_of(app, "#nodes").splitlines()
-        assert [line.split()[0] for line in nodes[1:3]] == ["n1", "n2"]
-        assert "STARTING: dist-init done: 2/4 ranks · waiting for n2 TP2" in text_of(app, "#header")
-        log = app.query_one("#log")
-        await wait_until(pilot, lambda: len(log.lines) == session.merged.total)
-        both = {str(line.text).split()[0] for line in log.lines}
-        assert both == {"n1", "n2"}
-        await pilot.press("n")
-        assert app.node_filter == "n1"
-        assert {str(line.text).split()[0] for line in log.lines} == {"n1"}
-        await pilot.press("n", "n")
-        assert app.node_filter is None
-        assert {str(line.text).split()[0] for line in log.lines} == {"n1", "n2"}
+        assert [line.split()[0].lstrip("▸") for line in nodes[1:3]] == ["n1", "n2"]
+        await wait_until(pilot, lambda: "waiting for n2 TP2" in screen_text(app))
+        assert "STARTING" in screen_text(app) and "dist-init done: 2/4 ranks · waiting for n2 TP2" in screen_text(app)
+        await wait_until(pilot, lambda: log_nodes(app) == {"n1", "n2"})  # the merged log, a node column
+        await pilot.press("o")
+        assert app.node_filter == "n1" and log_nodes(app) == {""}  # n1's own log: no column needed
+        assert app.log_view.session is session.nodes["n1"]
+        await pilot.press("o")
+        assert app.node_filter == "n2" and app.session is session.nodes["n2"]  # its panels too
+        await pilot.press("o")
+        assert app.node_filter is None and log_nodes(app) == {"n1", "n2"}
 
 
-def test_lines_arriving_together_are_merged_by_their_timestamps():
-    from tui.cluster import MergedLog
+def test_lines_arriving_together_are_merged_by_their_timestamps_in_each_servers_format():
+    from tui.cluster import MergedScrollback
     from tui.core.events import LogChunk
     from tui.session import WatchSession
 
-    nodes = {"n1": WatchSession(), "n2": WatchSession()}
+    nodes = {"n1": WatchSession(), "n2": WatchSession(), "n3": WatchSession()}
+    merged = MergedScrollback(nodes)
     nodes["n1"].handle(LogChunk("n1", 0, b"[2026-01-01 10:00:01] a1\n[2026-01-01 10:00:03] a3\n", 0.0))
     nodes["n2"].handle(LogChunk("n2", 0, b"[2026-01-01 10:00:02] b2\ncontinued\n[2026-01-01 10:00:04] b4\n", 0.0))
-    merged = MergedLog()
-    assert merged.pull(nodes) == 5
+    assert merged.pull() == 5
     assert [(line.node, line.text.split()[-1]) for line in merged.view()] == [
         ("n1", "a1"), ("n2", "b2"), ("n2", "continued"), ("n1", "a3"), ("n2", "b4"),
     ]
-    assert merged.view()[2].ts == "2026-01-01 10:00:02"  # a line without a timestamp keeps its node's
     nodes["n1"].handle(LogChunk("n1", 0, b"[2026-01-01 10:00:00] late\n", 0.0))
-    assert merged.pull(nodes) == 1  # only what is new; arrived later, so below
-    assert merged.view("n1")[-1].text.endswith("late") and merged.total == 6
+    assert merged.pull() == 1  # only what is new; arrived later, so below
+    assert merged.view("n1")[-1].text.endswith("late") and merged.end_seq == 6
+    # vLLM's and TensorRT-LLM's prefixes are timestamps too (the year a vLLM line leaves out: this one's)
+    nodes["n3"].handle(LogChunk("n3", 0, b"(APIServer pid=9) INFO 12-31 23:59:59 [api.py:1] c1\n", 0.0))
+    nodes["n1"].handle(LogChunk("n1", 0, b"[01/01/2020-00:00:00] [TRT-LLM] [I] d0\n", 0.0))
+    assert merged.pull() == 2
+    assert [line.text.split()[-1] for line in merged.view()[-2:]] == ["d0", "c1"]
 
 
 def test_each_node_has_its_own_verdict_loading_stalled_dead():
-    from tui.cluster import ClusterSession
     from tui.core.events import GpuInfo, GpuSample, LogChunk
-    from tui.core.options import NodeSpec
-    from tui.session import WatchSession
     from tui.core.limits import StallLimits  # a 5-minute limit (the profile allows weight loading 20)
+    from tui.session import WatchSession
 
     now = [1000.0]
     clock = lambda: now[0]  # noqa: E731 (a stopped clock the test moves)
@@ -108,19 +135,36 @@ def test_each_node_has_its_own_verdict_loading_stalled_dead():
     assert cluster.node_verdict("n1").kind == "loading"
 
 
-async def test_a_flood_is_drawn_newest_first_and_says_what_it_left_out(tmp_path):
-    from tui.app.cluster import DRAW_AT_ONCE
-
-    n1 = tmp_path / "n1.log"
-    n1.write_text("".join(f"[2026-01-01 10:00:00] line {i}\n" for i in range(3000)))
-    session = ClusterSession([NodeSpec("n1", str(n1))], make_session=default_session)
-    app = ClusterApp(session)
-    async with app.run_test(size=(120, 30)) as pilot:
-        await wait_until(pilot, lambda: session.merged.total == 3000)
-        await pilot.press("n")  # redraw: the newest lines of n1
-        log = app.query_one("#log")
-        texts = [str(line.text) for line in log.lines]
-        assert len(texts) == DRAW_AT_ONCE + 1
-        assert texts[0].startswith(f"… {3000 - DRAW_AT_ONCE} lines not drawn here")
-        assert texts[-1].rstrip().endswith("line 2999")
-        assert "log: n1 only" in text_of(app, "#header")
+@pytest.mark.parametrize("count", [1, 2])
+async def test_every_key_works_the_same_for_one_node_or_two(tmp_path, count):
+    """e lands on the failure (on whichever node), / and n find, f filters, y copies the block,
+    w and s write their files, t changes the theme, ? helps: as on the one-log dashboard."""
+    logs = {"n1": node_log(["TP0", "TP1"], until="load_begin", then_raise=count == 1)}
+    if count == 2:
+        logs["n2"] = node_log(["TP2", "TP3"], until="load_begin", then_raise=True, node_rank=1)
+    session = cluster(tmp_path, logs)
+    app = build_app(None, nodes=session, output_dir=tmp_path)
+    failing = "n1" if count == 1 else "n2"
+    async with app.run_test(size=(120, 35)) as pilot:
+        await wait_until(pilot, lambda: app.verdict().kind == "failed")
+        await wait_until(pilot, lambda: "FAILED" in screen_text(app) and f"on {failing}" in screen_text(app))
+        await pilot.press("e")
+        entry = app.log_view.current_entry()
+        assert entry is not None and entry.style == "error" and "Scheduler hit an exception" in entry.text
+        assert entry.node == (failing if count == 2 else "n1")
+        await pilot.press("y")
+        await wait_until(pilot, lambda: any("3 lines" in n.message for n in app._notifications))
+        await pilot.press("slash", *"Load weight", "enter")
+        found = app.log_view.current_entry()
+        assert found is not None and "Load weight begin" in found.text
+        await pilot.press("f")
+        rows = [app.log_view.entry_at(r) for r in range(app.log_view.row_count)]
+        assert rows and all(r.style in ("error", "phase", "mark") for r in rows if r is not None)
+        await pilot.press("w")
+        await wait_until(pilot, lambda: app.last_report is not None)
+        report = app.last_report.read_text()
+        assert "FAILED" in report and "NCCL error" in report
+        await pilot.press("s", "t")
+        assert list(tmp_path.glob("watchtower-*.svg")) and app.palette.name != "dark"
+        await pilot.press("question_mark")
+        assert "next error" in screen_text(app)

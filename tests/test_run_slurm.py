@@ -95,22 +95,23 @@ async def test_a_refused_submission_is_one_line(slurm_env, tmp_path):
 
 
 async def test_the_dashboards_r_resubmits_and_x_cancels(slurm_env, tmp_path):
-    from tests.test_app_cluster import text_of, wait_until
-    from tui.app.cluster import ClusterApp
+    from tests.test_app_cluster import wait_until
+    from tui.wiring.cluster import cluster_launch_app
 
     launch = SlurmLaunch("sim", SIM, {}, SlurmRunner(SlurmRequest(nodes=2)), tmp_path / "logs",
                          make_session=partial(default_session), interval=0.2)
     session = await launch.start()
-    app = ClusterApp(session, actions={"x": ("Stop (scancel)", launch.stop), "r": ("Relaunch", launch.relaunch)})
+    app = cluster_launch_app(launch, session)
+    ready = "READY: n1 serving, n2 worker past CUDA graphs"
     async with app.run_test(size=(140, 40)) as pilot:
-        await wait_until(pilot, lambda: "READY: n1 serving, n2 worker past CUDA graphs" in text_of(app, "#header"), tries=1200)
+        await wait_until(pilot, lambda: app.verdict().text == ready, timeout=90)
         first = launch.job_id
         await pilot.press("r")
-        await wait_until(pilot, lambda: app.session is not session, tries=1200)
+        await wait_until(pilot, lambda: app.nodes is not session, timeout=90)
         assert launch.job_id != first
-        await wait_until(pilot, lambda: "READY: n1 serving, n2 worker past CUDA graphs" in text_of(app, "#header"), tries=1200)
+        await wait_until(pilot, lambda: app.verdict().text == ready, timeout=90)
         await pilot.press("x")
-        await wait_until(pilot, lambda: "CANCELLED by Watchtower" in text_of(app, "#header"), tries=1200)
+        await wait_until(pilot, lambda: "CANCELLED by Watchtower" in app.verdict().text, timeout=90)
         assert not await launch.runner.alive(launch.run)
     await launch.close()
 
@@ -198,7 +199,7 @@ def test_the_run_slurm_dashboard_draws_in_a_real_terminal_and_x_cancels_the_job(
     try:
         tmux("new-session", "-d", "-s", "t", "-x", "120", "-y", "35", command)
         screen_until("Barrier", 20)  # drawn (before the fix: a blank screen, the job's poller dead)
-        screen_until("READY: n1 serving, n2 worker past CUDA graphs", 90)
+        screen_until("READY  n1 serving, n2 worker past CUDA graphs", 90)
         job = History(tmp_path / "data" / "history.sqlite3").attempts("sim")[0].pid
         tmux("send-keys", "-t", "t", "x")
         screen_until("CANCELLED by Watchtower", 60)

@@ -18,7 +18,6 @@ import re
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -27,10 +26,12 @@ from tui.core.events import ConnectionState, GpuSample, SlurmJobState
 from tui.core.options import NodeSpec
 from tui.core.slurm import ACTIVE, ENDED, GONE, QUEUED, job_words, queued_words
 from tui.core.state import FAILED, READY, STARTING, StartupState
+from tui.core.wording import clock
 from tui.core.verdict import (
     DEAD,
     LOADING,
     STALLED,
+    TIMEOUT,
     ProcessStatus,
     Verdict,
     gpu_activity,
@@ -40,59 +41,126 @@ from tui.core.verdict import FAILED as FAILED_KIND
 from tui.core.verdict import READY as READY_KIND
 from tui.core.verdict import STARTING as STARTING_KIND
 from tui.core.verdict import STOPPED as STOPPED_KIND
-from tui.session import SessionInfo, Update, WatchSession
+from tui.session import LogEntry, SessionInfo, Update, WatchSession
 
 #: Lines kept in the merged log (each node's own scrollback keeps more).
 MERGED_LINES = 20_000
-_TS = re.compile(r"^(?:\([^)]*\) ?)?\[?(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)")
+#: The timestamps servers print, as they print them (SGLang's ``[2026-02-22 23:38:50``, vLLM's
+#: ``INFO 02-26 06:24:24``, TensorRT-LLM's ``[01/15/2025-10:00:00]``), found near a line's start.
+_TS = re.compile(
+    r"(?P<iso>\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)"
+    r"|(?P<us>\d{2}/\d{2}/\d{4}-\d{2}:\d{2}:\d{2})"
+    r"|\b(?P<md>\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?)"
+)
 
 
-@dataclass(frozen=True, slots=True)
-class MergedLine:
-    node: str
-    number: int
-    text: str
-    style: str
-    ts: str  # the line's own timestamp text ("" when it has none and no earlier line had one)
+def time_key(text: str) -> str | None:
+    """A line's own timestamp as a key that sorts in time order across these formats (a year
+    that is not printed sorts as this one's), or None when its start holds none."""
+    match = _TS.search(text, 0, 80)
+    if match is None:
+        return None
+    if match["iso"]:
+        return match["iso"].replace("T", " ").replace(",", ".")
+    if match["us"]:
+        day, clock = match["us"].split("-", 1)
+        month, dom, year = day.split("/")
+        return f"{year}-{month}-{dom} {clock}"
+    return f"{time.strftime('%Y')}-{match['md']}"
 
 
-class MergedLog:
-    """The nodes' lines in one list, ordered by their log timestamps across nodes.
+class MergedScrollback:
+    """Every node's lines in one bounded list, read like a node's own ``Scrollback`` (the log view
+    draws either): each entry is a (node, seq) of that node's scrollback, so a line a node styles
+    later (an error block) is styled here too.
 
-    New lines are pulled from each node's scrollback after every update; a line without a
-    timestamp takes its node's previous one (a traceback stays with its header). Lines that
-    arrive together are merged by timestamp; what arrived earlier stays above.
+    New lines are pulled from each node after its update; lines that arrive together are merged
+    by their timestamps (a line without one takes its node's previous one: a traceback stays with
+    its header); what arrived earlier stays above.
     """
 
-    def __init__(self, capacity: int = MERGED_LINES) -> None:
-        self.lines: deque[MergedLine] = deque(maxlen=capacity)
-        self.total = 0  # lines ever merged (the newest ``len(lines)`` of them are kept)
+    def __init__(self, nodes: dict[str, WatchSession], capacity: int = MERGED_LINES) -> None:
+        self.nodes = nodes
+        self.capacity = capacity
+        self._refs: deque[tuple[str, int]] = deque(maxlen=capacity)
+        self.dropped = 0
+        self.progress: LogEntry | None = None  # (a node's live bar stays in its own view)
         self._seen: dict[str, int] = {}
         self._last_ts: dict[str, str] = {}
 
-    def pull(self, nodes: dict[str, WatchSession]) -> int:
+    def pull(self) -> int:
+        """Take what each node appended since the last pull; how many lines that was."""
         batches = []
-        for name, session in nodes.items():
+        for name, session in self.nodes.items():
             start = self._seen.get(name, 0)
-            entries = session.scrollback.entries(start)
             self._seen[name] = session.scrollback.end_seq
-            batch = []
             ts = self._last_ts.get(name, "")
-            for entry in entries:
-                match = _TS.match(entry.text)
-                if match:
-                    ts = match.group(1).replace("T", " ").replace(",", ".")
-                batch.append(MergedLine(name, entry.number, entry.text, entry.style, ts))
+            batch = []
+            for entry in session.scrollback.entries(start):
+                ts = time_key(entry.text) or ts
+                batch.append((ts, name, entry.seq))
             self._last_ts[name] = ts
             if batch:
                 batches.append(batch)
-        merged = list(heapq.merge(*batches, key=lambda line: line.ts)) if len(batches) > 1 else batches[0] if batches else []
-        self.lines.extend(merged)
-        self.total += len(merged)
+        merged = list(heapq.merge(*batches, key=lambda item: item[0])) if len(batches) > 1 else batches[0] if batches else []
+        overflow = len(self._refs) + len(merged) - self.capacity
+        if overflow > 0:
+            self.dropped += overflow
+        self._refs.extend((name, seq) for _, name, seq in merged)
         return len(merged)
 
-    def view(self, node: str | None = None) -> list[MergedLine]:
-        return [line for line in self.lines if node is None or line.node == node]
+    # ---------------------------------------------------------------- the Scrollback's reading side
+
+    def __len__(self) -> int:
+        return len(self._refs)
+
+    @property
+    def first_seq(self) -> int:
+        return self.dropped
+
+    @property
+    def end_seq(self) -> int:
+        return self.dropped + len(self._refs)
+
+    def get(self, seq: int) -> LogEntry | None:
+        index = seq - self.dropped
+        if not 0 <= index < len(self._refs):
+            return None
+        node, node_seq = self._refs[index]
+        entry = self.nodes[node].scrollback.get(node_seq)
+        if entry is None:  # that node's own scrollback let it go already
+            return None
+        return dataclasses.replace(entry, seq=seq, node=node)
+
+    def entries(self, start: int = 0, stop: int | None = None) -> list[LogEntry]:
+        end = self.end_seq if stop is None else min(stop, self.end_seq)
+        found = (self.get(seq) for seq in range(max(start, self.first_seq), end))
+        return [entry for entry in found if entry is not None]
+
+    def widest(self, start: int) -> int:
+        return max((len(entry.text) for entry in self.entries(start)), default=0)
+
+    def find_line(self, number: int, node: str | None = None) -> LogEntry | None:
+        """The entry of ``node``'s line ``number`` (its current file), if still kept here."""
+        for name, session in self.nodes.items():
+            if node is not None and name != node:
+                continue
+            own = session.scrollback.find_line(number)
+            if own is None:
+                continue
+            for index in range(len(self._refs) - 1, -1, -1):  # recent lines are looked for most
+                if self._refs[index] == (name, own.seq):
+                    return self.get(self.dropped + index)
+        return None
+
+    def notable_seqs(self) -> list[int]:
+        """Merged seqs of the error, phase and marker lines (styles as the nodes have them now)."""
+        notable = {name: set(session.scrollback.notable_seqs()) for name, session in self.nodes.items()}
+        return [self.dropped + i for i, (name, seq) in enumerate(self._refs) if seq in notable.get(name, ())]
+
+    def view(self, node: str | None = None) -> list[LogEntry]:
+        """The kept lines (of one node): for tests and reports."""
+        return [entry for entry in self.entries() if node is None or entry.node == node]
 
 
 ClusterSubscriber = Callable[[str | None, Update], None]  # (node or None for the cluster, update)
@@ -114,7 +182,7 @@ class ClusterSession:
         self.clock = clock
         self.specs: dict[str, NodeSpec] = {}
         self.nodes: dict[str, WatchSession] = {}
-        self.merged = MergedLog()
+        self.scrollback = MergedScrollback(self.nodes)  # the merged log the dashboard shows
         self.job: SlurmJobState | None = None
         self.job_connection: ConnectionState | None = None
         self.cancelled_by: str | None = None  # set by whoever cancels the job (the Slurm runner)
@@ -131,6 +199,9 @@ class ClusterSession:
         self.changed = asyncio.Event()
         self.queues: dict[str, asyncio.Queue[Any]] = {}  # node -> its events (``listen``)
         self._listening = False
+        #: ``--timeout``: seconds the startup was given; ``timed_out`` once they passed undecided.
+        self.timeout: float | None = None
+        self.timed_out = False
         for spec in nodes or []:
             self.add_node(spec)
 
@@ -291,7 +362,20 @@ class ClusterSession:
     def barrier(self) -> list[core.BarrierRow]:
         return core.barrier(self.statuses())
 
+    def time_out(self) -> None:
+        """The ``--timeout`` passed: an attempt still undecided stays 'timed out' from now on."""
+        if not self.verdict().final:
+            self.timed_out = True
+            self._notify(None, Update(frozenset({"state"})))
+
     def verdict(self) -> Verdict:
+        """The attempt's verdict; past ``--timeout`` an undecided one says so (exit status 3)."""
+        verdict = self._verdict()
+        if self.timed_out and not verdict.final:
+            return Verdict(TIMEOUT, f"after {clock(self.timeout, unknown='—')}, still starting · {verdict.text}")
+        return verdict
+
+    def _verdict(self) -> Verdict:
         """The nodes' verdict, and the Slurm job's: queued is phase zero, an ended job decides."""
         job = self.job
         if job is not None and job.state in QUEUED and not self.nodes:
@@ -329,7 +413,7 @@ class ClusterSession:
 
     def _node_update(self, name: str, update: Update) -> None:
         if "log" in update.topics:
-            self.merged.pull(self.nodes)
+            self.scrollback.pull()
         self._notify(name, update)
 
     def _notify(self, node: str | None, update: Update) -> None:

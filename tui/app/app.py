@@ -32,13 +32,15 @@ from tui.app.gpus import GpuPanel
 from tui.app.header import VerdictHeader
 from tui.app.keys import DESCRIPTIONS, KEYS, HelpScreen, KeyBar, app_keys
 from tui.app.logview import LogView
+from tui.app.nodes import BarrierPanel, ClusterPanel, NodeRows
 from tui.app.processes import ProcessTree
 from tui.app.startups import StartupsPanel
 from tui.app.themes import Colourless, Palette, monochrome
 from tui.app.timeline import PhaseTimeline, RankGrid
+from tui.cluster import ClusterSession
 from tui.core.verdict import Verdict
 from tui.present.report import build_report
-from tui.session import ERROR, Update, WatchSession
+from tui.session import ERROR, LogEntry, Update, WatchSession
 
 QuitHook = Callable[[], "bool | Awaitable[bool]"]
 
@@ -58,17 +60,21 @@ class LogStatus(Static):
         app: WatchtowerApp = self.app  # type: ignore[assignment]
         palette = app.palette
         log = app.log_view
-        scrollback = self.session.scrollback
+        scrollback = log.session.scrollback
         text = Text(no_wrap=True, overflow="ellipsis", end="")
         text.append(" Log ", palette.style("title"))
+        if app.nodes is not None:
+            text.append(f"{app.node_filter} only (o: next node) · " if app.node_filter else "all nodes (o: one node) · ",
+                        palette.style("behind"))
         parts = [f"{scrollback.end_seq:,} lines"]
         if scrollback.dropped:
             parts.append(f"{scrollback.dropped:,} oldest dropped (kept {len(scrollback):,})")
-        state = self.session.state
-        if state.errors:
-            parts.append(f"{len(state.errors)} errors")
-        if state.warnings:
-            parts.append(f"{state.warnings} warnings")
+        states = [app.session.state] if app.nodes is None or app.node_filter else [s.state for s in app.nodes.nodes.values()]
+        errors, warnings = sum(len(s.errors) for s in states), sum(s.warnings for s in states)
+        if errors:
+            parts.append(f"{errors} errors")
+        if warnings:
+            parts.append(f"{warnings} warnings")
         text.append(" · ".join(parts), palette.style("dim"))
         text.append("  ")
         text.append("▶ following" if log.follow else "⏸ paused (space resumes)", palette.style("done" if log.follow else "running"))
@@ -113,10 +119,18 @@ class WatchtowerApp(App[int]):
         output_dir: str | os.PathLike[str] = ".",
         autostart: bool = True,
         timeout: float | None = None,
+        nodes: ClusterSession | None = None,
     ) -> None:
         super().__init__()
+        #: Several nodes (or a Slurm job): the attempt they make together. The header's verdict,
+        #: the barrier and node rows and the merged log are its; ``session`` is then the selected
+        #: node's (the timeline, rank grid, GPUs and processes show it).
+        self.nodes = nodes
+        self.node_filter: str | None = None  # the log shows this node's lines only (``o``); None: all
         self.session = session
         session.timeout = timeout
+        if nodes is not None:
+            nodes.timeout = timeout
         if self.no_color:  # NO_COLOR (read by Textual): bold, reverse and glyphs carry the meaning
             palettes = {name: monochrome(palette) for name, palette in palettes.items()}
         self.palettes = palettes
@@ -152,11 +166,14 @@ class WatchtowerApp(App[int]):
                 yield RankGrid(self.session, id="ranks")
             yield GpuPanel(self.session, self.gpus_enabled, id="gpus")
         with Vertical(id="panels"):
+            if self.nodes is not None:
+                yield BarrierPanel(self.nodes, id="barrier")
+                yield NodeRows(self.nodes, id="nodes")
             yield StartupsPanel(self.session, id="startups")
             yield ProcessTree(self.session, id="processes")
             yield from self._extra_panels
         yield LogStatus(self.session, id="log-status")
-        yield LogView(self.session, id="log")
+        yield LogView(self.nodes if self.nodes is not None else self.session, id="log")
         yield SearchBar(placeholder="search the log (Enter: find, Escape: close)", id="search")
         yield KeyBar(id="footer")
 
@@ -165,17 +182,110 @@ class WatchtowerApp(App[int]):
         return self.query_one(LogView)
 
     def on_mount(self) -> None:
-        self.session.subscribe(self.on_session_update)
         self.watch(self.log_view, "follow", lambda _follow: self.query_one(LogStatus).refresh(), init=False)
         self.log_view.focus()
         self.call_after_refresh(self.log_view.sync)
+        if self.nodes is not None:
+            self.screen.add_class("-nodes")
+            self._follow_nodes(self.nodes)
+            self.add_key("o", "node", self.action_next_node)
+            self.set_interval(1.0, self._sync_nodes)  # quiet times move on while nothing arrives
+            return
+        self.session.subscribe(self.on_session_update)
         if self.session.timeout is not None:
             self.set_timer(self.session.timeout, self.session.time_out)
         if self._autostart:  # after the first paint: starting primes the tracker (~50 ms of regex set-up)
             self.call_after_refresh(self.session.start)
 
     async def on_unmount(self) -> None:
-        await self.session.stop()
+        if self.nodes is not None:
+            await self.nodes.stop()
+        else:
+            await self.session.stop()
+
+    # ---------------------------------------------------------------- several nodes
+
+    def _follow_nodes(self, nodes: ClusterSession) -> None:
+        nodes.subscribe(self.on_nodes_update)
+        if nodes.nodes:
+            self.select_node(next(iter(nodes.nodes)))
+        if nodes.timeout is not None:
+            self.set_timer(nodes.timeout, nodes.time_out)
+        if self._autostart:
+            self.call_after_refresh(nodes.start)
+
+    def on_nodes_update(self, node: str | None, update: Update) -> None:
+        """A node's update (``node``), or the Slurm job's (None): the selected node's panels, the
+        merged log, the barrier and node rows, the header."""
+        nodes = self.nodes
+        if nodes is None:
+            return
+        if node is not None and node not in (self.selected, None) and self.selected not in nodes.nodes:
+            self.select_node(node)  # a Slurm job's first node: its panels replace the placeholder's
+        if node is None or node == self.selected:
+            self.on_session_update(update)
+        else:
+            if "log" in update.topics and self.node_filter is None:
+                self.log_view.sync()
+            self.query_one(VerdictHeader).refresh()
+            self.query_one(LogStatus).refresh()
+        if update.topics & {"state", "log", "gpu", "job", "process", "connection"}:
+            self._sync_nodes()
+
+    def _sync_nodes(self) -> None:
+        for panel in self.query(ClusterPanel):
+            panel.sync()
+
+    @property
+    def selected(self) -> str | None:
+        """The node whose timeline, ranks, GPUs and processes are shown."""
+        rows = self.query(NodeRows)
+        return rows.first().selected if rows else None
+
+    def select_node(self, name: str) -> None:
+        """Show ``name``'s own panels (the header keeps the attempt's verdict)."""
+        assert self.nodes is not None
+        session = self.nodes.nodes[name]
+        self.session = session
+        for widget in (VerdictHeader, PhaseTimeline, RankGrid, GpuPanel, StartupsPanel, ProcessTree, LogStatus):
+            self.query_one(widget).session = session  # type: ignore[attr-defined]
+        self.query_one(NodeRows).selected = name
+        if self.node_filter is not None:
+            self.node_filter = name
+            self.log_view.show(session)
+        self.query_one(StartupsPanel).sync()
+        self.query_one(ProcessTree).sync()
+        self.refresh_all()
+        self._sync_nodes()
+
+    def action_next_node(self) -> None:
+        """``o``: the log of every node → only the first node's → the next's → … → every node's."""
+        nodes = self.nodes
+        if nodes is None or not nodes.nodes:
+            return
+        names = list(nodes.nodes)
+        if self.node_filter is None:
+            self.node_filter = names[0]
+        else:
+            index = names.index(self.node_filter) + 1 if self.node_filter in names else len(names)
+            self.node_filter = names[index] if index < len(names) else None
+        if self.node_filter is None:
+            self.log_view.show(nodes)
+        else:
+            self.select_node(self.node_filter)
+            self.log_view.show(nodes.nodes[self.node_filter])
+        self.query_one(LogStatus).refresh()
+
+    def replace_nodes(self, nodes: ClusterSession) -> None:
+        """The next attempt across the nodes (a relaunch): its session in place of the last one."""
+        self.nodes = nodes
+        self.node_filter = None
+        for panel in self.query(ClusterPanel):
+            panel.cluster = nodes
+        self.query_one(NodeRows).selected = None
+        self.log_view.show(nodes)
+        self._follow_nodes(nodes)
+        self.refresh_all()
 
     def on_session_update(self, update: Update) -> None:
         topics = update.topics
@@ -239,14 +349,15 @@ class WatchtowerApp(App[int]):
     # ---------------------------------------------------------------- actions: log
 
     def _error_seqs(self) -> list[int]:
-        """The scrollback position where each error's block begins (those still kept)."""
-        scrollback = self.session.scrollback
-        seqs = []
-        for error in self.session.state.errors:
-            entry = scrollback.find_line(error.line)
-            if entry is not None:
-                seqs.append(entry.seq)
-        return sorted(set(seqs))
+        """The log view's position where each error's block begins (those still kept); every
+        node's errors in the merged log."""
+        source = self.log_view.session
+        if isinstance(source, ClusterSession):
+            merged = source.scrollback
+            found = (merged.find_line(error.line, name) for name, node in source.nodes.items() for error in node.state.errors)
+        else:
+            found = (source.scrollback.find_line(error.line) for error in source.state.errors)
+        return sorted({entry.seq for entry in found if entry is not None})
 
     def _goto_error(self, forward: bool) -> None:
         seqs = self._error_seqs()
@@ -347,22 +458,29 @@ class WatchtowerApp(App[int]):
         path = self.save_screenshot(filename=name, path=str(self.output_dir))
         self.notify(f"Screenshot saved: {path}", timeout=4)
 
+    def _entry_session(self, entry: LogEntry | None) -> WatchSession:
+        """The node session a log line belongs to (the merged log's lines carry their node)."""
+        if entry is not None and entry.node and self.nodes is not None and entry.node in self.nodes.nodes:
+            return self.nodes.nodes[entry.node]
+        return self.session
+
     def current_error(self):
         """The error the cursor is in, else the first fatal one, else the first one."""
-        errors = self.session.state.errors
         entry = self.log_view.current_entry()
+        session = self._entry_session(entry)
+        errors = session.state.errors
         if entry is not None and entry.style == ERROR:
             for error in errors:
                 if error.covers(entry.number):
                     return error
-        return self.session.state.first_error or (errors[0] if errors else None)
+        return session.state.first_error or (errors[0] if errors else None)
 
     async def action_copy_error(self) -> None:
         error = self.current_error()
         if error is None:
             self.notify("No error to copy", timeout=2)
             return
-        block = self.session.block_text(error)
+        block = self._entry_session(self.log_view.current_entry()).block_text(error)
         what = f"{len(block.lines)} lines ({error.kind}, line {error.line})"
         said = await copy_text(self, block.text() or f"{error.title}\n", what)
         note = block.note()
@@ -392,8 +510,9 @@ class WatchtowerApp(App[int]):
         self.exit(self.exit_code_for_state())
 
     def verdict(self) -> Verdict:
-        """The verdict the header shows, the report writes and the exit status follows."""
-        return self.session.verdict()
+        """The verdict the header shows, the report writes and the exit status follows: the
+        attempt's across the nodes where there are several."""
+        return self.nodes.verdict() if self.nodes is not None else self.session.verdict()
 
     def exit_code_for_state(self) -> int:
         return self.verdict().exit_status

@@ -6,11 +6,11 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
-from tui.session import WatchSession
+from tui.session import SessionInfo, WatchSession
 
 
 def build_app(
-    session: WatchSession,
+    session: WatchSession | None,
     *,
     theme: str | None = None,
     gpus_enabled: bool = True,
@@ -18,13 +18,18 @@ def build_app(
     output_dir: str | os.PathLike[str] = ".",
     autostart: bool = True,
     timeout: float | None = None,
+    nodes: Any = None,
 ):
-    """The app for ``session`` with the chosen theme (UsageError for an unknown one)."""
+    """The app for ``session`` with the chosen theme (UsageError for an unknown one); with
+    ``nodes`` (a ClusterSession) the one startup across them, ``session`` its first node's."""
     from tui.app import themes
     from tui.app.app import WatchtowerApp
 
     palettes = themes.discover()
     palette = themes.resolve(theme, palettes)
+    if session is None:  # several nodes: the first one's panels, or (a job still queued) none yet
+        session = next(iter(nodes.nodes.values()), None) if nodes is not None else None
+        session = session or WatchSession(info=SessionInfo(title="waiting for the job's nodes"))
     return WatchtowerApp(
         session,
         palettes,
@@ -34,4 +39,5 @@ def build_app(
         output_dir=output_dir,
         autostart=autostart,
         timeout=timeout,
+        nodes=nodes,
     )

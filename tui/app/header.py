@@ -100,7 +100,8 @@ class VerdictHeader(Widget):
         kind = STYLE.get(current.kind, current.kind)
         style = palette.style(f"verdict_{kind}")
         line = Text(no_wrap=True, overflow="ellipsis", end="")
-        line.append(f" {GLYPHS.get(kind, '')} {current.word} ", style)
+        where = f" on {clean(current.node)}" if current.node else ""  # several nodes: which one it is about
+        line.append(f" {GLYPHS.get(kind, '')} {current.word}{where} ", style)
         line.append(" " + clean(current.detail), style=palette.style("failed" if kind == "failed" else "title"))
         line.truncate(width, overflow="ellipsis")
         rows = [top, line]

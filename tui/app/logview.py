@@ -17,10 +17,13 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from tui.cluster import ClusterSession
+from tui.core.lines import clean
 from tui.session import ERROR, MARK, NORMAL, PHASE, PROGRESS, WARNING, LogEntry, WatchSession
 
 MARKERS = {ERROR: "✖", WARNING: "▲", PHASE: "▶", PROGRESS: "↻", MARK: "─", NORMAL: " "}
 MAX_DISPLAY = 4000  # characters of one line drawn (the line itself is kept whole)
+NODE_WIDTH = 10  # the node column of several nodes' merged log
 
 
 class LogView(ScrollView, can_focus=True):
@@ -39,13 +42,23 @@ class LogView(ScrollView, can_focus=True):
     #: Case-insensitive search term to highlight ("" for none).
     search: reactive[str] = reactive("")
 
-    def __init__(self, session: WatchSession, **kwargs) -> None:
+    def __init__(self, session: WatchSession | ClusterSession, **kwargs) -> None:
         super().__init__(**kwargs)
+        #: What it shows: a session's scrollback, or several nodes' merged log (a node column then).
         self.session = session
         self._widest = 0
         self._measured = 0  # seq up to which _widest has been measured
         self._notable: list[int] = []
         self._auto_scroll = False
+
+    def show(self, session: WatchSession | ClusterSession) -> None:
+        """Show another log (one node's own, or every node's merged): from its end, following."""
+        self.session = session
+        self._widest = self._measured = 0
+        self._notable = []
+        self.cursor = -1
+        self.follow = True
+        self.sync()
 
     # ---------------------------------------------------------------- model -> rows
 
@@ -119,7 +132,12 @@ class LogView(ScrollView, can_focus=True):
     def _gutter_width(self) -> int:
         scrollback = self.session.scrollback
         last = scrollback.get(scrollback.end_seq - 1)
-        return len(str(max(1, last.number if last else 1))) + 3
+        return len(str(max(1, last.number if last else 1))) + 3 + (NODE_WIDTH + 1 if self.merged else 0)
+
+    @property
+    def merged(self) -> bool:
+        """Several nodes' lines: each led by its node."""
+        return isinstance(self.session, ClusterSession)
 
     # ---------------------------------------------------------------- follow / pause
 
@@ -176,6 +194,9 @@ class LogView(ScrollView, can_focus=True):
         gutter = self._gutter_width()
         number = "" if entry.style == MARK else str(entry.number)
         line = Text(no_wrap=True, end="")
+        if self.merged:
+            line.append(f"{clean(entry.node):<{NODE_WIDTH}.{NODE_WIDTH}} ", palette.style("title"))
+            gutter -= NODE_WIDTH + 1
         line.append(number.rjust(gutter - 2), palette.style("line_number"))
         marker_style = palette.style(entry.style) if entry.style != NORMAL else palette.style("line_number")
         line.append(f" {MARKERS.get(entry.style, ' ')}", marker_style)

@@ -28,8 +28,9 @@ class ProcessTree(OccasionalPanel):
         return self.session.writers.known or bool(self.session.writers.gone)
 
     def compact(self) -> bool:
-        """Under 34 rows (80×24) the tree takes one line, so that the log keeps its lines."""
-        return self.app.size.height < TALL
+        """Under 34 rows (80×24), or beside several nodes' panels, the tree takes one line, so that
+        the log keeps its lines."""
+        return self.app.size.height < TALL or getattr(self.app, "nodes", None) is not None
 
     def on_mount(self) -> None:
         super().on_mount()

@@ -81,6 +81,8 @@ __all__ = [
 
 #: Stretches without log output at least this long (seconds, by arrival) are recorded for the timeline.
 SILENCE_SECONDS = 5.0
+#: Log silence (s) after which an open traceback whose exception line came is over.
+QUIET_S = 0.5
 #: Lines processed between two yields to the event loop: keeps key presses flowing in a flood.
 YIELD_EVERY = 1000
 #: Lines of one error block that copying or a report takes (its head and its tail beyond this).
@@ -168,6 +170,7 @@ class WatchSession:
         self._topics: set[str] = set()
         self._events: list[Any] = []
         self._flush_handle: asyncio.TimerHandle | None = None
+        self._quiet_handle: asyncio.TimerHandle | None = None
         self._last_flush = 0.0
         self._min_interval = 1.0 / max_rate
         self._new_tracker()
@@ -223,9 +226,10 @@ class WatchSession:
                     await result
             except Exception:
                 pass
-        if self._flush_handle is not None:
-            self._flush_handle.cancel()
-            self._flush_handle = None
+        for handle in (self._flush_handle, self._quiet_handle):
+            if handle is not None:
+                handle.cancel()
+        self._flush_handle = self._quiet_handle = None
 
     async def wait(self) -> None:
         """Until every source has ended (a replay that has played out, for instance)."""
@@ -471,7 +475,26 @@ class WatchSession:
         if last_ts is not None and last_ts != self._last_ts:
             self._last_ts = last_ts
             self._ts_offset = last_ts - now
+        if tracker.classifier.open and self._quiet_handle is None:
+            self._quiet_soon()
         self._changed("log")
+
+    def _quiet_soon(self) -> None:
+        """A traceback is open: if the log then stays quiet a moment, it is over (its exception
+        line came), whoever shows the session — the dashboard as much as ``--plain``."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._quiet_handle = loop.call_later(QUIET_S, self._quiet_if_still)
+
+    def _quiet_if_still(self) -> None:
+        self._quiet_handle = None
+        last = self.last_output_at
+        if last is not None and self.clock() - last < QUIET_S:
+            self._quiet_soon()  # more came meanwhile
+        elif self.tracker.classifier.open:
+            self.quiet()
 
     def _apply(self, events: Iterable[Any]) -> None:
         for event in events:

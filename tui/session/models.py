@@ -25,6 +25,7 @@ class LogEntry:
     number: int
     text: str
     style: str = NORMAL
+    node: str = ""  # several nodes: the node whose log it is (the merged view's node column)
 
 
 class Scrollback:

@@ -50,10 +50,9 @@ def watch_cluster(options: ClusterOptions, *, plain: bool) -> int:
             return asyncio.run(PlainCluster(session, timeout=options.timeout, title=title).run())
         except KeyboardInterrupt:
             return 130
-    from tui.app import themes
-    from tui.app.cluster import ClusterApp
+    from tui.app.dashboard import build_app
 
-    ClusterApp(session, palette=themes.resolve(options.theme, themes.discover()), title=title).run()
+    build_app(None, theme=options.theme, timeout=options.timeout, nodes=session).run()
     return session.verdict().exit_status
 
 
@@ -208,28 +207,47 @@ def _run_cluster_launch(launch: Any, options: LaunchOptions, *, plain: bool, tit
     begin = begin or launch.start
     if plain:
         return asyncio.run(_cluster_plain(launch, options, begin))
-    from tui.app import themes
-    from tui.app.cluster import ClusterApp
 
     async def dashboard() -> int:
-        session = await begin()
-        app = ClusterApp(session, palette=themes.resolve(options.theme, themes.discover()), title=title,
-                         actions={"x": ("Stop", launch.stop), "r": ("Relaunch", launch.relaunch)})
-        launch.notes.append(lambda text: app.notify(text, timeout=4))
+        app = cluster_launch_app(launch, await begin(), theme=options.theme, timeout=options.timeout)
         try:
             await app.run_async()
         finally:
-            launch.finish(app.session)
+            assert app.nodes is not None
+            launch.finish(app.nodes)
             try:
                 left = await launch.alive()
             finally:
                 await launch.close()
         if left:
             print(f"watchtower: left running: {launch.stop_hint()}")
-        return int(app.session.verdict().exit_status)
+        return int(app.verdict().exit_status)
 
     try:
         return asyncio.run(dashboard())
     except KeyboardInterrupt:  # (Ctrl-C outside the dashboard's own keys) what runs keeps running: say how to stop it
         print(f"watchtower: interrupted; left running: {launch.stop_hint()}", file=sys.stderr)
         return 130
+
+
+def cluster_launch_app(launch: Any, session: Any, *, theme: str | None = None, timeout: float | None = None) -> Any:
+    """The dashboard of an attempt across nodes (a ClusterLaunch's session): the one dashboard,
+    with the launch's keys — x stops it on every node (or cancels the job), r relaunches as vN+1."""
+    from tui.app.dashboard import build_app
+
+    app = build_app(None, theme=theme, timeout=timeout, nodes=session)
+
+    async def relaunch() -> None:
+        try:
+            app.replace_nodes(await launch.relaunch())
+        except UsageError as exc:
+            app.notify(str(exc), severity="error", timeout=6)
+
+    async def stop() -> None:
+        await launch.stop()
+        app.refresh_all()
+
+    app.add_key("x", "stop", stop)
+    app.add_key("r", "relaunch", relaunch)
+    launch.notes.append(lambda text: app.notify(text, timeout=4))
+    return app
