@@ -41,6 +41,11 @@ EXPECTED = {
     "case_vllm_removeipc_semlock.log": (FAILED, (3, "FileNotFoundError", None), None, "remove-ipc"),
     "case_vllm_unrecognized_argument.log": (FAILED, (3, "bad_argument", None), None, "unrecognized-argument"),
     "case_sglang_missing_libcudart.log": (FAILED, (2, "ImportError", "main"), None, "missing-shared-library"),
+    "case_tgi_two_shards_ready.log": (READY, None, None, None),
+    "case_tgi_shard_oom.log": (FAILED, (5, "OutOfMemoryError", None), None, "weights-oom"),
+    "case_llamacpp_listen_first_ready.log": (READY, None, None, None),
+    "case_llamacpp_load_oom.log": (FAILED, (7, "cuda_oom", "main"), None, "llamacpp-offload-oom"),
+    "case_vllm_json_logs.log": (FAILED, (6, "ValueError", "EngineCore_DP0"), None, "kv-too-small"),
 }
 
 # name: [(phase, start_line, end_line)] as scan --json gives them
@@ -52,7 +57,30 @@ PHASES = {
     "case_sglang_drafter_only_fails.log": [("server_args", 1, 1), ("weight_load", 2, 5), ("draft_init", 6, None)],
     "case_vllm_drafter_only_fails.log": [("server_args", 1, 2), ("weight_load", 3, 5), ("draft_init", 5, None)],
     "case_vllm_sidecar_ready_before_load.log": [("server_args", 1, 2), ("weight_load", 7, None)],
+    "case_tgi_two_shards_ready.log": [
+        ("server_args", 1, 1), ("weight_load", 3, 13), ("ready", 14, 19), ("memory_pool", 15, 17),
+    ],
+    "case_llamacpp_listen_first_ready.log": [
+        ("server_args", 1, 1), ("ready", 3, 20), ("weight_load", 4, 15), ("memory_pool", 16, 19),
+    ],
+    "case_llamacpp_load_oom.log": [("server_args", 1, 1), ("weight_load", 2, None)],
+    "case_vllm_json_logs.log": [("server_args", 1, 2), ("weight_load", 3, 5)],
 }
+
+# name: (server, ready line)
+SERVERS = {
+    "case_tgi_two_shards_ready.log": ("tgi", 19),
+    "case_tgi_shard_oom.log": ("tgi", None),
+    "case_llamacpp_listen_first_ready.log": ("llamacpp", 20),  # listening at 3, loaded at 20
+    "case_llamacpp_load_oom.log": ("llamacpp", None),
+    "case_vllm_json_logs.log": ("vllm", None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SERVERS))
+def test_tgi_llamacpp_and_json_lines_are_read(name):
+    doc = to_json(scan_with_hints(str(FIXTURES / name))[0])
+    assert (doc["server"], doc["ready_line"]) == SERVERS[name]
 
 
 def test_every_case_fixture_has_an_expectation():
