@@ -46,6 +46,7 @@ EXPECTED = {
     "case_llamacpp_listen_first_ready.log": (READY, None, None, None),
     "case_llamacpp_load_oom.log": (FAILED, (7, "cuda_oom", "main"), None, "llamacpp-offload-oom"),
     "case_vllm_json_logs.log": (FAILED, (6, "ValueError", "EngineCore_DP0"), None, "kv-too-small"),
+    "case_sglang_tp8_body_in_one_piece.log": (FAILED, (3, "RuntimeError", "TP2"), None, None),
 }
 
 # name: [(phase, start_line, end_line)] as scan --json gives them
@@ -139,6 +140,12 @@ def test_hints_give_this_runs_numbers():
         "kill_gpu_holders", "set_flag --gpu-memory-utilization 0.65"]  # 52.30/79.19 = 0.66, 1 % below
     _, hints = scan_with_hints(str(FIXTURES / "case_vllm_unrecognized_argument.log"))
     assert "vllm has no --num-scheduler-steps" in hints[0].why
+
+
+def test_each_sglang_rank_keeps_its_own_exception():
+    state, _ = scan_with_hints(str(FIXTURES / "case_sglang_tp8_body_in_one_piece.log"))
+    got = {e.rank: e.message[-10:] for e in state.errors if e.kind == "RuntimeError"}
+    assert got == {f"TP{r}": f"(device {r})" for r in range(8)}
 
 
 def test_each_ranks_exception_stays_with_its_own_traceback():
