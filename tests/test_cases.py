@@ -41,6 +41,12 @@ EXPECTED = {
     "case_vllm_removeipc_semlock.log": (FAILED, (3, "FileNotFoundError", None), None, "remove-ipc"),
     "case_vllm_unrecognized_argument.log": (FAILED, (3, "bad_argument", None), None, "unrecognized-argument"),
     "case_sglang_missing_libcudart.log": (FAILED, (2, "ImportError", "main"), None, "missing-shared-library"),
+    "case_tgi_two_shards_ready.log": (READY, None, None, None),
+    "case_tgi_shard_oom.log": (FAILED, (5, "OutOfMemoryError", None), None, "weights-oom"),
+    "case_llamacpp_listen_first_ready.log": (READY, None, None, None),
+    "case_llamacpp_load_oom.log": (FAILED, (7, "cuda_oom", "main"), None, "llamacpp-offload-oom"),
+    "case_vllm_json_logs.log": (FAILED, (6, "ValueError", "EngineCore_DP0"), None, "kv-too-small"),
+    "case_sglang_tp8_body_in_one_piece.log": (FAILED, (3, "RuntimeError", "TP2"), None, None),
 }
 
 # name: [(phase, start_line, end_line)] as scan --json gives them
@@ -52,7 +58,30 @@ PHASES = {
     "case_sglang_drafter_only_fails.log": [("server_args", 1, 1), ("weight_load", 2, 5), ("draft_init", 6, None)],
     "case_vllm_drafter_only_fails.log": [("server_args", 1, 2), ("weight_load", 3, 5), ("draft_init", 5, None)],
     "case_vllm_sidecar_ready_before_load.log": [("server_args", 1, 2), ("weight_load", 7, None)],
+    "case_tgi_two_shards_ready.log": [
+        ("server_args", 1, 1), ("weight_load", 3, 13), ("ready", 14, 19), ("memory_pool", 15, 17),
+    ],
+    "case_llamacpp_listen_first_ready.log": [
+        ("server_args", 1, 1), ("ready", 3, 20), ("weight_load", 4, 15), ("memory_pool", 16, 19),
+    ],
+    "case_llamacpp_load_oom.log": [("server_args", 1, 1), ("weight_load", 2, None)],
+    "case_vllm_json_logs.log": [("server_args", 1, 2), ("weight_load", 3, 5)],
 }
+
+# name: (server, ready line)
+SERVERS = {
+    "case_tgi_two_shards_ready.log": ("tgi", 19),
+    "case_tgi_shard_oom.log": ("tgi", None),
+    "case_llamacpp_listen_first_ready.log": ("llamacpp", 20),  # listening at 3, loaded at 20
+    "case_llamacpp_load_oom.log": ("llamacpp", None),
+    "case_vllm_json_logs.log": ("vllm", None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SERVERS))
+def test_tgi_llamacpp_and_json_lines_are_read(name):
+    doc = to_json(scan_with_hints(str(FIXTURES / name))[0])
+    assert (doc["server"], doc["ready_line"]) == SERVERS[name]
 
 
 def test_every_case_fixture_has_an_expectation():
@@ -111,6 +140,12 @@ def test_hints_give_this_runs_numbers():
         "kill_gpu_holders", "set_flag --gpu-memory-utilization 0.65"]  # 52.30/79.19 = 0.66, 1 % below
     _, hints = scan_with_hints(str(FIXTURES / "case_vllm_unrecognized_argument.log"))
     assert "vllm has no --num-scheduler-steps" in hints[0].why
+
+
+def test_each_sglang_rank_keeps_its_own_exception():
+    state, _ = scan_with_hints(str(FIXTURES / "case_sglang_tp8_body_in_one_piece.log"))
+    got = {e.rank: e.message[-10:] for e in state.errors if e.kind == "RuntimeError"}
+    assert got == {f"TP{r}": f"(device {r})" for r in range(8)}
 
 
 def test_each_ranks_exception_stays_with_its_own_traceback():

@@ -259,6 +259,29 @@ def test_unprefixed_lines_go_to_the_block_that_expects_them():
     assert [t for _, t in errors[0].block][1:3] == ['  File "a.py", line 1, in f0', "    code_for_a()"]
 
 
+def test_an_exception_goes_with_the_body_written_in_one_piece_after_its_header():
+    """TP0's header is flushed, then TP3 writes its whole record (header, frames, exception), then
+    TP0's body follows: TP3's exception is TP3's, not the oldest block's (issue 19: "FAILED TP0 ·
+    … GPU 3"), and the first exception is the root cause."""
+    classifier = Classifier(load_profile("sglang"))
+    lines = [
+        ("TP0", True, "Scheduler hit an exception: Traceback (most recent call last):"),
+        ("TP3", True, "Scheduler hit an exception: Traceback (most recent call last):"),
+        (None, False, '  File "scheduler.py", line 10, in run'),
+        (None, False, "    self.forward()"),
+        (None, False, '  File "model_runner.py", line 20, in forward'),
+        (None, False, "    torch.cuda.synchronize()"),
+        (None, False, "RuntimeError: CUDA error: an illegal memory access was encountered on GPU 3"),
+        (None, False, '  File "scheduler.py", line 10, in run'),
+        (None, False, "    self.forward()"),
+        (None, False, "RuntimeError: NCCL communicator was aborted on GPU 0"),
+    ]
+    errors = []
+    for n, (rank, record, text) in enumerate(lines, 1):
+        errors += classifier.feed(n, text, rank, record)[0]
+    assert [(e.rank, e.message[-5:], e.exc_line) for e in errors] == [("TP3", "GPU 3", 7), ("TP0", "GPU 0", 10)]
+
+
 def test_a_traceback_logged_as_a_warning_does_not_fail_the_startup():
     tracker = StartupTracker(load_profile("vllm"))
     lines = [

@@ -45,13 +45,14 @@ SERVER_FLAGS = {
                  "--flash-attn", "--mlock", "--no-mmap"},
 }
 DOCKER = {"--shm-size", "--ipc", "--port", "--help"}  # the container's flags, and those every server has
-FLAG = re.compile(r"(?<![\w-])--[a-z][\w-]*")
-FRACTION_FLAGS = {"vllm": "--gpu-memory-utilization", "sglang": "--mem-fraction-static"}
+FLAG = re.compile(r"(?<![\w-])--[a-z][\w-]*")  # "--kv_cache_free_gpu_memory_fraction" too
+FRACTION_FLAGS = {"vllm": "--gpu-memory-utilization", "sglang": "--mem-fraction-static", "trtllm": "--kv_cache_free_gpu_memory_fraction"}
 LOGGED_FRACTION = {
     "vllm": re.compile(r"gpu_memory_utilization(?:=|['\"]:\s*)([\d.]+)"),
     "sglang": re.compile(r"mem_fraction_static(?:=|['\"]:\s*)([\d.]+)"),
+    "trtllm": re.compile(r"free_gpu_memory_fraction=([\d.]+)"),
 }
-DEFAULT_FRACTION = {"vllm": 0.9}
+DEFAULT_FRACTION = {"vllm": 0.9}  # where the args line names only what the run changed
 TIMESTAMP = re.compile(r"\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?")
 CATCH_ALL = re.compile(r"(?i)\bsee the traceback\b|\breport (?:it )?upstream\b|\bunknown error\b")
 
@@ -189,3 +190,11 @@ def test_ray_short_of_gpus_is_no_reason_to_wait():
     _, hints = scan_with_hints(str(FIXTURES / "case_vllm_ray_gpus_short.log"))
     assert [h.id for h in hints][:1] == ["ray-gpus-short"]
     assert "terminated-from-outside" not in [h.id for h in hints]
+
+
+def test_no_fraction_is_assumed_where_the_log_never_printed_it():
+    """trtllm-serve's log does not print its KV-cache fraction: the advice names the flag, no number
+    (the run may have set any value)."""
+    _, hints = scan_with_hints(str(FIXTURES / "shape_trtllm_executor_oom.log"))
+    assert [h.id for h in hints] == ["trtllm-executor-oom"] and hints[0].fix == ()
+    assert "--kv_cache_free_gpu_memory_fraction" in hints[0].why and "0.9" not in hints[0].why

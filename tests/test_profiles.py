@@ -98,8 +98,8 @@ def test_a_bad_profile_is_one_clear_line(tmp_path, text, needle):
 
 
 def test_unknown_server_and_missing_file():
-    with pytest.raises(ProfileError, match="unknown server 'tgi'"):
-        load_profile("tgi")
+    with pytest.raises(ProfileError, match="unknown server 'ollama'"):
+        load_profile("ollama")
     with pytest.raises(ProfileError, match="no such profile file"):
         load_profile("/nonexistent/profile.toml")
 
@@ -249,7 +249,7 @@ def test_the_documented_example_profile_loads_and_works(tmp_path):
     assert (wl.seconds, wl.slowest_rank, len(wl.ranks)) == (10.0, "TP1", 2)
 
 
-@pytest.mark.parametrize("name", ["sglang", "vllm"])
+@pytest.mark.parametrize("name", ["sglang", "vllm", "tgi", "llamacpp"])
 def test_every_example_line_changes_the_trackers_state(name):
     """The examples document the patterns and warm the tracker up: none may be dead text."""
     from tui.core.lines import Line

@@ -95,3 +95,31 @@ def test_line_count_matches_wc_l():
     scanner = Scanner(tracker, WORDS)
     scanner.feed(data)
     assert tracker.counted == data.count(b"\n")  # the skipped lines are counted by the tracker too
+
+
+def test_a_log_coloured_on_every_line_keeps_the_fast_path():
+    """ANSI colour on every line: only the lines that hold a word once the sequences are gone are
+    fed (a word split by a sequence is still found), not every coloured line."""
+    noise = b"\x1b[32m[2026-03-04 11:00:00 TP0]\x1b[0m Decode batch, #running-req: 3\n"
+    data = (
+        noise * 500
+        + b"\x1b[32m[2026-03-04 11:00:01 TP0]\x1b[0m Load \x1b[1mweight\x1b[0m begin.\n"
+        + noise * 300
+        + b"\x1b[31mfired up and ready to roll!\x1b[0m\n"
+        + noise * 10
+    )
+    got, count = scan([data[:4097], data[4097:]])
+    assert [n for n, _ in got] == [501, 802]
+    assert "Load weight begin." in got[0][1] and count == data.count(b"\n")
+
+
+@settings(max_examples=200, deadline=None)
+@given(rows=_rows, colour=st.lists(st.booleans(), max_size=40), cuts=st.lists(st.integers(min_value=0, max_value=1200), max_size=6))
+def test_coloured_lines_feed_what_plain_ones_do(rows, colour, cuts):
+    """The same lines are fed, with the same numbers, whether or not they are coloured."""
+    painted = [b"\x1b[1;36m" + r + b"\x1b[0m" if c and r else r for r, c in zip(rows, colour + [False] * len(rows))]
+    data = b"\n".join(painted) + b"\n"
+    bounds = sorted({c for c in cuts if c <= len(data)} | {0, len(data)})
+    got, _ = scan([data[a:b] for a, b in zip(bounds, bounds[1:])])
+    plain, _ = scan([b"\n".join(rows) + b"\n"])
+    assert [n for n, _ in got] == [n for n, _ in plain]

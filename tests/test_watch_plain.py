@@ -140,10 +140,10 @@ async def test_ctrl_c_exits_quietly(tmp_path):
 
 
 async def test_a_bad_server_is_one_clear_line(tmp_path):
-    proc = await start(tmp_path / "x.log", "--server", "tgi")
+    proc = await start(tmp_path / "x.log", "--server", "ollama")
     rc, out, err = await finish(proc)
     assert rc == 2 and out == ""
-    assert err.startswith("watchtower: unknown server 'tgi'") and err.count("\n") == 1
+    assert err.startswith("watchtower: unknown server 'ollama'") and err.count("\n") == 1
 
 
 async def test_from_end_ignores_what_the_log_already_holds(tmp_path):

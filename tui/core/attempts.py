@@ -28,6 +28,7 @@ class Attempts:
     _error_ids: set[int]
     _tagged: set[str]
     _causes: list[ErrorReport]
+    _ready_parts: set[str]
 
     if TYPE_CHECKING:
 
@@ -62,5 +63,6 @@ class Attempts:
         self._error_ids.clear()
         self._tagged.clear()
         self._causes.clear()
+        self._ready_parts.clear()
         self.classifier.reset()
         events.append(NewStartup(number, self.state.attempt, summary))

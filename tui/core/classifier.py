@@ -128,6 +128,11 @@ class Classifier:
         self._headers: dict[str | None, tuple[int, str, int | None]] = {}  # "Process X:" lines, by rank
         self._ignored: dict[str | None, tuple[int, str, int | None]] = {}  # "Exception ignored in:" lines, by rank
         self._warned = False  # the line just fed ended an ignored exception's block
+        # The unranked lines right after a block's first line, while they read as one traceback
+        # (File, code, File, code, …): that block's body written in one piece, so the exception
+        # line that ends them is that block's, whichever older block also waits for one.
+        self._run: _Block | None = None
+        self._run_state = _TB
 
     def set_profile(self, profile: Profile) -> None:
         self._signatures: tuple[Signature, ...] = profile.signatures
@@ -140,6 +145,7 @@ class Classifier:
         self._any_warning = any_of(list(profile.warnings))
 
     def reset(self) -> None:
+        self._run = None
         self._blocks.clear()
         self._headers.clear()
         self._ignored.clear()
@@ -181,6 +187,8 @@ class Classifier:
                     if done.report is not None:
                         done.report.end_line, done.report.block = number, done.lines()
                 return errors, False, True
+        if rank is not None:
+            self._run = None  # another record: the body, if any, was not written in one piece
         if self._blocks:
             self._expire(number, errors)
             self._warned = False
@@ -296,6 +304,7 @@ class Classifier:
         if went_on:
             header = ignored
         block = _Block(rank, number, ts, offset, warning=warning, group=_GROUP in body, ignored=went_on)
+        self._run, self._run_state = block, _TB
         if header is not None and 0 < number - header[0] <= 2:
             block.line, block.offset = header[0], header[2]
             block.add(header[0], header[1])
@@ -334,15 +343,18 @@ class Classifier:
             if stripped.startswith('File "'):
                 block = self._candidate(rank, lambda b: b.state in (_TB, _FILE, _CODE), lambda b: b.state != _FILE)
                 state = _FILE
+                self._follow(_FILE, (_TB, _CODE))
             else:
                 block = self._candidate(rank, lambda b: b.state in _FRAME, lambda b: b.state == _FILE)
                 state = _CODE
+                self._follow(_CODE, _FRAME)
             if block is None:
                 return self._message_goes_on(number, body, rank)
             block.state = state
             block.add(number, body)
             return True
         if body.startswith(_CHAIN):
+            self._run = None
             block = self._candidate(rank, lambda b: b.state == _EXC)
             if block is None:
                 return False
@@ -357,6 +369,10 @@ class Classifier:
                 match = None
         if match is not None:
             block = self._candidate(rank, lambda b: b.state in (_TB, _FILE, _CODE), lambda b: b.state == _CODE)
+            run = self._run
+            if rank is None and run is not None and self._run_state == _CODE and run in self._blocks and run.state != _EXC:
+                block = run  # the exception ends the traceback written in one piece just above it
+            self._run = None
             if block is not None:
                 block.add(number, body)
                 if block.ignored:  # printed, then the program went on: a warning, no report
@@ -379,6 +395,14 @@ class Classifier:
             block.report.end_line = number
             block.report.block = block.lines()
         return True
+
+    def _follow(self, state: int, after: tuple[int, ...]) -> None:
+        """An unranked frame line: does the run of lines since the last block's first line still
+        read as one traceback?"""
+        if self._run is not None and self._run_state in after:
+            self._run_state = state
+        else:
+            self._run = None
 
     def _bare_raise(self, body: str, rank: str | None) -> bool:
         """``raise Boom`` with no message: a class name alone, right after a block's code line."""

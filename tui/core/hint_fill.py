@@ -17,6 +17,9 @@ from tui.core.state import Phase
 
 #: Memory fraction a server uses when the command sets none (SGLang's depends on the GPU: unknown).
 DEFAULT_FRACTION = {"vllm": 0.9, "trtllm": 0.9}
+#: Servers whose argument line names every value the run changed (vLLM's "non-default args",
+#: its older "args: Namespace(…)"): where it names no memory fraction, the default was used.
+ARGS_NAME_CHANGES = frozenset({"vllm"})
 #: Never advise a memory fraction above this: the CUDA context and activations need the rest.
 MAX_FRACTION = 0.95
 
@@ -68,7 +71,9 @@ class Context:
             except ValueError:
                 return None
             return value if 0.0 < value <= 1.0 else None
-        if self.command is None and not any(p.name == "server_args" for p in self.phases):
+        if self.command is None and (
+            self.server not in ARGS_NAME_CHANGES or not any(p.name == "server_args" for p in self.phases)
+        ):
             return None
         return DEFAULT_FRACTION.get(self.server or "")
 

@@ -50,6 +50,7 @@ class PhaseBook:
     _tentative: set[str]
     _placeholders: dict[str, str]
     _tagged: set[str]
+    _ready_parts: set[str]  # of a ready that needs two lines: "ready", "with" seen so far
 
     def _markers(self, profile: Profile, number: int, msg: str, rank: str, ts: float | None, events: list[TrackerEvent]) -> None:
         state = self.state
@@ -57,9 +58,16 @@ class PhaseBook:
             self._identify(profile, msg)  # the argument lines, before the first real phase
         if state.ready_line is None:
             if any(p.search(msg) for p in profile.ready):
+                self._ready_parts.add("ready")
                 if self._owns_ready(profile):
                     self._ready(number, ts, events)
-                return
+                    return
+                # not (yet) the server's ready: the line may still begin a phase
+            elif profile.ready_with and any(p.search(msg) for p in profile.ready_with):
+                self._ready_parts.add("with")
+                if "ready" in self._ready_parts and self._owns_ready(profile):
+                    self._ready(number, ts, events)
+                    return
         elif state.outcome == READY and any(p.search(msg) for p in profile.stop):
             state.outcome = STOPPED
             state.stop_reason = msg.strip()[:500]
@@ -93,6 +101,8 @@ class PhaseBook:
         anything, a line such as uvicorn's "Application startup complete." is another program's
         (vLLM tags it in some versions and not in others, so the tag cannot say)."""
         state = self.state
+        if profile.ready_with and "with" not in self._ready_parts:
+            return False  # listening, but the model is not in yet (llama.cpp answers 503 meanwhile)
         return not profile.ready_after or any(state.phase(name) is not None for name in profile.ready_after)
 
     def _identify(self, profile: Profile, msg: str) -> None:

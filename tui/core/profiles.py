@@ -29,7 +29,7 @@ from tui.core.linear import LinearError, compile_linear
 from tui.core.quicktest import QuickTest as QuickTest, any_of as any_of  # (where the tracker finds them)
 from tui.core.state import PHASES
 
-BUILTIN = ("sglang", "vllm", "trtllm")
+BUILTIN = ("sglang", "vllm", "trtllm", "tgi", "llamacpp")
 COMMON = "common"
 
 Pattern = re.Pattern[str]
@@ -99,6 +99,9 @@ class Profile:
     #: a ready line counts only once one of these phases has begun (another program's "Application
     #: startup complete." before anything loaded is not the server's)
     ready_after: tuple[str, ...] = ()
+    #: lines that must come too, before or after a ready line (llama.cpp: the model loaded and the
+    #: server listening, in either order): whichever comes second is the ready line
+    ready_with: tuple[Pattern, ...] = ()
     close: tuple[Pattern, ...] = ()  # every phase before ready is over (e.g. max_total_num_tokens=)
     stop: tuple[Pattern, ...] = ()  # after ready: the server is shutting down
     startup: tuple[Pattern, ...] = ()  # a (new) startup begins: after an ended one, a new attempt
@@ -138,7 +141,7 @@ _PHASE_KEYS = {
     "begin", "end", "step", "implicit_begin", "progress", "ranked", "settle", "repeat_is_draft",
     "requires_begin", "all_ranks", "yield_to", "stall_after", "once",
 }
-_MARKER_KEYS = {"ready", "close", "stop", "figures", "startup", "ready_after"}
+_MARKER_KEYS = {"ready", "close", "stop", "figures", "startup", "ready_after", "ready_with"}
 _SIGNATURE_KEYS = {"kind", "pattern", "fatal", "secondary", "fallback", "cause"}
 _OPTION_KEYS = {"max_detect_lines"}
 
@@ -336,6 +339,7 @@ def _parse(data: dict[str, Any], source: str, common: dict[str, Any] | None) -> 
         phases=tuple(phases),
         ready=_patterns(f"{where}: markers.ready", markers.get("ready")),
         ready_after=_phase_names(f"{where}: markers.ready_after", markers.get("ready_after")),
+        ready_with=_patterns(f"{where}: markers.ready_with", markers.get("ready_with")),
         close=_patterns(f"{where}: markers.close", markers.get("close")),
         stop=_patterns(f"{where}: markers.stop", markers.get("stop")),
         startup=_startup(where, markers.get("startup"), phases),

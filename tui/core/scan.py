@@ -32,6 +32,11 @@ except ImportError:  # pragma: no cover - depends on the platform's wheels
     _hs = None  # type: ignore[assignment]
 
 
+# ANSI escape sequences in raw bytes (CSI, OSC, other two-byte ones), as tui.core.lines strips them
+# from text: a line is looked at for its words once they are gone.
+_ANSI = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\|$)|\x1b[PX^_][^\x1b]*(?:\x1b\\|$)|\x1b[@-Z\\-_]")
+
+
 class Tracker(Protocol):
     needs_every_line: bool
 
@@ -57,15 +62,17 @@ class Prefilter:
         # search, and a line holding one is looked at only once the sequences are gone.
         self.in_bytes = engine.compile(b"|".join([*(re.escape(w.encode()) for w in ordered), rb"\x1b"]))
         self._in_text = engine.compile("|".join(re.escape(w) for w in ordered)).search
+        # the words alone, for a block whose escape sequences were taken out (see _coloured)
+        self._words_bytes = engine.compile(b"|".join(re.escape(w.encode()) for w in ordered)) if ordered else None
         self._hs: Any = None  # a hyperscan.Database (it takes memoryviews too)
+        self._hs_words: Any = None  # the same without ESC
         if _hs is not None and hyperscan and ordered:
             try:
-                db = _hs.Database(mode=_hs.HS_MODE_BLOCK)
-                encoded = [w.encode() for w in ordered] + [b"\x1b"]  # ESC, as above
-                db.compile(expressions=encoded, ids=list(range(len(encoded))), elements=len(encoded), literal=True)
-                self._hs = db
+                encoded = [w.encode() for w in ordered]
+                self._hs = _literals(encoded + [b"\x1b"])  # ESC, as above
+                self._hs_words = _literals(encoded)
             except Exception:  # an engine that refuses the words: the regex does it all
-                self._hs = None
+                self._hs = self._hs_words = None
 
     def in_line(self, line: Line) -> bool:
         return any(self._in_text(segment) is not None for segment in line.segments)
@@ -77,8 +84,33 @@ class Prefilter:
         """Ascending offsets into ``data``, one inside each line of ``data[start:end]`` that holds
         a word (a line cut at ``end`` counts as ending there)."""
         end = len(data) if end is None else end
+        if data.find(b"\x1b", start, end) >= 0:
+            coloured = self._coloured(data, start, end)
+            if coloured is not None:
+                return coloured
+        return self._positions(data, start, end, self._hs, self.in_bytes)
+
+    def _coloured(self, data: bytes, start: int, end: int) -> array[int] | None:
+        """``positions`` of a block with escape sequences (a log coloured on every line): the words
+        are searched with the sequences taken out (newlines stay, so line k is line k), and only
+        the lines that hold one are handed on, not every coloured line. None if a stray ESC is
+        left (then every line with one is looked at, as before)."""
+        plain = _ANSI.sub(b"", data[start:end])
+        if b"\x1b" in plain or self._words_bytes is None:
+            return None
         out = array("q")
-        if self._hs is not None:
+        raw = start  # the start of line ``line`` in ``data``
+        seen = 0  # where the newlines of ``plain`` were counted up to
+        for hit in self._positions(plain, 0, len(plain), self._hs_words, self._words_bytes):
+            for _ in range(plain.count(b"\n", seen, hit)):
+                raw = data.index(b"\n", raw, end) + 1
+            seen = hit
+            out.append(raw)
+        return out
+
+    def _positions(self, data: bytes, start: int, end: int, hs: Any, regex: Any) -> array[int]:
+        out = array("q")
+        if hs is not None:
             view = data if start == 0 and end == len(data) else memoryview(data)[start:end]
             line_end = -1  # the end of the line of the last hit: more hits in it add nothing
 
@@ -90,9 +122,9 @@ class Prefilter:
                     nl = data.find(b"\n", at, end)
                     line_end = end if nl < 0 else nl
 
-            self._hs.scan(view, match_event_handler=hit)
+            hs.scan(view, match_event_handler=hit)
             return out
-        search = self.in_bytes.search
+        search = regex.search
         pos = start
         while pos < end:
             match = search(data, pos, end)
@@ -102,6 +134,13 @@ class Prefilter:
             nl = data.find(b"\n", match.start(), end)
             pos = end if nl < 0 else nl + 1
         return out
+
+
+def _literals(words: list[bytes]) -> Any:
+    """A Hyperscan database matching any of ``words`` literally."""
+    db = _hs.Database(mode=_hs.HS_MODE_BLOCK)
+    db.compile(expressions=words, ids=list(range(len(words))), elements=len(words), literal=True)
+    return db
 
 
 @functools.cache

@@ -14,6 +14,7 @@ each: ``detection`` (which server, by evidence), ``attempts`` (many startups in 
 from __future__ import annotations
 
 import bisect
+import json
 import re
 import signal as signals
 from collections.abc import Iterator
@@ -52,6 +53,41 @@ MAX_ERRORS = 1000
 #: there are ten tasks or more). What follows the label is the server's own line.
 SRUN_LABEL = re.compile(r" {0,4}\d{1,5}: ")
 SRUN_LABEL_STARTS = frozenset(" 0123456789")
+# JSON log lines (vLLM's --logging-config with a JSON formatter, SGLang's SGLANG_LOGGING_CONFIG_PATH):
+# the fields that hold the message, its traceback, the level and the process.
+_JSON_MESSAGE = ("message", "msg")
+_JSON_EXTRA = ("exc_info", "exc_text", "exception", "stack_info")
+_JSON_LEVEL = ("levelname", "level", "severity")
+_JSON_PROCESS = ("processName", "process_name")
+
+
+def json_record(text: str) -> tuple[list[str], dict[str, str | None]] | None:
+    """A JSON log line as the lines of its message (then its traceback) and header fields (``lvl``,
+    ``proc``); None for a line that is no JSON object with a message."""
+    stripped = text.strip()
+    if not stripped.endswith("}"):
+        return None
+    try:
+        data = json.loads(stripped)
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    message = next((v for k in _JSON_MESSAGE if isinstance(v := data.get(k), str)), None)
+    if message is None:
+        return None
+    lines = message.split("\n")
+    for key in _JSON_EXTRA:
+        extra = data.get(key)
+        if isinstance(extra, str) and extra:
+            lines += extra.split("\n")
+    level = next((v.upper() for k in _JSON_LEVEL if isinstance(v := data.get(k), str)), None)
+    proc = next((v for k in _JSON_PROCESS if isinstance(v := data.get(k), str)), None)
+    if proc == "MainProcess":
+        proc = None
+    return lines, {"msg": message, "lvl": level, "proc": proc, "ts": None, "ranks": None, "pid": None}
+
+
 #: Lines that may explain a failure to come (``Signature.cause``) held at once, the first of each kind.
 MAX_CAUSES = 16
 
@@ -107,7 +143,8 @@ class StartupTracker(Detection, Attempts, PhaseBook, RankBook, Timestamps):
         self._tentative: set[str] = set()  # settle phases whose ranks have all ended
         self._placeholders: dict[str, str] = {}  # phase -> rank key a bar started it under
         self._error_ids: set[int] = set()
-        self._causes: list[ErrorReport] = []  # lines that explain a failure if one follows (held back)
+        self._causes: list[ErrorReport] = []
+        self._ready_parts: set[str] = set()  # lines that explain a failure if one follows (held back)
         self._offset: int | None = None  # stream offset of the line being fed
         self._last_ts: float | None = None
         self._ts_base: tuple[str, float] | None = None  # the last timestamp text (to the second) and its value
@@ -332,6 +369,13 @@ class StartupTracker(Detection, Attempts, PhaseBook, RankBook, Timestamps):
             self._announced = True
             events.append(ServerDetected(self.profile.name, number))
         profile = self.profile or self._generic
+        if text[:1] == "{":
+            parsed = json_record(text)
+            if parsed is not None:  # a JSON log line: the message (and its traceback), the process, the level
+                lines, fields = parsed
+                for i, line in enumerate(lines):
+                    self._message(number, line, fields, i == 0, fields["lvl"] if i == 0 else None, None, at, events)
+                return
         msg, groups, record, level, ts_text = text, None, False, None, None
         for header in profile.headers:
             match = header.match(text)
@@ -342,6 +386,20 @@ class StartupTracker(Detection, Attempts, PhaseBook, RankBook, Timestamps):
                 level = groups.get("lvl")
                 record = ts_text is not None or level is not None
                 break
+        self._message(number, msg, groups, record, level, ts_text, at, events)
+
+    def _message(
+        self,
+        number: int,
+        msg: str,
+        groups: dict[str, str | None] | None,
+        record: bool,
+        level: str | None,
+        ts_text: str | None,
+        at: float | None,
+        events: list[TrackerEvent],
+    ) -> None:
+        profile = self.profile or self._generic
         if self.profile is not None and self._startup is not None and self._ended() and self._startup.search(msg):
             self._new_startup(number, events)
         if groups is not None and self.state.ready_line is None:
