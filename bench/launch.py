@@ -29,7 +29,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tui.history import History  # noqa: E402
-from tui.launch import Launch, LaunchSpec  # noqa: E402
+from tui.launch.controller import Launch  # noqa: E402
+from tui.launch.spec import LaunchSpec  # noqa: E402
 from tui.launch.events import VerdictChanged  # noqa: E402
 from tui.session import WatchSession  # noqa: E402
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from tui.app import build_app
+from tui.app.dashboard import build_app
 from tui.wiring import static_session
 from tui.core.events import LogChunk
 from tui.session import SessionInfo, WatchSession

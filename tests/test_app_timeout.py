@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 from tests.app_support import fixed_session, until
-from tui.app import build_app
+from tui.app.dashboard import build_app
 from tui.app.header import VerdictHeader
 from tui.session import WatchSession
 from tui.sources.local import LocalTailer

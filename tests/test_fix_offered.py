@@ -11,7 +11,7 @@ from tests.app_support import demo_session, make_app, screen_text, until
 from tui.app.dashboard import build_app
 from tui.app.header import VerdictHeader
 from tui.session import SessionInfo, WatchSession
-from tui.sources import log_tailer
+from tui.sources.factory import log_tailer
 
 SIM = str(Path(__file__).with_name("server_sim.py"))
 CONTEXT_ENV = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"

@@ -29,7 +29,7 @@ from tui.core.events import (
     Ready,
 )
 from tui.sources import nvml
-from tui.sources import make_gpu_source
+from tui.sources.factory import make_gpu_source
 from tui.sources.gpu import NvmlSource, PolledGpuSource
 from tui.sources.sim import DEMO_SCRIPT, GIB, H200_TOTAL, MIB, SimGpuSource
 from tui.sources.smi import (

@@ -213,7 +213,8 @@ async def test_two_launches_deciding_at_the_same_moment_start_one_server(tmp_pat
     name both read an empty history, both launch v1 and one dies on the UNIQUE constraint."""
     import asyncio
 
-    from tui.launch import Launch, LaunchSpec
+    from tui.launch.controller import Launch
+    from tui.launch.spec import LaunchSpec
     from tui.session import WatchSession
 
     monkeypatch.setenv("WATCHTOWER_DATA_DIR", str(tmp_path / "data"))

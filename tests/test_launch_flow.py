@@ -24,7 +24,9 @@ from tui.core.events import GpuInfo, GpuProcess, GpuSample
 from tui.core.limits import StallLimits
 from tui.core.verdict import DEAD, LOADING, STALLED
 from tui.history import History
-from tui.launch import GpuBusy, Launch, LaunchSpec
+from tui.launch.gpu_release import GpuBusy
+from tui.launch.controller import Launch
+from tui.launch.spec import LaunchSpec
 from tui.launch.events import Note, VerdictChanged
 from tui.launch.proctable import group_members, is_alive
 from tui.launch.spec import StopPlan
@@ -300,7 +302,7 @@ async def test_after_attach_a_relaunch_never_sends_masked_secrets(tmp_path, data
     import argparse
 
     from tui.commands.attach import spec_from_history
-    from tui.launch import LaunchError
+    from tui.launch.spec import LaunchError
 
     first = Harness(spec(tmp_path, sim("--outcome", "hang"), env={"HF_TOKEN": TOKEN}))
     async with first:

@@ -15,7 +15,8 @@ import pytest
 
 from tests.launch_helpers import no_leftover_servers  # noqa: F401  (autouse)
 from tui.history import History
-from tui.launch import Launch, LaunchSpec
+from tui.launch.controller import Launch
+from tui.launch.spec import LaunchSpec
 from tui.launch.events import VerdictChanged
 from tui.launch.proctable import is_alive
 from tui.launch.spec import StopPlan

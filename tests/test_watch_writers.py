@@ -21,7 +21,7 @@ from tui.app.header import VerdictHeader
 from tui.core.limits import StallLimits
 from tui.core.verdict import STALLED
 from tui.session import SessionInfo, WatchSession
-from tui.sources import log_tailer, writer_source
+from tui.sources.factory import log_tailer, writer_source
 from tui.sources.procscan import available as proc_available
 
 REPO = Path(__file__).parent.parent

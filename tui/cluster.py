@@ -427,7 +427,7 @@ def default_session(spec: NodeSpec, *, profile: Any = None, from_end: bool = Fal
     """A node's session: its tailer (local or over SSH), its GPU source and — with ``writers``, for
     servers Watchtower did not start — the discovery of the processes writing its log, so that a
     node whose server dies is named as `watch` names one (a launch knows its own processes)."""
-    from tui.sources import log_tailer, make_gpu_source, writer_source
+    from tui.sources.factory import log_tailer, make_gpu_source, writer_source
 
     gpu = make_gpu_source(spec.gpus, spec.host, gpu_interval)
     info = SessionInfo(host=spec.host or "localhost", log_path=spec.log, title=spec.name)

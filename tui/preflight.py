@@ -64,7 +64,7 @@ class Report:
 
 
 async def _one_sample(kind: str, host: str | None) -> tuple[GpuSample | None, str | None]:
-    from tui.sources import make_gpu_source
+    from tui.sources.factory import make_gpu_source
 
     source = make_gpu_source(kind, host)
     if source is None:

@@ -18,7 +18,8 @@ from tui.core.hints import Diagnosis
 from tui.core.lines import clean
 from tui.core.secrets import MASK, env_diff
 from tui.history import command_diff
-from tui.launch import GpuHolder, Launch
+from tui.launch.gpu_release import GpuHolder
+from tui.launch.controller import Launch
 
 
 class ConfirmScreen(ModalScreen[str | None]):

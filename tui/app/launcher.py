@@ -24,7 +24,9 @@ from tui.app.launch_modals import ConfirmScreen, EditScreen, FixProposal, Holder
 from tui.core.lines import clean
 from tui.core.state import READY, STOPPED
 from tui.core.verdict import Verdict
-from tui.launch import GpuBusy, GpuHolder, Launch, LaunchError, PreflightRefused
+from tui.launch.gpu_release import GpuBusy, GpuHolder
+from tui.launch.controller import Launch, PreflightRefused
+from tui.launch.spec import LaunchError
 from tui.launch.events import LaunchEvent, Note, VerdictChanged
 from tui.launch.keeper import hand_over
 

@@ -39,7 +39,7 @@ def spec_from_history(args: argparse.Namespace, latest=None):
     from pathlib import Path
 
     from tui.commands.run import parse_grace
-    from tui.launch import LaunchSpec
+    from tui.launch.spec import LaunchSpec
 
     latest = latest or latest_running(args.name)
     return LaunchSpec(

@@ -135,7 +135,7 @@ def parse_grace(text: str):
 
 def build_spec(args: argparse.Namespace, command: list[str] | None = None):
     from tui.history import data_dir
-    from tui.launch import LaunchSpec
+    from tui.launch.spec import LaunchSpec
 
     command = list(args.command if command is None else command)
     if command and command[0] == "--":

@@ -67,7 +67,7 @@ class PlainWatch:
         self, options: WatchOptions, profile: Any, label: str | None = None, ended: asyncio.Event | None = None
     ) -> None:
         from tui.history.watched import WatchedStartups
-        from tui.sources import log_tailer, make_gpu_source, writer_source
+        from tui.sources.factory import log_tailer, make_gpu_source, writer_source
 
         self.args = options
         self.label = label or clean(options.log)  # the log as named to the user

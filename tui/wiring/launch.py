@@ -23,8 +23,8 @@ def make_launch(
 ) -> tuple[WatchSession, Any]:
     """The session and the launch controller, wired; ``subscribers`` hear of updates before the launch."""
     from tui.history import History, HistoryError
-    from tui.launch import Launch
-    from tui.sources import make_gpu_source
+    from tui.launch.controller import Launch
+    from tui.sources.factory import make_gpu_source
 
     info = SessionInfo(host=spec.host_label, title=f"run: {spec.name}")
     session_gpu = make_gpu_source(options.gpus.kind, spec.host, options.gpus.interval)
@@ -121,7 +121,8 @@ def launch_plain(spec: Any, options: LaunchOptions) -> int:
 async def run_plain(spec: Any, options: LaunchOptions) -> int:
     from tui.core.lines import clean
     from tui.core.verdict import EXIT_FAILED, EXIT_READY, EXIT_STARTING
-    from tui.launch import LaunchError, PreflightRefused
+    from tui.launch.spec import LaunchError
+    from tui.launch.controller import PreflightRefused
     from tui.present.plain import PlainPrinter
 
     out = sys.stdout

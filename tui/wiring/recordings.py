@@ -135,8 +135,8 @@ async def record(
 
     from tui.core.events import GpuSample, GpuUnavailable, LogChunk, LogRestart, LogTruncated
     from tui.core.state import FAILED, READY
-    from tui.sources import log_tailer
-    from tui.sources import make_gpu_source
+    from tui.sources.factory import log_tailer
+    from tui.sources.factory import make_gpu_source
 
     gpus = make_gpu_source(options.gpus.kind, options.host, options.gpus.interval)
     session = WatchSession(log=log_tailer(options.log, host=options.host, from_end=options.from_end), gpu=gpus)

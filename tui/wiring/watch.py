@@ -28,8 +28,8 @@ def load_profile(server: str | None) -> Any:
 def watch_dashboard(options: WatchOptions) -> int:
     """`watchtower watch LOG` in the dashboard; returns 0 ready, 1 failed, 3 still starting."""
     from tui.app.dashboard import build_app
-    from tui.sources import log_tailer, writer_source
-    from tui.sources import make_gpu_source
+    from tui.sources.factory import log_tailer, writer_source
+    from tui.sources.factory import make_gpu_source
 
     from tui.history.watched import WatchedStartups
 
