@@ -239,11 +239,12 @@ class WatchtowerApp(App[int]):
     # ---------------------------------------------------------------- actions: log
 
     def _error_seqs(self) -> list[int]:
-        """The scrollback position where each error's block begins (those still kept)."""
+        """The scrollback position of each error's exception line — the last line of its block,
+        where a traceback says what was raised — (those still kept)."""
         scrollback = self.session.scrollback
         seqs = []
         for error in self.session.state.errors:
-            entry = scrollback.find_line(error.line)
+            entry = scrollback.find_line(error.end_line or error.line) or scrollback.find_line(error.line)
             if entry is not None:
                 seqs.append(entry.seq)
         return sorted(set(seqs))
@@ -259,7 +260,7 @@ class WatchtowerApp(App[int]):
         else:
             target = next((s for s in reversed(seqs) if s < cursor), seqs[-1])
         if self.log_view.only_notable or self.log_view.row_of(target) is not None:
-            self.log_view.show_seq(target)
+            self.log_view.show_seq(target, context_above=3 / 4)  # the traceback above it, in view
 
     def action_next_error(self) -> None:
         self._goto_error(True)
