@@ -37,6 +37,7 @@ from tui.app.startups import StartupsPanel
 from tui.app.themes import Colourless, Palette, monochrome
 from tui.app.timeline import PhaseTimeline, RankGrid
 from tui.core.verdict import Verdict
+from tui.core.wording import plural
 from tui.present.report import build_report
 from tui.session import ERROR, Update, WatchSession
 
@@ -61,7 +62,11 @@ class LogStatus(Static):
         scrollback = self.session.scrollback
         text = Text(no_wrap=True, overflow="ellipsis", end="")
         text.append(" Log ", palette.style("title"))
-        parts = [f"{scrollback.end_seq:,} lines"]
+        last = scrollback.get(scrollback.end_seq - 1)
+        current = last.number if last is not None else 0  # line numbers restart with each attempt's log
+        parts = [plural(current, "line")]
+        if scrollback.end_seq > current and self.session.info.attempt > 1:
+            parts[0] += f" in v{self.session.info.attempt} ({scrollback.end_seq:,} with earlier attempts)"
         if scrollback.dropped:
             parts.append(f"{scrollback.dropped:,} oldest dropped (kept {len(scrollback):,})")
         state = self.session.state
@@ -130,6 +135,7 @@ class WatchtowerApp(App[int]):
         self._autostart = autostart
         self.show_ranks = False
         self.last_report: Path | None = None
+        self.last_screenshot: Path | None = None
         for palette in palettes.values():
             self.register_theme(palette.textual)
         self.theme = self.palette.textual.name
@@ -345,7 +351,8 @@ class WatchtowerApp(App[int]):
     def action_screenshot(self) -> None:
         self.output_dir.mkdir(parents=True, exist_ok=True)
         name = time.strftime("watchtower-%Y%m%d-%H%M%S.svg")
-        path = self.save_screenshot(filename=name, path=str(self.output_dir))
+        path = self.save_screenshot(filename=name, path=str(self.output_dir.resolve()))
+        self.last_screenshot = Path(path)
         self.notify(f"Screenshot saved: {path}", timeout=4)
 
     def current_error(self):
@@ -364,14 +371,14 @@ class WatchtowerApp(App[int]):
             self.notify("No error to copy", timeout=2)
             return
         block = self.session.block_text(error)
-        what = f"{len(block.lines)} lines ({error.kind}, line {error.line})"
+        what = f"{plural(len(block.lines), 'line')} ({error.kind}, line {error.line})"
         said = await copy_text(self, block.text() or f"{error.title}\n", what)
         note = block.note()
         self.notify(f"{said}" + (f". {note}" if note else ""), severity="warning" if note else "information", timeout=6)
 
     def action_write_report(self) -> None:
         self.output_dir.mkdir(parents=True, exist_ok=True)
-        path = self.output_dir / time.strftime("watchtower-report-%Y%m%d-%H%M%S.txt")
+        path = self.output_dir.resolve() / time.strftime("watchtower-report-%Y%m%d-%H%M%S.txt")
         try:
             path.write_text(build_report(self.session, self.verdict()), encoding="utf-8")
         except OSError as exc:

@@ -10,6 +10,7 @@ from rich.text import Text
 
 from tui.app.panel import OccasionalPanel
 from tui.core.verdict import ProcessStatus, log_error
+from tui.core.wording import plural
 from tui.present.wording import process_rows
 
 
@@ -56,7 +57,7 @@ def summary(writers) -> str:
     alive = writers.processes
     ranks = sum(1 for p in alive if p.rank)
     main = next((p for p in alive if p.pid == writers.main_pid), None)
-    parts = [f"{len(alive)} running" + (f" (main pid {main.pid}, {ranks} ranks)" if main is not None else "")]
+    parts = [f"{len(alive)} running" + (f" (main pid {main.pid}, {plural(ranks, 'rank')})" if main is not None else "")]
     if writers.gone:
         last = writers.gone[-1]
         status = ProcessStatus(False, last.returncode, last.signal, exit_known=last.exit_known, pid=last.process.pid)
