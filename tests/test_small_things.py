@@ -3,6 +3,7 @@ is the attempt's, notices name absolute paths, singular words, the demo's title 
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -76,3 +77,36 @@ def test_the_demo_header_names_the_scenario_as_a_scenario():
         assert "simulated demo · scenario 'ready'" in top and "demo: ready" not in screen
     finally:
         term.close()
+
+
+async def test_the_footer_shows_the_keys_that_matter_now(tmp_path):
+    """w once the startup failed; k while a process that is not ours holds GPU memory; F and c
+    (tests/test_launch_refused.py, tests/test_preflight_visible.py) while they apply."""
+    import subprocess
+    import time
+
+    from tests.test_launch_app import screen_text as launch_screen
+    from tui.core.events import GpuInfo, GpuProcess, GpuSample
+
+    app = make_app(fixed_session(ONE_LINE_ERROR.split(b"\n")[0] + b"\n"))  # the server args line alone: starting
+    async with app.run_test(size=(120, 35)) as pilot:
+        await pilot.pause()
+        assert " w  Report " not in launch_screen(app)
+    app = make_app(fixed_session(ONE_LINE_ERROR))
+    async with app.run_test(size=(120, 35)) as pilot:
+        await pilot.pause()
+        assert app.verdict().kind == "failed" and " w  Report " in launch_screen(app)
+
+    squatter = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    app = launch_app(tmp_path, "--outcome", "hang")
+    try:
+        async with app.run_test(size=(140, 40)) as pilot:
+            await until_logging(pilot, app)
+            assert "Kill GPU leftovers" not in launch_screen(app)
+            app.session.handle(GpuSample("localhost", time.time(), (GpuInfo(
+                0, memory_used=30 << 30, memory_total=80 << 30, processes=(GpuProcess(squatter.pid, 30 << 30),)),)))
+            await until(pilot, lambda: " k  Kill GPU leftovers " in launch_screen(app))
+            await app.launch.stop()
+    finally:
+        squatter.kill()
+        squatter.wait()

@@ -189,6 +189,8 @@ class WatchtowerApp(App[int]):
             self.log_view.sync()
         if "process" in topics:
             self.query_one(ProcessTree).sync()
+        if topics & {"state", "process", "gpu"}:
+            self.query_one(KeyBar).refresh()  # the keys that matter follow the verdict (and the GPUs' holders)
         if topics & {"log", "state", "connection", "process"}:
             header = self.query_one(VerdictHeader)
             if update.events:
@@ -224,8 +226,12 @@ class WatchtowerApp(App[int]):
             await result
 
     def footer_entries(self) -> list[tuple[str, str, str]]:
-        """(key, key as shown, short description) of the keys the footer shows, in order."""
+        """(key, key as shown, short description) of the keys the footer shows, in order; ``w``
+        (the report) once the startup has failed or died, when it is what one does next."""
         entries = app_keys(self)
+        if self.is_running and self.verdict().kind in ("failed", "dead", "refused"):
+            after = next((i + 1 for i, entry in enumerate(entries) if entry[0] == "y"), len(entries))
+            entries.insert(after, ("w", "w", "Report"))  # after y (copy the error): both follow a failure
         entries += [(key, key, description) for key, description, _ in self._extra_keys.values() if self._shown[key]]
         return entries
 

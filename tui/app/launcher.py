@@ -231,6 +231,8 @@ class LaunchApp(WatchtowerApp):
         report = self.launch.preflight_report
         if report is not None and any(c.status != "ok" for c in report.checks):
             now.append(("c", "c", "Checks"))
+        if any(not h.ours for h in self.launch.gpu_holders()):
+            now.append(("k", "k", "Kill GPU leftovers"))
         return entries[:1] + now + entries[1:]
 
     def _refused(self) -> None:
