@@ -61,6 +61,8 @@ async def test_copy_and_report_notices_say_one_line_and_an_absolute_path(tmp_pat
         await until(pilot, lambda: any(" 1 line" in n.message for n in app._notifications))  # noqa: SLF001
         copied = next(n.message for n in app._notifications if " 1 line" in n.message)  # noqa: SLF001
         assert " 1 line (cuda_oom, line 2)" in copied and "lines" not in copied.split("(")[0], copied
+        status = app.query_one(LogStatus).render().plain
+        assert "2 lines · 1 error" in status and "1 errors" not in status, status
         await pilot.press("w", "s")
         await until(pilot, lambda: app.last_report is not None and app.last_screenshot is not None)
         said = [n.message for n in app._notifications]  # noqa: SLF001

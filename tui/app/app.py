@@ -71,9 +71,9 @@ class LogStatus(Static):
             parts.append(f"{scrollback.dropped:,} oldest dropped (kept {len(scrollback):,})")
         state = self.session.state
         if state.errors:
-            parts.append(f"{len(state.errors)} errors")
+            parts.append(plural(len(state.errors), "error"))
         if state.warnings:
-            parts.append(f"{state.warnings} warnings")
+            parts.append(plural(state.warnings, "warning"))
         text.append(" · ".join(parts), palette.style("dim"))
         text.append("  ")
         text.append("▶ following" if log.follow else "⏸ paused (space resumes)", palette.style("done" if log.follow else "running"))

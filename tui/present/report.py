@@ -43,7 +43,7 @@ def build_report(session: WatchSession, verdict: Verdict | None = None, now: flo
         f"log       {info.log_path or info.title}",
         f"attempt   v{info.attempt}",
         f"verdict   {current.word} — {current.detail}",
-        f"lines     {state.lines} ({state.warnings} warnings)",
+        f"lines     {state.lines} ({plural(state.warnings, 'warning')})",
     ]
     found = session_hints(session)
     if found:
