@@ -183,11 +183,15 @@ class LaunchApp(WatchtowerApp):
 
     def on_mount(self) -> None:
         super().on_mount()
-        self._sighup = signal.signal(signal.SIGHUP, self._hung_up)
+        try:  # (only the main thread may; an app run elsewhere goes without)
+            self._sighup: object = signal.signal(signal.SIGHUP, self._hung_up)
+        except ValueError:
+            self._sighup = None
         self.run_worker(self._start(), group="launch")
 
     async def on_unmount(self) -> None:
-        signal.signal(signal.SIGHUP, self._sighup)
+        if self._sighup is not None:
+            signal.signal(signal.SIGHUP, self._sighup)  # type: ignore[arg-type]
         await self.launch.close()  # the server keeps running unless stopped; pending writes finish
         await super().on_unmount()
 
