@@ -53,9 +53,11 @@ class Check:
         return {"name": self.name, "status": self.status, "why": self.why, "fix": [a.text for a in self.fix]}
 
     def diagnosis(self) -> Diagnosis:
-        """The check as a hint: what the header shows under a refusal, and what ``F`` applies."""
+        """The check as a hint: what the header shows under a refusal, and what ``F`` applies — the
+        command, environment and port changes; killing GPU holders is ``k``'s, named in the check."""
         ident = "preflight-" + re.sub(r"[^a-z0-9]+", "-", self.name.lower()).strip("-")
-        return Diagnosis(ident, f"preflight {GLYPH[self.status]} {self.name}: {self.why}", self.fix, "")
+        fix = tuple(a for a in self.fix if a.verb != "kill_gpu_holders")
+        return Diagnosis(ident, f"preflight {GLYPH[self.status]} {self.name}: {self.why}", fix, "")
 
 
 def refusal(checks: Sequence[Check]) -> Verdict:
