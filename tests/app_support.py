@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 
 from tui.app.dashboard import build_app
+from tui.commands.demo import demo_title
 from tui.wiring import static_session
 from tui.core.events import LogChunk
 from tui.session import SessionInfo, WatchSession
@@ -33,7 +34,7 @@ def feed(session: WatchSession, data: bytes) -> None:
 
 def demo_session(scenario: str, *, upto: float | None = None) -> WatchSession:
     """A bundled demo recording played instantly (up to ``upto`` seconds) on a stopped clock."""
-    return static_session(DATA / f"demo-{scenario}.wtrec", upto=upto, title=f"demo: {scenario}")
+    return static_session(DATA / f"demo-{scenario}.wtrec", upto=upto, title=demo_title(scenario))
 
 
 def make_app(session: WatchSession, theme: str | None = None, tmp_path: Path | None = None):

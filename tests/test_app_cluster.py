@@ -150,7 +150,7 @@ async def test_every_key_works_the_same_for_one_node_or_two(tmp_path, count):
         await wait_until(pilot, lambda: "FAILED" in screen_text(app) and f"on {failing}" in screen_text(app))
         await pilot.press("e")
         entry = app.log_view.current_entry()
-        assert entry is not None and entry.style == "error" and "Scheduler hit an exception" in entry.text
+        assert entry is not None and entry.style == "error" and "RuntimeError: NCCL error" in entry.text  # the exception line
         assert entry.node == (failing if count == 2 else "n1")
         await pilot.press("y")
         await wait_until(pilot, lambda: any("3 lines" in n.message for n in app._notifications))

@@ -86,17 +86,17 @@ async def test_error_navigation_lands_on_each_error_and_copies_its_block(tmp_pat
         await pilot.pause()
         log = app.log_view
         await pilot.press("e")
-        first = log.current_entry()
-        assert first is not None and first.number == errors[0].line
-        assert "Traceback" in first.text and first.style == ERROR
+        first = log.current_entry()  # the exception line, its traceback above it (issue 20, item 10)
+        assert first is not None and first.number == errors[0].end_line
+        assert first.text.startswith("ValueError") and first.style == ERROR
         await pilot.press("e")
         second = log.current_entry()
-        assert second is not None and second.number == errors[1].line
+        assert second is not None and second.number == errors[1].end_line
         assert not log.follow
         # the cursor line is on screen
         assert log.scroll_y <= log.row_of(second.seq) < log.scroll_y + log.scrollable_content_region.height
         await pilot.press("E")
-        assert log.current_entry().number == errors[0].line
+        assert log.current_entry().number == errors[0].end_line
         await pilot.press("y")
         copied = app.clipboard
         assert "ValueError: context length too long" in copied and "Traceback" in copied
@@ -121,11 +121,11 @@ async def test_filter_shows_only_errors_and_phase_lines():
         assert any("Load weight begin" in e.text for e in rows)
         assert "filter: errors + phases" in screen_text(app)
         await pilot.press("e")  # error navigation works inside the filter too
-        assert log.current_entry().number == session.state.errors[0].line
+        assert log.current_entry().number == session.state.errors[0].end_line
         await pilot.press("f")
         await pilot.pause()
         assert log.row_count == everything
-        assert log.current_entry().number == session.state.errors[0].line  # the cursor survives
+        assert log.current_entry().number == session.state.errors[0].end_line  # the cursor survives
 
 
 async def test_search_next_and_previous():
@@ -294,3 +294,30 @@ async def test_rank_grid_toggle_shows_each_rank():
         await pilot.pause()
         text = screen_text(app)
         assert "Ranks" in text and "Phases" in text
+
+
+async def test_e_on_a_deep_traceback_lands_on_the_exception_with_the_traceback_above(tmp_path):
+    """Issue 20, item 10: a real Python process raising 60 frames deep; `e` lands on the exception
+    line, not on "Traceback" 121 lines above it, and the block shows above it."""
+    import subprocess
+    import sys
+
+    log = tmp_path / "server.log"
+    code = "".join(f"def f{i}():\n    f{i + 1}()\n" for i in range(59))  # 60 distinct frames: none folded
+    code += "def f59():\n    raise ValueError('context length too long')\nf0()\n"
+    script = tmp_path / "server.py"  # from a file: each frame is two lines, its source line shown
+    script.write_text(code)
+    with log.open("wb") as out:
+        subprocess.run([sys.executable, str(script)], stdout=out, stderr=subprocess.STDOUT)
+    session = fixed_session(log.read_bytes())
+    (error,) = session.state.errors
+    assert error.end_line - error.line > 100
+    app = make_app(session)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await pilot.pause()
+        await pilot.press("e")
+        entry = app.log_view.current_entry()
+        assert entry.number == error.end_line and entry.text == "ValueError: context length too long"
+        shown = screen_text(app)
+        assert "ValueError: context length too long" in shown
+        assert shown.count(", in f") >= 8  # the frames above it are in view, highlighted as the block

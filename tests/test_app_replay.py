@@ -13,7 +13,7 @@ from tui.app.dashboard import build_app
 from tui.wiring import replay_session
 from tui.app.header import VerdictHeader
 from tui.commands import UsageError
-from tui.commands.demo import SCENARIOS, recording_path
+from tui.commands.demo import SCENARIOS, demo_title, recording_path
 from tui.core.events import GpuInfo, GpuSample
 from tui.core.state import FAILED, READY, STARTING
 from tui.sources.local import LocalTailer
@@ -94,7 +94,7 @@ EXPECTED = {
 
 @pytest.mark.parametrize("scenario", [s for s in SCENARIOS if s != "hang"])
 async def test_demo_reaches_its_verdict(scenario):
-    session, replay = replay_session(recording_path(scenario), speed=200.0, title=f"demo: {scenario}")
+    session, replay = replay_session(recording_path(scenario), speed=200.0, title=demo_title(scenario))
     app = build_app(session)
     outcome, words = EXPECTED[scenario]
     try:

@@ -139,7 +139,7 @@ async def test_relaunch_of_a_running_attempt_asks_and_q_does_not_ask_once_it_is_
         await pilot.press("y")
         await until(pilot, lambda: launch.run is not first and launch.run.attempt == 2, timeout=15)
         assert not first.alive and first.status.stopped_by_user
-        await until(pilot, lambda: app.session.info.attempt == 2)
+        await until(pilot, lambda: app.session.info.attempt == 2 and not app._busy)  # x waits for the relaunch
         await pilot.press("x")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("y")

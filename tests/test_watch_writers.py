@@ -228,8 +228,10 @@ async def test_at_80x24_the_dead_header_says_the_cause_first_and_the_tree_leaves
         while "3 running" not in (text := screen_text(app)):  # the panel redraws on the next refresh
             assert time.monotonic() < deadline, text
             await pilot.pause(0.05)
-        tree = [line for line in text.splitlines() if "Server processes" in line]
-        assert len(tree) == 1 and "3 running (main pid" in tree[0]
+        rows = text.splitlines()
+        tree = [i for i, line in enumerate(rows) if "Server processes" in line]
+        assert len(tree) == 1 and "3 running (main pid" in rows[tree[0]] and "2 ranks" in rows[tree[0]]
+        assert rows[tree[0] + 1].startswith(" Log ")  # one row: nothing wraps onto the next
         assert str(server.ranks[0]) not in text  # the rows of the tree are folded into that one line
         assert "server_args=ServerArgs" in text and text.count("Load weight begin") == 2  # every log line shows
         os.kill(server.pid, signal.SIGKILL)

@@ -39,6 +39,7 @@ from tui.app.themes import Colourless, Palette, monochrome
 from tui.app.timeline import PhaseTimeline, RankGrid
 from tui.cluster import ClusterSession
 from tui.core.verdict import Verdict
+from tui.core.wording import plural
 from tui.present.report import build_report
 from tui.session import ERROR, LogEntry, Update, WatchSession
 
@@ -66,15 +67,19 @@ class LogStatus(Static):
         if app.nodes is not None:
             text.append(f"{app.node_filter} only (o: next node) · " if app.node_filter else "all nodes (o: one node) · ",
                         palette.style("behind"))
-        parts = [f"{scrollback.end_seq:,} lines"]
+        last = scrollback.get(scrollback.end_seq - 1)
+        current = last.number if last is not None and app.nodes is None else scrollback.end_seq
+        parts = [plural(current, "line")]  # one log: line numbers restart with each attempt's log
+        if app.nodes is None and scrollback.end_seq > current and self.session.info.attempt > 1:
+            parts[0] += f" in v{self.session.info.attempt} ({scrollback.end_seq:,} with earlier attempts)"
         if scrollback.dropped:
             parts.append(f"{scrollback.dropped:,} oldest dropped (kept {len(scrollback):,})")
         states = [app.session.state] if app.nodes is None or app.node_filter else [s.state for s in app.nodes.nodes.values()]
         errors, warnings = sum(len(s.errors) for s in states), sum(s.warnings for s in states)
         if errors:
-            parts.append(f"{errors} errors")
+            parts.append(plural(errors, "error"))
         if warnings:
-            parts.append(f"{warnings} warnings")
+            parts.append(plural(warnings, "warning"))
         text.append(" · ".join(parts), palette.style("dim"))
         text.append("  ")
         text.append("▶ following" if log.follow else "⏸ paused (space resumes)", palette.style("done" if log.follow else "running"))
@@ -144,6 +149,7 @@ class WatchtowerApp(App[int]):
         self._autostart = autostart
         self.show_ranks = False
         self.last_report: Path | None = None
+        self.last_screenshot: Path | None = None
         for palette in palettes.values():
             self.register_theme(palette.textual)
         self.theme = self.palette.textual.name
@@ -293,6 +299,8 @@ class WatchtowerApp(App[int]):
             self.log_view.sync()
         if "process" in topics:
             self.query_one(ProcessTree).sync()
+        if topics & {"state", "process", "gpu"}:
+            self.query_one(KeyBar).refresh()  # the keys that matter follow the verdict (and the GPUs' holders)
         if topics & {"log", "state", "connection", "process"}:
             header = self.query_one(VerdictHeader)
             if update.events:
@@ -328,8 +336,12 @@ class WatchtowerApp(App[int]):
             await result
 
     def footer_entries(self) -> list[tuple[str, str, str]]:
-        """(key, key as shown, short description) of the keys the footer shows, in order."""
+        """(key, key as shown, short description) of the keys the footer shows, in order; ``w``
+        (the report) once the startup has failed or died, when it is what one does next."""
         entries = app_keys(self)
+        if self.is_running and self.verdict().kind in ("failed", "dead", "refused"):
+            after = next((i + 1 for i, entry in enumerate(entries) if entry[0] == "y"), len(entries))
+            entries.insert(after, ("w", "w", "Report"))  # after y (copy the error): both follow a failure
         entries += [(key, key, description) for key, description, _ in self._extra_keys.values() if self._shown[key]]
         return entries
 
@@ -349,14 +361,17 @@ class WatchtowerApp(App[int]):
     # ---------------------------------------------------------------- actions: log
 
     def _error_seqs(self) -> list[int]:
-        """The log view's position where each error's block begins (those still kept); every
-        node's errors in the merged log."""
+        """The log view's position of each error's exception line — the last line of its block,
+        where a traceback says what was raised — (those still kept); every node's in the merged log."""
         source = self.log_view.session
         if isinstance(source, ClusterSession):
             merged = source.scrollback
-            found = (merged.find_line(error.line, name) for name, node in source.nodes.items() for error in node.state.errors)
+            found = [merged.find_line(error.end_line or error.line, name) or merged.find_line(error.line, name)
+                     for name, node in source.nodes.items() for error in node.state.errors]
         else:
-            found = (source.scrollback.find_line(error.line) for error in source.state.errors)
+            scrollback = source.scrollback
+            found = [scrollback.find_line(error.end_line or error.line) or scrollback.find_line(error.line)
+                     for error in source.state.errors]
         return sorted({entry.seq for entry in found if entry is not None})
 
     def _goto_error(self, forward: bool) -> None:
@@ -370,7 +385,7 @@ class WatchtowerApp(App[int]):
         else:
             target = next((s for s in reversed(seqs) if s < cursor), seqs[-1])
         if self.log_view.only_notable or self.log_view.row_of(target) is not None:
-            self.log_view.show_seq(target)
+            self.log_view.show_seq(target, context_above=3 / 4)  # the traceback above it, in view
 
     def action_next_error(self) -> None:
         self._goto_error(True)
@@ -455,7 +470,8 @@ class WatchtowerApp(App[int]):
     def action_screenshot(self) -> None:
         self.output_dir.mkdir(parents=True, exist_ok=True)
         name = time.strftime("watchtower-%Y%m%d-%H%M%S.svg")
-        path = self.save_screenshot(filename=name, path=str(self.output_dir))
+        path = self.save_screenshot(filename=name, path=str(self.output_dir.resolve()))
+        self.last_screenshot = Path(path)
         self.notify(f"Screenshot saved: {path}", timeout=4)
 
     def _entry_session(self, entry: LogEntry | None) -> WatchSession:
@@ -481,14 +497,14 @@ class WatchtowerApp(App[int]):
             self.notify("No error to copy", timeout=2)
             return
         block = self._entry_session(self.log_view.current_entry()).block_text(error)
-        what = f"{len(block.lines)} lines ({error.kind}, line {error.line})"
+        what = f"{plural(len(block.lines), 'line')} ({error.kind}, line {error.line})"
         said = await copy_text(self, block.text() or f"{error.title}\n", what)
         note = block.note()
         self.notify(f"{said}" + (f". {note}" if note else ""), severity="warning" if note else "information", timeout=6)
 
     def action_write_report(self) -> None:
         self.output_dir.mkdir(parents=True, exist_ok=True)
-        path = self.output_dir / time.strftime("watchtower-report-%Y%m%d-%H%M%S.txt")
+        path = self.output_dir.resolve() / time.strftime("watchtower-report-%Y%m%d-%H%M%S.txt")
         try:
             path.write_text(build_report(self.session, self.verdict()), encoding="utf-8")
         except OSError as exc:

@@ -11,6 +11,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
+from textual import events
 from textual.widgets import Input, Static, TextArea
 
 from tui.core import cmdline
@@ -177,6 +178,12 @@ class EditScreen(ModalScreen[tuple[list[str], dict[str, str]] | None]):
         command = self.query_one("#command", Input)
         command.focus()
         command.cursor_position = len(command.value)
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        """Into the environment: on its empty last line, so that what is typed is a new variable,
+        never glued to the front of an existing one."""
+        if isinstance(event.widget, TextArea) and event.widget.id == "env":
+            event.widget.move_cursor(event.widget.document.end)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()

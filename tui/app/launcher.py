@@ -20,6 +20,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from tui.app.app import WatchtowerApp
+from tui.app.keys import KeyBar
 from tui.app.launch_modals import ConfirmScreen, EditScreen, FixProposal, HoldersScreen, relaunch_changes
 from tui.core.lines import clean
 from tui.core.state import READY, STOPPED
@@ -184,11 +185,15 @@ class LaunchApp(WatchtowerApp):
 
     def on_mount(self) -> None:
         super().on_mount()
-        self._sighup = signal.signal(signal.SIGHUP, self._hung_up)
+        try:  # (only the main thread may; an app run elsewhere goes without)
+            self._sighup: object = signal.signal(signal.SIGHUP, self._hung_up)
+        except ValueError:
+            self._sighup = None
         self.run_worker(self._start(), group="launch")
 
     async def on_unmount(self) -> None:
-        signal.signal(signal.SIGHUP, self._sighup)
+        if self._sighup is not None:
+            signal.signal(signal.SIGHUP, self._sighup)  # type: ignore[arg-type]
         await self.launch.close()  # the server keeps running unless stopped; pending writes finish
         await super().on_unmount()
 
@@ -220,6 +225,21 @@ class LaunchApp(WatchtowerApp):
         self._refresh_launch()
 
     # ------------------------------------------------------------ glue
+
+    def footer_entries(self) -> list[tuple[str, str, str]]:
+        """The keys that matter now first: F while a failure has a fix to apply, c while the last
+        preflight has a ⚠ or ✗ to read."""
+        entries = super().footer_entries()
+        now = []
+        verdict = self.verdict()
+        if verdict.kind in ("failed", "dead", "refused") and any(h.fix for h in self.launch.hints()):
+            now.append(("F", "F", "Apply fix"))
+        report = self.launch.preflight_report
+        if report is not None and any(c.status != "ok" for c in report.checks):
+            now.append(("c", "c", "Checks"))
+        if any(not h.ours for h in self.launch.gpu_holders()):
+            now.append(("k", "k", "Kill GPU leftovers"))
+        return entries[:1] + now + entries[1:]
 
     def _refused(self) -> None:
         """A launch its preflight refused: the verdict says so (the header), the checks panel opens."""
@@ -263,6 +283,7 @@ class LaunchApp(WatchtowerApp):
         self.launch_line.refresh()
         self.attempts_panel.refresh(layout=True)
         self.checks_panel.refresh(layout=True)
+        self.query_one(KeyBar).refresh()
 
     def _ask(self, question: str, choices: list[tuple[str, str]], then: Callable[[str | None], object]) -> None:
         self.push_screen(ConfirmScreen(question, choices), then)

@@ -168,8 +168,10 @@ class LogView(ScrollView, can_focus=True):
     def watch_search(self) -> None:
         self.refresh()
 
-    def show_seq(self, seq: int) -> bool:
-        """Put the line ``seq`` under the cursor, in view; stops following. False if not shown."""
+    def show_seq(self, seq: int, context_above: float = 1 / 3) -> bool:
+        """Put the line ``seq`` under the cursor, in view; stops following. False if not shown.
+        Scrolled so that ``context_above`` of the view lies above it (an exception line: most of it,
+        its traceback)."""
         row = self.row_of(seq)
         if row is None:
             return False
@@ -177,7 +179,7 @@ class LogView(ScrollView, can_focus=True):
         self.cursor = seq
         height = self.scrollable_content_region.height or 1
         if not (self.scroll_y <= row < self.scroll_y + height):
-            self.scroll_quietly(max(0, row - height // 3))
+            self.scroll_quietly(max(0, row - int(height * context_above)))
         self.refresh()
         return True
 

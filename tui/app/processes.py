@@ -10,6 +10,7 @@ from rich.text import Text
 
 from tui.app.panel import OccasionalPanel
 from tui.core.verdict import ProcessStatus, log_error
+from tui.core.wording import plural
 from tui.present.wording import process_rows
 
 
@@ -44,7 +45,8 @@ class ProcessTree(OccasionalPanel):
         if self.compact():
             text.append(" Server processes: ", palette.style("title"))
             text.append(summary(writers), palette.style("failed" if writers.gone else "done"))
-            text.append("  (the full list in a taller terminal, or w)", palette.style("dim"))
+            text.append("  (w lists them)", palette.style("dim"))
+            text.truncate(max(20, self.size.width), overflow="ellipsis")  # one row, whatever the width
             return text
         text.append(f" Server processes ({how})", palette.style("title"))
         for line, style in process_rows(writers, failure=log_error(self.session.state)):
@@ -57,7 +59,9 @@ def summary(writers) -> str:
     alive = writers.processes
     ranks = sum(1 for p in alive if p.rank)
     main = next((p for p in alive if p.pid == writers.main_pid), None)
-    parts = [f"{len(alive)} running" + (f" (main pid {main.pid}, {ranks} ranks)" if main is not None else "")]
+    inside = [f"main pid {main.pid}"] if main is not None else []
+    inside += [plural(ranks, "rank")] if ranks else []
+    parts = [f"{len(alive)} running" + (f" ({', '.join(inside)})" if inside else "")]
     if writers.gone:
         last = writers.gone[-1]
         status = ProcessStatus(False, last.returncode, last.signal, exit_known=last.exit_known, pid=last.process.pid)

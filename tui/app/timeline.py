@@ -147,15 +147,18 @@ def _silent_columns(session: WatchSession, t0: float, span: float, bar_width: in
 
 
 def _preflight_row(report, palette) -> Text:
-    """`` ✓ preflight   0.3s ✓ 12 · ⚠ 2 · ✗ 0  ⚠ open files: …`` (the first check that is not ✓)."""
+    """`` ⚠ preflight   0.3s ✓ 12 · ⚠ 2 · ✗ 0 [c]  ⚠ open files: …`` (the first check that is not ✓;
+    ``c`` lists them all, never cut)."""
     worst = next((c for c in report.checks if c.status == "fail"), None) or next(
         (c for c in report.checks if c.status == "warn"), None)
-    glyph, key = ("✖", "failed") if report.failed else ("✓", "done")
+    warned = any(c.status == "warn" for c in report.checks)
+    glyph, key = ("✖", "failed") if report.failed else ("⚠", "running") if warned else ("✓", "done")
     row = Text(no_wrap=True, end="")
     row.append(f" {glyph} {'preflight':<{LABEL - 3}}", palette.style(key))
     row.append(f"{report.seconds:.1f}s".rjust(DURATION) + " ", palette.style("dim"))
     row.append(report.summary.removeprefix("preflight ").rsplit(" (", 1)[0], palette.style("dim"))
-    if worst is not None:
+    if worst is not None:  # the key first: the row is cut at the width, the panel never is
+        row.append(" [c]", palette.style("title"))
         row.append(f"  {worst.line}", palette.style("failed" if worst.status == "fail" else "running"))
     return row
 

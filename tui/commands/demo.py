@@ -20,6 +20,11 @@ SCENARIOS = ("ready", "crash-attr", "crash-context", "oom", "hang")
 STALL_LIMIT = StallLimits(30.0)
 
 
+def demo_title(scenario: str) -> str:
+    """``simulated demo · scenario 'ready'``: the scenario's name, never read as the verdict."""
+    return f"simulated demo · scenario '{scenario}'"
+
+
 def recording_path(scenario: str) -> Path:
     return Path(tui.data.__file__).parent / f"demo-{scenario}.wtrec"
 
@@ -37,4 +42,4 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    return play(args, recording_path(args.scenario), title=f"demo: {args.scenario}")
+    return play(args, recording_path(args.scenario), title=demo_title(args.scenario))

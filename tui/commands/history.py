@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
+import shlex
 import sqlite3
 import sys
 import time
 
 from tui.commands import UsageError
 from tui.core.lines import clean
+from tui.core.wording import clock
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -20,20 +23,57 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def table(attempts) -> list[str]:
-    """One line per attempt, then its changes against the previous attempt, indented."""
+    """Per attempt: its outcome line (and first error, or how it ended), the command it ran, each
+    phase's time against the last good attempt before it (``weight load 10:28 (v3: 10:31)``), and
+    what changed from the previous attempt (flags, env, the hint whose fix it applied)."""
     lines = []
     name = None
+    good = None  # the last attempt of this name that became ready
     for a in attempts:
         if a.name != name:
-            name = a.name
+            name, good = a.name, None
             lines.append(f"{name}  ({a.host})")
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(a.started_at))
         error = f"  {a.first_error}" if a.first_error and a.outcome != "ready" else ""
         exit_text = f"  [{a.exit_text}]" if a.exit_text and not error and a.outcome != "ready" else ""
         lines.append(f"  {a.summary:<28} {when}  {a.log_path}{error}{exit_text}")
-        for change in a.changes:
-            lines.append(f"      {change}")
+        lines.append(f"      command: {command_text(a)}")
+        phases = phase_line(a, good)
+        if phases:
+            lines.append(f"      phases:  {phases}")
+        if a.applied:
+            lines.append(f"      {a.label}: applied {a.applied}")
+        diff = a.command_diff + a.env_diff
+        if diff:
+            lines.append("      changed: " + " · ".join(diff))
+        if a.outcome == "ready":
+            good = a
     return [clean(line) for line in lines]
+
+
+def command_text(record) -> str:
+    """The attempt's command line with its environment overrides in front, as recorded (masked)."""
+    env = " ".join(f"{k}={_word(v)}" for k, v in (record.env or {}).items())
+    return f"{env} {shlex.join(record.command)}".strip()
+
+
+def _word(value: str) -> str:
+    """A shell word; a masked value (``****``) stays as it is."""
+    return value if re.fullmatch(r"[\w@%+=:,./*-]*", value) else shlex.quote(value)
+
+
+def phase_line(record, good) -> str:
+    """``server args 0:01 · weight load 10:28 (v3: 10:31) · …``: the attempt's phases in startup
+    order, each beside the same phase of ``good`` (the last ready attempt before it) where it had one."""
+    from tui.core.state import PHASE_TITLES, PHASES
+
+    parts = []
+    for phase in sorted(record.phases, key=lambda p: PHASES.index(p) if p in PHASES else len(PHASES)):
+        text = f"{PHASE_TITLES.get(phase, phase)} {clock(record.phases[phase])}"
+        if good is not None and phase in good.phases:
+            text += f" ({good.label}: {clock(good.phases[phase])})"
+        parts.append(text)
+    return " · ".join(parts)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -29,6 +29,9 @@ GIB = 1 << 30
 SHM_FAIL, SHM_WARN = 512 << 20, 2 << 30
 DISK_FAIL, DISK_WARN = 2 * GIB, 20 * GIB
 NOFILE_WANTED = 65535
+#: Below this many open files a server with many connections runs out ("Too many open files");
+#: above it (20000 is common) a limit under NOFILE_WANTED is only said, not warned about.
+NOFILE_LOW = 8192
 ENV_OVERRIDE = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"
 #: SGLang's order of the keys that give a model's context length (model_config.get_context_length).
 CONTEXT_KEYS = ("max_sequence_length", "seq_length", "max_seq_len", "model_max_length", "max_position_embeddings")
@@ -50,9 +53,11 @@ class Check:
         return {"name": self.name, "status": self.status, "why": self.why, "fix": [a.text for a in self.fix]}
 
     def diagnosis(self) -> Diagnosis:
-        """The check as a hint: what the header shows under a refusal, and what ``F`` applies."""
+        """The check as a hint: what the header shows under a refusal, and what ``F`` applies — the
+        command, environment and port changes; killing GPU holders is ``k``'s, named in the check."""
         ident = "preflight-" + re.sub(r"[^a-z0-9]+", "-", self.name.lower()).strip("-")
-        return Diagnosis(ident, f"preflight {GLYPH[self.status]} {self.name}: {self.why}", self.fix, "")
+        fix = tuple(a for a in self.fix if a.verb != "kill_gpu_holders")
+        return Diagnosis(ident, f"preflight {GLYPH[self.status]} {self.name}: {self.why}", fix, "")
 
 
 def refusal(checks: Sequence[Check]) -> Verdict:
@@ -373,9 +378,12 @@ def _machine(command: ServerCommand, facts: Mapping[str, Any]) -> list[Check]:
     soft, hard = (facts.get("nofile") or [None, None])[:2]
     if soft is not None:
         limit = max(soft, hard) if hard is not None and hard >= 0 else soft
-        if 0 <= limit < NOFILE_WANTED and not (hard is not None and hard < 0):
+        if 0 <= limit < NOFILE_LOW and not (hard is not None and hard < 0):
             out.append(Check("open files", WARN, f"limit {soft} (hard {hard}): many connections will fail with "
                              f"'Too many open files' (ulimit -n {NOFILE_WANTED})"))
+        elif 0 <= limit < NOFILE_WANTED and not (hard is not None and hard < 0):
+            out.append(Check("open files", OK, f"limit {soft} (hard {hard}): enough for thousands of connections "
+                             f"(ulimit -n {NOFILE_WANTED} for more)"))
         else:
             out.append(Check("open files", OK, f"limit {soft} (hard {'unlimited' if hard is not None and hard < 0 else hard})"))
     return out

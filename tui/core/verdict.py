@@ -499,5 +499,5 @@ def _starting_words(state: StartupState, silence: float | None, waiting: str | N
     if silence is not None and silence >= QUIET_NOTE:
         parts.append(f"log quiet for {clock(silence, unknown='—')}")
     if not parts:  # lines, but no phase begun: say what was read, not that reading goes on
-        parts.append(f"{state.lines:,} lines read, no startup phase yet")
+        parts.append(f"{state.lines:,} line{'' if state.lines == 1 else 's'} read, no startup phase yet")
     return " · ".join(parts)

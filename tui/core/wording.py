@@ -18,3 +18,8 @@ def duration(seconds: float | None, unknown: str = "?") -> str:
     if seconds is not None and seconds < 60:
         return f"{max(0.0, seconds):.1f} s"
     return clock(seconds, unknown)
+
+
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """``1 line``, ``2 lines``, ``1,204 ranks``."""
+    return f"{count:,} {word if count == 1 else many or word + 's'}"

@@ -8,7 +8,7 @@ from tui.core.hints import Diagnosis, hint_lines, knowledge
 from tui.core.profiles import ProfileError
 from tui.core.state import FAILED, PHASE_TITLES, PHASES, shown, skipped
 from tui.core.verdict import Verdict, log_error
-from tui.core.wording import clock
+from tui.core.wording import clock, plural
 from tui.present.wording import STARTUPS_SHOWN, gib, process_rows, summary_line
 from tui.session import WatchSession
 
@@ -43,7 +43,7 @@ def build_report(session: WatchSession, verdict: Verdict | None = None, now: flo
         f"log       {info.log_path or info.title}",
         f"attempt   v{info.attempt}",
         f"verdict   {current.word} — {current.detail}",
-        f"lines     {state.lines} ({state.warnings} warnings)",
+        f"lines     {state.lines} ({plural(state.warnings, 'warning')})",
     ]
     found = session_hints(session)
     if found:
@@ -74,7 +74,7 @@ def build_report(session: WatchSession, verdict: Verdict | None = None, now: flo
         seconds = clock(phase.seconds, "—") if phase.done else "running"
         where = f"lines {phase.start_line}–{phase.end_line}" if phase.end_line else f"from line {phase.start_line}"
         slow = f", slowest {phase.slowest_rank}" if phase.slowest_rank and len(phase.ranks) > 1 else ""
-        ranks = f", {len(phase.ranks)} ranks" if phase.ranks else ""
+        ranks = f", {plural(len(phase.ranks), 'rank')}" if phase.ranks else ""
         out.append(f"  {title:<12} {seconds:>8}  {where}{ranks}{slow}")
     if session.silences:
         total = sum(s.end_ts - s.start_ts for s in session.silences)

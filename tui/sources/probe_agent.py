@@ -154,11 +154,31 @@ def parent(pid):
         return None
 
 
+#: Programs that run another one (``timeout 8h watchtower run -- …``): looked through to find it.
+WRAPPERS = ("timeout", "nohup", "env", "nice", "ionice", "setsid", "stdbuf", "time", "sudo", "chrt", "taskset")
+#: Their options that take a value as the next word.
+WRAPPER_VALUES = ("-s", "--signal", "-k", "--kill-after", "-n", "-u", "-g", "-c", "-p", "-i", "-o", "-e")
+
+
+def program(words):
+    """The words from the program a wrapper chain runs on (``timeout -s KILL 8h nohup X …`` → ``X …``)."""
+    i = 0
+    while i < len(words) and os.path.basename(words[i]) in WRAPPERS:
+        name = os.path.basename(words[i])
+        i += 1
+        while i < len(words) and (words[i].startswith("-") or (name == "env" and "=" in words[i])):
+            i += 2 if words[i] in WRAPPER_VALUES else 1
+        if name in ("timeout", "chrt", "taskset") and i < len(words):
+            i += 1  # the duration, priority or CPU mask
+    return words[i:]
+
+
 def watchtower(text):
-    """A Watchtower process (`watchtower run -- python -m sglang.launch_server …`) names a server
-    in its arguments but is not one: its program (first or, under an interpreter, second word)."""
-    words = text.split()[:2]
-    return any(os.path.basename(w) == "watchtower" for w in words) or text.split()[1:3] == ["-m", "tui.cli"]
+    """A Watchtower process (`watchtower run -- python -m sglang.launch_server …`, also under
+    `timeout`, `nohup` …) names a server in its arguments but is not one: its program (first or,
+    under an interpreter, second word, after any wrapper)."""
+    words = program(text.split())
+    return any(os.path.basename(w) == "watchtower" for w in words[:2]) or words[1:3] == ["-m", "tui.cli"]
 
 
 def leftovers():
