@@ -640,3 +640,25 @@ async def test_chaos_dropped_connections_lose_and_repeat_nothing(tmp_path, sshd,
     assert got == files
     lines = [line.text for line in LineAssembler().feed(b"".join(got))]
     assert lines == [line.text for line in LineAssembler().feed(text)]
+
+
+async def test_an_alias_names_where_it_goes_and_a_changed_key_gets_the_fix_that_works(tmp_path, sshd):
+    other = tmp_path / "other"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(other)], check=True)
+    known = tmp_path / "known_hosts"
+    known.write_text(sshd.known_hosts_line(other.with_suffix(".pub")))  # a key the host does not have
+    config = tmp_path / "ssh_config"
+    config.write_text(f"Host gpu-box\n  HostName {sshd.host}\n  Port {sshd.port}\n  User {sshd.username}\n"
+                      f"  IdentityFile {sshd.client_key}\n  UserKnownHostsFile {known}\n")
+    with pytest.raises(SshError) as info:
+        await ssh.connect(SshTarget.parse("gpu-box", config=str(config)))
+    message = str(info.value)
+    assert message.startswith(f"HOST KEY CHANGED for {sshd.host}:{sshd.port} (gpu-box)")
+    assert f"ssh-keygen -f {known} -R '[{sshd.host}]:{sshd.port}'" in message  # the entry ssh really wrote
+    assert f"`ssh -F {config} gpu-box`" in message  # the alias reached as Watchtower reached it
+    refused = SshTarget.parse("gpu-box", config=str(config), connect_timeout=2)
+    config.write_text(f"Host gpu-box\n  HostName {sshd.host}\n  Port 1\n  User {sshd.username}\n"
+                      f"  UserKnownHostsFile {known}\n")
+    with pytest.raises(SshError) as info:
+        await ssh.connect(refused)
+    assert str(info.value).startswith(f"gpu-box ({sshd.username}@{sshd.host}:1): ")  # not "port 22", not just the alias

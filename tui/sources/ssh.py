@@ -187,6 +187,8 @@ async def connect(
         options = await asyncssh.SSHClientConnectionOptions.construct(host=target.host, **target._options())
     except (OSError, ValueError, asyncssh.Error) as exc:
         raise SshError(f"{where}: cannot use the SSH settings: {_reason(exc)}", permanent=True) from None
+    if (options.host, options.port) != (target.host, target.port or 22):  # an alias (~/.ssh/config): say where it goes
+        where = f"{target} ({options.username}@{options.host}:{options.port})"
     if options.known_hosts is None:  # "UserKnownHostsFile none" in the ssh config
         raise SshError(
             f"{where}: the ssh config disables known_hosts for this host; Watchtower will not "
@@ -249,6 +251,8 @@ def _ssh_args(target: SshTarget, options: asyncssh.SSHClientConnectionOptions) -
     args = []
     if target._known_hosts_file():
         args += ["-o", f"UserKnownHostsFile={os.path.expanduser(target._known_hosts_file() or '')}"]
+    if config := target.config or os.environ.get(ENV_CONFIG):  # the file that defines an alias
+        args += ["-F", os.path.expanduser(config)]
     if target.port:
         args += ["-p", str(target.port)]
     args.append(f"{target.user}@{target.host}" if target.user else target.host)
@@ -281,13 +285,15 @@ def _host_key_message(target: SshTarget, options: asyncssh.SSHClientConnectionOp
     if changed:
         default = files[0] == os.path.expanduser("~/.ssh/known_hosts")
         keygen = shlex.join(["ssh-keygen", *([] if default else ["-f", files[0]]), "-R", known_as])
+        alias = f" ({target})" if options.host != target.host else ""
         return (
-            f"HOST KEY CHANGED for {host_port}: it does not match the key in {shown} — this can be "
+            f"HOST KEY CHANGED for {host_port}{alias}: it does not match the key in {shown} — this can be "
             f"an attack; if the host was really reinstalled, remove the old key with `{keygen}` "
             f"and verify the new one with `ssh {_ssh_args(target, options)}`"
         )
+    alias = f" ({target})" if options.host != target.host else ""
     return (
-        f"host key for {host_port} is not in {shown} — connect once with "
+        f"host key for {host_port}{alias} is not in {shown} — connect once with "
         f"`ssh {_ssh_args(target, options)}` to verify and add it"
     )
 
