@@ -278,8 +278,13 @@ def main() -> int:
         try:
             while True:
                 time.sleep(3600)
-        except KeyboardInterrupt:
-            return 0
+        except KeyboardInterrupt:  # Ctrl-C (a stop's SIGINT): Python's own traceback, as a real worker prints it
+            import traceback as tb
+
+            sys.stderr.write("Traceback (most recent call last):\n" + "".join(tb.format_tb(sys.exc_info()[2]))
+                             + "KeyboardInterrupt\n")
+            sys.stderr.flush()
+            return 130
     say("max_total_num_tokens=812345, chunked_prefill_size=8192, max_prefill_tokens=16384, "
         "max_running_requests=4096, context_len=131072, available_gpu_mem=18.99 GB", ranks[0])
     say(f"INFO:     Started server process [{os.getpid()}]")

@@ -132,6 +132,11 @@ async def test_stop_and_relaunch_act_on_every_node(sshd_nodes, tmp_path, fake_sg
         assert (await wait_outcome(new, {"ready", "failed"})).kind == "ready"
         assert await launch.stop()
         assert not await launch.alive()
+        # the worker's own Ctrl-C traceback is the stop's, not a failure; no node is left "running"
+        await wait_outcome(new, {"stopped", "failed"})
+        assert "KeyboardInterrupt" in (tmp_path / "logs" / "mn-127.0.0.3-v2.log").read_text()
+        assert new.verdict().text == "STOPPED: stopped on every node"
+        assert {new.node_verdict(n).kind for n in new.nodes} == {"stopped"}
     finally:
         await session.stop()
         await launch.session.stop()

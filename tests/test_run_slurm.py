@@ -211,3 +211,19 @@ def test_the_run_slurm_dashboard_draws_in_a_real_terminal_and_x_cancels_the_job(
         assert "EXIT=0" in text and "Task was destroyed" not in text and "left running" not in text
     finally:
         subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True)
+
+
+async def test_a_job_cancelled_while_queued_is_stopped_in_the_history_at_once(slurm_env, tmp_path):
+    blocker = slurm_env.run("sbatch", "--parsable", "-N", "2", "-o", "/dev/null", "--wrap", "sleep 60").stdout.strip()
+    history = History(tmp_path / "history.db")
+    launch = SlurmLaunch("queued", SIM, {}, SlurmRunner(SlurmRequest(nodes=2)), tmp_path / "logs",
+                         make_session=partial(default_session), history=history, interval=0.2)
+    try:
+        await launch.start()  # never started following: Watchtower quits right after x
+        assert await launch.stop()
+    finally:
+        await launch.close()
+        slurm_env.run("scancel", blocker)
+    (row,) = history.attempts("queued")
+    assert row.outcome == "stopped" and row.ended_at is not None  # not "starting" for ever
+    assert row.exit_text == f"job {row.pid} cancelled by Watchtower (stop)"

@@ -130,3 +130,12 @@ async def test_the_dashboard_shows_a_pending_job_as_phase_zero(slurm_env, tmp_pa
         await wait_until(pilot, lambda: "n1 serving, n2 worker past CUDA graphs" in screen_text(app))
         assert "n1" in text_of(app, "#nodes") and "n2" in text_of(app, "#nodes")
         assert app.session is session.nodes["n1"]  # the first node's panels replaced the queued job's
+
+
+async def test_a_job_id_slurm_does_not_know_is_a_usage_error_said_once(slurm_env):
+    proc = await watch("4242424")
+    code, out, err = await finish(proc)
+    text = out + err
+    assert code == 2, text
+    assert text.count("4242424") == 1 and "Slurm does not know this job" in text, text
+    assert "Invalid job id" in text and "Traceback" not in text

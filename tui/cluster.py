@@ -31,6 +31,7 @@ from tui.core.verdict import (
     DEAD,
     LOADING,
     STALLED,
+    STOPPING,
     TIMEOUT,
     ProcessStatus,
     Verdict,
@@ -163,6 +164,13 @@ class MergedScrollback:
         return [entry for entry in self.entries() if node is None or entry.node == node]
 
 
+def connection_words(conn: ConnectionState) -> str:
+    """``127.0.0.3 retrying in 8s: connection refused`` — the host once, the state once."""
+    detail = conn.detail.removeprefix(f"{conn.host}: ") if conn.detail else ""
+    state = f"retrying in {conn.retry_in:.0f}s" if conn.state == "retrying" and conn.retry_in else conn.state
+    return f"{conn.host} {state}" + (f": {detail}" if detail else "")
+
+
 ClusterSubscriber = Callable[[str | None, Update], None]  # (node or None for the cluster, update)
 
 
@@ -190,6 +198,8 @@ class ClusterSession:
         self.suspects: dict[str, str] = {}  # node -> why its command is suspect (tui.core.multinode)
         self.gpu_samples: dict[str, deque[GpuSample]] = {}  # recent samples per node (loading vs stalled?)
         self.launched = False  # its processes are ours (a launch): alive until their runner says not
+        self.stopping = False  # the launch is stopping them (x): their exits and last words are no failure
+        self.stopped: dict[str, str] = {}  # node -> how the stop ended it ("stopped (SIGKILL after …)")
         self._job_source = job
         self._job_outputs = job_outputs
         self._subscribers: list[ClusterSubscriber] = []
@@ -288,6 +298,12 @@ class ClusterSession:
         finally:
             await tailer.close()
 
+    def node_stopped(self, node: str, words: str) -> None:
+        """A node's processes are gone because the launch stopped them (``x``, a relaunch)."""
+        if node not in self.stopped:
+            self.stopped[node] = words
+            self._notify(node, Update(frozenset({"state"})))
+
     def node_died(self, node: str, words: str) -> None:
         """A node's server process is gone (its runner saw it, or srun said so)."""
         if node not in self.task_deaths:
@@ -315,7 +331,7 @@ class ClusterSession:
             waiting = session.waiting
             conn = session.connection
             if conn is not None and conn.state != "connected":
-                waiting = f"{conn.host} {conn.state}" + (f": {conn.detail}" if conn.detail else "")
+                waiting = connection_words(conn)
             out.append(core.NodeStatus(name, state, quiet_for=quiet, waiting=waiting, suspect=self.suspects.get(name),
                                        role=self.specs[name].role))
         return out
@@ -331,6 +347,10 @@ class ClusterSession:
 
     def _node_verdict(self, node: core.NodeStatus, role: str, serving: StartupState | None, deaths: bool) -> Verdict:
         session = self.nodes[node.name]
+        if node.name in self.stopped:
+            return Verdict(STOPPED_KIND, self.stopped[node.name])
+        if self.stopping:
+            return Verdict(STOPPING, "stopping its processes")
         death = self.task_deaths.get(node.name) if deaths else None
         if death is not None and session.state.outcome != FAILED:
             return Verdict(DEAD, death)
@@ -381,6 +401,8 @@ class ClusterSession:
         if job is not None and job.state in QUEUED and not self.nodes:
             return Verdict(STARTING_KIND, queued_words(job))
         ended = job is not None and (job.state in ENDED or job.state == GONE)
+        if ended and self.stopping:  # the launch cancelled it: a stop, whatever the tasks said as they went
+            return Verdict(STOPPED_KIND, self.job_words())
         nodes = core.verdict(self.statuses()) if self.nodes else None
         if ended and nodes is not None and core.verdict(self.statuses(deaths=False)).kind == READY_KIND:
             return Verdict(STOPPED_KIND, f"stopped after ready: {self.job_words()}")  # every task ends with its job

@@ -85,10 +85,11 @@ class VerdictHeader(Widget):
         if connection is not None:
             mark = "●" if connection.state == "connected" else "○"
             words = f"  {mark} {connection.state}"
-            if connection.retry_in:
-                words += f", retrying in {connection.retry_in:.0f}s"
+            if connection.retry_in:  # "retrying in 8s", not "retrying, retrying in 8s"
+                words = f"  {mark} {'retrying' if connection.state == 'retrying' else connection.state + ', retrying'}" \
+                        f" in {connection.retry_in:.0f}s"
             if connection.detail and connection.state != "connected":
-                words += f": {connection.detail}"
+                words += f": {connection.detail.removeprefix(f'{connection.host}: ')}"
             top.append(words, palette.style("running" if connection.state != "connected" else "done"))
         no_writer = session.writers.no_writer
         if no_writer is not None and not session.writers.known:  # said once, here, until one is found

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from tui.core.state import FAILED, PHASES, READY, STOPPED, Phase, StartupState
-from tui.core.verdict import DEAD, STALLED, Verdict, VerdictKind
+from tui.core.verdict import DEAD, STALLED, STOPPING, Verdict, VerdictKind
 
 #: (milestone, words): a milestone is reached by a rank that ended the phase of that name,
 #: or began any later phase (a log that prints no distributed init: the rank began loading
@@ -195,8 +195,11 @@ def barrier(nodes: Mapping[str, NodeStatus] | list[NodeStatus]) -> list[BarrierR
                 Laggard(node.name, rank, len(MILESTONES) if arrived else milestones_reached(node.state, rank), last_line,
                         text, node.quiet_for, node.suspect)
             )
-    # furthest behind first; among equals a node whose command disagrees, then the quietest
-    pairs.sort(key=lambda p: (p.reached, p.suspect is None, -(p.quiet_for or 0.0), p.node, _rank_key(p.rank)))
+    # a node that failed or whose process is gone first (it is what holds the others up), then the
+    # furthest behind; among equals a node whose command disagrees, then the quietest
+    out = {n.name for n in statuses if _gone(n) or n.state.outcome == FAILED}
+    pairs.sort(key=lambda p: (p.node not in out, p.reached, p.suspect is None, -(p.quiet_for or 0.0), p.node,
+                              _rank_key(p.rank)))
     rows = []
     for index, (milestone, words) in enumerate(MILESTONES):
         missing = tuple(p for p in pairs if p.reached <= index)
@@ -216,8 +219,14 @@ def verdict(nodes: Mapping[str, NodeStatus] | list[NodeStatus]) -> Verdict:
     """The attempt's verdict: the first failure on any node (by log time), a node whose process
     is gone, else READY when the serving node is ready and every worker's set-up is done."""
     statuses = list(nodes.values()) if isinstance(nodes, Mapping) else list(nodes)
+    ours = [n for n in statuses if n.verdict is not None and n.verdict.kind in (STOPPING, VerdictKind.STOPPED)]
+    if statuses and len(ours) == len(statuses):  # a stop of the launch's: what the servers said meanwhile is no failure
+        if all(n.verdict is not None and n.verdict.kind == VerdictKind.STOPPED for n in ours):
+            return Verdict(VerdictKind.STOPPED, f"stopped on {'every node' if len(ours) > 1 else ours[0].name}")
+        left = [n.name for n in ours if n.verdict is not None and n.verdict.kind == STOPPING]
+        return Verdict(STOPPING, f"stopping: {', '.join(left)} still running")
     failures = [
-        (node, node.state.first_error) for node in statuses if node.state.outcome == FAILED
+        (node, node.state.first_error) for node in statuses if node.state.outcome == FAILED and node not in ours
     ]
     if failures:
         node, error = min(failures, key=lambda f: (f[1].ts if f[1] is not None and f[1].ts is not None else float("inf")))

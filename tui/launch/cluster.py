@@ -118,15 +118,18 @@ class ClusterLaunch:
             self.env = dict(env)
         return await self.start()
 
-    def finish(self, session: ClusterSession) -> None:
-        """Keep the history up to date: the outcome once decided (ready stays ready after a stop),
-        then how the attempt ended, in words. Called on every update; writes only changes."""
+    def finish(self, session: ClusterSession, *, ended: bool = False, words: str | None = None) -> None:
+        """Keep the history up to date: the outcome once decided (ready stays ready after a stop;
+        a stop before ready is "stopped"), then how the attempt ended, in words. Called on every
+        update (``ended``: the launch knows it is over before the job's state says so, ``words``: how)."""
         record = self.record
         if self.history is None or record is None or session is not self.session or record.ended_at is not None:
             return
         verdict = session.verdict()
-        ended = self.ended(session)
-        outcome = {READY: "ready", FAILED: "failed", DEAD: "failed", STOPPED: "ready"}.get(verdict.kind)
+        ended = ended or self.ended(session)
+        outcome = {READY: "ready", FAILED: "failed", DEAD: "failed", STOPPED: "stopped"}.get(verdict.kind)
+        if outcome is None and ended and session.stopping:
+            outcome = "stopped"
         if record.outcome in ("ready", "failed"):
             outcome = record.outcome  # the first verdict is the attempt's
         if outcome is None and not ended:
@@ -137,7 +140,7 @@ class ClusterLaunch:
             record,
             outcome=outcome or "failed",
             first_error=session.first_error(verdict),
-            exit_text=session.job_words() or verdict.text,
+            exit_text=session.job_words() or words or verdict.text,
             ended_at=time.time() if ended else None,
         )
 
@@ -210,9 +213,12 @@ class SlurmLaunch(ClusterLaunch):
             return True
         if self.session is not None:
             self.session.cancelled_by = "Watchtower (stop)"
+            self.session.stopping = True
         gone = (await self.runner.stop(self.run)).gone
         self._note(f"job {self.job_id} cancelled" if gone else
                    f"job {self.job_id} still in the queue after {STOP_TIMEOUT:.0f} s of scancel")
+        if gone and self.session is not None:  # recorded now: Watchtower may quit before the poll sees it
+            self.finish(self.session, ended=True, words=f"job {self.job_id} cancelled by Watchtower (stop)")
         return gone
 
     async def close(self) -> None:
@@ -249,8 +255,11 @@ class NodesLaunch(ClusterLaunch):
         session_ref: list[ClusterSession] = []
 
         def emit(node: str, event: object) -> None:
-            if isinstance(event, ProcessExited) and session_ref and not self.stopping:
-                session_ref[0].node_died(node, event.detail or "exited")
+            if isinstance(event, ProcessExited) and session_ref:
+                if self.stopping:  # ours: the stop, not a death
+                    session_ref[0].node_stopped(node, event.detail or "stopped")
+                else:
+                    session_ref[0].node_died(node, event.detail or "exited")
 
         starts = []
         specs = []
@@ -289,9 +298,16 @@ class NodesLaunch(ClusterLaunch):
     async def stop(self) -> bool:
         """Every node's process group, each stopped (SIGINT → SIGTERM → SIGKILL) at once; all gone?"""
         self.stopping = True
+        if self.session is not None:
+            self.session.stopping = True  # what the servers print meanwhile (a KeyboardInterrupt) is no failure
         self.old_pids = {node: set(self.runners[node].members(run)) for node, run in self.runs.items()}
         stops = [self.runners[node].stop(run, self.plan) for node, run in self.runs.items()]
-        gone = all(result.gone for result in await asyncio.gather(*stops))
+        results = await asyncio.gather(*stops)
+        gone = all(result.gone for result in results)
+        if self.session is not None:
+            for node, result in zip(self.runs, results):
+                if result.gone:
+                    self.session.node_stopped(node, "stopped")  # (its exit event may say more, first)
         self._note("stopped on every node" if gone else "not every node's processes are gone")
         if self.session is not None:
             self.finish(self.session)

@@ -38,10 +38,22 @@ def make_cluster(options: ClusterOptions, *, max_rate: float = 15.0) -> Any:
     return ClusterSession(make_session=make, job=job, job_outputs=outputs)
 
 
+def known_job(job_id: str) -> None:
+    """A job Slurm does not know is a mistyped id: said once, exit 2 (not a verdict, not twice)."""
+    from tui.core.slurm import GONE
+    from tui.sources.slurm import SlurmJobSource
+
+    first = asyncio.run(SlurmJobSource(job_id).details())
+    if first.state == GONE:
+        raise UsageError(f"--slurm {job_id}: Slurm does not know this job ({first.reason}); `squeue --me` lists yours")
+
+
 def watch_cluster(options: ClusterOptions, *, plain: bool) -> int:
     """`watch` across nodes: the plain lines or the cluster dashboard; the verdict's exit status."""
 
     session = make_cluster(options)
+    if options.slurm_job:
+        known_job(options.slurm_job)
     title = f"watching Slurm job {options.slurm_job}" if options.slurm_job else ""
     if plain:
         from tui.present.cluster import PlainCluster
