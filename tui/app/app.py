@@ -17,10 +17,11 @@ import os
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
+from typing import ClassVar
 
 from rich.text import Text
 from textual.app import App, ComposeResult, SystemCommand
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.filter import Monochrome, NoColor
 from textual.screen import Screen
@@ -107,7 +108,7 @@ class SearchBar(Input):
 class WatchtowerApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "Watchtower"
-    BINDINGS = KEYS
+    BINDINGS: ClassVar[list[BindingType]] = [*KEYS]
     #: Whether F applies a hint's fix (only an app that can relaunch: the launcher).
     can_apply_fix = False
     HORIZONTAL_BREAKPOINTS = [(0, "-tiny"), (70, "-narrow"), (120, "-wide"), (170, "-very-wide")]
@@ -188,7 +189,7 @@ class WatchtowerApp(App[int]):
         return self.query_one(LogView)
 
     def on_mount(self) -> None:
-        self.watch(self.log_view, "follow", lambda _follow: self.query_one(LogStatus).refresh(), init=False)
+        self.watch(self.log_view, "follow", lambda _follow: self._status_changed(), init=False)
         self.log_view.focus()
         self.call_after_refresh(self.log_view.sync)
         if self.nodes is not None:
@@ -208,6 +209,9 @@ class WatchtowerApp(App[int]):
             await self.nodes.stop()
         else:
             await self.session.stop()
+
+    def _status_changed(self) -> None:
+        self.query_one(LogStatus).refresh()
 
     # ---------------------------------------------------------------- several nodes
 
@@ -467,10 +471,12 @@ class WatchtowerApp(App[int]):
             self.palette = self.palettes[theme]
             self.refresh_all()
 
-    def action_screenshot(self) -> None:
-        self.output_dir.mkdir(parents=True, exist_ok=True)
-        name = time.strftime("watchtower-%Y%m%d-%H%M%S.svg")
-        path = self.save_screenshot(filename=name, path=str(self.output_dir.resolve()))
+    def action_screenshot(self, filename: str | None = None, path: str | None = None) -> None:
+        """``s``: an SVG of the screen in the output folder (``--output-dir``), its name stamped."""
+        folder = Path(path) if path is not None else self.output_dir
+        folder.mkdir(parents=True, exist_ok=True)
+        name = filename or time.strftime("watchtower-%Y%m%d-%H%M%S.svg")
+        path = self.save_screenshot(filename=name, path=str(folder.resolve()))
         self.last_screenshot = Path(path)
         self.notify(f"Screenshot saved: {path}", timeout=4)
 

@@ -127,8 +127,8 @@ class KeyBar(Widget):
         shown = [e for e in entries if e[0] not in self.ALWAYS] + [e for e in entries if e[0] in self.ALWAYS]
         for entry in shown:
             if entry in kept:
-                _key, shown, description = entry
-                text.append(f" {shown} ", palette.style("title") + palette.style("cursor"))
+                _key, label, description = entry
+                text.append(f" {label} ", palette.style("title") + palette.style("cursor"))
                 text.append(f" {description} ", palette.style("dim"))
         return text
 

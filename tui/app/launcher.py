@@ -12,6 +12,8 @@ Its modal screens are ``tui.app.launch_modals``.
 
 from __future__ import annotations
 
+from functools import partial
+
 import os
 import signal
 from collections.abc import Callable
@@ -285,7 +287,7 @@ class LaunchApp(WatchtowerApp):
         self.checks_panel.refresh(layout=True)
         self.query_one(KeyBar).refresh()
 
-    def _ask(self, question: str, choices: list[tuple[str, str]], then: Callable[[str | None], object]) -> None:
+    def _ask(self, question: str, choices: list[tuple[str, str]], then: Callable[[str | None], None]) -> None:
         self.push_screen(ConfirmScreen(question, choices), then)
 
     def _work(self, coro, message: str) -> None:
@@ -323,15 +325,21 @@ class LaunchApp(WatchtowerApp):
         launch = self.launch
         if self._refuse_if_busy():
             return
-        if launch.run is None or not launch.server_running:
+        run = launch.run
+        if run is None or not launch.server_running:
             self.notify("No running server to stop", timeout=2)
             return
         plan = launch.spec.plan
+
+        def answer(key: str | None) -> None:
+            if key == "y":
+                self._work(launch.stop(), f"stopping v{run.attempt}…")
+
         self._ask(
-            f"Stop v{launch.run.attempt} (pid {launch.run.pid}) and its whole process group?\n"
+            f"Stop v{run.attempt} (pid {run.pid}) and its whole process group?\n"
             f"SIGINT, then SIGTERM after {plan.after_int:g} s, then SIGKILL after {plan.after_term:g} s more.",
             [("y", "stop it")],
-            lambda answer: answer == "y" and self._work(launch.stop(), f"stopping v{launch.run.attempt}…"),
+            answer,
         )
 
     def key_relaunch(self, command: list[str] | None = None, env: dict[str, str] | None = None) -> None:
@@ -344,7 +352,7 @@ class LaunchApp(WatchtowerApp):
             if answer == "y":
                 self._work(launch.relaunch(command, env), f"relaunching as v{nxt}…")
 
-        if launch.server_running:
+        if launch.server_running and launch.run is not None:
             self._ask(f"v{launch.run.attempt} is still running. Stop it and relaunch as v{nxt}?", [("y", "stop and relaunch")], go)
         else:
             go()
@@ -354,7 +362,12 @@ class LaunchApp(WatchtowerApp):
         if self._refuse_if_busy():
             return
         nxt = (launch.records[-1].attempt if launch.records else launch.attempt) + 1
-        self.push_screen(EditScreen(launch, nxt), lambda result: result is not None and self._confirm_edit(nxt, *result))
+        self.push_screen(EditScreen(launch, nxt), partial(self._edited, nxt))
+
+    def _edited(self, nxt: int, result: tuple[list[str], dict[str, str]] | None) -> None:
+        """The editor closed: ask before relaunching with what it gives (nothing when cancelled)."""
+        if result is not None:
+            self._confirm_edit(nxt, *result)
 
     def _confirm_edit(self, nxt: int, command: list[str], env: dict[str, str]) -> None:
         """Say what the edit changes (and that a running attempt is stopped first) before relaunching."""
@@ -374,10 +387,7 @@ class LaunchApp(WatchtowerApp):
             if key == "y":
                 self._work(launch.relaunch(command, env), f"relaunching as v{nxt}…")
             elif key == "e":
-                self.push_screen(
-                    EditScreen(launch, nxt, command, env),
-                    lambda result: result is not None and self._confirm_edit(nxt, *result),
-                )
+                self.push_screen(EditScreen(launch, nxt, command, env), partial(self._edited, nxt))
 
         self._ask(question, [("y", "relaunch"), ("e", "edit again")], answer)
 
@@ -394,15 +404,16 @@ class LaunchApp(WatchtowerApp):
         proposal = FixProposal.of(hint, launch)
         nxt = (launch.records[-1].attempt if launch.records else launch.attempt) + 1
 
-        def edited(result) -> None:
+        def edited(result: tuple[list[str], dict[str, str]] | None) -> None:
             if result is None:
                 return
-            launch.applied = hint.id if proposal.kept_in(*result) else None
+            command, env = result
+            launch.applied = hint.id if proposal.kept_in(command, env) else None
             ports = [int(a.target) for a in hint.fix if a.verb == "free_port"]
             if ports:
-                self._work(self._free_port_then_relaunch(ports[0], *result, nxt), f"who holds port {ports[0]}…")
+                self._work(self._free_port_then_relaunch(ports[0], command, env, nxt), f"who holds port {ports[0]}…")
             else:
-                self._confirm_edit(nxt, *result)
+                self._confirm_edit(nxt, command, env)
 
         self.push_screen(EditScreen(launch, nxt, proposal=proposal), edited)
 
@@ -417,7 +428,7 @@ class LaunchApp(WatchtowerApp):
             self.notify(f"Port {port} is in use ({clean(str(holder.get('cmd')))}): free it by hand", severity="error",
                         timeout=8)
             return
-        pid = int(holder["pid"])
+        pid = int(str(holder["pid"]))
 
         async def stop_then_relaunch() -> None:
             for error in await launch.kill_holders([pid]):
@@ -468,7 +479,11 @@ class LaunchApp(WatchtowerApp):
             for error in errors:
                 self.notify(clean(error), severity="error", timeout=6)
 
-        self.push_screen(HoldersScreen(holders, why), lambda yes: yes and self._work(kill(), "killing GPU leftovers…"))
+        def answer(yes: bool | None) -> None:
+            if yes:
+                self._work(kill(), "killing GPU leftovers…")
+
+        self.push_screen(HoldersScreen(holders, why), answer)
 
     def _confirm_quit(self) -> bool:
         launch = self.launch
@@ -487,8 +502,10 @@ class LaunchApp(WatchtowerApp):
 
                 self.run_worker(stop_then_exit(), group="launch")
 
+        run = launch.run
+        assert run is not None  # (a server running is a run's)
         self._ask(
-            f"v{launch.run.attempt} (pid {launch.run.pid}) is still running.",
+            f"v{run.attempt} (pid {run.pid}) is still running.",
             [("l", f"leave it running and quit (`watchtower attach {launch.spec.name}` follows it again)"),
              ("s", "stop it, then quit")],
             answer,

@@ -35,7 +35,10 @@ class ProcessTree(OccasionalPanel):
 
     def on_mount(self) -> None:
         super().on_mount()
-        self.watch(self.app, "size", lambda _size: self.refresh(layout=True), init=False)
+        self.watch(self.app, "size", lambda _size: self._relayout(), init=False)
+
+    def _relayout(self) -> None:
+        self.refresh(layout=True)
 
     def render(self) -> Text:
         palette = self.app.palette  # type: ignore[attr-defined]

@@ -14,7 +14,7 @@ from tui.app.panel import OccasionalPanel
 from tui.core.state import FAILED, INTERRUPTED, READY, STOPPED
 from tui.present.wording import STARTUPS_SHOWN, summary_line
 
-STYLES = {READY: "done", FAILED: "failed", STOPPED: "dim", INTERRUPTED: "failed"}
+STYLES: dict[str, str] = {READY: "done", FAILED: "failed", STOPPED: "dim", INTERRUPTED: "failed"}
 
 
 class StartupsPanel(OccasionalPanel):

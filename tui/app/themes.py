@@ -153,7 +153,7 @@ def load_file(path: Path) -> Palette:
         theme = Theme(
             name=name,
             dark=bool(data.get("dark", True)),
-            **{k: str(colors[k]) for k in _COLOR_KEYS if k in colors},
+            **{k: str(colors[k]) for k in _COLOR_KEYS if k in colors},  # type: ignore[arg-type]  # (all colour strings)
         )
         theme.to_color_system()  # validates the colours now, not at first paint
         styles = {k: Style.parse(str(v)) for k, v in dict(data.get("styles", {})).items()}

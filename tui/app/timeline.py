@@ -67,7 +67,7 @@ def render_timeline(session: WatchSession, width: int, palette, height: int | No
             error = state.first_error
             at = getattr(error, "ts", None) if error is not None else None
             row.append(f"{clock(at - t0, '—') if at is not None and t0 is not None else '':>{DURATION}} ", palette.style("failed"))
-            if at is not None and t0 is not None:
+            if error is not None and at is not None and t0 is not None:
                 where = col(at)
                 who = f"{error.kind}" + (f" on {error.rank}" if error.rank else "")
                 if where + 2 + len(who) > bar_width and len(who) + 2 > where + 1:

@@ -7,6 +7,8 @@ like ``watch``: 0 ready (the server keeps running), 1 failed or dead, 3 timed ou
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import argparse
 import os
 import re
@@ -53,7 +55,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def parse_env(items: list[str], files: list[str] = ()) -> dict[str, str]:
+def parse_env(items: list[str], files: Sequence[str] = ()) -> dict[str, str]:
     """``--env-file`` lines, then ``--env NAME=VALUE`` / ``--env NAME`` (the value we were started with)."""
     from tui.core.secrets import is_secret_name
 

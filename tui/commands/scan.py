@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import argparse
 import json
 import os
@@ -133,7 +135,7 @@ def exit_status(state: StartupState) -> int:
     return judge(state).exit_status
 
 
-def to_json(state: StartupState, hints: list[Diagnosis] = ()) -> dict:
+def to_json(state: StartupState, hints: Sequence[Diagnosis] = ()) -> dict:
     return {
         "server": state.server,
         "outcome": state.outcome,
@@ -162,7 +164,7 @@ def to_json(state: StartupState, hints: list[Diagnosis] = ()) -> dict:
     }
 
 
-def render(path: str, state: StartupState, hints: list[Diagnosis] = ()) -> str:
+def render(path: str, state: StartupState, hints: Sequence[Diagnosis] = ()) -> str:
     out = [f"{path}: {state.server or 'unknown server'}, {state.lines} lines — {state.outcome.upper()}"]
     if state.attempt > 1:  # several startups in one log: each on a line, the last one's details below
         out.append(f"  {state.attempt} startups in this log; the last one (from line {state.start_line}) is shown")

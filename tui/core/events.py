@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from tui.core.state import ErrorReport
+from tui.core.state import AttemptSummary, ErrorReport
 
 
 # ---------------------------------------------------------------- log sources
@@ -399,7 +399,7 @@ class NewStartup:
 
     line: int
     attempt: int
-    previous: object
+    previous: AttemptSummary
 
 
 TrackerEvent = (

@@ -38,11 +38,13 @@ _ANSI = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\|$
 
 
 class Tracker(Protocol):
-    needs_every_line: bool
+    @property
+    def needs_every_line(self) -> bool: ...
 
     def feed(self, item: Line | Progress, at: float | None = None) -> list[Any]: ...
 
-    needs_rank_tags: bool
+    @property
+    def needs_rank_tags(self) -> bool: ...
 
     def pass_over(self, number: int, text: str | None = None) -> None: ...
 
@@ -80,7 +82,7 @@ class Prefilter:
     def in_text(self, text: str) -> bool:
         return self._in_text(text) is not None
 
-    def positions(self, data: bytes, start: int = 0, end: int | None = None) -> array[int]:
+    def positions(self, data: bytes | bytearray, start: int = 0, end: int | None = None) -> array[int]:
         """Ascending offsets into ``data``, one inside each line of ``data[start:end]`` that holds
         a word (a line cut at ``end`` counts as ending there)."""
         end = len(data) if end is None else end
@@ -90,7 +92,7 @@ class Prefilter:
                 return coloured
         return self._positions(data, start, end, self._hs, self.in_bytes)
 
-    def _coloured(self, data: bytes, start: int, end: int) -> array[int] | None:
+    def _coloured(self, data: bytes | bytearray, start: int, end: int) -> array[int] | None:
         """``positions`` of a block with escape sequences (a log coloured on every line): the words
         are searched with the sequences taken out (newlines stay, so line k is line k), and only
         the lines that hold one are handed on, not every coloured line. None if a stray ESC is
@@ -108,7 +110,7 @@ class Prefilter:
             out.append(raw)
         return out
 
-    def _positions(self, data: bytes, start: int, end: int, hs: Any, regex: Any) -> array[int]:
+    def _positions(self, data: bytes | bytearray, start: int, end: int, hs: Any, regex: Any) -> array[int]:
         out = array("q")
         if hs is not None:
             view = data if start == 0 and end == len(data) else memoryview(data)[start:end]

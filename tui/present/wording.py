@@ -47,7 +47,7 @@ def sparkline(values: list[float], top: float | None, width: int) -> str:
 STARTUPS_SHOWN = 5
 #: Processes of the server listed (a TP16 server has 20-odd); the rest are counted.
 PROCESSES_SHOWN = 8
-STARTUP_GLYPHS = {READY: "✓", FAILED: "✗", STOPPED: "■", INTERRUPTED: "↯"}
+STARTUP_GLYPHS: dict[str, str] = {READY: "✓", FAILED: "✗", STOPPED: "■", INTERRUPTED: "↯"}
 
 
 def summary_line(attempt: AttemptSummary, current: bool = False) -> str:

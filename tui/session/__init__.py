@@ -21,7 +21,7 @@ import bisect
 import dataclasses
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from tui.core.events import (
@@ -173,6 +173,9 @@ class WatchSession:
         self._quiet_handle: asyncio.TimerHandle | None = None
         self._last_flush = 0.0
         self._min_interval = 1.0 / max_rate
+        self._growing: list[list[Any]] = []  # [error report, last line styled] (reset with the tracker)
+        self._last_ts: float | None = None
+        self._ts_offset = 0.0  # log time minus arrival time, as of the last timestamped line
         self._new_tracker()
 
     # ---------------------------------------------------------------- public
@@ -431,7 +434,7 @@ class WatchSession:
         base = self._assembler.offset
         return base, [base + at for at in self._markers.positions(data)]
 
-    def _feed_lines(self, items: list[Line | Progress], hits: list[int] | None = None, base: int = 0) -> None:
+    def _feed_lines(self, items: Sequence[Line | Progress], hits: list[int] | None = None, base: int = 0) -> None:
         """Lines into the scrollback, and into the tracker when they can matter to it."""
         now = self.clock()
         if self.started_at is None:
@@ -554,9 +557,10 @@ class WatchSession:
         by offset — or, past ``limit`` lines, its head and tail and which lines were left out."""
         head: list[int] = []
         tail: deque[int] = deque(maxlen=max(1, limit // 4))
-        head_count = max(1, limit - tail.maxlen)
+        head_count = max(1, limit - (tail.maxlen or 1))
         size = 0
-        first_out = last_out = None
+        first_out: int | None = None
+        last_out = 0
         for number in error.numbers():
             size += 1
             if len(head) < head_count:
@@ -631,9 +635,9 @@ class WatchSession:
         self.tracker = StartupTracker(profile=self.profile)
         self._markers = marker_search(self.profile)
         self._assembler = LineAssembler()
-        self._growing: list[list[Any]] = []  # [error report, last line styled]
-        self._last_ts: float | None = None
-        self._ts_offset = 0.0  # log time minus arrival time, as of the last timestamped line
+        self._growing = []
+        self._last_ts = None
+        self._ts_offset = 0.0
 
     def _tracker_restart(self) -> None:
         self.tracker.restart()
