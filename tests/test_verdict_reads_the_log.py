@@ -1,0 +1,115 @@
+"""A verdict never outruns the log (issue 22, items 1 and 2): real writer processes, the real CLI.
+
+* A server that writes a large burst, then its traceback, then exits: by the time its process is
+  seen gone, most of the log may not have been read. The file is final then: `watch` reads it to
+  its end, saying so, before it decides between DEAD and FAILED, and names the exception.
+* A log re-created every few milliseconds: what could not be read is reported as a gap with its
+  size, never lost silently.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tui.sources.procscan import available as proc_available
+
+REPO = Path(__file__).parent.parent
+WAIT = 60.0
+
+pytestmark = [pytest.mark.timeout(240), pytest.mark.skipif(not proc_available(), reason="no /proc to find writers in")]
+
+# A server started by hand (detached, not ours): its first lines, then on SIGUSR1 a burst of
+# MB megabytes of serving noise, its traceback, and exit 1.
+DUMPER = r'''
+import os, signal, sys, threading
+path, megabytes = sys.argv[1], int(sys.argv[2])
+go = threading.Event()
+signal.signal(signal.SIGUSR1, lambda *_: go.set())
+fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+os.write(fd, b"[2026-03-14 21:04:10] server_args=ServerArgs(model_path='/models/m', tp_size=1)\n"
+             b"[2026-03-14 21:04:20 TP0] Load weight begin. avail mem=139.26 GB\n")
+print(os.getpid(), flush=True)
+go.wait()
+line = b"[2026-03-14 21:05:00 TP0] 127.0.0.1:51234 - \"GET /metrics HTTP/1.1\" 200 OK, nothing to see here\n"
+block = line * ((8 << 20) // len(line))
+for _ in range(megabytes // 8):
+    os.write(fd, block)
+os.write(fd, b"[2026-03-14 21:06:00 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+             b'  File "/sgl/scheduler.py", line 10, in run_scheduler_process\n'
+             b"RuntimeError: the real cause, at the very end of the log\n")
+os.close(fd)
+sys.exit(1)
+'''
+
+
+def start_dumper(tmp_path: Path, megabytes: int) -> tuple[int, Path]:
+    script = tmp_path / "dumper.py"
+    script.write_text(DUMPER)
+    log = tmp_path / "server.log"
+    log.touch()
+    out = subprocess.run(
+        ["bash", "-c", f'setsid {sys.executable} "$0" "$1" "$2" > "$0.out" 2>&1 < /dev/null & echo $!',
+         str(script), str(log), str(megabytes)],
+        capture_output=True, text=True, check=True,
+    )
+    pid = int(out.stdout.split()[0])
+    output = Path(f"{script}.out")
+    deadline = time.monotonic() + WAIT
+    while not output.read_text().strip():  # (its own pid, printed once it holds the log)
+        assert time.monotonic() < deadline, "the dumper did not start"
+        time.sleep(0.05)
+    return pid, log
+
+
+async def expect(proc: asyncio.subprocess.Process, needle: str, seen: list[str]) -> str:
+    while True:
+        raw = await asyncio.wait_for(proc.stdout.readline(), WAIT)
+        if not raw:
+            err = (await proc.stderr.read()).decode(errors="replace")
+            raise AssertionError(f"watcher ended before {needle!r}: {''.join(seen)} {err}")
+        line = raw.decode()
+        seen.append(line)
+        if needle in line:
+            return line
+
+
+async def test_a_writer_gone_after_a_burst_is_judged_on_the_whole_log(tmp_path):
+    pid, log = start_dumper(tmp_path, 256)
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "tui.cli", "watch", "--plain", str(log), "--gpus", "none", "--timeout", "200",
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=REPO,
+            env={**os.environ, "PYTHONUNBUFFERED": "1", "NO_COLOR": "1"},
+        )
+        seen: list[str] = []
+        await expect(proc, f"server: pid {pid}", seen)
+        started = time.monotonic()
+        os.kill(pid, signal.SIGUSR1)
+        status = await asyncio.wait_for(proc.wait(), 200)
+        took = time.monotonic() - started
+        rest = (await proc.stdout.read()).decode()
+        output = "".join(seen) + rest
+    finally:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    size = log.stat().st_size
+    print(f"{size / 2**20:.0f} MiB burst, writer gone: verdict after {took:.1f} s")
+    assert status == 1, output
+    final = [line for line in output.splitlines() if re.search(r"\b(DEAD|FAILED)\b", line)]
+    assert final, output
+    assert "RuntimeError: the real cause, at the very end of the log" in final[-1], output
+    assert "DEAD" not in final[-1]
+    if "gone: main pid" in output:  # the process was seen gone: it said it was reading the rest meanwhile
+        gone_at = output.index("gone: main pid")
+        assert re.search(r"reading the rest of the log \(\d[\d.]* [kMG]B\)", output[gone_at:]), output
