@@ -113,3 +113,71 @@ async def test_a_writer_gone_after_a_burst_is_judged_on_the_whole_log(tmp_path):
     if "gone: main pid" in output:  # the process was seen gone: it said it was reading the rest meanwhile
         gone_at = output.index("gone: main pid")
         assert re.search(r"reading the rest of the log \(\d[\d.]* [kMG]B\)", output[gone_at:]), output
+
+
+# ---------------------------------------------------------------- item 2: a log re-created every few ms
+
+RECREATOR = r'''
+import os, sys, time
+path, period, files, per, how = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+n = 0
+for i in range(files):
+    if how == "unlink":  # rm LOG; write a new LOG
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    else:  # write LOG.tmp, then mv LOG.tmp LOG
+        fd = os.open(path + ".tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    for j in range(per):
+        os.write(fd, b"line %d of the log\n" % n)
+        n += 1
+    os.close(fd)
+    if how == "rename":
+        os.replace(path + ".tmp", path)
+    time.sleep(period)
+'''
+
+
+@pytest.mark.parametrize("how", ["unlink", "rename"])
+@pytest.mark.parametrize("period", [0.0005, 0.005])
+async def test_a_log_recreated_every_few_ms_loses_nothing_unsaid(tmp_path, period, how):
+    """Every line written is read, or counted in a gap: lines read + lines of the files reported
+    lost == lines written, exactly (each file holds PER lines)."""
+    from tui.core.events import LogChunk, LogGap
+    from tui.sources.local import LocalTailer
+
+    files, per = 1000, 5
+    path = tmp_path / "server.log"
+    path.write_bytes(b"")
+    tailer = LocalTailer(path)
+    seen = {"lines": 0, "files_lost": 0, "bytes_lost": 0}
+    settled = asyncio.Event()
+    total = files * per
+
+    async def consume() -> None:
+        async for event in tailer.events():
+            if isinstance(event, LogChunk):
+                seen["lines"] += event.data.count(b"\n")
+            elif isinstance(event, LogGap):
+                seen["files_lost"] += event.files
+                seen["bytes_lost"] += event.nbytes
+            if seen["lines"] + per * seen["files_lost"] >= total:
+                settled.set()
+
+    reader = asyncio.create_task(consume())
+    writer = await asyncio.create_subprocess_exec(sys.executable, "-c", RECREATOR, str(path), str(period), str(files), str(per), how)
+    try:
+        assert await asyncio.wait_for(writer.wait(), 120) == 0
+        try:
+            await asyncio.wait_for(settled.wait(), 30)
+        except TimeoutError:
+            pass
+    finally:
+        reader.cancel()
+        await tailer.close()
+    print(f"re-created ({how}) every {period * 1000:g} ms: {seen['lines']} of {total} lines read, "
+          f"{seen['files_lost']} files ({per * seen['files_lost']} lines) reported lost")
+    assert seen["bytes_lost"] == 0  # nothing read in part: a file seen is held and read whole
+    assert seen["lines"] + per * seen["files_lost"] == total, seen

@@ -253,7 +253,10 @@ class PlainWatch:
             detail = f": {clean(event.detail)}" if event.detail else ""
             self.say(f"{event.host}: {event.state}{detail}{retry}")
         elif isinstance(event, LogGap):
-            self.say(f"note: {event.nbytes} bytes at offset {event.offset} could not be read ({event.reason})")
+            if event.files:
+                self.say(f"note: {event.files} log file{'s' if event.files > 1 else ''} could not be read ({event.reason})")
+            else:
+                self.say(f"note: {event.nbytes} bytes at offset {event.offset} could not be read ({event.reason})")
         elif isinstance(event, (WritersFound, WriterGone, NoWriter)):
             self.words.process(event, self.seen_pids)
         else:

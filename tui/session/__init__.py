@@ -370,7 +370,8 @@ class WatchSession:
             self.gpus.lost(event.reason)
             self._changed("gpu")
         elif isinstance(event, LogGap):
-            self.scrollback.mark(f"⋯ {event.nbytes} bytes lost before they could be read ({event.reason})")
+            what = f"{event.files} log file{'s' if event.files > 1 else ''}" if event.files else f"{event.nbytes} bytes"
+            self.scrollback.mark(f"⋯ {what} lost before they could be read ({event.reason})")
             self._changed("log")
         elif isinstance(event, LogRestart):
             self._flush_pending_line()
