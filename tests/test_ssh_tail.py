@@ -8,6 +8,7 @@ import os
 import random
 import signal
 import subprocess
+import sys
 import threading
 
 import pytest
@@ -153,6 +154,29 @@ async def test_remote_without_the_interpreter_says_so(tmp_path, target):
     waiting = await reader.next()
     assert isinstance(waiting, LogWaiting)
     assert "cannot run the tail agent" in waiting.reason and "/nonexistent/python3" in waiting.reason
+    # the cause named, in one line (issue 22 item 11)
+    assert "there is no /nonexistent/python3 on that host" in waiting.reason and "3.6 or newer" in waiting.reason
+    assert "\n" not in waiting.reason
+    await reader.close()
+
+
+async def test_remote_with_a_python_too_old_for_the_agent_says_which(tmp_path, target):
+    """An interpreter that reports Python 3.5.2 (a shim over this one: no 3.5 is installed here)
+    runs the agent's first line, which refuses it by its version, named in the reason."""
+    shim = tmp_path / "old-python3"
+    shim.write_text(
+        "#!/bin/sh\n"
+        f'exec {sys.executable} -c "import sys; sys.version_info = (3, 5, 2, \'final\', 0);'
+        f' sys.version = \'3.5.2 (shim)\'; exec(sys.argv[1])" "$2"\n'
+    )
+    shim.chmod(0o755)
+    log = tmp_path / "x.log"
+    log.write_bytes(b"x\n")
+    reader = Reader(RemoteTailer(target, str(log), python=str(shim), max_backoff=0.2))
+    waiting = await reader.next()
+    assert isinstance(waiting, LogWaiting)
+    assert "it is Python 3.5.2 there, older than the 3.6 the tail agent needs" in waiting.reason, waiting.reason
+    assert "\n" not in waiting.reason and "WATCHTOWER-OLD-PYTHON" not in waiting.reason
     await reader.close()
 
 
