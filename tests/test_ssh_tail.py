@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -664,3 +665,67 @@ async def test_chaos_dropped_connections_lose_and_repeat_nothing(tmp_path, sshd,
     assert got == files
     lines = [line.text for line in LineAssembler().feed(b"".join(got))]
     assert lines == [line.text for line in LineAssembler().feed(text)]
+
+
+# ---------------------------------------------------------------- issue 22 item 10: bounded memory over SSH
+
+REPO = Path(__file__).parent.parent
+FOLLOW_TO_THE_END = r'''
+import asyncio, os, sys, time
+sys.path.insert(0, sys.argv[1])
+from tui.session import WatchSession
+from tui.sources.local import LocalTailer
+from tui.sources.remote_tail import RemoteTailer
+from tui.sources.ssh import SshTarget
+
+def rss():
+    with open("/proc/self/status") as f:
+        return int(f.read().split("VmRSS:")[1].split()[0]) // 1024
+
+async def main(kind, log, spec, key, known):
+    if kind == "remote":
+        tailer = RemoteTailer(SshTarget.parse(spec, identity=(key,), known_hosts=known), log)
+    else:
+        tailer = LocalTailer(log)
+    session = WatchSession(log=tailer, scrollback=10)
+    peak, size = rss(), os.path.getsize(log)
+    changed = asyncio.Event()
+    session.subscribe(lambda _update: changed.set())
+    session.start()
+    started = time.monotonic()
+    while session._stream_base + session._assembler.offset < size:  # (every byte taken in)
+        changed.clear()
+        try:
+            await asyncio.wait_for(changed.wait(), 5)
+        except asyncio.TimeoutError:
+            pass
+        peak = max(peak, rss())
+    print(peak, round(time.monotonic() - started, 1))
+    await session.stop()
+
+asyncio.run(main(*sys.argv[2:]))
+'''
+
+
+def test_following_a_big_log_over_ssh_takes_no_more_memory_than_locally(tmp_path, sshd):
+    """The agent sends at most a window ahead of what the reader took in: RSS stays that of the
+    local tailer's, whatever the log's size (it grew with it before: 575 MB for 900 MB)."""
+    log = tmp_path / "big.log"
+    line = b'[2026-03-14 21:05:00 TP0] 127.0.0.1:51234 - "GET /metrics HTTP/1.1" 200 OK, nothing to see here\n'
+    block = line * ((8 << 20) // len(line))
+    with log.open("wb") as f:
+        for _ in range(20):  # 160 MiB
+            f.write(block)
+    script = tmp_path / "follow.py"
+    script.write_text(FOLLOW_TO_THE_END)
+    figures = {}
+    for kind in ("local", "remote"):
+        out = subprocess.run(
+            [sys.executable, str(script), str(REPO), kind, str(log), sshd.spec, str(sshd.client_key), str(sshd.known_hosts)],
+            capture_output=True, text=True, timeout=240, check=True,
+        )
+        peak, seconds = out.stdout.split()
+        figures[kind] = (int(peak), float(seconds))
+    print(f"160 MiB log: peak RSS local {figures['local'][0]} MiB in {figures['local'][1]} s,"
+          f" over SSH {figures['remote'][0]} MiB in {figures['remote'][1]} s")
+    assert figures["remote"][0] <= figures["local"][0] + 40, figures

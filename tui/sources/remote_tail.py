@@ -93,6 +93,8 @@ def _python_cause(python: str, status: int | None, problem: str) -> str:
     return f" {problem}"
 
 
+#: How often the reader acknowledges the data it took in (the agent's WINDOW is 4 MiB).
+ACK_EVERY = 1 << 20
 #: Bytes a login script may print before the agent starts, skipped while looking for the magic.
 _PREAMBLE_LIMIT = 64 * 1024
 #: Caps on what the agent may send: a header line, a chunk of log bytes, a writer report.
@@ -295,12 +297,18 @@ class RemoteTailer:
                 return
             self._attached = True
             self._backoff.reset()
+            taken = acked = 0  # bytes of data taken in (by whoever reads these events), acknowledged
             while not self._closed:
                 header = await frames.line()
                 events = await self._frame(header, frames)
                 self.attached.set()  # the agent's first frame says it has opened or missed the file
                 for event in events:
                     yield event
+                if header.startswith(b"D "):  # taken in: the consumer handled it before asking for more
+                    taken += int(header.split(b" ", 3)[2])
+                    if taken - acked >= ACK_EVERY:  # back-pressure: the agent sends WINDOW ahead at most
+                        acked = taken
+                        process.stdin.write(b"A %d\n" % taken)
         except (asyncio.IncompleteReadError, asyncssh.Error, OSError, ValueError) as exc:
             if isinstance(exc, FrameError):
                 yield f"{self.target}: {exc}"
