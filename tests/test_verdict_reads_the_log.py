@@ -30,11 +30,14 @@ pytestmark = [pytest.mark.timeout(240), pytest.mark.skipif(not proc_available(),
 # A server started by hand (detached, not ours): its first lines, then on SIGUSR1 a burst of
 # MB megabytes of serving noise, its traceback, and exit 1.
 DUMPER = r'''
-import os, signal, sys, threading
-path, megabytes = sys.argv[1], int(sys.argv[2])
+import os, signal, subprocess, sys, threading, time
+path, megabytes, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 go = threading.Event()
 signal.signal(signal.SIGUSR1, lambda *_: go.set())
 fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+rank = None
+if mode == "rank":  # a rank process that holds the log too, as SGLang's schedulers do
+    rank = subprocess.Popen(["sglang::scheduler_TP1", "3600"], executable="/bin/sleep", stdout=fd, stderr=fd)
 os.write(fd, b"[2026-03-14 21:04:10] server_args=ServerArgs(model_path='/models/m', tp_size=1)\n"
              b"[2026-03-14 21:04:20 TP0] Load weight begin. avail mem=139.26 GB\n")
 print(os.getpid(), flush=True)
@@ -47,18 +50,22 @@ os.write(fd, b"[2026-03-14 21:06:00 TP0] Scheduler hit an exception: Traceback (
              b'  File "/sgl/scheduler.py", line 10, in run_scheduler_process\n'
              b"RuntimeError: the real cause, at the very end of the log\n")
 os.close(fd)
-sys.exit(1)
+if rank is None:
+    sys.exit(1)
+rank.kill()  # the rank dies; the main process lives on
+rank.wait()
+time.sleep(3600)
 '''
 
 
-def start_dumper(tmp_path: Path, megabytes: int) -> tuple[int, Path]:
+def start_dumper(tmp_path: Path, megabytes: int, mode: str = "main") -> tuple[int, Path]:
     script = tmp_path / "dumper.py"
     script.write_text(DUMPER)
     log = tmp_path / "server.log"
     log.touch()
     out = subprocess.run(
-        ["bash", "-c", f'setsid {sys.executable} "$0" "$1" "$2" > "$0.out" 2>&1 < /dev/null & echo $!',
-         str(script), str(log), str(megabytes)],
+        ["bash", "-c", f'setsid {sys.executable} "$0" "$1" "$2" "$3" > "$0.out" 2>&1 < /dev/null & echo $!',
+         str(script), str(log), str(megabytes), mode],
         capture_output=True, text=True, check=True,
     )
     pid = int(out.stdout.split()[0])
@@ -113,6 +120,28 @@ async def test_a_writer_gone_after_a_burst_is_judged_on_the_whole_log(tmp_path):
     if "gone: main pid" in output:  # the process was seen gone: it said it was reading the rest meanwhile
         gone_at = output.index("gone: main pid")
         assert re.search(r"reading the rest of the log \(\d[\d.]* [kMG]B\)", output[gone_at:]), output
+
+
+async def test_a_rank_gone_after_a_burst_is_judged_on_the_whole_log(tmp_path):
+    """The same for a rank's process dying while the main one lives: FAILED names the exception
+    at the end of the log, not only the rank."""
+    pid, log = start_dumper(tmp_path, 256, "rank")
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "tui.cli", "watch", "--plain", str(log), "--gpus", "none", "--timeout", "200",
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=REPO,
+            env={**os.environ, "PYTHONUNBUFFERED": "1", "NO_COLOR": "1"},
+        )
+        seen: list[str] = []
+        await expect(proc, "rank [TP1]: pid", seen)
+        os.kill(pid, signal.SIGUSR1)
+        status = await asyncio.wait_for(proc.wait(), 200)
+        output = "".join(seen) + (await proc.stdout.read()).decode()
+    finally:
+        os.killpg(pid, signal.SIGKILL)
+    assert status == 1, output
+    final = [line for line in output.splitlines() if re.search(r"\bFAILED\b", line)]
+    assert final and "RuntimeError: the real cause, at the very end of the log" in final[-1], output
 
 
 # ---------------------------------------------------------------- item 2: a log re-created every few ms
