@@ -8,7 +8,9 @@ import os
 import random
 import signal
 import subprocess
+import sys
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -153,6 +155,29 @@ async def test_remote_without_the_interpreter_says_so(tmp_path, target):
     waiting = await reader.next()
     assert isinstance(waiting, LogWaiting)
     assert "cannot run the tail agent" in waiting.reason and "/nonexistent/python3" in waiting.reason
+    # the cause named, in one line (issue 22 item 11)
+    assert "there is no /nonexistent/python3 on that host" in waiting.reason and "3.6 or newer" in waiting.reason
+    assert "\n" not in waiting.reason
+    await reader.close()
+
+
+async def test_remote_with_a_python_too_old_for_the_agent_says_which(tmp_path, target):
+    """An interpreter that reports Python 3.5.2 (a shim over this one: no 3.5 is installed here)
+    runs the agent's first line, which refuses it by its version, named in the reason."""
+    shim = tmp_path / "old-python3"
+    shim.write_text(
+        "#!/bin/sh\n"
+        f'exec {sys.executable} -c "import sys; sys.version_info = (3, 5, 2, \'final\', 0);'
+        f' sys.version = \'3.5.2 (shim)\'; exec(sys.argv[1])" "$2"\n'
+    )
+    shim.chmod(0o755)
+    log = tmp_path / "x.log"
+    log.write_bytes(b"x\n")
+    reader = Reader(RemoteTailer(target, str(log), python=str(shim), max_backoff=0.2))
+    waiting = await reader.next()
+    assert isinstance(waiting, LogWaiting)
+    assert "it is Python 3.5.2 there, older than the 3.6 the tail agent needs" in waiting.reason, waiting.reason
+    assert "\n" not in waiting.reason and "WATCHTOWER-OLD-PYTHON" not in waiting.reason
     await reader.close()
 
 
@@ -662,3 +687,67 @@ async def test_an_alias_names_where_it_goes_and_a_changed_key_gets_the_fix_that_
     with pytest.raises(SshError) as info:
         await ssh.connect(refused)
     assert str(info.value).startswith(f"gpu-box ({sshd.username}@{sshd.host}:1): ")  # not "port 22", not just the alias
+
+
+# ---------------------------------------------------------------- issue 22 item 10: bounded memory over SSH
+
+REPO = Path(__file__).parent.parent
+FOLLOW_TO_THE_END = r'''
+import asyncio, os, sys, time
+sys.path.insert(0, sys.argv[1])
+from tui.session import WatchSession
+from tui.sources.local import LocalTailer
+from tui.sources.remote_tail import RemoteTailer
+from tui.sources.ssh import SshTarget
+
+def rss():
+    with open("/proc/self/status") as f:
+        return int(f.read().split("VmRSS:")[1].split()[0]) // 1024
+
+async def main(kind, log, spec, key, known):
+    if kind == "remote":
+        tailer = RemoteTailer(SshTarget.parse(spec, identity=(key,), known_hosts=known), log)
+    else:
+        tailer = LocalTailer(log)
+    session = WatchSession(log=tailer, scrollback=10)
+    peak, size = rss(), os.path.getsize(log)
+    changed = asyncio.Event()
+    session.subscribe(lambda _update: changed.set())
+    session.start()
+    started = time.monotonic()
+    while session._stream_base + session._assembler.offset < size:  # (every byte taken in)
+        changed.clear()
+        try:
+            await asyncio.wait_for(changed.wait(), 5)
+        except asyncio.TimeoutError:
+            pass
+        peak = max(peak, rss())
+    print(peak, round(time.monotonic() - started, 1))
+    await session.stop()
+
+asyncio.run(main(*sys.argv[2:]))
+'''
+
+
+def test_following_a_big_log_over_ssh_takes_no_more_memory_than_locally(tmp_path, sshd):
+    """The agent sends at most a window ahead of what the reader took in: RSS stays that of the
+    local tailer's, whatever the log's size (it grew with it before: 575 MB for 900 MB)."""
+    log = tmp_path / "big.log"
+    line = b'[2026-03-14 21:05:00 TP0] 127.0.0.1:51234 - "GET /metrics HTTP/1.1" 200 OK, nothing to see here\n'
+    block = line * ((8 << 20) // len(line))
+    with log.open("wb") as f:
+        for _ in range(20):  # 160 MiB
+            f.write(block)
+    script = tmp_path / "follow.py"
+    script.write_text(FOLLOW_TO_THE_END)
+    figures = {}
+    for kind in ("local", "remote"):
+        out = subprocess.run(
+            [sys.executable, str(script), str(REPO), kind, str(log), sshd.spec, str(sshd.client_key), str(sshd.known_hosts)],
+            capture_output=True, text=True, timeout=240, check=True,
+        )
+        peak, seconds = out.stdout.split()
+        figures[kind] = (int(peak), float(seconds))
+    print(f"160 MiB log: peak RSS local {figures['local'][0]} MiB in {figures['local'][1]} s,"
+          f" over SSH {figures['remote'][0]} MiB in {figures['remote'][1]} s")
+    assert figures["remote"][0] <= figures["local"][0] + 40, figures

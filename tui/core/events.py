@@ -36,6 +36,7 @@ class LogGap:
     offset: int
     nbytes: int
     reason: str
+    files: int = 0  # whole files lost unseen (a log re-created faster than read): nbytes unknown
 
 
 @dataclass(frozen=True, slots=True)

@@ -89,6 +89,7 @@ class PlainWatch:
         self.started = time.monotonic()
         self.decided_at: float | None = None  # when the current startup became ready or failed
         self.ended_at: float | None = None  # when its processes said the server is gone
+        self.said_reading = False  # "reading the rest of the log" said (its writer is gone)
         self.judged = STARTING  # the kind of the last quiet-log verdict printed
         self.seen_pids: set[int] = set()
         self.gpu_note: str | None = None  # why there are no GPU samples, once said
@@ -227,6 +228,9 @@ class PlainWatch:
             self.say(f"{final.word}: {final.detail}")
             return EXIT_FAILED if final.kind in (DEAD, FAILED) else self.verdict()
         self.ended_at = None
+        if self.session.reading_rest and not self.said_reading:  # the writer is gone: reading its log to the end
+            self.said_reading = True
+            self.say(verdict.detail)
         kind = verdict.kind if verdict.kind in (LOADING, STALLED) else STARTING
         if kind != self.judged:
             if kind != STARTING:
@@ -259,7 +263,10 @@ class PlainWatch:
             detail = f": {clean(event.detail)}" if event.detail else ""
             self.say(f"{event.host}: {event.state}{detail}{retry}")
         elif isinstance(event, LogGap):
-            self.say(f"note: {event.nbytes} bytes at offset {event.offset} could not be read ({event.reason})")
+            if event.files:
+                self.say(f"note: {event.files} log file{'s' if event.files > 1 else ''} could not be read ({event.reason})")
+            else:
+                self.say(f"note: {event.nbytes} bytes at offset {event.offset} could not be read ({event.reason})")
         elif isinstance(event, (WritersFound, WriterGone, NoWriter)):
             self.words.process(event, self.seen_pids, self.session.writers.main_pid)
         else:

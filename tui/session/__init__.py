@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import bisect
 import dataclasses
+import os
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
@@ -52,7 +53,7 @@ from tui.core.limits import StallLimits
 from tui.core.lines import Line, LineAssembler, Progress
 from tui.core.state import FAILED, READY, STARTING, StartupState, origin
 from tui.core.profiles import Profile
-from tui.core.verdict import Verdict, gpu_activity, judge
+from tui.core.verdict import Verdict, VerdictKind, gpu_activity, judge
 from tui.core.writers import WriterState
 from tui.session.models import (
     CODES,
@@ -103,6 +104,18 @@ def marker_search(profile: Any = None):
 
     profiles = builtin_profiles() + ([profile] if profile is not None else [])
     return prefilter(tuple(sorted(set(prefilter_words(profiles)))))
+
+
+#: How long the rest of a gone writer's log may go without a byte read before it is judged anyway.
+REST_PATIENCE_S = 10.0
+
+
+def _size(nbytes: int) -> str:
+    """``1.4 GB``, ``380 MB``, ``12 kB``: a log's size as people say it."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:.1f} {unit}" if nbytes < 10 * scale else f"{nbytes / scale:.0f} {unit}"
+    return f"{nbytes} bytes"
 
 
 Subscriber = Callable[[Update], None]
@@ -158,6 +171,10 @@ class WatchSession:
         self.timed_out = False
         #: The local file the log source reads: a block's old lines can be re-read from it by offset.
         self.log_file: str | None = getattr(log, "reread_path", None)
+        #: The server's process is gone (or a rank's) while this many bytes of its log, final now,
+        #: are still unread: the verdict waits until they are read (see ``_unread_rest``).
+        self.reading_rest: int | None = None
+        self._rest_progress: tuple[int, float] | None = None  # (unread bytes, when last fewer)
         self._stream_base = 0  # file offset of the stream's first byte
         self._sources: list[EventSource] = [s for s in (log, gpu) if s is not None]
         self._gpu_source = gpu
@@ -294,14 +311,48 @@ class WatchSession:
         Watchtower did not launch — its processes (a launch judges with its own: ``Launch.verdict``)."""
         now = self.clock()
         state = self.state
-        phase = state.current_phase
         progress = self.scrollback.progress
         last_line = progress.text if progress is not None else (state.last_text or None)
         samples = () if self.gpus.unavailable else self.gpu_samples
         writers = self.writers
+        status = writers.status()
+        if status is not None and (not status.alive or status.lost) and self._unread_rest():
+            # the writer is gone and its file is final: judged once read to its end, not before
+            verdict = self._judge(state, None, samples, now, last_line)
+            if verdict.kind in (FAILED, READY):
+                return verdict
+            return Verdict(VerdictKind.STARTING,
+                           f"the server's process is gone: reading the rest of the log ({_size(self.reading_rest or 0)}) before judging")
+        return self._judge(state, status, samples, now, last_line)
+
+    def unread_bytes(self) -> int | None:
+        """Bytes of the local log file not taken in yet; None where unknown (a remote log, a pipe)."""
+        if self.log_file is None:
+            return None
+        try:
+            size = os.stat(self.log_file).st_size
+        except OSError:
+            return None
+        return max(0, size - (self._stream_base + self._assembler.offset))
+
+    def _unread_rest(self) -> int:
+        """What is left to read of a log whose writer is gone (``reading_rest``): 0 once all is
+        read, where unknown, or when reading made no progress for REST_PATIENCE_S."""
+        unread = self.unread_bytes() or 0
+        now = time.monotonic()
+        if unread and (self._rest_progress is None or unread < self._rest_progress[0]):
+            self._rest_progress = (unread, now)
+        elif unread and self._rest_progress is not None and now - self._rest_progress[1] > REST_PATIENCE_S:
+            unread = 0  # stuck (a file that cannot be read further): judge on what was read
+        self.reading_rest = unread or None
+        return unread
+
+    def _judge(self, state: StartupState, status: Any, samples: Any, now: float, last_line: str | None) -> Verdict:
+        writers = self.writers
+        phase = state.current_phase
         return judge(
             state,
-            writers.status(),
+            status,
             gpus=gpu_activity(samples, now, pids=writers.pids or None),
             now=now,
             last_activity=None if self.finished_at is not None else self.last_output_at,
@@ -340,7 +391,8 @@ class WatchSession:
             self.gpus.lost(event.reason)
             self._changed("gpu")
         elif isinstance(event, LogGap):
-            self.scrollback.mark(f"⋯ {event.nbytes} bytes lost before they could be read ({event.reason})")
+            what = f"{event.files} log file{'s' if event.files > 1 else ''}" if event.files else f"{event.nbytes} bytes"
+            self.scrollback.mark(f"⋯ {what} lost before they could be read ({event.reason})")
             self._changed("log")
         elif isinstance(event, LogRestart):
             self._flush_pending_line()

@@ -179,6 +179,13 @@ class Follower:
         self.cur: "_File | None" = None  # the file at the path
         self.old: "list[_File]" = []  # files moved away from the path that are still written
         self.replaced: "str | None" = None  # the path names another file: drain once more, then switch
+        # The path's next file, opened the moment it was seen: held, it is read whole even if
+        # the path is re-created again before its turn (fd, stat).
+        self.pending: "tuple[int, os.stat_result] | None" = None
+        #: Files that arrived at the path after the first and were taken: a new file read (a
+        #: RESTART), or the followed one renamed back. Set against the creations inotify saw,
+        #: the difference is the files that came and went unseen (LocalTailer reports them).
+        self.arrivals = 0
         self.restart: "str | None" = None  # reason to report when the next file opens
         self.waiting: "str | None" = None  # last WAIT reason (reported once)
         self.nowait = NOWAIT is not None  # page-cache reads without blocking (read_cached)
@@ -202,6 +209,9 @@ class Follower:
             if f is not None:
                 self._close(f)
         self.cur, self.old = None, []
+        if self.pending is not None:
+            os.close(self.pending[0])
+            self.pending = None
 
     def resume(self, dev: int, ino: int, offset: int, recent: bytes) -> "list[Step]":
         """Pick up the file followed before (a dropped connection): at the path, or found
@@ -283,16 +293,20 @@ class Follower:
 
     def _open(self, events: "list[Step]") -> bool:
         path = self.path
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-        except FileNotFoundError:
-            return self._wait("%s: no such file yet, waiting for it to appear" % path, events)
-        except PermissionError:
-            return self._wait("%s: permission denied, retrying" % path, events)
-        except OSError as exc:
-            why = " ".join(str(exc.strerror or exc).split())
-            return self._wait("%s: cannot open (%s), retrying" % (path, why), events)
-        st = os.fstat(fd)
+        if self.pending is not None:  # the file seen at the path when the last one was replaced
+            fd, st = self.pending
+            self.pending = None
+        else:
+            try:
+                fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+            except FileNotFoundError:
+                return self._wait("%s: no such file yet, waiting for it to appear" % path, events)
+            except PermissionError:
+                return self._wait("%s: permission denied, retrying" % path, events)
+            except OSError as exc:
+                why = " ".join(str(exc.strerror or exc).split())
+                return self._wait("%s: cannot open (%s), retrying" % (path, why), events)
+            st = os.fstat(fd)
         if not (stat.S_ISREG(st.st_mode) or stat.S_ISFIFO(st.st_mode)):
             os.close(fd)
             return self._wait("%s: is %s, waiting for a log file" % (path, _file_type(st.st_mode)), events)
@@ -305,6 +319,7 @@ class Follower:
         if self.restart:
             events.append((RESTART, self.restart))
             self.restart = None
+            self.arrivals += 1
         events.extend(self._adopt(fd, st, start, recent, head))
         return True
 
@@ -372,6 +387,7 @@ class Follower:
             if f.origin is not None:  # renamed back: the path's file again
                 events.append((MOVED, f.origin, (), True))
                 f.origin = None
+                self.arrivals += 1
             return False
         pids = self._holders(f, force=True)
         if pids:  # still written: follow it beside the new file until its writers are gone
@@ -384,7 +400,23 @@ class Follower:
             self.restart = "recreated" if os.fstat(f.fd).st_nlink == 0 else "rotated"
             return True
         self.replaced = "recreated" if os.fstat(f.fd).st_nlink == 0 else "rotated"
+        self._hold_next()
         return True  # drain once more: bytes written just before the rename
+
+    def _hold_next(self) -> None:
+        """Open the path's new file now, before the old one is drained: a log re-created again
+        meanwhile cannot take it away unread (it is read whole once its turn comes)."""
+        if self.pending is not None:
+            return
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        except OSError:
+            return  # gone again already: the next look at the path finds what there is
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            os.close(fd)
+            return
+        self.pending = (fd, st)
 
     def _truncated(self, f: _File, events: "list[Step]") -> None:
         size = os.fstat(f.fd).st_size
@@ -483,7 +515,7 @@ def _find_inode(directory: str, dev: int, ino: int) -> int:
 
 IN_MODIFY, IN_ATTRIB, IN_CLOSE_WRITE, IN_OPEN = 0x002, 0x004, 0x008, 0x020
 IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE = 0x040, 0x080, 0x100, 0x200
-IN_DELETE_SELF, IN_MOVE_SELF, IN_IGNORED = 0x400, 0x800, 0x8000
+IN_DELETE_SELF, IN_MOVE_SELF, IN_IGNORED, IN_Q_OVERFLOW = 0x400, 0x800, 0x8000, 0x4000
 DIR_MASK = IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF
 FILE_MASK = IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_DELETE_SELF | IN_MOVE_SELF
 _HEADER = struct.Struct("iIII")  # struct inotify_event: wd, mask, cookie, len (then the name)
@@ -573,6 +605,9 @@ class Wakeups:
         #: renamed, deleted, created, chmod-ed; events lost; a timeout): look at the path
         #: again. Appends alone leave it False.
         self.path_changed = True
+        #: Files created at the path (IN_CREATE, IN_MOVED_TO of its name) since the watch began;
+        #: None once the kernel's queue overflowed (events lost: creations cannot be counted).
+        self.created: "int | None" = 0
         self.watch_dir()
 
     @property
@@ -608,6 +643,10 @@ class Wakeups:
         """Read the pending events: True when one concerns the path or a followed file."""
         relevant = False
         for wd, mask, name in self.inotify.read():
+            if mask & IN_Q_OVERFLOW:
+                self.created = None
+            elif wd == self.dir_wd and name == self.name and mask & (IN_CREATE | IN_MOVED_TO) and self.created is not None:
+                self.created += 1
             if mask & IN_IGNORED:  # the watched directory or file is gone
                 if wd == self.dir_wd:
                     self.dir_wd = -1

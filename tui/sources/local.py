@@ -103,6 +103,38 @@ class PathWatch:
         self.wakeups.close()
 
 
+class _Unseen:
+    """Files created at the path (inotify counts them) that the follower never took: a log
+    re-created faster than it is read. Counted only after a step that looked at the path, so a
+    file about to be taken is never counted; an undercount is possible (events lost, a file
+    created between the first open and the first count), an overcount is not."""
+
+    def __init__(self, watch: PathWatch, follower: follow.Follower) -> None:
+        self._watch = watch
+        self._wakeups = watch.wakeups
+        self._follower = follower
+        self._base: int | None = None  # creations counted when the first file was taken
+        self._reported = 0
+
+    def count(self, created: int | None, steps: Sequence[Step], settled: bool) -> int:
+        """Newly unseen files, given the creations counted before the step that made ``steps``
+        (``settled``: that step reached the end of the file and looked at the path)."""
+        if self._base is None:
+            if not any(item[0] == follow.OPENED for item in steps):
+                return 0
+            if self._wakeups.drain():  # the first file's own creation is among what is pending
+                self._watch.notify()
+            self._base = self._wakeups.created
+            return 0
+        if not settled or created is None or self._wakeups.created is None:
+            return 0  # the kernel dropped events: nothing can be counted any more
+        lost = created - self._base - self._follower.arrivals - self._reported
+        if lost <= 0:
+            return 0
+        self._reported += lost
+        return lost
+
+
 class LocalTailer:
     """Async producer of the events of one local log path (see the module docstring).
 
@@ -147,6 +179,7 @@ class LocalTailer:
         delay = _POLL_MIN
         active = time.monotonic()  # the last time something happened
         step: Future[tuple[list[Step], bool]] | None = None
+        unseen = _Unseen(watch, follower)
         try:
             while not self._closed:
                 done: Sequence[Step]
@@ -159,9 +192,15 @@ class LocalTailer:
                     more = len(cached[0][2]) == self._chunk or not only_appends
                 else:
                     watch.path_changed = False  # this step looks at the path
+                    created = watch.wakeups.created  # the files created before it looked
                     step = _WORKERS.submit(follower.step)
                     stepped, more = await asyncio.wrap_future(step)
                     done = stepped
+                    # at the end (the path looked at), what the follower did not take came and went
+                    lost = unseen.count(created, done, settled=not more)
+                    if lost:
+                        yield LogGap(self.source, follower.offset, 0, "written to a file at the path that was"
+                                     " replaced before it could be opened: its size cannot be known", files=lost)
                 for item in done:
                     event = self._event(item)
                     if event is not None:

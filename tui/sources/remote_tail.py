@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import re
 import shlex
 import time
 import zlib
@@ -52,7 +53,13 @@ RemoteEvent = LogChunk | LogGap | LogRestart | LogTruncated | LogWaiting | LogMo
 _HERE = Path(__file__).parent
 _SHARED = ("follow", "procscan")  # the modules the agent imports, shipped with it
 _MAGIC = b"WATCHTOWER-TAIL 2\n"
+#: What the agent's first line says on a Python too old to run it (it parses on any Python 3).
+_OLD_PYTHON = "WATCHTOWER-OLD-PYTHON"
+#: The oldest Python the agent runs on (tests/test_ssh_tail.py runs it on 3.6).
+AGENT_PYTHON = (3, 6)
 _BOOTSTRAP = (
+    "import sys\n"
+    f"if sys.version_info<{AGENT_PYTHON!r}:sys.stderr.write('{_OLD_PYTHON} %%s\\n'%%sys.version.split()[0]);sys.exit(3)\n"
     "import base64,json,sys,types,zlib\n"
     "src=json.loads(zlib.decompress(base64.b64decode(%r)).decode())\n"
     "pkg=sys.modules.setdefault('tui',types.ModuleType('tui'))\n"
@@ -74,6 +81,20 @@ _PROGRAM = _BOOTSTRAP % (
     ).decode(),
     _SHARED,
 )
+def _python_cause(python: str, status: int | None, problem: str) -> str:
+    """`` PROBLEM``, led by the cause where it is the interpreter: none there, or one too old."""
+    need = ".".join(map(str, AGENT_PYTHON))
+    old = re.search(_OLD_PYTHON + r" (\S+)", problem)
+    if old is not None:
+        return f": it is Python {old.group(1)} there, older than the {need} the tail agent needs"
+    lowered = problem.lower()
+    if status == 127 or "not found" in lowered or "no such file" in lowered:
+        return f": there is no {python} on that host (the tail agent needs Python {need} or newer there) {problem}"
+    return f" {problem}"
+
+
+#: How often the reader acknowledges the data it took in (the agent's WINDOW is 4 MiB).
+ACK_EVERY = 1 << 20
 #: Bytes a login script may print before the agent starts, skipped while looking for the magic.
 _PREAMBLE_LIMIT = 64 * 1024
 #: Caps on what the agent may send: a header line, a chunk of log bytes, a writer report.
@@ -271,16 +292,23 @@ class RemoteTailer:
             process.stdin.write(json.dumps(self.config()).encode() + b"\n")
             if not await self._skip_preamble(frames):
                 if problem := await self._exit_problem(process, errors, stderr):
-                    yield f"{self.target}: cannot run the tail agent with {self._python} {problem}"
+                    yield f"{self.target}: cannot run the tail agent with {self._python}" + _python_cause(
+                        self._python, process.exit_status, problem)
                 return
             self._attached = True
             self._backoff.reset()
+            taken = acked = 0  # bytes of data taken in (by whoever reads these events), acknowledged
             while not self._closed:
                 header = await frames.line()
                 events = await self._frame(header, frames)
                 self.attached.set()  # the agent's first frame says it has opened or missed the file
                 for event in events:
                     yield event
+                if header.startswith(b"D "):  # taken in: the consumer handled it before asking for more
+                    taken += int(header.split(b" ", 3)[2])
+                    if taken - acked >= ACK_EVERY:  # back-pressure: the agent sends WINDOW ahead at most
+                        acked = taken
+                        process.stdin.write(b"A %d\n" % taken)
         except (asyncio.IncompleteReadError, asyncssh.Error, OSError, ValueError) as exc:
             if isinstance(exc, FrameError):
                 yield f"{self.target}: {exc}"

@@ -27,6 +27,11 @@ JSON string, so a newline in a file name cannot break the framing:
   P n                          n bytes of JSON follow: writer discovery's reports, a list
 The agent exits when its stdin reaches end of file: the SSH channel went away. It sleeps on
 inotify where it can (Linux), else polls: 5 ms after a change, backing off to poll_ms.
+
+Back-pressure: after the configuration, the reader writes ``A n`` lines on stdin, n the bytes
+of ``D`` payloads it has taken in so far; the agent sends no more data while WINDOW bytes are
+unacknowledged. (SSH's own window does not bound memory: the client library re-opens it as
+soon as it has buffered data, whether or not the reader took it.)
 """
 
 import json
@@ -42,6 +47,8 @@ POLL_MIN = 0.005
 SAFETY_POLL = 0.5  # with inotify: look anyway this often (NFS written from another host)
 #: Bounds on what one report may carry (the reader caps every frame too).
 MAX_ARGV_BYTES, MAX_PROCS = 4096, 512
+#: Bytes of data sent ahead of the reader's acknowledgements (``A n`` on stdin).
+WINDOW = 4 << 20
 
 
 def send(header, data=b""):
@@ -129,10 +136,14 @@ def main():
         for item in follower.resume(int(dev), int(ino), int(offset), bytes.fromhex("" if recent == "-" else recent)):
             frame(item)
     delay = POLL_MIN
+    sent, acked, pending = 0, 0, b""
     while True:
-        items, more = follower.step()
+        held = sent - acked >= WINDOW  # the reader is behind: wait for its acknowledgements
+        items, more = ([], False) if held else follower.step()
         for item in items:
             frame(item)
+            if item[0] == follow.DATA:
+                sent += len(item[2])
         now = time.monotonic()
         if discovery is not None and discovery.timeout(now) <= 0:
             reports = discovery.tick(now)
@@ -140,6 +151,8 @@ def main():
                 report(reports)
         if more:
             delay, timeout = POLL_MIN, 0
+        elif held:
+            timeout = SAFETY_POLL  # an acknowledgement on stdin wakes it
         elif wake.active:
             timeout = SAFETY_POLL
         else:
@@ -158,6 +171,15 @@ def main():
                 data = b"-"
             if not data:
                 sys.exit(0)
+            pending += data
+            while b"\n" in pending:
+                line, _, pending = pending.partition(b"\n")
+                if line.startswith(b"A "):
+                    try:
+                        acked = max(acked, int(line[2:]))
+                    except ValueError:
+                        pass
+            pending = pending[-4096:]  # only acknowledgements come: a line is short
         if wake.fd in ready:
             wake.drain()
         if discovery is not None and discovery.fd in ready:
