@@ -6,7 +6,7 @@
                     of the whole process after a warm-up; reference: `tail -F` on the same 8 logs
     barrier         the cluster dashboard (App.run_test, 8 nodes × 8 sim GPUs): a line that moves
                     the laggard past a milestone is appended; time until the barrier view shows it
-    key → screen    `n` (next node's log) while all 8 logs grow (a line per node every 50 ms): the
+    key → screen    `o` (one node's log) while all 8 logs grow (a line per node every 50 ms): the
                     key event posted as the terminal driver would, then the time until the log view
                     shows that node only and the frame is painted (Pilot.press adds ~150 ms of its
                     own waiting, so it is not used)
@@ -93,7 +93,7 @@ async def grow(logs: list[Path]) -> None:
 async def dashboard_latencies(workdir: Path, trials: int) -> tuple[list[float], list[float]]:
     from textual import events
 
-    from tui.app.cluster import ClusterApp
+    from tui.app.dashboard import build_app
     from tui.cluster import ClusterSession, default_session
     from tui.core.options import NodeSpec
 
@@ -107,23 +107,26 @@ async def dashboard_latencies(workdir: Path, trials: int) -> tuple[list[float], 
             logs.append(log)
         session = ClusterSession([NodeSpec(f"n{n}", str(log), gpus="sim") for n, log in enumerate(logs)],
                                  make_session=partial(default_session, gpu_interval=1.0))
-        app = ClusterApp(session)
+        app = build_app(None, nodes=session)
+
+        def weight_row(app=app) -> str:
+            rows = str(app.query_one("#barrier").render()).split("\n")
+            return next((row for row in rows if "weight load done" in row), "")
+
         async with app.run_test(size=(160, 50)) as pilot:
-            barrier = app.query_one("#barrier")
-            while "waiting: n0" not in str(barrier.render()).split("\n")[2]:  # weight load: n0 behind
+            while "waiting: n0" not in weight_row():  # weight load: n0 behind
                 await pilot.pause(0.01)
             with open(logs[0], "a") as f:
                 f.write(node_lines(0, "end"))
             start = time.perf_counter()
-            while "waiting:" in str(barrier.render()).split("\n")[2]:
+            while "waiting:" in weight_row():
                 await asyncio.sleep(0.001)
             barrier_ms.append(1000 * (time.perf_counter() - start))
-            log = app.query_one("#log")
             writer = asyncio.create_task(grow(logs))
             await pilot.pause(0.3)
             start = time.perf_counter()
-            app.post_message(events.Key("n", "n"))
-            while app.node_filter != "n0" or not all(str(line.text).startswith("n0 ") for line in log.lines):
+            app.post_message(events.Key("o", "o"))
+            while app.node_filter != "n0" or app.log_view.session is not session.nodes["n0"]:
                 await asyncio.sleep(0.0005)
             await pilot.pause(0)  # the frame it caused
             key_ms.append(1000 * (time.perf_counter() - start))

@@ -25,6 +25,7 @@ from tui.sources.factory import log_tailer, writer_source
 from tui.sources.procscan import available as proc_available
 
 REPO = Path(__file__).parent.parent
+SIM = REPO / "tests" / "server_sim.py"
 WAIT = 20.0
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.skipif(not proc_available(), reason="no /proc to find writers in")]
@@ -260,3 +261,53 @@ def test_ranks_killed_by_their_parent_after_its_failure_are_follow_ons_not_the_o
     assert len(gone) == 4, out.stdout
     assert all(f"after the failure at line {line}: a follow-on of it" in chunk.split("\n2")[0] for chunk in gone)
     assert "OOM" not in out.stdout
+
+
+async def test_watch_health_ready_needs_the_url_to_answer_200_too(tmp_path):
+    """`watch --plain --health URL` of a server started by hand: its log says ready, and READY is
+    said only once the URL answers 200 (the simulator answers 503 until then)."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    log = tmp_path / "server.log"
+    with open(log, "wb") as out:
+        server = subprocess.Popen([sys.executable, str(SIM), "--tp", "2", "--step", "0.01", "--port", str(port)],
+                                  stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        env = dict(os.environ, PYTHONUNBUFFERED="1", NO_COLOR="1")
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "tui.cli", "watch", str(log), "--plain", "--gpus", "none", "--timeout", "60",
+            "--health", f"http://127.0.0.1:{port}/health", stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, cwd=REPO, env=env)
+        out, err = await asyncio.wait_for(proc.communicate(), 90)
+        text = out.decode()
+        assert proc.returncode == 0, text + err.decode()
+        marker = text.index("ready marker (line")
+        answered = text.index(f"http://127.0.0.1:{port}/health answers: HTTP 200")
+        assert marker < answered < text.index("READY: the log's ready line")
+        assert "READY (line" not in text  # the log's line alone is never called READY
+    finally:
+        os.killpg(server.pid, signal.SIGKILL)
+        server.wait()
+
+
+async def test_watch_health_that_never_answers_is_not_ready(tmp_path):
+    log = tmp_path / "server.log"
+    with open(log, "wb") as out:
+        server = subprocess.Popen([sys.executable, str(SIM), "--tp", "2", "--step", "0.01"],
+                                  stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        env = dict(os.environ, PYTHONUNBUFFERED="1", NO_COLOR="1")
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "tui.cli", "watch", str(log), "--plain", "--gpus", "none", "--timeout", "5",
+            "--health", "http://127.0.0.1:1/health", stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, cwd=REPO, env=env)
+        out, _ = await asyncio.wait_for(proc.communicate(), 60)
+        text = out.decode()
+        assert proc.returncode == 3, text
+        assert "the log says ready" in text and "has not answered 200: connection refused" in text
+    finally:
+        os.killpg(server.pid, signal.SIGKILL)
+        server.wait()

@@ -54,6 +54,7 @@ def cluster_options(args: argparse.Namespace) -> ClusterOptions:
         theme=args.theme,
         gpus=gpu_options(args),
         stall_limits=getattr(args, "stall_limit", None),
+        health=getattr(args, "health", None),
     )
 
 

@@ -97,6 +97,7 @@ def watch_options(args: argparse.Namespace) -> WatchOptions:
         theme=args.theme,
         gpus=gpu_options(args),
         stall_limits=args.stall_limit,
+        health=getattr(args, "health", None),
     )
 
 

@@ -26,6 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--timeout", type=seconds, metavar="S", help="give up after S seconds: exit 3 (the dashboard shows TIMEOUT; q exits 3)")
     p.add_argument("--echo", action="store_true", help="also print each log line (with --plain)")
     p.add_argument("--from-end", action="store_true", help="skip what the log already holds")
+    p.add_argument("--health", metavar="URL", help="ready also needs this URL to answer 200, asked from the log's "
+                   "host (several nodes: the serving node's), e.g. http://127.0.0.1:30000/health")
     p.add_argument("--host", metavar="[USER@]HOST[:PORT][:/LOG]", action="append", dest="hosts",
                    help="read the log on this host over SSH; repeat as HOST:/path/log for several nodes")
     add_cluster_options(p)

@@ -34,6 +34,7 @@ class WatchOptions:
     theme: str | None = None
     gpus: GpuOptions = field(default_factory=GpuOptions)
     stall_limits: StallLimits | None = None  # --stall-limit
+    health: str | None = None  # --health URL: ready also needs it to answer 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,3 +97,4 @@ class ClusterOptions:
     theme: str | None = None
     gpus: GpuOptions = field(default_factory=GpuOptions)
     stall_limits: StallLimits | None = None  # --stall-limit: per node, per phase
+    health: str | None = None  # --health URL: the serving node's (asked from its host)

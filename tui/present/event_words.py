@@ -48,9 +48,11 @@ def title(phase: str) -> str:
 class EventWords:
     """The tracker's events in words, one line each, through ``say(text, indent)``."""
 
-    def __init__(self, say: Callable[[str, str], None], state: Callable[[], StartupState]) -> None:
+    def __init__(self, say: Callable[[str, str], None], state: Callable[[], StartupState],
+                 health_url: str | None = None) -> None:
         self.say = say
         self.state = state
+        self.health_url = health_url  # --health: the log's ready line is only half of ready
         self.progress_at: dict[str, float] = {}
         self.warnings = 0  # every WarningFound received, shown or not
         self.printed: dict[tuple[str, str], list[ErrorReport]] = {}  # (kind, message) -> errors
@@ -70,6 +72,9 @@ class EventWords:
             span = f"lines {phase.start_line}-{event.line}" if phase else f"line {event.line}"
             ranks = f", slowest {event.slowest_rank} of {event.ranks} ranks" if event.ranks > 1 else ""
             self.say(f"{title(event.phase)} done in {duration(event.seconds)} ({span}{ranks})", "")
+        elif isinstance(event, Ready) and self.health_url:  # READY is said once the URL answers too
+            self.say(f"ready marker (line {event.line}) after {duration(event.seconds)} of log time; "
+                     f"waiting for {self.health_url} to answer", "")
         elif isinstance(event, Ready):
             self.say(f"READY (line {event.line}): the server is up after {duration(event.seconds)} of log time", "")
         elif isinstance(event, Stopped):

@@ -83,14 +83,17 @@ class PlainWatch:
         writers = writer_source(options.log, host=options.host) if ended is None else None
         if writers is not None:
             self.session.add_source(writers)
+        if options.health:
+            self.session.probe_health(options.health, options.host)
         self.memory = WatchedStartups()  # this server/model/TP size's phase times: stall limits
         self.session.expected = self.memory.longest
-        self.words = EventWords(self.say, lambda: self.session.state)
+        self.words = EventWords(self.say, lambda: self.session.state, health_url=options.health)
         self.started = time.monotonic()
         self.decided_at: float | None = None  # when the current startup became ready or failed
         self.ended_at: float | None = None  # when its processes said the server is gone
         self.said_reading = False  # "reading the rest of the log" said (its writer is gone)
         self.judged = STARTING  # the kind of the last quiet-log verdict printed
+        self.health_said: str | None = None  # what --health's URL answered, as last said
         self.seen_pids: set[int] = set()
         self.gpu_note: str | None = None  # why there are no GPU samples, once said
         self.waiting: str | None = None
@@ -199,7 +202,9 @@ class PlainWatch:
         if session.gpus.unavailable and session.gpus.unavailable != self.gpu_note:
             self.gpu_note = session.gpus.unavailable
             self.say(f"no GPU data: {clean(self.gpu_note)}")
-        if state.outcome in (READY, STOPPED, FAILED):
+        if state.outcome == READY and self.health_pending():
+            self.decided_at = None  # the log says ready; the URL has not answered 200 yet
+        elif state.outcome in (READY, STOPPED, FAILED):
             if self.decided_at is None:
                 self.decided_at = now
             if now - self.decided_at >= GRACE_S or (queue.empty() and self.log_quiet()):
@@ -212,6 +217,19 @@ class PlainWatch:
         if deadline is not None and now >= deadline:
             return self.finish(queue, timed_out=True)
         return None
+
+    def health_pending(self) -> bool:
+        """``--health``: the URL has not answered 200 yet (said as it changes)."""
+        health = self.session.health
+        if health is None:
+            return False
+        if health.detail != self.health_said:
+            self.health_said = health.detail
+            if health.ok:
+                self.say(f"{health.url} answers: {clean(health.detail)}")
+            elif self.session.state.outcome == READY:
+                self.say(f"{health.url}: {clean(health.detail)}; not ready until it answers 200")
+        return not health.ok
 
     def quiet_verdict(self, now: float, queue: asyncio.Queue[Any]) -> int | None:
         """What the log alone does not say: dead or failed (the processes behind it), and
@@ -279,6 +297,14 @@ class PlainWatch:
     def verdict(self, timed_out: bool = False) -> int:
         state = self.session.state
         status = judge(state).exit_status
+        health = self.session.health
+        if state.outcome == READY and health is not None:
+            if health.ok:
+                self.say(f"READY: the log's ready line (line {state.ready_line}) and {health.url} answering 200")
+                return status
+            self.say(f"{'TIMEOUT after ' + duration(self.args.timeout) + ': ' if timed_out else ''}the log says ready "
+                     f"(line {state.ready_line}) but {health.url} has not answered 200: {clean(health.detail)}")
+            return EXIT_STARTING
         totals = self.words.totals()
         if totals:
             self.say(totals)
@@ -325,7 +351,8 @@ class PlainPrinter:
         self.launch = launch
         self.out = out
         self.queue = session.listen()
-        self.words = EventWords(lambda text, indent: self.say(f"  {indent}{text}"), lambda: session.state)
+        self.words = EventWords(lambda text, indent: self.say(f"  {indent}{text}"), lambda: session.state,
+                                health_url=launch.spec.health_url)
         self.final = asyncio.Event()
         self._last_kind = STARTING
         launch.subscribe(self.queue.put_nowait)
@@ -364,9 +391,6 @@ class PlainPrinter:
             self.verdict(event.verdict, event.previous)
         elif isinstance(event, Note):
             self.say(f"  {event.text}")
-        elif isinstance(event, Ready) and self.launch.spec.health_url:
-            # the log's marker alone: READY is said once the health URL answers too (the verdict)
-            self.say(f"  ready marker (line {event.line}); waiting for {self.launch.spec.health_url} to answer")
         elif isinstance(event, (ErrorFound, PhaseStarted, PhaseEnded, PhaseProgress, Ready, Stopped, WarningFound,
                                 ServerDetected)):
             if isinstance(event, ErrorFound) and event.error.secondary:

@@ -53,7 +53,7 @@ from tui.core.limits import StallLimits
 from tui.core.lines import Line, LineAssembler, Progress
 from tui.core.state import FAILED, READY, STARTING, StartupState, origin
 from tui.core.profiles import Profile
-from tui.core.verdict import Verdict, VerdictKind, gpu_activity, judge
+from tui.core.verdict import HealthStatus, Verdict, VerdictKind, gpu_activity, judge
 from tui.core.writers import WriterState
 from tui.session.models import (
     CODES,
@@ -157,6 +157,7 @@ class WatchSession:
         self.gpus = GpuBoard()
         self.connection: ConnectionState | None = None
         self.connected_once = False  # the log's host was reached at least once (a later loss is "lost")
+        self.health: HealthStatus | None = None  # --health: what the URL answered last
         self.waiting: str | None = None  # why the log is not being read yet
         self.process: ProcessStarted | None = None
         self.exit: ProcessExited | None = None
@@ -217,6 +218,13 @@ class WatchSession:
         """The log has been quiet a while: tracebacks whose exception line came are over."""
         self._apply(self.tracker.quiet())
         self._changed("state")
+
+    def probe_health(self, url: str, host: str | None = None) -> None:
+        """``--health URL``: ready needs it to answer 200 too (asked from ``host``'s machine)."""
+        from tui.sources.health import HealthSource
+
+        self.health = HealthStatus(url)
+        self.add_source(HealthSource(url, host))
 
     def add_source(self, source: EventSource) -> None:
         """Add an event source (a launch's process and log events); starts it if running."""
@@ -353,6 +361,7 @@ class WatchSession:
         return judge(
             state,
             status,
+            self.health,
             gpus=gpu_activity(samples, now, pids=writers.pids or None),
             now=now,
             last_activity=None if self.finished_at is not None else self.last_output_at,
@@ -420,6 +429,9 @@ class WatchSession:
         elif isinstance(event, LogWaiting):
             self.waiting = event.reason
             self._changed("connection")
+        elif isinstance(event, HealthStatus):  # --health: ready also needs the URL to answer
+            self.health = event
+            self._changed("state")
         elif isinstance(event, ConnectionState):
             self.connection = event
             self.connected_once = self.connected_once or event.state == "connected"

@@ -150,3 +150,23 @@ class HealthProbe:
             if status.ok:
                 return
             await asyncio.sleep(self.interval)
+
+
+class HealthSource:
+    """``watch --health URL`` as an event source: the probe's statuses for the session, which
+    judges READY only once the URL has answered 200 (asked from ``host``'s machine when given)."""
+
+    def __init__(self, url: str, host: str | None = None, interval: float = 1.0) -> None:
+        target = None
+        if host:
+            from tui.sources.ssh import SshTarget
+
+            target = SshTarget.parse(host)
+        self.probe = HealthProbe(url, interval=interval, target=target)
+
+    async def events(self) -> AsyncIterator[HealthStatus]:
+        async for status in self.probe.statuses():
+            yield status
+
+    async def close(self) -> None:
+        return None

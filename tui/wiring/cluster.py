@@ -23,7 +23,11 @@ def make_cluster(options: ClusterOptions, *, max_rate: float = 15.0) -> Any:
                    gpu_interval=options.gpus.interval, max_rate=max_rate, writers=True,
                    stall_limits=options.stall_limits)
     if options.slurm_job is None:
-        return ClusterSession(list(options.nodes), make_session=make)
+        session = ClusterSession(list(options.nodes), make_session=make)
+        if options.health and options.nodes:
+            serving = next((n for n in options.nodes if n.role == "serving"), options.nodes[0])
+            session.nodes[serving.name].probe_health(options.health, serving.host)
+        return session
     from tui.core.options import NodeSpec
     from tui.sources.slurm import SlurmJobSource, missing_clients, task_logs
 

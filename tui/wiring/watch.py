@@ -43,6 +43,8 @@ def watch_dashboard(options: WatchOptions) -> int:
     )
     if (writers := writer_source(options.log, host=options.host)) is not None:
         session.add_source(writers)  # the server behind the log (tui.core.events.WritersFound …)
+    if options.health:
+        session.probe_health(options.health, options.host)
     memory = WatchedStartups()  # phase times of this server, model and TP size: the stall limits
     session.expected = memory.longest
     session.subscribe(lambda update: memory.update(session.state) if "state" in update.topics else None)
