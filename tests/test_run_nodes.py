@@ -16,6 +16,7 @@ import pytest
 from tests.launch_helpers import no_leftover_servers  # noqa: F401 (autouse: no simulator outlives a test)
 from tests.test_cluster_core import wait_outcome
 from tui.cluster import default_session
+from tui.history import History
 from tui.launch.cluster import NodesLaunch
 
 pytestmark = [pytest.mark.ssh, pytest.mark.timeout(180)]
@@ -141,3 +142,28 @@ async def test_stop_and_relaunch_act_on_every_node(sshd_nodes, tmp_path, fake_sg
         await session.stop()
         await launch.session.stop()
         await launch.close()
+
+
+def test_attach_follows_a_run_nodes_attempt_again_on_every_node(sshd_nodes, tmp_path, fake_sglang):
+    a, b = sshd_nodes
+    addr = f"127.0.0.2:{free_port()}"
+    slow = [*command(addr)[:-1], "6"]  # a 6 s weight load: Watchtower gives up first, the servers go on
+    first = cli(sshd_nodes, tmp_path, fake_sglang, "--nodes", f"{a.spec},{b.spec}", "--timeout", "2", "--no-check",
+                "--", *slow)
+    assert first.returncode == 3, first.stdout + first.stderr
+    assert "left running: 127.0.0.2: kill -INT" in first.stdout
+    env = dict(os.environ, WATCHTOWER_SSH_KNOWN_HOSTS=str(a.known_hosts), WATCHTOWER_SSH_IDENTITY=str(a.client_key),
+               WATCHTOWER_DATA_DIR=str(tmp_path / "data"), NO_COLOR="1", PYTHONUNBUFFERED="1")
+    again = subprocess.run([sys.executable, "-m", "tui.cli", "attach", "mn", "--plain", "--gpus", "none",
+                            "--timeout", "60"], capture_output=True, text=True, env=env, cwd=REPO, timeout=120)
+    try:
+        assert again.returncode == 0, again.stdout + again.stderr
+        assert "v1: following it again on 127.0.0.2, 127.0.0.3" in again.stdout
+        assert "READY: 127.0.0.2 serving, 127.0.0.3 worker past CUDA graphs" in again.stdout
+        assert "started on" not in again.stdout  # nothing was launched
+        rows = History(tmp_path / "data" / "history.sqlite3").attempts("mn")
+        assert [(r.attempt, r.outcome) for r in rows] == [(1, "ready")]
+    finally:
+        for node in sshd_nodes:  # what was left running on purpose
+            for pid_file in (tmp_path / "logs").glob(f"mn-{node.host}-v1.pid"):
+                subprocess.run(["kill", "-KILL", "--", f"-{pid_file.read_text().split()[0]}"], capture_output=True)

@@ -246,29 +246,59 @@ class NodesLaunch(ClusterLaunch):
         """Each node's command line, by node name (what the agreement check reads)."""
         return dict(zip(self.names, node_commands(self.command, self.hosts, self.extra)))
 
-    async def submit(self, attempt: int) -> ClusterSession:
+    def _emit(self, node: str, event: object) -> None:
+        """A node's process event: its exit is a death, or (while we stop it) the stop's end."""
+        if isinstance(event, ProcessExited) and self.session is not None:
+            if self.stopping:  # ours: the stop, not a death
+                self.session.node_stopped(node, event.detail or "stopped")
+            else:
+                self.session.node_died(node, event.detail or "exited")
+
+    def _runner(self, host: str, node: str) -> Any:
         from tui.launch.remote import RemoteRunner
         from tui.sources.ssh import SshTarget
 
+        runner = self.runners.get(node) or RemoteRunner(SshTarget.parse(host), partial(self._emit, node))
+        self.runners[node] = runner
+        return runner
+
+    def _session(self, attempt: int, commands: Mapping[str, Sequence[str]]) -> ClusterSession:
+        """The session that follows attempt ``attempt``: one node per host, each its own log."""
+        specs = [NodeSpec(node, str(attempt_paths(self.log_dir, f"{self.name}-{node}", attempt)[0]), host, self.gpus)
+                 for host, node in zip(self.hosts, self.names)]
+        session = ClusterSession(specs, make_session=self.make_session)
+        session.suspects = suspects(commands)
+        session.launched = True
+        self.session = session  # (its node events arrive from now on)
+        return session
+
+    async def resume(self, record: Any) -> ClusterSession:
+        """``attach``: follow the attempt an earlier Watchtower started on these nodes (its pid file
+        on each node), never starting one; x and r act on it as after a ``run``."""
         commands = self.commands()
         self.stopping = False
-        session_ref: list[ClusterSession] = []
+        found = await asyncio.gather(*(
+            self._runner(host, node).reattach(record.attempt, commands[node], *attempt_paths(
+                self.log_dir, f"{self.name}-{node}", record.attempt))
+            for host, node in zip(self.hosts, self.names)))
+        self.runs = {node: run for node, run in zip(self.names, found) if run is not None}
+        if not self.runs:
+            raise UsageError(f"{self.name} v{record.attempt}: runs on none of {', '.join(self.names)} any more; "
+                             f"relaunch it with `watchtower run --nodes`")
+        missing = [node for node in self.names if node not in self.runs]
+        session = self._session(record.attempt, commands)
+        for node in missing:  # gone while nobody watched
+            session.node_died(node, "its process is gone (found so on attach)")
+        self._note(f"v{record.attempt}: following it again on {', '.join(self.runs)}")
+        return self._follow(record.attempt, session, record)
 
-        def emit(node: str, event: object) -> None:
-            if isinstance(event, ProcessExited) and session_ref:
-                if self.stopping:  # ours: the stop, not a death
-                    session_ref[0].node_stopped(node, event.detail or "stopped")
-                else:
-                    session_ref[0].node_died(node, event.detail or "exited")
-
+    async def submit(self, attempt: int) -> ClusterSession:
+        commands = self.commands()
+        self.stopping = False
         starts = []
-        specs = []
         for host, node in zip(self.hosts, self.names):
-            runner = self.runners.get(node) or RemoteRunner(SshTarget.parse(host), partial(emit, node))
-            self.runners[node] = runner
             log_path, pid_path = attempt_paths(self.log_dir, f"{self.name}-{node}", attempt)
-            starts.append(runner.start(attempt, commands[node], self.env, log_path, pid_path, self.cwd))
-            specs.append(NodeSpec(node, str(log_path), host, self.gpus))
+            starts.append(self._runner(host, node).start(attempt, commands[node], self.env, log_path, pid_path, self.cwd))
         results = await asyncio.gather(*starts, return_exceptions=True)
         failed = [(node, r) for node, r in zip(self.names, results) if isinstance(r, BaseException)]
         self.runs = {node: r for node, r in zip(self.names, results) if not isinstance(r, BaseException)}
@@ -278,10 +308,7 @@ class NodesLaunch(ClusterLaunch):
             if not isinstance(exc, (LaunchError, UsageError)):
                 raise exc
             raise UsageError(f"{node}: {exc}")
-        session = ClusterSession(specs, make_session=self.make_session)
-        session.suspects = suspects(commands)
-        session.launched = True
-        session_ref.append(session)
+        session = self._session(attempt, commands)
         self._note(f"v{attempt}: started on {', '.join(self.names)}")
         return session
 

@@ -181,21 +181,34 @@ async def _node_preflights(launch: Any, gpus: str) -> list[tuple[str, Any]]:
     return list(await asyncio.gather(*(one(n, h, commands[n]) for n, h in zip(launch.names, launch.hosts))))
 
 
-def nodes_run(spec: Any, nodes: list[Any], options: LaunchOptions, *, plain: bool, force: bool) -> int:
-    """`run --nodes H1,H2 -- CMD` (or `--cluster FILE`): the command on every node over SSH."""
+def nodes_launch(spec: Any, hosts: list[str], options: LaunchOptions, *, names: list[str] | None = None,
+                 extra: dict[int, Any] | None = None) -> Any:
+    """The launch of ``spec``'s command on these hosts over SSH, its sessions watching each node."""
     from functools import partial
 
     from tui.cluster import default_session
-    from tui.core.multinode import agreement
-    from tui.core.preflight import FAIL
     from tui.launch.cluster import NodesLaunch
 
     make = partial(default_session, profile=load_profile(options.server), gpu_interval=options.gpus.interval)
-    launch = NodesLaunch(
-        spec.name, spec.command, spec.env, [n.host for n in nodes], spec.log_dir, names=[n.name for n in nodes],
-        extra={i: n.args for i, n in enumerate(nodes) if n.args}, plan=spec.plan, make_session=make,
-        history=_history(), gpus=options.gpus.kind,
-    )
+    return NodesLaunch(spec.name, spec.command, spec.env, hosts, spec.log_dir, names=names, extra=extra,
+                       plan=spec.plan, make_session=make, history=_history(), gpus=options.gpus.kind)
+
+
+def nodes_attach(spec: Any, record: Any, options: LaunchOptions, *, plain: bool) -> int:
+    """`attach NAME` of a `run --nodes` launch: follow its attempt on every node again (each node's
+    pid file); x stops it on every node, r relaunches as vN+1."""
+    launch = nodes_launch(spec, record.host.split(","), options)
+    return _run_cluster_launch(launch, options, plain=plain, title=f"attach: {spec.name}",
+                               begin=lambda: launch.resume(record))
+
+
+def nodes_run(spec: Any, nodes: list[Any], options: LaunchOptions, *, plain: bool, force: bool) -> int:
+    """`run --nodes H1,H2 -- CMD` (or `--cluster FILE`): the command on every node over SSH."""
+    from tui.core.multinode import agreement
+    from tui.core.preflight import FAIL
+
+    launch = nodes_launch(spec, [n.host for n in nodes], options, names=[n.name for n in nodes],
+                          extra={i: n.args for i, n in enumerate(nodes) if n.args})
     out = sys.stdout if plain else sys.stderr
     checks = agreement(launch.commands())
     for check in checks:
