@@ -99,3 +99,41 @@ async def test_a_worker_silent_past_its_limit_is_stalled_naming_the_node(tmp_pat
         assert out.count("STALLED? on n2") == 1  # said once, not every second
     finally:
         stop(head, worker)
+
+
+async def test_nodes_that_never_meet_at_the_dist_init_address_are_said_so_with_the_odd_command(tmp_path):
+    """The classic hang: node 1 was given another --dist-init-addr. Every rank waits in the
+    distributed init; the verdict says the nodes never met, and which node's command disagrees
+    (read from its writer's command line: these servers were started by hand)."""
+    import socket
+
+    fake = tmp_path / "fake" / "sglang"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("")
+    (fake / "launch_server.py").write_text(f"import runpy, sys\nsys.argv[0] = {str(SIM)!r}\n"
+                                           "runpy.run_path(sys.argv[0], run_name='__main__')\n")
+    ports = []
+    for _ in range(2):
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            ports.append(sock.getsockname()[1])
+    procs, logs = [], []
+    for rank, port in enumerate(ports):
+        log = tmp_path / f"n{rank + 1}.log"
+        with open(log, "wb") as out:
+            procs.append(subprocess.Popen(
+                [sys.executable, "-m", "sglang.launch_server", "--tp", "2", "--nnodes", "2", "--node-rank", str(rank),
+                 "--model-path", "/models/m", "--dist-init-addr", f"127.0.0.1:{port}"],
+                stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+                env=dict(os.environ, PYTHONPATH=str(fake.parent))))
+        logs.append(log)
+    try:
+        proc = await watch(cluster(tmp_path, logs), "--stall-limit", "2s", "--timeout", "10")
+        seen: list[str] = []
+        line = await expect(proc, "STALLED? on n2", seen)
+        assert "no rank past dist-init" in line and "the nodes never met at the dist-init address" in line, line
+        assert f"dist-init address: n2 has 127.0.0.1:{ports[1]}, the others 127.0.0.1:{ports[0]}" in line, line
+        code, _out, _err = await finish(proc)
+        assert code == 3
+    finally:
+        stop(*procs)

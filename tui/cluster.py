@@ -15,6 +15,7 @@ import asyncio
 import dataclasses
 import heapq
 import re
+import shlex
 import time
 from collections import deque
 from collections.abc import Callable
@@ -23,6 +24,7 @@ from typing import Any
 
 from tui.core import cluster as core
 from tui.core.events import ConnectionState, GpuSample, SlurmJobState
+from tui.core.multinode import suspects
 from tui.core.options import NodeSpec
 from tui.core.slurm import ACTIVE, ENDED, GONE, QUEUED, job_words, queued_words
 from tui.core.state import FAILED, READY, STARTING, StartupState
@@ -196,6 +198,7 @@ class ClusterSession:
         self.cancelled_by: str | None = None  # set by whoever cancels the job (the Slurm runner)
         self.task_deaths: dict[str, str] = {}  # node -> how its process died ("task 1: Killed (srun)")
         self.suspects: dict[str, str] = {}  # node -> why its command is suspect (tui.core.multinode)
+        self._suspects_of: tuple[tuple[Any, ...], dict[str, str]] = ((), {})  # writers' commands -> suspects
         self.gpu_samples: dict[str, deque[GpuSample]] = {}  # recent samples per node (loading vs stalled?)
         self.launched = False  # its processes are ours (a launch): alive until their runner says not
         self.stopping = False  # the launch is stopping them (x): their exits and last words are no failure
@@ -332,9 +335,27 @@ class ClusterSession:
             conn = session.connection
             if conn is not None and conn.state != "connected":
                 waiting = connection_words(conn)
-            out.append(core.NodeStatus(name, state, quiet_for=quiet, waiting=waiting, suspect=self.suspects.get(name),
+            suspect = self.suspects.get(name) or self._writer_suspects().get(name)
+            out.append(core.NodeStatus(name, state, quiet_for=quiet, waiting=waiting, suspect=suspect,
                                        role=self.specs[name].role))
         return out
+
+    def _writer_suspects(self) -> dict[str, str]:
+        """For servers started by hand: each node's command line as its writer discovery shows it,
+        checked for what the nodes must agree on (the dist-init address, model, node count, ranks)."""
+        commands: dict[str, list[str]] = {}
+        for name, session in self.nodes.items():
+            writers = session.writers
+            main = next((p for p in writers.processes if p.pid == writers.main_pid), None)
+            if main is not None and main.command:
+                try:
+                    commands[name] = shlex.split(main.command)
+                except ValueError:  # (a masked or cut command line)
+                    continue
+        key = tuple(sorted((name, tuple(argv)) for name, argv in commands.items()))
+        if key != self._suspects_of[0]:
+            self._suspects_of = (key, suspects(commands) if len(commands) > 1 else {})
+        return self._suspects_of[1]
 
     def node_verdict(self, name: str) -> Verdict:
         """One node's own verdict: starting, loading (log quiet, GPU memory moving), stalled?, ready,

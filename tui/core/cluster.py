@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from tui.core.state import FAILED, PHASES, READY, STOPPED, Phase, StartupState
 from tui.core.verdict import DEAD, STALLED, STOPPING, Verdict, VerdictKind
+from tui.core.wording import clock
 
 #: (milestone, words): a milestone is reached by a rank that ended the phase of that name,
 #: or began any later phase (a log that prints no distributed init: the rank began loading
@@ -255,6 +256,10 @@ def verdict(nodes: Mapping[str, NodeStatus] | list[NodeStatus]) -> Verdict:
             return Verdict(VerdictKind.READY, ", ".join(words))
     for node in statuses:  # a node silent past its limit, while the others wait for it or not
         if node.verdict is not None and node.verdict.kind == STALLED:
+            behind = laggard(statuses)
+            if behind is not None and behind[0].milestone == "dist_init":  # the classic hang: say it as such
+                row, who = behind
+                return Verdict(STALLED, _not_joined(row, who), node=who.node)
             return dataclasses.replace(node.verdict, node=node.name)
     if serving and len(ready) == len(serving):
         setting_up = [n.name for n in statuses if role[n.name] == WORKER and worker_passed(n.state, serving[0].state) is None]
@@ -265,6 +270,21 @@ def verdict(nodes: Mapping[str, NodeStatus] | list[NodeStatus]) -> Verdict:
         return Verdict(VerdictKind.STARTING, "starting")
     row, who = behind
     return Verdict(VerdictKind.STARTING, f"{row.words}: {row.reached}/{row.total} ranks · waiting for {who.label}")
+
+
+def _not_joined(row: BarrierRow, who: Laggard) -> str:
+    """The classic multi-node hang, in words: ranks waiting in the distributed init for a node that
+    never joins (another dist-init address, a firewall, the wrong network interface)."""
+    nodes = list(dict.fromkeys(lag.node for lag in row.missing))
+    quiet = clock(who.quiet_for, unknown="—")
+    if row.reached:
+        words = f"{who.node} never joined: {row.reached}/{row.total} ranks past dist-init, {who.node} quiet {quiet}"
+    else:
+        words = f"no rank past dist-init, quiet {quiet}, on {', '.join(nodes)}: the nodes never met at the dist-init address"
+    if who.suspect:
+        return f"{words} · {who.suspect}"
+    return (f"{words} · check each node's --dist-init-addr (the same host:port, IPv6 in brackets), that the port "
+            "is open between the nodes, and GLOO_SOCKET_IFNAME / NCCL_SOCKET_IFNAME")
 
 
 def _running(phase: Phase) -> bool:
