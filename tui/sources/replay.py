@@ -258,16 +258,25 @@ def _invalid(record: dict[str, Any]) -> str | None:
     return None
 
 
+_PIECE = 16 << 20  # bytes inflated at a time
+
+
 def _gunzip(path: Path, raw: bytes) -> tuple[str, bool]:
     """The text of a gzip'd recording, and whether the stream was cut short; refused past
     ``MAX_EXPANDED`` bytes uncompressed (decompressed with that cap: a bomb never inflates)."""
     inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
     try:
-        data = inflater.decompress(raw, MAX_EXPANDED + 1)
-        if len(data) > MAX_EXPANDED or inflater.unconsumed_tail:
-            raise RecordingError(
-                f"{path}: expands past {MAX_EXPANDED >> 20} MiB uncompressed: refused (a gzip bomb, or not a startup's recording)"
-            )
+        data = bytearray()  # grown a piece at a time: never zlib's doubling of one huge buffer
+        pending = raw
+        while True:
+            data += inflater.decompress(pending, _PIECE)
+            if len(data) > MAX_EXPANDED:
+                raise RecordingError(
+                    f"{path}: expands past {MAX_EXPANDED >> 20} MiB uncompressed: refused (a gzip bomb, or not a startup's recording)"
+                )
+            pending = inflater.unconsumed_tail
+            if not pending:
+                break
         data += inflater.flush()
         text = data.decode("utf-8", errors="strict" if inflater.eof else "ignore")
     except (zlib.error, UnicodeDecodeError) as exc:
