@@ -216,14 +216,15 @@ def run(args: argparse.Namespace) -> int:
         request = slurm_request(args)
         if not args.log_dir:  # the nodes write there: the submit directory is the one they likely share
             spec.log_dir = Path(os.getcwd()) / "watchtower-logs"
-        return wiring.slurm_run(spec, request, options, plain=args.plain)
+        return wiring.slurm_run(spec, request, options, plain=args.plain, json=args.json)
     if args.nodes or args.cluster:
         if not args.log_dir:  # on each node, under the login's home, as --host does
             spec.log_dir = Path("watchtower-logs")
         spec.cwd = None
-        return wiring.nodes_run(spec, node_list(args), options, plain=args.plain, force=args.no_check)
+        return wiring.nodes_run(spec, node_list(args), options, plain=args.plain, force=args.no_check,
+                                json=args.json)
     if any(getattr(args, key) for key in ("partition", "gpus_per_node", "time", "account")):
         raise UsageError("--partition, --nodes, --gpus-per-node, --time and --account go with --slurm")
-    if args.plain:
-        return wiring.launch_plain(spec, options)
+    if args.plain or args.json:
+        return wiring.launch_plain(spec, options, json=args.json)
     return wiring.launch_dashboard(spec, options)

@@ -57,6 +57,7 @@ class PlaybackOptions:
     plain: bool = False
     theme: str | None = None
     stall_limits: StallLimits | None = None  # --stall-limit
+    json: bool = False  # --json: JSON objects, one a line, instead of the plain words
 
 
 @dataclass(frozen=True, slots=True)

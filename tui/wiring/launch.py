@@ -87,7 +87,7 @@ def launch_dashboard(spec: Any, options: LaunchOptions) -> int:
     return int(app.run() or 0)
 
 
-def launch_plain(spec: Any, options: LaunchOptions) -> int:
+def launch_plain(spec: Any, options: LaunchOptions, *, json: bool = False) -> int:
     """`run --plain`: SIGTERM (``timeout``, a job scheduler) ends it like Ctrl-C does — the
     server is left running and named, the history writes finish — and exits 143."""
     import signal
@@ -107,7 +107,7 @@ def launch_plain(spec: Any, options: LaunchOptions) -> int:
 
         loop.add_signal_handler(signal.SIGTERM, on_sigterm)
         try:
-            return await run_plain(spec, options)
+            return await run_plain(spec, options, json=json)
         except asyncio.CancelledError:
             if terminated:
                 return 128 + signal.SIGTERM
@@ -118,9 +118,10 @@ def launch_plain(spec: Any, options: LaunchOptions) -> int:
     return asyncio.run(main())
 
 
-async def run_plain(spec: Any, options: LaunchOptions) -> int:
+async def run_plain(spec: Any, options: LaunchOptions, *, json: bool = False) -> int:
+    """`run --plain` of one launch (``--json``: JSON objects, the last an ``exit`` one)."""
     from tui.core.lines import clean
-    from tui.core.verdict import EXIT_FAILED, EXIT_READY, EXIT_STARTING
+    from tui.core.verdict import EXIT_FAILED, EXIT_READY, EXIT_STARTING, EXIT_USAGE
     from tui.launch.spec import LaunchError
     from tui.launch.controller import PreflightRefused
     from tui.present.plain import PlainPrinter
@@ -133,7 +134,8 @@ async def run_plain(spec: Any, options: LaunchOptions) -> int:
             out.flush()
 
     session, launch = make_launch(spec, options, terminal)
-    printer = PlainPrinter(out, session, launch)
+    printer = PlainPrinter(out, session, launch, json=json)
+    status = 130  # cancelled (Ctrl-C, SIGTERM) before a verdict
     session.start()
     consumer = asyncio.create_task(printer.consume())
     try:
@@ -143,10 +145,12 @@ async def run_plain(spec: Any, options: LaunchOptions) -> int:
             printer.preflight(exc.report)
             refused = launch.refusal()
             if refused is not None:  # the dashboard's header says the same
-                printer.say(refused.text)
-            printer.say("not launching: a check failed (--no-check launches anyway)")
-            return EXIT_FAILED
+                printer.note(refused.text, "verdict", verdict=str(refused.kind), detail=refused.detail, final=True)
+            printer.note("not launching: a check failed (--no-check launches anyway)")
+            status = EXIT_FAILED
+            return status
         except LaunchError as exc:
+            status = EXIT_USAGE
             raise UsageError(clean(str(exc))) from None
         if launch.preflight_report is not None and not launch.reattached:
             printer.preflight(launch.preflight_report)
@@ -155,29 +159,35 @@ async def run_plain(spec: Any, options: LaunchOptions) -> int:
             await asyncio.wait_for(printer.final.wait(), options.timeout)
         except asyncio.TimeoutError:
             printer.drain()
-            printer.say(f"timed out after {options.timeout:g} s: {launch.verdict().text}")
+            printer.note(f"timed out after {options.timeout:g} s: {launch.verdict().text}", "verdict",
+                         verdict="timeout", detail=launch.verdict().text, final=True)
             printer.left_running()
-            return EXIT_STARTING
+            status = EXIT_STARTING
+            return status
         verdict = launch.verdict_now or launch.verdict()
         await launch.settle()  # let hooks and the history writes finish
         printer.drain()
         if verdict.exit_status == EXIT_READY:
             printer.left_running()
-            return EXIT_READY
+            status = EXIT_READY
+            return status
         if launch.run is not None and launch.server_running:
             try:  # a failed server usually exits by itself within moments
                 await asyncio.wait_for(launch.run.wait(), 5.0)
             except asyncio.TimeoutError:
-                printer.say(
+                printer.note(
                     f"v{launch.run.attempt} (pid {launch.run.pid}) still runs after the failure; stop its group"
-                    f" with `kill -INT -- -{launch.run.pgid}`"
+                    f" with `kill -INT -- -{launch.run.pgid}`", "left_running", pid=launch.run.pid,
+                    attempt=launch.run.attempt, name=spec.name,
                 )
-        return verdict.exit_status
+        status = verdict.exit_status
+        return status
     except asyncio.CancelledError:
         printer.left_running()
         raise
     finally:
         consumer.cancel()
         printer.drain()
+        printer.exit(status, launch.verdict_now or launch.verdict())
         await launch.close()
         await session.stop()

@@ -50,12 +50,12 @@ def watch_dashboard(options: WatchOptions) -> int:
     return int(app.run() or 0)
 
 
-def watch_plain(options: WatchOptions) -> int:
-    """`watchtower watch LOG --plain`: one line per event; the verdict's exit status."""
+def watch_plain(options: WatchOptions, *, json: bool = False) -> int:
+    """`watchtower watch LOG --plain`: one line per event (``--json``: one JSON object); the verdict's exit status."""
     from tui.present.plain import PlainWatch
 
     profile = load_profile(options.server)
-    watch = PlainWatch(options, profile)
+    watch = PlainWatch(options, profile, json=json)
     try:
         return asyncio.run(watch.run())
     except KeyboardInterrupt:
