@@ -76,26 +76,26 @@ def parse_env(items: list[str], files: list[str] = ()) -> dict[str, str]:
 
 
 def read_env_file(path: str) -> dict[str, str]:
-    """``NAME=VALUE`` per line (``export`` and quotes allowed, ``#`` comments): a .env file."""
+    """A .env file, as python-dotenv reads one: ``NAME=VALUE`` per line, ``export`` allowed, quotes
+    (escapes inside double ones), ``#`` comments after a value, ``${NAME}`` from earlier lines or the
+    environment. Read capped (tui.core.files); a line it cannot parse is named, exit 2."""
+    import io
+
+    from dotenv import dotenv_values
+    from dotenv.parser import parse_stream
+
     try:
         text = read_text(path)  # a regular file, capped (tui.core.files)
     except OSError as exc:
         raise UsageError(f"--env-file {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         raise UsageError(f"--env-file {path}: not a text file") from None
-    env: dict[str, str] = {}
-    for number, line in enumerate(text.splitlines(), 1):
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        key, eq, value = line.removeprefix("export ").strip().partition("=")
-        key, value = key.strip(), value.strip()
-        if not eq or not ENV_NAME.fullmatch(key):
-            raise UsageError(f"--env-file {path}, line {number}: expected NAME=VALUE")
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            value = value[1:-1]
-        env[key] = value
-    return env
+    for binding in parse_stream(io.StringIO(text)):
+        if binding.error or binding.key is not None and (binding.value is None or not ENV_NAME.fullmatch(binding.key)):
+            said = binding.original.string  # blank lines before it are part of it: not the line to name
+            line = binding.original.line + said[: len(said) - len(said.lstrip())].count("\n")
+            raise UsageError(f"--env-file {path}, line {line}: expected NAME=VALUE")
+    return {key: value or "" for key, value in dotenv_values(stream=io.StringIO(text)).items()}
 
 
 def default_name(command: list[str]) -> str:
