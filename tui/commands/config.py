@@ -101,6 +101,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     for setting in (*SETTINGS, STALL):
         p.add_argument(setting.flag, dest=setting.dest, default=argparse.SUPPRESS, metavar="VALUE", help=setting.help,
                        type=lambda text, s=setting: flag_value(s, text))
+    p.add_argument("--hosts", action="store_true", help="only the [hosts] names, one a line (shell completion reads them)")
     p.set_defaults(func=run)
 
 
@@ -108,6 +109,9 @@ def run(args: argparse.Namespace) -> int:
     from tui.app.keys import KEYS
 
     config: Config = getattr(args, "settings", None) or load(None)
+    if args.hosts:
+        print("\n".join(config.hosts))
+        return 0
     given = vars(args)
     out = [f"# config file: {config.path or f'none ({default_path()} does not exist)'}"]
 
