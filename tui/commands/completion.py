@@ -44,7 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import shtab
 
-    from tui.cli import build_parser
+    from tui.commands.parser import build_parser
 
     parser = build_parser()
     for action in parser._actions:
