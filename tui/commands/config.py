@@ -28,7 +28,7 @@ def load(path: str | None, environ: Mapping[str, str] = os.environ) -> Config:
     from tui.core.files import read_text
 
     file = Path(path).expanduser() if path else default_path(environ)
-    if path is None and not file.exists():
+    if path is None and not os.path.exists(file):  # none there, or a place this user cannot look into
         return parse({}, None, environ)
     try:
         text = read_text(file)  # a regular file, capped (tui.core.files)
