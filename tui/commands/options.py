@@ -67,11 +67,31 @@ def add_json_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def metrics_address(text: str) -> str:
+    """``--metrics``' value: HOST:PORT (checked at parse: argparse's usage line and exit 2)."""
+    from tui.present.metrics import parse_address
+
+    try:
+        parse_address(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix(f"--metrics {text!r}: ")) from None
+    return text
+
+
+def add_metrics_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--metrics", type=metrics_address, metavar="HOST:PORT",
+        help="serve the startup as Prometheus metrics at http://HOST:PORT/metrics while watching "
+        "(phase durations, current phase, verdict, attempt, time to ready)",
+    )
+
+
 def add_launch_options(parser: argparse.ArgumentParser) -> None:
     """How `run` and `attach` watch an attempt (run adds what starts one: --host, --name, --env …)."""
     parser.add_argument("--health", metavar="URL", help="ready also needs this URL to answer 200 (e.g. http://127.0.0.1:30000/health)")
     parser.add_argument("--plain", action="store_true", help="text output instead of the dashboard; exit 0 ready, 1 failed, 3 timeout")
     add_json_option(parser)
+    add_metrics_option(parser)
     parser.add_argument("--on-ready", metavar="CMD", help="shell command run when ready (verdict in WATCHTOWER_* variables)")
     parser.add_argument("--on-fail", metavar="CMD", help="shell command run on failure (verdict in WATCHTOWER_* variables)")
     parser.add_argument("--server", help="force a server profile: sglang, vllm or a TOML file")
@@ -107,6 +127,7 @@ def watch_options(args: argparse.Namespace) -> WatchOptions:
         theme=args.theme,
         gpus=gpu_options(args),
         stall_limits=args.stall_limit,
+        metrics=getattr(args, "metrics", None),
     )
 
 
@@ -114,6 +135,7 @@ def launch_options(args: argparse.Namespace, *, attach_only: bool = False) -> La
     return LaunchOptions(
         server=args.server, gpus=gpu_options(args), theme=args.theme, timeout=args.timeout, attach_only=attach_only,
         preflight=not getattr(args, "no_check", False), shm=getattr(args, "shm", None),
+        metrics=getattr(args, "metrics", None),
     )
 
 

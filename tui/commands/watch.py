@@ -14,7 +14,7 @@ import errno
 import os
 
 from tui.commands.cluster import add_cluster_options, cluster_options, one_host, wants_cluster
-from tui.commands.options import add_gpu_options, add_json_option, add_stall_limit_option, add_theme_option, seconds, watch_options
+from tui.commands.options import add_gpu_options, add_json_option, add_metrics_option, add_stall_limit_option, add_theme_option, seconds, watch_options
 from tui.core.errors import UsageError
 
 
@@ -26,6 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--timeout", type=seconds, metavar="S", help="give up after S seconds: exit 3 (the dashboard shows TIMEOUT; q exits 3)")
     p.add_argument("--echo", action="store_true", help="also print each log line (with --plain or --json)")
     add_json_option(p)
+    add_metrics_option(p)
     p.add_argument("--from-end", action="store_true", help="skip what the log already holds")
     p.add_argument("--host", metavar="[USER@]HOST[:PORT][:/LOG]", action="append", dest="hosts",
                    help="read the log on this host over SSH; repeat as HOST:/path/log for several nodes")

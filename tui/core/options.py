@@ -34,6 +34,7 @@ class WatchOptions:
     theme: str | None = None
     gpus: GpuOptions = field(default_factory=GpuOptions)
     stall_limits: StallLimits | None = None  # --stall-limit
+    metrics: str | None = None  # --metrics HOST:PORT: serve the startup to Prometheus
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +48,7 @@ class LaunchOptions:
     attach_only: bool = False  # `attach`: follow the running attempt, never start one
     preflight: bool = True  # check before every launch and relaunch; refuse on a ✗ (`run --no-check`: off)
     shm: str | None = None  # the shared-memory mount the preflight looks at (default /dev/shm)
+    metrics: str | None = None  # --metrics HOST:PORT: serve the startup to Prometheus
 
 
 @dataclass(frozen=True, slots=True)

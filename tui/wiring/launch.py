@@ -12,6 +12,7 @@ from tui.core.errors import UsageError
 from tui.core.lines import clean
 from tui.core.options import LaunchOptions
 from tui.session import SessionInfo, Subscriber, WatchSession
+from tui.wiring.watch import serving_metrics
 from tui.wiring.watch import load_profile
 
 
@@ -84,7 +85,19 @@ def launch_dashboard(spec: Any, options: LaunchOptions) -> int:
         attach_only=options.attach_only,
         timeout=options.timeout,
     )
-    return int(app.run() or 0)
+    if not options.metrics:
+        return int(app.run() or 0)
+
+    async def served() -> int:
+        async with serving_metrics(options.metrics, session, {"launch": spec.name}, lambda: launch_attempt(launch)):
+            return int(await app.run_async() or 0)
+
+    return asyncio.run(served())
+
+
+def launch_attempt(launch: Any) -> int | None:
+    """The launch's attempt (vN) for the metrics, once one started."""
+    return launch.run.attempt if launch.run is not None else None
 
 
 def launch_plain(spec: Any, options: LaunchOptions, *, json: bool = False) -> int:
@@ -120,10 +133,6 @@ def launch_plain(spec: Any, options: LaunchOptions, *, json: bool = False) -> in
 
 async def run_plain(spec: Any, options: LaunchOptions, *, json: bool = False) -> int:
     """`run --plain` of one launch (``--json``: JSON objects, the last an ``exit`` one)."""
-    from tui.core.lines import clean
-    from tui.core.verdict import EXIT_FAILED, EXIT_READY, EXIT_STARTING, EXIT_USAGE
-    from tui.launch.spec import LaunchError
-    from tui.launch.controller import PreflightRefused
     from tui.present.plain import PlainPrinter
 
     out = sys.stdout
@@ -135,6 +144,15 @@ async def run_plain(spec: Any, options: LaunchOptions, *, json: bool = False) ->
 
     session, launch = make_launch(spec, options, terminal)
     printer = PlainPrinter(out, session, launch, json=json)
+    async with serving_metrics(options.metrics, session, {"launch": spec.name}, lambda: launch_attempt(launch)):
+        return await _run_plain(spec, options, session, launch, printer)
+
+
+async def _run_plain(spec: Any, options: LaunchOptions, session: Any, launch: Any, printer: Any) -> int:
+    from tui.core.verdict import EXIT_FAILED, EXIT_READY, EXIT_STARTING, EXIT_USAGE
+    from tui.launch.spec import LaunchError
+    from tui.launch.controller import PreflightRefused
+
     status = 130  # cancelled (Ctrl-C, SIGTERM) before a verdict
     session.start()
     consumer = asyncio.create_task(printer.consume())
