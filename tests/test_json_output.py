@@ -9,6 +9,7 @@ import json
 import os
 import re
 import shlex
+import signal
 import subprocess
 import sys
 from datetime import datetime
@@ -198,3 +199,23 @@ async def test_watch_json_across_nodes_names_each_objects_node(tmp_path):
     assert any(o["event"] == "barrier" and o["nodes"] == 2 for o in objs)
     final = [o for o in objs if o["event"] == "verdict" and o["verdict"] == "ready"]
     assert final and objs[-1]["event"] == "exit" and objs[-1]["exit"] == 0
+
+
+async def test_ctrl_c_still_ends_with_an_exit_object(tmp_path):
+    log = tmp_path / "server.log"
+    log.write_bytes(b"".join(lines_of("sglang_eagle3_tp8_ready.log")[:40]))
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "tui.cli", "watch", str(log), "--json", "--gpus", "none", "--timeout", "60",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=REPO,
+        env=dict(os.environ, PYTHONUNBUFFERED="1"))
+    assert proc.stdout is not None
+    while True:  # the weight load's start read: the watch is under way
+        raw = await asyncio.wait_for(proc.stdout.readline(), WAIT)
+        assert raw
+        if json.loads(raw)["event"] == "phase_started" and json.loads(raw)["phase"] == "weight_load":
+            break
+    proc.send_signal(signal.SIGINT)
+    rest, _ = await asyncio.wait_for(proc.communicate(), WAIT)
+    objs = records(rest.decode())
+    assert proc.returncode == 130
+    assert [o["event"] for o in objs[-2:]] == ["interrupted", "exit"] and objs[-1]["exit"] == 130

@@ -192,6 +192,7 @@ class PlainWatch:
         else:
             self.emit(Said("interrupted", f"interrupted (Ctrl-C); the verdict so far: {verdict.text}",
                            fields={"verdict": str(verdict.kind), "detail": verdict.detail, "exit": 130}))
+        self.emit(Said("exit", fields={"exit": 130, "verdict": None}))  # --json's last object, as always
         sys.stdout.flush()
 
     def log_quiet(self) -> bool:
