@@ -340,3 +340,5 @@ def _own_data_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     """The history database of every test is its own (never the user's; `watch` records the
     startups it sees, and one test's phase times must not set another's stall limits)."""
     monkeypatch.setenv("WATCHTOWER_DATA_DIR", str(tmp_path_factory.mktemp("data")))
+    # nor the user's config file (a [gpu] or [keys] of theirs would change what the tests see)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))

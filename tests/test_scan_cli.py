@@ -67,7 +67,7 @@ def test_json_contract_and_exit_status_on_a_ready_log():
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert set(doc) == {"server", "outcome", "ready_line", "phases", "errors", "warnings", "unparsed", "lines",
-                        "attempts", "hints", "root_cause"}
+                        "attempts", "hints", "root_cause", "schema"}
     assert doc["root_cause"] is None  # a ready log has none
     assert doc["unparsed"] == 0
     assert (doc["server"], doc["outcome"]) == ("sglang", "ready")
@@ -162,4 +162,4 @@ def test_scan_json_on_a_missing_file_prints_an_error_object(tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     answer = json.loads(done.stdout)
-    assert answer == {"error": f"{missing}: no such file", "log": str(missing)}
+    assert answer == {"schema": 1, "error": f"{missing}: no such file", "log": str(missing)}

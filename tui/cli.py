@@ -2,36 +2,51 @@
 
 from __future__ import annotations
 
-import argparse
-import importlib
 import os
 import sys
 
-from tui import __version__
 from tui.commands import EXIT_USAGE, UsageError
+from tui.commands.parser import COMMANDS, build_parser
 
-#: Subcommand modules under tui.commands, in the order `--help` lists them.
-COMMANDS = ("demo", "watch", "scan", "check", "run", "attach", "history", "replay", "record")
+__all__ = ["COMMANDS", "build_parser", "main"]
 
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The parser with every subcommand, or with ``only`` that one (its imports alone: `scan`
-    of a big log should not pay for the dashboard's)."""
-    parser = argparse.ArgumentParser(
-        prog="watchtower",
-        description="Watch an LLM inference server (SGLang, vLLM) start: phases, GPUs, errors.",
-    )
-    parser.add_argument("--version", action="version", version=f"watchtower {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name in COMMANDS if only is None else (only,):
-        importlib.import_module(f"tui.commands.{name}").register(sub)
-    return parser
+def command_of(argv: list[str]) -> str | None:
+    """The subcommand's name: the first word that is not a top-level option (``--config PATH``)."""
+    words = iter(argv)
+    for word in words:
+        if word == "--config":
+            next(words, None)
+        elif not word.startswith("-"):
+            return word if word in COMMANDS else None
+    return None
+
+
+def config_path(argv: list[str]) -> str | None:
+    """``--config PATH`` (or ``--config=PATH``) before the subcommand."""
+    for i, word in enumerate(argv):
+        if not word.startswith("-"):
+            return None
+        if word == "--config" and i + 1 < len(argv):
+            return argv[i + 1]
+        if word.startswith("--config="):
+            return word.split("=", 1)[1]
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
-    first = (sys.argv[1:] if argv is None else argv)[:1]
-    args = build_parser(first[0] if first and first[0] in COMMANDS else None).parse_args(argv)
+    words = sys.argv[1:] if argv is None else argv
     try:
+        from tui.commands.config import apply, load, resolve_names
+        from tui.core.config import activate
+
+        parser = build_parser(command_of(words))
+        settings = load(config_path(words))  # before parsing: the file's values are the flags' defaults
+        apply(parser, settings)
+        args = parser.parse_args(words)
+        resolve_names(args, settings)
+        args.settings = settings
+        activate(settings)
         return int(args.func(args) or 0)
     except UsageError as exc:
         from tui.core.lines import clean

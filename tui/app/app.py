@@ -31,7 +31,7 @@ from textual.widgets import Input, Static
 from tui.app.clipboard import copy_text
 from tui.app.gpus import GpuPanel
 from tui.app.header import VerdictHeader
-from tui.app.keys import DESCRIPTIONS, KEYS, HelpScreen, KeyBar, app_keys
+from tui.app.keys import DESCRIPTIONS, KEYS, HelpScreen, KeyBar, app_keys, key_of, shown_key
 from tui.app.logview import LogView
 from tui.app.nodes import BarrierPanel, ClusterPanel, NodeRows
 from tui.app.processes import ProcessTree
@@ -126,8 +126,15 @@ class WatchtowerApp(App[int]):
         autostart: bool = True,
         timeout: float | None = None,
         nodes: ClusterSession | None = None,
+        keymap: dict[str, str] | None = None,
     ) -> None:
         super().__init__()
+        from tui.core.config import active
+
+        #: ``[keys]`` of the config file: action -> key(s); the bindings, help and footer follow it
+        self.keymap = dict(active().keys if keymap is None else keymap)
+        if self.keymap:
+            self.set_keymap(self.keymap)
         #: Several nodes (or a Slurm job): the attempt they make together. The header's verdict,
         #: the barrier and node rows and the merged log are its; ``session`` is then the selected
         #: node's (the timeline, rank grid, GPUs and processes show it).
@@ -344,20 +351,22 @@ class WatchtowerApp(App[int]):
         (the report) once the startup has failed or died, when it is what one does next."""
         entries = app_keys(self)
         if self.is_running and self.verdict().kind in ("failed", "dead", "refused"):
-            after = next((i + 1 for i, entry in enumerate(entries) if entry[0] == "y"), len(entries))
-            entries.insert(after, ("w", "w", "Report"))  # after y (copy the error): both follow a failure
+            copy, report = key_of("copy_error", self.keymap), key_of("write_report", self.keymap)
+            after = next((i + 1 for i, entry in enumerate(entries) if entry[0] == copy), len(entries))
+            # after y (copy the error): both follow a failure
+            entries.insert(after, (report, shown_key("write_report", self.keymap), "Report"))
         entries += [(key, key, description) for key, description, _ in self._extra_keys.values() if self._shown[key]]
         return entries
 
     def key_rows(self) -> list[tuple[str, str]]:
-        rows = [(b.key_display or b.key, DESCRIPTIONS.get(b.action, b.description)) for b in KEYS]
+        rows = [(shown_key(b.action, self.keymap), DESCRIPTIONS.get(b.action, b.description)) for b in KEYS]
         rows += [(key, description) for key, description, _ in self._extra_keys.values()]
         return rows
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         for binding in KEYS:
             action = getattr(self, f"action_{binding.action}")
-            help_text = f"{DESCRIPTIONS.get(binding.action, '')} (key: {binding.key_display or binding.key})"
+            help_text = f"{DESCRIPTIONS.get(binding.action, '')} (key: {shown_key(binding.action, self.keymap)})"
             yield SystemCommand(binding.description, help_text, action)
         for key, description, callback in self._extra_keys.values():
             yield SystemCommand(description, f"key: {key}", callback)

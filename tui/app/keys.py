@@ -21,23 +21,57 @@ from tui.app.themes import Palette
 
 #: The keys, in the order help lists them. Footer shows those with show=True.
 KEYS: list[Binding] = [
-    Binding("e", "next_error", "Error"),
-    Binding("E", "prev_error", "Prev error", show=False),
-    Binding("slash", "search", "Search", key_display="/"),
-    Binding("n", "search_next", "Next match", show=False),
-    Binding("N", "search_prev", "Prev match", show=False),
-    Binding("f", "toggle_filter", "Filter"),
-    Binding("space", "toggle_follow", "Pause"),
-    Binding("g", "top", "Top", show=False),
-    Binding("G", "bottom", "Bottom", show=False),
-    Binding("p", "toggle_ranks", "Ranks", show=False),
-    Binding("t", "cycle_theme", "Theme", show=False),
-    Binding("s", "screenshot", "Screenshot", show=False),
-    Binding("y", "copy_error", "Copy"),
-    Binding("w", "write_report", "Report", show=False),
-    Binding("question_mark", "help", "Help", key_display="?"),
-    Binding("q", "quit", "Quit"),
+    Binding("e", "next_error", "Error", id="next_error"),
+    Binding("E", "prev_error", "Prev error", show=False, id="prev_error"),
+    Binding("slash", "search", "Search", key_display="/", id="search"),
+    Binding("n", "search_next", "Next match", show=False, id="search_next"),
+    Binding("N", "search_prev", "Prev match", show=False, id="search_prev"),
+    Binding("f", "toggle_filter", "Filter", id="toggle_filter"),
+    Binding("space", "toggle_follow", "Pause", id="toggle_follow"),
+    Binding("g", "top", "Top", show=False, id="top"),
+    Binding("G", "bottom", "Bottom", show=False, id="bottom"),
+    Binding("p", "toggle_ranks", "Ranks", show=False, id="toggle_ranks"),
+    Binding("t", "cycle_theme", "Theme", show=False, id="cycle_theme"),
+    Binding("s", "screenshot", "Screenshot", show=False, id="screenshot"),
+    Binding("y", "copy_error", "Copy", id="copy_error"),
+    Binding("w", "write_report", "Report", show=False, id="write_report"),
+    Binding("question_mark", "help", "Help", key_display="?", id="help"),
+    Binding("q", "quit", "Quit", id="quit"),
 ]
+
+#: Keys the launcher and the node view add (``x`` stop, ``r`` relaunch …): a key map may not take them.
+RESERVED = ("x", "r", "R", "a", "c", "k", "F", "o", "escape", "ctrl+p")
+#: Key names shown as the character they are.
+SHOWN = {"slash": "/", "question_mark": "?", "comma": ",", "full_stop": ".", "minus": "-", "plus": "+"}
+
+
+def key_of(action: str, keymap: dict[str, str] | None = None) -> str:
+    """The key (Textual's name; several comma-separated) bound to ``action``, the key map's first."""
+    binding = next(b for b in KEYS if b.action == action)
+    return (keymap or {}).get(action, binding.key)
+
+
+def shown_key(action: str, keymap: dict[str, str] | None = None) -> str:
+    """``action``'s key as the help and the footer show it: ``/`` for slash, ``?`` for question_mark."""
+    binding = next(b for b in KEYS if b.action == action)
+    if keymap and action in keymap:
+        return ",".join(SHOWN.get(k.strip(), k.strip()) for k in keymap[action].split(","))
+    return binding.key_display or binding.key
+
+
+def check_keymap(keymap: dict[str, str]) -> str | None:
+    """Why ``keymap`` cannot be used (two actions on one key, a launcher's key taken), else None."""
+    owner: dict[str, str] = {}
+    for binding in KEYS:
+        for key in key_of(binding.action, keymap).split(","):
+            key = key.strip()
+            if key in RESERVED:
+                return f"keys.{binding.action} = {key!r}: that key is the launcher's or the view's own"
+            if key in owner:
+                return f"keys.{binding.action} = {key!r}: {owner[key]} has that key too"
+            owner[key] = binding.action
+    return None
+
 
 #: What each key does, in words, for the help screen and the command palette.
 DESCRIPTIONS: dict[str, str] = {
@@ -106,14 +140,16 @@ class KeyBar(Widget):
     DEFAULT_CSS = """
     KeyBar { dock: bottom; height: 1; background: $panel; }
     """
-    ALWAYS = ("question_mark", "q")
+    ALWAYS = ("help", "quit")  # actions
 
     def render(self) -> Text:
         app: KeyedApp = self.app  # type: ignore[assignment]
         palette = app.palette
         entries = app.footer_entries()
+        keymap = getattr(app, "keymap", None)
+        always = {key_of(action, keymap) for action in self.ALWAYS}
         width = self.size.width
-        kept = [e for e in entries if e[0] in self.ALWAYS]
+        kept = [e for e in entries if e[0] in always]
         used = sum(_entry_width(e) for e in kept)
         # importance: the first key (errors), then the launcher's, then the rest in order
         ranked = entries[:1] + [e for e in entries if e not in app_keys(app)] + entries[1:]
@@ -124,7 +160,7 @@ class KeyBar(Widget):
                 kept.append(entry)
                 used += _entry_width(entry)
         text = Text(no_wrap=True, overflow="crop", end="")
-        shown = [e for e in entries if e[0] not in self.ALWAYS] + [e for e in entries if e[0] in self.ALWAYS]
+        shown = [e for e in entries if e[0] not in always] + [e for e in entries if e[0] in always]
         for entry in shown:
             if entry in kept:
                 _key, label, description = entry
@@ -134,7 +170,9 @@ class KeyBar(Widget):
 
 
 def app_keys(app: KeyedApp) -> list[tuple[str, str, str]]:
-    return [(b.key, b.key_display or b.key, b.description) for b in KEYS if b.show]
+    """The footer's entries of these keys, as the key map (``[keys]`` in the config file) binds them."""
+    keymap = getattr(app, "keymap", None)
+    return [(key_of(b.action, keymap), shown_key(b.action, keymap), b.description) for b in KEYS if b.show]
 
 
 def _entry_width(entry: tuple[str, str, str]) -> int:

@@ -64,9 +64,9 @@ def run(args: argparse.Namespace) -> int:
     spec = spec_from_history(args, latest)
     options = launch_options(args, attach_only=True)
     if latest.host == SlurmRunner.host:  # a `run --slurm` attempt: its job id is in the history
-        return wiring.slurm_attach(spec, latest, options, plain=args.plain)
+        return wiring.slurm_attach(spec, latest, options, plain=args.plain, json=args.json)
     if "," in latest.host:  # a `run --nodes` attempt: its hosts, each with its pid file
-        return wiring.nodes_attach(spec, latest, options, plain=args.plain)
-    if args.plain:
-        return wiring.launch_plain(spec, options)
+        return wiring.nodes_attach(spec, latest, options, plain=args.plain, json=args.json)
+    if args.plain or args.json:
+        return wiring.launch_plain(spec, options, json=args.json)
     return wiring.launch_dashboard(spec, options)

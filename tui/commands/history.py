@@ -19,6 +19,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("history", help="list launch attempts and what changed between them", description=__doc__)
     p.add_argument("name", nargs="?", help="only this launch")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--names", action="store_true", help="only the launches' names, one a line (shell completion reads them)")
     p.set_defaults(func=run)
 
 
@@ -86,6 +87,9 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"cannot read the history: {exc}") from None
     if history.notice:
         print(f"watchtower: {clean(history.notice)}", file=sys.stderr)
+    if args.names:
+        print("\n".join(clean(name) for name in dict.fromkeys(a.name for a in attempts)))
+        return 0
     if args.json:
         json.dump([a.to_json() for a in attempts], sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")

@@ -59,10 +59,39 @@ def add_stall_limit_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_json_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--json", action="store_true",
+        help="one JSON object per line (NDJSON) for each event instead of the dashboard, the last an "
+        "'exit' object; same exit statuses as --plain (see README, 'Scripting and monitoring')",
+    )
+
+
+def metrics_address(text: str) -> str:
+    """``--metrics``' value: HOST:PORT (checked at parse: argparse's usage line and exit 2)."""
+    from tui.present.metrics import parse_address
+
+    try:
+        parse_address(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix(f"--metrics {text!r}: ")) from None
+    return text
+
+
+def add_metrics_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--metrics", type=metrics_address, metavar="HOST:PORT",
+        help="serve the startup as Prometheus metrics at http://HOST:PORT/metrics while watching "
+        "(phase durations, current phase, verdict, attempt, time to ready)",
+    )
+
+
 def add_launch_options(parser: argparse.ArgumentParser) -> None:
     """How `run` and `attach` watch an attempt (run adds what starts one: --host, --name, --env …)."""
     parser.add_argument("--health", metavar="URL", help="ready also needs this URL to answer 200 (e.g. http://127.0.0.1:30000/health)")
     parser.add_argument("--plain", action="store_true", help="text output instead of the dashboard; exit 0 ready, 1 failed, 3 timeout")
+    add_json_option(parser)
+    add_metrics_option(parser)
     parser.add_argument("--on-ready", metavar="CMD", help="shell command run when ready (verdict in WATCHTOWER_* variables)")
     parser.add_argument("--on-fail", metavar="CMD", help="shell command run on failure (verdict in WATCHTOWER_* variables)")
     parser.add_argument("--server", help="force a server profile: sglang, vllm or a TOML file")
@@ -78,6 +107,7 @@ def add_playback_options(parser: argparse.ArgumentParser) -> None:
     """--speed, --plain and --theme: `replay`, and `demo`, which plays bundled recordings."""
     parser.add_argument("--speed", type=seconds, default=1.0, metavar="N", help="play N times faster (default 1)")
     parser.add_argument("--plain", action="store_true", help="print events as text instead of the dashboard")
+    add_json_option(parser)
     add_theme_option(parser)
     add_stall_limit_option(parser)
 
@@ -98,6 +128,7 @@ def watch_options(args: argparse.Namespace) -> WatchOptions:
         gpus=gpu_options(args),
         stall_limits=args.stall_limit,
         health=getattr(args, "health", None),
+        metrics=getattr(args, "metrics", None),
     )
 
 
@@ -105,8 +136,10 @@ def launch_options(args: argparse.Namespace, *, attach_only: bool = False) -> La
     return LaunchOptions(
         server=args.server, gpus=gpu_options(args), theme=args.theme, timeout=args.timeout, attach_only=attach_only,
         preflight=not getattr(args, "no_check", False), shm=getattr(args, "shm", None),
+        metrics=getattr(args, "metrics", None),
     )
 
 
 def playback_options(args: argparse.Namespace) -> PlaybackOptions:
-    return PlaybackOptions(speed=args.speed, plain=args.plain, theme=args.theme, stall_limits=args.stall_limit)
+    return PlaybackOptions(speed=args.speed, plain=args.plain, theme=args.theme, stall_limits=args.stall_limit,
+                           json=args.json)

@@ -78,26 +78,26 @@ def parse_env(items: list[str], files: Sequence[str] = ()) -> dict[str, str]:
 
 
 def read_env_file(path: str) -> dict[str, str]:
-    """``NAME=VALUE`` per line (``export`` and quotes allowed, ``#`` comments): a .env file."""
+    """A .env file, as python-dotenv reads one: ``NAME=VALUE`` per line, ``export`` allowed, quotes
+    (escapes inside double ones), ``#`` comments after a value, ``${NAME}`` from earlier lines or the
+    environment. Read capped (tui.core.files); a line it cannot parse is named, exit 2."""
+    import io
+
+    from dotenv import dotenv_values
+    from dotenv.parser import parse_stream
+
     try:
         text = read_text(path)  # a regular file, capped (tui.core.files)
     except OSError as exc:
         raise UsageError(f"--env-file {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         raise UsageError(f"--env-file {path}: not a text file") from None
-    env: dict[str, str] = {}
-    for number, line in enumerate(text.splitlines(), 1):
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        key, eq, value = line.removeprefix("export ").strip().partition("=")
-        key, value = key.strip(), value.strip()
-        if not eq or not ENV_NAME.fullmatch(key):
-            raise UsageError(f"--env-file {path}, line {number}: expected NAME=VALUE")
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            value = value[1:-1]
-        env[key] = value
-    return env
+    for binding in parse_stream(io.StringIO(text)):
+        if binding.error or binding.key is not None and (binding.value is None or not ENV_NAME.fullmatch(binding.key)):
+            said = binding.original.string  # blank lines before it are part of it: not the line to name
+            line = binding.original.line + said[: len(said) - len(said.lstrip())].count("\n")
+            raise UsageError(f"--env-file {path}, line {line}: expected NAME=VALUE")
+    return {key: value or "" for key, value in dotenv_values(stream=io.StringIO(text)).items()}
 
 
 def default_name(command: list[str]) -> str:
@@ -218,14 +218,15 @@ def run(args: argparse.Namespace) -> int:
         request = slurm_request(args)
         if not args.log_dir:  # the nodes write there: the submit directory is the one they likely share
             spec.log_dir = Path(os.getcwd()) / "watchtower-logs"
-        return wiring.slurm_run(spec, request, options, plain=args.plain)
+        return wiring.slurm_run(spec, request, options, plain=args.plain, json=args.json)
     if args.nodes or args.cluster:
         if not args.log_dir:  # on each node, under the login's home, as --host does
             spec.log_dir = Path("watchtower-logs")
         spec.cwd = None
-        return wiring.nodes_run(spec, node_list(args), options, plain=args.plain, force=args.no_check)
+        return wiring.nodes_run(spec, node_list(args), options, plain=args.plain, force=args.no_check,
+                                json=args.json)
     if any(getattr(args, key) for key in ("partition", "gpus_per_node", "time", "account")):
         raise UsageError("--partition, --nodes, --gpus-per-node, --time and --account go with --slurm")
-    if args.plain:
-        return wiring.launch_plain(spec, options)
+    if args.plain or args.json:
+        return wiring.launch_plain(spec, options, json=args.json)
     return wiring.launch_dashboard(spec, options)

@@ -136,7 +136,10 @@ def exit_status(state: StartupState) -> int:
 
 
 def to_json(state: StartupState, hints: Sequence[Diagnosis] = ()) -> dict:
+    from tui.present.records import SCHEMA  # the version `watch --json`'s objects carry too
+
     return {
+        "schema": SCHEMA,
         "server": state.server,
         "outcome": state.outcome,
         "ready_line": state.ready_line,
@@ -203,7 +206,9 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"{args.log}: not an SGLang, vLLM or TensorRT-LLM log (nothing recognised in {state.lines} lines)")
     except UsageError as exc:
         if args.json:  # a script reading stdout gets one object whatever happens (exit status 2)
-            print(json.dumps({"error": str(exc), "log": args.log}))
+            from tui.present.records import SCHEMA
+
+            print(json.dumps({"schema": SCHEMA, "error": str(exc), "log": args.log}))
         raise
     print(json.dumps(to_json(state, hints)) if args.json else render(args.log, state, hints))
     return exit_status(state)

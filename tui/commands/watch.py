@@ -14,7 +14,7 @@ import errno
 import os
 
 from tui.commands.cluster import add_cluster_options, cluster_options, one_host, wants_cluster
-from tui.commands.options import add_gpu_options, add_stall_limit_option, add_theme_option, seconds, watch_options
+from tui.commands.options import add_gpu_options, add_json_option, add_metrics_option, add_stall_limit_option, add_theme_option, seconds, watch_options
 from tui.core.errors import UsageError
 
 
@@ -24,7 +24,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--server", help="sglang, vllm, or a profile .toml (default: detect)")
     p.add_argument("--plain", action="store_true", help="print one line per event instead of the dashboard")
     p.add_argument("--timeout", type=seconds, metavar="S", help="give up after S seconds: exit 3 (the dashboard shows TIMEOUT; q exits 3)")
-    p.add_argument("--echo", action="store_true", help="also print each log line (with --plain)")
+    p.add_argument("--echo", action="store_true", help="also print each log line (with --plain or --json)")
+    add_json_option(p)
+    add_metrics_option(p)
     p.add_argument("--from-end", action="store_true", help="skip what the log already holds")
     p.add_argument("--health", metavar="URL", help="ready also needs this URL to answer 200, asked from the log's "
                    "host (several nodes: the serving node's), e.g. http://127.0.0.1:30000/health")
@@ -43,16 +45,16 @@ def run(args: argparse.Namespace) -> int:
     if args.timeout is not None and args.timeout <= 0:
         raise UsageError("--timeout must be a positive number of seconds")
     if wants_cluster(args):
-        return wiring.watch_cluster(cluster_options(args), plain=args.plain)
+        return wiring.watch_cluster(cluster_options(args), plain=args.plain, json=args.json)
     args.host, args.log = one_host(args)
     if not args.log:
         raise UsageError("watch: which log? (LOG, --host HOST:/path/log, --cluster FILE or --slurm JOBID)")
     options = watch_options(args)
     if not options.host:
         refuse_unreadable(options.log)
-    if not args.plain:
+    if not args.plain and not args.json:
         return wiring.watch_dashboard(options)
-    return wiring.watch_plain(options)
+    return wiring.watch_plain(options, json=args.json)
 
 
 def refuse_unreadable(path: str) -> None:

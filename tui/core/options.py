@@ -35,6 +35,7 @@ class WatchOptions:
     gpus: GpuOptions = field(default_factory=GpuOptions)
     stall_limits: StallLimits | None = None  # --stall-limit
     health: str | None = None  # --health URL: ready also needs it to answer 200
+    metrics: str | None = None  # --metrics HOST:PORT: serve the startup to Prometheus
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +49,7 @@ class LaunchOptions:
     attach_only: bool = False  # `attach`: follow the running attempt, never start one
     preflight: bool = True  # check before every launch and relaunch; refuse on a ✗ (`run --no-check`: off)
     shm: str | None = None  # the shared-memory mount the preflight looks at (default /dev/shm)
+    metrics: str | None = None  # --metrics HOST:PORT: serve the startup to Prometheus
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +60,7 @@ class PlaybackOptions:
     plain: bool = False
     theme: str | None = None
     stall_limits: StallLimits | None = None  # --stall-limit
+    json: bool = False  # --json: JSON objects, one a line, instead of the plain words
 
 
 @dataclass(frozen=True, slots=True)

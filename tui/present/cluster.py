@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
+from typing import Any
 
 from tui.core.cluster import BarrierRow
 from tui.core.events import ConnectionState, NoWriter, SlurmJobState, WriterGone, WritersFound
@@ -14,6 +15,7 @@ from tui.core.lines import clean
 from tui.core.verdict import DEAD, EXIT_FAILED, EXIT_READY, EXIT_STARTING, EXIT_USAGE, FAILED, READY, STALLED, STOPPED
 from tui.core.wording import clock, duration
 from tui.present.event_words import EventWords
+from tui.present.records import JsonLines, Said
 
 #: After the first failure, this long for the root cause to follow before the verdict.
 FAIL_SETTLE_S = 0.5
@@ -46,7 +48,7 @@ def barrier_lines(rows: list[BarrierRow], limit: int = 4) -> list[str]:
 class PlainCluster:
     """One line per event, each led by its node; the barrier view when it decides or times out."""
 
-    def __init__(self, session, *, timeout: float | None = None, title: str = "") -> None:
+    def __init__(self, session, *, timeout: float | None = None, title: str = "", json: bool = False) -> None:
         self.session = session
         self.timeout = timeout
         self.title = title
@@ -58,6 +60,7 @@ class PlainCluster:
         self.words: dict[str, EventWords] = {}  # each node's events in the one wording, led by its node
         self.seen: dict[str, set[int]] = {}  # each node's writer processes already named
         self.queues: dict = {}  # node -> its events, none lost (ClusterSession.listen)
+        self.json = JsonLines(started=self.started) if json else None  # --json: the records, not the words
 
     def say(self, text: str, node: str | None = None) -> None:
         minutes, secs = divmod(time.monotonic() - self.started, 60)
@@ -65,9 +68,29 @@ class PlainCluster:
         line = clean(f"{where}{text}")  # names and log text alike: no escape sequence reaches the terminal
         print(f"{time.strftime('%H:%M:%S')}  +{int(minutes):02d}:{secs:04.1f}  {line}")
 
+    def emit(self, said: Said, node: str | None = None) -> None:
+        """One record: its words led by its node (plain), or a JSON line with a ``node`` field."""
+        if self.json is not None:
+            self.json.write(said, node)
+        elif said.text:
+            self.say(said.indent + said.text, node)
+
+    def verdict(self, verdict, text: str | None = None, node: str | None = None, kind: str | None = None,
+                **more) -> None:
+        """A verdict change (the whole startup's, or ``node``'s) as a record."""
+        self.emit(Said("verdict", verdict.text if text is None else text, fields={
+            "verdict": kind or str(verdict.kind), "detail": verdict.detail,
+            "node": verdict.node if node is None else node, "final": verdict.final, **more}), node)
+
     async def run(self) -> int:
+        status = await self.follow()
+        self.emit(Said("exit", fields={"exit": status, "verdict": str(self.session.verdict().kind)}))
+        sys.stdout.flush()
+        return status
+
+    async def follow(self) -> int:
         session = self.session
-        refused: list[str] = []
+        refused: list[tuple[str, Any]] = []
 
         self.queues = session.listen()
 
@@ -79,11 +102,12 @@ class PlainCluster:
             if node is not None and session.nodes[node].connection is not None:
                 conn = session.nodes[node].connection
                 if conn.state == "refused":
-                    refused.append(f"{conn.host}: connection refused: {conn.detail}")
+                    refused.append((node, conn))
 
         session.subscribe(on_update)
-        self.say(self.title or "watching " + ", ".join(
-            f"{s.name} ({s.host + ':' if s.host else ''}{s.log})" for s in session.specs.values()))
+        self.emit(Said("start", self.title or "watching " + ", ".join(
+            f"{s.name} ({s.host + ':' if s.host else ''}{s.log})" for s in session.specs.values()), fields={
+                "nodes": [{"node": s.name, "host": s.host, "log": s.log} for s in session.specs.values()]}))
         session.start()
         deadline = None if self.timeout is None else self.started + self.timeout
         try:
@@ -96,7 +120,9 @@ class PlainCluster:
                 except TimeoutError:
                     pass
                 if refused:
-                    self.say(refused[0])
+                    node, conn = refused[0]
+                    self.emit(Said("connection", f"{conn.host}: connection refused: {conn.detail}", fields={
+                        "host": conn.host, "state": conn.state, "detail": conn.detail}), node)
                     return EXIT_USAGE
                 self.barrier_news()
                 status = self.check(deadline)
@@ -113,9 +139,12 @@ class PlainCluster:
             words = self.session.job_words()
             if words != self.last_job:
                 self.last_job = words
-                self.say(words)
+                self.emit(Said("slurm_job", words, fields={
+                    "job": event.job_id, "state": event.state, "reason": event.reason, "nodes": list(event.nodes),
+                    "exit_code": event.exit_code, "ahead": event.ahead}))
         elif isinstance(event, ConnectionState) and node is None:
-            self.say(f"slurm: {event.state}" + (f": {event.detail}" if event.detail else ""))
+            self.emit(Said("connection", f"slurm: {event.state}" + (f": {event.detail}" if event.detail else ""),
+                           fields={"host": "slurm", "state": event.state, "detail": event.detail}))
         elif node is not None and isinstance(event, (WritersFound, WriterGone, NoWriter)):
             self.node_words(node).process(event, self.seen.setdefault(node, set()))
         elif node is not None:
@@ -130,7 +159,7 @@ class PlainCluster:
     def node_words(self, node: str) -> EventWords:
         words = self.words.get(node)
         if words is None:
-            words = self.words[node] = EventWords(lambda text, indent: self.say(indent + text, node),
+            words = self.words[node] = EventWords(lambda said: self.emit(said, node),
                                                   lambda: self.session.nodes[node].state)
         return words
 
@@ -141,11 +170,26 @@ class PlainCluster:
         for row in self.session.barrier():
             if row.done and row.milestone not in self.done_milestones and row.milestone != "ready":
                 self.done_milestones.add(row.milestone)
-                self.say(f"barrier: {row.words} on all {row.total} ranks of {len(self.session.nodes)} nodes")
+                self.emit(Said("barrier", f"barrier: {row.words} on all {row.total} ranks of {len(self.session.nodes)} nodes",
+                               fields={"milestone": row.milestone, "ranks": row.total, "nodes": len(self.session.nodes)}))
 
     def node_verdicts(self) -> None:
         for name in self.session.nodes:
-            self.say(self.session.node_verdict(name).text, name)
+            self.verdict(self.session.node_verdict(name), node=name, final=True)
+
+    def barrier_report(self) -> None:
+        """Who is not there yet, per milestone, with the verdict or the timeout."""
+        rows = self.session.barrier()
+        if self.json is not None:
+            for row in rows:
+                if not row.done:
+                    self.emit(Said("barrier_missing", fields={
+                        "milestone": row.milestone, "reached": row.reached, "ranks": row.total,
+                        "missing": [{"rank": lag.label, "last_line": lag.last_line, "quiet_for": lag.quiet_for,
+                                     "suspect": lag.suspect} for lag in row.missing]}))
+            return
+        for line in barrier_lines(rows):
+            self.say(line)
 
     def check(self, deadline: float | None) -> int | None:
         verdict = self.session.verdict()
@@ -154,26 +198,24 @@ class PlainCluster:
             self.drain()
         now = time.monotonic()
         if verdict.kind == STALLED and verdict.node != self.stalled:  # said once per silent node, not every second
-            self.say(verdict.text)
+            self.verdict(verdict)
         self.stalled = verdict.node if verdict.kind == STALLED else None
         if verdict.kind in (READY, STOPPED):
-            self.say(verdict.text)
+            self.verdict(verdict)
             return EXIT_READY
         if verdict.kind in (FAILED, DEAD):
             if self.failed_at is None:
                 self.failed_at = now
             if now - self.failed_at >= FAIL_SETTLE_S:
                 verdict = self.session.verdict()  # the root cause may have arrived meanwhile
-                self.say(verdict.text)
+                self.verdict(verdict)
                 self.node_verdicts()
-                for line in barrier_lines(self.session.barrier()):
-                    self.say(line)
+                self.barrier_report()
                 return EXIT_FAILED
             return None
         if deadline is not None and now >= deadline:
-            self.say(f"TIMEOUT after {duration(self.timeout)}: {verdict.text}")
+            self.verdict(verdict, f"TIMEOUT after {duration(self.timeout)}: {verdict.text}", kind="timeout", final=True)
             self.node_verdicts()
-            for line in barrier_lines(self.session.barrier()):
-                self.say(line)
+            self.barrier_report()
             return EXIT_STARTING
         return None

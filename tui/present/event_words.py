@@ -25,12 +25,13 @@ from tui.core.events import (
     WriterGone,
     WritersFound,
 )
-from tui.core.hints import hint_lines, load_knowledge
+from tui.core.hints import Diagnosis, hint_lines, load_knowledge
 from tui.core.lines import clean
 from tui.core.state import PHASE_TITLES, ErrorReport, StartupState
 from tui.core.verdict import EXIT_KINDS, log_error
 from tui.core.wording import duration
 from tui.core.writers import describe
+from tui.present.records import Said
 from tui.present.wording import gone_words
 
 #: A phase's progress is printed at most this often.
@@ -46,9 +47,10 @@ def title(phase: str) -> str:
 
 
 class EventWords:
-    """The tracker's events in words, one line each, through ``say(text, indent)``."""
+    """The tracker's events in words, one line each, through ``say``: a :class:`Said` each, its
+    words for the plain presenter and its fields for the JSON one (``tui.present.records``)."""
 
-    def __init__(self, say: Callable[[str, str], None], state: Callable[[], StartupState],
+    def __init__(self, say: Callable[[Said], None], state: Callable[[], StartupState],
                  health_url: str | None = None) -> None:
         self.say = say
         self.state = state
@@ -62,23 +64,32 @@ class EventWords:
 
     def show(self, event: Any) -> None:
         if isinstance(event, ServerDetected):
-            self.say(f"server: {event.server} (line {event.line})", "")
+            self.say(Said("server", f"server: {event.server} (line {event.line})", line=event.line,
+                          fields={"server": event.server}))
         elif isinstance(event, PhaseStarted):
-            self.say(f"{title(event.phase)} started (line {event.line})", "")
+            self.say(Said("phase_started", f"{title(event.phase)} started (line {event.line})", line=event.line,
+                          fields={"phase": event.phase, "title": title(event.phase), "log_ts": event.ts}))
         elif isinstance(event, PhaseProgress):
             self.progress(event)
         elif isinstance(event, PhaseEnded):
             phase = self.state().phase(event.phase)
             span = f"lines {phase.start_line}-{event.line}" if phase else f"line {event.line}"
             ranks = f", slowest {event.slowest_rank} of {event.ranks} ranks" if event.ranks > 1 else ""
-            self.say(f"{title(event.phase)} done in {duration(event.seconds)} ({span}{ranks})", "")
+            self.say(Said("phase_ended", f"{title(event.phase)} done in {duration(event.seconds)} ({span}{ranks})",
+                          line=event.line, fields={
+                              "phase": event.phase, "title": title(event.phase), "seconds": event.seconds,
+                              "start_line": phase.start_line if phase else None, "end_line": event.line,
+                              "ranks": event.ranks, "slowest_rank": event.slowest_rank, "log_ts": event.ts}))
         elif isinstance(event, Ready) and self.health_url:  # READY is said once the URL answers too
-            self.say(f"ready marker (line {event.line}) after {duration(event.seconds)} of log time; "
-                     f"waiting for {self.health_url} to answer", "")
+            self.say(Said("ready_marker", f"ready marker (line {event.line}) after {duration(event.seconds)} of log "
+                          f"time; waiting for {self.health_url} to answer", line=event.line,
+                          fields={"seconds": event.seconds, "log_ts": event.ts, "health": self.health_url}))
         elif isinstance(event, Ready):
-            self.say(f"READY (line {event.line}): the server is up after {duration(event.seconds)} of log time", "")
+            self.say(Said("ready", f"READY (line {event.line}): the server is up after {duration(event.seconds)} of log time",
+                          line=event.line, fields={"seconds": event.seconds, "log_ts": event.ts}))
         elif isinstance(event, Stopped):
-            self.say(f"stopped (line {event.line}): {event.text}", "")
+            self.say(Said("stopped", f"stopped (line {event.line}): {event.text}", line=event.line,
+                          fields={"message": event.text}))
         elif isinstance(event, NewStartup):
             self.new_startup(event)
         elif isinstance(event, WarningFound):
@@ -92,8 +103,11 @@ class EventWords:
     def new_startup(self, event: NewStartup) -> None:
         before = event.previous
         error = f", {before.first_error}" if before.first_error else ""
-        self.say(f"new startup at line {event.line} (attempt {event.attempt} in this log); "
-                 f"attempt {before.number} (lines {before.start_line}-{before.end_line}): {before.outcome}{error}", "")
+        self.say(Said("new_startup", f"new startup at line {event.line} (attempt {event.attempt} in this log); "
+                      f"attempt {before.number} (lines {before.start_line}-{before.end_line}): {before.outcome}{error}",
+                      line=event.line, fields={"attempt": event.attempt, "previous": {
+                          "attempt": before.number, "start_line": before.start_line, "end_line": before.end_line,
+                          "outcome": before.outcome, "first_error": before.first_error}}))
         self.restarted()
         self.printed.clear()  # the same error in this attempt is news again
         self.warnings = 0
@@ -107,14 +121,18 @@ class EventWords:
                 seen.add(process.pid)
                 rank = f" [{process.rank}]" if process.rank else ""
                 how = "writes the log" if process.writes_log else f"child of {process.ppid}"
-                self.say(f"{'server' if process.role == 'main' else process.role}{rank}: {describe(process)}, {how}", "")
+                self.say(Said("writer_found", f"{'server' if process.role == 'main' else process.role}{rank}: "
+                              f"{describe(process)}, {how}", fields=process_fields(process, event.host)))
         elif isinstance(event, WriterGone):
             process = event.process
             rank = f" [{process.rank}]" if process.rank else ""
             how = gone_words(event, main_pid, log_error(self.state()))
-            self.say(f"gone: {process.role}{rank} {describe(process)}, {how}", "")
+            self.say(Said("writer_gone", f"gone: {process.role}{rank} {describe(process)}, {how}", fields={
+                **process_fields(process, event.host), "main": event.main, "how": how,
+                "returncode": event.returncode, "signal": event.signal}))
         else:
-            self.say(f"no writer found: {clean(event.detail)}; judging by the log and the GPUs alone", "")
+            self.say(Said("no_writer", f"no writer found: {clean(event.detail)}; judging by the log and the GPUs alone",
+                          fields={"host": event.host, "reason": str(event.reason), "detail": event.detail}))
 
     def progress(self, event: PhaseProgress) -> None:
         now = time.monotonic()
@@ -123,21 +141,24 @@ class EventWords:
             return
         self.progress_at[event.phase] = now
         pct = "" if event.fraction is None else f"{event.fraction * 100:.0f}% "
-        self.say(f"{title(event.phase)} {pct}{event.detail}".rstrip(), "")
+        self.say(Said("progress", f"{title(event.phase)} {pct}{event.detail}".rstrip(), line=event.line,
+                      fields={"phase": event.phase, "fraction": event.fraction, "detail": event.detail}))
 
     def warning(self, event: WarningFound) -> None:
         if isinstance(event, LineUnparsed):
-            self.say(f"warning: {event.text}", "")  # always shown: a line Watchtower did not understand
+            # always shown: a line Watchtower did not understand
+            self.say(Said("unparsed", f"warning: {event.text}", line=event.line, fields={"message": event.text}))
             return
         self.warnings += 1
         if self.warnings <= MAX_WARNINGS_SHOWN:
-            self.say(f"warning (line {event.line}): {event.text}", "")
+            self.say(Said("warning", f"warning (line {event.line}): {event.text}", line=event.line,
+                          fields={"message": event.text}))
         elif self.warnings == MAX_WARNINGS_SHOWN + 1:
-            self.say("more warnings: counted, not shown", "")
+            self.say(Said("note", "more warnings: counted, not shown"))
         hint = self.hints.for_warning(event.text, line=event.line, server=self.state().server)
         if hint is not None and hint.id not in self.hinted:
             self.hinted.add(hint.id)
-            self.say("\n".join(hint_lines([hint], indent="")), "  ")
+            self.say(hint_said(hint))
 
     def error(self, error: ErrorReport) -> None:
         if error.kind in EXIT_KINDS:
@@ -154,10 +175,12 @@ class EventWords:
         rank = f" [{error.rank}]" if error.rank else ""
         what = "note" if error.secondary else "error" if error.fatal else "not fatal"
         cause = "cause now" if previous is not None else what
-        self.say(f"{cause}: line {error.line}{rank}: {error.message}", "")
-        tail = [text for _, text in error.block[-BLOCK_TAIL:]] if len(error.block) > 1 else []
-        for text in tail:
-            self.say(text.rstrip()[:300], "    | ")
+        tail = [(n, text.rstrip()[:300]) for n, text in error.block[-BLOCK_TAIL:]] if len(error.block) > 1 else []
+        fields = error_fields(error)
+        self.say(Said("error", f"{cause}: line {error.line}{rank}: {error.message}", line=error.line,
+                      fields={**fields, "cause_now": previous is not None, "block_tail": [t for _, t in tail]}))
+        for number, text in tail:
+            self.say(Said("", text, "    | ", line=number))  # the plain words only: the JSON has them in block_tail
 
     def also_on(self, error: ErrorReport) -> list[str]:
         """Other ranks that raised the same error."""
@@ -169,3 +192,21 @@ class EventWords:
         if self.warnings > MAX_WARNINGS_SHOWN:
             return f"{self.warnings} warnings in all ({MAX_WARNINGS_SHOWN} shown)"
         return ""
+
+
+def process_fields(process: Any, host: str) -> dict[str, Any]:
+    """A writer process, as the JSON output names it."""
+    return {"pid": process.pid, "ppid": process.ppid, "rank": process.rank, "role": process.role,
+            "command": describe(process), "writes_log": process.writes_log, "host": host}
+
+
+def error_fields(error: ErrorReport) -> dict[str, Any]:
+    """An error, as the JSON output names it (``scan --json``'s names)."""
+    return {"kind": error.kind, "message": error.message, "rank": error.rank, "fatal": error.fatal,
+            "secondary": error.secondary, "category": error.category, "end_line": error.end_line}
+
+
+def hint_said(hint: Diagnosis, indent: str = "  ") -> Said:
+    """A diagnosis hint: ``hint: why — fix`` and its link (the plain words), its parts (the JSON)."""
+    return Said("hint", "\n".join(hint_lines([hint], indent="")), indent, line=hint.line,
+                fields={**hint.to_json(), "warning": hint.warning})

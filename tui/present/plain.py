@@ -48,7 +48,8 @@ from tui.core.verdict import (
     judge,
 )
 from tui.core.wording import duration
-from tui.present.event_words import EventWords, title
+from tui.present.event_words import EventWords, error_fields, hint_said, title
+from tui.present.records import JsonLines, Said
 from tui.session import WatchSession
 
 #: After the first fatal error or a ready line, keep reading this long (the root cause may
@@ -60,11 +61,19 @@ QUIET_S = 0.5
 _DONE = object()
 
 
+def verdict_said(verdict: Any, text: str, **more: Any) -> Said:
+    """A verdict change (loading, stalled?, dead, failed …) as a record."""
+    return Said("verdict", text, fields={"verdict": str(verdict.kind), "detail": verdict.detail,
+                                         "ranks": list(verdict.ranks), "silence": verdict.silence,
+                                         "node": verdict.node, "final": verdict.final, **more})
+
+
 class PlainWatch:
     """Follow one log (local, or remote with --host); print events; return the exit status."""
 
     def __init__(
-        self, options: WatchOptions, profile: Any, label: str | None = None, ended: asyncio.Event | None = None
+        self, options: WatchOptions, profile: Any, label: str | None = None, ended: asyncio.Event | None = None,
+        json: bool = False,
     ) -> None:
         from tui.history.watched import WatchedStartups
         from tui.sources.factory import log_tailer, make_gpu_source, writer_source
@@ -87,8 +96,9 @@ class PlainWatch:
             self.session.probe_health(options.health, options.host)
         self.memory = WatchedStartups()  # this server/model/TP size's phase times: stall limits
         self.session.expected = self.memory.longest
-        self.words = EventWords(self.say, lambda: self.session.state, health_url=options.health)
+        self.words = EventWords(self.emit, lambda: self.session.state, health_url=options.health)
         self.started = time.monotonic()
+        self.json = JsonLines(started=self.started) if json else None  # --json: the records, not the words
         self.decided_at: float | None = None  # when the current startup became ready or failed
         self.ended_at: float | None = None  # when its processes said the server is gone
         self.said_reading = False  # "reading the rest of the log" said (its writer is gone)
@@ -106,13 +116,27 @@ class PlainWatch:
             line = clean(line)
             print(f"{stamp}  {indent}{line}" if i == 0 else f"{' ' * len(stamp)}  {indent}{line}")
 
+    def emit(self, said: Said) -> None:
+        """One record: its words (plain), or the whole record as a JSON line (``--json``)."""
+        if self.json is not None:
+            self.json.write(said)
+        elif said.text:
+            self.say(said.text, said.indent)
+
     # ------------------------------------------------------------ main loop
 
     async def run(self) -> int:
+        status = await self.follow()
+        self.emit(Said("exit", fields={"exit": status, "verdict": str(self.session.verdict().kind)}))
+        sys.stdout.flush()
+        return status
+
+    async def follow(self) -> int:
         session = self.session
         queue = session.listen(lines=self.args.echo)
         profile = session.profile
-        self.say(f"watching {self.label}" + (f" (server: {profile.name})" if profile else ""))
+        self.emit(Said("start", f"watching {self.label}" + (f" (server: {profile.name})" if profile else ""),
+                       fields={"log": self.label, "host": self.args.host, "server": profile.name if profile else None}))
         session.start()  # primes the tracker first: the first marker finds the automata built
 
         async def ended() -> None:
@@ -137,7 +161,8 @@ class PlainWatch:
                 if event is _DONE:
                     return self.finish(queue)
                 if isinstance(event, ConnectionState) and event.state == "refused":
-                    self.say(f"{event.host}: connection refused: {clean(event.detail or '')}")
+                    self.emit(Said("connection", f"{event.host}: connection refused: {clean(event.detail or '')}",
+                                   fields={"host": event.host, "state": event.state, "detail": event.detail}))
                     return EXIT_USAGE  # a host key or login problem: retrying will not fix it
                 if event is not None:
                     self.handle(event)
@@ -167,9 +192,11 @@ class PlainWatch:
         try:
             verdict = self.session.verdict()
         except Exception as exc:  # noqa: BLE001  (a last line must never become a traceback)
-            self.say(f"interrupted (Ctrl-C); no verdict: {exc}")
+            self.emit(Said("interrupted", f"interrupted (Ctrl-C); no verdict: {exc}", fields={"exit": 130}))
         else:
-            self.say(f"interrupted (Ctrl-C); the verdict so far: {verdict.text}")
+            self.emit(Said("interrupted", f"interrupted (Ctrl-C); the verdict so far: {verdict.text}",
+                           fields={"verdict": str(verdict.kind), "detail": verdict.detail, "exit": 130}))
+        self.emit(Said("exit", fields={"exit": 130, "verdict": None}))  # --json's last object, as always
         sys.stdout.flush()
 
     def log_quiet(self) -> bool:
@@ -201,7 +228,7 @@ class PlainWatch:
         self.memory.update(state)
         if session.gpus.unavailable and session.gpus.unavailable != self.gpu_note:
             self.gpu_note = session.gpus.unavailable
-            self.say(f"no GPU data: {clean(self.gpu_note)}")
+            self.emit(Said("gpu_unavailable", f"no GPU data: {clean(self.gpu_note)}", fields={"reason": self.gpu_note}))
         if state.outcome == READY and self.health_pending():
             self.decided_at = None  # the log says ready; the URL has not answered 200 yet
         elif state.outcome in (READY, STOPPED, FAILED):
@@ -225,10 +252,12 @@ class PlainWatch:
             return False
         if health.detail != self.health_said:
             self.health_said = health.detail
+            fields = {"url": health.url, "ok": health.ok, "detail": health.detail}
             if health.ok:
-                self.say(f"{health.url} answers: {clean(health.detail)}")
+                self.emit(Said("health", f"{health.url} answers: {clean(health.detail)}", fields=fields))
             elif self.session.state.outcome == READY:
-                self.say(f"{health.url}: {clean(health.detail)}; not ready until it answers 200")
+                self.emit(Said("health", f"{health.url}: {clean(health.detail)}; not ready until it answers 200",
+                               fields=fields))
         return not health.ok
 
     def quiet_verdict(self, now: float, queue: asyncio.Queue[Any]) -> int | None:
@@ -243,48 +272,56 @@ class PlainWatch:
             self.session.finish()
             self.drain(queue)
             final = self.session.verdict()
-            self.say(f"{final.word}: {final.detail}")
+            self.emit(verdict_said(final, f"{final.word}: {final.detail}"))
             return EXIT_FAILED if final.kind in (DEAD, FAILED) else self.verdict()
         self.ended_at = None
         if self.session.reading_rest and not self.said_reading:  # the writer is gone: reading its log to the end
             self.said_reading = True
-            self.say(verdict.detail)
+            self.emit(Said("reading_rest", verdict.detail, fields={"bytes": self.session.reading_rest}))
         kind = verdict.kind if verdict.kind in (LOADING, STALLED) else STARTING
         if kind != self.judged:
             if kind != STARTING:
-                self.say(f"{verdict.word}: {verdict.detail}")
+                self.emit(verdict_said(verdict, f"{verdict.word}: {verdict.detail}"))
             elif self.judged == STALLED:
-                self.say("the log moves again")
+                self.emit(verdict_said(verdict, "the log moves again"))
             self.judged = kind
         return None
 
     def handle(self, event: Any) -> None:
         if isinstance(event, Line):
-            self.say(event.text, indent="| ")
+            self.emit(Said("log", event.text, "| ", line=event.number, fields={"truncated": event.truncated}))
         elif isinstance(event, LogWaiting):
             if event.reason != self.waiting:
                 self.waiting = event.reason
-                self.say(f"waiting for the log: {clean(event.reason)}")
+                self.emit(Said("waiting", f"waiting for the log: {clean(event.reason)}", fields={"reason": event.reason}))
         elif isinstance(event, LogRestart):
             self.words.restarted()
-            self.say(f"the log was {event.reason}: a new attempt starts at line 1")
+            self.emit(Said("log_restart", f"the log was {event.reason}: a new attempt starts at line 1",
+                           fields={"reason": event.reason}))
         elif isinstance(event, LogTruncated):  # a gap in the same startup, not a new attempt
-            self.say(f"note: the log was truncated to {event.size} bytes; following on from line {event.lines + 1}")
+            self.emit(Said("log_truncated", f"note: the log was truncated to {event.size} bytes; following on from line "
+                           f"{event.lines + 1}", line=event.lines + 1, fields={"size": event.size}))
         elif isinstance(event, LogMoved):
             if event.done:
-                self.say(f"finished the moved log {clean(event.moved_to)}")
+                self.emit(Said("log_moved", f"finished the moved log {clean(event.moved_to)}",
+                               fields={"moved_to": event.moved_to, "done": True}))
             else:
                 pids = ", ".join(map(str, event.writers)) or "?"
-                self.say(f"the log was moved to {clean(event.moved_to)} and is still written there (pid {pids}): following it too")
+                self.emit(Said("log_moved", f"the log was moved to {clean(event.moved_to)} and is still written there "
+                               f"(pid {pids}): following it too",
+                               fields={"moved_to": event.moved_to, "done": False, "writers": list(event.writers)}))
         elif isinstance(event, ConnectionState):
             retry = f", retrying in {event.retry_in:.0f} s" if event.retry_in else ""
             detail = f": {clean(event.detail)}" if event.detail else ""
-            self.say(f"{event.host}: {event.state}{detail}{retry}")
+            self.emit(Said("connection", f"{event.host}: {event.state}{detail}{retry}", fields={
+                "host": event.host, "state": event.state, "detail": event.detail, "retry_in": event.retry_in}))
         elif isinstance(event, LogGap):
             if event.files:
-                self.say(f"note: {event.files} log file{'s' if event.files > 1 else ''} could not be read ({event.reason})")
+                self.emit(Said("log_gap", f"note: {event.files} log file{'s' if event.files > 1 else ''} could not be "
+                               f"read ({event.reason})", fields={"files": event.files, "reason": event.reason}))
             else:
-                self.say(f"note: {event.nbytes} bytes at offset {event.offset} could not be read ({event.reason})")
+                self.emit(Said("log_gap", f"note: {event.nbytes} bytes at offset {event.offset} could not be read "
+                               f"({event.reason})", fields={"offset": event.offset, "bytes": event.nbytes, "reason": event.reason}))
         elif isinstance(event, (WritersFound, WriterGone, NoWriter)):
             self.words.process(event, self.seen_pids, self.session.writers.main_pid)
         else:
@@ -300,32 +337,40 @@ class PlainWatch:
         health = self.session.health
         if state.outcome == READY and health is not None:
             if health.ok:
-                self.say(f"READY: the log's ready line (line {state.ready_line}) and {health.url} answering 200")
+                self.emit(Said("verdict", f"READY: the log's ready line (line {state.ready_line}) and {health.url} "
+                               "answering 200", line=state.ready_line,
+                               fields={"verdict": "ready", "final": True, "health": health.url}))
                 return status
-            self.say(f"{'TIMEOUT after ' + duration(self.args.timeout) + ': ' if timed_out else ''}the log says ready "
-                     f"(line {state.ready_line}) but {health.url} has not answered 200: {clean(health.detail)}")
+            self.emit(Said("verdict", f"{'TIMEOUT after ' + duration(self.args.timeout) + ': ' if timed_out else ''}"
+                           f"the log says ready (line {state.ready_line}) but {health.url} has not answered 200: "
+                           f"{clean(health.detail)}", line=state.ready_line,
+                           fields={"verdict": "timeout" if timed_out else "starting", "final": True,
+                                   "health": health.url, "detail": health.detail}))
             return EXIT_STARTING
         totals = self.words.totals()
         if totals:
-            self.say(totals)
+            self.emit(Said("note", totals, fields={"warnings": self.words.warnings}))
         if state.outcome == FAILED:
             error = state.first_error
             if error is None:
-                self.say("FAILED")
+                self.emit(Said("verdict", "FAILED", fields={"verdict": str(FAILED), "final": True}))
                 return status
             rank = f" [{error.rank}]" if error.rank else ""
             also = self.words.also_on(error)
             others = f" (also on {', '.join(also)})" if also else ""
             which = f" (attempt {state.attempt} in this log)" if state.attempt > 1 else ""
-            self.say(f"FAILED at line {error.line}{rank}: {error.message}{others}{which}")
             after = state.follow_on(error)
+            self.emit(Said("verdict", f"FAILED at line {error.line}{rank}: {error.message}{others}{which}", line=error.line,
+                           fields={"verdict": str(FAILED), "final": True, "attempt": state.attempt,
+                                   "error": error_fields(error), "also_on": also,
+                                   "follow_on": None if after is None else {"line": after.line, **error_fields(after)}}))
             if after is not None:  # the line that explains it came first: the exception follows from it
-                self.say(f"then, at line {after.line}: {after.title}", indent="  ")
-            hints = self.words.hints.diagnose(state)
-            if hints:
-                self.say("\n".join(hint_lines(hints, indent="")), indent="  ")
+                self.emit(Said("", f"then, at line {after.line}: {after.title}", "  ", line=after.line))
+            for hint in self.words.hints.diagnose(state):
+                self.emit(hint_said(hint))
             return status
         if status != EXIT_STARTING:
+            self.emit(Said("verdict", fields={"verdict": str(judge(state).kind), "final": True}))  # READY said it
             return status
         current = state.current_phase
         where = ""
@@ -333,36 +378,58 @@ class PlainWatch:
             pct = "" if current.progress is None else f" {current.progress * 100:.0f}%"
             where = f"; in {title(current.name)}{pct} since line {current.start_line}"
         last = f"; last line {state.last_line}" if state.last_line else "; the log is empty"
+        fields = {"final": True, "phase": current.name if current else None,
+                  "progress": current.progress if current else None, "last_line": state.last_line or None}
         if timed_out:
-            self.say(f"TIMEOUT after {duration(self.args.timeout)}: still starting{where}{last}")
+            self.emit(Said("verdict", f"TIMEOUT after {duration(self.args.timeout)}: still starting{where}{last}",
+                           fields={"verdict": "timeout", **fields}))
         else:
-            self.say(f"the log ended: still starting{where}{last}")
+            self.emit(Said("verdict", f"the log ended: still starting{where}{last}", fields={"verdict": "starting", **fields}))
         return status
 
 
 class PlainPrinter:
-    """`run --plain`: the attempt's lines, the tracker's events and each verdict change, masked.
+    """`run --plain` (and ``--json``): the attempt's lines, the tracker's events and each verdict
+    change, masked.
 
     Tracker events come from the session's lossless queue and launch events are put into
     the same queue, so everything prints in the order it happened.
     """
 
-    def __init__(self, out: TextIO, session: WatchSession, launch: Any) -> None:
+    def __init__(self, out: TextIO, session: WatchSession, launch: Any, json: bool = False) -> None:
         self.launch = launch
         self.out = out
         self.queue = session.listen()
-        self.words = EventWords(lambda text, indent: self.say(f"  {indent}{text}"), lambda: session.state,
-                                health_url=launch.spec.health_url)
+        self.words = EventWords(self.emit, lambda: session.state, health_url=launch.spec.health_url)
         self.final = asyncio.Event()
         self._last_kind = STARTING
+        self.json = JsonLines(out, mask=launch.masker.text) if json else None
         launch.subscribe(self.queue.put_nowait)
 
     def say(self, text: str) -> None:
         self.out.write(clean(self.launch.masker.text(text)) + "\n")
         self.out.flush()
 
+    def emit(self, said: Said) -> None:
+        """One record: its words, indented under the attempt's lines, or a JSON line (``--json``)."""
+        if self.json is not None:
+            self.json.write(said)
+            self.out.flush()
+        elif said.text:
+            self.say(f"  {said.indent}{said.text}")
+
+    def note(self, text: str, event: str = "note", **fields: Any) -> None:
+        """A line of the launch's own (not indented): a refusal, a timeout, a server left running."""
+        if self.json is not None:
+            self.emit(Said(event, text, fields=fields))
+        else:
+            self.say(text)
+
     def preflight(self, report: Any) -> None:
         """The checks before the launch: a summary, then each ⚠ and ✗ with its fix."""
+        if self.json is not None:
+            self.emit(Said("preflight", report.summary, fields={"checks": [c.to_json() for c in report.checks]}))
+            return
         self.say(report.summary)
         for check in report.checks:
             if check.status != "ok":
@@ -372,7 +439,14 @@ class PlainPrinter:
         run = self.launch.run
         where = "" if self.launch.spec.host is None else f" on {self.launch.spec.host}"
         how = "reattached to the running" if self.launch.reattached else "started"
-        self.say(f"v{run.attempt} {how}{where}: pid {run.pid}, log {run.log_path}")
+        text = f"v{run.attempt} {how}{where}: pid {run.pid}, log {run.log_path}"
+        if self.json is not None:
+            self.emit(Said("start", text, fields={
+                "name": self.launch.spec.name, "attempt": run.attempt, "pid": run.pid, "log": str(run.log_path),
+                "host": self.launch.spec.host, "reattached": self.launch.reattached,
+                "command": self.launch.command_text}))
+            return
+        self.say(text)
         self.say(f"  {self.launch.command_text}")
 
     async def consume(self) -> None:
@@ -390,7 +464,7 @@ class PlainPrinter:
         if isinstance(event, VerdictChanged):
             self.verdict(event.verdict, event.previous)
         elif isinstance(event, Note):
-            self.say(f"  {event.text}")
+            self.emit(Said("note", event.text))
         elif isinstance(event, (ErrorFound, PhaseStarted, PhaseEnded, PhaseProgress, Ready, Stopped, WarningFound,
                                 ServerDetected)):
             if isinstance(event, ErrorFound) and event.error.secondary:
@@ -401,10 +475,14 @@ class PlainPrinter:
         if verdict.kind != self._last_kind or verdict.kind in (LOADING, STALLED) and previous is not None and (
             previous.kind != verdict.kind
         ):
-            self.say(verdict.text)
+            self.note(verdict.text, "verdict", **verdict_said(verdict, "").fields)
             if verdict.kind in (FAILED, DEAD):
-                for line in hint_lines(self.launch.hints(), indent="  "):
-                    self.say(line)
+                for hint in self.launch.hints():
+                    if self.json is not None:
+                        self.emit(hint_said(hint))
+                    else:
+                        for line in hint_lines([hint], indent="  "):
+                            self.say(line)
         self._last_kind = verdict.kind
         if verdict.final:
             self.final.set()
@@ -412,7 +490,13 @@ class PlainPrinter:
     def left_running(self) -> None:
         launch = self.launch
         if launch.server_running:
-            self.say(
+            self.note(
                 f"v{launch.run.attempt} keeps running (pid {launch.run.pid}); follow it again with"
-                f" `watchtower attach {launch.spec.name}`"
+                f" `watchtower attach {launch.spec.name}`", "left_running", pid=launch.run.pid,
+                attempt=launch.run.attempt, name=launch.spec.name,
             )
+
+    def exit(self, status: int, verdict: Any = None) -> None:
+        """``--json``'s last object: the exit status (the plain output ends with its verdict line)."""
+        if self.json is not None:
+            self.emit(Said("exit", fields={"exit": status, "verdict": None if verdict is None else str(verdict.kind)}))

@@ -52,18 +52,18 @@ def known_job(job_id: str) -> None:
         raise UsageError(f"--slurm {job_id}: Slurm does not know this job ({first.reason}); `squeue --me` lists yours")
 
 
-def watch_cluster(options: ClusterOptions, *, plain: bool) -> int:
+def watch_cluster(options: ClusterOptions, *, plain: bool, json: bool = False) -> int:
     """`watch` across nodes: the plain lines or the cluster dashboard; the verdict's exit status."""
 
     session = make_cluster(options)
     if options.slurm_job:
         known_job(options.slurm_job)
     title = f"watching Slurm job {options.slurm_job}" if options.slurm_job else ""
-    if plain:
+    if plain or json:
         from tui.present.cluster import PlainCluster
 
         try:
-            return asyncio.run(PlainCluster(session, timeout=options.timeout, title=title).run())
+            return asyncio.run(PlainCluster(session, timeout=options.timeout, title=title, json=json).run())
         except KeyboardInterrupt:
             return 130
     from tui.app.dashboard import build_app
@@ -100,12 +100,12 @@ def _history() -> Any:
         return None
 
 
-def slurm_run(spec: Any, request: Any, options: LaunchOptions, *, plain: bool) -> int:
+def slurm_run(spec: Any, request: Any, options: LaunchOptions, *, plain: bool, json: bool = False) -> int:
     """`run --slurm`: check, submit vN, follow the job; the dashboard's x cancels it, r resubmits as vN+1."""
     launch = slurm_launch(spec, request, options, history=_history())
     if options.preflight:
-        _slurm_preflight(spec, sys.stdout if plain else sys.stderr)
-    return _run_cluster_launch(launch, options, plain=plain, title=f"run: {spec.name}")
+        _slurm_preflight(spec, sys.stdout if plain and not json else sys.stderr)
+    return _run_cluster_launch(launch, options, plain=plain, json=json, title=f"run: {spec.name}")
 
 
 def _slurm_preflight(spec: Any, out: Any) -> None:
@@ -130,7 +130,7 @@ def _slurm_preflight(spec: Any, out: Any) -> None:
         raise UsageError(f"{len(report.failed)} check(s) failed (✗ above): fix them, or --no-check to submit anyway")
 
 
-def slurm_attach(spec: Any, record: Any, options: LaunchOptions, *, plain: bool) -> int:
+def slurm_attach(spec: Any, record: Any, options: LaunchOptions, *, plain: bool, json: bool = False) -> int:
     """`attach NAME` of a `run --slurm` launch: follow the job id its history keeps; x cancels
     it, r resubmits as vN+1 asking Slurm for what the attempt's batch script asked."""
     from tui.core.slurm import SlurmRequest
@@ -143,25 +143,40 @@ def slurm_attach(spec: Any, record: Any, options: LaunchOptions, *, plain: bool)
     except OSError:
         request = SlurmRequest()
     launch = slurm_launch(spec, request, options, history=_history())
-    return _run_cluster_launch(launch, options, plain=plain, title=f"attach: {spec.name}",
+    return _run_cluster_launch(launch, options, plain=plain, json=json, title=f"attach: {spec.name}",
                                begin=lambda: launch.resume(record))
 
 
-async def _cluster_plain(launch: Any, options: LaunchOptions, begin: Callable[[], Awaitable[Any]]) -> int:
+async def _cluster_plain(launch: Any, options: LaunchOptions, begin: Callable[[], Awaitable[Any]],
+                         json: bool = False) -> int:
     """`run --slurm --plain` / `run --nodes … --plain` / `attach`: start (or resume) the attempt
     and print it to its verdict."""
     from tui.core.verdict import EXIT_READY
     from tui.present.cluster import PlainCluster
 
     presenter: Any = None
-    launch.notes.append(lambda text: presenter.say(text) if presenter else print(text, flush=True))
+    from tui.present.records import JsonLines, Said
+
+    early = JsonLines() if json else None  # a note before the presenter exists
+
+    def note(text: str) -> None:
+        if presenter is not None:
+            presenter.emit(Said("note", text))
+        elif early is not None:
+            early.write(Said("note", text))
+            early.flush()
+        else:
+            print(text, flush=True)
+
+    launch.notes.append(note)
     session = await begin()
-    presenter = PlainCluster(session, timeout=options.timeout, title=f"run {launch.name} v{launch.attempt}")
+    presenter = PlainCluster(session, timeout=options.timeout, title=f"run {launch.name} v{launch.attempt}", json=json)
     try:
         code = await presenter.run()
         launch.finish(session)
         if code == EXIT_READY or await launch.alive():
-            presenter.say(f"left running: {launch.stop_hint()}")
+            presenter.emit(Said("left_running", f"left running: {launch.stop_hint()}",
+                                fields={"name": launch.name, "attempt": launch.attempt}))
         return code
     finally:
         await launch.close()
@@ -194,22 +209,23 @@ def nodes_launch(spec: Any, hosts: list[str], options: LaunchOptions, *, names: 
                        plan=spec.plan, make_session=make, history=_history(), gpus=options.gpus.kind)
 
 
-def nodes_attach(spec: Any, record: Any, options: LaunchOptions, *, plain: bool) -> int:
+def nodes_attach(spec: Any, record: Any, options: LaunchOptions, *, plain: bool, json: bool = False) -> int:
     """`attach NAME` of a `run --nodes` launch: follow its attempt on every node again (each node's
     pid file); x stops it on every node, r relaunches as vN+1."""
     launch = nodes_launch(spec, record.host.split(","), options)
-    return _run_cluster_launch(launch, options, plain=plain, title=f"attach: {spec.name}",
+    return _run_cluster_launch(launch, options, plain=plain, json=json, title=f"attach: {spec.name}",
                                begin=lambda: launch.resume(record))
 
 
-def nodes_run(spec: Any, nodes: list[Any], options: LaunchOptions, *, plain: bool, force: bool) -> int:
+def nodes_run(spec: Any, nodes: list[Any], options: LaunchOptions, *, plain: bool, force: bool,
+              json: bool = False) -> int:
     """`run --nodes H1,H2 -- CMD` (or `--cluster FILE`): the command on every node over SSH."""
     from tui.core.multinode import agreement
     from tui.core.preflight import FAIL
 
     launch = nodes_launch(spec, [n.host for n in nodes], options, names=[n.name for n in nodes],
                           extra={i: n.args for i, n in enumerate(nodes) if n.args})
-    out = sys.stdout if plain else sys.stderr
+    out = sys.stdout if plain and not json else sys.stderr  # --json: stdout holds JSON objects alone
     checks = agreement(launch.commands())
     for check in checks:
         print(f"check: {check.line}", file=out, flush=True)
@@ -221,10 +237,10 @@ def nodes_run(spec: Any, nodes: list[Any], options: LaunchOptions, *, plain: boo
         failed += [] if isinstance(report, str) else report.failed
     if failed and not force:
         raise UsageError(f"{len(failed)} check(s) failed (✗ above): fix them, or --no-check to launch anyway")
-    return _run_cluster_launch(launch, options, plain=plain, title=f"run: {spec.name} on {len(nodes)} nodes")
+    return _run_cluster_launch(launch, options, plain=plain, json=json, title=f"run: {spec.name} on {len(nodes)} nodes")
 
 
-def _run_cluster_launch(launch: Any, options: LaunchOptions, *, plain: bool, title: str,
+def _run_cluster_launch(launch: Any, options: LaunchOptions, *, plain: bool, title: str, json: bool = False,
                         begin: Callable[[], Awaitable[Any]] | None = None) -> int:
     """A ClusterLaunch in the dashboard (x stop, r relaunch) or as plain text; the verdict's exit
     status. ``begin`` makes the first attempt's session (default: start the next attempt).
@@ -234,8 +250,8 @@ def _run_cluster_launch(launch: Any, options: LaunchOptions, *, plain: bool, tit
     with it and the dashboard never drew)."""
 
     begin = begin or launch.start
-    if plain:
-        return asyncio.run(_cluster_plain(launch, options, begin))
+    if plain or json:
+        return asyncio.run(_cluster_plain(launch, options, begin, json))
 
     async def dashboard() -> int:
         app = cluster_launch_app(launch, await begin(), theme=options.theme, timeout=options.timeout)

@@ -12,6 +12,7 @@ from tui.core.errors import UsageError
 from tui.core.lines import clean
 from tui.core.options import LaunchOptions
 from tui.session import SessionInfo, Subscriber, WatchSession
+from tui.wiring.watch import serving_metrics
 from tui.wiring.watch import load_profile
 
 
@@ -84,10 +85,22 @@ def launch_dashboard(spec: Any, options: LaunchOptions) -> int:
         attach_only=options.attach_only,
         timeout=options.timeout,
     )
-    return int(app.run() or 0)
+    if not options.metrics:
+        return int(app.run() or 0)
+
+    async def served() -> int:
+        async with serving_metrics(options.metrics, session, {"launch": spec.name}, lambda: launch_attempt(launch)):
+            return int(await app.run_async() or 0)
+
+    return asyncio.run(served())
 
 
-def launch_plain(spec: Any, options: LaunchOptions) -> int:
+def launch_attempt(launch: Any) -> int | None:
+    """The launch's attempt (vN) for the metrics, once one started."""
+    return launch.run.attempt if launch.run is not None else None
+
+
+def launch_plain(spec: Any, options: LaunchOptions, *, json: bool = False) -> int:
     """`run --plain`: SIGTERM (``timeout``, a job scheduler) ends it like Ctrl-C does — the
     server is left running and named, the history writes finish — and exits 143."""
     import signal
@@ -107,7 +120,7 @@ def launch_plain(spec: Any, options: LaunchOptions) -> int:
 
         loop.add_signal_handler(signal.SIGTERM, on_sigterm)
         try:
-            return await run_plain(spec, options)
+            return await run_plain(spec, options, json=json)
         except asyncio.CancelledError:
             if terminated:
                 return 128 + signal.SIGTERM
@@ -118,11 +131,8 @@ def launch_plain(spec: Any, options: LaunchOptions) -> int:
     return asyncio.run(main())
 
 
-async def run_plain(spec: Any, options: LaunchOptions) -> int:
-    from tui.core.lines import clean
-    from tui.core.verdict import EXIT_FAILED, EXIT_READY, EXIT_STARTING
-    from tui.launch.spec import LaunchError
-    from tui.launch.controller import PreflightRefused
+async def run_plain(spec: Any, options: LaunchOptions, *, json: bool = False) -> int:
+    """`run --plain` of one launch (``--json``: JSON objects, the last an ``exit`` one)."""
     from tui.present.plain import PlainPrinter
 
     out = sys.stdout
@@ -133,7 +143,17 @@ async def run_plain(spec: Any, options: LaunchOptions) -> int:
             out.flush()
 
     session, launch = make_launch(spec, options, terminal)
-    printer = PlainPrinter(out, session, launch)
+    printer = PlainPrinter(out, session, launch, json=json)
+    async with serving_metrics(options.metrics, session, {"launch": spec.name}, lambda: launch_attempt(launch)):
+        return await _run_plain(spec, options, session, launch, printer)
+
+
+async def _run_plain(spec: Any, options: LaunchOptions, session: Any, launch: Any, printer: Any) -> int:
+    from tui.core.verdict import EXIT_FAILED, EXIT_READY, EXIT_STARTING, EXIT_USAGE
+    from tui.launch.spec import LaunchError
+    from tui.launch.controller import PreflightRefused
+
+    status = 130  # cancelled (Ctrl-C, SIGTERM) before a verdict
     session.start()
     consumer = asyncio.create_task(printer.consume())
     try:
@@ -143,10 +163,12 @@ async def run_plain(spec: Any, options: LaunchOptions) -> int:
             printer.preflight(exc.report)
             refused = launch.refusal()
             if refused is not None:  # the dashboard's header says the same
-                printer.say(refused.text)
-            printer.say("not launching: a check failed (--no-check launches anyway)")
-            return EXIT_FAILED
+                printer.note(refused.text, "verdict", verdict=str(refused.kind), detail=refused.detail, final=True)
+            printer.note("not launching: a check failed (--no-check launches anyway)")
+            status = EXIT_FAILED
+            return status
         except LaunchError as exc:
+            status = EXIT_USAGE
             raise UsageError(clean(str(exc))) from None
         if launch.preflight_report is not None and not launch.reattached:
             printer.preflight(launch.preflight_report)
@@ -155,29 +177,35 @@ async def run_plain(spec: Any, options: LaunchOptions) -> int:
             await asyncio.wait_for(printer.final.wait(), options.timeout)
         except asyncio.TimeoutError:
             printer.drain()
-            printer.say(f"timed out after {options.timeout:g} s: {launch.verdict().text}")
+            printer.note(f"timed out after {options.timeout:g} s: {launch.verdict().text}", "verdict",
+                         verdict="timeout", detail=launch.verdict().text, final=True)
             printer.left_running()
-            return EXIT_STARTING
+            status = EXIT_STARTING
+            return status
         verdict = launch.verdict_now or launch.verdict()
         await launch.settle()  # let hooks and the history writes finish
         printer.drain()
         if verdict.exit_status == EXIT_READY:
             printer.left_running()
-            return EXIT_READY
+            status = EXIT_READY
+            return status
         if launch.run is not None and launch.server_running:
             try:  # a failed server usually exits by itself within moments
                 await asyncio.wait_for(launch.run.wait(), 5.0)
             except asyncio.TimeoutError:
-                printer.say(
+                printer.note(
                     f"v{launch.run.attempt} (pid {launch.run.pid}) still runs after the failure; stop its group"
-                    f" with `kill -INT -- -{launch.run.pgid}`"
+                    f" with `kill -INT -- -{launch.run.pgid}`", "left_running", pid=launch.run.pid,
+                    attempt=launch.run.attempt, name=spec.name,
                 )
-        return verdict.exit_status
+        status = verdict.exit_status
+        return status
     except asyncio.CancelledError:
         printer.left_running()
         raise
     finally:
         consumer.cancel()
         printer.drain()
+        printer.exit(status, launch.verdict_now or launch.verdict())
         await launch.close()
         await session.stop()

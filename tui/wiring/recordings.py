@@ -89,8 +89,8 @@ def play_recording(path: str | os.PathLike[str], options: PlaybackOptions, *, ti
         raise UsageError("--speed must be greater than 0")
     session, replay = replay_session(path, speed=options.speed, title=title, stall_limits=options.stall_limits)
     try:
-        if options.plain:
-            return _play_plain(replay, session.info.log_path, options.stall_limits)
+        if options.plain or options.json:
+            return _play_plain(replay, session.info.log_path, options.stall_limits, json=options.json)
         from tui.app.dashboard import build_app
 
         app = build_app(session, theme=options.theme)
@@ -99,7 +99,7 @@ def play_recording(path: str | os.PathLike[str], options: PlaybackOptions, *, ti
         replay.close()
 
 
-def _play_plain(replay: Any, recorded: str, stall_limits: StallLimits | None = None) -> int:
+def _play_plain(replay: Any, recorded: str, stall_limits: StallLimits | None = None, json: bool = False) -> int:
     """The plain watcher (`watch --plain`) on the replayed log, with the replay running beside it;
     it names the ``recorded`` log, and ends once the replay has played out."""
     from tui.present.plain import PlainWatch
@@ -113,7 +113,7 @@ def _play_plain(replay: Any, recorded: str, stall_limits: StallLimits | None = N
         try:
             # the replay plays the GPU samples back itself: no GPU of this machine's is polled
             options = WatchOptions(log=str(replay.log_path), stall_limits=stall_limits, gpus=GpuOptions(kind="none"))
-            plain = PlainWatch(options, None, label=f"{recorded} (replayed)", ended=replay.done)
+            plain = PlainWatch(options, None, label=f"{recorded} (replayed)", ended=replay.done, json=json)
             return int(await plain.run() or 0)
         finally:
             feeder.cancel()

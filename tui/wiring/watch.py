@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from tui.core.errors import UsageError
@@ -20,6 +22,26 @@ def load_profile(server: str | None) -> Any:
         return load(server)
     except ProfileError as exc:
         raise UsageError(str(exc)) from None
+
+
+@contextlib.asynccontextmanager
+async def serving_metrics(address: str | None, session: Any, labels: dict[str, str],
+                          attempt: Callable[[], int | None] | None = None) -> AsyncIterator[None]:
+    """``--metrics HOST:PORT``: ``session``'s startup served to Prometheus while the block runs."""
+    if not address:
+        yield
+        return
+    from tui.present.metrics import MetricsServer
+
+    server = MetricsServer(address)
+    try:
+        server.start(session, labels, attempt)
+    except OSError as exc:
+        raise UsageError(f"--metrics {address}: {exc.strerror or exc}") from None
+    try:
+        yield
+    finally:
+        server.close()
 
 
 # ---------------------------------------------------------------- watch
@@ -49,17 +71,30 @@ def watch_dashboard(options: WatchOptions) -> int:
     session.expected = memory.longest
     session.subscribe(lambda update: memory.update(session.state) if "state" in update.topics else None)
     app = build_app(session, theme=options.theme, gpus_enabled=gpus is not None, timeout=options.timeout)
-    return int(app.run() or 0)
+    if not options.metrics:
+        return int(app.run() or 0)
+
+    async def served() -> int:
+        async with serving_metrics(options.metrics, session, {"log": str(options.log), "host": options.host or "localhost"}):
+            return int(await app.run_async() or 0)
+
+    return asyncio.run(served())
 
 
-def watch_plain(options: WatchOptions) -> int:
-    """`watchtower watch LOG --plain`: one line per event; the verdict's exit status."""
+def watch_plain(options: WatchOptions, *, json: bool = False) -> int:
+    """`watchtower watch LOG --plain`: one line per event (``--json``: one JSON object); the verdict's exit status."""
     from tui.present.plain import PlainWatch
 
     profile = load_profile(options.server)
-    watch = PlainWatch(options, profile)
+    watch = PlainWatch(options, profile, json=json)
+
+    async def served() -> int:
+        labels = {"log": str(options.log), "host": options.host or "localhost"}
+        async with serving_metrics(options.metrics, watch.session, labels):
+            return await watch.run()
+
     try:
-        return asyncio.run(watch.run())
+        return asyncio.run(served())
     except KeyboardInterrupt:
         watch.interrupted()  # the verdict so far, as a last line: Ctrl-C is how many watches end
         return 130

@@ -1,0 +1,72 @@
+"""`watchtower completion bash|zsh|fish`: a real bash sources the script and completes a subcommand,
+an option, and `attach`'s launch names from the history; `--version` names the commit."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).parent.parent
+
+pytestmark = pytest.mark.skipif(shutil.which("bash") is None, reason="no bash")
+
+
+def complete(words: str, tmp_path: Path) -> list[str]:
+    """What bash's completion offers for the command line ``words`` (the cursor at its end)."""
+    bin_dir = tmp_path / "bin"  # `watchtower` on PATH, as an install puts it (the script calls it back)
+    bin_dir.mkdir(exist_ok=True)
+    shim = bin_dir / "watchtower"
+    shim.write_text(f"#!/bin/sh\nexec {sys.executable} -m tui.cli \"$@\"\n")
+    shim.chmod(0o755)
+    script = (
+        "source <(watchtower completion bash) || exit 9\n"
+        f"COMP_LINE={words!r}; COMP_POINT=${{#COMP_LINE}}\n"
+        "read -ra COMP_WORDS <<< \"$COMP_LINE\"\n"
+        "[[ $COMP_LINE == *' ' ]] && COMP_WORDS+=('')\n"
+        "COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 ))\n"
+        "_shtab_watchtower watchtower \"${COMP_WORDS[-1]}\" \"${COMP_WORDS[-2]}\"\n"
+        "printf '%s\\n' \"${COMPREPLY[@]}\"\n"
+    )
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "PYTHONPATH": str(REPO)}
+    done = subprocess.run(["bash", "--norc", "--noprofile", "-c", script], capture_output=True, text=True,
+                          timeout=60, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    return [line.strip() for line in done.stdout.splitlines() if line.strip()]
+
+
+def test_bash_completes_a_subcommand_and_an_option(tmp_path):
+    assert complete("watchtower wat", tmp_path) == ["watch"]
+    assert set(complete("watchtower re", tmp_path)) == {"replay", "record"}
+    assert "--json" in complete("watchtower watch --js", tmp_path)
+
+
+def test_bash_completes_attach_with_the_launch_names_in_the_history(tmp_path):
+    from tui.history import History
+
+    history = History()  # WATCHTOWER_DATA_DIR: this test's own (conftest)
+    for name in ("dsv3-prod", "dsv3-canary", "qwen"):
+        history.start(name, command=["python", "-m", "sglang.launch_server"], env={}, host="localhost",
+                      log_path=f"/l/{name}-v1.log", started_at=100.0)
+    assert set(complete("watchtower attach dsv3", tmp_path)) == {"dsv3-prod", "dsv3-canary"}
+    assert set(complete("watchtower history ", tmp_path)) == {"dsv3-prod", "dsv3-canary", "qwen"}
+
+
+@pytest.mark.parametrize("shell, needle", [("zsh", "#compdef watchtower"), ("fish", "complete -c watchtower")])
+def test_zsh_and_fish_scripts_are_written(shell, needle):
+    out = subprocess.run([sys.executable, "-m", "tui.cli", "completion", shell], capture_output=True, text=True,
+                         timeout=60, cwd=REPO)
+    assert out.returncode == 0 and needle in out.stdout and "history --names" in out.stdout
+
+
+def test_version_names_the_commit_in_a_checkout():
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO)
+    if commit.returncode != 0:
+        pytest.skip("not a git checkout")
+    out = subprocess.run([sys.executable, "-m", "tui.cli", "--version"], capture_output=True, text=True, timeout=60,
+                         cwd="/")
+    assert out.returncode == 0 and commit.stdout.strip() in out.stdout, out.stdout
