@@ -199,6 +199,31 @@ class NoWriter:
     at: float
 
 
+@dataclass(frozen=True, slots=True)
+class ReadCounters:
+    """The I/O counters of the server's processes (``/proc/PID/io``, about once a second while
+    they live): ``counters`` holds ``(pid, rchar, read_bytes)``, cumulative since each process
+    began. The weight load's bytes read so far (``tui.core.loading``)."""
+
+    source: str
+    host: str
+    at: float
+    counters: tuple[tuple[int, int, int], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointFound:
+    """The checkpoint the server was given, measured where it lies (``tui.sources.checkpoint``):
+    ``total`` bytes of weights (None, with ``detail`` saying why, when they could not be told),
+    ``draft`` the draft model's, ``split`` the GPUs one copy is spread over (TP × PP)."""
+
+    model: str
+    total: int | None
+    split: int = 1
+    draft: int = 0
+    detail: str = ""
+
+
 # ---------------------------------------------------------------- GPU sources
 
 
@@ -313,6 +338,8 @@ SourceEvent = (
     | WritersFound
     | WriterGone
     | NoWriter
+    | ReadCounters
+    | CheckpointFound
     | GpuSample
     | GpuUnavailable
     | ProcessStarted

@@ -326,6 +326,7 @@ def judge(
     eta: str | None = None,
     timed_out: float | None = None,
     blind: str | None = None,
+    loading: str | None = None,
 ) -> Verdict:
     """The verdict for this instant.
 
@@ -339,6 +340,8 @@ def judge(
     ``timed_out``: the ``--timeout`` (s), once it passed with the startup undecided.
     ``blind``: why neither the log nor the processes can be seen now (an SSH connection lost, or
     never made): an undecided startup is then "cannot tell", never stalled? or dead.
+    ``loading``: the weight load's progress in words while its bytes still move (read by the
+    server's processes, or GPU memory growing: ``tui.core.loading``) — a quiet log is then loading.
     """
     silence = None if last_activity is None or now is None else max(0.0, now - last_activity)
     undecided = state.outcome == Outcome.STARTING and (process is None or process.alive)
@@ -352,9 +355,11 @@ def judge(
         log = _log_verdict(state, silence, waiting, elapsed)
         if log.kind != STARTING or not state.lines:
             return log
+        if loading is not None:
+            log = Verdict(STARTING, loading, silence=silence)
         phase = state.current_phase
-        where = PHASE_TITLES.get(phase.name, phase.name) if phase else "starting"
-        return _quiet_verdict(state, silence, None, gpus, expected_phase, limits, where) or log
+        where = loading or (PHASE_TITLES.get(phase.name, phase.name) if phase else "starting")
+        return _quiet_verdict(state, silence, None, gpus, expected_phase, limits, where, loading=loading) or log
     said = f"log said last: {last_line!r}" if last_line else "the log is empty"
     error = log_error(state)
     failed = state.outcome == Outcome.FAILED and error is not None
@@ -407,10 +412,10 @@ def judge(
                        pending, (), silence)
 
     phase = state.current_phase
-    where = eta or (PHASE_TITLES.get(phase.name, phase.name) if phase else "starting")
+    where = loading or eta or (PHASE_TITLES.get(phase.name, phase.name) if phase else "starting")
     if health is not None and not health.ok:
         where += f" · health: {health.detail}{_pending(pending)}"
-    quiet = _quiet_verdict(state, silence, process, gpus, expected_phase, limits, where, pending)
+    quiet = _quiet_verdict(state, silence, process, gpus, expected_phase, limits, where, pending, loading=loading)
     if quiet is not None:
         return quiet
     if silence is None or silence < QUIET_AFTER:
@@ -427,6 +432,8 @@ def _quiet_verdict(
     limits: StallLimits | None,
     where: str,
     pending: tuple[str, ...] = (),
+    *,
+    loading: str | None = None,
 ) -> Verdict | None:
     """A quiet log: still loading (the GPUs work) or stalled? (past the phase's limit, GPUs idle,
     the process alive); None while neither can be said."""
@@ -436,6 +443,9 @@ def _quiet_verdict(
     )
     if silence is None or silence < min(QUIET_AFTER, threshold):
         return None
+    if loading is not None:  # the checkpoint's bytes still move: where says how far
+        busy = f"{gpus.text} · " if gpus is not None and gpus.active else ""
+        return Verdict(LOADING, f"log quiet {clock(silence)} · {busy}{where}", pending, (), silence)
     if gpus is not None and gpus.active:
         return Verdict(LOADING, f"log quiet {clock(silence)} · {gpus.text} · {where}", pending, (), silence)
     if silence <= threshold or (process is not None and not process.alive):

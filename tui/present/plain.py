@@ -57,6 +57,8 @@ from tui.session import WatchSession
 GRACE_S = 2.0
 #: ... or until the log has been quiet this long.
 QUIET_S = 0.5
+#: Seconds between two weight-load progress lines (sooner when the time left moves a lot).
+PROGRESS_EVERY_S = 5.0
 
 _DONE = object()
 
@@ -107,6 +109,7 @@ class PlainWatch:
         self.seen_pids: set[int] = set()
         self.gpu_note: str | None = None  # why there are no GPU samples, once said
         self.waiting: str | None = None
+        self.progress_said: tuple[float, Any] | None = None  # (when, estimate) of the last progress line
 
     def say(self, text: str, indent: str = "") -> None:
         now = time.monotonic() - self.started
@@ -226,6 +229,7 @@ class PlainWatch:
         state = session.state
         now = time.monotonic()
         self.memory.update(state)
+        self.load_progress(now)
         if session.gpus.unavailable and session.gpus.unavailable != self.gpu_note:
             self.gpu_note = session.gpus.unavailable
             self.emit(Said("gpu_unavailable", f"no GPU data: {clean(self.gpu_note)}", fields={"reason": self.gpu_note}))
@@ -259,6 +263,26 @@ class PlainWatch:
                 self.emit(Said("health", f"{health.url}: {clean(health.detail)}; not ready until it answers 200",
                                fields=fields))
         return not health.ok
+
+    def load_progress(self, now: float) -> None:
+        """A weight-load progress line: the first figure, then at most one every PROGRESS_EVERY_S,
+        or sooner when the time left moved by half or more (or became known)."""
+        estimate = self.session.load_estimate()
+        if estimate is None:
+            return
+        said = self.progress_said
+        if said is not None:
+            when, before = said
+            if estimate == before:
+                return
+            jumped = (before.left is None) != (estimate.left is None) or (
+                before.left is not None and estimate.left is not None
+                and abs(sum(estimate.left) - sum(before.left)) > 0.5 * max(sum(before.left), 2.0)
+            )
+            if now - when < PROGRESS_EVERY_S and not jumped:
+                return
+        self.progress_said = (now, estimate)
+        self.emit(Said("weight_load_progress", f"  weight load {estimate.words()}", fields=estimate.to_json()))
 
     def quiet_verdict(self, now: float, queue: asyncio.Queue[Any]) -> int | None:
         """What the log alone does not say: dead or failed (the processes behind it), and

@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from tui.core.events import (
+    CheckpointFound,
     ConnectionState,
     ErrorFound,
     GpuSample,
@@ -40,9 +41,11 @@ from tui.core.events import (
     NewStartup,
     NoWriter,
     PhaseEnded,
+    PhaseProgress,
     PhaseStarted,
     ProcessExited,
     ProcessStarted,
+    ReadCounters,
     Ready,
     Stopped,
     WarningFound,
@@ -51,6 +54,7 @@ from tui.core.events import (
 )
 from tui.core.limits import StallLimits
 from tui.core.lines import Line, LineAssembler, Progress
+from tui.core.loading import Checkpoint, LoadEstimate, LoadEstimator, split_of
 from tui.core.state import FAILED, READY, STARTING, StartupState, origin
 from tui.core.profiles import Profile
 from tui.core.verdict import HealthStatus, Verdict, VerdictKind, gpu_activity, judge
@@ -153,6 +157,13 @@ class WatchSession:
         self.gpu_samples: deque[GpuSample] = deque(maxlen=64)
         #: The processes behind the log (writer discovery), for a server Watchtower did not launch.
         self.writers = WriterState()
+        #: The weight load's bytes: what there is (the checkpoint, measured once the log names it)
+        #: and what has been read so far (tui.core.loading). ``measure_checkpoints``: look at the
+        #: model folder on this machine (False for a log on another host: it is not here).
+        self.load = LoadEstimator()
+        self.checkpoint: CheckpointFound | None = None
+        self.measure_checkpoints = getattr(log, "reread_path", None) is not None
+        self._measured: tuple[str, ...] | None = None
         self.scrollback = Scrollback(scrollback)
         self.gpus = GpuBoard()
         self.connection: ConnectionState | None = None
@@ -271,6 +282,7 @@ class WatchSession:
         if log_path is not None:
             self.info.log_path = log_path
         self._new_tracker()
+        self.load = LoadEstimator(self.load.checkpoint)
         self.scrollback.mark(f"── attempt v{attempt} ──")
         self.scrollback.new_file()
         self.started_at = self.finished_at = self.last_output_at = None
@@ -372,6 +384,7 @@ class WatchSession:
             limits=self.stall_limits,
             timed_out=self.timeout if self.timed_out else None,
             blind=self.blind(),
+            loading=self.loading_words(),
         )
 
     def blind(self) -> str | None:
@@ -395,6 +408,7 @@ class WatchSession:
         elif isinstance(event, GpuSample):
             self.gpus.update(event)
             self.gpu_samples.append(dataclasses.replace(event, at=self.clock()))
+            self.load.gpus(event, self.clock())
             self._changed("gpu")
         elif isinstance(event, GpuUnavailable):
             self.gpus.lost(event.reason)
@@ -439,6 +453,15 @@ class WatchSession:
         elif isinstance(event, (WritersFound, WriterGone, NoWriter)):
             if self.writers.apply(event):
                 self._changed("process", "state")
+        elif isinstance(event, ReadCounters):
+            self.load.reads(self.clock(), event.counters)
+            if self.load.running:
+                self._changed("state")
+        elif isinstance(event, CheckpointFound):
+            self.checkpoint = event
+            if event.total:
+                self.load.checkpoint = Checkpoint(event.model, event.total, event.split, event.draft)
+            self._changed("state")
         elif isinstance(event, ProcessStarted):
             self.process = event
             self._changed("process")
@@ -451,7 +474,7 @@ class WatchSession:
             self._changed("process", "state")
         for handler in self.handlers.get(type(event), ()):
             handler(event)
-        if self._listeners and not isinstance(event, (LogChunk, GpuSample, GpuUnavailable)):
+        if self._listeners and not isinstance(event, (LogChunk, GpuSample, GpuUnavailable, ReadCounters)):
             for queue in self._listeners:
                 queue.put_nowait(event)
 
@@ -577,6 +600,8 @@ class WatchSession:
                 self._style_line(event.line, PHASE)
             elif isinstance(event, NewStartup):
                 self._new_startup(event)
+            if getattr(event, "phase", None) == "weight_load":
+                self._load_event(event)
             for follower in self._followers:
                 follower(event)
             for queue in self._listeners:
@@ -587,6 +612,55 @@ class WatchSession:
         state = self.tracker.state
         if self.finished_at is None and state.outcome in (READY, FAILED):
             self.finished_at = self.clock()
+        if self.measure_checkpoints and "model" in state.identity:
+            self._measure(state.identity)
+
+    # ---------------------------------------------------------------- the weight load
+
+    def _load_event(self, event: Any) -> None:
+        now = self.clock()
+        if isinstance(event, PhaseStarted):
+            self.load.start(now)
+        elif isinstance(event, PhaseEnded):
+            self.load.end(now)
+        elif isinstance(event, PhaseProgress) and event.fraction is not None:
+            self.load.bar(now, event.fraction)
+
+    def _measure(self, identity: dict[str, str]) -> None:
+        """Measure the checkpoint the log names (once per model, split and draft), in a thread."""
+        split = split_of(identity.get("tp_size"), identity.get("pp_size"))
+        key = (identity["model"], str(split), identity.get("draft_model", ""))
+        if key == self._measured or not self._tasks:
+            return
+        self._measured = key
+        from tui.sources.checkpoint import measure_async
+
+        async def measure() -> None:
+            try:
+                self.handle(await measure_async(key[0], split, key[2] or None))
+            except Exception as exc:  # noqa: BLE001  (a folder that cannot be read: no total, said)
+                self.handle(CheckpointFound(key[0], None, split, detail=f"{type(exc).__name__}: {exc}"))
+
+        try:
+            self._tasks.append(asyncio.get_running_loop().create_task(measure()))
+        except RuntimeError:  # no loop (a synchronous replay in a test): nothing to measure with
+            self._measured = None
+
+    def load_estimate(self) -> LoadEstimate | None:
+        """The running weight load's progress (None when it is not running or nothing moved)."""
+        if not self.load.running or self.state.outcome != STARTING:
+            return None
+        phase = self.state.phase("weight_load")
+        if phase is None or phase.done:
+            return None
+        return self.load.estimate()
+
+    def loading_words(self) -> str | None:
+        """``weight load 212/547 GB · 0.87 GB/s · ~6:25 left (from …)`` while its bytes move."""
+        estimate = self.load_estimate()
+        if estimate is None or not estimate.moving:
+            return None
+        return f"weight load {estimate.words()}"
 
     def _new_startup(self, event: NewStartup) -> None:
         """A new startup in the same log: its clock and silences start afresh (the tracker's

@@ -17,12 +17,15 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from tui.core.events import NoWriter, NoWriterReason, ServerProcess, WriterGone, WritersFound
+from tui.core.events import NoWriter, NoWriterReason, ReadCounters, ServerProcess, WriterGone, WritersFound
 from tui.core.secrets import mask_argv
 from tui.sources import procscan
 from tui.sources.follow import Inotify
 
-WriterEvent = WritersFound | WriterGone | NoWriter
+WriterEvent = WritersFound | WriterGone | NoWriter | ReadCounters
+
+#: Seconds between two readings of the processes' I/O counters (the weight load's bytes read).
+IO_INTERVAL = 0.5
 
 _RANK_TOKEN = re.compile(r"(?<![A-Za-z])(DP|PP|TP|EP)_?(\d+)")
 _RANK_ORDER = ("DP", "PP", "TP", "EP")
@@ -116,8 +119,12 @@ def _decode_status(status: int | None) -> tuple[int | None, int | None]:
 class WriterSource:
     """Async producer of the writer events of one local log path (see the module docstring)."""
 
-    def __init__(self, path: str | os.PathLike[str], *, source: str | None = None, use_inotify: bool = True) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], *, source: str | None = None, use_inotify: bool = True,
+        io_interval: float = IO_INTERVAL,
+    ) -> None:
         self.path = os.path.abspath(os.fspath(path))
+        self.io_interval = io_interval
         self.source = source if source is not None else os.fspath(path)
         self._use_inotify = use_inotify
         self._closed = False
@@ -136,6 +143,7 @@ class WriterSource:
 
         if inotify.fd >= 0:
             loop.add_reader(inotify.fd, readable)
+        next_io = 0.0
         try:
             while not self._closed:
                 now = time.monotonic()
@@ -145,9 +153,17 @@ class WriterSource:
                     items = discovery.tick(now)
                 for event in convert.events(items):
                     yield event
+                if convert.known and time.monotonic() >= next_io:  # a few small reads: on the loop
+                    next_io = time.monotonic() + self.io_interval
+                    counters = procscan.io_counters(list(convert.known))
+                    if counters:
+                        yield ReadCounters(self.source, "localhost", time.time(), tuple(counters))
                 self._wake.clear()
+                wait = discovery.timeout(time.monotonic())
+                if convert.known:
+                    wait = min(wait, next_io - time.monotonic())
                 try:
-                    async with asyncio.timeout(max(0.05, discovery.timeout(time.monotonic()))):
+                    async with asyncio.timeout(max(0.05, wait)):
                         await self._wake.wait()
                 except TimeoutError:
                     pass

@@ -1,0 +1,249 @@
+"""Weight-load progress and time left on the first attempt, from bytes (tui.core.loading).
+
+The arithmetic and the estimator alone, the simulated GPUs' memory as the signal, and the
+done-when check with real processes: a fake server that reads a sparse checkpoint file at a
+throttled rate while its log is silent, watched by the real CLI (`watch --plain`), gets a
+progress line whose time left is within 50 % of the truth.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tui.core.events import GpuInfo, GpuSample
+from tui.core.loading import Checkpoint, LoadEstimator, checkpoint_size, split_of
+from tui.sources.checkpoint import measure
+from tui.sources.procscan import available as proc_available
+from tui.sources.sim import SimGpuSource
+
+GB = 10**9
+
+
+# ---------------------------------------------------------------- how much there is to load
+
+
+def test_index_total_size_wins_over_the_files() -> None:
+    index = json.dumps({"metadata": {"total_size": 547 * GB}, "weight_map": {}})
+    assert checkpoint_size(index, [("model-00001-of-00002.safetensors", 5)]) == 547 * GB
+
+
+def test_without_an_index_the_shards_add_up_and_safetensors_beat_bin() -> None:
+    files = [("a.safetensors", 3 * GB), ("b.safetensors", 2 * GB), ("pytorch_model.bin", 9 * GB), ("config.json", 700)]
+    assert checkpoint_size(None, files) == 5 * GB
+    assert checkpoint_size("{not json", [("pytorch_model.bin", 9 * GB)]) == 9 * GB
+    assert checkpoint_size(None, [("config.json", 700)]) is None
+
+
+def test_split_is_tp_times_pp_and_bad_values_count_one() -> None:
+    assert split_of("8", "2") == 16
+    assert split_of(None, None) == 1
+    assert split_of("x", 4) == 4
+    assert Checkpoint("m", 547 * GB, 8).per_gpu == 547 * GB // 8
+
+
+def test_measure_reads_a_folder_and_a_hf_cache_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "model.safetensors.index.json").write_text(json.dumps({"metadata": {"total_size": 1234}}))
+    draft = tmp_path / "draft"
+    draft.mkdir()
+    with open(draft / "model.safetensors", "wb") as f:
+        f.truncate(777)
+    found = measure(str(folder), 4, str(draft))
+    assert (found.total, found.split, found.draft) == (1234, 4, 777)
+    # a repo id in the local Hugging Face cache: refs/main names the snapshot
+    hub = tmp_path / "hub"
+    snap = hub / "models--org--name" / "snapshots" / "abc"
+    snap.mkdir(parents=True)
+    (hub / "models--org--name" / "refs").mkdir()
+    (hub / "models--org--name" / "refs" / "main").write_text("abc")
+    with open(snap / "model-00001-of-00001.safetensors", "wb") as f:
+        f.truncate(4321)
+    monkeypatch.setenv("HF_HUB_CACHE", str(hub))
+    assert measure("org/name").total == 4321
+    missing = measure(str(tmp_path / "nowhere"))
+    assert missing.total is None and "no such directory" in missing.detail
+
+
+# ---------------------------------------------------------------- the estimator
+
+
+def test_cannot_tell_until_the_rate_is_stable_then_a_range() -> None:
+    est = LoadEstimator(Checkpoint("m", 1000 * 2**20))
+    est.reads(0.0, [(7, 50 << 20, 0)])  # imports before the load: not counted
+    est.start(0.0)
+    est.reads(0.5, [(7, (50 + 100) << 20, 0)])
+    first = est.estimate()
+    assert first is not None and first.left is None
+    assert "cannot tell yet" in first.words()
+    for i in range(2, 6):
+        est.reads(i * 0.5, [(7, (50 + 100 * i) << 20, 0)])
+    now = est.estimate()
+    assert now is not None and now.left is not None
+    assert now.loaded == 500 << 20
+    low, high = now.left
+    truth = 500 / 200  # 500 MiB left at 200 MiB/s
+    assert low <= truth * 1.05 and high >= truth * 0.95
+    assert "MiB" not in now.words() and "left" in now.words() and "the server's reads" in now.words()
+
+
+def test_a_rate_that_changes_is_not_stable() -> None:
+    est = LoadEstimator(Checkpoint("m", 10 * GB))
+    est.start(0.0)
+    for t, v in ((0.5, 0.1), (1.0, 0.2), (1.5, 0.3), (2.0, 1.5), (2.5, 3.0)):
+        est.reads(t, [(1, int(v * GB), 0)])
+    estimate = est.estimate()
+    assert estimate is not None and estimate.left is None
+
+
+def test_disk_reads_of_all_ranks_add_up_rchar_does_not() -> None:
+    est = LoadEstimator(Checkpoint("m", 10 * GB))
+    est.start(0.0)
+    # eight ranks each read() the whole checkpoint through the page cache: one copy's progress
+    est.reads(1.0, [(pid, 2 * GB, 0) for pid in range(8)])
+    assert est.estimate().loaded == 2 * GB  # type: ignore[union-attr]
+    # ranks that mmap and fault shards from disk, each its own part: the parts add up
+    est.reads(2.0, [(pid, 2 * GB, GB) for pid in range(8)])
+    assert est.estimate().loaded == 8 * GB  # type: ignore[union-attr]
+
+
+def test_the_simulated_gpus_memory_is_a_signal_and_says_simulated() -> None:
+    t = [0.0]
+    script = ((0.0, "server_args"), (1.0, "weight_load"), (21.0, "memory_pool"))
+    sim = SimGpuSource(8, clock=lambda: t[0], script=script, model_bytes=400 * GB)
+    est = LoadEstimator(Checkpoint("m", 400 * GB, 8))
+    t[0] = 1.0
+    est.start(1.0)
+    for step in range(0, 12):  # the first at the start: the baseline
+        t[0] = 1.0 + step
+        est.gpus(sim.snapshot(), t[0])
+    estimate = est.estimate()
+    assert estimate is not None and estimate.signal == "gpu" and estimate.simulated
+    assert "SIMULATED" in estimate.words()
+    assert estimate.left is not None
+    truth = 21.0 - t[0]  # the script ends the load at 21 s
+    assert abs(sum(estimate.left) / 2 - truth) <= 0.5 * truth
+    assert estimate.loaded == pytest.approx(11 / 20 * 400 * GB, rel=0.02)  # the skew of the ranks: ≤ 2 %
+
+
+def test_a_real_gpu_sample_is_not_called_simulated() -> None:
+    est = LoadEstimator(Checkpoint("m", 100 * GB))
+    est.start(0.0)
+    for i in range(5):
+        est.gpus(GpuSample("h", 0, (GpuInfo(0, memory_used=GB + i * 5 * GB),)), float(i))
+    estimate = est.estimate()
+    assert estimate is not None and not estimate.simulated and "SIMULATED" not in estimate.words()
+
+
+def test_the_loaders_bar_without_a_total_gives_a_fraction_and_time() -> None:
+    est = LoadEstimator()
+    est.start(0.0)
+    for i in range(1, 6):
+        est.bar(float(i), i / 10)
+    estimate = est.estimate()
+    assert estimate is not None and estimate.signal == "log" and estimate.loaded is None
+    assert estimate.left is not None and abs(sum(estimate.left) / 2 - 5.0) < 0.5
+    assert estimate.words().startswith("50% · ")
+
+
+# ---------------------------------------------------------------- real processes
+
+# A stand-in for SGLang started by hand: its server_args name the model folder; it says
+# "Load weight begin", then reads the (sparse) checkpoint at a throttled rate without a
+# word, writes when it finished reading to a file of its own, says "Load weight end".
+SERVER = r'''
+import os, sys, time
+log_path, model, rate, done_file = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
+log = open(log_path, "a", buffering=1)
+log.write(f"[2026-03-14 21:04:10] server_args=ServerArgs(model_path='{model}', tp_size=1, port=30000)\n")
+log.write("[2026-03-14 21:04:20] Load weight begin. avail mem=139.26 GB\n")
+t0 = time.monotonic()
+chunk = 4 << 20
+done = 0
+with open(os.path.join(model, "model.safetensors"), "rb", buffering=0) as f:
+    while True:
+        data = f.read(chunk)
+        if not data:
+            break
+        done += len(data)
+        ahead = done / rate - (time.monotonic() - t0)
+        if ahead > 0:
+            time.sleep(ahead)
+with open(done_file, "w") as out:
+    out.write(repr(time.time()))
+log.write("[2026-03-14 21:04:40] Load weight end. type=X, dtype=torch.bfloat16, avail mem=100.00 GB, mem usage=39.26 GB.\n")
+time.sleep(60)
+'''
+
+SIZE = 400 * 2**20  # 400 MiB, sparse: read() returns zeros without touching the disk
+RATE = 100 * 2**20  # bytes per second: a 4-second load
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.skipif(not proc_available(), reason="no /proc to read the server's I/O counters from")
+def test_a_silent_first_load_gets_progress_and_a_time_left_within_half_the_truth(tmp_path: Path) -> None:
+    model = tmp_path / "model"
+    model.mkdir()
+    with open(model / "model.safetensors", "wb") as f:
+        f.truncate(SIZE)
+    (model / "config.json").write_text("{}")
+    log = tmp_path / "server.log"
+    log.touch()
+    done_file = tmp_path / "done"
+    script = tmp_path / "fake_server.py"
+    script.write_text(SERVER)
+    watch = subprocess.Popen(
+        [sys.executable, "-m", "tui.cli", "watch", "--plain", "--gpus", "none", "--timeout", "30", str(log)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1,
+    )
+    server = None
+    try:
+        assert watch.stdout is not None
+        first = watch.stdout.readline()  # "watching …": the watch is up before the server starts
+        assert "watching" in first
+        server = subprocess.Popen([sys.executable, str(script), str(log), str(model), str(RATE), str(done_file)],
+                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, start_new_session=True)
+        seen: list[str] = []
+        eta_line = eta_at = None
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and eta_line is None:
+            ready, _, _ = select.select([watch.stdout], [], [], 1.0)
+            if not ready:
+                continue
+            line = watch.stdout.readline()
+            if not line:
+                break
+            seen.append(line)
+            if "weight load" in line and " left" in line and "cannot tell" not in line:
+                eta_line, eta_at = line, time.time()
+        assert eta_line is not None, "no time left was printed:\n" + "".join(seen)
+        assert not done_file.exists(), "the time left came only after the load ended:\n" + "".join(seen)
+        assert "the server's reads" in eta_line and "/0.42 GB" in eta_line
+        while not done_file.exists():
+            assert server.poll() is None and time.monotonic() < deadline, "the fake server did not finish reading"
+            time.sleep(0.05)
+        truth = float(done_file.read_text()) - eta_at
+        found = re.search(r"~(\d+):(\d\d) left|(\d+):(\d\d)–(\d+):(\d\d) left", eta_line)
+        assert found, eta_line
+        if found.group(1):
+            low = high = int(found.group(1)) * 60 + int(found.group(2))
+        else:
+            low = int(found.group(3)) * 60 + int(found.group(4))
+            high = int(found.group(5)) * 60 + int(found.group(6))
+        said = (low + high) / 2
+        print(f"time left said {said} s, truth {truth:.2f} s: {eta_line.strip()}")
+        # whole seconds on the screen: half a second of rounding is allowed on top of the 50 %
+        assert abs(said - truth) <= 0.5 * truth + 0.5, f"said {said} s, truth {truth:.2f} s: {eta_line}"
+    finally:
+        for proc in (server, watch):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait()

@@ -1,0 +1,289 @@
+"""Weight-load progress and time left, from bytes, on the first attempt: pure, no I/O.
+
+How much there is to load comes from the checkpoint the server was given
+(:func:`checkpoint_size`: the safetensors index's ``metadata.total_size``, else the sum
+of the shard files — read by ``tui.sources.checkpoint``), split over the GPUs that
+hold one copy (÷ TP × PP). How much has been loaded comes from every signal there is,
+best first (:class:`LoadEstimator`):
+
+``read``  the server's processes' I/O counters (``/proc/PID/io``): the most of
+          ``Σ read_bytes`` (what came off the disk; a loader that ``mmap``s shards
+          shows only here, and only when it faults from disk) and the largest one
+          process's ``rchar`` (what one process ``read()``; ranks that each read the
+          whole checkpoint are not counted eight times);
+``gpu``   GPU memory grown since the phase began, summed over the GPUs, against the
+          checkpoint (a simulated GPU source makes a *simulated* estimate, labelled);
+``log``   the loader's own progress bar (``Loading safetensors checkpoint shards: 43%``).
+
+The first signal that has moved is used. Time left is a *range* from the rate of the
+recent past against the rate of the whole phase, and "cannot tell yet" until a few
+seconds of samples agree: an estimate, honestly worded.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from tui.core.events import GpuSample
+from tui.core.wording import clock
+
+#: Files that hold weights (the folder's other files are config and tokenizer).
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
+INDEX_FILES = ("model.safetensors.index.json", "pytorch_model.bin.index.json")
+#: Samples kept per signal (one a second: a few minutes of rate history; memory stays bounded).
+KEEP = 256
+#: The rate is "stable" once samples span this many seconds and the recent rate agrees with
+#: the whole phase's within RATE_SPREAD (fraction).
+STABLE_AFTER_S = 1.5
+RATE_SPREAD = 0.35
+#: A signal counts once it moved this much (bytes) since the phase began.
+MOVED_BYTES = 16 << 20
+#: The recent past the current rate is read over (seconds).
+RECENT_S = 10.0
+
+
+def checkpoint_size(index_text: str | None, files: Iterable[tuple[str, int]]) -> int | None:
+    """Bytes of weights: ``metadata.total_size`` of the index file's text, else the sum of the
+    weight files' sizes (``(name, bytes)``; safetensors alone when the folder has both kinds:
+    a converted checkpoint keeps its ``.bin`` files beside, and a loader reads one kind). None: none."""
+    if index_text:
+        try:
+            total = json.loads(index_text).get("metadata", {}).get("total_size")
+        except (ValueError, AttributeError):
+            total = None
+        if isinstance(total, (int, float)) and not isinstance(total, bool) and total > 0:
+            return int(total)
+    sizes: dict[str, int] = {}
+    for name, size in files:
+        suffix = next((s for s in WEIGHT_SUFFIXES if name.endswith(s)), None)
+        if suffix is not None and size > 0:
+            sizes[suffix] = sizes.get(suffix, 0) + size
+    if not sizes:
+        return None
+    return sizes.get(".safetensors") or sum(sizes.values())
+
+
+def split_of(tp: int | str | None, pp: int | str | None = None) -> int:
+    """Over how many GPUs one copy of the weights is split: TP × PP (EP shares the TP GPUs)."""
+
+    def number(value: int | str | None) -> int:
+        try:
+            return max(1, int(value)) if value is not None else 1
+        except ValueError:
+            return 1
+
+    return number(tp) * number(pp)
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """What there is to load: ``total`` bytes of the target (and ``draft``) weights, ``split``
+    over the GPUs of one copy. ``model`` names it as the server was given it."""
+
+    model: str
+    total: int
+    split: int = 1
+    draft: int = 0  # the draft model's bytes (speculative decoding), loaded by its own phase
+
+    @property
+    def per_gpu(self) -> int:
+        return self.total // max(1, self.split)
+
+
+def gb(n: float) -> str:
+    """``212`` / ``3.4`` / ``0.21`` GB: as many digits as the figure needs."""
+    value = n / 1e9
+    return f"{value:.0f}" if value >= 100 else f"{value:.1f}" if value >= 1 else f"{value:.2f}"
+
+
+@dataclass(frozen=True, slots=True)
+class LoadEstimate:
+    """The weight load now. ``left`` is a (low, high) range of seconds, None while the rate
+    is not stable ("cannot tell yet") or the total is unknown."""
+
+    signal: str  # "read", "gpu", "log"
+    loaded: int | None  # bytes (None: the log's bar gives a fraction only and no total is known)
+    total: int | None
+    rate: float | None  # bytes per second
+    left: tuple[float, float] | None
+    simulated: bool = False  # from a simulated GPU source: never shown as a real reading
+    fraction: float | None = None
+    moving: bool = False  # the last two readings differ: the load goes on, whatever the log says
+
+    @property
+    def stable(self) -> bool:
+        return self.left is not None
+
+    def left_words(self) -> str:
+        if self.left is None:
+            return "time left: cannot tell yet" if self.total else "total unknown"
+        low, high = self.left
+        if high - low <= max(15.0, 0.25 * high):
+            return f"~{clock((low + high) / 2)} left"
+        return f"{clock(low)}–{clock(high)} left"
+
+    def words(self) -> str:
+        """``212/547 GB · 0.87 GB/s · ~6:25 left`` (the phase's title is the caller's)."""
+        parts = []
+        if self.loaded is not None and self.total:
+            parts.append(f"{gb(min(self.loaded, self.total))}/{gb(self.total)} GB")
+        elif self.loaded is not None:
+            parts.append(f"{gb(self.loaded)} GB")
+        elif self.fraction is not None:
+            parts.append(f"{self.fraction * 100:.0f}%")
+        if self.rate is not None and self.loaded is not None:
+            parts.append(f"{self.rate / 1e9:.2f} GB/s")
+        parts.append(self.left_words())
+        source = {"read": "the server's reads", "gpu": "GPU memory", "log": "the loader's bar"}[self.signal]
+        parts.append(f"(from {'SIMULATED ' if self.simulated else ''}{source})")
+        return " · ".join(parts[:-1]) + " " + parts[-1]
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "signal": self.signal, "loaded_bytes": self.loaded, "total_bytes": self.total,
+            "bytes_per_s": None if self.rate is None else round(self.rate),
+            "left_s": None if self.left is None else [round(self.left[0], 1), round(self.left[1], 1)],
+            "simulated": self.simulated,
+        }
+
+
+class _Series:
+    """One signal's (time, bytes or fraction) samples since the phase began."""
+
+    __slots__ = ("points",)
+
+    def __init__(self) -> None:
+        self.points: deque[tuple[float, float]] = deque(maxlen=KEEP)
+
+    def add(self, at: float, value: float) -> None:
+        if self.points and at <= self.points[-1][0]:
+            return
+        self.points.append((at, value))
+
+    @property
+    def moved(self) -> float:
+        """How far it got since the phase began (the values count from there)."""
+        return self.points[-1][1] if self.points else 0.0
+
+    def rates(self) -> tuple[float, float] | None:
+        """(the whole span's rate, the recent RECENT_S's rate), per second; None: too few."""
+        if len(self.points) < 3:
+            return None
+        (t0, v0), (t1, v1) = self.points[0], self.points[-1]
+        if t1 - t0 < STABLE_AFTER_S:
+            return None
+        window = min(RECENT_S, (t1 - t0) / 2)  # the recent half at most: it must differ from the whole
+        recent = next(((t, v) for t, v in self.points if t >= t1 - window and t < t1), self.points[0])
+        whole = (v1 - v0) / (t1 - t0)
+        now = (v1 - recent[1]) / max(1e-9, t1 - recent[0])
+        return whole, now
+
+
+class LoadEstimator:
+    """Feed it the signals as they come (``reads``, ``gpus``, ``bar``) once ``start`` said the
+    phase began; ``estimate(now)`` words where the load stands. See the module docstring."""
+
+    def __init__(self, checkpoint: Checkpoint | None = None) -> None:
+        self.checkpoint = checkpoint
+        self.started: float | None = None
+        self.ended: float | None = None
+        self._base_io: dict[int, tuple[int, int]] = {}  # pid -> counters when the phase began
+        self._io_last: dict[int, tuple[int, int]] = {}  # pid -> latest counters (ended ones kept)
+        self._gpu_base: dict[int, int] = {}
+        self._series = {"read": _Series(), "gpu": _Series(), "log": _Series()}
+        self._simulated = False
+
+    def start(self, at: float) -> None:
+        """The weight load began (its log line, by arrival time): counters from here on count."""
+        self.started, self.ended = at, None
+        self._base_io = dict(self._io_last)
+        self._gpu_base = {}
+        for series in self._series.values():
+            series.points.clear()
+
+    def end(self, at: float) -> None:
+        self.ended = at
+
+    @property
+    def running(self) -> bool:
+        return self.started is not None and self.ended is None
+
+    def reads(self, at: float, counters: Iterable[tuple[int, int, int]]) -> None:
+        """``(pid, rchar, read_bytes)`` of the server's processes (cumulative, as /proc says)."""
+        for pid, rchar, read_bytes in counters:
+            self._io_last[pid] = (rchar, read_bytes)
+        if not self.running:
+            return
+        disk = 0
+        one = 0
+        for pid, (rchar, read_bytes) in self._io_last.items():
+            base = self._base_io.get(pid, (0, 0))  # a process born during the load: all of it counts
+            disk += max(0, read_bytes - base[1])
+            one = max(one, rchar - base[0])
+        self._series["read"].add(at, float(max(disk, one)))
+
+    def gpus(self, sample: GpuSample, at: float) -> None:
+        """GPU memory now: growth since the phase began, summed over the GPUs."""
+        if not self.running:
+            return
+        grown = 0
+        for gpu in sample.gpus:
+            if gpu.memory_used is None:
+                continue
+            base = self._gpu_base.setdefault(gpu.index, gpu.memory_used)
+            grown += max(0, gpu.memory_used - base)
+        self._simulated = sample.simulated
+        self._series["gpu"].add(at, float(grown))
+
+    def bar(self, at: float, fraction: float) -> None:
+        """The loader's own progress bar: ``fraction`` 0..1 done."""
+        if self.running:
+            self._series["log"].add(at, float(fraction))
+
+    def estimate(self) -> LoadEstimate | None:
+        """Where the load stands, from the best signal that moved; None before any did."""
+        if self.started is None:
+            return None
+        total = self.checkpoint.total if self.checkpoint is not None else None
+        for signal in ("read", "gpu", "log"):
+            series = self._series[signal]
+            if signal == "log":
+                if not series.points:
+                    continue
+                fraction = series.points[-1][1]
+                scale = float(total) if total else None
+                loaded = None if scale is None else int(fraction * scale)
+                return self._estimate(signal, series, loaded, total, scale or 1.0, fraction)
+            if series.moved < MOVED_BYTES:
+                continue
+            loaded = int(series.points[-1][1])
+            return self._estimate(signal, series, loaded, total, 1.0, None)
+        return None
+
+    def _estimate(
+        self, signal: str, series: _Series, loaded: int | None, total: int | None, scale: float, fraction: float | None
+    ) -> LoadEstimate:
+        rates = series.rates()
+        rate = left = None
+        if rates is not None:
+            whole, recent = (r * scale for r in rates)
+            if whole > 0 and recent > 0:
+                rate = recent
+                agree = abs(recent - whole) <= RATE_SPREAD * max(whole, recent)
+                if agree and (total or signal == "log"):
+                    if signal == "log":
+                        remaining = (1.0 - series.points[-1][1]) * scale
+                    else:
+                        remaining = max(0.0, float(total or 0) - float(loaded or 0))
+                    fast, slow = max(whole, recent), min(whole, recent)
+                    left = (remaining / fast, remaining / slow)
+        if signal == "log" and loaded is None:
+            rate = None
+        if fraction is None and total and loaded is not None:
+            fraction = min(1.0, loaded / total)
+        points = series.points
+        moving = len(points) > 1 and points[-1][1] > points[-2][1]
+        return LoadEstimate(signal, loaded, total, rate, left, signal == "gpu" and self._simulated, fraction, moving)

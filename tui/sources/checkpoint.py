@@ -1,0 +1,69 @@
+"""The checkpoint a server was given, measured on this machine: how many bytes there are to load.
+
+The model folder (or a Hugging Face repo id resolved in the local HF cache, as the
+preflight's agent does) is looked at once: its index file's text and its files' sizes;
+``tui.core.loading.checkpoint_size`` does the arithmetic. Blocking (a directory listing,
+one small file): :func:`measure_async` runs it in a worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+from tui.core.events import CheckpointFound
+from tui.core.loading import INDEX_FILES, checkpoint_size
+from tui.sources.probe_agent import resolve_model
+
+#: An index file larger than this is not one (its text is read whole).
+INDEX_LIMIT = 16 << 20
+
+
+def folder_bytes(directory: str) -> int | None:
+    """Bytes of weights in ``directory`` (None: none found there)."""
+    index_text = None
+    for name in INDEX_FILES:
+        try:
+            path = os.path.join(directory, name)
+            if os.path.getsize(path) <= INDEX_LIMIT:
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    index_text = f.read()
+                break
+        except OSError:
+            continue
+    files: list[tuple[str, int]] = []
+    try:
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                try:
+                    files.append((entry.name, entry.stat().st_size))  # follows the HF cache's symlinks
+                except OSError:
+                    continue
+    except OSError:
+        pass
+    return checkpoint_size(index_text, files)
+
+
+def _resolve(name: str) -> tuple[str | None, str]:
+    """The preflight agent's resolution (a folder, or the HF cache's snapshot): ``(directory, how)``."""
+    directory, how = resolve_model(name)  # type: ignore[no-untyped-call]  # the agent is Python 3.6 text
+    return directory, str(how)
+
+
+def measure(model: str, split: int = 1, draft: str | None = None) -> CheckpointFound:
+    """What there is to load for ``model`` (a folder or a HF repo id) and its ``draft``."""
+    directory, how = _resolve(model)
+    if directory is None:
+        return CheckpointFound(model, None, split, detail=f"{model}: {how}")
+    total = folder_bytes(directory)
+    draft_bytes = 0
+    if draft:
+        draft_dir, _ = _resolve(draft)
+        draft_bytes = (folder_bytes(draft_dir) or 0) if draft_dir else 0
+    if total is None:
+        return CheckpointFound(model, None, split, draft_bytes, detail=f"{directory}: no weight files")
+    return CheckpointFound(model, total, split, draft_bytes)
+
+
+async def measure_async(model: str, split: int = 1, draft: str | None = None) -> CheckpointFound:
+    return await asyncio.to_thread(measure, model, split, draft)
