@@ -247,3 +247,52 @@ def test_a_silent_first_load_gets_progress_and_a_time_left_within_half_the_truth
             if proc is not None and proc.poll() is None:
                 proc.kill()
                 proc.wait()
+
+
+# ---------------------------------------------------------------- where the operator looks
+
+LOG = b"""[2026-03-14 21:04:10] server_args=ServerArgs(model_path='/models/m', tp_size=8, port=30000)
+[2026-03-14 21:04:20 TP0] Load weight begin. avail mem=139.26 GB
+"""
+
+
+def _loading_session(simulated: bool = False):
+    from tui.core.events import CheckpointFound, LogChunk, ReadCounters
+    from tui.session import WatchSession
+
+    now = [1000.0]
+    session = WatchSession(clock=lambda: now[0])
+    session.handle(ReadCounters("log", "localhost", now[0], ((11, 10 << 20, 0),)))
+    session.handle(LogChunk("log", 0, LOG, now[0]))
+    session.handle(CheckpointFound("/models/m", 547 * GB, 8))
+    for step in range(1, 9):
+        now[0] += 1.0
+        if simulated:
+            gpus = tuple(GpuInfo(i, memory_used=GB + step * GB // 8 * 9, memory_total=141 * GB) for i in range(8))
+            session.handle(GpuSample("localhost", now[0], gpus, simulated=True))
+        else:
+            session.handle(ReadCounters("log", "localhost", now[0], ((11, (10 << 20) + step * 9 * GB // 10, 0),)))
+    session.flush()
+    return session
+
+
+def test_the_timeline_and_the_verdict_show_the_bytes_the_rate_and_the_time_left() -> None:
+    from tui.app.themes import discover
+    from tui.app.timeline import render_timeline
+
+    session = _loading_session()
+    row = next(line for line in render_timeline(session, 160, discover()["dark"]).plain.splitlines()
+               if "weight load" in line)
+    assert "7.2/547 GB · 0.90 GB/s · ~10:00 left" in row, row
+    assert "weight load 7.2/547 GB" in session.verdict().detail
+
+
+def test_a_simulated_gpu_reading_is_labelled_on_the_timeline_too() -> None:
+    from tui.app.themes import discover
+    from tui.app.timeline import render_timeline
+
+    session = _loading_session(simulated=True)
+    row = next(line for line in render_timeline(session, 160, discover()["dark"]).plain.splitlines()
+               if "weight load" in line)
+    assert "simulated" in row and "GB/s" in row, row
+    assert "SIMULATED GPU memory" in session.verdict().detail

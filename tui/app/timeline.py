@@ -100,7 +100,19 @@ def render_timeline(session: WatchSession, width: int, palette, height: int | No
             end_ts = phase.end_ts if phase.end_ts is not None else now
             a, b = col(phase.start_ts), col(end_ts if end_ts is not None else phase.start_ts)
             label = ""
-            if not phase.done and phase.progress is not None:  # the progress, written on the running bar
+            estimate = session.load_estimate() if name == "weight_load" and not phase.done else None
+            if estimate is not None and estimate.signal == "log":  # the loader's bar, and the time left
+                room, percent = b - a + 1, f"{phase.progress or 0:.0%}"
+                gauge, left = _gauge(phase.progress or 0.0, 8), estimate.left_words()
+                label = next((t for t in (f" {gauge} {percent} {phase.detail} · {left} ", f" {gauge} {percent} · {left} ",
+                                          f" {gauge} {percent} ", f" {percent} ", percent) if len(t) <= room), "")
+            elif estimate is not None:  # the weight load in bytes: how far, how fast, how long still
+                room, said = b - a + 1, estimate.short()
+                left = estimate.left_words() + (" · simulated" if estimate.simulated else "")
+                gauge = _gauge(estimate.fraction, 8) if estimate.fraction is not None else ""
+                tries = (f" {gauge} {said} ", f" {said} ", f" {left} ") + (() if estimate.simulated else (f" {gauge} ",))
+                label = next((t for t in tries if t.strip() and len(t) <= room), "")
+            elif not phase.done and phase.progress is not None:  # the progress, written on the running bar
                 room, percent = b - a + 1, f"{phase.progress:.0%}"
                 gauge = _gauge(phase.progress, 8)
                 label = next((t for t in (f" {gauge} {percent} {phase.detail} ", f" {gauge} {percent} ",

@@ -15,7 +15,7 @@ best first (:class:`LoadEstimator`):
           checkpoint (a simulated GPU source makes a *simulated* estimate, labelled);
 ``log``   the loader's own progress bar (``Loading safetensors checkpoint shards: 43%``).
 
-The first signal that has moved is used. Time left is a *range* from the rate of the
+The first signal that has moved is used (the loader's bar first while the total is unknown). Time left is a *range* from the rate of the
 recent past against the rate of the whole phase, and "cannot tell yet" until a few
 seconds of samples agree: an estimate, honestly worded.
 """
@@ -125,8 +125,15 @@ class LoadEstimate:
             return f"~{clock((low + high) / 2)} left"
         return f"{clock(low)}–{clock(high)} left"
 
+    def short(self) -> str:
+        """``212/547 GB · 0.87 GB/s · ~6:25 left`` (``simulated`` when it is): for a bar's label."""
+        words = self.words()
+        cut = words.rfind(" (from ")
+        return words[:cut] + (" · simulated" if self.simulated else "") if cut >= 0 else words
+
     def words(self) -> str:
-        """``212/547 GB · 0.87 GB/s · ~6:25 left`` (the phase's title is the caller's)."""
+        """``212/547 GB · 0.87 GB/s · ~6:25 left (from the server's reads)`` (the phase's title is
+        the caller's)."""
         parts = []
         if self.loaded is not None and self.total:
             parts.append(f"{gb(min(self.loaded, self.total))}/{gb(self.total)} GB")
@@ -248,7 +255,9 @@ class LoadEstimator:
         if self.started is None:
             return None
         total = self.checkpoint.total if self.checkpoint is not None else None
-        for signal in ("read", "gpu", "log"):
+        # without a total, bytes give a rate but no progress: the loader's own bar says more then
+        order = ("read", "gpu", "log") if total else ("log", "read", "gpu")
+        for signal in order:
             series = self._series[signal]
             if signal == "log":
                 if not series.points:

@@ -660,7 +660,9 @@ class WatchSession:
         estimate = self.load_estimate()
         if estimate is None or not estimate.moving:
             return None
-        return f"weight load {estimate.words()}"
+        phase = self.state.phase("weight_load")
+        detail = f"{phase.detail} · " if estimate.signal == "log" and phase is not None and phase.detail else ""
+        return f"weight load {detail}{estimate.words()}"
 
     def _new_startup(self, event: NewStartup) -> None:
         """A new startup in the same log: its clock and silences start afresh (the tracker's
