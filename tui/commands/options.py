@@ -84,6 +84,8 @@ def add_metrics_option(parser: argparse.ArgumentParser) -> None:
         help="serve the startup as Prometheus metrics at http://HOST:PORT/metrics while watching "
         "(phase durations, current phase, verdict, attempt, time to ready)",
     )
+SMOKE_HELP = ("after the ready line, send one tiny completion (/v1/completions, max_tokens 1) to the port the "
+              "log names: ready only once it answers; the time to the first token is shown")
 
 
 def add_launch_options(parser: argparse.ArgumentParser) -> None:
@@ -129,6 +131,7 @@ def watch_options(args: argparse.Namespace) -> WatchOptions:
         stall_limits=args.stall_limit,
         health=getattr(args, "health", None),
         metrics=getattr(args, "metrics", None),
+        smoke=bool(getattr(args, "smoke", False)),
     )
 
 

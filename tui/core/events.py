@@ -224,6 +224,22 @@ class CheckpointFound:
     detail: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class SmokeAnswered:
+    """``--smoke``: what one tiny completion sent after the ready line got (``tui.sources.smoke``).
+    ``ok`` when it answered with a completion; ``ttft`` the seconds from sending it to the answer
+    (``max_tokens`` 1: the time to the first token); else ``status`` (None: no answer) and
+    ``detail`` name the failure in the server's own words."""
+
+    url: str
+    ok: bool
+    status: int | None
+    model: str | None
+    ttft: float | None
+    detail: str
+    at: float
+
+
 # ---------------------------------------------------------------- GPU sources
 
 
@@ -340,6 +356,7 @@ SourceEvent = (
     | NoWriter
     | ReadCounters
     | CheckpointFound
+    | SmokeAnswered
     | GpuSample
     | GpuUnavailable
     | ProcessStarted

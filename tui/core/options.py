@@ -36,6 +36,7 @@ class WatchOptions:
     stall_limits: StallLimits | None = None  # --stall-limit
     health: str | None = None  # --health URL: ready also needs it to answer 200
     metrics: str | None = None  # --metrics HOST:PORT: serve the startup to Prometheus
+    smoke: bool = False  # --smoke: ready only once one tiny completion answered
 
 
 @dataclass(frozen=True, slots=True)

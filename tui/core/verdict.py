@@ -32,11 +32,11 @@ from __future__ import annotations
 
 import re
 import signal as _signal
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from tui.core.events import GpuSample
+from tui.core.events import GpuSample, SmokeAnswered
 from tui.core.limits import NO_LIMITS, StallLimits
 from tui.core.state import PHASE_TITLES, ErrorReport, Outcome, StartupState, earliest, origin
 from tui.core.wording import clock
@@ -191,6 +191,52 @@ class HealthStatus:
     detail: str = "not checked yet"
 
 
+#: Where a server says it listens, late in its log (``Uvicorn running on http://0.0.0.0:30000``,
+#: vLLM's ``Starting vLLM API server 0 on http://0.0.0.0:8000``): the port ``--smoke`` asks.
+LISTENING = re.compile(
+    r"(?:Uvicorn running on|API server(?: \d+)? on|[Ll]istening on|[Ss]erving on)\s+"
+    r"https?://(?:\[[^\]]+\]|[^\s/:]+):(?P<port>\d{1,5})\b"
+)
+
+
+def listening_port(lines: Iterable[str]) -> int | None:
+    """The last port the lines say the server listens on, or None."""
+    port = None
+    for line in lines:
+        if "http" in line and (found := LISTENING.search(line)) is not None and 0 < int(found.group("port")) < 65536:
+            port = int(found.group("port"))
+    return port
+
+
+@dataclass(frozen=True, slots=True)
+class SmokeStatus:
+    """``--smoke``: ready only once one tiny completion answered. ``answer`` is None while it is
+    under way; ``url`` None (with ``why_not``) when there is nowhere to send it."""
+
+    url: str | None = None
+    answer: SmokeAnswered | None = None
+    why_not: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.answer is not None and self.answer.ok
+
+
+def smoke_verdict(ready: Verdict, smoke: SmokeStatus) -> Verdict:
+    """The ready verdict, weighed with ``--smoke``: READY with the time to the first token once it
+    answered; a failure naming the status and the server's message; else still starting."""
+    answer = smoke.answer
+    if answer is None:
+        if smoke.url is None:
+            return Verdict(FAILED, f"ready marker seen, but --smoke cannot ask: {smoke.why_not}")
+        return Verdict(STARTING, f"ready marker seen; smoke test: one completion sent to {smoke.url}",
+                       ("smoke test",))
+    if not answer.ok:
+        return Verdict(FAILED, f"ready marker seen, but the smoke test failed: {answer.detail} ({answer.url})")
+    ttft = f"{answer.ttft:.2f} s" if answer.ttft is not None else "?"
+    return Verdict(READY, f"{ready.detail} · answers: first token in {ttft} ({answer.model})")
+
+
 @dataclass(frozen=True, slots=True)
 class GpuActivity:
     mem_rate: float | None  # bytes/s summed over GPUs, over the recent window
@@ -327,6 +373,7 @@ def judge(
     timed_out: float | None = None,
     blind: str | None = None,
     loading: str | None = None,
+    smoke: SmokeStatus | None = None,
 ) -> Verdict:
     """The verdict for this instant.
 
@@ -342,6 +389,7 @@ def judge(
     never made): an undecided startup is then "cannot tell", never stalled? or dead.
     ``loading``: the weight load's progress in words while its bytes still move (read by the
     server's processes, or GPU memory growing: ``tui.core.loading``) — a quiet log is then loading.
+    ``smoke``: ``--smoke``'s completion — ready only once it answered (:func:`smoke_verdict`).
     """
     silence = None if last_activity is None or now is None else max(0.0, now - last_activity)
     undecided = state.outcome == Outcome.STARTING and (process is None or process.alive)
@@ -353,6 +401,8 @@ def judge(
         return Verdict(STARTING, f"cannot tell: {blind} · last known: {_starting_words(state, None, waiting)}")
     if process is None and health is None:  # the log's reading; its silence weighed with the GPUs
         log = _log_verdict(state, silence, waiting, elapsed)
+        if log.kind == READY and smoke is not None:
+            return smoke_verdict(log, smoke)
         if log.kind != STARTING or not state.lines:
             return log
         if loading is not None:
@@ -405,7 +455,8 @@ def judge(
     )
     if not pending:
         total = (state.last_ts - state.first_ts) if (state.first_ts and state.last_ts) else None
-        return Verdict(READY, f"ready in {clock(total)}" if total is not None else "ready")
+        ready = Verdict(READY, f"ready in {clock(total)}" if total is not None else "ready")
+        return ready if smoke is None else smoke_verdict(ready, smoke)
 
     if log_ready and health is not None:  # only the health check is missing
         return Verdict(STARTING, f"ready marker seen; waiting for {health.url}: {health.detail}{_pending(pending)}",

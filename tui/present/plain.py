@@ -28,6 +28,7 @@ from tui.core.events import (
     PhaseStarted,
     Ready,
     ServerDetected,
+    SmokeAnswered,
     Stopped,
     WarningFound,
     WriterGone,
@@ -96,6 +97,8 @@ class PlainWatch:
             self.session.add_source(writers)
         if options.health:
             self.session.probe_health(options.health, options.host)
+        if options.smoke:
+            self.session.want_smoke(options.host)
         self.memory = WatchedStartups()  # this server/model/TP size's phase times: stall limits
         self.session.expected = self.memory.longest
         self.words = EventWords(self.emit, lambda: self.session.state, health_url=options.health)
@@ -238,7 +241,10 @@ class PlainWatch:
         elif state.outcome in (READY, STOPPED, FAILED):
             if self.decided_at is None:
                 self.decided_at = now
-            if now - self.decided_at >= GRACE_S or (queue.empty() and self.log_quiet()):
+            smoke = session.smoke
+            if state.outcome == READY and session.smoke_wanted and (smoke is None or smoke.url and not smoke.answer):
+                self.decided_at = now  # ready means it answers: wait for the smoke test's answer
+            elif now - self.decided_at >= GRACE_S or (queue.empty() and self.log_quiet()):
                 return self.finish(queue)
         else:
             self.decided_at = None  # a new startup: undecided again
@@ -348,6 +354,19 @@ class PlainWatch:
                                f"({event.reason})", fields={"offset": event.offset, "bytes": event.nbytes, "reason": event.reason}))
         elif isinstance(event, (WritersFound, WriterGone, NoWriter)):
             self.words.process(event, self.seen_pids, self.session.writers.main_pid)
+        elif isinstance(event, Ready) and self.session.smoke_wanted:  # READY once it answered
+            then = f"{self.session.health.url} to answer, then " if self.session.health is not None else ""
+            self.emit(Said("ready_marker", f"ready marker (line {event.line}) after {duration(event.seconds)} of log "
+                           f"time; --smoke: waiting for {then}one completion", line=event.line,
+                           fields={"seconds": event.seconds, "log_ts": event.ts, "smoke": True}))
+        elif isinstance(event, SmokeAnswered):
+            fields = {"url": event.url, "ok": event.ok, "status": event.status, "model": event.model,
+                      "ttft_s": None if event.ttft is None else round(event.ttft, 3), "detail": event.detail}
+            if event.ok:
+                self.emit(Said("smoke", f"smoke test: {event.model} answered {event.url}/v1/completions in "
+                               f"{event.ttft:.2f} s (time to the first token)", fields=fields))
+            else:
+                self.emit(Said("smoke", f"smoke test FAILED: {clean(event.detail)} ({event.url})", fields=fields))
         else:
             self.words.show(event)
         if isinstance(event, Line):
@@ -359,18 +378,37 @@ class PlainWatch:
         state = self.session.state
         status = judge(state).exit_status
         health = self.session.health
-        if state.outcome == READY and health is not None:
-            if health.ok:
-                self.emit(Said("verdict", f"READY: the log's ready line (line {state.ready_line}) and {health.url} "
-                               "answering 200", line=state.ready_line,
-                               fields={"verdict": "ready", "final": True, "health": health.url}))
-                return status
+        if state.outcome == READY and health is not None and not health.ok:
             self.emit(Said("verdict", f"{'TIMEOUT after ' + duration(self.args.timeout) + ': ' if timed_out else ''}"
                            f"the log says ready (line {state.ready_line}) but {health.url} has not answered 200: "
                            f"{clean(health.detail)}", line=state.ready_line,
                            fields={"verdict": "timeout" if timed_out else "starting", "final": True,
                                    "health": health.url, "detail": health.detail}))
             return EXIT_STARTING
+        if state.outcome == READY and self.session.smoke_wanted:
+            smoke = self.session.verdict()  # ready means it answered the smoke test
+            answer = self.session.smoke.answer if self.session.smoke is not None else None
+            fields = {"smoke": None if answer is None else answer.url, "detail": smoke.detail,
+                      "ttft_s": None if answer is None or answer.ttft is None else round(answer.ttft, 3)}
+            if smoke.kind != READY:
+                timeout = f"TIMEOUT after {duration(self.args.timeout)}: " if timed_out else ""
+                kind = "failed" if smoke.kind == FAILED else "timeout" if timed_out else "starting"
+                self.emit(Said("verdict", f"{timeout}{smoke.word}: {smoke.detail}", line=state.ready_line,
+                               fields={"verdict": kind, "final": True, **fields}))
+                scrollback = self.session.scrollback
+                around = [e for e in scrollback.entries(scrollback.end_seq - 5) if e.number > 0]
+                if around:  # what the log said around it: the server may have logged the error too
+                    self.emit(Said("", "the log's last lines:\n" + "\n".join(f"{e.number}: {e.text}" for e in around),
+                                   indent="  "))
+                return EXIT_FAILED if smoke.kind == FAILED else EXIT_STARTING
+            self.emit(Said("verdict", f"{smoke.word}: {smoke.detail}", line=state.ready_line,
+                           fields={"verdict": "ready", "final": True, **fields}))
+            return status
+        if state.outcome == READY and health is not None:
+            self.emit(Said("verdict", f"READY: the log's ready line (line {state.ready_line}) and {health.url} "
+                           "answering 200", line=state.ready_line,
+                           fields={"verdict": "ready", "final": True, "health": health.url}))
+            return status
         totals = self.words.totals()
         if totals:
             self.emit(Said("note", totals, fields={"warnings": self.words.warnings}))

@@ -47,6 +47,7 @@ from tui.core.events import (
     ProcessStarted,
     ReadCounters,
     Ready,
+    SmokeAnswered,
     Stopped,
     WarningFound,
     WriterGone,
@@ -57,7 +58,7 @@ from tui.core.lines import Line, LineAssembler, Progress
 from tui.core.loading import Checkpoint, LoadEstimate, LoadEstimator, split_of
 from tui.core.state import FAILED, READY, STARTING, StartupState, origin
 from tui.core.profiles import Profile
-from tui.core.verdict import HealthStatus, Verdict, VerdictKind, gpu_activity, judge
+from tui.core.verdict import HealthStatus, SmokeStatus, Verdict, VerdictKind, gpu_activity, judge, listening_port
 from tui.core.writers import WriterState
 from tui.session.models import (
     CODES,
@@ -164,6 +165,14 @@ class WatchSession:
         self.checkpoint: CheckpointFound | None = None
         self.measure_checkpoints = getattr(log, "reread_path", None) is not None
         self._measured: tuple[str, ...] | None = None
+        #: ``--smoke``: after the ready line, one tiny completion to ``smoke_host`` at the port the
+        #: log names; ready only once it answered (``smoke`` holds where it stands).
+        self.smoke_wanted = False
+        self.smoke_host = "127.0.0.1"
+        self.smoke: SmokeStatus | None = None
+        self._listening: int | None = None  # the port the log last said the server listens on
+        #: ``--health``'s answer must come before the smoke test is sent (run/attach set it).
+        self.smoke_after_health: Callable[[], bool] | None = None
         self.scrollback = Scrollback(scrollback)
         self.gpus = GpuBoard()
         self.connection: ConnectionState | None = None
@@ -283,6 +292,7 @@ class WatchSession:
             self.info.log_path = log_path
         self._new_tracker()
         self.load = LoadEstimator(self.load.checkpoint)
+        self.smoke, self._listening = None, None
         self.scrollback.mark(f"── attempt v{attempt} ──")
         self.scrollback.new_file()
         self.started_at = self.finished_at = self.last_output_at = None
@@ -385,6 +395,7 @@ class WatchSession:
             timed_out=self.timeout if self.timed_out else None,
             blind=self.blind(),
             loading=self.loading_words(),
+            smoke=self.smoke if self.smoke_wanted else None,
         )
 
     def blind(self) -> str | None:
@@ -445,6 +456,8 @@ class WatchSession:
             self._changed("connection")
         elif isinstance(event, HealthStatus):  # --health: ready also needs the URL to answer
             self.health = event
+            if event.ok and self.smoke_wanted and self.smoke is None and self.state.outcome == READY:
+                self.send_smoke()  # --smoke goes once the URL answers
             self._changed("state")
         elif isinstance(event, ConnectionState):
             self.connection = event
@@ -457,6 +470,12 @@ class WatchSession:
             self.load.reads(self.clock(), event.counters)
             if self.load.running:
                 self._changed("state")
+        elif isinstance(event, SmokeAnswered):
+            if self.smoke is not None and self.smoke.url == event.url and self.smoke.answer is None:
+                self.smoke = dataclasses.replace(self.smoke, answer=event)
+                if not event.ok:
+                    self.scrollback.mark(f"✖ smoke test: {event.detail}")
+            self._changed("state")
         elif isinstance(event, CheckpointFound):
             self.checkpoint = event
             if event.total:
@@ -544,6 +563,8 @@ class WatchSession:
                     scrollback.progress = None
                 style = PROGRESS if len(item.segments) > 1 else NORMAL
                 scrollback.append(item.number, item.text, style)
+                if self.smoke_wanted and "://" in item.text:
+                    self._listening = listening_port((item.text,)) or self._listening
                 for queue in self._line_listeners:
                     queue.put_nowait(item)
                 if not tracker.needs_every_line:
@@ -614,6 +635,47 @@ class WatchSession:
             self.finished_at = self.clock()
         if self.measure_checkpoints and "model" in state.identity:
             self._measure(state.identity)
+        if self.smoke_wanted and self.smoke is None and state.outcome == READY:
+            self.send_smoke()
+
+    # ---------------------------------------------------------------- --smoke
+
+    def want_smoke(self, host: str | None = None) -> None:
+        """``--smoke``: after the ready line, ask the server on ``host`` (an SSH ``[user@]host[:port]``
+        spec, or None for this machine) for one token."""
+        self.smoke_wanted = True
+        if host:
+            self.smoke_host = host.rpartition("@")[2].split(":")[0] or self.smoke_host
+
+    def smoke_port(self) -> int | None:
+        """The port the log names: where the server says it listens, else its arguments' port."""
+        port = self._listening
+        if port is None and (said := self.state.identity.get("port", "")).isdigit():
+            port = int(said)
+        return port
+
+    def send_smoke(self) -> None:
+        """Send ``--smoke``'s one completion (once per startup; after ``--health`` answered where given)."""
+        if self.smoke is not None or not self._tasks:
+            return
+        if self.smoke_after_health is not None and not self.smoke_after_health():
+            return  # asked again when the health probe answers
+        if self.health is not None and not self.health.ok:
+            return  # watch --health: asked again when the URL answers 200
+        port = self.smoke_port()
+        if port is None:
+            self.smoke = SmokeStatus(None, why_not="the log names no port (no 'Uvicorn running on …', no port= argument)")
+            self._changed("state")
+            return
+        host = self.smoke_host
+        self.smoke = SmokeStatus(f"http://{host}:{port}")
+        from tui.sources.smoke import smoke
+
+        async def ask() -> None:
+            self.handle(await smoke(host, port))
+
+        self._tasks.append(asyncio.get_running_loop().create_task(ask()))
+        self._changed("state")
 
     # ---------------------------------------------------------------- the weight load
 
@@ -672,6 +734,7 @@ class WatchSession:
         self.started_at = self.clock()
         self.finished_at = None
         self.silences.clear()
+        self.smoke, self._listening = None, None
         self._topics.add("log")
 
     def _grow(self, report: Any) -> None:

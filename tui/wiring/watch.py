@@ -67,6 +67,8 @@ def watch_dashboard(options: WatchOptions) -> int:
         session.add_source(writers)  # the server behind the log (tui.core.events.WritersFound …)
     if options.health:
         session.probe_health(options.health, options.host)
+    if options.smoke:
+        session.want_smoke(options.host)
     memory = WatchedStartups()  # phase times of this server, model and TP size: the stall limits
     session.expected = memory.longest
     session.subscribe(lambda update: memory.update(session.state) if "state" in update.topics else None)

@@ -1,0 +1,197 @@
+"""``--smoke``: ready means it answers. A real local HTTP server (stdlib http.server) in a
+process of its own plays an OpenAI-compatible server: one that answers the first completion
+after a delay gives a time to the first token and READY after it; one answering 500 gives a
+failure naming the status and its message; without --smoke nothing is sent."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tui.core.verdict import FAILED, READY, STARTING, SmokeStatus, Verdict, listening_port, smoke_verdict
+from tui.sources.smoke import server_message, smoke
+
+pytestmark = pytest.mark.timeout(60)
+
+# The fake server: GET /v1/models names the model; POST /v1/completions answers after DELAY s
+# with STATUS; every request is appended to a file (what was asked, in order).
+FAKE = r'''
+import json, sys, time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+port, delay, status, journal = int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+
+class Handler(BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+    def answer(self, code, body):
+        data = json.dumps(body).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self):
+        with open(journal, "a") as f:
+            f.write("GET " + self.path + "\n")
+        if self.path == "/v1/models":
+            self.answer(200, {"object": "list", "data": [{"id": "fake/llama-8b", "object": "model"}]})
+        else:
+            self.answer(404, {"detail": "Not Found"})
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        with open(journal, "a") as f:
+            f.write("POST " + self.path + " " + json.dumps(body, sort_keys=True) + "\n")
+        time.sleep(delay)
+        if status != 200:
+            self.answer(status, {"object": "error", "message": "CUDA error: an illegal memory access was encountered",
+                                 "type": "InternalServerError", "code": status})
+        else:
+            self.answer(200, {"id": "cmpl-1", "object": "text_completion", "model": body["model"],
+                              "choices": [{"index": 0, "text": " world", "finish_reason": "length"}]})
+
+server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+print("listening", flush=True)
+server.serve_forever()
+'''
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class FakeServer:
+    def __init__(self, tmp_path: Path, delay: float, status: int = 200) -> None:
+        self.port = free_port()
+        self.journal = tmp_path / f"requests-{self.port}"
+        self.journal.touch()
+        script = tmp_path / "fake_openai.py"
+        script.write_text(FAKE)
+        self.proc = subprocess.Popen([sys.executable, str(script), str(self.port), str(delay), str(status), str(self.journal)],
+                                     stdout=subprocess.PIPE, text=True)
+        assert self.proc.stdout is not None and self.proc.stdout.readline().strip() == "listening"
+
+    def requests(self) -> list[str]:
+        return self.journal.read_text().splitlines()
+
+    def stop(self) -> None:
+        self.proc.kill()
+        self.proc.wait()
+
+
+@pytest.fixture
+def fake(tmp_path: Path, request: pytest.FixtureRequest):
+    servers: list[FakeServer] = []
+
+    def make(delay: float, status: int = 200) -> FakeServer:
+        servers.append(FakeServer(tmp_path, delay, status))
+        return servers[-1]
+
+    yield make
+    for server in servers:
+        server.stop()
+
+
+def test_a_completion_after_a_delay_gives_the_time_to_the_first_token(fake) -> None:
+    server = fake(0.6)
+    answer = asyncio.run(smoke("127.0.0.1", server.port))
+    assert answer.ok and answer.model == "fake/llama-8b" and answer.status == 200
+    assert answer.ttft is not None and 0.6 <= answer.ttft < 5.0
+    get, post = server.requests()
+    assert get == "GET /v1/models"
+    sent = json.loads(post.split(" ", 2)[2])
+    assert sent["max_tokens"] == 1 and sent["model"] == "fake/llama-8b"
+
+
+def test_a_500_is_a_failure_naming_the_status_and_the_message(fake) -> None:
+    server = fake(0.0, 500)
+    answer = asyncio.run(smoke("127.0.0.1", server.port))
+    assert not answer.ok and answer.status == 500
+    assert "HTTP 500" in answer.detail and "illegal memory access" in answer.detail
+    verdict = smoke_verdict(Verdict(READY, "in 1:02"), SmokeStatus(answer.url, answer))
+    assert verdict.kind == FAILED and "HTTP 500" in verdict.detail
+
+
+def test_nobody_listening_and_a_timeout_are_failures(fake) -> None:
+    port = free_port()
+    answer = asyncio.run(smoke("127.0.0.1", port))
+    assert not answer.ok and "connection refused" in answer.detail
+    server = fake(3.0)
+    answer = asyncio.run(smoke("127.0.0.1", server.port, timeout=0.5))
+    assert not answer.ok and answer.status is None and "timeout" in answer.detail
+
+
+def test_the_verdict_waits_for_the_answer_and_the_port_comes_from_the_log() -> None:
+    assert smoke_verdict(Verdict(READY, "x"), SmokeStatus("http://127.0.0.1:1")).kind == STARTING
+    assert smoke_verdict(Verdict(READY, "x"), SmokeStatus(None, why_not="no port")).kind == FAILED
+    assert listening_port(["[2026-02-22 23:41:53] INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)"]) == 30000
+    assert listening_port(["(APIServer pid=700) INFO 03-02 09:01:39 [api_server.py:1920] Starting vLLM API server 0 on http://0.0.0.0:8000"]) == 8000
+    assert listening_port(["GET http://example.com/ 200"]) is None
+    assert server_message('{"detail": "Not Found"}') == "Not Found"
+    assert server_message("<html>Bad Gateway</html>") == "<html>Bad Gateway</html>"
+
+
+# ---------------------------------------------------------------- the CLI, end to end
+
+def startup_log(port: int) -> str:
+    return (
+        "[2026-02-22 23:38:50] server_args=ServerArgs(model_path='/models/m', tp_size=1)\n"
+        "[2026-02-22 23:38:59] Load weight begin. avail mem=78.12 GB\n"
+        "[2026-02-22 23:39:06] Load weight end. type=LlamaForCausalLM, avail mem=70.40 GB, mem usage=7.72 GB.\n"
+        f"[2026-02-22 23:39:19] INFO:     Uvicorn running on http://0.0.0.0:{port} (Press CTRL+C to quit)\n"
+        "[2026-02-22 23:39:21] The server is fired up and ready to roll!\n"
+    )
+
+
+def watch(log: Path, *extra: str) -> tuple[int, str, float]:
+    started = time.monotonic()
+    out = subprocess.run([sys.executable, "-m", "tui.cli", "watch", "--plain", "--gpus", "none", "--timeout", "20",
+                          *extra, str(log)], capture_output=True, text=True, timeout=40)
+    return out.returncode, out.stdout + out.stderr, time.monotonic() - started
+
+
+def test_watch_smoke_is_ready_only_after_the_answer(fake, tmp_path: Path) -> None:
+    server = fake(1.0)
+    log = tmp_path / "server.log"
+    log.write_text(startup_log(server.port))
+    code, out, _ = watch(log, "--smoke")
+    assert code == 0, out
+    marker = out.index("ready marker (line 5)")
+    answered = out.index("smoke test: fake/llama-8b answered")
+    ready = out.index("READY: ")
+    assert marker < answered < ready, out
+    assert "READY (line" not in out  # the marker alone is not called ready
+    ttft = float(out[answered:].split(" in ", 1)[1].split(" s", 1)[0])
+    assert 1.0 <= ttft < 10.0
+    assert "first token in" in out[ready:]
+
+
+def test_watch_smoke_500_fails_naming_it(fake, tmp_path: Path) -> None:
+    server = fake(0.0, 500)
+    log = tmp_path / "server.log"
+    log.write_text(startup_log(server.port))
+    code, out, _ = watch(log, "--smoke")
+    assert code == 1, out
+    assert "smoke test FAILED: POST /v1/completions: HTTP 500: CUDA error: an illegal memory access" in out
+    assert "FAILED: ready marker seen, but the smoke test failed" in out
+    assert "5: [2026-02-22 23:39:21] The server is fired up" in out  # the log around it
+
+
+def test_without_smoke_nothing_is_sent(fake, tmp_path: Path) -> None:
+    server = fake(0.0)
+    log = tmp_path / "server.log"
+    log.write_text(startup_log(server.port))
+    code, out, _ = watch(log)
+    assert code == 0 and "READY (line 5)" in out, out
+    assert server.requests() == []
