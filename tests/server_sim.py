@@ -23,7 +23,8 @@ must escalate); ``--stubborn`` makes them ignore SIGTERM too (only SIGKILL works
 holders). ``--pid-file`` writes "main child child …" pids once the children run.
 ``--first-rank N`` (or ``--node-rank R``: R × tp) names the ranks TP{N}… (a later node of a
 multi-node run); as SGLang's, a node with ``--node-rank`` ≥ 1 prints no ready line and serves no HTTP: its
-log ends after its CUDA graphs. ``--port`` opens a tiny HTTP server answering /health with 200 once ready.
+log ends after its CUDA graphs. ``--port`` opens a tiny HTTP server answering /health with 200 once ready
+(and /v1/models, /v1/completions: ``--completion-delay`` s, ``--completion-status``).
 ``--bind-port`` fails at once, as uvicorn does, when that port is taken.
 ``--api-key`` and ``--echo-env NAME`` print secrets back in ``server_args`` (as SGLang does).
 """
@@ -72,8 +73,10 @@ def raw(text: str, stream=None) -> None:
     stream.flush()
 
 
-def serve_health(port: int, ready: threading.Event) -> None:
-    """``GET /health``: 503 until ready, then 200. Enough HTTP for the health probe."""
+def serve_health(port: int, ready: threading.Event, delay: float = 0.0, status: int = 200) -> None:
+    """``GET /health``: 503 until ready, then 200. Enough HTTP for the health probe; once ready,
+    ``/v1/models`` names a model and ``/v1/completions`` answers after ``delay`` s with ``status``
+    (a completion for 200, an OpenAI-style error otherwise): enough for ``--smoke``."""
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
@@ -83,11 +86,19 @@ def serve_health(port: int, ready: threading.Event) -> None:
         while True:
             conn, _ = sock.accept()
             with conn:
-                conn.recv(4096)
-                status = "200 OK" if ready.is_set() else "503 Service Unavailable"
+                words = conn.recv(65536).split(b" ", 2)
+                path = words[1].decode() if len(words) > 1 else "/"
+                answer = "200 OK" if ready.is_set() else "503 Service Unavailable"
                 body = b"ok" if ready.is_set() else b"starting"
+                if ready.is_set() and path == "/v1/models":
+                    body = b'{"object": "list", "data": [{"id": "sim/model", "object": "model"}]}'
+                elif ready.is_set() and path == "/v1/completions":
+                    time.sleep(delay)
+                    answer = f"{status} {'OK' if status == 200 else 'Error'}"
+                    body = (b'{"object": "text_completion", "choices": [{"index": 0, "text": " hi"}]}' if status == 200
+                            else b'{"object": "error", "message": "sim: the engine is not serving", "code": %d}' % status)
                 conn.sendall(
-                    f"HTTP/1.1 {status}\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode() + body
+                    f"HTTP/1.1 {answer}\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode() + body
                 )
 
     threading.Thread(target=loop, daemon=True).start()
@@ -172,6 +183,8 @@ def main() -> int:
     parser.add_argument("--orphans", action="store_true")
     parser.add_argument("--pid-file")
     parser.add_argument("--port", type=int)
+    parser.add_argument("--completion-delay", type=float, default=0.0, help="seconds /v1/completions takes")
+    parser.add_argument("--completion-status", type=int, default=200, help="the status /v1/completions answers")
     parser.add_argument("--api-key", help="printed back in server_args, as SGLang does")
     parser.add_argument("--echo-env", metavar="NAME", help="print this variable's value in server_args")
     args = parser.parse_args()
@@ -192,7 +205,7 @@ def main() -> int:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     ready = threading.Event()
     if args.port and args.node_rank == 0:  # only node 0 serves HTTP
-        serve_health(args.port, ready)
+        serve_health(args.port, ready, args.completion_delay, args.completion_status)
 
     first = args.first_rank if args.first_rank is not None else args.node_rank * args.tp
     ranks = [f"TP{i}" for i in range(first, first + args.tp)]

@@ -195,3 +195,45 @@ def test_without_smoke_nothing_is_sent(fake, tmp_path: Path) -> None:
     code, out, _ = watch(log)
     assert code == 0 and "READY (line 5)" in out, out
     assert server.requests() == []
+
+
+SIM = str(Path(__file__).with_name("server_sim.py"))
+
+
+def run_sim(tmp_path: Path, port: int, *sim: str, extra: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
+    import os
+
+    env = {**os.environ, "WATCHTOWER_DATA_DIR": str(tmp_path / "data")}
+    return subprocess.run(
+        [sys.executable, "-m", "tui.cli", "run", "--plain", "--name", "smoke", "--log-dir", str(tmp_path / "logs"),
+         "--gpus", "none", "--no-check", "--timeout", "30", *extra, "--", sys.executable, SIM, "--step", "0.01",
+         "--port", str(port), *sim],
+        env=env, capture_output=True, text=True, timeout=60,
+    )
+
+
+@pytest.fixture
+def stop_sims(tmp_path: Path):
+    yield
+    from tests.launch_helpers import kill_attempts
+
+    kill_attempts(tmp_path / "logs")
+
+
+def test_run_smoke_after_health_gives_ready_with_the_time_to_the_first_token(tmp_path: Path, stop_sims) -> None:
+    port = free_port()
+    out = run_sim(tmp_path, port, "--completion-delay", "0.4",
+                  extra=("--smoke", "--health", f"http://127.0.0.1:{port}/health"))
+    text = out.stdout + out.stderr
+    assert out.returncode == 0, text
+    assert "--smoke: waiting for" in text and "smoke test: sim/model answered" in text
+    assert text.index("smoke test: sim/model answered") < text.index("READY")
+    assert "first token in" in text
+
+
+def test_run_smoke_500_is_a_failure(tmp_path: Path, stop_sims) -> None:
+    port = free_port()
+    out = run_sim(tmp_path, port, "--completion-status", "503", extra=("--smoke",))
+    text = out.stdout + out.stderr
+    assert out.returncode == 1, text
+    assert "HTTP 503: sim: the engine is not serving" in text

@@ -296,3 +296,14 @@ def test_a_simulated_gpu_reading_is_labelled_on_the_timeline_too() -> None:
                if "weight load" in line)
     assert "simulated" in row and "GB/s" in row, row
     assert "SIMULATED GPU memory" in session.verdict().detail
+
+
+def test_a_load_whose_bytes_stopped_is_not_moving() -> None:
+    est = LoadEstimator(Checkpoint("m", 10 * GB))
+    est.start(0.0)
+    for i in range(1, 5):
+        est.reads(float(i), [(1, i * GB // 2, 0)])
+    for i in range(5, 12):  # the counters stand still: a hang, not a load
+        est.reads(float(i), [(1, 2 * GB, 0)])
+    assert est.estimate(5.0).moving  # type: ignore[union-attr]
+    assert not est.estimate(11.0).moving  # type: ignore[union-attr]

@@ -49,6 +49,7 @@ def spec_from_history(args: argparse.Namespace, latest=None):
         log_dir=Path(latest.log_path).parent,
         host=None if latest.host == "localhost" else latest.host,
         health_url=args.health,
+        smoke=bool(getattr(args, "smoke", False)),
         plan=parse_grace(args.stop_grace),
         stall_limit=args.stall_limit,
         on_ready=args.on_ready,

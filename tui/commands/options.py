@@ -91,6 +91,7 @@ SMOKE_HELP = ("after the ready line, send one tiny completion (/v1/completions, 
 def add_launch_options(parser: argparse.ArgumentParser) -> None:
     """How `run` and `attach` watch an attempt (run adds what starts one: --host, --name, --env …)."""
     parser.add_argument("--health", metavar="URL", help="ready also needs this URL to answer 200 (e.g. http://127.0.0.1:30000/health)")
+    parser.add_argument("--smoke", action="store_true", help=SMOKE_HELP)
     parser.add_argument("--plain", action="store_true", help="text output instead of the dashboard; exit 0 ready, 1 failed, 3 timeout")
     add_json_option(parser)
     add_metrics_option(parser)

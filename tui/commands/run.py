@@ -165,6 +165,7 @@ def build_spec(args: argparse.Namespace, command: list[str] | None = None):
         log_dir=log_dir,
         host=args.host,
         health_url=args.health,
+        smoke=bool(getattr(args, "smoke", False)),
         plan=parse_grace(args.stop_grace),
         stall_limit=args.stall_limit,
         on_ready=args.on_ready,

@@ -43,6 +43,8 @@ RATE_SPREAD = 0.35
 MOVED_BYTES = 16 << 20
 #: The recent past the current rate is read over (seconds).
 RECENT_S = 10.0
+#: The load is "moving" while its signal changed within this many seconds.
+MOVING_S = 5.0
 
 
 def checkpoint_size(index_text: str | None, files: Iterable[tuple[str, int]]) -> int | None:
@@ -111,7 +113,7 @@ class LoadEstimate:
     left: tuple[float, float] | None
     simulated: bool = False  # from a simulated GPU source: never shown as a real reading
     fraction: float | None = None
-    moving: bool = False  # the last two readings differ: the load goes on, whatever the log says
+    moving: bool = False  # it grew within MOVING_S: the load goes on, whatever the log says
 
     @property
     def stable(self) -> bool:
@@ -160,14 +162,17 @@ class LoadEstimate:
 class _Series:
     """One signal's (time, bytes or fraction) samples since the phase began."""
 
-    __slots__ = ("points",)
+    __slots__ = ("points", "changed_at")
 
     def __init__(self) -> None:
         self.points: deque[tuple[float, float]] = deque(maxlen=KEEP)
+        self.changed_at: float | None = None  # when the value last grew
 
     def add(self, at: float, value: float) -> None:
         if self.points and at <= self.points[-1][0]:
             return
+        if self.points and value > self.points[-1][1]:
+            self.changed_at = at
         self.points.append((at, value))
 
     @property
@@ -250,8 +255,9 @@ class LoadEstimator:
         if self.running:
             self._series["log"].add(at, float(fraction))
 
-    def estimate(self) -> LoadEstimate | None:
-        """Where the load stands, from the best signal that moved; None before any did."""
+    def estimate(self, now: float | None = None) -> LoadEstimate | None:
+        """Where the load stands, from the best signal that moved; None before any did. ``now``
+        (the clock the samples were stamped with): whether it still moves (``moving``)."""
         if self.started is None:
             return None
         total = self.checkpoint.total if self.checkpoint is not None else None
@@ -265,15 +271,16 @@ class LoadEstimator:
                 fraction = series.points[-1][1]
                 scale = float(total) if total else None
                 loaded = None if scale is None else int(fraction * scale)
-                return self._estimate(signal, series, loaded, total, scale or 1.0, fraction)
+                return self._estimate(signal, series, loaded, total, scale or 1.0, fraction, now)
             if series.moved < MOVED_BYTES:
                 continue
             loaded = int(series.points[-1][1])
-            return self._estimate(signal, series, loaded, total, 1.0, None)
+            return self._estimate(signal, series, loaded, total, 1.0, None, now)
         return None
 
     def _estimate(
-        self, signal: str, series: _Series, loaded: int | None, total: int | None, scale: float, fraction: float | None
+        self, signal: str, series: _Series, loaded: int | None, total: int | None, scale: float, fraction: float | None,
+        now: float | None,
     ) -> LoadEstimate:
         rates = series.rates()
         rate = left = None
@@ -293,6 +300,6 @@ class LoadEstimator:
             rate = None
         if fraction is None and total and loaded is not None:
             fraction = min(1.0, loaded / total)
-        points = series.points
-        moving = len(points) > 1 and points[-1][1] > points[-2][1]
+        changed = series.changed_at
+        moving = changed is not None and (now is None or now - changed <= MOVING_S)
         return LoadEstimate(signal, loaded, total, rate, left, signal == "gpu" and self._simulated, fraction, moving)

@@ -157,6 +157,10 @@ class Launch:
         session.info.host = self.spec.host_label
         session.info.command = self.command_text
         session.add_source(self)
+        session.measure_checkpoints = self.spec.host is None  # the model folder is here to measure
+        if self.spec.smoke:  # after the ready line (and --health's 200): one tiny completion
+            session.want_smoke(self.spec.host)
+            session.smoke_after_health = lambda: self.health is None or self.health.ok
         session.handlers.setdefault(ProcessStarted, []).append(self._on_started)
         session.handlers.setdefault(GpuSample, []).append(self.gpus.add)
         session.handlers.setdefault(ProcessExited, []).append(self._exit_seen)
@@ -242,6 +246,8 @@ class Launch:
             limits=self.spec.stall_limit,
             eta=eta,
             blind=session.blind(),
+            loading=session.loading_words(),
+            smoke=session.smoke if self.spec.smoke else None,
         )
 
     def evaluate(self) -> Verdict | None:
@@ -589,6 +595,8 @@ class Launch:
             if self.run is not run:
                 return
             self.health = status
+            if status.ok and self.session is not None and self.session.smoke_wanted:
+                self.session.send_smoke()  # the ready line may have come first: now it may go
             self.evaluate()
 
     def _ensure_ticker(self) -> None:

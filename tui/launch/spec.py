@@ -38,6 +38,7 @@ class LaunchSpec:
     log_dir: Path = Path(".")
     host: str | None = None  # None: this machine
     health_url: str | None = None
+    smoke: bool = False  # --smoke: ready only once one tiny completion answered
     plan: StopPlan = field(default_factory=StopPlan)
     stall_limit: StallLimits | None = None  # --stall-limit
     on_ready: str | None = None

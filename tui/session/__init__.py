@@ -715,7 +715,7 @@ class WatchSession:
         phase = self.state.phase("weight_load")
         if phase is None or phase.done:
             return None
-        return self.load.estimate()
+        return self.load.estimate(self.clock())
 
     def loading_words(self) -> str | None:
         """``weight load 212/547 GB · 0.87 GB/s · ~6:25 left (from …)`` while its bytes move."""
