@@ -67,7 +67,7 @@ def test_json_contract_and_exit_status_on_a_ready_log():
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert set(doc) == {"server", "outcome", "ready_line", "phases", "errors", "warnings", "unparsed", "lines",
-                        "attempts", "hints", "root_cause", "schema"}
+                        "attempts", "hints", "root_cause", "schema", "profile"}
     assert doc["root_cause"] is None  # a ready log has none
     assert doc["unparsed"] == 0
     assert (doc["server"], doc["outcome"]) == ("sglang", "ready")

@@ -114,10 +114,40 @@ class Diagnosis:
 
 
 @dataclass(frozen=True, slots=True)
+class SpeedHint:
+    """What would make the next start faster (``kind = "speed"``): shown only when the startup
+    profile has its ``evidence`` (``tui.core.startup_profile.evidence``), its sentence filled
+    with the figures it rests on."""
+
+    id: str
+    evidence: str
+    why: str
+    link: str = ""
+
+    def advice(self, values: Mapping[str, str]) -> str | None:
+        """The sentence with its figures in; None when one is missing (no advice without evidence)."""
+        try:
+            return self.why.format_map(dict(values))
+        except (KeyError, IndexError, ValueError):
+            return None
+
+
+@dataclass(frozen=True, slots=True)
 class KnowledgeBase:
     hints: tuple[Hint, ...]
     versions: tuple[VersionRule, ...] = ()
     source: str = "hints.toml"
+    speed: tuple[SpeedHint, ...] = ()
+
+    def speed_advice(self, evidence: Sequence[Any]) -> list[tuple[str, str]]:
+        """``(sentence, link)`` of each speed hint whose evidence the startup profile found."""
+        out = []
+        for found in evidence:
+            for hint in self.speed:
+                if hint.evidence == found.name and (text := hint.advice(found.values)) is not None:
+                    out.append((text, hint.link))
+                    break
+        return out
 
     def for_error(
         self,
@@ -282,10 +312,11 @@ def parse(text: str, source: str) -> KnowledgeBase:
     hints_raw = data.get("hints") or []
     if not isinstance(hints_raw, list):
         raise ProfileError(f"{source}: hints: expected an array of tables ([[hints]])")
-    hints, seen = [], set()
+    hints, seen, speed = [], set(), []
     for i, body in enumerate(hints_raw):
         where = f"{source}: hints[{i}]"
-        body = _table(where, body, _HINT_KEYS)
+        speedy = isinstance(body, dict) and body.get("kind") == "speed"
+        body = _table(where, body, _SPEED_KEYS if speedy else _HINT_KEYS)
         hint_id = body.get("id")
         if not isinstance(hint_id, str) or not re.fullmatch(r"[a-z0-9][a-z0-9-]*", hint_id):
             raise ProfileError(f"{where}: 'id' is missing or not a short name such as \"context-length-override\"")
@@ -293,6 +324,9 @@ def parse(text: str, source: str) -> KnowledgeBase:
             raise ProfileError(f"{where}: id {hint_id!r} is used twice")
         seen.add(hint_id)
         where = f"{source}: hints.{hint_id}"
+        if speedy:
+            speed.append(_speed_hint(where, hint_id, body))
+            continue
         why = body.get("why")
         why_list = [why] if isinstance(why, str) else why
         if not why_list or not isinstance(why_list, list) or not all(isinstance(w, str) and w for w in why_list):
@@ -335,7 +369,23 @@ def parse(text: str, source: str) -> KnowledgeBase:
             )
         )
     versions = _versions(source, data.get("versions"))
-    return KnowledgeBase(tuple(hints), versions, source)
+    return KnowledgeBase(tuple(hints), versions, source, tuple(speed))
+
+
+_SPEED_KEYS = {"id", "kind", "evidence", "why", "link"}
+#: What a speed hint may rest on: the names ``tui.core.startup_profile.evidence`` gives.
+SPEED_EVIDENCE = frozenset({"compile_cache_changed"})
+
+
+def _speed_hint(where: str, hint_id: str, body: Mapping[str, Any]) -> SpeedHint:
+    evidence, why, link = body.get("evidence"), body.get("why"), body.get("link", "")
+    if evidence not in SPEED_EVIDENCE:
+        raise ProfileError(f"{where}.evidence: expected one of {', '.join(sorted(SPEED_EVIDENCE))}")
+    if not isinstance(why, str) or not why:
+        raise ProfileError(f"{where}.why: expected one sentence")
+    if not isinstance(link, str):
+        raise ProfileError(f"{where}.link: expected a URL string")
+    return SpeedHint(hint_id, str(evidence), why, link)
 
 
 def _listed(value: Any) -> Any:
@@ -376,10 +426,12 @@ def merge(user: KnowledgeBase, builtin: KnowledgeBase) -> KnowledgeBase:
     """The user's hints first; a user hint with a built-in id replaces the built-in one."""
     ids = {h.id for h in user.hints}
     version_ids = {v.id for v in user.versions}
+    speed_ids = {h.id for h in user.speed}
     return KnowledgeBase(
         user.hints + tuple(h for h in builtin.hints if h.id not in ids),
         user.versions + tuple(v for v in builtin.versions if v.id not in version_ids),
         f"{user.source} + {builtin.source}",
+        user.speed + tuple(h for h in builtin.speed if h.id not in speed_ids),
     )
 
 

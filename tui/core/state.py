@@ -169,6 +169,10 @@ class AttemptSummary:
     outcome: str  # ready, failed, stopped, starting (the current one), interrupted
     first_error: str | None = None  # the root cause's title
     seconds: float | None = None  # log time from its first line to its last (to ready, if ready)
+    #: each ended phase's seconds, and the compile phase's first figure (its torch.compile cache
+    #: directory): the next attempt's startup profile sets them beside its own
+    phases: tuple[tuple[str, float], ...] = ()
+    compile_detail: str = ""
 
     def to_json(self) -> dict[str, object]:
         """For `scan --json` (no duration: a line without a timestamp of its own takes the last
@@ -213,6 +217,7 @@ class StartupState:
         if ready is not None and ready.end_ts is not None:
             end_ts = ready.end_ts
         seconds = None if self.first_ts is None or end_ts is None else max(0.0, end_ts - self.first_ts)
+        compile_phase = self.phase("compile")
         return AttemptSummary(
             self.attempt,
             self.start_line,
@@ -220,6 +225,8 @@ class StartupState:
             outcome or self.outcome,
             error.title[:500] if error is not None else None,
             seconds,
+            tuple((p.name, round(p.seconds, 3)) for p in self.phases if p.seconds is not None),
+            compile_phase.first_detail[:300] if compile_phase is not None else "",
         )
 
     @property

@@ -1,0 +1,233 @@
+"""Where the startup's time went, once it is ready: pure, from the startup state.
+
+Each phase's time and share of the whole (to the ready line), its slowest rank, the time no
+phase accounts for (a stretch between two phases that nobody logged), the bytes per GPU the
+log says the weights took and their rate, and the same figures of the previous good attempt
+beside them. :func:`evidence` names what the figures show that could make the next start
+faster (a torch.compile cache that changed since the previous attempt: a cold compile); the
+advice itself is data (``tui/profiles/hints.toml``, ``kind = "speed"``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from tui.core.state import PHASE_TITLES, StartupState, origin
+from tui.core.wording import duration
+
+#: A stretch between two phases at least this long is reported as unaccounted (seconds).
+GAP_S = 5.0
+_CACHE = re.compile(r"torch_compile_cache/(?P<hash>[0-9a-f]{6,})")
+_TOOK = re.compile(r"took (?P<n>[\d.]+) ?(?P<unit>GiB|GB)")
+_AVAIL = re.compile(r"avail[ _]mem=\s*(?P<n>[\d.]+) ?GB")
+
+
+def compile_cache(state: StartupState) -> str | None:
+    """The torch.compile cache key this startup used (``torch_compile_cache/<hash>`` in its log)."""
+    phase = state.phase("compile")
+    if phase is None:
+        return None
+    return cache_key(phase.first_detail) or cache_key(phase.detail)
+
+
+def cache_key(text: str) -> str | None:
+    found = _CACHE.search(text)
+    return found.group("hash") if found is not None else None
+
+
+def for_state(state: StartupState) -> StartupProfile | None:
+    """The profile of the log's current startup beside its previous good one in the same log."""
+    # a good attempt got to ready: "stopped" is a ready server that was shut down later
+    previous = next((a for a in reversed(state.earlier) if a.outcome in ("ready", "stopped") and a.phases), None)
+    if previous is None:
+        return build(state)
+    return build(state, dict(previous.phases), cache_key(previous.compile_detail), previous.seconds)
+
+
+def weight_bytes(state: StartupState) -> int | None:
+    """Bytes per GPU the weights took, as the log says: vLLM's "Model loading took 7.65 GiB",
+    SGLang's free memory before and after the load ("avail mem=78.12 GB" → "70.40 GB")."""
+    phase = state.phase("weight_load")
+    if phase is None or not phase.done:
+        return None
+    found = _TOOK.search(phase.detail)
+    if found is not None:
+        return int(float(found.group("n")) * (2**30 if found.group("unit") == "GiB" else 1e9))
+    before, after = _AVAIL.search(phase.first_detail), _AVAIL.search(phase.detail)
+    if before is not None and after is not None and phase.first_detail != phase.detail:
+        grown = float(before.group("n")) - float(after.group("n"))
+        return int(grown * 1e9) if grown > 0 else None
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseShare:
+    name: str
+    seconds: float | None
+    share: float | None  # of the whole startup, 0..1
+    slowest: str | None
+    previous: float | None = None  # the previous good attempt's seconds
+
+
+@dataclass(frozen=True, slots=True)
+class Gap:
+    """Time between two phases that no phase accounts for: nobody logged what happened."""
+
+    seconds: float
+    after: str  # the phase that ended (or "start")
+    before: str  # the phase that began
+    from_line: int
+    to_line: int
+
+
+@dataclass(frozen=True, slots=True)
+class StartupProfile:
+    total: float | None
+    phases: tuple[PhaseShare, ...]
+    gaps: tuple[Gap, ...] = ()
+    previous_total: float | None = None
+    compile_cache: str | None = None
+    previous_cache: str | None = None
+    weight_bytes: int | None = None  # per GPU, as the log says
+    weight_seconds: float | None = None
+    extra: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def weight_rate(self) -> float | None:
+        if self.weight_bytes and self.weight_seconds:
+            return self.weight_bytes / self.weight_seconds
+        return None
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "total_s": _r(self.total),
+            "previous_total_s": _r(self.previous_total),
+            "phases": [
+                {"name": p.name, "seconds": _r(p.seconds), "share": None if p.share is None else round(p.share, 3),
+                 "slowest_rank": p.slowest, "previous_seconds": _r(p.previous)}
+                for p in self.phases
+            ],
+            "unaccounted": [
+                {"seconds": _r(g.seconds), "after": g.after, "before": g.before, "from_line": g.from_line,
+                 "to_line": g.to_line}
+                for g in self.gaps
+            ],
+            "weight_load": None if self.weight_bytes is None else {
+                "bytes_per_gpu": self.weight_bytes, "seconds": _r(self.weight_seconds),
+                "bytes_per_s": None if self.weight_rate is None else round(self.weight_rate),
+            },
+            "compile_cache": self.compile_cache,
+            "previous_compile_cache": self.previous_cache,
+        }
+
+    def lines(self) -> list[str]:
+        """The profile as text rows (scan, the report, history)."""
+        beside = any(p.previous is not None for p in self.phases) or self.previous_total is not None
+        head = (f"  {'phase':<13} {'took':>8} {'share':>6}  {'slowest':<12}" + (f" {'before':>8}" if beside else "")).rstrip()
+        out = [f"startup profile (to ready: {duration(self.total)}"
+               + (f"; the previous good attempt: {duration(self.previous_total)}" if beside else "") + ")", head]
+        for p in self.phases:
+            share = "" if p.share is None else f"{p.share * 100:.0f}%"
+            row = f"  {PHASE_TITLES.get(p.name, p.name):<13} {duration(p.seconds):>8} {share:>6}  {p.slowest or '-':<12}"
+            if beside:
+                row += f" {duration(p.previous, unknown='-'):>8}"
+            out.append(row.rstrip())
+        for gap in self.gaps:
+            out.append(f"  unaccounted {duration(gap.seconds):>8}  between {gap.after} (line {gap.from_line}) and "
+                       f"{gap.before} (line {gap.to_line}): no line says what happened")
+        if self.weight_bytes is not None and self.weight_rate is not None:
+            out.append(f"  weights: {self.weight_bytes / 1e9:.1f} GB per GPU in {duration(self.weight_seconds)}"
+                       f" ({self.weight_rate / 1e9:.2f} GB/s per GPU, as the log says)")
+        return out
+
+
+def _r(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)
+
+
+def phase_seconds(state: StartupState) -> dict[str, float]:
+    """Each ended phase's seconds (what an attempt's summary keeps for the next one's profile)."""
+    return {p.name: round(p.seconds, 3) for p in state.phases if p.seconds is not None}
+
+
+def build(
+    state: StartupState, previous: Mapping[str, float] | None = None, previous_cache: str | None = None,
+    previous_total: float | None = None,
+) -> StartupProfile | None:
+    """The profile of a startup that got to ready (None before); ``previous``: the previous good
+    attempt's phase seconds (and its compile cache key and total), to set beside."""
+    if state.ready_line is None:
+        return None
+    start = origin(state)
+    ready = state.phase("ready")
+    end = None
+    if ready is not None:
+        end = ready.end_ts if ready.end_ts is not None else ready.start_ts
+    total = None if start is None or end is None else max(0.0, end - start)
+    shares = []
+    for phase in state.phases:
+        if phase.name == "ready":
+            continue
+        seconds = phase.seconds
+        share = seconds / total if seconds is not None and total else None
+        shares.append(PhaseShare(phase.name, seconds, share, phase.slowest_rank,
+                                 (previous or {}).get(phase.name)))
+    weight = state.phase("weight_load")
+    return StartupProfile(
+        total=total,
+        phases=tuple(shares),
+        gaps=tuple(_gaps(state)),
+        previous_total=previous_total,
+        compile_cache=compile_cache(state),
+        previous_cache=previous_cache,
+        weight_bytes=weight_bytes(state),
+        weight_seconds=weight.seconds if weight is not None else None,
+    )
+
+
+def _gaps(state: StartupState) -> list[Gap]:
+    """Stretches of log time between phases that no phase covers (phases may overlap)."""
+    if not all(p.start_ts is not None for p in state.phases):
+        return []  # lines without a time of their own: the gaps cannot be told
+    spans = sorted(
+        ((p.start_ts or 0.0, p.end_ts if p.end_ts is not None else p.start_ts or 0.0, i, p)
+         for i, p in enumerate(state.phases)), key=lambda span: span[:3],
+    )
+    out: list[Gap] = []
+    reach, last = None, None
+    for start, end, _, phase in spans:
+        if reach is not None and last is not None and start - reach >= GAP_S:
+            out.append(Gap(start - reach, PHASE_TITLES.get(last.name, last.name), PHASE_TITLES.get(phase.name, phase.name),
+                           last.end_line or last.start_line, phase.start_line))
+        if reach is None or end >= reach:
+            reach, last = end, phase
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """A figure that says the next start could be faster: ``name`` is what a speed hint's
+    ``evidence`` names; ``values`` fill its sentence."""
+
+    name: str
+    values: dict[str, str]
+
+
+def evidence(profile: StartupProfile) -> list[Evidence]:
+    """What the profile shows, each with the figure it rests on and the expected saving."""
+    out = []
+    compile_now = next((p for p in profile.phases if p.name == "compile"), None)
+    if (profile.compile_cache and profile.previous_cache and profile.compile_cache != profile.previous_cache
+            and compile_now is not None and compile_now.seconds is not None):
+        before = compile_now.previous
+        saving = compile_now.seconds - before if before is not None else None
+        if saving is None or saving > 0:
+            out.append(Evidence("compile_cache_changed", {
+                "before": profile.previous_cache, "after": profile.compile_cache,
+                "compile": duration(compile_now.seconds),
+                "previous_compile": duration(before, unknown="unknown"),
+                "saving": duration(saving) if saving is not None else "its time",
+            }))
+    return out
