@@ -86,3 +86,36 @@ why = "cold: {before} to {after}, {saving}"
     assert kb.speed_advice([Evidence("compile_cache_changed", {"before": "a"})]) == []  # a figure missing: nothing
     with pytest.raises(ProfileError, match="evidence: expected one of compile_cache_changed"):
         parse(text.replace("compile_cache_changed", "vibes"), "mine.toml")
+
+
+def test_the_report_and_watch_plain_show_the_profile_after_ready() -> None:
+    from tests.app_support import fixed_session
+    from tui.present.report import build_report
+
+    session = fixed_session(CHANGED.read_bytes())
+    report = build_report(session)
+    assert "Startup profile (to ready: 1:19; the previous good attempt: 37.0 s)" in report
+    assert "faster next time: torch.compile ran cold" in report
+    out = subprocess.run([sys.executable, "-m", "tui.cli", "watch", "--plain", "--gpus", "none", str(CHANGED)],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0
+    assert out.stdout.index("READY (line 56)") < out.stdout.index("startup profile") < out.stdout.index("faster next time")
+
+
+def test_history_shows_the_latest_good_start_beside_the_one_before() -> None:
+    from tui.history.records import AttemptRecord
+    from tui.present.startup import history_lines
+
+    def record(n: int, outcome: str, phases: dict[str, float], ready: float | None) -> AttemptRecord:
+        return AttemptRecord("qwen", n, "localhost", [], {}, 0.0, f"v{n}.log", phases=phases, outcome=outcome,
+                             ready_seconds=ready)
+
+    rows = history_lines([
+        record(1, "ready", {"weight_load": 6.0, "compile": 3.0}, 40.0),
+        record(2, "failed", {"weight_load": 6.0}, None),
+        record(3, "ready", {"weight_load": 6.0, "compile": 45.0}, 80.0),
+    ])
+    assert rows[0] == "startup profile (to ready: 1:20; the previous good attempt: 40.0 s) of qwen v3, beside v1"
+    compile_row = next(r for r in rows if r.strip().startswith("compile"))
+    assert "45.0 s" in compile_row and "56%" in compile_row and compile_row.endswith("3.0 s")
+    assert history_lines([record(1, "failed", {"weight_load": 6.0}, None)]) == []

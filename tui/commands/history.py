@@ -98,4 +98,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"no attempts recorded{' for ' + args.name if args.name else ''}")
         return 0 if args.name is None else 1
     print("\n".join(table(attempts)))
+    if args.name:  # one launch: where its latest good start's time went
+        from tui.present.startup import history_lines
+
+        profile = history_lines(attempts)
+        if profile:
+            print("\n" + "\n".join(clean(line) for line in profile))
     return 0

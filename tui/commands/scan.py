@@ -21,6 +21,7 @@ from tui.core.state import PHASE_TITLES, StartupState
 from tui.core.tracker import StartupTracker
 from tui.core.verdict import judge
 from tui.core.wording import duration
+from tui.present.startup import profile_json, profile_lines
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("scan", help="one pass over a log: phases, errors, verdict")
@@ -164,35 +165,8 @@ def to_json(state: StartupState, hints: Sequence[Diagnosis] = ()) -> dict:
         "attempts": [a.to_json() for a in state.attempts],
         "root_cause": state.root_cause_json(),
         "hints": [h.to_json() for h in hints],
-        "profile": _profile_json(state),
+        "profile": profile_json(state),
     }
-
-
-def _profile_json(state: StartupState) -> dict | None:
-    """Where the time went, once ready (and what would make the next start faster)."""
-    from tui.core.hints import knowledge
-    from tui.core.startup_profile import evidence, for_state
-
-    profile = for_state(state)
-    if profile is None:
-        return None
-    out = profile.to_json()
-    out["speed"] = [{"why": why, "link": link} for why, link in knowledge().speed_advice(evidence(profile))]
-    return out
-
-
-def profile_lines(state: StartupState) -> list[str]:
-    """The startup profile and its speed advice as text rows (none before ready)."""
-    from tui.core.hints import knowledge
-    from tui.core.startup_profile import evidence, for_state
-
-    profile = for_state(state)
-    if profile is None:
-        return []
-    out = profile.lines()
-    for why, link in knowledge().speed_advice(evidence(profile)):
-        out.append(f"  faster next time: {why}" + (f" ({link})" if link else ""))
-    return out
 
 
 def render(path: str, state: StartupState, hints: Sequence[Diagnosis] = ()) -> str:

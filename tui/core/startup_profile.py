@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from tui.core.state import PHASE_TITLES, StartupState, origin
+from tui.core.state import PHASE_TITLES, PHASES, StartupState, origin
 from tui.core.wording import duration
 
 #: A stretch between two phases at least this long is reported as unaccounted (seconds).
@@ -185,6 +185,20 @@ def build(
         weight_bytes=weight_bytes(state),
         weight_seconds=weight.seconds if weight is not None else None,
     )
+
+
+def from_seconds(
+    phases: Mapping[str, float], total: float | None, previous: Mapping[str, float] | None = None,
+    previous_total: float | None = None,
+) -> StartupProfile:
+    """A profile from recorded phase seconds alone (history): times, shares, the previous beside."""
+    order = [name for name in PHASES if name in phases and name != "ready"]
+    order += [name for name in phases if name not in order and name != "ready"]
+    shares = tuple(
+        PhaseShare(name, phases[name], phases[name] / total if total else None, None, (previous or {}).get(name))
+        for name in order
+    )
+    return StartupProfile(total=total, phases=shares, previous_total=previous_total)
 
 
 def _gaps(state: StartupState) -> list[Gap]:

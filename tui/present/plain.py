@@ -403,8 +403,10 @@ class PlainWatch:
                 return EXIT_FAILED if smoke.kind == FAILED else EXIT_STARTING
             self.emit(Said("verdict", f"{smoke.word}: {smoke.detail}", line=state.ready_line,
                            fields={"verdict": "ready", "final": True, **fields}))
+            self.profile(state)
             return status
         if state.outcome == READY and health is not None:
+            self.profile(state)
             self.emit(Said("verdict", f"READY: the log's ready line (line {state.ready_line}) and {health.url} "
                            "answering 200", line=state.ready_line,
                            fields={"verdict": "ready", "final": True, "health": health.url}))
@@ -432,6 +434,8 @@ class PlainWatch:
                 self.emit(hint_said(hint))
             return status
         if status != EXIT_STARTING:
+            if state.outcome == READY:  # where the time went, and what would make the next start faster
+                self.profile(state)
             self.emit(Said("verdict", fields={"verdict": str(judge(state).kind), "final": True}))  # READY said it
             return status
         current = state.current_phase
@@ -448,6 +452,15 @@ class PlainWatch:
         else:
             self.emit(Said("verdict", f"the log ended: still starting{where}{last}", fields={"verdict": "starting", **fields}))
         return status
+
+
+    def profile(self, state: Any) -> None:
+        """After READY: the startup profile and its speed advice (one ``profile`` record with --json)."""
+        from tui.present.startup import profile_json, profile_lines
+
+        lines = profile_lines(state)
+        if lines:
+            self.emit(Said("profile", "\n".join(lines), indent="  ", fields=profile_json(state) or {}))
 
 
 class PlainPrinter:

@@ -80,6 +80,11 @@ def build_report(session: WatchSession, verdict: Verdict | None = None, now: flo
         total = sum(s.end_ts - s.start_ts for s in session.silences)
         out.append(f"  log silent for {clock(total, '—')} in {len(session.silences)} stretches of 5 s or more")
     out.append("")
+    from tui.present.startup import profile_lines
+
+    profile = profile_lines(state)
+    if profile:  # after READY: where the time went, and what would make the next start faster
+        out += [profile[0][:1].upper() + profile[0][1:], *profile[1:], ""]
     out.append(f"Errors ({len(state.errors)})")
     for error in state.errors:
         rank = f" rank {error.rank}" if error.rank else ""

@@ -1,0 +1,59 @@
+"""The startup profile after READY, as text rows and as JSON (scan, the report ``w``, history,
+``watch --plain``): where the time went, and the speed hints whose evidence it has."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tui.core.hints import knowledge
+from tui.core.profiles import ProfileError
+from tui.core.startup_profile import StartupProfile, evidence, for_state, from_seconds
+from tui.core.state import StartupState
+
+
+def advice(profile: StartupProfile) -> list[tuple[str, str]]:
+    """The speed hints whose evidence the profile has (none where the hints file cannot be read:
+    that is said where errors' hints are shown)."""
+    try:
+        return knowledge().speed_advice(evidence(profile))
+    except ProfileError:
+        return []
+
+
+def profile_json(state: StartupState) -> dict[str, Any] | None:
+    """Where the time went, once ready (and what would make the next start faster)."""
+    profile = for_state(state)
+    if profile is None:
+        return None
+    out = profile.to_json()
+    out["speed"] = [{"why": why, "link": link} for why, link in advice(profile)]
+    return out
+
+
+def profile_lines(state: StartupState) -> list[str]:
+    """The startup profile and its speed advice as text rows (none before ready)."""
+    profile = for_state(state)
+    if profile is None:
+        return []
+    return with_advice(profile)
+
+
+def with_advice(profile: StartupProfile) -> list[str]:
+    out = profile.lines()
+    for why, link in advice(profile):
+        out.append(f"  faster next time: {why}" + (f" ({link})" if link else ""))
+    return out
+
+
+def history_lines(attempts: list[Any]) -> list[str]:
+    """The latest ready attempt's profile from its recorded phase times, the ready one before beside."""
+    ready = [a for a in attempts if a.outcome == "ready" and a.phases]
+    if not ready:
+        return []
+    latest = ready[-1]
+    before = next((a for a in reversed(ready[:-1]) if a.name == latest.name), None)
+    profile = from_seconds(latest.phases, latest.duration, before.phases if before else None,
+                           before.duration if before else None)
+    which = f"{latest.name} {latest.label}" + (f", beside {before.label}" if before else "")
+    rows = with_advice(profile)
+    return [f"{rows[0]} of {which}", *rows[1:]]
