@@ -9,6 +9,7 @@ progress line whose time left is within 50 % of the truth.
 from __future__ import annotations
 
 import json
+import os
 import re
 import select
 import subprocess
@@ -162,9 +163,10 @@ def test_the_loaders_bar_without_a_total_gives_a_fraction_and_time() -> None:
 SERVER = r'''
 import os, sys, time
 log_path, model, rate, done_file = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
-log = open(log_path, "a", buffering=1)
+log = sys.stdout if log_path == "-" else open(log_path, "a", buffering=1)  # "-": run's own log
 log.write(f"[2026-03-14 21:04:10] server_args=ServerArgs(model_path='{model}', tp_size=1, port=30000)\n")
 log.write("[2026-03-14 21:04:20] Load weight begin. avail mem=139.26 GB\n")
+log.flush()
 t0 = time.monotonic()
 chunk = 4 << 20
 done = 0
@@ -179,6 +181,7 @@ with open(os.path.join(model, "model.safetensors"), "rb", buffering=0) as f:
             time.sleep(ahead)
 with open(done_file, "w") as out:
     out.write(repr(time.time()))
+log.flush()
 log.write("[2026-03-14 21:04:40] Load weight end. type=X, dtype=torch.bfloat16, avail mem=100.00 GB, mem usage=39.26 GB.\n")
 time.sleep(60)
 '''
@@ -307,3 +310,41 @@ def test_a_load_whose_bytes_stopped_is_not_moving() -> None:
         est.reads(float(i), [(1, 2 * GB, 0)])
     assert est.estimate(5.0).moving  # type: ignore[union-attr]
     assert not est.estimate(11.0).moving  # type: ignore[union-attr]
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.skipif(not proc_available(), reason="no /proc to read the server's I/O counters from")
+def test_run_plain_reads_the_launched_servers_counters_too(tmp_path: Path) -> None:
+    """`run` knows its server's pid: the same progress line with a time left, from its tree's reads."""
+    model = tmp_path / "model"
+    model.mkdir()
+    with open(model / "model.safetensors", "wb") as f:
+        f.truncate(SIZE)
+    script = tmp_path / "fake_server.py"
+    script.write_text(SERVER)
+    env = {**os.environ, "WATCHTOWER_DATA_DIR": str(tmp_path / "data")}
+    run = subprocess.Popen(
+        [sys.executable, "-m", "tui.cli", "run", "--plain", "--name", "load", "--log-dir", str(tmp_path / "logs"),
+         "--gpus", "none", "--no-check", "--timeout", "30", "--", sys.executable, str(script), "-", str(model), str(RATE),
+         str(tmp_path / "done")],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, start_new_session=True,
+    )
+    seen: list[str] = []
+    try:
+        assert run.stdout is not None
+        deadline = time.monotonic() + 40
+        while time.monotonic() < deadline:
+            line = run.stdout.readline()
+            if not line:
+                break
+            seen.append(line)
+            if "weight load" in line and " left" in line and "cannot tell" not in line:
+                break
+        assert any("/0.42 GB" in line and "left" in line and "the server's reads" in line for line in seen), "".join(seen)
+        print("".join(seen))
+    finally:
+        os.killpg(run.pid, 9)
+        run.wait()
+        from tests.launch_helpers import kill_attempts
+
+        kill_attempts(tmp_path / "logs")

@@ -37,6 +37,8 @@ from tui.core.state import READY
 from tui.core.verdict import DEAD, STARTING, HealthStatus, ProcessStatus, Verdict, describe_exit, gpu_activity, judge
 from tui.history import AttemptRecord, Expectations, History, HistoryError
 from tui.launch.attempt_log import AttemptLog
+from tui.sources.procscan import available as procscan_available
+from tui.sources.writers import ProcessTreeIO
 from tui.launch.events import AttemptFinished, AttemptStarted, LaunchEvent, Note, VerdictChanged
 from tui.launch.gpu_release import GPU_RELEASE_TIMEOUT, GpuBusy, GpuHolder, GpuWatch
 from tui.launch.outcome import Outcome
@@ -90,6 +92,7 @@ class Launch:
         self.records: list[AttemptRecord] = []  # this launch's attempts, oldest first
         self.expect = Expectations(None, {})
         self.health: HealthStatus | None = None
+        self._io_pid: int | None = None  # the launched server whose I/O counters are read
         self.session: Any = None
         self.gpus = GpuWatch(local=spec.host is None, mask=self.masker.text)
         self.gpu_enabled = False  # whether the session has a GPU source
@@ -171,6 +174,9 @@ class Launch:
         if session.info.attempt != event.attempt or session.info.log_path != event.log_path:
             session.new_attempt(event.attempt, event.log_path)
             session.process = event
+        if self.spec.host is None and event.pid != self._io_pid and procscan_available():
+            self._io_pid = event.pid  # the weight load's bytes read, from the server's /proc/PID/io
+            session.add_source(ProcessTreeIO(event.pid, source=event.log_path))
         session.info.command = self.command_text
 
     def _on_update(self, update: Any) -> None:

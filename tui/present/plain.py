@@ -71,6 +71,22 @@ def verdict_said(verdict: Any, text: str, **more: Any) -> Said:
                                          "node": verdict.node, "final": verdict.final, **more})
 
 
+def progress_due(said: tuple[float, Any] | None, now: float, estimate: Any) -> bool:
+    """Whether a weight-load progress line is due: the first figure, then at most one every
+    PROGRESS_EVERY_S, sooner (but not within a second) when the time left became known or moved
+    by half or more."""
+    if said is None:
+        return True
+    when, before = said
+    if estimate == before or now - when < 1.0:
+        return False
+    jumped = (before.left is None) != (estimate.left is None) or (
+        before.left is not None and estimate.left is not None
+        and abs(sum(estimate.left) - sum(before.left)) > 0.5 * max(sum(before.left), 2.0)
+    )
+    return now - when >= PROGRESS_EVERY_S or jumped
+
+
 class PlainWatch:
     """Follow one log (local, or remote with --host); print events; return the exit status."""
 
@@ -271,24 +287,11 @@ class PlainWatch:
         return not health.ok
 
     def load_progress(self, now: float) -> None:
-        """A weight-load progress line: the first figure, then at most one every PROGRESS_EVERY_S,
-        or sooner when the time left moved by half or more (or became known)."""
+        """A weight-load progress line (see :func:`progress_due`)."""
         estimate = self.session.load_estimate()
-        if estimate is None:
-            return
-        said = self.progress_said
-        if said is not None:
-            when, before = said
-            if estimate == before:
-                return
-            jumped = (before.left is None) != (estimate.left is None) or (
-                before.left is not None and estimate.left is not None
-                and abs(sum(estimate.left) - sum(before.left)) > 0.5 * max(sum(before.left), 2.0)
-            )
-            if now - when < PROGRESS_EVERY_S and not jumped:
-                return
-        self.progress_said = (now, estimate)
-        self.emit(Said("weight_load_progress", f"  weight load {estimate.words()}", fields=estimate.to_json()))
+        if estimate is not None and progress_due(self.progress_said, now, estimate):
+            self.progress_said = (now, estimate)
+            self.emit(Said("weight_load_progress", f"  weight load {estimate.words()}", fields=estimate.to_json()))
 
     def quiet_verdict(self, now: float, queue: asyncio.Queue[Any]) -> int | None:
         """What the log alone does not say: dead or failed (the processes behind it), and
@@ -474,6 +477,8 @@ class PlainPrinter:
     def __init__(self, out: TextIO, session: WatchSession, launch: Any, json: bool = False) -> None:
         self.launch = launch
         self.out = out
+        self.session = session
+        self.progress_said: tuple[float, Any] | None = None  # (when, estimate) of the last progress line
         self.queue = session.listen()
         self.words = EventWords(self.emit, lambda: session.state, health_url=launch.spec.health_url)
         self.final = asyncio.Event()
@@ -538,6 +543,11 @@ class PlainPrinter:
 
         if isinstance(event, VerdictChanged):
             self.verdict(event.verdict, event.previous)
+            estimate = self.session.load_estimate()  # re-judged once a second: the weight load's bytes
+            now = time.monotonic()
+            if estimate is not None and progress_due(self.progress_said, now, estimate):
+                self.progress_said = (now, estimate)
+                self.emit(Said("weight_load_progress", f"weight load {estimate.words()}", fields=estimate.to_json()))
         elif isinstance(event, Note):
             self.emit(Said("note", event.text))
         elif isinstance(event, SmokeAnswered):

@@ -179,3 +179,45 @@ class WriterSource:
         """Stop: ``events()`` ends promptly."""
         self._closed = True
         self._wake.set()
+
+
+#: Processes of a launched server's tree whose I/O counters are read at most (bounded work).
+TREE_LIMIT = 256
+
+
+def tree_pids(root: int, limit: int = TREE_LIMIT) -> list[int]:
+    """``root`` and its descendants (breadth first, at most ``limit``); [] once root is gone."""
+    if not os.path.exists(f"{procscan.PROC}/{root}"):
+        return []
+    out: list[int] = []
+    queue = [root]
+    while queue and len(out) < limit:
+        pid = queue.pop(0)
+        out.append(pid)
+        queue.extend(procscan.children(pid))
+    return out
+
+
+class ProcessTreeIO:
+    """The I/O counters of a server Watchtower launched here (its pid and descendants), as
+    ``ReadCounters`` every ``interval`` seconds (read in a worker thread) until the pid is gone."""
+
+    def __init__(self, pid: int, *, source: str = "launch", interval: float = IO_INTERVAL) -> None:
+        self.pid, self.source, self.interval = pid, source, interval
+        self._closed = asyncio.Event()
+
+    async def events(self) -> AsyncIterator[ReadCounters]:
+        while not self._closed.is_set():
+            counters = await asyncio.to_thread(lambda: procscan.io_counters(tree_pids(self.pid)))
+            if not counters and not os.path.exists(f"{procscan.PROC}/{self.pid}"):
+                return  # the server is gone: nothing more to read
+            if counters:
+                yield ReadCounters(self.source, "localhost", time.time(), tuple(counters))
+            try:
+                async with asyncio.timeout(self.interval):
+                    await self._closed.wait()
+            except TimeoutError:
+                pass
+
+    async def close(self) -> None:
+        self._closed.set()
