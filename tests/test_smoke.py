@@ -220,6 +220,7 @@ def stop_sims(tmp_path: Path):
     kill_attempts(tmp_path / "logs")
 
 
+@pytest.mark.slow
 def test_run_smoke_after_health_gives_ready_with_the_time_to_the_first_token(tmp_path: Path, stop_sims) -> None:
     port = free_port()
     out = run_sim(tmp_path, port, "--completion-delay", "0.4",
@@ -231,6 +232,7 @@ def test_run_smoke_after_health_gives_ready_with_the_time_to_the_first_token(tmp
     assert "first token in" in text
 
 
+@pytest.mark.slow
 def test_run_smoke_500_is_a_failure(tmp_path: Path, stop_sims) -> None:
     port = free_port()
     out = run_sim(tmp_path, port, "--completion-status", "503", extra=("--smoke",))

@@ -190,6 +190,7 @@ SIZE = 400 * 2**20  # 400 MiB, sparse: read() returns zeros without touching the
 RATE = 100 * 2**20  # bytes per second: a 4-second load
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 @pytest.mark.skipif(not proc_available(), reason="no /proc to read the server's I/O counters from")
 def test_a_silent_first_load_gets_progress_and_a_time_left_within_half_the_truth(tmp_path: Path) -> None:
@@ -312,6 +313,7 @@ def test_a_load_whose_bytes_stopped_is_not_moving() -> None:
     assert not est.estimate(11.0).moving  # type: ignore[union-attr]
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 @pytest.mark.skipif(not proc_available(), reason="no /proc to read the server's I/O counters from")
 def test_run_plain_reads_the_launched_servers_counters_too(tmp_path: Path) -> None:
