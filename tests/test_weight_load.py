@@ -350,3 +350,16 @@ def test_run_plain_reads_the_launched_servers_counters_too(tmp_path: Path) -> No
         from tests.launch_helpers import kill_attempts
 
         kill_attempts(tmp_path / "logs")
+
+
+def test_the_gpu_signal_counts_the_servers_own_processes_where_it_knows_them() -> None:
+    from tui.core.events import GpuProcess
+
+    est = LoadEstimator(Checkpoint("m", 80 * GB))
+    est.start(0.0)
+    for i in range(6):
+        # the server (pid 42) grows 2 GB a second; another job on the same GPU grows 5 GB a second
+        procs = (GpuProcess(42, i * 2 * GB), GpuProcess(77, i * 5 * GB))
+        est.gpus(GpuSample("h", 0, (GpuInfo(0, memory_used=GB + i * 7 * GB, processes=procs),)), float(i), pids={42})
+    estimate = est.estimate(5.0)
+    assert estimate is not None and estimate.loaded == 10 * GB and estimate.rate == pytest.approx(2 * GB)

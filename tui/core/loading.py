@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 from tui.core.events import GpuSample
@@ -204,7 +204,7 @@ class LoadEstimator:
         self.ended: float | None = None
         self._base_io: dict[int, tuple[int, int]] = {}  # pid -> counters when the phase began
         self._io_last: dict[int, tuple[int, int]] = {}  # pid -> latest counters (ended ones kept)
-        self._gpu_base: dict[int, int] = {}
+        self._gpu_base: dict[tuple[int, bool], int] = {}  # (GPU, the server's own?) -> bytes at the start
         self._series = {"read": _Series(), "gpu": _Series(), "log": _Series()}
         self._simulated = False
 
@@ -237,16 +237,24 @@ class LoadEstimator:
             one = max(one, rchar - base[0])
         self._series["read"].add(at, float(max(disk, one)))
 
-    def gpus(self, sample: GpuSample, at: float) -> None:
-        """GPU memory now: growth since the phase began, summed over the GPUs."""
+    def gpus(self, sample: GpuSample, at: float, pids: Collection[int] | None = None) -> None:
+        """GPU memory now: growth since the phase began, summed over the GPUs — the server's own
+        processes' memory where ``pids`` are known and the GPUs list them (another job's growth on
+        the same GPUs is not this load), else each GPU's memory in use."""
         if not self.running:
             return
         grown = 0
         for gpu in sample.gpus:
-            if gpu.memory_used is None:
+            used = gpu.memory_used
+            key = (gpu.index, False)
+            if pids:
+                own = [p.used_bytes for p in gpu.processes if p.pid in pids and p.used_bytes is not None]
+                if own:
+                    used, key = sum(own), (gpu.index, True)
+            if used is None:
                 continue
-            base = self._gpu_base.setdefault(gpu.index, gpu.memory_used)
-            grown += max(0, gpu.memory_used - base)
+            base = self._gpu_base.setdefault(key, 0 if key[1] else used)  # a process's memory counts from 0
+            grown += max(0, used - base)
         self._simulated = sample.simulated
         self._series["gpu"].add(at, float(grown))
 

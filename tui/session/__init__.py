@@ -419,7 +419,7 @@ class WatchSession:
         elif isinstance(event, GpuSample):
             self.gpus.update(event)
             self.gpu_samples.append(dataclasses.replace(event, at=self.clock()))
-            self.load.gpus(event, self.clock())
+            self.load.gpus(event, self.clock(), self.writers.pids or None)
             self._changed("gpu")
         elif isinstance(event, GpuUnavailable):
             self.gpus.lost(event.reason)
