@@ -363,3 +363,13 @@ def test_the_gpu_signal_counts_the_servers_own_processes_where_it_knows_them() -
         est.gpus(GpuSample("h", 0, (GpuInfo(0, memory_used=GB + i * 7 * GB, processes=procs),)), float(i), pids={42})
     estimate = est.estimate(5.0)
     assert estimate is not None and estimate.loaded == 10 * GB and estimate.rate == pytest.approx(2 * GB)
+
+
+def test_the_time_left_counts_from_now_not_from_the_last_reading() -> None:
+    est = LoadEstimator(Checkpoint("m", 10 * GB))
+    est.start(0.0)
+    for i in range(1, 6):
+        est.reads(float(i), [(1, i * GB, 0)])
+    at_reading, later = est.estimate(5.0), est.estimate(5.8)
+    assert at_reading is not None and later is not None and at_reading.left is not None and later.left is not None
+    assert at_reading.left[0] == pytest.approx(5.0) and later.left[0] == pytest.approx(4.2)

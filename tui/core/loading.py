@@ -45,6 +45,8 @@ MOVED_BYTES = 16 << 20
 RECENT_S = 10.0
 #: The load is "moving" while its signal changed within this many seconds.
 MOVING_S = 5.0
+#: A time left is counted from the last reading; at most this much of that reading's age is taken off.
+AGE_LIMIT_S = 2.0
 
 
 def checkpoint_size(index_text: str | None, files: Iterable[tuple[str, int]]) -> int | None:
@@ -310,4 +312,7 @@ class LoadEstimator:
             fraction = min(1.0, loaded / total)
         changed = series.changed_at
         moving = changed is not None and (now is None or now - changed <= MOVING_S)
+        if left is not None and moving and now is not None:  # counted from the last reading: to now
+            age = min(AGE_LIMIT_S, max(0.0, now - series.points[-1][0]))
+            left = (max(0.0, left[0] - age), max(0.0, left[1] - age))
         return LoadEstimate(signal, loaded, total, rate, left, signal == "gpu" and self._simulated, fraction, moving)
