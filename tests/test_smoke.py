@@ -239,3 +239,19 @@ def test_run_smoke_500_is_a_failure(tmp_path: Path, stop_sims) -> None:
     text = out.stdout + out.stderr
     assert out.returncode == 1, text
     assert "HTTP 503: sim: the engine is not serving" in text
+
+
+def test_watch_json_smoke_gives_records_a_script_can_read(fake, tmp_path: Path) -> None:
+    server = fake(0.3)
+    log = tmp_path / "server.log"
+    log.write_text(startup_log(server.port))
+    out = subprocess.run([sys.executable, "-m", "tui.cli", "watch", "--json", "--gpus", "none", "--smoke", str(log)],
+                         capture_output=True, text=True, timeout=40)
+    records = [json.loads(line) for line in out.stdout.splitlines()]
+    events = [r["event"] for r in records]
+    assert "ready" not in events and events.index("ready_marker") < events.index("smoke") < events.index("profile")
+    (answer,) = [r for r in records if r["event"] == "smoke"]
+    assert answer["ok"] and answer["model"] == "fake/llama-8b" and answer["ttft_s"] >= 0.3
+    final = [r for r in records if r["event"] == "verdict" and r.get("final")][-1]
+    assert final["verdict"] == "ready" and final["ttft_s"] == answer["ttft_s"]
+    assert records[-1] == {**records[-1], "event": "exit", "exit": 0}
