@@ -64,7 +64,14 @@ def barrier_text(rows: list[BarrierRow], width: int, palette: Palette, per_row: 
                 line.append(" · also " + ", ".join(others) + (f" +{more}" if more > 0 else ""), palette.style("dim"))
         line.truncate(width)
         lines.append(line)
-    return Text("\n", end="").join(lines)
+    return _rows(lines)
+
+
+def _rows(lines: list[Text]) -> Text:
+    """Lines that never wrap: a panel drawn before its width is known cuts them instead."""
+    text = Text("\n", end="").join(lines)
+    text.no_wrap, text.overflow = True, "crop"
+    return text
 
 
 def node_rows(cluster: ClusterSession, width: int, palette: Palette, selected: str | None) -> Text:
@@ -100,14 +107,14 @@ def node_rows(cluster: ClusterSession, width: int, palette: Palette, selected: s
             row.append(f"  {clean(verdict.detail)}", palette.style("dim"))
         row.truncate(width)
         lines.append(row)
-    return Text("\n", end="").join(lines)
+    return _rows(lines)
 
 
 class ClusterPanel(Static):
     """A panel drawn from the cluster session; redrawn only when its text changed."""
 
     DEFAULT_CSS = """
-    ClusterPanel { height: auto; max-height: 10; }
+    ClusterPanel { height: auto; max-height: 10; text-wrap: nowrap; text-overflow: ellipsis; }
     """
 
     def __init__(self, cluster: ClusterSession, **kwargs) -> None:
