@@ -17,7 +17,7 @@ import os
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual.app import App, ComposeResult, SystemCommand
@@ -38,11 +38,13 @@ from tui.app.processes import ProcessTree
 from tui.app.startups import StartupsPanel
 from tui.app.themes import Colourless, Palette, monochrome
 from tui.app.timeline import PhaseTimeline, RankGrid
-from tui.cluster import ClusterSession
 from tui.core.verdict import Verdict
 from tui.core.wording import plural
 from tui.present.report import build_report
 from tui.session import ERROR, LogEntry, Update, WatchSession
+
+if TYPE_CHECKING:  # (imported only for the types: the one-log dashboard starts without it)
+    from tui.cluster import ClusterSession
 
 QuitHook = Callable[[], "bool | Awaitable[bool]"]
 
@@ -377,11 +379,12 @@ class WatchtowerApp(App[int]):
         """The log view's position of each error's exception line — the last line of its block,
         where a traceback says what was raised — (those still kept); every node's in the merged log."""
         source = self.log_view.session
-        if isinstance(source, ClusterSession):
-            merged = source.scrollback
+        if self.nodes is not None and source is self.nodes:
+            merged = self.nodes.scrollback
             found = [merged.find_line(error.end_line or error.line, name) or merged.find_line(error.line, name)
-                     for name, node in source.nodes.items() for error in node.state.errors]
+                     for name, node in self.nodes.nodes.items() for error in node.state.errors]
         else:
+            assert isinstance(source, WatchSession)
             scrollback = source.scrollback
             found = [scrollback.find_line(error.end_line or error.line) or scrollback.find_line(error.line)
                      for error in source.state.errors]

@@ -9,15 +9,19 @@ grid, the GPU panel and the processes above show that node. Both render a
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 from textual.widgets import Static
 
 from tui.app.themes import Palette
-from tui.cluster import ClusterSession
 from tui.core.cluster import BarrierRow
 from tui.core.lines import clean
 from tui.core.wording import clock
 from tui.present.wording import GIB, sparkline
+
+if TYPE_CHECKING:
+    from tui.cluster import ClusterSession
 
 BARS = " ▁▂▃▄▅▆▇█"
 #: A node's own verdict kind → the theme style of its row's word.
