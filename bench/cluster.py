@@ -159,7 +159,7 @@ def main() -> int:
         barrier, keys = asyncio.run(dashboard_latencies(Path(tmp), trials))
         print(f"cluster dashboard, {NODES} nodes × 8 sim GPUs:")
         show("barrier change", barrier)
-        show("key n → screen", keys)
+        show("key o → screen", keys)
     return 0
 
 

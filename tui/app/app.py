@@ -45,6 +45,7 @@ from tui.session import ERROR, LogEntry, Update, WatchSession
 
 if TYPE_CHECKING:  # (imported only for the types: the one-log dashboard starts without it)
     from tui.cluster import ClusterSession
+    from tui.core.cluster import NodeStatus
 
 QuitHook = Callable[[], "bool | Awaitable[bool]"]
 
@@ -142,6 +143,8 @@ class WatchtowerApp(App[int]):
         #: node's (the timeline, rank grid, GPUs and processes show it).
         self.nodes = nodes
         self.node_filter: str | None = None  # the log shows this node's lines only (``o``); None: all
+        self._statuses: list[NodeStatus] | None = None  # the nodes as last judged, for the panels
+        self._nodes_due: str | None = None  # "full" or "gpu": a panel redraw is scheduled
         self.session = session
         session.timeout = timeout
         if nodes is not None:
@@ -237,23 +240,38 @@ class WatchtowerApp(App[int]):
         """A node's update (``node``), or the Slurm job's (None): the selected node's panels, the
         merged log, the barrier and node rows, the header."""
         nodes = self.nodes
-        if nodes is None:
+        if nodes is None or not self.query(NodeRows):  # (an update that arrives while the app is closing)
             return
         if node is not None and node not in (self.selected, None) and self.selected not in nodes.nodes:
             self.select_node(node)  # a Slurm job's first node: its panels replace the placeholder's
         if node is None or node == self.selected:
             self.on_session_update(update)
-        else:
+        elif update.topics != {"gpu"}:  # (a GPU sample changes another node's row, no more)
             if "log" in update.topics and self.node_filter is None:
                 self.log_view.sync()
             self.query_one(VerdictHeader).refresh()
             self.query_one(LogStatus).refresh()
         if update.topics & {"state", "log", "gpu", "job", "process", "connection"}:
-            self._sync_nodes()
+            full = update.topics != {"gpu"}
+            if not self._nodes_due:  # every node's updates of one turn drawn once
+                self.call_later(self._sync_nodes_due)
+            self._nodes_due = "full" if full else (self._nodes_due or "gpu")
 
-    def _sync_nodes(self) -> None:
+    def _sync_nodes_due(self) -> None:
+        due, self._nodes_due = self._nodes_due, None
+        if self.query(NodeRows):
+            self._sync_nodes(full=due == "full")
+
+    def _sync_nodes(self, full: bool = True) -> None:
+        """The barrier and node rows from the nodes as judged now (once for both); a GPU sample
+        alone redraws the node rows with the last judgement."""
+        if self.nodes is None:
+            return
+        if full or self._statuses is None:
+            self._statuses = self.nodes.statuses()
         for panel in self.query(ClusterPanel):
-            panel.sync()
+            if full or isinstance(panel, NodeRows):
+                panel.sync(self._statuses)
 
     @property
     def selected(self) -> str | None:

@@ -15,7 +15,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from tui.app.themes import Palette
-from tui.core.cluster import BarrierRow
+from tui.core.cluster import BarrierRow, NodeStatus, barrier
 from tui.core.lines import clean
 from tui.core.wording import clock
 from tui.present.wording import GIB, sparkline
@@ -78,10 +78,11 @@ def _rows(lines: list[Text]) -> Text:
     return text
 
 
-def node_rows(cluster: ClusterSession, width: int, palette: Palette, selected: str | None) -> Text:
+def node_rows(cluster: ClusterSession, statuses: list[NodeStatus], width: int, palette: Palette,
+              selected: str | None) -> Text:
     """One compact row per node: its own verdict, a mini bar per GPU, memory totals, quiet time."""
     lines = [Text(" Nodes", palette.style("title"), end="")]
-    for status in cluster.statuses():
+    for status in statuses:
         name = status.name
         node = cluster.nodes[name]
         verdict = status.verdict
@@ -126,11 +127,12 @@ class ClusterPanel(Static):
         self.cluster = cluster
         self._shown: Text | None = None
 
-    def text(self, width: int, palette: Palette) -> Text:
+    def text(self, statuses: list[NodeStatus], width: int, palette: Palette) -> Text:
         raise NotImplementedError
 
-    def sync(self) -> None:
-        text = self.text(self.size.width or 100, self.app.palette)  # type: ignore[attr-defined]
+    def sync(self, statuses: list[NodeStatus]) -> None:
+        """Draw from ``statuses`` (the nodes as the cluster judged them once for every panel)."""
+        text = self.text(statuses, self.size.width or 100, self.app.palette)  # type: ignore[attr-defined]
         if text != self._shown:
             self._shown = text
             self.update(text)
@@ -139,9 +141,9 @@ class ClusterPanel(Static):
 class BarrierPanel(ClusterPanel):
     """Who is not there yet, per milestone; while a Slurm job waits for its nodes, the queue."""
 
-    def text(self, width: int, palette: Palette) -> Text:
+    def text(self, statuses: list[NodeStatus], width: int, palette: Palette) -> Text:
         if self.cluster.nodes:
-            return barrier_text(self.cluster.barrier(), width, palette)
+            return barrier_text(barrier(statuses), width, palette)
         queue = Text(" Barrier", palette.style("title"), end="")
         queue.append(f"\n … {clean(self.cluster.job_words() or 'no nodes yet')}", palette.style("running"))
         return queue
@@ -152,5 +154,5 @@ class NodeRows(ClusterPanel):
 
     selected: str | None = None
 
-    def text(self, width: int, palette: Palette) -> Text:
-        return node_rows(self.cluster, width, palette, self.selected)
+    def text(self, statuses: list[NodeStatus], width: int, palette: Palette) -> Text:
+        return node_rows(self.cluster, statuses, width, palette, self.selected)
