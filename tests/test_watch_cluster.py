@@ -89,3 +89,11 @@ def test_one_host_with_its_log_is_the_one_log_watch(sshd, tmp_path):
                             cwd=REPO, timeout=90)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "READY (line " in result.stdout and "[127.0.0.1]" not in result.stdout  # no node column: one log
+
+
+def test_a_node_whose_host_does_not_resolve_is_said_at_once_and_exit_2(sshd_nodes, tmp_path):
+    n1 = write(tmp_path / "n1.log", node_log(["TP0", "TP1"], until="load_begin"))
+    result = watch(sshd_nodes, "--host", f"{sshd_nodes[0].spec}:{n1}", "--host", "n2.invalid:/var/log/sglang.log",
+                   "--timeout", "60")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "cannot resolve host 'n2.invalid'" in result.stdout and "Traceback" not in result.stdout + result.stderr

@@ -113,3 +113,14 @@ def test_a_host_never_reached_says_so_instead_of_an_empty_log():
     verdict = session.verdict()
     assert verdict.kind == "timeout"
     assert "cannot tell: never connected to n2:22 ([Errno -2] Name or service not known)" in verdict.detail
+
+
+def test_a_host_name_that_does_not_resolve_is_said_at_once_and_exit_2(tmp_path):
+    """A typo in --host is not a network to wait for: never reached, it is one line and exit 2
+    (a name that stops resolving after a connection was made is retried as a passing failure)."""
+    result = subprocess.run([sys.executable, "-m", "tui.cli", "watch", "--plain", "--gpus", "none", "--host",
+                             "gpu-node-07.invalid:/var/log/sglang.log", "--timeout", "60"],
+                            capture_output=True, text=True, timeout=90, cwd=Path(__file__).parent.parent)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "cannot resolve host 'gpu-node-07.invalid'" in result.stdout
+    assert "Traceback" not in result.stdout + result.stderr

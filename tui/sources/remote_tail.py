@@ -242,7 +242,7 @@ class RemoteTailer:
             try:
                 conn = await connection(self.target)
             except SshError as exc:
-                if exc.permanent:
+                if exc.permanent or (exc.unresolved and not self._attached):  # (a name never reached: a typo)
                     delay = self._backoff.cap
                     yield ConnectionState(host, "refused", str(exc), retry_in=delay)
                 else:

@@ -52,11 +52,14 @@ class SshError(Exception):
 
     ``permanent`` marks refusals that retrying cannot fix on its own (host key, authentication,
     a config that disables host-key checking): callers retry those slowly, never in a loop.
+    ``unresolved``: the host name does not resolve — a typo when no connection was ever made,
+    a passing DNS failure when one was.
     """
 
-    def __init__(self, message: str, *, permanent: bool = False) -> None:
+    def __init__(self, message: str, *, permanent: bool = False, unresolved: bool = False) -> None:
         super().__init__(message)
         self.permanent = permanent
+        self.unresolved = unresolved
 
 
 class RemoteCommandError(Exception):
@@ -212,7 +215,7 @@ async def connect(
     except asyncssh.DisconnectError as exc:
         raise SshError(f"{where}: disconnected: {_reason(exc)}") from None
     except socket.gaierror as exc:
-        raise SshError(f"{where}: cannot resolve host {options.host!r} ({exc.strerror or exc})") from None
+        raise SshError(f"{where}: cannot resolve host {options.host!r} ({exc.strerror or exc})", unresolved=True) from None
     except ConnectionRefusedError:
         raise SshError(f"{where}: connection refused by {address} (is sshd running there?)") from None
     except (TimeoutError, asyncio.TimeoutError):
