@@ -63,6 +63,7 @@ async def test_a_refused_launch_says_refused_lists_every_check_and_f_applies_the
             assert f"  {check.line}" in listed
         shown = screen_text(app)
         assert "REFUSED" in shown and "✗ draft context" in shown
+        assert "x" not in [key for key, _, _ in app.footer_entries()]  # the footer offers no stop: nothing runs
         assert f"set_env {CONTEXT_ENV}=1" in shown and "[F] apply" in shown  # the hint row names the fix
         await pilot.press("F")  # the check's fix, in the editor
         await until(pilot, lambda: isinstance(app.screen, EditScreen))

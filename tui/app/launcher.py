@@ -230,8 +230,8 @@ class LaunchApp(WatchtowerApp):
 
     def footer_entries(self) -> list[tuple[str, str, str]]:
         """The keys that matter now first: F while a failure has a fix to apply, c while the last
-        preflight has a ⚠ or ✗ to read."""
-        entries = super().footer_entries()
+        preflight has a ⚠ or ✗ to read; x only while a server runs."""
+        entries = [e for e in super().footer_entries() if e[0] != "x" or self.launch.server_running]  # nothing to stop
         now = []
         verdict = self.verdict()
         if verdict.kind in ("failed", "dead", "refused") and any(h.fix for h in self.launch.hints()):
