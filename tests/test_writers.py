@@ -287,3 +287,11 @@ async def test_a_writer_gone_while_the_connection_was_down_keeps_its_command(ser
         assert gone.process.pid == s.pid and gone.process.command == main.command
     finally:
         await w.close()
+
+
+def test_a_command_line_with_newlines_is_described_on_one_line():
+    from tui.core.events import ServerProcess
+    from tui.core.writers import describe
+
+    child = ServerProcess(42, 1, "python", "python -c \nimport sys\nsys.stdin.read()", 1.0, "child")
+    assert describe(child) == "pid 42 (python -c ␊import sys␊sys.stdin.read())"

@@ -23,7 +23,7 @@ GONE_KEPT = 32
 
 def describe(process: ServerProcess) -> str:
     """``pid 4242 (python -m sglang.launch_server --tp 8)``: a process, for a verdict line."""
-    what = process.command or process.title or "?"
+    what = (process.command or process.title or "?").replace("\n", "␊")  # (`python -c` code): one line, as shown
     if len(what) > 120:
         what = what[:119] + "…"
     return f"pid {process.pid} ({what})"
