@@ -242,8 +242,8 @@ class WatchtowerApp(App[int]):
         nodes = self.nodes
         if nodes is None or not self.query(NodeRows):  # (an update that arrives while the app is closing)
             return
-        if node is not None and node not in (self.selected, None) and self.selected not in nodes.nodes:
-            self.select_node(node)  # a Slurm job's first node: its panels replace the placeholder's
+        if node is not None and self.selected not in nodes.nodes:
+            self.select_node(next(iter(nodes.nodes)))  # a Slurm job's nodes came: the first one's panels
         if node is None or node == self.selected:
             self.on_session_update(update)
         elif update.topics != {"gpu"}:  # (a GPU sample changes another node's row, no more)
