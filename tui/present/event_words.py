@@ -20,6 +20,7 @@ from tui.core.events import (
     PhaseStarted,
     Ready,
     ServerDetected,
+    SmokeAnswered,
     Stopped,
     WarningFound,
     WriterGone,
@@ -96,6 +97,16 @@ class EventWords:
             self.warning(event)
         elif isinstance(event, ErrorFound):
             self.error(event.error)
+
+    def smoke(self, event: SmokeAnswered) -> None:
+        """``--smoke``'s one completion: the time to the first token, or why it failed."""
+        fields = {"url": event.url, "ok": event.ok, "status": event.status, "model": event.model,
+                  "ttft_s": None if event.ttft is None else round(event.ttft, 3), "detail": event.detail}
+        if event.ok:
+            self.say(Said("smoke", f"smoke test: {event.model} answered {event.url}/v1/completions in "
+                          f"{event.ttft:.2f} s (time to the first token)", fields=fields))
+        else:
+            self.say(Said("smoke", f"smoke test FAILED: {clean(event.detail)} ({event.url})", fields=fields))
 
     def restarted(self) -> None:
         self.progress_at.clear()

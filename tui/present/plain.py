@@ -363,13 +363,7 @@ class PlainWatch:
                            f"time; --smoke: waiting for {then}one completion", line=event.line,
                            fields={"seconds": event.seconds, "log_ts": event.ts, "smoke": True}))
         elif isinstance(event, SmokeAnswered):
-            fields = {"url": event.url, "ok": event.ok, "status": event.status, "model": event.model,
-                      "ttft_s": None if event.ttft is None else round(event.ttft, 3), "detail": event.detail}
-            if event.ok:
-                self.emit(Said("smoke", f"smoke test: {event.model} answered {event.url}/v1/completions in "
-                               f"{event.ttft:.2f} s (time to the first token)", fields=fields))
-            else:
-                self.emit(Said("smoke", f"smoke test FAILED: {clean(event.detail)} ({event.url})", fields=fields))
+            self.words.smoke(event)
         else:
             self.words.show(event)
         if isinstance(event, Line):
@@ -551,13 +545,7 @@ class PlainPrinter:
         elif isinstance(event, Note):
             self.emit(Said("note", event.text))
         elif isinstance(event, SmokeAnswered):
-            fields = {"url": event.url, "ok": event.ok, "status": event.status, "model": event.model,
-                      "ttft_s": None if event.ttft is None else round(event.ttft, 3), "detail": event.detail}
-            if event.ok:
-                self.emit(Said("smoke", f"smoke test: {event.model} answered {event.url}/v1/completions in "
-                               f"{event.ttft:.2f} s (time to the first token)", fields=fields))
-            else:
-                self.emit(Said("smoke", f"smoke test FAILED: {event.detail} ({event.url})", fields=fields))
+            self.words.smoke(event)
         elif isinstance(event, Ready) and self.launch.spec.smoke:
             wait = f"{self.launch.spec.health_url} to answer, then " if self.launch.spec.health_url else ""
             self.emit(Said("ready_marker", f"ready marker (line {event.line}); --smoke: waiting for {wait}one completion",
