@@ -44,7 +44,9 @@ from tui.core.verdict import FAILED as FAILED_KIND
 from tui.core.verdict import READY as READY_KIND
 from tui.core.verdict import STARTING as STARTING_KIND
 from tui.core.verdict import STOPPED as STOPPED_KIND
+from tui.core.hints import Diagnosis
 from tui.session import LogEntry, SessionInfo, Update, WatchSession
+from tui.session.judging import Judging
 
 #: Lines kept in the merged log (each node's own scrollback keeps more).
 MERGED_LINES = 20_000
@@ -215,6 +217,9 @@ class ClusterSession:
         #: ``--timeout``: seconds the startup was given; ``timed_out`` once they passed undecided.
         self.timeout: float | None = None
         self.timed_out = False
+        #: The attempt's verdict, decided once per turn of updates and once a second, and pushed.
+        self.judging = Judging(self.own_verdict, self.failing_node_hints)
+        self._judge_due = False
         for spec in nodes or []:
             self.add_node(spec)
 
@@ -251,6 +256,14 @@ class ClusterSession:
             session.start()
         if self._job_source is not None:
             self._tasks.append(asyncio.create_task(self._follow_job()))
+        self._tasks.append(asyncio.create_task(self._tick()))
+
+    async def _tick(self) -> None:
+        """Quiet times and stall limits move on while nothing arrives: decide once a second."""
+        while True:
+            await asyncio.sleep(1.0)
+            if self.judging.subscribed:
+                self.judging.evaluate()
 
     async def stop(self) -> None:
         for task in self._tasks:
@@ -410,7 +423,16 @@ class ClusterSession:
             self._notify(None, Update(frozenset({"state"})))
 
     def verdict(self) -> Verdict:
-        """The attempt's verdict; past ``--timeout`` an undecided one says so (exit status 3)."""
+        """The attempt's verdict now, as the judging stage decides it (and pushes it, if it changed)."""
+        return self.judging.evaluate().verdict
+
+    def failing_node_hints(self, verdict: Verdict) -> list[Diagnosis]:
+        """The known-failure hints of the node ``verdict`` is about (its own diagnosis)."""
+        node = self.nodes.get(verdict.node or "")
+        return list(node.judging.evaluate().hints) if node is not None else []
+
+    def own_verdict(self) -> Verdict:
+        """The nodes' verdict and the job's; past ``--timeout`` an undecided one says so (exit status 3)."""
         verdict = self._verdict()
         if self.timed_out and not verdict.final:
             return Verdict(TIMEOUT, f"after {clock(self.timeout, unknown='—')}, still starting · {verdict.text}")
@@ -461,8 +483,18 @@ class ClusterSession:
 
     def _notify(self, node: str | None, update: Update) -> None:
         self.changed.set()
+        if self.judging.subscribed and not self._judge_due:  # every node's updates of one turn judged once
+            self._judge_due = True
+            try:
+                asyncio.get_running_loop().call_soon(self._judge)
+            except RuntimeError:
+                self._judge()
         for callback in list(self._subscribers):
             callback(node, update)
+
+    def _judge(self) -> None:
+        self._judge_due = False
+        self.judging.evaluate()
 
 
 def default_session(spec: NodeSpec, *, profile: Any = None, from_end: bool = False, gpu_interval: float = 1.0,

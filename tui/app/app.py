@@ -42,6 +42,7 @@ from tui.core.verdict import Verdict
 from tui.core.wording import plural
 from tui.present.report import build_report
 from tui.session import ERROR, LogEntry, Update, WatchSession
+from tui.session.judging import Judging, VerdictChanged
 
 if TYPE_CHECKING:  # (imported only for the types: the one-log dashboard starts without it)
     from tui.cluster import ClusterSession
@@ -178,7 +179,7 @@ class WatchtowerApp(App[int]):
     # ---------------------------------------------------------------- layout
 
     def compose(self) -> ComposeResult:
-        yield VerdictHeader(self.session, self.verdict, id="header")
+        yield VerdictHeader(self.session, self.judging, id="header")
         with Horizontal(id="top"):
             with Vertical(id="phases"):
                 yield PhaseTimeline(self.session, id="timeline")
@@ -204,6 +205,7 @@ class WatchtowerApp(App[int]):
         self.watch(self.log_view, "follow", lambda _follow: self._status_changed(), init=False)
         self.log_view.focus()
         self.call_after_refresh(self.log_view.sync)
+        self.judging.subscribe(self.on_verdict)
         if self.nodes is not None:
             self.screen.add_class("-nodes")
             self._follow_nodes(self.nodes)
@@ -317,6 +319,8 @@ class WatchtowerApp(App[int]):
         """The next attempt across the nodes (a relaunch): its session in place of the last one."""
         self.nodes = nodes
         self.node_filter = None
+        self.query_one(VerdictHeader).judging = nodes.judging
+        nodes.judging.subscribe(self.on_verdict)
         for panel in self.query(ClusterPanel):
             panel.cluster = nodes
         self.query_one(NodeRows).selected = None
@@ -333,10 +337,7 @@ class WatchtowerApp(App[int]):
         if topics & {"state", "process", "gpu"}:
             self.query_one(KeyBar).refresh()  # the keys that matter follow the verdict (and the GPUs' holders)
         if topics & {"log", "state", "connection", "process"}:
-            header = self.query_one(VerdictHeader)
-            if update.events:
-                header.note_warnings(update.events)
-            header.refresh()
+            self.query_one(VerdictHeader).refresh()
             self.query_one(LogStatus).refresh()
         if "state" in topics:  # (a flood of plain lines changes no phase: no relayout for it)
             self.query_one(PhaseTimeline).refresh(layout=True)
@@ -344,6 +345,13 @@ class WatchtowerApp(App[int]):
             self.query_one(StartupsPanel).sync()
         if "gpu" in topics:
             self.query_one(GpuPanel).refresh(layout=True)
+
+    def on_verdict(self, _change: VerdictChanged) -> None:
+        """The judging stage decided a new verdict (or hints): the header draws it, the footer
+        follows it (F, w)."""
+        if self.query(KeyBar):  # (not while the app is closing)
+            self.query_one(VerdictHeader).refresh()
+            self.query_one(KeyBar).refresh()
 
     def refresh_all(self) -> None:
         for widget in (VerdictHeader, PhaseTimeline, RankGrid, GpuPanel, LogStatus):
@@ -561,10 +569,16 @@ class WatchtowerApp(App[int]):
                 return
         self.exit(self.exit_code_for_state())
 
+    @property
+    def judging(self) -> Judging:
+        """Whose verdict the header shows: the attempt's across the nodes where there are several
+        (a launch took its session's over with its own evidence)."""
+        return self.nodes.judging if self.nodes is not None else self.session.judging
+
     def verdict(self) -> Verdict:
-        """The verdict the header shows, the report writes and the exit status follows: the
-        attempt's across the nodes where there are several."""
-        return self.nodes.verdict() if self.nodes is not None else self.session.verdict()
+        """The verdict the header shows, the report writes and the exit status follows, as the
+        judging stage last decided it."""
+        return self.judging.verdict
 
     def exit_code_for_state(self) -> int:
-        return self.verdict().exit_status
+        return self.judging.evaluate().verdict.exit_status  # decided now: nothing pending trails it

@@ -2,22 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from rich.console import Console
 from rich.text import Text
 from textual.widget import Widget
 
 from tui.app.themes import Palette
-from tui.core.events import WarningFound
-from tui.core.hints import Diagnosis, knowledge
+from tui.core.hints import Diagnosis
 from tui.core.lines import clean
-from tui.core.profiles import ProfileError
 from tui.core.verdict import DEAD, LOADING, REFUSED, STALLED, STOPPING, TIMEOUT, Verdict
 from tui.core.wording import clock
-from tui.present.report import session_hints
 from tui.present.wording import fix_words
 from tui.session import WatchSession
+from tui.session.judging import Judging
 
 GLYPHS = {"starting": "◷", "ready": "✔", "failed": "✖", "stopped": "■"}
 #: The theme's verdict styles (verdict_<style>) and glyphs cover four kinds; the rest read as one of them.
@@ -27,38 +23,21 @@ STYLE = {DEAD: "failed", REFUSED: "failed", LOADING: "starting", STALLED: "start
 class VerdictHeader(Widget):
     """Two lines: the source (server, host, log, attempt, elapsed, connection), then the verdict;
     a third under FAILED with the hint for a known failure (why, and the fix the F key applies), or
-    while starting with the note of a warning that predicts trouble ("slow, not stuck")."""
+    while starting with the note of a warning that predicts trouble ("slow, not stuck"). The
+    verdict, hints and note are the judging stage's last push (``tui.session.judging``)."""
 
     DEFAULT_CSS = """
     VerdictHeader { height: 2; }
     """
 
-    def __init__(self, session: WatchSession, judge: Callable[[], Verdict] | None = None, **kwargs) -> None:
+    def __init__(self, session: WatchSession, judging: Judging, **kwargs) -> None:
         super().__init__(**kwargs)
-        self.session = session
-        self.judge = judge or session.verdict
+        self.session = session  # the source fields' (with several nodes: the selected node's)
+        self.judging = judging  # whose verdict it draws (with several nodes: the attempt's)
         #: The verdict last drawn (tests and the launcher's notifications read it).
         self.verdict: Verdict | None = None
         #: The hints last drawn under a FAILED verdict (the F key applies the first one's fix).
         self.hints: list[Diagnosis] = []
-        #: Hints of warnings that predict trouble ("slow, not stuck"), for the attempt they came in.
-        self.notes: dict[str, Diagnosis] = {}
-        self._notes_attempt = session.info.attempt
-
-    def note_warnings(self, events) -> None:
-        """Keep the hint of each warning that predicts trouble (the latest is shown while starting)."""
-        if self.session.info.attempt != self._notes_attempt:
-            self.notes, self._notes_attempt = {}, self.session.info.attempt
-        for event in events:
-            if not isinstance(event, WarningFound):
-                continue
-            try:
-                found = knowledge().for_warning(event.text, line=event.line, server=self.session.state.server)
-            except ProfileError:
-                return
-            if found is not None:
-                self.notes.pop(found.id, None)
-                self.notes[found.id] = found
 
     def on_mount(self) -> None:
         self.set_interval(1.0, self.refresh)  # the elapsed clock
@@ -67,7 +46,8 @@ class VerdictHeader(Widget):
         palette = self.app.palette  # type: ignore[attr-defined]
         session = self.session
         info = session.info
-        current = self.verdict = self.judge()
+        pushed = self.judging.last or self.judging.evaluate()  # drawn as decided, never decided here
+        current = self.verdict = pushed.verdict
         width = max(20, self.size.width)
 
         top = Text(no_wrap=True, overflow="ellipsis", end="")
@@ -106,12 +86,12 @@ class VerdictHeader(Widget):
         line.append(" " + clean(current.detail), style=palette.style("failed" if kind == "failed" else "title"))
         line.truncate(width, overflow="ellipsis")
         rows = [top, line]
-        found = self.hints = session_hints(session) if kind == "failed" else []
+        found = self.hints = list(pushed.hints) if kind == "failed" else []
         if found:
             apply = bool(getattr(self.app, "can_apply_fix", False))
             rows.extend(hint_rows(found[0], width, palette, self.app.console, apply=apply))
-        elif kind == "starting" and self.notes and self._notes_attempt == info.attempt:
-            note = list(self.notes.values())[-1]
+        elif kind == "starting" and pushed.note is not None:
+            note = pushed.note
             hint = Text(no_wrap=True, overflow="ellipsis", end="")
             hint.append(f" note (line {note.line}): ", palette.style("dim"))
             hint.append(clean(note.why), palette.style("dim"))

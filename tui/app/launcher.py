@@ -26,7 +26,6 @@ from tui.app.keys import KeyBar
 from tui.app.launch_modals import ConfirmScreen, EditScreen, FixProposal, HoldersScreen, relaunch_changes
 from tui.core.lines import clean
 from tui.core.state import READY, STOPPED
-from tui.core.verdict import Verdict
 from tui.launch.gpu_release import GpuBusy, GpuHolder
 from tui.launch.controller import Launch, PreflightRefused
 from tui.launch.spec import LaunchError
@@ -174,7 +173,6 @@ class LaunchApp(WatchtowerApp):
         super().__init__(*args, **kwargs)
         launch.terminal = self._terminal
         launch.subscribe(self._on_launch_event)
-        launch.session.hints_source = launch.hints
         self.before_quit.append(self._confirm_quit)
         self.add_key("x", "Stop server", self.key_stop)
         self.add_key("r", "Relaunch", self.key_relaunch)
@@ -234,7 +232,7 @@ class LaunchApp(WatchtowerApp):
         entries = [e for e in super().footer_entries() if e[0] != "x" or self.launch.server_running]  # nothing to stop
         now = []
         verdict = self.verdict()
-        if verdict.kind in ("failed", "dead", "refused") and any(h.fix for h in self.launch.hints()):
+        if verdict.kind in ("failed", "dead", "refused") and any(h.fix for h in self.judging.hints):
             now.append(("F", "F", "Apply fix"))
         report = self.launch.preflight_report
         if report is not None and any(c.status != "ok" for c in report.checks):
@@ -248,16 +246,6 @@ class LaunchApp(WatchtowerApp):
         self.launch_line.say("not launched: a preflight check failed (c lists the checks)")
         self.checks_panel.add_class("-open")
         self.checks_panel.refresh(layout=True)
-
-    def verdict(self) -> Verdict:
-        """The launch's verdict (dead / loading / stalled? …) once an attempt runs; REFUSED while
-        the latest launch was refused by its preflight."""
-        refused = self.launch.refusal()
-        if refused is not None:
-            return refused
-        if self.launch.run is None or self.session.timed_out:
-            return super().verdict()
-        return self.launch.verdict_now or self.launch.verdict()
 
     def _terminal(self, sequence: str) -> None:
         """Bell and window title through Textual's driver (never raw to stdout under Textual)."""
@@ -397,7 +385,7 @@ class LaunchApp(WatchtowerApp):
         launch = self.launch
         if self._refuse_if_busy():
             return
-        hint = next((h for h in launch.hints() if h.fix), None)
+        hint = next((h for h in self.judging.hints if h.fix), None)  # the header's
         if hint is None:
             self.notify("No known fix for this failure", timeout=3)
             return

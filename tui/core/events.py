@@ -343,6 +343,15 @@ class SlurmJobState:
     at: float = 0.0
 
 
+@dataclass(frozen=True, slots=True)
+class HealthStatus:
+    """The ``--health URL`` probe: ``ok`` once it answered 200; ``detail`` says what it got last."""
+
+    url: str
+    ok: bool = False
+    detail: str = "not checked yet"
+
+
 SourceEvent = (
     LogChunk
     | LogGap
@@ -363,6 +372,7 @@ SourceEvent = (
     | ProcessExited
     | ProcessStopping
     | SlurmJobState
+    | HealthStatus
 )
 
 

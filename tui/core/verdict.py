@@ -36,7 +36,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from tui.core.events import GpuSample, SmokeAnswered
+from tui.core.events import GpuSample, HealthStatus, SmokeAnswered
 from tui.core.limits import NO_LIMITS, StallLimits
 from tui.core.state import PHASE_TITLES, ErrorReport, Outcome, StartupState, earliest, origin
 from tui.core.wording import clock
@@ -180,15 +180,6 @@ class ProcessStatus:
     def end_text(self) -> str:
         """How it ended, naming the process when it is not the launched one."""
         return self.exit_text if self.who is None else f"{self.who} is gone, {self.exit_text}"
-
-
-@dataclass(frozen=True, slots=True)
-class HealthStatus:
-    """The ``--health URL`` probe: ``ok`` once it answered 200; ``detail`` says what it got last."""
-
-    url: str
-    ok: bool = False
-    detail: str = "not checked yet"
 
 
 #: Where a server says it listens, late in its log (``Uvicorn running on http://0.0.0.0:30000``,

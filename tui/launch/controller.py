@@ -34,12 +34,14 @@ from tui.core.hints import Diagnosis, knowledge
 from tui.core.profiles import ProfileError
 from tui.core.secrets import MASK, Masker, mask_argv
 from tui.core.state import READY
-from tui.core.verdict import DEAD, STARTING, HealthStatus, ProcessStatus, Verdict, describe_exit, gpu_activity, judge
+from tui.core.events import HealthStatus
+from tui.core.verdict import DEAD, STARTING, ProcessStatus, Verdict, describe_exit, gpu_activity, judge
 from tui.history import AttemptRecord, Expectations, History, HistoryError
 from tui.launch.attempt_log import AttemptLog
 from tui.sources.procscan import available as procscan_available
 from tui.sources.writers import ProcessTreeIO
-from tui.launch.events import AttemptFinished, AttemptStarted, LaunchEvent, Note, VerdictChanged
+from tui.launch.events import AttemptFinished, AttemptStarted, LaunchEvent, Note
+from tui.session.judging import VerdictChanged
 from tui.launch.gpu_release import GPU_RELEASE_TIMEOUT, GpuBusy, GpuHolder, GpuWatch
 from tui.launch.outcome import Outcome
 from tui.launch.proctable import command_line, group_members, is_alive, wait_pids_gone
@@ -111,7 +113,6 @@ class Launch:
         self._log: AttemptLog | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._notified: set[int] = set()
-        self._ticker: asyncio.Task[None] | None = None
         self._claimed = False  # this launch holds the history's lock on its name
         self.outcome = Outcome(self)
 
@@ -168,6 +169,8 @@ class Launch:
         session.handlers.setdefault(GpuSample, []).append(self.gpus.add)
         session.handlers.setdefault(ProcessExited, []).append(self._exit_seen)
         session.subscribe(self._on_update)
+        session.judging.take_over(self.decide, self.hints)  # the stage judges with the launch's evidence
+        session.judging.subscribe(self._verdict_pushed)
 
     def _on_started(self, event: ProcessStarted) -> None:
         session = self.session
@@ -184,7 +187,6 @@ class Launch:
             for event in update.events:
                 if isinstance(event, PhaseStarted):
                     self.phase_started_at.setdefault(event.phase, self.clock())
-            self.evaluate()
             self.outcome.on_update_events(update.events)
 
     # ------------------------------------------------------------ what is shown
@@ -200,7 +202,7 @@ class Launch:
     def attempt(self) -> int:
         return self.run.attempt if self.run else 0
 
-    def hints(self) -> list[Diagnosis]:
+    def hints(self, _verdict: Verdict | None = None) -> list[Diagnosis]:
         """Known-failure hints for this attempt's errors, with the numbers of its own command line;
         after a refused launch, the failed checks (those with a fix first: what ``F`` applies)."""
         if self.refused is not None:
@@ -223,8 +225,20 @@ class Launch:
 
         return None if self.refused is None else refusal(self.refused.checks)
 
-    def verdict(self, now: float | None = None) -> Verdict:
-        now = self.clock() if now is None else now
+    def verdict(self) -> Verdict:
+        """The verdict now, as the session's judging stage decides it with this launch's evidence."""
+        return self.session.judging.evaluate().verdict
+
+    def decide(self) -> Verdict:
+        """What the judging stage decides for a launch: REFUSED while the latest launch was refused;
+        the log's own verdict before an attempt runs and past ``--timeout``; else the attempt judged
+        with its process, ``--health``, GPUs and the ETA from earlier attempts."""
+        refused = self.refusal()
+        if refused is not None:
+            return refused
+        if self.run is None or self.session.timed_out:
+            return self.session.own_verdict()
+        now = self.clock()
         session = self.session
         state = session.state
         last_activity = session.last_output_at or (self.run.started_at if self.run else None)
@@ -257,17 +271,22 @@ class Launch:
         )
 
     def evaluate(self) -> Verdict | None:
-        """Recompute the verdict; on a change tell the subscribers, on a final one once more."""
+        """Have the judging stage decide now (a change reaches the subscribers); None before an attempt."""
         if self.session is None or self.run is None:
             return None
-        verdict = self.verdict()
-        previous, self.verdict_now = self.verdict_now, verdict
-        if previous is None or (previous.kind, previous.detail) != (verdict.kind, verdict.detail):
-            self.publish(VerdictChanged(verdict, previous))
+        return self.session.judging.evaluate().verdict
+
+    def _verdict_pushed(self, change: VerdictChanged) -> None:
+        """The stage decided a new verdict for the running attempt: tell the subscribers; a final
+        one also as the attempt's end (once per attempt)."""
+        if self.run is None:
+            return  # a refusal: the header says it, the plain output its own way
+        verdict = change.verdict
+        self.verdict_now = verdict
+        self.publish(change)
         if verdict.final and self.run.attempt not in self._notified:
             self._notified.add(self.run.attempt)
             self.publish(AttemptFinished(self.run, verdict))
-        return verdict
 
     def stop_countdown(self, now: float | None = None) -> str | None:
         """``SIGINT sent, SIGTERM in 7 s`` while a stop is under way."""
@@ -316,7 +335,6 @@ class Launch:
         self.record = latest
         self.run = run
         self.reattached = True
-        self._ensure_ticker()
         self._follow(run)
         await self._load_expectations()
         self.publish(AttemptStarted(run, reattached=True))
@@ -405,7 +423,6 @@ class Launch:
             self.record = record
             self.records.append(record)
             await self.outcome.stored(history.update, record, masker=self.masker, pid=run.pid)
-        self._ensure_ticker()
         self._follow(run)
         self.publish(AttemptStarted(run, reattached=False))
         return run
@@ -547,8 +564,6 @@ class Launch:
         """Stop following (and the server too when asked); the server otherwise keeps running."""
         if stop_server:
             await self.stop()
-        if self._ticker is not None:
-            self._ticker.cancel()
         await self._close_log()
         for task in list(self._tasks):
             task.cancel()
@@ -604,17 +619,6 @@ class Launch:
             if status.ok and self.session is not None and self.session.smoke_wanted:
                 self.session.send_smoke()  # the ready line may have come first: now it may go
             self.evaluate()
-
-    def _ensure_ticker(self) -> None:
-        """Silence and stop countdowns change with time alone: re-judge once a second."""
-        if self._ticker is None or self._ticker.done():
-
-            async def tick() -> None:
-                while True:
-                    await asyncio.sleep(1.0)
-                    self.evaluate()
-
-            self._ticker = asyncio.create_task(tick())
 
     async def _on_exit(self, event: ProcessExited) -> None:
         if self._log is not None:

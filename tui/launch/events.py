@@ -1,4 +1,5 @@
-"""What a launch tells its subscribers (views, the outcome writer, the plain printer)."""
+"""What a launch tells its subscribers (views, the outcome writer, the plain printer): its own
+events, and the judging stage's ``VerdictChanged`` for the running attempt."""
 
 from __future__ import annotations
 
@@ -6,18 +7,13 @@ from dataclasses import dataclass
 
 from tui.core.verdict import Verdict
 from tui.launch.runner import AttemptRun
+from tui.session.judging import VerdictChanged  # pushed by the session's judging stage, passed on
 
 
 @dataclass(frozen=True, slots=True)
 class AttemptStarted:
     run: AttemptRun
     reattached: bool  # started by an earlier Watchtower, followed again
-
-
-@dataclass(frozen=True, slots=True)
-class VerdictChanged:
-    verdict: Verdict
-    previous: Verdict | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,15 +7,48 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
-from typing import Any
+from typing import Any, assert_never
 
 from tui.core.cluster import BarrierRow
-from tui.core.events import ConnectionState, NoWriter, SlurmJobState, WriterGone, WritersFound
+from tui.core.events import (
+    CheckpointFound,
+    ConnectionState,
+    ErrorFound,
+    GpuSample,
+    GpuUnavailable,
+    HealthStatus,
+    LogChunk,
+    LogGap,
+    LogMoved,
+    LogRestart,
+    LogTruncated,
+    LogWaiting,
+    NewStartup,
+    NoWriter,
+    PhaseEnded,
+    PhaseProgress,
+    PhaseStarted,
+    ProcessExited,
+    ProcessStarted,
+    ProcessStopping,
+    ReadCounters,
+    Ready,
+    ServerDetected,
+    SlurmJobState,
+    SmokeAnswered,
+    Stopped,
+    WarningFound,
+    WriterGone,
+    WritersFound,
+)
+from tui.core.lines import Line
 from tui.core.lines import clean
 from tui.core.verdict import DEAD, EXIT_FAILED, EXIT_READY, EXIT_STARTING, EXIT_USAGE, FAILED, READY, STALLED, STOPPED
 from tui.core.wording import clock, duration
 from tui.present.event_words import EventWords
 from tui.present.records import JsonLines, Said
+from tui.session import SessionEvent
+from tui.session.judging import NoteFound
 
 #: After the first failure, this long for the root cause to follow before the verdict.
 FAIL_SETTLE_S = 0.5
@@ -133,22 +166,32 @@ class PlainCluster:
             sys.stdout.flush()
             await session.stop()
 
-    def word(self, node: str | None, event) -> None:
+    def word(self, node: str | None, event: SessionEvent) -> None:
         """The job's events here; a node's in the words `watch --plain` uses for one node, led by the node."""
-        if isinstance(event, SlurmJobState):
-            words = self.session.job_words()
-            if words != self.last_job:
-                self.last_job = words
-                self.emit(Said("slurm_job", words, fields={
-                    "job": event.job_id, "state": event.state, "reason": event.reason, "nodes": list(event.nodes),
-                    "exit_code": event.exit_code, "ahead": event.ahead}))
-        elif isinstance(event, ConnectionState) and node is None:
-            self.emit(Said("connection", f"slurm: {event.state}" + (f": {event.detail}" if event.detail else ""),
-                           fields={"host": "slurm", "state": event.state, "detail": event.detail}))
-        elif node is not None and isinstance(event, (WritersFound, WriterGone, NoWriter)):
-            self.node_words(node).process(event, self.seen.setdefault(node, set()))
-        elif node is not None:
-            self.node_words(node).show(event)
+        match event:
+            case SlurmJobState():
+                words = self.session.job_words()
+                if words != self.last_job:
+                    self.last_job = words
+                    self.emit(Said("slurm_job", words, fields={
+                        "job": event.job_id, "state": event.state, "reason": event.reason, "nodes": list(event.nodes),
+                        "exit_code": event.exit_code, "ahead": event.ahead}))
+            case ConnectionState() if node is None:
+                self.emit(Said("connection", f"slurm: {event.state}" + (f": {event.detail}" if event.detail else ""),
+                               fields={"host": "slurm", "state": event.state, "detail": event.detail}))
+            case _ if node is None:
+                pass  # the job's source says nothing else
+            case WritersFound() | WriterGone() | NoWriter():
+                self.node_words(node).process(event, self.seen.setdefault(node, set()))
+            case (ServerDetected() | PhaseStarted() | PhaseEnded() | PhaseProgress() | ErrorFound() | WarningFound()
+                  | Ready() | Stopped() | NewStartup() | NoteFound()):
+                self.node_words(node).show(event)
+            case (Line() | LogChunk() | LogGap() | LogRestart() | LogTruncated() | LogWaiting() | LogMoved()
+                  | ConnectionState() | ReadCounters() | CheckpointFound() | GpuSample() | GpuUnavailable()
+                  | ProcessStarted() | ProcessExited() | ProcessStopping() | HealthStatus() | SmokeAnswered()):
+                pass  # a node's connection, log and process notices: its row in the barrier view says them
+            case _:
+                assert_never(event)
 
     def drain(self) -> None:
         """Say every node's events so far, in each node's order."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, assert_never
 
 from tui.core.events import (
     ErrorFound,
@@ -22,6 +22,7 @@ from tui.core.events import (
     ServerDetected,
     SmokeAnswered,
     Stopped,
+    TrackerEvent,
     WarningFound,
     WriterGone,
     WritersFound,
@@ -34,6 +35,7 @@ from tui.core.wording import duration
 from tui.core.writers import describe
 from tui.present.records import Said
 from tui.present.wording import gone_words
+from tui.session.judging import NoteFound
 
 #: A phase's progress is printed at most this often.
 PROGRESS_EVERY_S = 3.0
@@ -60,43 +62,50 @@ class EventWords:
         self.warnings = 0  # every WarningFound received, shown or not
         self.printed: dict[tuple[str, str], list[ErrorReport]] = {}  # (kind, message) -> errors
         self.messages: dict[int, str] = {}  # error id -> message printed
-        self.hints = load_knowledge()
-        self.hinted: set[str] = set()  # warning hints already printed
+        load_knowledge()  # a bad hints file is refused now, in one line (the session diagnoses with it)
 
-    def show(self, event: Any) -> None:
-        if isinstance(event, ServerDetected):
-            self.say(Said("server", f"server: {event.server} (line {event.line})", line=event.line,
-                          fields={"server": event.server}))
-        elif isinstance(event, PhaseStarted):
-            self.say(Said("phase_started", f"{title(event.phase)} started (line {event.line})", line=event.line,
-                          fields={"phase": event.phase, "title": title(event.phase), "log_ts": event.ts}))
-        elif isinstance(event, PhaseProgress):
-            self.progress(event)
-        elif isinstance(event, PhaseEnded):
-            phase = self.state().phase(event.phase)
-            span = f"lines {phase.start_line}-{event.line}" if phase else f"line {event.line}"
-            ranks = f", slowest {event.slowest_rank} of {event.ranks} ranks" if event.ranks > 1 else ""
-            self.say(Said("phase_ended", f"{title(event.phase)} done in {duration(event.seconds)} ({span}{ranks})",
-                          line=event.line, fields={
-                              "phase": event.phase, "title": title(event.phase), "seconds": event.seconds,
-                              "start_line": phase.start_line if phase else None, "end_line": event.line,
-                              "ranks": event.ranks, "slowest_rank": event.slowest_rank, "log_ts": event.ts}))
-        elif isinstance(event, Ready) and self.health_url:  # READY is said once the URL answers too
-            self.say(Said("ready_marker", f"ready marker (line {event.line}) after {duration(event.seconds)} of log "
-                          f"time; waiting for {self.health_url} to answer", line=event.line,
-                          fields={"seconds": event.seconds, "log_ts": event.ts, "health": self.health_url}))
-        elif isinstance(event, Ready):
-            self.say(Said("ready", f"READY (line {event.line}): the server is up after {duration(event.seconds)} of log time",
-                          line=event.line, fields={"seconds": event.seconds, "log_ts": event.ts}))
-        elif isinstance(event, Stopped):
-            self.say(Said("stopped", f"stopped (line {event.line}): {event.text}", line=event.line,
-                          fields={"message": event.text}))
-        elif isinstance(event, NewStartup):
-            self.new_startup(event)
-        elif isinstance(event, WarningFound):
-            self.warning(event)
-        elif isinstance(event, ErrorFound):
-            self.error(event.error)
+    def show(self, event: TrackerEvent | NoteFound) -> None:
+        match event:
+            case ServerDetected():
+                self.say(Said("server", f"server: {event.server} (line {event.line})", line=event.line,
+                              fields={"server": event.server}))
+            case PhaseStarted():
+                self.say(Said("phase_started", f"{title(event.phase)} started (line {event.line})", line=event.line,
+                              fields={"phase": event.phase, "title": title(event.phase), "log_ts": event.ts}))
+            case PhaseProgress():
+                self.progress(event)
+            case PhaseEnded():
+                self.phase_ended(event)
+            case Ready() if self.health_url:  # READY is said once the URL answers too
+                self.say(Said("ready_marker", f"ready marker (line {event.line}) after {duration(event.seconds)} of "
+                              f"log time; waiting for {self.health_url} to answer", line=event.line,
+                              fields={"seconds": event.seconds, "log_ts": event.ts, "health": self.health_url}))
+            case Ready():
+                self.say(Said("ready", f"READY (line {event.line}): the server is up after {duration(event.seconds)} "
+                              "of log time", line=event.line, fields={"seconds": event.seconds, "log_ts": event.ts}))
+            case Stopped():
+                self.say(Said("stopped", f"stopped (line {event.line}): {event.text}", line=event.line,
+                              fields={"message": event.text}))
+            case NewStartup():
+                self.new_startup(event)
+            case WarningFound():
+                self.warning(event)
+            case ErrorFound():
+                self.error(event.error)
+            case NoteFound():  # a warning's hint, diagnosed by the judging stage (once per attempt)
+                self.say(hint_said(event.hint))
+            case _:
+                assert_never(event)
+
+    def phase_ended(self, event: PhaseEnded) -> None:
+        phase = self.state().phase(event.phase)
+        span = f"lines {phase.start_line}-{event.line}" if phase else f"line {event.line}"
+        ranks = f", slowest {event.slowest_rank} of {event.ranks} ranks" if event.ranks > 1 else ""
+        self.say(Said("phase_ended", f"{title(event.phase)} done in {duration(event.seconds)} ({span}{ranks})",
+                      line=event.line, fields={
+                          "phase": event.phase, "title": title(event.phase), "seconds": event.seconds,
+                          "start_line": phase.start_line if phase else None, "end_line": event.line,
+                          "ranks": event.ranks, "slowest_rank": event.slowest_rank, "log_ts": event.ts}))
 
     def smoke(self, event: SmokeAnswered) -> None:
         """``--smoke``'s one completion: the time to the first token, or why it failed."""
@@ -166,10 +175,6 @@ class EventWords:
                           fields={"message": event.text}))
         elif self.warnings == MAX_WARNINGS_SHOWN + 1:
             self.say(Said("note", "more warnings: counted, not shown"))
-        hint = self.hints.for_warning(event.text, line=event.line, server=self.state().server)
-        if hint is not None and hint.id not in self.hinted:
-            self.hinted.add(hint.id)
-            self.say(hint_said(hint))
 
     def error(self, error: ErrorReport) -> None:
         if error.kind in EXIT_KINDS:

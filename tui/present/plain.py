@@ -12,22 +12,33 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
-from typing import Any, TextIO
+from typing import Any, TextIO, assert_never
 
 from tui.core.events import (
+    CheckpointFound,
     ConnectionState,
     ErrorFound,
+    GpuSample,
+    GpuUnavailable,
+    HealthStatus,
+    LogChunk,
     LogGap,
     LogMoved,
     LogRestart,
     LogTruncated,
     LogWaiting,
+    NewStartup,
     NoWriter,
     PhaseEnded,
     PhaseProgress,
     PhaseStarted,
+    ProcessExited,
+    ProcessStarted,
+    ProcessStopping,
+    ReadCounters,
     Ready,
     ServerDetected,
+    SlurmJobState,
     SmokeAnswered,
     Stopped,
     WarningFound,
@@ -50,8 +61,10 @@ from tui.core.verdict import (
 )
 from tui.core.wording import duration
 from tui.present.event_words import EventWords, error_fields, hint_said, title
+from tui.launch.events import AttemptFinished, AttemptStarted, LaunchEvent, Note
 from tui.present.records import JsonLines, Said
-from tui.session import WatchSession
+from tui.session import SessionEvent, WatchSession
+from tui.session.judging import NoteFound, VerdictChanged
 
 #: After the first fatal error or a ready line, keep reading this long (the root cause may
 #: follow an error; a new startup in the same log may follow a ready line).
@@ -61,7 +74,14 @@ QUIET_S = 0.5
 #: Seconds between two weight-load progress lines (sooner when the time left moves a lot).
 PROGRESS_EVERY_S = 5.0
 
-_DONE = object()
+
+
+class _Done:
+    """The end of a replay's events, queued after its last one."""
+
+
+_DONE = _Done()
+Heard = asyncio.Queue[SessionEvent | _Done]
 
 
 def verdict_said(verdict: Any, text: str, **more: Any) -> Said:
@@ -155,7 +175,7 @@ class PlainWatch:
 
     async def follow(self) -> int:
         session = self.session
-        queue = session.listen(lines=self.args.echo)
+        queue: Heard = session.listen(lines=self.args.echo)  # type: ignore[assignment]  # (and _DONE, queued below)
         profile = session.profile
         self.emit(Said("start", f"watching {self.label}" + (f" (server: {profile.name})" if profile else ""),
                        fields={"log": self.label, "host": self.args.host, "server": profile.name if profile else None}))
@@ -180,7 +200,7 @@ class PlainWatch:
                         event = await queue.get()
                 except TimeoutError:
                     event = None
-                if event is _DONE:
+                if isinstance(event, _Done):
                     return self.finish(queue)
                 if isinstance(event, ConnectionState) and event.state == "refused":
                     self.emit(Said("connection", f"{event.host}: connection refused: {clean(event.detail or '')}",
@@ -190,7 +210,7 @@ class PlainWatch:
                     self.handle(event)
                     while not queue.empty():  # everything already queued, then one flush
                         nxt = queue.get_nowait()
-                        if nxt is _DONE or isinstance(nxt, ConnectionState) and nxt.state == "refused":
+                        if isinstance(nxt, _Done) or isinstance(nxt, ConnectionState) and nxt.state == "refused":
                             queue.put_nowait(nxt)  # handled on the next turn, after what came before
                             break
                         self.handle(nxt)
@@ -226,18 +246,18 @@ class PlainWatch:
         last = self.session.last_output_at
         return last is None or self.session.clock() - last >= QUIET_S
 
-    def drain(self, queue: asyncio.Queue[Any]) -> None:
+    def drain(self, queue: Heard) -> None:
         while not queue.empty():
             event = queue.get_nowait()
-            if event is not _DONE:
+            if not isinstance(event, _Done):
                 self.handle(event)
 
-    def finish(self, queue: asyncio.Queue[Any], timed_out: bool = False) -> int:
+    def finish(self, queue: Heard, timed_out: bool = False) -> int:
         self.session.finish()
         self.drain(queue)
         return self.verdict(timed_out)
 
-    def check(self, deadline: float | None, queue: asyncio.Queue[Any]) -> int | None:
+    def check(self, deadline: float | None, queue: Heard) -> int | None:
         """The exit status once the watch is over, else None.
 
         Ready or failed is final once everything read is handled and the log has been quiet
@@ -293,7 +313,7 @@ class PlainWatch:
             self.progress_said = (now, estimate)
             self.emit(Said("weight_load_progress", f"  weight load {estimate.words()}", fields=estimate.to_json()))
 
-    def quiet_verdict(self, now: float, queue: asyncio.Queue[Any]) -> int | None:
+    def quiet_verdict(self, now: float, queue: Heard) -> int | None:
         """What the log alone does not say: dead or failed (the processes behind it), and
         loading or stalled? (said once as it begins, and when the log moves again)."""
         verdict = self.session.verdict()
@@ -320,54 +340,60 @@ class PlainWatch:
             self.judged = kind
         return None
 
-    def handle(self, event: Any) -> None:
-        if isinstance(event, Line):
-            self.emit(Said("log", event.text, "| ", line=event.number, fields={"truncated": event.truncated}))
-        elif isinstance(event, LogWaiting):
-            if event.reason != self.waiting:
-                self.waiting = event.reason
-                self.emit(Said("waiting", f"waiting for the log: {clean(event.reason)}", fields={"reason": event.reason}))
-        elif isinstance(event, LogRestart):
-            self.words.restarted()
-            self.emit(Said("log_restart", f"the log was {event.reason}: a new attempt starts at line 1",
-                           fields={"reason": event.reason}))
-        elif isinstance(event, LogTruncated):  # a gap in the same startup, not a new attempt
-            self.emit(Said("log_truncated", f"note: the log was truncated to {event.size} bytes; following on from line "
-                           f"{event.lines + 1}", line=event.lines + 1, fields={"size": event.size}))
-        elif isinstance(event, LogMoved):
-            if event.done:
-                self.emit(Said("log_moved", f"finished the moved log {clean(event.moved_to)}",
-                               fields={"moved_to": event.moved_to, "done": True}))
-            else:
-                pids = ", ".join(map(str, event.writers)) or "?"
-                self.emit(Said("log_moved", f"the log was moved to {clean(event.moved_to)} and is still written there "
-                               f"(pid {pids}): following it too",
-                               fields={"moved_to": event.moved_to, "done": False, "writers": list(event.writers)}))
-        elif isinstance(event, ConnectionState):
-            retry = f", retrying in {event.retry_in:.0f} s" if event.retry_in else ""
-            detail = f": {clean(event.detail)}" if event.detail else ""
-            self.emit(Said("connection", f"{event.host}: {event.state}{detail}{retry}", fields={
-                "host": event.host, "state": event.state, "detail": event.detail, "retry_in": event.retry_in}))
-        elif isinstance(event, LogGap):
-            if event.files:
-                self.emit(Said("log_gap", f"note: {event.files} log file{'s' if event.files > 1 else ''} could not be "
-                               f"read ({event.reason})", fields={"files": event.files, "reason": event.reason}))
-            else:
-                self.emit(Said("log_gap", f"note: {event.nbytes} bytes at offset {event.offset} could not be read "
-                               f"({event.reason})", fields={"offset": event.offset, "bytes": event.nbytes, "reason": event.reason}))
-        elif isinstance(event, (WritersFound, WriterGone, NoWriter)):
-            self.words.process(event, self.seen_pids, self.session.writers.main_pid)
-        elif isinstance(event, Ready) and self.session.smoke_wanted:  # READY once it answered
-            then = f"{self.session.health.url} to answer, then " if self.session.health is not None else ""
-            self.emit(Said("ready_marker", f"ready marker (line {event.line}) after {duration(event.seconds)} of log "
-                           f"time; --smoke: waiting for {then}one completion", line=event.line,
-                           fields={"seconds": event.seconds, "log_ts": event.ts, "smoke": True}))
-        elif isinstance(event, SmokeAnswered):
-            self.words.smoke(event)
-        else:
-            self.words.show(event)
-        if isinstance(event, Line):
-            self.waiting = None
+    def handle(self, event: SessionEvent) -> None:
+        match event:
+            case Line():
+                self.emit(Said("log", event.text, "| ", line=event.number, fields={"truncated": event.truncated}))
+                self.waiting = None
+            case LogWaiting():
+                if event.reason != self.waiting:
+                    self.waiting = event.reason
+                    self.emit(Said("waiting", f"waiting for the log: {clean(event.reason)}", fields={"reason": event.reason}))
+            case LogRestart():
+                self.words.restarted()
+                self.emit(Said("log_restart", f"the log was {event.reason}: a new attempt starts at line 1",
+                               fields={"reason": event.reason}))
+            case LogTruncated():  # a gap in the same startup, not a new attempt
+                self.emit(Said("log_truncated", f"note: the log was truncated to {event.size} bytes; following on from line "
+                               f"{event.lines + 1}", line=event.lines + 1, fields={"size": event.size}))
+            case LogMoved():
+                if event.done:
+                    self.emit(Said("log_moved", f"finished the moved log {clean(event.moved_to)}",
+                                   fields={"moved_to": event.moved_to, "done": True}))
+                else:
+                    pids = ", ".join(map(str, event.writers)) or "?"
+                    self.emit(Said("log_moved", f"the log was moved to {clean(event.moved_to)} and is still written there "
+                                   f"(pid {pids}): following it too",
+                                   fields={"moved_to": event.moved_to, "done": False, "writers": list(event.writers)}))
+            case ConnectionState():
+                retry = f", retrying in {event.retry_in:.0f} s" if event.retry_in else ""
+                detail = f": {clean(event.detail)}" if event.detail else ""
+                self.emit(Said("connection", f"{event.host}: {event.state}{detail}{retry}", fields={
+                    "host": event.host, "state": event.state, "detail": event.detail, "retry_in": event.retry_in}))
+            case LogGap():
+                if event.files:
+                    self.emit(Said("log_gap", f"note: {event.files} log file{'s' if event.files > 1 else ''} could not be "
+                                   f"read ({event.reason})", fields={"files": event.files, "reason": event.reason}))
+                else:
+                    self.emit(Said("log_gap", f"note: {event.nbytes} bytes at offset {event.offset} could not be read "
+                                   f"({event.reason})", fields={"offset": event.offset, "bytes": event.nbytes, "reason": event.reason}))
+            case WritersFound() | WriterGone() | NoWriter():
+                self.words.process(event, self.seen_pids, self.session.writers.main_pid)
+            case Ready() if self.session.smoke_wanted:  # READY once it answered
+                then = f"{self.session.health.url} to answer, then " if self.session.health is not None else ""
+                self.emit(Said("ready_marker", f"ready marker (line {event.line}) after {duration(event.seconds)} of log "
+                               f"time; --smoke: waiting for {then}one completion", line=event.line,
+                               fields={"seconds": event.seconds, "log_ts": event.ts, "smoke": True}))
+            case SmokeAnswered():
+                self.words.smoke(event)
+            case (ServerDetected() | PhaseStarted() | PhaseEnded() | PhaseProgress() | ErrorFound() | WarningFound()
+                  | Ready() | Stopped() | NewStartup() | NoteFound()):
+                self.words.show(event)
+            case (LogChunk() | GpuSample() | GpuUnavailable() | ReadCounters() | CheckpointFound() | HealthStatus()
+                  | ProcessStarted() | ProcessExited() | ProcessStopping() | SlurmJobState()):
+                pass  # not a line of their own: the verdict, progress and GPU lines say what they change
+            case _:
+                assert_never(event)
 
     # ------------------------------------------------------------ verdict
 
@@ -427,7 +453,7 @@ class PlainWatch:
                                    "follow_on": None if after is None else {"line": after.line, **error_fields(after)}}))
             if after is not None:  # the line that explains it came first: the exception follows from it
                 self.emit(Said("", f"then, at line {after.line}: {after.title}", "  ", line=after.line))
-            for hint in self.words.hints.diagnose(state):
+            for hint in self.session.judging.evaluate().hints:  # as the judging stage diagnosed them
                 self.emit(hint_said(hint))
             return status
         if status != EXIT_STARTING:
@@ -473,7 +499,7 @@ class PlainPrinter:
         self.out = out
         self.session = session
         self.progress_said: tuple[float, Any] | None = None  # (when, estimate) of the last progress line
-        self.queue = session.listen()
+        self.queue: asyncio.Queue[SessionEvent | LaunchEvent] = session.listen()  # type: ignore[assignment]
         self.words = EventWords(self.emit, lambda: session.state, health_url=launch.spec.health_url)
         self.final = asyncio.Event()
         self._last_kind = STARTING
@@ -532,37 +558,47 @@ class PlainPrinter:
         while not self.queue.empty():
             self.handle(self.queue.get_nowait())
 
-    def handle(self, event: Any) -> None:
-        from tui.launch.events import Note, VerdictChanged
+    def handle(self, event: SessionEvent | LaunchEvent) -> None:
+        match event:
+            case VerdictChanged():
+                self.verdict(event)
+                estimate = self.session.load_estimate()  # re-judged once a second: the weight load's bytes
+                now = time.monotonic()
+                if estimate is not None and progress_due(self.progress_said, now, estimate):
+                    self.progress_said = (now, estimate)
+                    self.emit(Said("weight_load_progress", f"weight load {estimate.words()}", fields=estimate.to_json()))
+            case Note():
+                self.emit(Said("note", event.text))
+            case SmokeAnswered():
+                self.words.smoke(event)
+            case Ready() if self.launch.spec.smoke:
+                wait = f"{self.launch.spec.health_url} to answer, then " if self.launch.spec.health_url else ""
+                self.emit(Said("ready_marker", f"ready marker (line {event.line}); --smoke: waiting for {wait}one "
+                               "completion", line=event.line, fields={"seconds": event.seconds, "log_ts": event.ts,
+                                                                       "smoke": True}))
+            case ErrorFound() if event.error.secondary:
+                pass  # a consequence of the cause: it is in the log
+            case (ServerDetected() | PhaseStarted() | PhaseEnded() | PhaseProgress() | ErrorFound() | WarningFound()
+                  | Ready() | Stopped() | NewStartup() | NoteFound()):
+                self.words.show(event)
+            case AttemptStarted() | AttemptFinished():
+                pass  # said by ``started`` and the final verdict
+            case (Line() | LogChunk() | LogGap() | LogRestart() | LogTruncated() | LogWaiting() | LogMoved()
+                  | ConnectionState() | WritersFound() | WriterGone() | NoWriter() | ReadCounters() | CheckpointFound()
+                  | GpuSample() | GpuUnavailable() | ProcessStarted() | ProcessExited() | ProcessStopping()
+                  | SlurmJobState() | HealthStatus()):
+                pass  # no words of their own here: the verdict and progress lines say what they change
+            case _:
+                assert_never(event)
 
-        if isinstance(event, VerdictChanged):
-            self.verdict(event.verdict, event.previous)
-            estimate = self.session.load_estimate()  # re-judged once a second: the weight load's bytes
-            now = time.monotonic()
-            if estimate is not None and progress_due(self.progress_said, now, estimate):
-                self.progress_said = (now, estimate)
-                self.emit(Said("weight_load_progress", f"weight load {estimate.words()}", fields=estimate.to_json()))
-        elif isinstance(event, Note):
-            self.emit(Said("note", event.text))
-        elif isinstance(event, SmokeAnswered):
-            self.words.smoke(event)
-        elif isinstance(event, Ready) and self.launch.spec.smoke:
-            wait = f"{self.launch.spec.health_url} to answer, then " if self.launch.spec.health_url else ""
-            self.emit(Said("ready_marker", f"ready marker (line {event.line}); --smoke: waiting for {wait}one completion",
-                           line=event.line, fields={"seconds": event.seconds, "log_ts": event.ts, "smoke": True}))
-        elif isinstance(event, (ErrorFound, PhaseStarted, PhaseEnded, PhaseProgress, Ready, Stopped, WarningFound,
-                                ServerDetected)):
-            if isinstance(event, ErrorFound) and event.error.secondary:
-                return  # a consequence of the cause: it is in the log
-            self.words.show(event)
-
-    def verdict(self, verdict: Any, previous: Any) -> None:
+    def verdict(self, change: VerdictChanged) -> None:
+        verdict, previous = change.verdict, change.previous
         if verdict.kind != self._last_kind or verdict.kind in (LOADING, STALLED) and previous is not None and (
             previous.kind != verdict.kind
         ):
             self.note(verdict.text, "verdict", **verdict_said(verdict, "").fields)
             if verdict.kind in (FAILED, DEAD):
-                for hint in self.launch.hints():
+                for hint in change.hints:  # as the judging stage diagnosed them
                     if self.json is not None:
                         self.emit(hint_said(hint))
                     else:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import time
 
-from tui.core.hints import Diagnosis, hint_lines, knowledge
-from tui.core.profiles import ProfileError
-from tui.core.state import FAILED, PHASE_TITLES, PHASES, shown, skipped
+from tui.core.hints import hint_lines
+from tui.core.state import PHASE_TITLES, PHASES, shown, skipped
 from tui.core.verdict import Verdict, log_error
 from tui.core.wording import clock, plural
 from tui.present.wording import STARTUPS_SHOWN, gib, process_rows, summary_line
@@ -14,20 +13,6 @@ from tui.session import WatchSession
 
 #: Lines of one error block a report holds at most (its head and tail beyond this).
 REPORT_BLOCK_LINES = 20_000
-
-
-def session_hints(session: WatchSession) -> list[Diagnosis]:
-    """Known-failure hints for a failed startup: the launcher's (with its command's numbers) when it
-    set ``session.hints_source``, else the log's own; none while the startup has not failed."""
-    if session.state.outcome != FAILED and session.exit is None and not session.info.refused:
-        return []
-    source = getattr(session, "hints_source", None)
-    if source is not None:
-        return source()
-    try:
-        return knowledge().diagnose(session.state)
-    except ProfileError:  # refused with its one line when the watch began
-        return []
 
 
 def build_report(session: WatchSession, verdict: Verdict | None = None, now: float | None = None) -> str:
@@ -45,7 +30,7 @@ def build_report(session: WatchSession, verdict: Verdict | None = None, now: flo
         f"verdict   {current.word} — {current.detail}",
         f"lines     {state.lines} ({plural(state.warnings, 'warning')})",
     ]
-    found = session_hints(session)
+    found = session.judging.evaluate().hints  # the failure's hints, as the judging stage diagnoses them
     if found:
         out += ["", "Hints", *hint_lines(found)]
     preflight = getattr(info, "preflight", None)

@@ -23,7 +23,7 @@ import os
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, assert_never
 
 from tui.core.events import (
     CheckpointFound,
@@ -45,10 +45,15 @@ from tui.core.events import (
     PhaseStarted,
     ProcessExited,
     ProcessStarted,
+    ProcessStopping,
     ReadCounters,
+    ServerDetected,
     Ready,
+    SlurmJobState,
     SmokeAnswered,
+    SourceEvent,
     Stopped,
+    TrackerEvent,
     WarningFound,
     WriterGone,
     WritersFound,
@@ -57,9 +62,12 @@ from tui.core.limits import StallLimits
 from tui.core.lines import Line, LineAssembler, Progress
 from tui.core.loading import Checkpoint, LoadEstimate, LoadEstimator, split_of
 from tui.core.state import FAILED, READY, STARTING, StartupState, origin
-from tui.core.profiles import Profile
-from tui.core.verdict import HealthStatus, SmokeStatus, Verdict, VerdictKind, gpu_activity, judge, listening_port
+from tui.core.hints import Diagnosis, knowledge
+from tui.core.profiles import Profile, ProfileError
+from tui.core.events import HealthStatus
+from tui.core.verdict import SmokeStatus, Verdict, VerdictKind, gpu_activity, judge, listening_port
 from tui.core.writers import WriterState
+from tui.session.judging import Judging, NoteFound
 from tui.session.models import (
     CODES,
     ERROR,
@@ -122,6 +130,10 @@ def _size(nbytes: int) -> str:
             return f"{nbytes / scale:.1f} {unit}" if nbytes < 10 * scale else f"{nbytes / scale:.0f} {unit}"
     return f"{nbytes} bytes"
 
+
+#: What ``listen()`` queues, in order: source notices, tracker events, warnings' notes (the
+#: judging stage's) and, when asked for, the log's lines. Presenters dispatch on it with ``match``.
+SessionEvent = SourceEvent | TrackerEvent | NoteFound | Line
 
 Subscriber = Callable[[Update], None]
 EventHandler = Callable[[Any], None]
@@ -203,8 +215,8 @@ class WatchSession:
         self._followers = [s.feed for s in self._sources if isinstance(s, StartupFollower)]
         self._tasks: list[asyncio.Task[None]] = []
         self._subscribers: list[Subscriber] = []
-        self._listeners: list[asyncio.Queue[Any]] = []
-        self._line_listeners: list[asyncio.Queue[Any]] = []
+        self._listeners: list[asyncio.Queue[SessionEvent]] = []
+        self._line_listeners: list[asyncio.Queue[SessionEvent]] = []
         self._topics: set[str] = set()
         self._events: list[Any] = []
         self._flush_handle: asyncio.TimerHandle | None = None
@@ -214,6 +226,10 @@ class WatchSession:
         self._growing: list[list[Any]] = []  # [error report, last line styled] (reset with the tracker)
         self._last_ts: float | None = None
         self._ts_offset = 0.0  # log time minus arrival time, as of the last timestamped line
+        #: The verdict, decided here once (after each batch and each second) and pushed; a launch
+        #: takes it over with its own evidence (``Launch.attach``).
+        self.judging = Judging(self.own_verdict, self.own_hints)
+        self._ticker: asyncio.Task[None] | None = None
         self._new_tracker()
 
     # ---------------------------------------------------------------- public
@@ -225,10 +241,10 @@ class WatchSession:
     def subscribe(self, callback: Subscriber) -> None:
         self._subscribers.append(callback)
 
-    def listen(self, *, lines: bool = False) -> asyncio.Queue[Any]:
+    def listen(self, *, lines: bool = False) -> asyncio.Queue[SessionEvent]:
         """A queue of every tracker event and source notice (not log chunks or GPU samples)
         from now on, in order, none dropped; with ``lines`` each log :class:`Line` too."""
-        queue: asyncio.Queue[Any] = asyncio.Queue()
+        queue: asyncio.Queue[SessionEvent] = asyncio.Queue()
         self._listeners.append(queue)
         if lines:
             self._line_listeners.append(queue)
@@ -257,8 +273,20 @@ class WatchSession:
         if not self._tasks:
             self.tracker.prime()
             self._tasks = [asyncio.create_task(self._pump(s)) for s in self._sources]
+            self._ticker = asyncio.create_task(self._tick())
+
+    async def _tick(self) -> None:
+        """Silence, stall limits and countdowns change with time alone: decide once a second
+        while someone follows the verdict."""
+        while True:
+            await asyncio.sleep(1.0)
+            if self.judging.subscribed:
+                self.judging.evaluate()
 
     async def stop(self) -> None:
+        if self._ticker is not None:
+            self._ticker.cancel()
+            self._ticker = None
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
@@ -291,6 +319,7 @@ class WatchSession:
         if log_path is not None:
             self.info.log_path = log_path
         self._new_tracker()
+        self.judging.new_attempt()
         self.load = LoadEstimator(self.load.checkpoint)
         self.smoke, self._listening = None, None
         self.scrollback.mark(f"── attempt v{attempt} ──")
@@ -337,8 +366,22 @@ class WatchSession:
         return self.elapsed()
 
     def verdict(self) -> Verdict:
-        """The verdict now: the log, weighed with the GPUs, the silence limits and — for a server
-        Watchtower did not launch — its processes (a launch judges with its own: ``Launch.verdict``)."""
+        """The verdict now, as the judging stage decides it (and pushes it, when it changed)."""
+        return self.judging.evaluate().verdict
+
+    def own_hints(self, _verdict: Verdict | None = None) -> list[Diagnosis]:
+        """Known-failure hints from the log's own errors; none while the startup has not failed
+        (a launch diagnoses with its command line's numbers instead: ``Launch.hints``)."""
+        if self.state.outcome != FAILED and self.exit is None and not self.info.refused:
+            return []
+        try:
+            return knowledge().diagnose(self.state)
+        except ProfileError:  # refused with its one line when the watch began
+            return []
+
+    def own_verdict(self) -> Verdict:
+        """The log, weighed with the GPUs, the silence limits and — for a server Watchtower did
+        not launch — its processes: what the judging stage decides unless a launch took it over."""
         now = self.clock()
         state = self.state
         progress = self.scrollback.progress
@@ -409,88 +452,93 @@ class WatchSession:
             return f"never connected to {conn.host}{detail}"
         return f"connection to {conn.host} lost{detail}"
 
-    def handle(self, event: Any) -> None:
+    def handle(self, event: SourceEvent) -> None:
         """Apply one source event (synchronously; the pumps call this)."""
-        if isinstance(event, LogChunk):
-            if self._assembler.offset == 0:
-                self._stream_base = event.offset
-            base, hits = self._hits(event.data)
-            self._feed_lines(self._assembler.feed(event.data), hits, base)
-        elif isinstance(event, GpuSample):
-            self.gpus.update(event)
-            self.gpu_samples.append(dataclasses.replace(event, at=self.clock()))
-            self.load.gpus(event, self.clock(), self.writers.pids or None)
-            self._changed("gpu")
-        elif isinstance(event, GpuUnavailable):
-            self.gpus.lost(event.reason)
-            self._changed("gpu")
-        elif isinstance(event, LogGap):
-            what = f"{event.files} log file{'s' if event.files > 1 else ''}" if event.files else f"{event.nbytes} bytes"
-            self.scrollback.mark(f"⋯ {what} lost before they could be read ({event.reason})")
-            self._changed("log")
-        elif isinstance(event, LogRestart):
-            self._flush_pending_line()
-            self._apply(self.tracker.finish())  # the old file's open traceback is reported, not lost
-            self._assembler.reset()
-            self.scrollback.mark(f"── log {event.reason}: new file from line 1 ──")
-            self.scrollback.new_file()
-            self._tracker_restart()
-            self._changed("log", "state")
-        elif isinstance(event, LogTruncated):  # a gap in the same log, not a new attempt
-            self._flush_pending_line()
-            self._assembler.reset()
-            self._assembler.skip(event.lines, event.size)
-            self.scrollback.mark(f"⋯ log truncated to {event.size} bytes: following on from line {event.lines + 1}")
-            if not event.size:
+        match event:
+            case LogChunk():
+                if self._assembler.offset == 0:
+                    self._stream_base = event.offset
+                base, hits = self._hits(event.data)
+                self._feed_lines(self._assembler.feed(event.data), hits, base)
+            case GpuSample():
+                self.gpus.update(event)
+                self.gpu_samples.append(dataclasses.replace(event, at=self.clock()))
+                self.load.gpus(event, self.clock(), self.writers.pids or None)
+                self._changed("gpu")
+            case GpuUnavailable():
+                self.gpus.lost(event.reason)
+                self._changed("gpu")
+            case LogGap():
+                what = f"{event.files} log file{'s' if event.files > 1 else ''}" if event.files else f"{event.nbytes} bytes"
+                self.scrollback.mark(f"⋯ {what} lost before they could be read ({event.reason})")
+                self._changed("log")
+            case LogRestart():
+                self._flush_pending_line()
+                self._apply(self.tracker.finish())  # the old file's open traceback is reported, not lost
+                self._assembler.reset()
+                self.scrollback.mark(f"── log {event.reason}: new file from line 1 ──")
                 self.scrollback.new_file()
-            self._changed("log")
-        elif isinstance(event, LogMoved):
-            if event.done:
-                self.scrollback.mark(f"── finished the moved log {event.moved_to} ──")
-            else:
-                pids = ", ".join(map(str, event.writers)) or "?"
-                self.scrollback.mark(f"── log moved to {event.moved_to}, still written there (pid {pids}): following it too ──")
-            self._changed("log")
-        elif isinstance(event, LogWaiting):
-            self.waiting = event.reason
-            self._changed("connection")
-        elif isinstance(event, HealthStatus):  # --health: ready also needs the URL to answer
-            self.health = event
-            if event.ok and self.smoke_wanted and self.smoke is None and self.state.outcome == READY:
-                self.send_smoke()  # --smoke goes once the URL answers
-            self._changed("state")
-        elif isinstance(event, ConnectionState):
-            self.connection = event
-            self.connected_once = self.connected_once or event.state == "connected"
-            self._changed("connection", "state")
-        elif isinstance(event, (WritersFound, WriterGone, NoWriter)):
-            if self.writers.apply(event):
-                self._changed("process", "state")
-        elif isinstance(event, ReadCounters):
-            self.load.reads(self.clock(), event.counters)
-            if self.load.running:
+                self._tracker_restart()
+                self._changed("log", "state")
+            case LogTruncated():  # a gap in the same log, not a new attempt
+                self._flush_pending_line()
+                self._assembler.reset()
+                self._assembler.skip(event.lines, event.size)
+                self.scrollback.mark(f"⋯ log truncated to {event.size} bytes: following on from line {event.lines + 1}")
+                if not event.size:
+                    self.scrollback.new_file()
+                self._changed("log")
+            case LogMoved():
+                if event.done:
+                    self.scrollback.mark(f"── finished the moved log {event.moved_to} ──")
+                else:
+                    pids = ", ".join(map(str, event.writers)) or "?"
+                    self.scrollback.mark(f"── log moved to {event.moved_to}, still written there (pid {pids}): following it too ──")
+                self._changed("log")
+            case LogWaiting():
+                self.waiting = event.reason
+                self._changed("connection")
+            case HealthStatus():  # --health: ready also needs the URL to answer
+                self.health = event
+                if event.ok and self.smoke_wanted and self.smoke is None and self.state.outcome == READY:
+                    self.send_smoke()  # --smoke goes once the URL answers
                 self._changed("state")
-        elif isinstance(event, SmokeAnswered):
-            if self.smoke is not None and self.smoke.url == event.url and self.smoke.answer is None:
-                self.smoke = dataclasses.replace(self.smoke, answer=event)
-                if not event.ok:
-                    self.scrollback.mark(f"✖ smoke test: {event.detail}")
-            self._changed("state")
-        elif isinstance(event, CheckpointFound):
-            self.checkpoint = event
-            if event.total:
-                self.load.checkpoint = Checkpoint(event.model, event.total, event.split, event.draft)
-            self._changed("state")
-        elif isinstance(event, ProcessStarted):
-            self.process = event
-            self._changed("process")
-        elif isinstance(event, ProcessExited):
-            self.exit = event
-            self._flush_pending_line()
-            self._apply(self.tracker.process_exited(event.returncode, event.signal, event.at or self.clock()))
-            if self.finished_at is None:  # the process is gone: time stops, whatever the log said
-                self.finished_at = self.clock()
-            self._changed("process", "state")
+            case ConnectionState():
+                self.connection = event
+                self.connected_once = self.connected_once or event.state == "connected"
+                self._changed("connection", "state")
+            case WritersFound() | WriterGone() | NoWriter():
+                if self.writers.apply(event):
+                    self._changed("process", "state")
+            case ReadCounters():
+                self.load.reads(self.clock(), event.counters)
+                if self.load.running:
+                    self._changed("state")
+            case SmokeAnswered():
+                if self.smoke is not None and self.smoke.url == event.url and self.smoke.answer is None:
+                    self.smoke = dataclasses.replace(self.smoke, answer=event)
+                    if not event.ok:
+                        self.scrollback.mark(f"✖ smoke test: {event.detail}")
+                self._changed("state")
+            case CheckpointFound():
+                self.checkpoint = event
+                if event.total:
+                    self.load.checkpoint = Checkpoint(event.model, event.total, event.split, event.draft)
+                self._changed("state")
+            case ProcessStarted():
+                self.process = event
+                self._changed("process")
+            case ProcessExited():
+                self.exit = event
+                self._flush_pending_line()
+                self._apply(self.tracker.process_exited(event.returncode, event.signal, event.at or self.clock()))
+                if self.finished_at is None:  # the process is gone: time stops, whatever the log said
+                    self.finished_at = self.clock()
+                self._changed("process", "state")
+            case ProcessStopping() | SlurmJobState():
+                pass  # a stop's countdown is the launch's; a job's state is the node set's
+            case _:
+                assert_never(event)
         for handler in self.handlers.get(type(event), ()):
             handler(event)
         if self._listeners and not isinstance(event, (LogChunk, GpuSample, GpuUnavailable, ReadCounters)):
@@ -607,26 +655,34 @@ class WatchSession:
         elif self.tracker.classifier.open:
             self.quiet()
 
-    def _apply(self, events: Iterable[Any]) -> None:
+    def _apply(self, events: Iterable[TrackerEvent]) -> None:
         for event in events:
-            if isinstance(event, (PhaseStarted, PhaseEnded, Ready)):
-                self._style_line(event.line, PHASE)
-            elif isinstance(event, WarningFound):
-                self._style_line(event.line, WARNING)
-                if isinstance(event, LineUnparsed):
+            note = None
+            match event:
+                case PhaseStarted() | PhaseEnded() | Ready() | Stopped():
+                    self._style_line(event.line, PHASE)
+                case LineUnparsed():
+                    self._style_line(event.line, WARNING)
                     self.scrollback.mark(f"⚠ {event.text}")
-            elif isinstance(event, ErrorFound):
-                self._grow(event.error)
-            elif isinstance(event, Stopped):
-                self._style_line(event.line, PHASE)
-            elif isinstance(event, NewStartup):
-                self._new_startup(event)
+                case WarningFound():
+                    self._style_line(event.line, WARNING)
+                    note = self.judging.warning(event.text, event.line, self.state.server)
+                case ErrorFound():
+                    self._grow(event.error)
+                case NewStartup():
+                    self._new_startup(event)
+                case ServerDetected() | PhaseProgress():
+                    pass
+                case _:
+                    assert_never(event)
             if getattr(event, "phase", None) == "weight_load":
                 self._load_event(event)
             for follower in self._followers:
                 follower(event)
             for queue in self._listeners:
                 queue.put_nowait(event)
+                if note is not None:  # the warning's hint, new this attempt: after the warning itself
+                    queue.put_nowait(NoteFound(note))
             if len(self._events) < 1000:  # the screen needs no more per refresh; listeners get all
                 self._events.append(event)
             self._topics.add("state")
@@ -731,6 +787,7 @@ class WatchSession:
         state already has); the scrollback marks where."""
         self._style_line(event.line, PHASE)
         self.scrollback.mark(f"── new startup at line {event.line} (attempt {event.attempt} in this log) ──")
+        self.judging.new_attempt()
         self.started_at = self.clock()
         self.finished_at = None
         self.silences.clear()
@@ -874,5 +931,7 @@ class WatchSession:
         update = Update(frozenset(self._topics), tuple(self._events))
         self._topics = set()
         self._events = []
+        if self.judging.subscribed:
+            self.judging.evaluate()  # before the views are told: they render what it decided
         for callback in list(self._subscribers):
             callback(update)

@@ -10,10 +10,12 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable
 from typing import Protocol, runtime_checkable
 
+from tui.core.events import SourceEvent
+
 
 @runtime_checkable
 class EventSource(Protocol):
-    def events(self) -> AsyncIterator[object]:
+    def events(self) -> AsyncIterator[SourceEvent]:
         """Events until the source ends (a finished replay) or is closed."""
         ...
 

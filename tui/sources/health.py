@@ -17,7 +17,7 @@ from urllib.parse import SplitResult, urlsplit
 
 import asyncssh
 
-from tui.core.verdict import HealthStatus
+from tui.core.events import HealthStatus
 
 if TYPE_CHECKING:
     from tui.sources.ssh import SshTarget
