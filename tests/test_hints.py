@@ -368,12 +368,13 @@ async def test_a_warning_that_predicts_a_long_silence_is_noted_while_starting():
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause(0.1)
         header = app.query_one(VerdictHeader)
-        assert header.notes == {}
+        assert header.judging.verdict.word == "STARTING" and header.judging.last.note is None
         feed(session, b"[2026-03-04 11:00:01 TP0] Load weight begin. avail mem=78.00 GB\n"
                       b"[2026-03-04 11:00:02] WARNING: Entering DeepGEMM JIT Pre-Compile session. It may take a "
                       b"long time (typically 10-20 mins) if you have not run `sglang.compile_deep_gemm`.\n")
         await pilot.pause(0.2)
-        assert header.verdict.word == "STARTING" and list(header.notes) == ["deepgemm-precompile"]
+        note = header.judging.last.note  # diagnosed once, by the judging stage, and pushed
+        assert header.verdict.word == "STARTING" and note is not None and note.id == "deepgemm-precompile"
         assert header.size.height == 3 and "note (line 3): slow, not stuck" in screen_text(app)
 
 

@@ -62,14 +62,16 @@ def test_json_says_what_plain_says_in_the_same_order_with_the_same_exit_status(f
     assert objs[0]["event"] == "start" and objs[-1] == {**objs[-1], "event": "exit", "exit": status}
     # each object's words are a line plain printed, in plain's order (its stamp aside); what the
     # processes behind the log say comes when their scan does, not at a fixed place among the lines
+    # (and, in a loaded moment, the scan of one run may report only after its verdict: then not at all)
     said = [STAMP.sub("", line).strip() for line in plain.stdout.splitlines()]
+    scanned = any(line.startswith(("no writer found", "server: ", "gone: ")) and "(line " not in line for line in said)
     at = 0
     for obj in objs:
         if "text" not in obj:
             continue
         first = obj["text"].split("\n")[0].strip()
         if obj["event"] in ("no_writer", "writer_found", "writer_gone"):
-            assert first in said
+            assert first in said or not scanned
             continue
         assert first in said[at:], f"{first!r} not printed by --plain after line {at}: {said}"
         at = said.index(first, at)
