@@ -42,9 +42,9 @@ def load(path: str | None, environ: Mapping[str, str] = os.environ) -> Config:
         raise ConfigError(f"config {file}: not valid TOML: {exc}") from None
     actions: tuple[str, ...] = ()
     if "keys" in data:  # the dashboard's action names (its imports only when there is a key map)
-        from tui.app.keys import KEYS
+        from tui.app.keys import ACTIONS
 
-        actions = tuple(b.action for b in KEYS)
+        actions = tuple(ACTIONS)
     config = parse(data, str(file), environ, actions)
     if config.keys:
         from tui.app.keys import check_keymap
@@ -106,7 +106,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tui.app.keys import KEYS
+    from tui.app.keys import ACTIONS
 
     config: Config = getattr(args, "settings", None) or load(None)
     if args.hosts:
@@ -133,8 +133,7 @@ def run(args: argparse.Namespace) -> int:
         row(f"hosts.{name}", value, f"{FILE} {config.path}")
     for name, value in config.clusters.items():
         row(f"clusters.{name}", value, f"{FILE} {config.path}")
-    for binding in KEYS:
-        action = binding.action
+    for action, binding in ACTIONS.items():
         if action in config.keys:
             row(f"keys.{action}", config.keys[action], f"{FILE} {config.path}")
         else:

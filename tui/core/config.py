@@ -35,6 +35,8 @@ is a :class:`ConfigError` naming the key and the file: one line, exit 2.
     [keys]                     # the dashboard's keys, by action (``?`` shows them as mapped)
     next_error = "e"
     quit = "q"
+    stop = "X"                 # the launcher's (stop, relaunch, edit_relaunch, attempts, checks,
+    next_node = "O"            # kill_holders, apply_fix) and the node view's (next_node) too
 """
 
 from __future__ import annotations

@@ -292,7 +292,7 @@ def cluster_launch_app(launch: Any, session: Any, *, theme: str | None = None, t
         await launch.stop()
         app.refresh_all()
 
-    app.add_key("x", "stop", stop)
-    app.add_key("r", "relaunch", relaunch)
+    app.add_key("stop", stop)
+    app.add_key("relaunch", relaunch)
     launch.notes.append(lambda text: app.notify(text, timeout=4))
     return app
