@@ -332,3 +332,18 @@ def test_a_simulated_reading_says_so_and_unknowns_are_absent_not_zero():
     got = exported(quiet)
     assert value(got, "watchtower_phase", log="server.log", watchtower_phase="weight_load") == 1.0
     assert not any(k.startswith("watchtower_weight_load") for k in got), got
+
+
+def test_a_launchs_metrics_have_its_verdict_judged_with_the_process(tmp_path):
+    """`run`: a server killed mid-load is DEAD, as the launch judges it with its process (the log alone
+    cannot tell) — and the textfile's last write says so."""
+    textfile = tmp_path / "run.prom"
+    out = subprocess.run(
+        [sys.executable, "-m", "tui.cli", "run", "--plain", "--name", "k", "--log-dir", str(tmp_path / "logs"),
+         "--gpus", "none", "--no-check", "--timeout", "60", "--metrics-textfile", str(textfile), "--",
+         sys.executable, str(REPO / "tests" / "server_sim.py"), "--step", "0.01", "--outcome", "sigkill"],
+        capture_output=True, text=True, timeout=90, cwd=REPO, env=dict(os.environ, WATCHTOWER_DATA_DIR=str(tmp_path)))
+    assert out.returncode == 1 and "DEAD" in out.stdout, out.stdout + out.stderr
+    got = samples(textfile.read_text())
+    assert value(got, "watchtower_verdict", launch="k", watchtower_verdict="dead") == 1.0, got
+    assert value(got, "watchtower_attempt", launch="k") == 1.0
