@@ -99,6 +99,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="The effective settings (the config file, the environment, these flags) "
                        "and where each came from.")
     for setting in (*SETTINGS, STALL):
+        if isinstance(setting.default, bool):  # a switch, as the commands have it (--smoke)
+            p.add_argument(setting.flag, dest=setting.dest, default=argparse.SUPPRESS, action="store_true",
+                           help=setting.help)
+            continue
         p.add_argument(setting.flag, dest=setting.dest, default=argparse.SUPPRESS, metavar="VALUE", help=setting.help,
                        type=lambda text, s=setting: flag_value(s, text))
     p.add_argument("--hosts", action="store_true", help="only the [hosts] names, one a line (shell completion reads them)")
