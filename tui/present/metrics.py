@@ -41,7 +41,7 @@ from typing import Any
 
 from tui.core.errors import UsageError
 from tui.core.state import PHASES
-from tui.core.verdict import VerdictKind
+from tui.core.verdict import Verdict, VerdictKind
 
 SNAPSHOT_WAIT_S = 2.0
 #: Seconds between two writes of ``--metrics-textfile`` (node_exporter reads it at its own scrapes).
@@ -87,8 +87,6 @@ def node_set(cluster: Callable[[], Any], attempt: Callable[[], int | None] | Non
         return dict(now.nodes) if now is not None else {}
 
     def verdict() -> Any:
-        from tui.core.verdict import Verdict
-
         now = cluster()
         return now.verdict() if now is not None else Verdict(VerdictKind.STARTING, "not started yet")
 
