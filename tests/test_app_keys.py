@@ -216,10 +216,10 @@ async def test_extension_key_runs_callback_and_is_listed():
     app = make_app(fixed_session(HEAD.encode()))
     calls = []
     async with app.run_test(size=(100, 30)) as pilot:
-        app.add_key("r", "Relaunch", lambda: calls.append("r"))
+        app.add_key("relaunch", lambda: calls.append("r"))
         await pilot.press("r")
         assert calls == ["r"]
-        assert ("r", "Relaunch") in app.key_rows()
+        assert ("r", "relaunch the same command as the next attempt") in app.key_rows()
         titles = {command.title for command in app.get_system_commands(app.screen)}
         assert {"Error", "Search", "Filter", "Copy", "Report", "Theme", "Quit", "Relaunch"} <= titles
 

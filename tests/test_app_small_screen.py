@@ -9,17 +9,13 @@ import pytest
 from tests.app_support import fixed_session, make_app, screen_text
 from tests.test_app_keys import crash_log
 
-LAUNCHER_KEYS = [("x", "Stop server"), ("r", "Relaunch"), ("R", "Edit + relaunch"), ("a", "Attempts")]
-
-
 def launcher_app():
     return make_app(fixed_session(crash_log()))
 
 
 def add_launcher_keys(app) -> None:
-    for key, description in LAUNCHER_KEYS:
-        app.add_key(key, description, lambda: None)
-    app.add_key("k", "Kill GPU leftovers", lambda: None, show=False)
+    for action in ("stop", "relaunch", "edit_relaunch", "attempts", "kill_holders"):
+        app.add_key(action, lambda: None)
 
 
 async def test_help_at_80x24_scrolls_to_every_key():

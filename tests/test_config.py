@@ -37,6 +37,7 @@ cuda_graph = 480
 [launch]
 log_dir = "/scratch/wt-logs"
 health = "http://127.0.0.1:30000/health"
+smoke = true
 stop_grace = "20,5"
 on_ready = "echo ready"
 on_fail = "echo failed"
@@ -80,8 +81,8 @@ def test_a_file_with_every_key_sets_every_option(config_file):
         [s.key for s in SETTINGS] + ["stall"], "file")
     args = parsed(config_file, "run", "--host", "gpu1", "--", "true")
     assert (args.gpus, args.gpu_interval, args.theme, args.log_dir) == ("none", 2.5, "light", "/scratch/wt-logs")
-    assert (args.health, args.stop_grace, args.on_ready, args.on_fail) == (
-        "http://127.0.0.1:30000/health", "20,5", "echo ready", "echo failed")
+    assert (args.health, args.stop_grace, args.on_ready, args.on_fail, args.smoke) == (
+        "http://127.0.0.1:30000/health", "20,5", "echo ready", "echo failed", True)
     assert args.stall_limit == StallLimits.parse("5m,weight_load=20m,cuda_graph=480s")
     assert args.host == "ops@gpu1.example.com:2222"
     watch = parsed(config_file, "watch", "--host", "gpu1:/var/log/s.log", "--cluster", "prod")
@@ -107,6 +108,14 @@ def test_watchtower_config_says_where_each_value_came_from(config_file):
     assert rows["gpu.source"].split()[1:] == ["'none'", "file", str(config_file)]
     assert rows["keys.next_error"].split()[1:] == ["'j'", "file", str(config_file)]
     assert rows["keys.search"].split()[1:] == ["'/'", "default"]
+    assert rows["launch.smoke"].split()[1:] == ["True", "file", str(config_file)]
+    assert rows["keys.stop"].split()[1:] == ["'x'", "default"]  # the launcher's keys are listed too
+    smoke = cli("--config", str(config_file), "config", "--smoke", env={"WATCHTOWER_LAUNCH_SMOKE": "0"})
+    assert {line.split()[0]: line for line in smoke.stdout.splitlines()}["launch.smoke"].split()[1:] == [
+        "True", "flag", "--smoke"]
+    env = cli("config", env={"WATCHTOWER_LAUNCH_SMOKE": "no", "XDG_CONFIG_HOME": str(config_file.parent / "none")})
+    assert {line.split()[0]: line for line in env.stdout.splitlines()}["launch.smoke"].split()[1:] == [
+        "False", "environment", "WATCHTOWER_LAUNCH_SMOKE"]
     bare = cli("config", env={"XDG_CONFIG_HOME": str(config_file.parent / "none")})
     assert "gpu.source" in bare.stdout and all(line.endswith("default") for line in bare.stdout.splitlines()[1:])
 
@@ -115,11 +124,16 @@ def test_watchtower_config_says_where_each_value_came_from(config_file):
     ('[gpu]\nsorce = "nvml"\n', "unknown key 'gpu.sorce'"),
     ('[gpus]\nsource = "nvml"\n', "unknown key 'gpus'"),
     ('[gpu]\ninterval = "fast"\n', "gpu.interval: expected a number of seconds greater than 0, got 'fast'"),
+    ('[launch]\nsmoke = "yes"\n', "launch.smoke: expected true or false, got 'yes'"),
     ('[gpu]\nsource = "cuda"\n', "gpu.source: expected one of auto, nvml, smi, sim, none, got 'cuda'"),
     ('[stall]\nweight_lod = "5m"\n', "stall: unknown phase 'weight_lod'"),
     ('[keys]\nnext_eror = "j"\n', "unknown key 'keys.next_eror'"),
-    ('[keys]\nnext_error = "x"\n', "keys.next_error = 'x': that key is the launcher's"),
-    ('[keys]\nnext_error = "q"\n', "keys.quit = 'q': next_error has that key too"),
+    ('[keys]\nnext_error = "x"\n', "keys.next_error = 'x': stop has that key too by default"),
+    ('[keys]\nnext_node = "escape"\n', "keys.next_node = 'escape': Textual keeps that key"),
+    ('[keys]\nstop = "q"\n', "keys.stop = 'q': quit has that key too by default"),
+    ('[keys]\nstopp = "X"\n', "unknown key 'keys.stopp'"),
+    ('[keys]\nnext_error = "q"\n', "keys.next_error = 'q': quit has that key too by default"),
+    ('[keys]\nnext_error = "j"\nquit = "j"\n', "keys.quit = 'j': next_error has that key too"),
     ('[hosts]\ngpu1 = 3\n', "hosts.gpu1: expected a non-empty string"),
     ("[gpu\n", "not valid TOML"),
 ])

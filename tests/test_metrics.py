@@ -14,6 +14,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -106,36 +107,41 @@ def test_a_bad_address_is_a_usage_error(tmp_path):
     assert out.returncode == 2 and f"--metrics 127.0.0.1:{port}" in out.stderr and "Traceback" not in out.stderr
 
 
+def prometheus(tmp_path: Path, port: int) -> tuple[subprocess.Popen[bytes], Callable[[str], list]]:
+    """A real Prometheus on loopback scraping 127.0.0.1:``port`` each second, and a PromQL query of
+    its HTTP API (the result list)."""
+    assert PROMETHEUS is not None
+    web = free_port()
+    config = tmp_path / "prometheus.yml"
+    config.write_text("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+                      f"scrape_configs:\n  - job_name: watchtower\n    static_configs:\n"
+                      f"      - targets: ['127.0.0.1:{port}']\n")
+    server = subprocess.Popen([PROMETHEUS, f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+                               f"--web.listen-address=127.0.0.1:{web}"],
+                              stdout=subprocess.DEVNULL, stderr=open(tmp_path / "prometheus.err", "wb"))
+
+    def query(promql: str) -> list:
+        answer = json.loads(get(f"http://127.0.0.1:{web}/api/v1/query?query=" + urllib.parse.quote(promql)))
+        return answer["data"]["result"]
+
+    return server, query
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(PROMETHEUS is None, reason="Prometheus is not installed (scripts/setup --test installs it)")
 async def test_a_real_prometheus_scrapes_the_phase_metric(tmp_path):
     log = tmp_path / "server.log"
     log.write_bytes(b"".join(lines_of("sglang_eagle3_tp8_ready.log")[:60]))
-    port, web = free_port(), free_port()
-    config = tmp_path / "prometheus.yml"
-    config.write_text("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
-                      f"scrape_configs:\n  - job_name: watchtower\n    static_configs:\n"
-                      f"      - targets: ['127.0.0.1:{port}']\n")
+    port = free_port()
     proc = await watch(log, port)
-    server = subprocess.Popen([PROMETHEUS, f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
-                               f"--web.listen-address=127.0.0.1:{web}"],
-                              stdout=subprocess.DEVNULL, stderr=open(tmp_path / "prometheus.err", "wb"))
+    server, query = prometheus(tmp_path, port)
     try:
         await expect(proc, "weight load done")
-        api = f"http://127.0.0.1:{web}/api/v1/query?query="
-
-        def phase() -> list:
-            answer = json.loads(get(api + urllib.parse.quote('watchtower_phase_seconds{phase="weight_load"}')))
-            return answer["data"]["result"]
-
-        (result,) = await asyncio.to_thread(poll, phase)
+        (result,) = await asyncio.to_thread(poll, lambda: query('watchtower_phase_seconds{phase="weight_load"}'))
         assert result["metric"]["job"] == "watchtower" and result["metric"]["log"] == str(log)
         assert float(result["value"][1]) == 98.0
 
-        def current() -> list:
-            return json.loads(get(api + urllib.parse.quote("watchtower_phase == 1")))["data"]["result"]
-
-        (now,) = await asyncio.to_thread(poll, current)
+        (now,) = await asyncio.to_thread(poll, lambda: query("watchtower_phase == 1"))
         assert now["metric"]["watchtower_phase"] == "draft_init"
     finally:
         server.terminate()
@@ -143,3 +149,201 @@ async def test_a_real_prometheus_scrapes_the_phase_metric(tmp_path):
         if proc.returncode is None:
             proc.kill()
         await proc.wait()
+
+
+# ---------------------------------------------------------------- several nodes
+
+def stamped(lines: list[str]) -> list[str]:
+    """``node_log``'s lines one second apart (its own are all in one second): phases that take time."""
+    return [line.replace("23:39:00", f"23:39:{i:02d}") for i, line in enumerate(lines)]
+
+
+def two_nodes(tmp_path: Path) -> tuple[Path, Path]:
+    """n1 past its weight load (capturing CUDA graphs), n2 stuck in dist-init; the cluster file."""
+    from tests.test_cluster_core import node_log
+
+    logs = {"n1": stamped(node_log(["TP0", "TP1"], until="graph_begin")),
+            "n2": stamped(node_log(["TP2", "TP3"], until="dist_begin", node_rank=1))}
+    for name, lines in logs.items():
+        (tmp_path / f"{name}.log").write_text("\n".join(lines) + "\n")
+    conf = tmp_path / "nodes.toml"
+    conf.write_text("".join(f'[[node]]\nname = "{n}"\nlog = "{tmp_path / n}.log"\n\n' for n in logs))
+    return conf, tmp_path / "n2.log"
+
+
+async def watch_nodes(conf: Path, *extra: str) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "tui.cli", "watch", "--cluster", str(conf), "--plain", "--gpus", "none",
+        "--timeout", "90", *extra, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=REPO,
+        env=dict(os.environ, PYTHONUNBUFFERED="1"))
+
+
+def fail_n2(n2_log: Path) -> None:
+    from tests.test_cluster_core import node_log
+
+    failure = node_log(["TP2", "TP3"], until="dist_begin", node_rank=1, then_raise=True)[-3:]
+    with open(n2_log, "a") as f:
+        f.write("\n".join(failure) + "\n")
+
+
+def value(got: dict[str, float], name: str, **labels: str) -> float | None:
+    """The sample of ``name`` with exactly these labels, or None."""
+    return got.get(f"{name}{sorted(labels.items())}")
+
+
+async def test_several_nodes_have_a_node_label_each_and_the_attempts_verdict(tmp_path):
+    conf, n2_log = two_nodes(tmp_path)
+    port = free_port()
+    textfile = tmp_path / "textfile" / "watchtower.prom"
+    textfile.parent.mkdir()
+    proc = await watch_nodes(conf, "--metrics", f"127.0.0.1:{port}", "--metrics-textfile", str(textfile))
+    on = {"nodes": "n1,n2"}
+    try:
+        def scraped() -> dict[str, float] | None:  # once both nodes' logs are read
+            got = samples(get(f"http://127.0.0.1:{port}/metrics"))
+            return got if value(got, "watchtower_phase", node="n1", **on, watchtower_phase="cuda_graph") else None
+
+        got = await asyncio.to_thread(poll, scraped)
+        assert value(got, "watchtower_phase", node="n2", **on, watchtower_phase="dist_init") == 1.0
+        assert value(got, "watchtower_phase_seconds", node="n1", **on, phase="weight_load") == 3.0
+        assert value(got, "watchtower_phase_rank_seconds", node="n1", **on, phase="weight_load", rank="TP1") == 2.0
+        assert value(got, "watchtower_phase_seconds", node="n2", **on, phase="weight_load") is None
+        assert value(got, "watchtower_verdict", **on, watchtower_verdict="starting") == 1.0  # the attempt's: no node
+        assert value(got, "watchtower_node_verdict", node="n2", **on, watchtower_node_verdict="starting") == 1.0
+        assert value(got, "watchtower_attempt", **on) == 1.0
+
+        fail_n2(n2_log)
+        await expect(proc, "FAILED")
+        assert await proc.wait() == 1
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+        await proc.wait()
+    final = samples(textfile.read_text())  # written once more as the watch ended: the final verdict stays
+    assert value(final, "watchtower_verdict", **on, watchtower_verdict="failed") == 1.0
+    assert value(final, "watchtower_node_verdict", node="n2", **on, watchtower_node_verdict="failed") == 1.0
+    assert value(final, "watchtower_node_verdict", node="n1", **on, watchtower_node_verdict="failed") == 0.0
+    assert [k for k in final if k.startswith("watchtower_errors")] == [  # n2's error alone
+        f"watchtower_errors{sorted([('node', 'n2'), *on.items(), ('kind', 'RuntimeError')])}"], final
+    assert os.listdir(textfile.parent) == ["watchtower.prom"]  # no temporary file left beside it
+
+
+async def test_the_textfile_is_rewritten_while_the_startup_goes_on(tmp_path):
+    conf, n2_log = two_nodes(tmp_path)
+    textfile = tmp_path / "watchtower.prom"
+    proc = await watch_nodes(conf, "--metrics-textfile", str(textfile))
+    on = {"nodes": "n1,n2"}
+    try:
+        def read(name: str, **labels: str) -> dict[str, float] | None:
+            got = samples(textfile.read_text())
+            return got if value(got, name, node="n1", **on, **labels) is not None else None
+
+        first = await asyncio.to_thread(poll, lambda: read("watchtower_phase", watchtower_phase="cuda_graph"))
+        assert value(first, "watchtower_ready_seconds", node="n1", **on) is None
+        with open(tmp_path / "n1.log", "a") as f:  # n1 ends its CUDA graphs and serves
+            from tests.test_cluster_core import node_log
+
+            f.write("\n".join(stamped(node_log(["TP0", "TP1"], until="ready"))[-3:]) + "\n")
+        got = await asyncio.to_thread(poll, lambda: read("watchtower_ready_seconds"))  # a later tick wrote it again
+        assert value(got, "watchtower_ready_seconds", node="n1", **on) == 15.0  # 23:39:00 to 23:39:15 in n1's log
+        assert value(got, "watchtower_ready_seconds", node="n2", **on) is None  # absent, not 0
+    finally:
+        proc.kill()
+        await proc.wait()
+
+
+@pytest.mark.parametrize("where, words", [
+    ("missing/watchtower.prom", "no directory"),
+    ("watchtower.txt", "must end in .prom"),
+])
+def test_a_textfile_nowhere_to_write_is_one_line_and_exit_2(tmp_path, where, words):
+    out = subprocess.run([sys.executable, "-m", "tui.cli", "watch", str(tmp_path / "x.log"), "--plain",
+                          "--metrics-textfile", str(tmp_path / where)], capture_output=True, text=True, timeout=60,
+                         cwd=REPO)
+    assert out.returncode == 2 and out.stderr.count("\n") == 1 and words in out.stderr, out.stderr
+    assert str(tmp_path / where) in out.stderr and "Traceback" not in out.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(PROMETHEUS is None, reason="Prometheus is not installed (scripts/setup --test installs it)")
+async def test_a_real_prometheus_tells_the_nodes_apart(tmp_path):
+    conf, n2_log = two_nodes(tmp_path)
+    port = free_port()
+    proc = await watch_nodes(conf, "--metrics", f"127.0.0.1:{port}")
+    server, query = prometheus(tmp_path, port)
+    try:
+        (result,) = await asyncio.to_thread(poll, lambda: query('watchtower_phase_seconds{phase="weight_load"}'))
+        assert result["metric"]["node"] == "n1" and float(result["value"][1]) == 3.0
+        phases = await asyncio.to_thread(poll, lambda: (lambda r: r if len(r) == 2 else None)(
+            query("watchtower_phase == 1")))
+        assert {(r["metric"]["node"], r["metric"]["watchtower_phase"]) for r in phases} == {
+            ("n1", "cuda_graph"), ("n2", "dist_init")}
+        (attempt,) = query('watchtower_verdict{watchtower_verdict="starting"} == 1')
+        assert "node" not in attempt["metric"] and attempt["metric"]["job"] == "watchtower"
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        if proc.returncode is None:
+            proc.kill()
+        await proc.wait()
+
+
+# ---------------------------------------------------------------- the weight load's bytes and time left
+
+def exported(session) -> dict[str, float]:
+    """What a scrape of ``session`` (one log) would read, through prometheus_client's own exposition."""
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    from tui.present.metrics import StartupCollector, one_log
+
+    registry = CollectorRegistry(auto_describe=False)
+    loop = asyncio.new_event_loop()  # (not running: the snapshot is taken here, as after a watch ends)
+    try:
+        registry.register(StartupCollector(one_log(session), loop, {"log": "server.log"}))
+        return samples(generate_latest(registry).decode())
+    finally:
+        loop.close()
+
+
+def test_the_weight_loads_bytes_and_time_left_are_exported_with_their_source():
+    from tests.test_weight_load import GB, _loading_session
+
+    got = exported(_loading_session())
+    how = {"log": "server.log", "signal": "read", "simulated": "false"}
+    loaded = value(got, "watchtower_weight_load_loaded_bytes", **how)
+    assert loaded is not None and 7.0 * GB < loaded < 7.5 * GB  # what the dashboard words as 7.2/547 GB
+    assert value(got, "watchtower_weight_load_total_bytes", **how) == 547 * GB
+    low = value(got, "watchtower_weight_load_seconds_left", **how, bound="low")
+    high = value(got, "watchtower_weight_load_seconds_left", **how, bound="high")
+    assert low is not None and high is not None and 540 <= low <= high <= 660  # "~10:00 left"
+
+
+def test_a_simulated_reading_says_so_and_unknowns_are_absent_not_zero():
+    from tests.test_weight_load import LOG, _loading_session
+    from tui.core.events import LogChunk
+    from tui.session import WatchSession
+
+    simulated = exported(_loading_session(simulated=True))
+    assert any("simulated', 'true'" in k and k.startswith("watchtower_weight_load_loaded_bytes") for k in simulated)
+    assert not any("simulated', 'false'" in k for k in simulated)
+    quiet = WatchSession(clock=lambda: 1000.0)  # a weight load begun, no byte moved yet: nothing to say
+    quiet.handle(LogChunk("log", 0, LOG, 1000.0))
+    quiet.flush()
+    got = exported(quiet)
+    assert value(got, "watchtower_phase", log="server.log", watchtower_phase="weight_load") == 1.0
+    assert not any(k.startswith("watchtower_weight_load") for k in got), got
+
+
+def test_a_launchs_metrics_have_its_verdict_judged_with_the_process(tmp_path):
+    """`run`: a server killed mid-load is DEAD, as the launch judges it with its process (the log alone
+    cannot tell) — and the textfile's last write says so."""
+    textfile = tmp_path / "run.prom"
+    out = subprocess.run(
+        [sys.executable, "-m", "tui.cli", "run", "--plain", "--name", "k", "--log-dir", str(tmp_path / "logs"),
+         "--gpus", "none", "--no-check", "--timeout", "60", "--metrics-textfile", str(textfile), "--",
+         sys.executable, str(REPO / "tests" / "server_sim.py"), "--step", "0.01", "--outcome", "sigkill"],
+        capture_output=True, text=True, timeout=90, cwd=REPO, env=dict(os.environ, WATCHTOWER_DATA_DIR=str(tmp_path)))
+    assert out.returncode == 1 and "DEAD" in out.stdout, out.stdout + out.stderr
+    got = samples(textfile.read_text())
+    assert value(got, "watchtower_verdict", launch="k", watchtower_verdict="dead") == 1.0, got
+    assert value(got, "watchtower_attempt", launch="k") == 1.0

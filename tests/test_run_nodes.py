@@ -15,6 +15,7 @@ import pytest
 
 from tests.launch_helpers import no_leftover_servers  # noqa: F401 (autouse: no simulator outlives a test)
 from tests.test_cluster_core import wait_outcome
+from tests.test_metrics import samples, value
 from tui.cluster import default_session
 from tui.history import History
 from tui.launch.cluster import NodesLaunch
@@ -63,7 +64,7 @@ def test_the_same_command_on_two_nodes_with_node_ranks_reaches_ready(sshd_nodes,
     addr = f"127.0.0.2:{free_port()}"
     # --no-check: the simulator has no model directory and no real SGLang, which each node's preflight says
     result = cli(sshd_nodes, tmp_path, fake_sglang, "--nodes", f"{a.spec},{b.spec}", "--timeout", "60",
-                 "--no-check", "--", *command(addr))
+                 "--no-check", "--metrics-textfile", str(tmp_path / "mn.prom"), "--", *command(addr))
     assert result.returncode == 0, result.stdout + result.stderr
     out = result.stdout
     assert f"check: ✓ dist-init address: {addr} on every node" in out
@@ -74,6 +75,11 @@ def test_the_same_command_on_two_nodes_with_node_ranks_reaches_ready(sshd_nodes,
     assert "left running: 127.0.0.2: kill -INT -- -" in out
     node2 = (tmp_path / "logs" / "mn-127.0.0.3-v1.log").read_text()
     assert "TP3" in node2 and "TP0" not in node2  # --node-rank 1 was added on node 2
+    metrics = samples((tmp_path / "mn.prom").read_text())  # the textfile's last write: per node, and the attempt
+    assert value(metrics, "watchtower_verdict", launch="mn", watchtower_verdict="ready") == 1.0
+    assert value(metrics, "watchtower_phase", launch="mn", node="127.0.0.3", watchtower_phase="dist_init") == 0.0
+    assert value(metrics, "watchtower_phase_rank_seconds", launch="mn", node="127.0.0.3", phase="weight_load",
+                 rank="TP3") is not None
 
 
 def cluster_file(tmp_path: Path, nodes, node2_args: list[str]) -> Path:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.test_cluster_core import wait_outcome
+from tests.test_metrics import samples, value
 from tui.cluster import default_session
 from tui.core.slurm import SlurmRequest
 from tui.history import History
@@ -32,7 +33,7 @@ def test_run_slurm_plain_submits_a_two_node_job_and_follows_it_to_ready(slurm_en
     result = subprocess.run(
         [sys.executable, "-m", "tui.cli", "run", "--slurm", "--nodes", "2", "--plain", "--name", "sim",
          "--log-dir", str(tmp_path / "logs"), "--gpus", "none", "--timeout", "90",
-         "--env", "HF_TOKEN=hf_secretvalue123", "--", *SIM],
+         "--metrics-textfile", str(tmp_path / "sim.prom"), "--env", "HF_TOKEN=hf_secretvalue123", "--", *SIM],
         capture_output=True, text=True, env=env, cwd=REPO, timeout=150,
     )
     assert result.returncode == 0, result.stdout + result.stderr
@@ -53,6 +54,12 @@ def test_run_slurm_plain_submits_a_two_node_job_and_follows_it_to_ready(slurm_en
     rows = json.loads(history.stdout)
     rows = rows if isinstance(rows, list) else rows.get("attempts", rows)
     assert rows[0]["host"] == "slurm" and str(rows[0]["pid"]) == job and rows[0]["outcome"] == "ready"
+    metrics = samples((tmp_path / "sim.prom").read_text())  # the textfile's last write: each task a node
+    assert value(metrics, "watchtower_verdict", launch="sim", watchtower_verdict="ready") == 1.0
+    assert value(metrics, "watchtower_attempt", launch="sim") == 1.0
+    for node in ("n1", "n2"):
+        assert value(metrics, "watchtower_phase_seconds", launch="sim", node=node, phase="weight_load") is not None
+    assert value(metrics, "watchtower_node_verdict", launch="sim", node="n1", watchtower_node_verdict="ready") == 1.0
 
 
 async def test_stop_cancels_verified_and_relaunch_submits_a_new_job(slurm_env, tmp_path):

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.test_metrics import samples, value
 from tests.test_watch_plain import expect, finish
 
 REPO = Path(__file__).parent.parent
@@ -62,7 +63,7 @@ async def test_a_two_node_job_is_followed_on_both_nodes_to_ready(slurm_env, tmp_
 
 async def test_one_nodes_task_killed_fails_the_attempt_and_names_the_node(slurm_env, tmp_path):
     job = submit(slurm_env, job_script(tmp_path, node2="sigkill"))
-    proc = await watch(job)
+    proc = await watch(job, "--metrics-textfile", str(tmp_path / "job.prom"))
     seen: list[str] = []
     line = await expect(proc, "DEAD on", seen)
     code, out, err = await finish(proc)
@@ -73,6 +74,10 @@ async def test_one_nodes_task_killed_fails_the_attempt_and_names_the_node(slurm_
     assert "[n1] STARTING: " in out or "[n1] READY: " in out
     barrier = "".join(seen) + out
     assert "weight load done: 2/4 ranks; not yet: n2 TP2" in barrier
+    metrics = samples((tmp_path / "job.prom").read_text())  # the last write: the job's tasks as nodes
+    assert value(metrics, "watchtower_verdict", slurm_job=job, watchtower_verdict="dead") == 1.0
+    assert value(metrics, "watchtower_node_verdict", slurm_job=job, node="n2", watchtower_node_verdict="dead") == 1.0
+    assert value(metrics, "watchtower_node_verdict", slurm_job=job, node="n1", watchtower_node_verdict="dead") == 0.0
 
 
 async def test_scancel_from_outside_is_a_cancelled_verdict(slurm_env, tmp_path):

@@ -4,8 +4,8 @@ The app renders a :class:`~tui.session.WatchSession`; it parses nothing. The ses
 tells it what changed at most ~15 times a second and each widget redraws from the
 session's models.
 
-Extending it (the launcher does): ``add_key`` binds a key to a callback (listed in
-the footer, help and command palette), ``panels=`` mounts extra widgets above the
+Extending it (the launcher does): ``add_key`` binds one of ``keys.EXTRA_KEYS``'s actions to a
+callback (its key as the key map says; listed in the footer, help and command palette), ``panels=`` mounts extra widgets above the
 log, ``before_quit`` holds hooks that may veto ``q`` (e.g. "a launched server is still
 running: stop it?").
 """
@@ -31,7 +31,7 @@ from textual.widgets import Input, Static
 from tui.app.clipboard import copy_text
 from tui.app.gpus import GpuPanel
 from tui.app.header import VerdictHeader
-from tui.app.keys import DESCRIPTIONS, KEYS, HelpScreen, KeyBar, app_keys, key_of, shown_key
+from tui.app.keys import ACTIONS, DESCRIPTIONS, KEYS, HelpScreen, KeyBar, app_keys, key_of, shown_key
 from tui.app.logview import LogView
 from tui.app.nodes import BarrierPanel, ClusterPanel, NodeRows
 from tui.app.processes import ProcessTree
@@ -70,7 +70,8 @@ class LogStatus(Static):
         text = Text(no_wrap=True, overflow="ellipsis", end="")
         text.append(" Log ", palette.style("title"))
         if app.nodes is not None:
-            text.append(f"{app.node_filter} only (o: next node) · " if app.node_filter else "all nodes (o: one node) · ",
+            text.append(f"{app.node_filter} only ({app.key_for('next_node')}: next node) · " if app.node_filter
+                        else f"all nodes ({app.key_for('next_node')}: one node) · ",
                         palette.style("behind"))
         last = scrollback.get(scrollback.end_seq - 1)
         current = last.number if last is not None and app.nodes is None else scrollback.end_seq
@@ -113,7 +114,7 @@ class WatchtowerApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "Watchtower"
     BINDINGS: ClassVar[list[BindingType]] = [*KEYS]
-    #: Whether F applies a hint's fix (only an app that can relaunch: the launcher).
+    #: Whether F (``apply_fix``) applies a hint's fix (only an app that can relaunch: the launcher).
     can_apply_fix = False
     HORIZONTAL_BREAKPOINTS = [(0, "-tiny"), (70, "-narrow"), (120, "-wide"), (170, "-very-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-cramped"), (20, "-short"), (34, "-tall")]
@@ -158,8 +159,7 @@ class WatchtowerApp(App[int]):
         self.output_dir = Path(output_dir)
         self.before_quit: list[QuitHook] = []
         self._extra_panels = list(panels)
-        self._extra_keys: dict[str, tuple[str, str, Callable[[], object]]] = {}
-        self._shown: dict[str, bool] = {}  # extra key -> listed in the footer
+        self._extra_keys: dict[str, Callable[[], object]] = {}  # action (keys.EXTRA_KEYS) -> callback
         self._autostart = autostart
         self.show_ranks = False
         self.last_report: Path | None = None
@@ -209,7 +209,7 @@ class WatchtowerApp(App[int]):
         if self.nodes is not None:
             self.screen.add_class("-nodes")
             self._follow_nodes(self.nodes)
-            self.add_key("o", "node", self.action_next_node)
+            self.add_key("next_node", self.action_next_node)
             self.set_interval(1.0, self._sync_nodes)  # quiet times move on while nothing arrives
             return
         self.session.subscribe(self.on_session_update)
@@ -360,19 +360,29 @@ class WatchtowerApp(App[int]):
 
     # ---------------------------------------------------------------- extension points
 
-    def add_key(self, key: str, description: str, callback: Callable[[], object], show: bool = True) -> None:
-        """Bind ``key`` to ``callback`` (sync or async); listed in the footer, help and palette."""
-        name = f"x{len(self._extra_keys)}"
-        self._extra_keys[name] = (key, description, callback)
-        self._shown[key] = show
-        self.bind(key, f"extra('{name}')", description=description, show=show)
+    def add_key(self, action: str, callback: Callable[[], object]) -> None:
+        """Bind ``action``'s key (``keys.EXTRA_KEYS``, as the key map moves it) to ``callback`` (sync
+        or async); listed in the help and the palette, and in the footer if the table says so."""
+        binding = ACTIONS[action]
+        self._extra_keys[action] = callback
+        self.bind(key_of(action, self.keymap), f"extra('{action}')", description=binding.description,
+                  show=binding.show)
         if self.is_running:
             self.query_one(KeyBar).refresh()
 
-    async def action_extra(self, name: str) -> None:
-        result = self._extra_keys[name][2]()
+    async def action_extra(self, action: str) -> None:
+        result = self._extra_keys[action]()
         if inspect.isawaitable(result):
             await result
+
+    @property
+    def fix_key(self) -> str | None:
+        """The key the header offers for applying a hint's fix, as mapped; None where no key does."""
+        return self.key_for("apply_fix") if self.can_apply_fix else None
+
+    def key_for(self, action: str) -> str:
+        """``action``'s key as shown, as the key map binds it: for the words that name a key."""
+        return shown_key(action, self.keymap)
 
     def footer_entries(self) -> list[tuple[str, str, str]]:
         """(key, key as shown, short description) of the keys the footer shows, in order; ``w``
@@ -383,21 +393,27 @@ class WatchtowerApp(App[int]):
             after = next((i + 1 for i, entry in enumerate(entries) if entry[0] == copy), len(entries))
             # after y (copy the error): both follow a failure
             entries.insert(after, (report, shown_key("write_report", self.keymap), "Report"))
-        entries += [(key, key, description) for key, description, _ in self._extra_keys.values() if self._shown[key]]
+        entries += [self.extra_entry(action) for action in self._extra_keys if ACTIONS[action].show]
         return entries
 
+    def extra_entry(self, action: str, description: str | None = None) -> tuple[str, str, str]:
+        """The footer's entry of an added key: (key, key as shown, ``description`` or the table's)."""
+        return (key_of(action, self.keymap), shown_key(action, self.keymap),
+                description or ACTIONS[action].description)
+
     def key_rows(self) -> list[tuple[str, str]]:
-        rows = [(shown_key(b.action, self.keymap), DESCRIPTIONS.get(b.action, b.description)) for b in KEYS]
-        rows += [(key, description) for key, description, _ in self._extra_keys.values()]
-        return rows
+        """The help's rows: every key as mapped, and what it does."""
+        actions = [b.action for b in KEYS] + list(self._extra_keys)
+        return [(shown_key(action, self.keymap), DESCRIPTIONS[action]) for action in actions]
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         for binding in KEYS:
             action = getattr(self, f"action_{binding.action}")
             help_text = f"{DESCRIPTIONS.get(binding.action, '')} (key: {shown_key(binding.action, self.keymap)})"
             yield SystemCommand(binding.description, help_text, action)
-        for key, description, callback in self._extra_keys.values():
-            yield SystemCommand(description, f"key: {key}", callback)
+        for action, callback in self._extra_keys.items():
+            yield SystemCommand(ACTIONS[action].description,
+                                f"{DESCRIPTIONS[action]} (key: {shown_key(action, self.keymap)})", callback)
 
     # ---------------------------------------------------------------- actions: log
 

@@ -88,8 +88,8 @@ class VerdictHeader(Widget):
         rows = [top, line]
         found = self.hints = list(pushed.hints) if kind == "failed" else []
         if found:
-            apply = bool(getattr(self.app, "can_apply_fix", False))
-            rows.extend(hint_rows(found[0], width, palette, self.app.console, apply=apply))
+            fix_key = getattr(self.app, "fix_key", None)
+            rows.extend(hint_rows(found[0], width, palette, self.app.console, fix_key=fix_key))
         elif kind == "starting" and pushed.note is not None:
             note = pushed.note
             hint = Text(no_wrap=True, overflow="ellipsis", end="")
@@ -102,16 +102,16 @@ class VerdictHeader(Widget):
         return Text("\n", end="").join(rows)
 
 
-def hint_rows(hint: Diagnosis, width: int, palette: Palette, console: Console, apply: bool = True) -> list[Text]:
+def hint_rows(hint: Diagnosis, width: int, palette: Palette, console: Console, fix_key: str | None = "F") -> list[Text]:
     """``hint: why — fix  [F] apply`` on one row, or two where it does not fit; the fix comes
     first when even two rows would cut it, so what to do is never the part an ellipsis hides.
-    ``apply``: the app's F key applies the fix (a launch it can relaunch); else (``watch``, ``demo``)
-    no key is offered and the fix is said as the change to make by hand."""
+    ``fix_key``: the app's key that applies the fix (a launch it can relaunch); None (``watch``,
+    ``demo``): no key is offered and the fix is said as the change to make by hand."""
     row = Text(end="")
     row.append(" hint: ", palette.style("title"))
-    if apply:
+    if fix_key is not None:
         fixes = "; ".join(action.text for action in hint.fix)
-        key = "  [F] apply"
+        key = f"  [{fix_key}] apply"
     else:
         fixes = fix_words(hint.fix)
         key = ""

@@ -39,37 +39,57 @@ KEYS: list[Binding] = [
     Binding("q", "quit", "Quit", id="quit"),
 ]
 
-#: Keys the launcher and the node view add (``x`` stop, ``r`` relaunch …): a key map may not take them.
-RESERVED = ("x", "r", "R", "a", "c", "k", "F", "o", "escape", "ctrl+p")
+#: Keys only some dashboards have: the launcher's (``run``, ``attach``) and the node view's (``o``,
+#: several nodes). The app binds them with ``add_key(action, …)``; a key map moves them as it moves
+#: the others, so its check knows them all.
+EXTRA_KEYS: list[Binding] = [
+    Binding("x", "stop", "Stop server"),
+    Binding("r", "relaunch", "Relaunch"),
+    Binding("R", "edit_relaunch", "Edit + relaunch"),
+    Binding("a", "attempts", "Attempts"),
+    Binding("c", "checks", "Checks", show=False),
+    Binding("k", "kill_holders", "Kill GPU leftovers", show=False),
+    Binding("F", "apply_fix", "Apply the hint's fix", show=False),
+    Binding("o", "next_node", "Node", show=False),
+]
+#: Every action a key map may name, in the order help lists them.
+ACTIONS: dict[str, Binding] = {b.action: b for b in [*KEYS, *EXTRA_KEYS]}
+#: Keys Textual keeps (the log's scrolling, focus, the command palette, quit, copy) and the modals'
+#: close: a key map binding one of them would never be reached.
+RESERVED = ("escape", "tab", "shift+tab", "ctrl+p", "ctrl+q", "ctrl+c", "up", "down", "left", "right", "home", "end",
+            "pageup", "pagedown")
 #: Key names shown as the character they are.
 SHOWN = {"slash": "/", "question_mark": "?", "comma": ",", "full_stop": ".", "minus": "-", "plus": "+"}
 
 
 def key_of(action: str, keymap: dict[str, str] | None = None) -> str:
-    """The key (Textual's name; several comma-separated) bound to ``action``, the key map's first."""
-    binding = next(b for b in KEYS if b.action == action)
-    return (keymap or {}).get(action, binding.key)
+    """The key (Textual's name; several comma-separated) bound to ``action``: the key map's, else the default."""
+    return (keymap or {}).get(action, ACTIONS[action].key)
 
 
 def shown_key(action: str, keymap: dict[str, str] | None = None) -> str:
     """``action``'s key as the help and the footer show it: ``/`` for slash, ``?`` for question_mark."""
-    binding = next(b for b in KEYS if b.action == action)
     if keymap and action in keymap:
         return ",".join(SHOWN.get(k.strip(), k.strip()) for k in keymap[action].split(","))
+    binding = ACTIONS[action]
     return binding.key_display or binding.key
 
 
 def check_keymap(keymap: dict[str, str]) -> str | None:
-    """Why ``keymap`` cannot be used (two actions on one key, a launcher's key taken), else None."""
+    """Why ``keymap`` cannot be used (two actions on one key, a key Textual keeps), else None; the
+    reason names an action the key map sets, as the file has it."""
     owner: dict[str, str] = {}
-    for binding in KEYS:
-        for key in key_of(binding.action, keymap).split(","):
+    for action in ACTIONS:
+        for key in key_of(action, keymap).split(","):
             key = key.strip()
             if key in RESERVED:
-                return f"keys.{binding.action} = {key!r}: that key is the launcher's or the view's own"
+                return f"keys.{action} = {key!r}: Textual keeps that key (scrolling, focus, the palette, quit)"
             if key in owner:
-                return f"keys.{binding.action} = {key!r}: {owner[key]} has that key too"
-            owner[key] = binding.action
+                other = owner[key]
+                mapped, unmapped = (action, other) if action in keymap else (other, action)
+                by_default = "" if unmapped in keymap else " by default"
+                return f"keys.{mapped} = {key!r}: {unmapped} has that key too{by_default}"
+            owner[key] = action
     return None
 
 
@@ -91,6 +111,14 @@ DESCRIPTIONS: dict[str, str] = {
     "write_report": "write a plain-text report (verdict, timeline, errors with tracebacks)",
     "help": "this help",
     "quit": "quit",
+    "stop": "stop the server (asks first; SIGINT, then SIGTERM, then SIGKILL)",
+    "relaunch": "relaunch the same command as the next attempt",
+    "edit_relaunch": "edit the command line and environment, then relaunch",
+    "attempts": "the attempts panel: each attempt's outcome and what changed",
+    "checks": "the preflight checks panel",
+    "kill_holders": "kill processes that are not ours but hold GPU memory",
+    "apply_fix": "the relaunch editor with the hint's fix applied",
+    "next_node": "the log of one node, then the next, then every node's",
 }
 
 

@@ -133,7 +133,8 @@ class ChecksPanel(Static):
         report = self.launch.preflight_report
         if report is None:
             return [("no preflight has run (--no-check, or nothing launched yet)", "dim")]
-        head = report.summary + (": the launch was refused (F applies a fix, --no-check launches anyway)"
+        fix = self.app.key_for("apply_fix")  # type: ignore[attr-defined]
+        head = report.summary + (f": the launch was refused ({fix} applies a fix, --no-check launches anyway)"
                                  if self.launch.refused is report else "")
         out = [(head, "title")]
         for status, style in (("fail", "failed"), ("warn", "running")):
@@ -148,7 +149,7 @@ class ChecksPanel(Static):
     def render(self) -> Text:
         palette = self.app.palette  # type: ignore[attr-defined]
         text = Text(end="")
-        text.append(" Checks (c closes)\n", palette.style("title"))
+        text.append(f" Checks ({self.app.key_for('checks')} closes)\n", palette.style("title"))  # type: ignore[attr-defined]
         for line, style in self.rows():
             text.append(f" {line}\n", palette.style(style))
         return text
@@ -174,13 +175,13 @@ class LaunchApp(WatchtowerApp):
         launch.terminal = self._terminal
         launch.subscribe(self._on_launch_event)
         self.before_quit.append(self._confirm_quit)
-        self.add_key("x", "Stop server", self.key_stop)
-        self.add_key("r", "Relaunch", self.key_relaunch)
-        self.add_key("R", "Edit + relaunch", self.key_edit)
-        self.add_key("a", "Attempts", self.key_attempts)
-        self.add_key("c", "Checks", self.key_checks, show=False)
-        self.add_key("k", "Kill GPU leftovers", self.key_kill_holders, show=False)
-        self.add_key("F", "Apply the hint's fix", self.key_fix, show=False)
+        self.add_key("stop", self.key_stop)
+        self.add_key("relaunch", self.key_relaunch)
+        self.add_key("edit_relaunch", self.key_edit)
+        self.add_key("attempts", self.key_attempts)
+        self.add_key("checks", self.key_checks)
+        self.add_key("kill_holders", self.key_kill_holders)
+        self.add_key("apply_fix", self.key_fix)
         self._busy = False  # a launch, stop or relaunch is under way: keys that start another wait
 
     def on_mount(self) -> None:
@@ -213,7 +214,7 @@ class LaunchApp(WatchtowerApp):
             run = await self.launch.start(launch=not self.attach_only)
             if self.launch.reattached:
                 self.notify(
-                    f"Reattached to v{run.attempt} (pid {run.pid}), started earlier; r relaunches it", timeout=6
+                    f"Reattached to v{run.attempt} (pid {run.pid}), started earlier; {self.key_for('relaunch')} relaunches it", timeout=6
                 )
         except PreflightRefused:
             self._refused()
@@ -228,22 +229,23 @@ class LaunchApp(WatchtowerApp):
 
     def footer_entries(self) -> list[tuple[str, str, str]]:
         """The keys that matter now first: F while a failure has a fix to apply, c while the last
-        preflight has a ⚠ or ✗ to read; x only while a server runs."""
-        entries = [e for e in super().footer_entries() if e[0] != "x" or self.launch.server_running]  # nothing to stop
+        preflight has a ⚠ or ✗ to read; x (stop) only while a server runs. Each as the key map binds it."""
+        stop = self.extra_entry("stop")
+        entries = [e for e in super().footer_entries() if e != stop or self.launch.server_running]  # nothing to stop
         now = []
         verdict = self.verdict()
         if verdict.kind in ("failed", "dead", "refused") and any(h.fix for h in self.judging.hints):
-            now.append(("F", "F", "Apply fix"))
+            now.append(self.extra_entry("apply_fix", "Apply fix"))
         report = self.launch.preflight_report
         if report is not None and any(c.status != "ok" for c in report.checks):
-            now.append(("c", "c", "Checks"))
+            now.append(self.extra_entry("checks"))
         if any(not h.ours for h in self.launch.gpu_holders()):
-            now.append(("k", "k", "Kill GPU leftovers"))
+            now.append(self.extra_entry("kill_holders"))
         return entries[:1] + now + entries[1:]
 
     def _refused(self) -> None:
         """A launch its preflight refused: the verdict says so (the header), the checks panel opens."""
-        self.launch_line.say("not launched: a preflight check failed (c lists the checks)")
+        self.launch_line.say(f"not launched: a preflight check failed ({self.key_for('checks')} lists the checks)")
         self.checks_panel.add_class("-open")
         self.checks_panel.refresh(layout=True)
 
@@ -285,7 +287,7 @@ class LaunchApp(WatchtowerApp):
             try:
                 await coro
             except GpuBusy as exc:
-                self.launch_line.say("GPUs busy: press k to see and kill the holders")
+                self.launch_line.say(f"GPUs busy: press {self.key_for('kill_holders')} to see and kill the holders")
                 self._offer_kill(exc.holders, "Other processes hold GPU memory; launching now would run out of memory:")
                 return
             except PreflightRefused:

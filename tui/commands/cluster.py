@@ -21,7 +21,7 @@ import argparse
 import re
 import tomllib
 
-from tui.commands.options import gpu_options, seconds
+from tui.commands.options import gpu_options, metrics_options, seconds
 from tui.core.cluster import ROLES
 from tui.core.errors import UsageError
 from tui.core.files import read_text
@@ -55,6 +55,7 @@ def cluster_options(args: argparse.Namespace) -> ClusterOptions:
         gpus=gpu_options(args),
         stall_limits=getattr(args, "stall_limit", None),
         health=getattr(args, "health", None),
+        metrics=metrics_options(args),
     )
 
 

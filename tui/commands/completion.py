@@ -55,7 +55,8 @@ def run(args: argparse.Namespace) -> int:
                         option.complete = LAUNCHES  # type: ignore[attr-defined]
                     elif option.dest in ("host", "hosts"):
                         option.complete = HOSTS  # type: ignore[attr-defined]
-                    elif option.dest in ("log", "file", "cluster", "env_file", "output", "server", "theme"):
+                    elif option.dest in ("log", "file", "cluster", "env_file", "output", "server", "theme",
+                                         "metrics_textfile"):
                         option.complete = shtab.FILE  # type: ignore[attr-defined]
                     elif option.dest in ("log_dir", "shm"):
                         option.complete = shtab.DIRECTORY  # type: ignore[attr-defined]

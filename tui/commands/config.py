@@ -42,9 +42,9 @@ def load(path: str | None, environ: Mapping[str, str] = os.environ) -> Config:
         raise ConfigError(f"config {file}: not valid TOML: {exc}") from None
     actions: tuple[str, ...] = ()
     if "keys" in data:  # the dashboard's action names (its imports only when there is a key map)
-        from tui.app.keys import KEYS
+        from tui.app.keys import ACTIONS
 
-        actions = tuple(b.action for b in KEYS)
+        actions = tuple(ACTIONS)
     config = parse(data, str(file), environ, actions)
     if config.keys:
         from tui.app.keys import check_keymap
@@ -99,6 +99,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="The effective settings (the config file, the environment, these flags) "
                        "and where each came from.")
     for setting in (*SETTINGS, STALL):
+        if isinstance(setting.default, bool):  # a switch, as the commands have it (--smoke)
+            p.add_argument(setting.flag, dest=setting.dest, default=argparse.SUPPRESS, action="store_true",
+                           help=setting.help)
+            continue
         p.add_argument(setting.flag, dest=setting.dest, default=argparse.SUPPRESS, metavar="VALUE", help=setting.help,
                        type=lambda text, s=setting: flag_value(s, text))
     p.add_argument("--hosts", action="store_true", help="only the [hosts] names, one a line (shell completion reads them)")
@@ -106,7 +110,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tui.app.keys import KEYS
+    from tui.app.keys import ACTIONS
 
     config: Config = getattr(args, "settings", None) or load(None)
     if args.hosts:
@@ -133,8 +137,7 @@ def run(args: argparse.Namespace) -> int:
         row(f"hosts.{name}", value, f"{FILE} {config.path}")
     for name, value in config.clusters.items():
         row(f"clusters.{name}", value, f"{FILE} {config.path}")
-    for binding in KEYS:
-        action = binding.action
+    for action, binding in ACTIONS.items():
         if action in config.keys:
             row(f"keys.{action}", config.keys[action], f"{FILE} {config.path}")
         else:

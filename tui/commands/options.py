@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 
 from tui.core.limits import StallLimits
-from tui.core.options import GPU_SOURCES, GpuOptions, LaunchOptions, PlaybackOptions, WatchOptions
+from tui.core.errors import UsageError
+from tui.core.options import GPU_SOURCES, GpuOptions, LaunchOptions, MetricsOptions, PlaybackOptions, WatchOptions
 
 
 def seconds(text: str) -> float:
@@ -82,8 +84,38 @@ def add_metrics_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--metrics", type=metrics_address, metavar="HOST:PORT",
         help="serve the startup as Prometheus metrics at http://HOST:PORT/metrics while watching "
-        "(phase durations, current phase, verdict, attempt, time to ready)",
+        "(phase durations, current phase, verdict, weight-load bytes and time left, attempt, time to ready; "
+        "per node with several)",
     )
+    parser.add_argument(
+        "--metrics-textfile", metavar="PATH.prom",
+        help="write the same metrics to PATH.prom every few seconds (temp file + rename) for node_exporter's "
+        "textfile collector; its directory must exist",
+    )
+
+
+def check_textfile(text: str) -> str:
+    """``--metrics-textfile PATH``: a ``.prom`` file (node_exporter reads no other) in a directory
+    that exists and this user may write to; else one line saying which is not so, exit 2."""
+    path = os.path.abspath(os.path.expanduser(text))
+    folder = os.path.dirname(path)
+    if not path.endswith(".prom"):
+        raise UsageError(f"--metrics-textfile {text}: the name must end in .prom (node_exporter's textfile "
+                         "collector reads no other)")
+    if not os.path.isdir(folder):
+        raise UsageError(f"--metrics-textfile {text}: no directory {folder} (node_exporter's "
+                         "--collector.textfile.directory, made beforehand)")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UsageError(f"--metrics-textfile {text}: {folder} is not writable by this user")
+    return path
+
+
+def metrics_options(args: argparse.Namespace) -> MetricsOptions:
+    """``--metrics`` and ``--metrics-textfile`` (a .prom file in a directory there is: else one line, exit 2)."""
+    textfile = getattr(args, "metrics_textfile", None)
+    return MetricsOptions(getattr(args, "metrics", None), check_textfile(textfile) if textfile is not None else None)
+
+
 SMOKE_HELP = ("after the ready line, send one tiny completion (/v1/completions, max_tokens 1) to the port the "
               "log names: ready only once it answers; the time to the first token is shown")
 
@@ -131,7 +163,7 @@ def watch_options(args: argparse.Namespace) -> WatchOptions:
         gpus=gpu_options(args),
         stall_limits=args.stall_limit,
         health=getattr(args, "health", None),
-        metrics=getattr(args, "metrics", None),
+        metrics=metrics_options(args),
         smoke=bool(getattr(args, "smoke", False)),
     )
 
@@ -140,7 +172,7 @@ def launch_options(args: argparse.Namespace, *, attach_only: bool = False) -> La
     return LaunchOptions(
         server=args.server, gpus=gpu_options(args), theme=args.theme, timeout=args.timeout, attach_only=attach_only,
         preflight=not getattr(args, "no_check", False), shm=getattr(args, "shm", None),
-        metrics=getattr(args, "metrics", None),
+        metrics=metrics_options(args),
     )
 
 

@@ -22,6 +22,7 @@ is a :class:`ConfigError` naming the key and the file: one line, exit 2.
     [launch]
     log_dir = "/scratch/wt-logs"   # run --log-dir
     health = "http://127.0.0.1:30000/health"
+    smoke = false              # --smoke
     stop_grace = "15,10"
     on_ready = "notify-send ready"
     on_fail = "notify-send failed"
@@ -35,6 +36,8 @@ is a :class:`ConfigError` naming the key and the file: one line, exit 2.
     [keys]                     # the dashboard's keys, by action (``?`` shows them as mapped)
     next_error = "e"
     quit = "q"
+    stop = "X"                 # the launcher's (stop, relaunch, edit_relaunch, attempts, checks,
+    next_node = "O"            # kill_holders, apply_fix) and the node view's (next_node) too
 """
 
 from __future__ import annotations
@@ -67,6 +70,21 @@ def _seconds(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
         raise TypeError("a number of seconds greater than 0")
     return float(value)
+
+
+def _switch(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError("true or false")
+    return value
+
+
+#: The words a switch may be given as in the environment (``WATCHTOWER_LAUNCH_SMOKE=1``).
+SWITCH_WORDS = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
+
+
+def switch_text(text: str) -> Any:
+    """An environment variable's text as a switch (true/false, 1/0, yes/no, on/off); else the text, refused by ``_switch``."""
+    return SWITCH_WORDS.get(text.strip().lower(), text)
 
 
 def _gpu_source(value: Any) -> str:
@@ -108,6 +126,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("display.theme", "theme", "--theme", None, _string, "dashboard theme: a name or a .toml file"),
     Setting("launch.log_dir", "log_dir", "--log-dir", None, _string, "where run's attempt logs go"),
     Setting("launch.health", "health", "--health", None, _string, "ready also needs this URL to answer 200"),
+    Setting("launch.smoke", "smoke", "--smoke", False, _switch, "ready only once one tiny completion answered"),
     Setting("launch.stop_grace", "stop_grace", "--stop-grace", "15,10", _grace, "seconds after SIGINT, SIGTERM"),
     Setting("launch.on_ready", "on_ready", "--on-ready", None, _string, "shell command run when ready"),
     Setting("launch.on_fail", "on_fail", "--on-fail", None, _string, "shell command run on failure"),
@@ -209,6 +228,8 @@ def parse(data: Mapping[str, Any], path: str | None, environ: Mapping[str, str] 
                     given = float(raw)
                 except ValueError:
                     raise ConfigError(f"{setting.env}: expected a number of seconds, got {raw!r}") from None
+            elif setting.check is _switch:
+                given = switch_text(raw)
             try:
                 config.values[setting.key] = Origin(setting.check(given), ENVIRONMENT)
             except TypeError as exc:

@@ -22,6 +22,18 @@ class GpuOptions:
 
 
 @dataclass(frozen=True, slots=True)
+class MetricsOptions:
+    """``--metrics HOST:PORT`` and ``--metrics-textfile PATH``: the startup for Prometheus (served,
+    or written for node_exporter's textfile collector); false when neither was asked for."""
+
+    address: str | None = None
+    textfile: str | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.address or self.textfile)
+
+
+@dataclass(frozen=True, slots=True)
 class WatchOptions:
     """`watch` (and `replay --plain`): one log, here or on ``host``."""
 
@@ -35,7 +47,7 @@ class WatchOptions:
     gpus: GpuOptions = field(default_factory=GpuOptions)
     stall_limits: StallLimits | None = None  # --stall-limit
     health: str | None = None  # --health URL: ready also needs it to answer 200
-    metrics: str | None = None  # --metrics HOST:PORT: serve the startup to Prometheus
+    metrics: MetricsOptions = field(default_factory=MetricsOptions)
     smoke: bool = False  # --smoke: ready only once one tiny completion answered
 
 
@@ -50,7 +62,7 @@ class LaunchOptions:
     attach_only: bool = False  # `attach`: follow the running attempt, never start one
     preflight: bool = True  # check before every launch and relaunch; refuse on a ✗ (`run --no-check`: off)
     shm: str | None = None  # the shared-memory mount the preflight looks at (default /dev/shm)
-    metrics: str | None = None  # --metrics HOST:PORT: serve the startup to Prometheus
+    metrics: MetricsOptions = field(default_factory=MetricsOptions)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,3 +114,4 @@ class ClusterOptions:
     gpus: GpuOptions = field(default_factory=GpuOptions)
     stall_limits: StallLimits | None = None  # --stall-limit: per node, per phase
     health: str | None = None  # --health URL: the serving node's (asked from its host)
+    metrics: MetricsOptions = field(default_factory=MetricsOptions)

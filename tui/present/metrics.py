@@ -1,33 +1,51 @@
-"""`--metrics HOST:PORT`: the startup as Prometheus metrics, served by ``prometheus_client``
-while Watchtower watches or runs (``watch``, ``run``, ``attach``, any output).
+"""`--metrics HOST:PORT` and `--metrics-textfile PATH`: the startup as Prometheus metrics, served
+by ``prometheus_client`` while Watchtower watches or runs (``watch``, ``run``, ``attach``; one log
+or several nodes, a Slurm job; any output), or written for node_exporter's textfile collector.
 
-Read at scrape time, never pushed: each scrape asks the event loop that owns the session for
-a snapshot (the session is the loop's alone; the HTTP server has a thread of its own), so the
-numbers are exactly what the dashboard or ``--plain`` would say at that moment.
+Read at collection time, never pushed: each scrape (or textfile tick) asks the event loop that owns
+the sessions for a snapshot (the sessions are the loop's alone; the HTTP server has a thread of its
+own), so the numbers are exactly what the dashboard or ``--plain`` would say at that moment.
+
+Per node (labelled ``node`` when several nodes or a Slurm job's tasks are watched):
 
     watchtower_phase_seconds{phase}             a finished phase's duration (log time)
     watchtower_phase_rank_seconds{phase,rank}   each rank's part of it
     watchtower_phase_progress{phase}            the running phase's progress, 0–1 (when a bar says)
     watchtower_phase{watchtower_phase=…}        the current phase, as a state set
-    watchtower_verdict{watchtower_verdict=…}    starting, loading, stalled?, ready, failed, dead …
     watchtower_errors{kind}                     fatal errors so far, by kind
-    watchtower_attempt                          the attempt (a launch's vN, else the startup's number in the log)
     watchtower_ready_seconds                    log time from the first line to ready, once ready
+    watchtower_weight_load_loaded_bytes         the running weight load: bytes loaded, where known
+    watchtower_weight_load_total_bytes          … of how many (the checkpoint's share), where known
+    watchtower_weight_load_seconds_left{bound}  … time left, a range (low, high), once the rate is stable
+    watchtower_node_verdict{watchtower_node_verdict=…}   each node's own verdict (several nodes)
+
+The weight-load series say where the bytes came from (``signal``: read, gpu, log) and
+``simulated="true"`` when a simulated GPU source made them; each is absent, never 0, when unknown.
+
+Of the attempt:
+
+    watchtower_verdict{watchtower_verdict=…}    starting, loading, stalled?, ready, failed, dead …
+    watchtower_attempt                          the attempt (a launch's vN, else the startup's number in the log)
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
+from tui.core.errors import UsageError
 from tui.core.state import PHASES
-from tui.core.verdict import VerdictKind
+from tui.core.verdict import Verdict, VerdictKind
 
 SNAPSHOT_WAIT_S = 2.0
+#: Seconds between two writes of ``--metrics-textfile`` (node_exporter reads it at its own scrapes).
+TEXTFILE_EVERY_S = 2.0
 
 
 def parse_address(text: str) -> tuple[str, int]:
@@ -39,45 +57,91 @@ def parse_address(text: str) -> tuple[str, int]:
     return host, int(port)
 
 
-def snapshot(session: Any, attempt: Callable[[], int | None] | None = None) -> dict[str, Any]:
-    """What the metrics say, read from ``session`` (on the loop's thread)."""
+@dataclass(frozen=True, slots=True)
+class Watched:
+    """What the metrics read, on the loop's thread: the sessions by node (``{None: session}`` for one
+    log: no ``node`` label), the attempt's verdict, each node's own, and the attempt's number."""
+
+    sessions: Callable[[], Mapping[str | None, Any]]
+    verdict: Callable[[], Any]
+    attempt: Callable[[], int | None] = lambda: None
+    node_verdict: Callable[[str], Any] | None = None  # several nodes: each one's own verdict
+
+    @property
+    def several(self) -> bool:
+        return self.node_verdict is not None
+
+
+def one_log(session: Any, verdict: Callable[[], Any] | None = None,
+            attempt: Callable[[], int | None] | None = None) -> Watched:
+    """One log's startup (``watch LOG``, ``run``): ``verdict`` the launch's where it judges with its process."""
+    return Watched(lambda: {None: session}, verdict or session.verdict, attempt or (lambda: None))
+
+
+def node_set(cluster: Callable[[], Any], attempt: Callable[[], int | None] | None = None) -> Watched:
+    """Several nodes or a Slurm job's tasks (``cluster()``: the ClusterSession of now; a relaunch
+    makes another): each node's own metrics, labelled ``node``, and the attempt's verdict."""
+
+    def sessions() -> Mapping[str | None, Any]:
+        now = cluster()
+        return dict(now.nodes) if now is not None else {}
+
+    def verdict() -> Any:
+        now = cluster()
+        return now.verdict() if now is not None else Verdict(VerdictKind.STARTING, "not started yet")
+
+    return Watched(sessions, verdict, attempt or (lambda: None), lambda name: cluster().node_verdict(name))
+
+
+def node_snapshot(session: Any) -> dict[str, Any]:
+    """One node's part of the metrics (on the loop's thread)."""
     state = session.state
-    verdict = session.verdict()
     current = state.current_phase
-    summary = state.summary()
     return {
         "phases": [(p.name, p.seconds, [(r.rank, r.seconds) for r in p.ranks.values() if r.seconds is not None])
                    for p in state.phases if p.done],
         "current": None if current is None else current.name,
         "progress": None if current is None else (current.name, current.progress),
-        "verdict": str(verdict.kind),
         "errors": Counter(e.kind for e in state.errors if e.fatal),
-        "attempt": (attempt() if attempt is not None else None) or state.attempt,
-        "ready_seconds": summary.seconds if state.ready_line is not None else None,
+        "ready_seconds": state.summary().seconds if state.ready_line is not None else None,
+        "load": session.load_estimate(),
+        "attempt": state.attempt,
+    }
+
+
+def snapshot(watched: Watched) -> dict[str, Any]:
+    """What the metrics say now (on the loop's thread)."""
+    sessions = watched.sessions()
+    nodes = {name: node_snapshot(session) for name, session in sessions.items()}
+    node_verdict = watched.node_verdict
+    return {
+        "verdict": str(watched.verdict().kind),
+        "node_verdicts": {name: str(node_verdict(name).kind) for name in nodes if name is not None}
+        if node_verdict is not None else {},
+        "attempt": watched.attempt() or max((n["attempt"] for n in nodes.values()), default=None),
+        "nodes": nodes,
     }
 
 
 class StartupCollector:
-    """A ``prometheus_client`` collector over one session, snapshot per scrape."""
+    """A ``prometheus_client`` collector over the watched startup, snapshot per collection."""
 
-    def __init__(self, session: Any, loop: asyncio.AbstractEventLoop, labels: dict[str, str],
-                 attempt: Callable[[], int | None] | None = None) -> None:
-        self.session = session
+    def __init__(self, watched: Watched, loop: asyncio.AbstractEventLoop, labels: dict[str, str]) -> None:
+        self.watched = watched
         self.loop = loop
         self.labels = labels
-        self.attempt = attempt
         self.last: dict[str, Any] | None = None
 
     def take(self) -> dict[str, Any]:
         """A snapshot made on the loop's thread; the last one once the loop has stopped."""
         if threading.current_thread() is threading.main_thread() and not self.loop.is_running():
-            self.last = snapshot(self.session, self.attempt)
+            self.last = snapshot(self.watched)
             return self.last
         future: concurrent.futures.Future[dict[str, Any]] = concurrent.futures.Future()
 
         def make() -> None:
             try:
-                future.set_result(snapshot(self.session, self.attempt))
+                future.set_result(snapshot(self.watched))
             except Exception as exc:  # noqa: BLE001  (a scrape gets the error, the watch goes on)
                 future.set_exception(exc)
 
@@ -94,61 +158,112 @@ class StartupCollector:
 
         snap = self.take()
         keys, values = list(self.labels), list(self.labels.values())
-        phase = GaugeMetricFamily("watchtower_phase_seconds", "A finished startup phase's duration (log time)",
-                                  labels=[*keys, "phase"])
-        rank = GaugeMetricFamily("watchtower_phase_rank_seconds", "Each rank's part of a finished phase",
-                                 labels=[*keys, "phase", "rank"])
-        for name, seconds, ranks in snap["phases"]:
-            if seconds is not None:
-                phase.add_metric([*values, name], seconds)
-            for label, took in ranks:
-                rank.add_metric([*values, name, label], took)
-        yield phase
-        yield rank
-        progress = GaugeMetricFamily("watchtower_phase_progress", "The running phase's progress (0-1)",
-                                     labels=[*keys, "phase"])
-        if snap["progress"] is not None and snap["progress"][1] is not None:
-            progress.add_metric([*values, snap["progress"][0]], snap["progress"][1])
-        yield progress
-        names = list(dict.fromkeys([*PHASES, *(p[0] for p in snap["phases"]),
-                                    *([snap["current"]] if snap["current"] else [])]))
-        current = StateSetMetricFamily("watchtower_phase", "The phase the startup is in", labels=keys)
-        current.add_metric(values, {name: name == snap["current"] for name in names})
-        yield current
-        verdict = StateSetMetricFamily("watchtower_verdict", "The verdict (starting, ready, failed …)", labels=keys)
+        node_keys = [*keys, "node"] if self.watched.several else keys
+
+        def gauge(name: str, words: str, *extra: str) -> GaugeMetricFamily:
+            return GaugeMetricFamily(name, words, labels=[*node_keys, *extra])
+
+        phase = gauge("watchtower_phase_seconds", "A finished startup phase's duration (log time)", "phase")
+        rank = gauge("watchtower_phase_rank_seconds", "Each rank's part of a finished phase", "phase", "rank")
+        progress = gauge("watchtower_phase_progress", "The running phase's progress (0-1)", "phase")
+        current = StateSetMetricFamily("watchtower_phase", "The phase the startup is in", labels=node_keys)
+        errors = gauge("watchtower_errors", "Fatal errors in the log, by kind", "kind")
+        ready = gauge("watchtower_ready_seconds", "Log time from the first line to ready")
+        loaded = gauge("watchtower_weight_load_loaded_bytes", "The running weight load's bytes loaded so far",
+                       "signal", "simulated")
+        total = gauge("watchtower_weight_load_total_bytes", "The bytes the running weight load has to load",
+                      "signal", "simulated")
+        left = gauge("watchtower_weight_load_seconds_left", "The running weight load's time left (a range)",
+                     "signal", "simulated", "bound")
+        for name, node in snap["nodes"].items():
+            where = [*values, name] if self.watched.several else values
+            for phase_name, seconds, ranks in node["phases"]:
+                if seconds is not None:
+                    phase.add_metric([*where, phase_name], seconds)
+                for label, took in ranks:
+                    rank.add_metric([*where, phase_name, label], took)
+            if node["progress"] is not None and node["progress"][1] is not None:
+                progress.add_metric([*where, node["progress"][0]], node["progress"][1])
+            names = list(dict.fromkeys([*PHASES, *(p[0] for p in node["phases"]),
+                                        *([node["current"]] if node["current"] else [])]))
+            current.add_metric(where, {n: n == node["current"] for n in names})
+            for kind, count in sorted(node["errors"].items()):
+                errors.add_metric([*where, kind], count)
+            if node["ready_seconds"] is not None:
+                ready.add_metric(where, node["ready_seconds"])
+            load = node["load"]
+            if load is not None:
+                how = [*where, load.signal, "true" if load.simulated else "false"]
+                if load.loaded is not None:
+                    loaded.add_metric(how, load.loaded)
+                if load.total:
+                    total.add_metric(how, load.total)
+                if load.left is not None and load.moving:
+                    left.add_metric([*how, "low"], load.left[0])
+                    left.add_metric([*how, "high"], load.left[1])
+        yield from (phase, rank, progress, current, errors, ready, loaded, total, left)
+        if self.watched.several:
+            node_verdict = StateSetMetricFamily("watchtower_node_verdict", "Each node's own verdict", labels=node_keys)
+            for name, kind in snap["node_verdicts"].items():
+                node_verdict.add_metric([*values, name], {str(k): str(k) == kind for k in VerdictKind})
+            yield node_verdict
+        verdict = StateSetMetricFamily("watchtower_verdict", "The attempt's verdict (starting, ready, failed …)",
+                                       labels=keys)
         verdict.add_metric(values, {str(kind): str(kind) == snap["verdict"] for kind in VerdictKind})
         yield verdict
-        errors = GaugeMetricFamily("watchtower_errors", "Fatal errors in the log, by kind", labels=[*keys, "kind"])
-        for kind, count in sorted(snap["errors"].items()):
-            errors.add_metric([*values, kind], count)
-        yield errors
         attempt = GaugeMetricFamily("watchtower_attempt", "The attempt number", labels=keys)
-        attempt.add_metric(values, snap["attempt"])
+        if snap["attempt"] is not None:
+            attempt.add_metric(values, snap["attempt"])
         yield attempt
-        ready = GaugeMetricFamily("watchtower_ready_seconds", "Log time from the first line to ready", labels=keys)
-        if snap["ready_seconds"] is not None:
-            ready.add_metric(values, snap["ready_seconds"])
-        yield ready
 
 
-class MetricsServer:
-    """The HTTP endpoint: a registry of its own holding the collector (no process metrics mixed in)."""
+@contextlib.asynccontextmanager
+async def exporting(address: str | None, textfile: str | None, watched: Watched,
+                    labels: dict[str, str]) -> AsyncIterator[None]:
+    """``--metrics HOST:PORT`` served and ``--metrics-textfile PATH`` written (each tick, and once
+    more after the block: the final verdict stays there) while the block runs; enter on the loop
+    that owns the sessions. UsageError: the address is taken, the file cannot be written."""
+    if not address and not textfile:
+        yield
+        return
+    from prometheus_client import CollectorRegistry, start_http_server, write_to_textfile
 
-    def __init__(self, address: str) -> None:
-        self.host, self.port = parse_address(address)
-        self.server: Any = None
-        self.thread: Any = None
+    registry = CollectorRegistry(auto_describe=False)  # of its own: no process metrics mixed in
+    registry.register(StartupCollector(watched, asyncio.get_running_loop(), labels))  # type: ignore[arg-type]
+    server: Any = None
+    writer: asyncio.Task[None] | None = None
 
-    def start(self, session: Any, labels: dict[str, str], attempt: Callable[[], int | None] | None = None) -> None:
-        """Serve ``session``'s metrics; call on the loop that owns the session. OSError: the address is taken."""
-        from prometheus_client import CollectorRegistry, start_http_server
+    async def write() -> None:  # (the file written in a thread: the snapshot is still the loop's)
+        # temp file + rename in the file's directory (prometheus_client): node_exporter never reads half
+        await asyncio.to_thread(write_to_textfile, str(textfile), registry)
 
-        registry = CollectorRegistry(auto_describe=False)
-        registry.register(StartupCollector(session, asyncio.get_running_loop(), labels, attempt))  # type: ignore[arg-type]
-        self.server, self.thread = start_http_server(self.port, addr=self.host, registry=registry)
+    async def tick() -> None:
+        while True:
+            await asyncio.sleep(TEXTFILE_EVERY_S)
+            with contextlib.suppress(OSError):  # (a full disk for a moment: the next tick tries again)
+                await write()
 
-    def close(self) -> None:
-        if self.server is not None:
-            self.server.shutdown()
-            self.server.server_close()
-            self.server = None
+    try:
+        if address:
+            host, port = parse_address(address)
+            try:
+                server, _thread = start_http_server(port, addr=host, registry=registry)
+            except OSError as exc:
+                raise UsageError(f"--metrics {address}: {exc.strerror or exc}") from None
+        if textfile:
+            try:
+                await write()
+            except OSError as exc:
+                raise UsageError(f"--metrics-textfile {textfile}: {exc.strerror or exc}") from None
+            writer = asyncio.create_task(tick())
+        yield
+    finally:
+        if writer is not None:
+            writer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await writer
+            with contextlib.suppress(OSError):
+                await write()
+        if server is not None:
+            server.shutdown()
+            server.server_close()

@@ -10,7 +10,7 @@ from typing import Any
 
 from tui.core.errors import UsageError
 from tui.core.options import ClusterOptions, LaunchOptions
-from tui.wiring.watch import load_profile
+from tui.wiring.watch import load_profile, serving_metrics
 
 
 def make_cluster(options: ClusterOptions, *, max_rate: float = 15.0) -> Any:
@@ -55,21 +55,38 @@ def known_job(job_id: str) -> None:
 def watch_cluster(options: ClusterOptions, *, plain: bool, json: bool = False) -> int:
     """`watch` across nodes: the plain lines or the cluster dashboard; the verdict's exit status."""
 
+    from tui.present.metrics import node_set
+
     session = make_cluster(options)
     if options.slurm_job:
         known_job(options.slurm_job)
     title = f"watching Slurm job {options.slurm_job}" if options.slurm_job else ""
+    watched = node_set(lambda: session)
+    labels = {"slurm_job": options.slurm_job} if options.slurm_job else {"nodes": ",".join(session.nodes)}
     if plain or json:
         from tui.present.cluster import PlainCluster
 
+        async def plain_lines() -> int:
+            async with serving_metrics(options.metrics, watched, labels):
+                return await PlainCluster(session, timeout=options.timeout, title=title, json=json).run()
+
         try:
-            return asyncio.run(PlainCluster(session, timeout=options.timeout, title=title, json=json).run())
+            return asyncio.run(plain_lines())
         except KeyboardInterrupt:
             return 130
     from tui.app.dashboard import build_app
 
-    build_app(None, theme=options.theme, timeout=options.timeout, nodes=session).run()
-    return session.verdict().exit_status
+    app = build_app(None, theme=options.theme, timeout=options.timeout, nodes=session)
+    if not options.metrics:
+        app.run()
+        return session.verdict().exit_status
+
+    async def dashboard() -> int:
+        async with serving_metrics(options.metrics, watched, labels):
+            await app.run_async()
+        return session.verdict().exit_status
+
+    return asyncio.run(dashboard())
 
 
 def slurm_launch(spec: Any, request: Any, options: LaunchOptions, *, history: Any = None, interval: float = 1.0) -> Any:
@@ -172,7 +189,8 @@ async def _cluster_plain(launch: Any, options: LaunchOptions, begin: Callable[[]
     session = await begin()
     presenter = PlainCluster(session, timeout=options.timeout, title=f"run {launch.name} v{launch.attempt}", json=json)
     try:
-        code = await presenter.run()
+        async with serving_metrics(options.metrics, launch_metrics(launch), {"launch": launch.name}):
+            code = await presenter.run()
         launch.finish(session)
         if code == EXIT_READY or await launch.alive():
             presenter.emit(Said("left_running", f"left running: {launch.stop_hint()}",
@@ -256,7 +274,8 @@ def _run_cluster_launch(launch: Any, options: LaunchOptions, *, plain: bool, tit
     async def dashboard() -> int:
         app = cluster_launch_app(launch, await begin(), theme=options.theme, timeout=options.timeout)
         try:
-            await app.run_async()
+            async with serving_metrics(options.metrics, launch_metrics(launch), {"launch": launch.name}):
+                await app.run_async()
         finally:
             assert app.nodes is not None
             launch.finish(app.nodes)
@@ -273,6 +292,14 @@ def _run_cluster_launch(launch: Any, options: LaunchOptions, *, plain: bool, tit
     except KeyboardInterrupt:  # (Ctrl-C outside the dashboard's own keys) what runs keeps running: say how to stop it
         print(f"watchtower: interrupted; left running: {launch.stop_hint()}", file=sys.stderr)
         return 130
+
+
+def launch_metrics(launch: Any) -> Any:
+    """What the metrics of a launch across nodes read: its attempt of now (a relaunch makes
+    another session), each node's metrics and verdict, the attempt's verdict and number."""
+    from tui.present.metrics import node_set
+
+    return node_set(lambda: launch.session, lambda: launch.attempt or None)
 
 
 def cluster_launch_app(launch: Any, session: Any, *, theme: str | None = None, timeout: float | None = None) -> Any:
@@ -292,7 +319,7 @@ def cluster_launch_app(launch: Any, session: Any, *, theme: str | None = None, t
         await launch.stop()
         app.refresh_all()
 
-    app.add_key("x", "stop", stop)
-    app.add_key("r", "relaunch", relaunch)
+    app.add_key("stop", stop)
+    app.add_key("relaunch", relaunch)
     launch.notes.append(lambda text: app.notify(text, timeout=4))
     return app

@@ -89,15 +89,18 @@ def launch_dashboard(spec: Any, options: LaunchOptions) -> int:
         return int(app.run() or 0)
 
     async def served() -> int:
-        async with serving_metrics(options.metrics, session, {"launch": spec.name}, lambda: launch_attempt(launch)):
+        async with serving_metrics(options.metrics, launch_metrics(launch, session), {"launch": spec.name}):
             return int(await app.run_async() or 0)
 
     return asyncio.run(served())
 
 
-def launch_attempt(launch: Any) -> int | None:
-    """The launch's attempt (vN) for the metrics, once one started."""
-    return launch.run.attempt if launch.run is not None else None
+def launch_metrics(launch: Any, session: Any) -> Any:
+    """What the metrics of a launch read: its verdict as the dashboard has it (the session's judging
+    stage, which the launch took over: REFUSED, or judged with the process: DEAD …) and its attempt (vN)."""
+    from tui.present.metrics import one_log
+
+    return one_log(session, attempt=lambda: launch.run.attempt if launch.run is not None else None)
 
 
 def launch_plain(spec: Any, options: LaunchOptions, *, json: bool = False) -> int:
@@ -144,7 +147,7 @@ async def run_plain(spec: Any, options: LaunchOptions, *, json: bool = False) ->
 
     session, launch = make_launch(spec, options, terminal)
     printer = PlainPrinter(out, session, launch, json=json)
-    async with serving_metrics(options.metrics, session, {"launch": spec.name}, lambda: launch_attempt(launch)):
+    async with serving_metrics(options.metrics, launch_metrics(launch, session), {"launch": spec.name}):
         return await _run_plain(spec, options, session, launch, printer)
 
 

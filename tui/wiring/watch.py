@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from tui.core.errors import UsageError
-from tui.core.options import WatchOptions
+from tui.core.options import MetricsOptions, WatchOptions
 from tui.session import SessionInfo, WatchSession
 
 
@@ -24,24 +23,12 @@ def load_profile(server: str | None) -> Any:
         raise UsageError(str(exc)) from None
 
 
-@contextlib.asynccontextmanager
-async def serving_metrics(address: str | None, session: Any, labels: dict[str, str],
-                          attempt: Callable[[], int | None] | None = None) -> AsyncIterator[None]:
-    """``--metrics HOST:PORT``: ``session``'s startup served to Prometheus while the block runs."""
-    if not address:
-        yield
-        return
-    from tui.present.metrics import MetricsServer
+def serving_metrics(metrics: MetricsOptions, watched: Any, labels: dict[str, str]) -> AbstractAsyncContextManager[None]:
+    """``--metrics HOST:PORT`` / ``--metrics-textfile PATH``: the ``watched`` startup
+    (``tui.present.metrics.one_log`` or ``node_set``) exported while the block runs."""
+    from tui.present.metrics import exporting
 
-    server = MetricsServer(address)
-    try:
-        server.start(session, labels, attempt)
-    except OSError as exc:
-        raise UsageError(f"--metrics {address}: {exc.strerror or exc}") from None
-    try:
-        yield
-    finally:
-        server.close()
+    return exporting(metrics.address, metrics.textfile, watched, labels)
 
 
 # ---------------------------------------------------------------- watch
@@ -77,10 +64,17 @@ def watch_dashboard(options: WatchOptions) -> int:
         return int(app.run() or 0)
 
     async def served() -> int:
-        async with serving_metrics(options.metrics, session, {"log": str(options.log), "host": options.host or "localhost"}):
+        from tui.present.metrics import one_log
+
+        async with serving_metrics(options.metrics, one_log(session), watch_labels(options)):
             return int(await app.run_async() or 0)
 
     return asyncio.run(served())
+
+
+def watch_labels(options: WatchOptions) -> dict[str, str]:
+    """The metrics' labels of a watch of one log: the log and its host."""
+    return {"log": str(options.log), "host": options.host or "localhost"}
 
 
 def watch_plain(options: WatchOptions, *, json: bool = False) -> int:
@@ -91,8 +85,9 @@ def watch_plain(options: WatchOptions, *, json: bool = False) -> int:
     watch = PlainWatch(options, profile, json=json)
 
     async def served() -> int:
-        labels = {"log": str(options.log), "host": options.host or "localhost"}
-        async with serving_metrics(options.metrics, watch.session, labels):
+        from tui.present.metrics import one_log
+
+        async with serving_metrics(options.metrics, one_log(watch.session), watch_labels(options)):
             return await watch.run()
 
     try:
