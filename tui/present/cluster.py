@@ -45,7 +45,7 @@ from tui.core.lines import Line
 from tui.core.lines import clean
 from tui.core.verdict import DEAD, EXIT_FAILED, EXIT_READY, EXIT_STARTING, EXIT_USAGE, FAILED, READY, STALLED, STOPPED
 from tui.core.wording import clock, duration
-from tui.present.event_words import EventWords
+from tui.present.event_words import EventWords, hint_said
 from tui.present.records import JsonLines, Said
 from tui.session import SessionEvent
 from tui.session.judging import NoteFound
@@ -98,8 +98,10 @@ class PlainCluster:
     def say(self, text: str, node: str | None = None) -> None:
         minutes, secs = divmod(time.monotonic() - self.started, 60)
         where = f"[{node}] " if node else ""
-        line = clean(f"{where}{text}")  # names and log text alike: no escape sequence reaches the terminal
-        print(f"{time.strftime('%H:%M:%S')}  +{int(minutes):02d}:{secs:04.1f}  {line}")
+        stamp = f"{time.strftime('%H:%M:%S')}  +{int(minutes):02d}:{secs:04.1f}"
+        for i, line in enumerate(text.split("\n")):  # \n only (a hint's link): clean() shows the rest
+            line = clean(f"{where}{line}")  # names and log text alike: no escape sequence reaches the terminal
+            print(f"{stamp}  {line}" if i == 0 else f"{' ' * len(stamp)}  {line}")
 
     def emit(self, said: Said, node: str | None = None) -> None:
         """One record: its words led by its node (plain), or a JSON line with a ``node`` field."""
@@ -250,8 +252,10 @@ class PlainCluster:
             if self.failed_at is None:
                 self.failed_at = now
             if now - self.failed_at >= FAIL_SETTLE_S:
-                verdict = self.session.verdict()  # the root cause may have arrived meanwhile
-                self.verdict(verdict)
+                change = self.session.judging.evaluate()  # the root cause may have arrived meanwhile
+                self.verdict(change.verdict)
+                for hint in change.hints:  # the failing node's, as the judging stage diagnosed them
+                    self.emit(hint_said(hint), change.verdict.node)
                 self.node_verdicts()
                 self.barrier_report()
                 return EXIT_FAILED
