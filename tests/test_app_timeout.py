@@ -39,10 +39,10 @@ async def test_the_dashboard_times_out_and_q_exits_3(tmp_path):
 
 async def test_no_timeout_once_ready(tmp_path):
     session = fixed_session((HALF + "[2026-03-14 21:05:13] The server is fired up and ready to roll!\n").encode())
-    app = build_app(session, timeout=0.2, autostart=False, output_dir=tmp_path)
+    app = build_app(session, timeout=0.2, output_dir=tmp_path)  # (started: its deadline runs)
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.pause(0.4)
-        assert not session.timed_out
+        await pilot.pause(0.4)  # past the deadline (time passing is what is tested)
+        assert not session.timed_out and session.verdict().word == "READY"
         await pilot.press("q")
     assert app.return_value == 0
 
@@ -53,3 +53,23 @@ def test_a_timeout_that_is_not_positive_is_refused_by_the_dashboard_too(tmp_path
     done = subprocess.run([sys.executable, "-m", "tui.cli", "watch", str(log), "--timeout", "0"],
                           capture_output=True, text=True, timeout=30)
     assert done.returncode == 2 and "--timeout: expected a finite number greater than 0" in done.stderr
+
+
+async def test_the_dashboard_of_several_nodes_times_out_too(tmp_path):
+    """The node set keeps its own ``--timeout`` deadline, as one node's session does (the app sets none)."""
+    from functools import partial
+
+    from tui.cluster import ClusterSession, NodeSpec, default_session
+
+    specs = []
+    for name in ("n1", "n2"):
+        (tmp_path / f"{name}.log").write_text(HALF)
+        specs.append(NodeSpec(name, str(tmp_path / f"{name}.log"), None, "none"))
+    nodes = ClusterSession(specs, make_session=partial(default_session, gpu_interval=0.1))
+    app = build_app(None, timeout=0.5, output_dir=tmp_path, nodes=nodes)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await until(lambda: nodes.timed_out, nodes.nodes["n1"])
+        await pilot.pause()
+        assert app.verdict().word == "TIMEOUT" and "still starting" in app.verdict().detail
+        await pilot.press("q")
+    assert app.return_value == 3

@@ -220,6 +220,7 @@ class ClusterSession:
         #: The attempt's verdict, decided once per turn of updates and once a second, and pushed.
         self.judging = Judging(self.own_verdict, self.failing_node_hints)
         self._judge_due = False
+        self._deadline: asyncio.TimerHandle | None = None  # --timeout's, from start()
         for spec in nodes or []:
             self.add_node(spec)
 
@@ -257,6 +258,8 @@ class ClusterSession:
         if self._job_source is not None:
             self._tasks.append(asyncio.create_task(self._follow_job()))
         self._tasks.append(asyncio.create_task(self._tick()))
+        if self.timeout is not None:
+            self._deadline = asyncio.get_running_loop().call_later(self.timeout, self.time_out)
 
     async def _tick(self) -> None:
         """Quiet times and stall limits move on while nothing arrives: decide once a second."""
@@ -266,6 +269,8 @@ class ClusterSession:
                 self.judging.evaluate()
 
     async def stop(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)

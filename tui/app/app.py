@@ -129,7 +129,6 @@ class WatchtowerApp(App[int]):
         panels: Iterable[Widget] = (),
         output_dir: str | os.PathLike[str] = ".",
         autostart: bool = True,
-        timeout: float | None = None,
         nodes: ClusterSession | None = None,
         keymap: dict[str, str] | None = None,
     ) -> None:
@@ -148,9 +147,6 @@ class WatchtowerApp(App[int]):
         self._statuses: list[NodeStatus] | None = None  # the nodes as last judged, for the panels
         self._nodes_due: str | None = None  # "full" or "gpu": a panel redraw is scheduled
         self.session = session
-        session.timeout = timeout
-        if nodes is not None:
-            nodes.timeout = timeout
         if self.no_color:  # NO_COLOR (read by Textual): bold, reverse and glyphs carry the meaning
             palettes = {name: monochrome(palette) for name, palette in palettes.items()}
         self.palettes = palettes
@@ -213,8 +209,6 @@ class WatchtowerApp(App[int]):
             self.set_interval(1.0, self._sync_nodes)  # quiet times move on while nothing arrives
             return
         self.session.subscribe(self.on_session_update)
-        if self.session.timeout is not None:
-            self.set_timer(self.session.timeout, self.session.time_out)
         if self._autostart:  # after the first paint: starting primes the tracker (~50 ms of regex set-up)
             self.call_after_refresh(self.session.start)
 
@@ -233,8 +227,6 @@ class WatchtowerApp(App[int]):
         nodes.subscribe(self.on_nodes_update)
         if nodes.nodes:
             self.select_node(next(iter(nodes.nodes)))
-        if nodes.timeout is not None:
-            self.set_timer(nodes.timeout, nodes.time_out)
         if self._autostart:
             self.call_after_refresh(nodes.start)
 

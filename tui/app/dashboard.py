@@ -27,6 +27,10 @@ def build_app(
 
     palettes = themes.discover()
     palette = themes.resolve(theme, palettes)
+    if nodes is not None:  # --timeout: the session keeps its own deadline
+        nodes.timeout = timeout
+    elif session is not None:
+        session.timeout = timeout
     if session is None:  # several nodes: the first one's panels, or (a job still queued) none yet
         session = next(iter(nodes.nodes.values()), None) if nodes is not None else None
         session = session or WatchSession(info=SessionInfo(title="waiting for the job's nodes"))
@@ -38,6 +42,5 @@ def build_app(
         panels=panels,
         output_dir=output_dir,
         autostart=autostart,
-        timeout=timeout,
         nodes=nodes,
     )

@@ -230,6 +230,7 @@ class WatchSession:
         #: takes it over with its own evidence (``Launch.attach``).
         self.judging = Judging(self.own_verdict, self.own_hints)
         self._ticker: asyncio.Task[None] | None = None
+        self._deadline: asyncio.TimerHandle | None = None  # --timeout's, from start()
         self._new_tracker()
 
     # ---------------------------------------------------------------- public
@@ -274,6 +275,8 @@ class WatchSession:
             self.tracker.prime()
             self._tasks = [asyncio.create_task(self._pump(s)) for s in self._sources]
             self._ticker = asyncio.create_task(self._tick())
+            if self.timeout is not None:
+                self._deadline = asyncio.get_running_loop().call_later(self.timeout, self.time_out)
 
     async def _tick(self) -> None:
         """Silence, stall limits and countdowns change with time alone: decide once a second
@@ -287,6 +290,9 @@ class WatchSession:
         if self._ticker is not None:
             self._ticker.cancel()
             self._ticker = None
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:

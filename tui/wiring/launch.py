@@ -74,6 +74,7 @@ def launch_dashboard(spec: Any, options: LaunchOptions) -> int:
 
     adopt_orphans(spec)
     session, launch = make_launch(spec, options)
+    session.timeout = options.timeout  # the session keeps its own deadline (TIMEOUT, exit 3)
     palettes = themes.discover()
     palette = themes.resolve(options.theme, palettes)
     app = LaunchApp(
@@ -83,7 +84,6 @@ def launch_dashboard(spec: Any, options: LaunchOptions) -> int:
         palette.name,
         gpus_enabled=launch.gpu_enabled,
         attach_only=options.attach_only,
-        timeout=options.timeout,
     )
     if not options.metrics:
         return int(app.run() or 0)
