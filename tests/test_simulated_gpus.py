@@ -31,7 +31,7 @@ async def test_the_dashboard_the_report_and_the_checks_say_the_gpus_are_simulate
         await until(pilot, lambda: launch.run is not None and session.gpus.latest is not None)
         await until(pilot, lambda: "× H200" in screen_text(app))
         title = next(line for line in screen_text(app).splitlines() if "× H200" in line)
-        assert "SIMULATED (--gpus sim)" in title
+        assert "GPUs SIMULATED" in title and "made-up figures" in title
         report = launch.preflight_report
         gpu_checks = [c for c in report.checks if c.name in ("GPUs", "GPU memory", "GPU holders", "weights")]
         assert gpu_checks and all(c.status == "warn" and "simulated" in c.why for c in gpu_checks)
@@ -39,7 +39,7 @@ async def test_the_dashboard_the_report_and_the_checks_say_the_gpus_are_simulate
         await pilot.press("w")
         await until(pilot, lambda: app.last_report is not None)
         text = app.last_report.read_text()
-        assert "GPUs (simulated: --gpus sim" in text
+        assert "GPUs (simulated: made-up figures" in text
         assert "✓ GPUs" not in text and "✓ weights" not in text
         await launch.stop()
 
@@ -56,3 +56,28 @@ def test_check_with_simulated_gpus_never_says_they_pass(tmp_path):
     assert "⚠ GPUs: simulated GPUs (--gpus sim), not this machine's: 8 visible" in out.stdout
     assert "⚠ weights: simulated GPUs (--gpus sim), not this machine's: fit" in out.stdout
     assert out.returncode != 0  # never an all-clear on made-up GPUs
+
+
+async def test_the_demo_and_a_recording_of_simulated_gpus_say_so_when_played(tmp_path):
+    """The demo's GPU samples were made up by the simulator: played back, they are labelled as such,
+    and a recording of `--gpus sim` keeps the label (a real sample's recording does not gain it)."""
+    from tests.app_support import screen_text as text_of
+    from tui.app.dashboard import build_app
+    from tui.commands.demo import recording_path
+    from tui.core.events import GpuInfo
+    from tui.sources.replay import RecordingWriter, load
+    from tui.wiring.recordings import replay_session
+
+    session, replay = replay_session(recording_path("ready"), speed=50.0)
+    app = build_app(session, output_dir=tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: session.gpus.latest is not None and "GPUs SIMULATED" in text_of(app))
+        assert session.gpus.latest.simulated  # (at 80 columns: the label comes before what a narrow panel cuts)
+    replay.close()
+
+    gpu = GpuInfo(0, "NVIDIA H200", memory_used=1 << 30, memory_total=141 << 30)
+    writer = RecordingWriter(tmp_path / "r.wtrec", host="h")
+    writer.gpu(0.0, (gpu,), simulated=True)
+    writer.gpu(1.0, (gpu,))
+    writer.close(1.0)
+    assert [bool(r.get("sim")) for r in load(tmp_path / "r.wtrec").records if "gpu" in r] == [True, False]

@@ -19,9 +19,11 @@ def render_gpus(session: WatchSession, width: int, palette, enabled: bool = True
     title.append(" GPUs", palette.style("title"))
     if sample is not None:
         model = (sample.gpus[0].name or "GPU").removeprefix("NVIDIA ") if sample.gpus else ""
+        if sample.simulated:  # --gpus sim, the demo: first, where a narrow panel cannot cut it off
+            title.append(" SIMULATED", palette.style("running"))
         title.append(f"  {sample.host}" + (f" · {len(sample.gpus)} × {model}" if model else ""), palette.style("dim"))
         if sample.simulated:
-            title.append(" · SIMULATED (--gpus sim)", palette.style("running"))
+            title.append(" · made-up figures", palette.style("running"))
     lines = [title]
     if not enabled:
         lines.append(Text(" off (--gpus none)", palette.style("dim"), end=""))

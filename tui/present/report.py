@@ -81,7 +81,7 @@ def build_report(session: WatchSession, verdict: Verdict | None = None, now: flo
             out.append(f"    ({block.note()})")
         out.append("")
     sample = session.gpus.latest
-    out.append("GPUs (simulated: --gpus sim, made-up figures, not this machine's)" if sample is not None and sample.simulated
+    out.append("GPUs (simulated: made-up figures, not this machine's)" if sample is not None and sample.simulated
                else "GPUs")
     if session.gpus.unavailable:
         out.append(f"  unavailable: {session.gpus.unavailable}")

@@ -130,8 +130,11 @@ class RecordingWriter:
         self._write({"t": self._t(at), "truncate": size, "lines": lines})
         self.records += 1
 
-    def gpu(self, at: float, gpus: tuple[GpuInfo, ...]) -> None:
-        self._write({"t": self._t(at), "gpu": [gpu_row(g) for g in gpus]})
+    def gpu(self, at: float, gpus: tuple[GpuInfo, ...], simulated: bool = False) -> None:
+        record: dict[str, Any] = {"t": self._t(at), "gpu": [gpu_row(g) for g in gpus]}
+        if simulated:  # made up (--gpus sim, the demo): labelled as such when played back
+            record["sim"] = True
+        self._write(record)
         self.records += 1
 
     def gpu_unavailable(self, at: float, reason: str) -> None:
@@ -334,7 +337,7 @@ class Replay:
                     os.truncate(self.log_path, int(record["truncate"]))  # O_APPEND writes go on at the end
                 elif "gpu" in record:
                     gpus = tuple(gpu_from_row(row) for row in record["gpu"])
-                    yield GpuSample(self.host, time.time(), gpus)
+                    yield GpuSample(self.host, time.time(), gpus, simulated=bool(record.get("sim")))
                 elif "gpu_unavailable" in record:
                     yield GpuUnavailable(self.host, str(record["gpu_unavailable"]))
             yield GpuUnavailable(self.host, "the recording ends here")

@@ -75,7 +75,8 @@ def static_session(path: str | os.PathLike[str], *, upto: float | None = None, t
         elif "truncate" in record:
             session.handle(LogTruncated(host, int(record["truncate"]), int(record.get("lines", 0))))
         elif "gpu" in record:
-            session.handle(GpuSample(host, now[0], tuple(gpu_from_row(r) for r in record["gpu"])))
+            session.handle(GpuSample(host, now[0], tuple(gpu_from_row(r) for r in record["gpu"]),
+                                     simulated=bool(record.get("sim"))))
         elif "gpu_unavailable" in record:
             session.handle(GpuUnavailable(host, str(record["gpu_unavailable"])))
     now[0] = origin + (upto if upto is not None else recording.duration)
@@ -144,7 +145,7 @@ async def record(
         LogChunk: [lambda e: writer.log(e.at, e.data)],
         LogRestart: [lambda e: writer.restart(time.time(), e.reason)],
         LogTruncated: [lambda e: writer.truncate(time.time(), e.size, e.lines)],
-        GpuSample: [lambda e: writer.gpu(e.at, e.gpus)],
+        GpuSample: [lambda e: writer.gpu(e.at, e.gpus, e.simulated)],
         GpuUnavailable: [lambda e: writer.gpu_unavailable(time.time(), e.reason)],
     }
     done = asyncio.Event()
