@@ -177,6 +177,7 @@ def main() -> int:
     parser.add_argument("--model-path", default="sim/Model-547B")
     parser.add_argument("--step", type=float, default=0.02, help="seconds between log lines")
     parser.add_argument("--load-seconds", type=float, default=0.2, help="time spent loading weights")
+    parser.add_argument("--capture-seconds", type=float, help="graph capture: 36 batch sizes at an even rate")
     parser.add_argument("--context-length", type=int, default=200000)
     parser.add_argument("--ignore-sigint", action="store_true")
     parser.add_argument("--stubborn", action="store_true")
@@ -279,7 +280,17 @@ def main() -> int:
     pause()
     for r in ranks:
         say("Capture target decode CUDA graph begin. backend=full, num_tokens_per_req=1, avail mem=19.60 GB", r)
-    for i in (9, 18, 27, 36):
+    if args.capture_seconds:  # tqdm's own bar, one update per batch size (largest first), as SGLang draws it
+        begun = time.monotonic()
+        for i in range(37):
+            spent = time.monotonic() - begun
+            rate = f"{i / spent:5.2f}it/s" if i and spent else "?it/s"
+            left = f"00:{round(spent / i * (36 - i)):02d}" if i and spent else "?"
+            raw(f"\rCapturing batches (bs={max(1, 36 - i)} avail_mem=19.02 GB): {100 * i // 36:3d}%|██        | "
+                f"{i}/36 [00:{round(spent):02d}<{left}, {rate}]")
+            if i < 36:
+                time.sleep(args.capture_seconds / 36)
+    for i in () if args.capture_seconds else (9, 18, 27, 36):
         raw(f"\rCapturing batches (bs={37 - i} avail_mem=19.02 GB): {100 * i // 36:3d}%|██        | {i}/36 "
             "[00:09<00:00,  3.90it/s]")
         pause(0.5)

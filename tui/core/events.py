@@ -400,6 +400,8 @@ class PhaseProgress:
     line: int
     fraction: float | None
     detail: str
+    done: int | None = None  # the bar's count, where it gives one (16 of 36 batch sizes)
+    total: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

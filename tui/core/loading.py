@@ -103,6 +103,14 @@ def gb(n: float) -> str:
     return f"{value:.0f}" if value >= 100 else f"{value:.1f}" if value >= 1 else f"{value:.2f}"
 
 
+def range_words(left: tuple[float, float]) -> str:
+    """``~6:25 left`` where the range is narrow, else ``5:10–7:40 left``."""
+    low, high = left
+    if high - low <= max(15.0, 0.25 * high):
+        return f"~{clock((low + high) / 2)} left"
+    return f"{clock(low)}–{clock(high)} left"
+
+
 @dataclass(frozen=True, slots=True)
 class LoadEstimate:
     """The weight load now. ``left`` is a (low, high) range of seconds, None while the rate
@@ -124,10 +132,7 @@ class LoadEstimate:
     def left_words(self) -> str:
         if self.left is None:
             return "time left: cannot tell yet" if self.total else "total unknown"
-        low, high = self.left
-        if high - low <= max(15.0, 0.25 * high):
-            return f"~{clock((low + high) / 2)} left"
-        return f"{clock(low)}–{clock(high)} left"
+        return range_words(self.left)
 
     def short(self) -> str:
         """``212/547 GB · 0.87 GB/s · ~6:25 left`` (``simulated`` when it is): for a bar's label."""
@@ -161,7 +166,7 @@ class LoadEstimate:
         }
 
 
-class _Series:
+class Series:
     """One signal's (time, bytes or fraction) samples since the phase began."""
 
     __slots__ = ("points", "changed_at")
@@ -171,10 +176,11 @@ class _Series:
         self.changed_at: float | None = None  # when the value last grew
 
     def add(self, at: float, value: float) -> None:
-        if self.points and at <= self.points[-1][0]:
-            return
         if self.points and value > self.points[-1][1]:
             self.changed_at = at
+        if self.points and at <= self.points[-1][0]:  # read in one go (a burst): the newest value counts
+            self.points[-1] = (self.points[-1][0], max(value, self.points[-1][1]))
+            return
         self.points.append((at, value))
 
     @property
@@ -207,7 +213,7 @@ class LoadEstimator:
         self._base_io: dict[int, tuple[int, int]] = {}  # pid -> counters when the phase began
         self._io_last: dict[int, tuple[int, int]] = {}  # pid -> latest counters (ended ones kept)
         self._gpu_base: dict[tuple[int, bool], int] = {}  # (GPU, the server's own?) -> bytes at the start
-        self._series = {"read": _Series(), "gpu": _Series(), "log": _Series()}
+        self._series = {"read": Series(), "gpu": Series(), "log": Series()}
         self._simulated = False
 
     def start(self, at: float) -> None:
@@ -289,30 +295,41 @@ class LoadEstimator:
         return None
 
     def _estimate(
-        self, signal: str, series: _Series, loaded: int | None, total: int | None, scale: float, fraction: float | None,
+        self, signal: str, series: Series, loaded: int | None, total: int | None, scale: float, fraction: float | None,
         now: float | None,
     ) -> LoadEstimate:
-        rates = series.rates()
-        rate = left = None
-        if rates is not None:
-            whole, recent = (r * scale for r in rates)
-            if whole > 0 and recent > 0:
-                rate = recent
-                agree = abs(recent - whole) <= RATE_SPREAD * max(whole, recent)
-                if agree and (total or signal == "log"):
-                    if signal == "log":
-                        remaining = (1.0 - series.points[-1][1]) * scale
-                    else:
-                        remaining = max(0.0, float(total or 0) - float(loaded or 0))
-                    fast, slow = max(whole, recent), min(whole, recent)
-                    left = (remaining / fast, remaining / slow)
+        if signal == "log":
+            remaining: float | None = (1.0 - series.points[-1][1]) * scale
+        else:
+            remaining = max(0.0, float(total) - float(loaded or 0)) if total else None
+        rate, left, moving = time_left(series, remaining, scale, now)
         if signal == "log" and loaded is None:
             rate = None
         if fraction is None and total and loaded is not None:
             fraction = min(1.0, loaded / total)
-        changed = series.changed_at
-        moving = changed is not None and (now is None or now - changed <= MOVING_S)
-        if left is not None and moving and now is not None:  # counted from the last reading: to now
-            age = min(AGE_LIMIT_S, max(0.0, now - series.points[-1][0]))
-            left = (max(0.0, left[0] - age), max(0.0, left[1] - age))
         return LoadEstimate(signal, loaded, total, rate, left, signal == "gpu" and self._simulated, fraction, moving)
+
+
+def time_left(
+    series: Series, remaining: float | None, scale: float = 1.0, now: float | None = None,
+) -> tuple[float | None, tuple[float, float] | None, bool]:
+    """(the recent rate, the time-left range, whether it still moves) of a series that counts up
+    towards ``remaining`` more (in the series' units × ``scale``). The range runs from the rate of
+    the whole span to the recent one's; None ("cannot tell yet") until the two agree within
+    RATE_SPREAD; counted from ``now``, not from the last reading, while it moves."""
+    rates = series.rates()
+    rate = left = None
+    if rates is not None:
+        whole, recent = (r * scale for r in rates)
+        if whole > 0 and recent > 0:
+            rate = recent
+            agree = abs(recent - whole) <= RATE_SPREAD * max(whole, recent)
+            if agree and remaining is not None:
+                fast, slow = max(whole, recent), min(whole, recent)
+                left = (remaining / fast, remaining / slow)
+    changed = series.changed_at
+    moving = changed is not None and (now is None or now - changed <= MOVING_S)
+    if left is not None and moving and now is not None:  # counted from the last reading: to now
+        age = min(AGE_LIMIT_S, max(0.0, now - series.points[-1][0]))
+        left = (max(0.0, left[0] - age), max(0.0, left[1] - age))
+    return rate, left, moving

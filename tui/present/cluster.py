@@ -160,7 +160,8 @@ class PlainCluster:
         words = self.words.get(node)
         if words is None:
             words = self.words[node] = EventWords(lambda said: self.emit(said, node),
-                                                  lambda: self.session.nodes[node].state)
+                                                  lambda: self.session.nodes[node].state,
+                                                  count=lambda: self.session.nodes[node].count_estimate())
         return words
 
     def barrier_news(self) -> None:

@@ -117,7 +117,8 @@ class PlainWatch:
             self.session.want_smoke(options.host)
         self.memory = WatchedStartups()  # this server/model/TP size's phase times: stall limits
         self.session.expected = self.memory.longest
-        self.words = EventWords(self.emit, lambda: self.session.state, health_url=options.health)
+        self.words = EventWords(self.emit, lambda: self.session.state, health_url=options.health,
+                                count=lambda: self.session.count_estimate())
         self.started = time.monotonic()
         self.json = JsonLines(started=self.started) if json else None  # --json: the records, not the words
         self.decided_at: float | None = None  # when the current startup became ready or failed
@@ -474,7 +475,8 @@ class PlainPrinter:
         self.session = session
         self.progress_said: tuple[float, Any] | None = None  # (when, estimate) of the last progress line
         self.queue = session.listen()
-        self.words = EventWords(self.emit, lambda: session.state, health_url=launch.spec.health_url)
+        self.words = EventWords(self.emit, lambda: session.state, health_url=launch.spec.health_url,
+                                count=session.count_estimate)
         self.final = asyncio.Event()
         self._last_kind = STARTING
         self.json = JsonLines(out, mask=launch.masker.text) if json else None

@@ -55,8 +55,9 @@ from tui.core.events import (
 )
 from tui.core.limits import StallLimits
 from tui.core.lines import Line, LineAssembler, Progress
+from tui.core.counting import CountEstimate, CountEstimator
 from tui.core.loading import Checkpoint, LoadEstimate, LoadEstimator, split_of
-from tui.core.state import FAILED, READY, STARTING, StartupState, origin
+from tui.core.state import FAILED, PHASE_TITLES, READY, STARTING, StartupState, origin
 from tui.core.profiles import Profile
 from tui.core.verdict import HealthStatus, SmokeStatus, Verdict, VerdictKind, gpu_activity, judge, listening_port
 from tui.core.writers import WriterState
@@ -623,6 +624,8 @@ class WatchSession:
                 self._new_startup(event)
             if getattr(event, "phase", None) == "weight_load":
                 self._load_event(event)
+            if isinstance(event, PhaseProgress) and event.total:
+                self.counts.feed(event.phase, self.clock(), event.done or 0, event.total)
             for follower in self._followers:
                 follower(event)
             for queue in self._listeners:
@@ -718,13 +721,29 @@ class WatchSession:
         return self.load.estimate(self.clock())
 
     def loading_words(self) -> str | None:
-        """``weight load 212/547 GB · 0.87 GB/s · ~6:25 left (from …)`` while its bytes move."""
+        """``weight load 212/547 GB · 0.87 GB/s · ~6:25 left (from …)`` while its bytes move (else
+        a counting phase's ``CUDA graphs 16/36 · 2.4/s · ~0:08 left in this bar`` while it counts)."""
         estimate = self.load_estimate()
         if estimate is None or not estimate.moving:
-            return None
+            return self.counting_words()
         phase = self.state.phase("weight_load")
         detail = f"{phase.detail} · " if estimate.signal == "log" and phase is not None and phase.detail else ""
         return f"weight load {detail}{estimate.words()}"
+
+    def count_estimate(self) -> CountEstimate | None:
+        """The running phase's bar count and its time left (a graph capture's batch sizes …); None
+        when it draws no counting bar, or it is the weight load (its bytes say more)."""
+        phase = self.state.current_phase
+        if self.state.outcome != STARTING or phase is None or phase.name == "weight_load":
+            return None
+        return self.counts.estimate(phase.name, self.clock())
+
+    def counting_words(self) -> str | None:
+        """``CUDA graphs 16/36 · 2.4/s · ~0:08 left in this bar`` while the running phase's bar counts."""
+        count = self.count_estimate()
+        if count is None or not count.moving:
+            return None
+        return f"{PHASE_TITLES.get(count.phase, count.phase)} {count.words()}"
 
     def _new_startup(self, event: NewStartup) -> None:
         """A new startup in the same log: its clock and silences start afresh (the tracker's
@@ -735,6 +754,7 @@ class WatchSession:
         self.finished_at = None
         self.silences.clear()
         self.smoke, self._listening = None, None
+        self.counts = CountEstimator()
         self._topics.add("log")
 
     def _grow(self, report: Any) -> None:
@@ -838,12 +858,14 @@ class WatchSession:
         self.tracker = StartupTracker(profile=self.profile)
         self._markers = marker_search(self.profile)
         self._assembler = LineAssembler()
+        self.counts = CountEstimator()  # the running phase's bar count (graph capture …)
         self._growing = []
         self._last_ts = None
         self._ts_offset = 0.0
 
     def _tracker_restart(self) -> None:
         self.tracker.restart()
+        self.counts = CountEstimator()
         self._last_ts = None
         self._growing = []
         self.started_at = self.finished_at = None
