@@ -212,6 +212,18 @@ class ReadCounters:
 
 
 @dataclass(frozen=True, slots=True)
+class CacheGrowth:
+    """A Hugging Face download seen from the cache folder (``tui.sources.download``): ``on_disk``
+    bytes of the repo's weights there now (finished files and those still coming), ``downloading``
+    while some are incomplete."""
+
+    model: str
+    on_disk: int
+    downloading: bool
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
 class CheckpointFound:
     """The checkpoint the server was given, measured where it lies (``tui.sources.checkpoint``):
     ``total`` bytes of weights (None, with ``detail`` saying why, when they could not be told),

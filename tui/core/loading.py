@@ -15,6 +15,10 @@ best first (:class:`LoadEstimator`):
           checkpoint (a simulated GPU source makes a *simulated* estimate, labelled);
 ``log``   the loader's own progress bar (``Loading safetensors checkpoint shards: 43%``).
 
+Before all of them, while a Hugging Face download runs inside the load: ``download``, the
+repo's weight bytes in the local cache folder growing (``tui.sources.download``) — the
+server's reads start over when it ends (a socket's bytes count in ``rchar`` too).
+
 The first signal that has moved is used (the loader's bar first while the total is unknown). Time left is a *range* from the rate of the
 recent past against the rate of the whole phase, and "cannot tell yet" until a few
 seconds of samples agree: an estimate, honestly worded.
@@ -116,7 +120,7 @@ class LoadEstimate:
     """The weight load now. ``left`` is a (low, high) range of seconds, None while the rate
     is not stable ("cannot tell yet") or the total is unknown."""
 
-    signal: str  # "read", "gpu", "log"
+    signal: str  # "download", "read", "gpu", "log"
     loaded: int | None  # bytes (None: the log's bar gives a fraction only and no total is known)
     total: int | None
     rate: float | None  # bytes per second
@@ -144,16 +148,18 @@ class LoadEstimate:
         """``212/547 GB · 0.87 GB/s · ~6:25 left (from the server's reads)`` (the phase's title is
         the caller's)."""
         parts = []
+        what = "downloading " if self.signal == "download" else ""
         if self.loaded is not None and self.total:
-            parts.append(f"{gb(min(self.loaded, self.total))}/{gb(self.total)} GB")
+            parts.append(f"{what}{gb(min(self.loaded, self.total))}/{gb(self.total)} GB")
         elif self.loaded is not None:
-            parts.append(f"{gb(self.loaded)} GB")
+            parts.append(f"{what}{gb(self.loaded)} GB")
         elif self.fraction is not None:
             parts.append(f"{self.fraction * 100:.0f}%")
         if self.rate is not None and self.loaded is not None:
             parts.append(f"{self.rate / 1e9:.2f} GB/s")
         parts.append(self.left_words())
-        source = {"read": "the server's reads", "gpu": "GPU memory", "log": "the loader's bar"}[self.signal]
+        source = {"download": "the Hugging Face cache growing", "read": "the server's reads", "gpu": "GPU memory",
+                  "log": "the loader's bar"}[self.signal]
         parts.append(f"(from {'SIMULATED ' if self.simulated else ''}{source})")
         return " · ".join(parts[:-1]) + " " + parts[-1]
 
@@ -188,6 +194,11 @@ class Series:
         """How far it got since the phase began (the values count from there)."""
         return self.points[-1][1] if self.points else 0.0
 
+    @property
+    def grown(self) -> float:
+        """How far it got since its first sample (for values that do not count from 0)."""
+        return self.points[-1][1] - self.points[0][1] if self.points else 0.0
+
     def rates(self) -> tuple[float, float] | None:
         """(the whole span's rate, the recent RECENT_S's rate), per second; None: too few."""
         if len(self.points) < 3:
@@ -213,8 +224,9 @@ class LoadEstimator:
         self._base_io: dict[int, tuple[int, int]] = {}  # pid -> counters when the phase began
         self._io_last: dict[int, tuple[int, int]] = {}  # pid -> latest counters (ended ones kept)
         self._gpu_base: dict[tuple[int, bool], int] = {}  # (GPU, the server's own?) -> bytes at the start
-        self._series = {"read": Series(), "gpu": Series(), "log": Series()}
+        self._series = {"download": Series(), "read": Series(), "gpu": Series(), "log": Series()}
         self._simulated = False
+        self._downloading = False
 
     def start(self, at: float) -> None:
         """The weight load began (its log line, by arrival time): counters from here on count."""
@@ -266,6 +278,21 @@ class LoadEstimator:
         self._simulated = sample.simulated
         self._series["gpu"].add(at, float(grown))
 
+    def download(self, at: float, on_disk: int, downloading: bool) -> None:
+        """The repo's weight bytes in the Hugging Face cache (``downloading`` while some are incomplete).
+        When the download ends, the reads and GPU memory count afresh: what came before was the
+        network (a socket's bytes are in ``rchar`` too), not the load."""
+        ended = self._downloading and not downloading
+        self._downloading = downloading
+        if not self.running:
+            return
+        self._series["download"].add(at, float(on_disk))
+        if ended:
+            self._base_io = dict(self._io_last)
+            self._gpu_base = {}
+            for name in ("read", "gpu"):
+                self._series[name].points.clear()
+
     def bar(self, at: float, fraction: float) -> None:
         """The loader's own progress bar: ``fraction`` 0..1 done."""
         if self.running:
@@ -277,6 +304,9 @@ class LoadEstimator:
         if self.started is None:
             return None
         total = self.checkpoint.total if self.checkpoint is not None else None
+        download = self._series["download"]
+        if self._downloading and download.grown >= MOVED_BYTES:
+            return self._estimate("download", download, int(download.points[-1][1]), total, 1.0, None, now)
         # without a total, bytes give a rate but no progress: the loader's own bar says more then
         order = ("read", "gpu", "log") if total else ("log", "read", "gpu")
         for signal in order:

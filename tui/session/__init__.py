@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from tui.core.events import (
+    CacheGrowth,
     CheckpointFound,
     ConnectionState,
     ErrorFound,
@@ -710,6 +711,24 @@ class WatchSession:
             self._tasks.append(asyncio.get_running_loop().create_task(measure()))
         except RuntimeError:  # no loop (a synchronous replay in a test): nothing to measure with
             self._measured = None
+            return
+        self._watch_download(key[0], split)
+
+    def _watch_download(self, model: str, split: int) -> None:
+        """A repo id: watch its Hugging Face cache folder grow while the server downloads it
+        (``tui.sources.download``), once per session."""
+        from tui.sources.download import DownloadSource, repo_folder
+
+        folder = repo_folder(model)
+        if folder is None or CacheGrowth in self.handlers:
+            return
+        self.handlers[CacheGrowth] = [self._cache_grew]
+        self.add_source(DownloadSource(model, folder, split))
+
+    def _cache_grew(self, event: CacheGrowth) -> None:
+        self.load.download(self.clock(), event.on_disk, event.downloading)
+        if self.load.running:
+            self._changed("state")
 
     def load_estimate(self) -> LoadEstimate | None:
         """The running weight load's progress (None when it is not running or nothing moved)."""

@@ -19,18 +19,28 @@ from tui.sources.probe_agent import resolve_model
 INDEX_LIMIT = 16 << 20
 
 
-def folder_bytes(directory: str) -> int | None:
-    """Bytes of weights in ``directory`` (None: none found there)."""
-    index_text = None
+def index_text(directory: str) -> str | None:
+    """The text of ``directory``'s weight index file (None: there is none, or it is too big to be one)."""
     for name in INDEX_FILES:
         try:
             path = os.path.join(directory, name)
             if os.path.getsize(path) <= INDEX_LIMIT:
                 with open(path, encoding="utf-8", errors="replace") as f:
-                    index_text = f.read()
-                break
+                    return f.read()
         except OSError:
             continue
+    return None
+
+
+def index_total(directory: str) -> int | None:
+    """What the index file of ``directory`` says the weights add up to (None: no index, or it does not say)."""
+    text = index_text(directory)
+    return checkpoint_size(text, ()) if text else None
+
+
+def folder_bytes(directory: str) -> int | None:
+    """Bytes of weights in ``directory`` (None: none found there)."""
+    index = index_text(directory)
     files: list[tuple[str, int]] = []
     try:
         with os.scandir(directory) as entries:
@@ -41,7 +51,7 @@ def folder_bytes(directory: str) -> int | None:
                     continue
     except OSError:
         pass
-    return checkpoint_size(index_text, files)
+    return checkpoint_size(index, files)
 
 
 def _resolve(name: str) -> tuple[str | None, str]:
