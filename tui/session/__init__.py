@@ -166,6 +166,9 @@ class WatchSession:
         self.load = LoadEstimator()
         self.checkpoint: CheckpointFound | None = None
         self.measure_checkpoints = getattr(log, "reread_path", None) is not None
+        #: A log on another host (``watch --host``): the checkpoint is measured there, by the probe agent.
+        target = getattr(log, "target", None)
+        self.measure_host: str | None = None if target is None else str(target)
         self._measured: tuple[str, ...] | None = None
         #: ``--smoke``: after the ready line, one tiny completion to ``smoke_host`` at the port the
         #: log names; ready only once it answered (``smoke`` holds where it stands).
@@ -637,7 +640,7 @@ class WatchSession:
         state = self.tracker.state
         if self.finished_at is None and state.outcome in (READY, FAILED):
             self.finished_at = self.clock()
-        if self.measure_checkpoints and "model" in state.identity:
+        if (self.measure_checkpoints or self.measure_host) and "model" in state.identity:
             self._measure(state.identity)
         if self.smoke_wanted and self.smoke is None and state.outcome == READY:
             self.send_smoke()
@@ -699,10 +702,13 @@ class WatchSession:
         if key == self._measured or not self._tasks:
             return
         self._measured = key
-        from tui.sources.checkpoint import measure_async
+        from tui.sources.checkpoint import measure_async, measure_remote
 
         async def measure() -> None:
             try:
+                if self.measure_host is not None and not self.measure_checkpoints:
+                    self.handle(await measure_remote(self.measure_host, key[0], split, key[2] or None))
+                    return
                 self.handle(await measure_async(key[0], split, key[2] or None))
             except Exception as exc:  # noqa: BLE001  (a folder that cannot be read: no total, said)
                 self.handle(CheckpointFound(key[0], None, split, detail=f"{type(exc).__name__}: {exc}"))
@@ -712,7 +718,8 @@ class WatchSession:
         except RuntimeError:  # no loop (a synchronous replay in a test): nothing to measure with
             self._measured = None
             return
-        self._watch_download(key[0], split)
+        if self.measure_checkpoints:  # the cache folder is here to watch
+            self._watch_download(key[0], split)
 
     def _watch_download(self, model: str, split: int) -> None:
         """A repo id: watch its Hugging Face cache folder grow while the server downloads it

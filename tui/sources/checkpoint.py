@@ -77,3 +77,24 @@ def measure(model: str, split: int = 1, draft: str | None = None) -> CheckpointF
 
 async def measure_async(model: str, split: int = 1, draft: str | None = None) -> CheckpointFound:
     return await asyncio.to_thread(measure, model, split, draft)
+
+
+async def measure_remote(host: str, model: str, split: int = 1, draft: str | None = None) -> CheckpointFound:
+    """The same, where the log is: the preflight's probe agent over the SSH connection to ``host``
+    (``[user@]host[:port]``) resolves the folder or the HF cache's snapshot there and adds it up."""
+    from tui.core.cmdline import ServerCommand
+    from tui.sources.probe import ProbeError, ProbeRequest, probe_remote
+
+    models = {"target": model, **({"draft": draft} if draft else {})}
+    req = ProbeRequest(ports=[], models=models, eagle3=False, shm=None, program=None, packages=[])
+    nobody = ServerCommand(argv=(), server=None, python=None, program=None)
+    try:
+        facts = await probe_remote(host, nobody, req=req)
+    except ProbeError as exc:
+        return CheckpointFound(model, None, split, detail=str(exc))
+    found = facts.get("models") or {}
+    target, extra = found.get("target") or {}, found.get("draft") or {}
+    total, draft_bytes = target.get("weight_bytes"), extra.get("weight_bytes")
+    if not isinstance(total, int) or isinstance(total, bool) or total <= 0:
+        return CheckpointFound(model, None, split, detail=f"{host}:{model}: {target.get('how') or 'not measured'}")
+    return CheckpointFound(model, total, split, draft_bytes if isinstance(draft_bytes, int) else 0)

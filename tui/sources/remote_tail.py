@@ -8,7 +8,8 @@ remote log is followed by the very code that follows a local one. Its configurat
 path, the resume state) goes through stdin, never the command line. The agent sleeps on
 inotify where the remote kernel has it, else polls (5 ms after a change, backing off to
 ``poll_max``), and writes framed messages that map one to one onto the log events, plus
-its writer discovery's reports (``WritersFound``, ``WriterGone``, ``NoWriter``).
+its writer discovery's reports (``WritersFound``, ``WriterGone``, ``NoWriter``) and those writers' I/O
+counters (``ReadCounters``: the weight load's bytes read there).
 
 After a dropped connection the tailer reconnects with exponential backoff and starts a new
 agent in ``resume`` mode with the file identity (device, inode), the offset of the next byte
@@ -37,6 +38,7 @@ import asyncssh
 
 from tui.core.events import (
     ConnectionState,
+    ReadCounters,
     LogChunk,
     LogGap,
     LogMoved,
@@ -48,7 +50,7 @@ from tui.sources.follow import CHECK, CHUNK
 from tui.sources.ssh import Backoff, SshError, SshTarget, connection, is_connected, lost_reason
 from tui.sources.writers import Converter, WriterEvent
 
-RemoteEvent = LogChunk | LogGap | LogRestart | LogTruncated | LogWaiting | LogMoved | ConnectionState | WriterEvent
+RemoteEvent = LogChunk | LogGap | LogRestart | LogTruncated | LogWaiting | LogMoved | ConnectionState | WriterEvent | ReadCounters
 
 _HERE = Path(__file__).parent
 _SHARED = ("follow", "procscan")  # the modules the agent imports, shipped with it
@@ -401,4 +403,8 @@ class RemoteTailer:
         if kind == "P":
             items = json.loads(await frames.exactly(int(rest), MAX_REPORT))
             return list(self._convert.events(items))
+        if kind == "C":  # the writers' I/O counters: the weight load's bytes read there
+            items = json.loads(await frames.exactly(int(rest), MAX_REPORT))
+            counters = tuple((int(pid), int(rchar), int(read)) for pid, rchar, read in items)
+            return [ReadCounters(self.source, str(self.target), time.time(), counters)] if counters else []
         raise FrameError(f"unexpected frame {kind[:20]!r} from the tail agent")
