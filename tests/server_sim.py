@@ -73,13 +73,14 @@ def raw(text: str, stream=None) -> None:
     stream.flush()
 
 
-def serve_health(port: int, ready: threading.Event, delay: float = 0.0, status: int = 200) -> None:
+def serve_health(port: int, ready: threading.Event, delay: float = 0.0, status: int = 200,
+                 bind: str = "127.0.0.1") -> None:
     """``GET /health``: 503 until ready, then 200. Enough HTTP for the health probe; once ready,
     ``/v1/models`` names a model and ``/v1/completions`` answers after ``delay`` s with ``status``
     (a completion for 200, an OpenAI-style error otherwise): enough for ``--smoke``."""
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", port))
+    sock.bind((bind, port))
     sock.listen(8)
 
     def loop() -> None:
@@ -184,6 +185,7 @@ def main() -> int:
     parser.add_argument("--orphans", action="store_true")
     parser.add_argument("--pid-file")
     parser.add_argument("--port", type=int)
+    parser.add_argument("--host", default="127.0.0.1", help="the address --port is bound to (SGLang's default)")
     parser.add_argument("--completion-delay", type=float, default=0.0, help="seconds /v1/completions takes")
     parser.add_argument("--completion-status", type=int, default=200, help="the status /v1/completions answers")
     parser.add_argument("--api-key", help="printed back in server_args, as SGLang does")
@@ -206,7 +208,7 @@ def main() -> int:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     ready = threading.Event()
     if args.port and args.node_rank == 0:  # only node 0 serves HTTP
-        serve_health(args.port, ready, args.completion_delay, args.completion_status)
+        serve_health(args.port, ready, args.completion_delay, args.completion_status, args.host)
 
     first = args.first_rank if args.first_rank is not None else args.node_rank * args.tp
     ranks = [f"TP{i}" for i in range(first, first + args.tp)]

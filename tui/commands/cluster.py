@@ -55,6 +55,7 @@ def cluster_options(args: argparse.Namespace) -> ClusterOptions:
         gpus=gpu_options(args),
         stall_limits=getattr(args, "stall_limit", None),
         health=getattr(args, "health", None),
+        smoke=bool(getattr(args, "smoke", False)),
     )
 
 

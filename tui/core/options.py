@@ -102,3 +102,4 @@ class ClusterOptions:
     gpus: GpuOptions = field(default_factory=GpuOptions)
     stall_limits: StallLimits | None = None  # --stall-limit: per node, per phase
     health: str | None = None  # --health URL: the serving node's (asked from its host)
+    smoke: bool = False  # --smoke: ready once the node whose log says ready answered one completion

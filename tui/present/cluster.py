@@ -10,7 +10,7 @@ import time
 from typing import Any
 
 from tui.core.cluster import BarrierRow
-from tui.core.events import ConnectionState, NoWriter, SlurmJobState, WriterGone, WritersFound
+from tui.core.events import ConnectionState, NoWriter, Ready, SlurmJobState, SmokeAnswered, WriterGone, WritersFound
 from tui.core.lines import clean
 from tui.core.verdict import DEAD, EXIT_FAILED, EXIT_READY, EXIT_STARTING, EXIT_USAGE, FAILED, READY, STALLED, STOPPED
 from tui.core.wording import clock, duration
@@ -147,6 +147,11 @@ class PlainCluster:
                            fields={"host": "slurm", "state": event.state, "detail": event.detail}))
         elif node is not None and isinstance(event, (WritersFound, WriterGone, NoWriter)):
             self.node_words(node).process(event, self.seen.setdefault(node, set()))
+        elif node is not None and isinstance(event, SmokeAnswered):  # --smoke: the serving node's answer
+            self.node_words(node).smoke(event)
+        elif node is not None and isinstance(event, Ready) and self.session.nodes[node].smoke_wanted:
+            health = self.session.nodes[node].health
+            self.node_words(node).ready_marker(event, health.url if health is not None else None)
         elif node is not None:
             self.node_words(node).show(event)
 

@@ -100,6 +100,13 @@ class EventWords:
         elif isinstance(event, ErrorFound):
             self.error(event.error)
 
+    def ready_marker(self, event: Ready, health_url: str | None = None) -> None:
+        """``--smoke``: the log's ready line is only the marker — READY once one completion answered."""
+        then = f"{health_url} to answer, then " if health_url else ""
+        self.say(Said("ready_marker", f"ready marker (line {event.line}) after {duration(event.seconds)} of log time; "
+                      f"--smoke: waiting for {then}one completion", line=event.line,
+                      fields={"seconds": event.seconds, "log_ts": event.ts, "smoke": True}))
+
     def smoke(self, event: SmokeAnswered) -> None:
         """``--smoke``'s one completion: the time to the first token, or why it failed."""
         fields = {"url": event.url, "ok": event.ok, "status": event.status, "model": event.model,

@@ -359,10 +359,7 @@ class PlainWatch:
         elif isinstance(event, (WritersFound, WriterGone, NoWriter)):
             self.words.process(event, self.seen_pids, self.session.writers.main_pid)
         elif isinstance(event, Ready) and self.session.smoke_wanted:  # READY once it answered
-            then = f"{self.session.health.url} to answer, then " if self.session.health is not None else ""
-            self.emit(Said("ready_marker", f"ready marker (line {event.line}) after {duration(event.seconds)} of log "
-                           f"time; --smoke: waiting for {then}one completion", line=event.line,
-                           fields={"seconds": event.seconds, "log_ts": event.ts, "smoke": True}))
+            self.words.ready_marker(event, self.session.health.url if self.session.health is not None else None)
         elif isinstance(event, SmokeAnswered):
             self.words.smoke(event)
         else:
@@ -549,9 +546,7 @@ class PlainPrinter:
         elif isinstance(event, SmokeAnswered):
             self.words.smoke(event)
         elif isinstance(event, Ready) and self.launch.spec.smoke:
-            wait = f"{self.launch.spec.health_url} to answer, then " if self.launch.spec.health_url else ""
-            self.emit(Said("ready_marker", f"ready marker (line {event.line}); --smoke: waiting for {wait}one completion",
-                           line=event.line, fields={"seconds": event.seconds, "log_ts": event.ts, "smoke": True}))
+            self.words.ready_marker(event, self.launch.spec.health_url)
         elif isinstance(event, (ErrorFound, PhaseStarted, PhaseEnded, PhaseProgress, Ready, Stopped, WarningFound,
                                 ServerDetected)):
             if isinstance(event, ErrorFound) and event.error.secondary:
