@@ -119,3 +119,44 @@ def test_history_shows_the_latest_good_start_beside_the_one_before() -> None:
     compile_row = next(r for r in rows if r.strip().startswith("compile"))
     assert "45.0 s" in compile_row and "56%" in compile_row and compile_row.endswith("3.0 s")
     assert history_lines([record(1, "failed", {"weight_load": 6.0}, None)]) == []
+
+
+# ---------------------------------------------------------------- graph capture's many sizes
+
+def _sglang_log(capture_end: str) -> str:
+    """An SGLang startup whose graph capture (36 batch sizes, tqdm's bar) ends at ``capture_end``."""
+    return (
+        "[2026-03-14 21:00:00] server_args=ServerArgs(model_path='/models/m', tp_size=1, port=30000)\n"
+        "[2026-03-14 21:00:05 TP0] Load weight begin. avail mem=78.12 GB\n"
+        "[2026-03-14 21:00:35 TP0] Load weight end. type=X, avail mem=70.40 GB, mem usage=7.72 GB.\n"
+        "[2026-03-14 21:00:36 TP0] Memory pool end. avail mem=19.80 GB\n"
+        "[2026-03-14 21:00:36 TP0] Capture cuda graph begin. This can take up to several minutes. avail mem=19.60 GB\n"
+        "Capturing batches (bs=256 avail_mem=19.50 GB):   0%|          | 0/36 [00:00<?, ?it/s]\r"
+        "Capturing batches (bs=1 avail_mem=19.02 GB): 100%|##########| 36/36 [01:00<00:00,  0.60it/s]\n"
+        f"[2026-03-14 {capture_end} TP0] Capture cuda graph end. Time elapsed: 60.00 s. mem usage=0.61 GB. avail mem=18.99 GB.\n"
+        f"[2026-03-14 {capture_end} TP0] max_total_num_tokens=812345, chunked_prefill_size=8192\n"
+        f"[2026-03-14 {capture_end}] INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)\n"
+        f"[2026-03-14 {capture_end}] The server is fired up and ready to roll!\n"
+    )
+
+
+def test_a_long_graph_capture_of_many_sizes_gets_the_servers_own_advice(tmp_path: Path) -> None:
+    log = tmp_path / "slow_capture.log"
+    log.write_text(_sglang_log("21:01:36"))
+    profile = json.loads(scan(log, "--json").stdout)["profile"]
+    (hint,) = profile["speed"]
+    assert "CUDA graph capture took 1:00 (62% of the startup) for 36 batch sizes, about 1.7 s each" in hint["why"]
+    assert "--cuda-graph-max-bs" in hint["why"] and "18 sizes instead of 36" in hint["why"]
+    assert "should save about 30.0 s" in hint["why"]
+    short = tmp_path / "quick_capture.log"
+    short.write_text(_sglang_log("21:00:46"))  # 10 s of a 46 s start: nothing worth saying
+    assert json.loads(scan(short, "--json").stdout)["profile"]["speed"] == []
+
+
+def test_a_speed_hint_for_one_server_is_not_given_for_another() -> None:
+    from tui.core.hints import knowledge
+
+    values = {"capture": "1:00", "share": "62%", "sizes": "36", "per_size": "1.7 s", "half": "18", "saving": "30.0 s"}
+    vllm = knowledge().speed_advice([Evidence("graph_capture_many_sizes", {**values, "server": "vllm"})])
+    assert len(vllm) == 1 and "max_cudagraph_capture_size" in vllm[0][0] and "--cuda-graph-max-bs" not in vllm[0][0]
+    assert knowledge().speed_advice([Evidence("graph_capture_many_sizes", {**values, "server": "tgi"})]) == []

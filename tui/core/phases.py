@@ -338,6 +338,8 @@ class PhaseBook:
             if entry.end_line is None:
                 entry.last_line, entry.last_ts = number, ts
         counted = n is not None and bool(total)
+        if counted and total:
+            phase.count = max(phase.count or 0, total)
         events.append(PhaseProgress(phase.name, number, fraction, detail, n if counted else None,
                                     total if counted else None))
 

@@ -19,6 +19,8 @@ from tui.core.wording import duration
 
 #: A stretch between two phases at least this long is reported as unaccounted (seconds).
 GAP_S = 5.0
+#: Graph capture worth advice: at least this long, this share of the startup, this many sizes.
+GRAPH_S, GRAPH_SHARE, GRAPH_SIZES = 30.0, 0.25, 8
 _CACHE = re.compile(r"torch_compile_cache/(?P<hash>[0-9a-f]{6,})")
 _TOOK = re.compile(r"took (?P<n>[\d.]+) ?(?P<unit>GiB|GB)")
 _AVAIL = re.compile(r"avail[ _]mem=\s*(?P<n>[\d.]+) ?GB")
@@ -93,6 +95,8 @@ class StartupProfile:
     weight_bytes: int | None = None  # per GPU, as the log says
     weight_seconds: float | None = None
     extra: dict[str, str] = field(default_factory=dict)
+    server: str | None = None  # whose flags a speed hint names
+    graph_sizes: int | None = None  # the sizes graph capture's bar counted
 
     @property
     def weight_rate(self) -> float | None:
@@ -184,6 +188,8 @@ def build(
         previous_cache=previous_cache,
         weight_bytes=weight_bytes(state),
         weight_seconds=weight.seconds if weight is not None else None,
+        server=state.server,
+        graph_sizes=graph.count if (graph := state.phase("cuda_graph")) is not None else None,
     )
 
 
@@ -244,4 +250,14 @@ def evidence(profile: StartupProfile) -> list[Evidence]:
                 "previous_compile": duration(before, unknown="unknown"),
                 "saving": duration(saving) if saving is not None else "its time",
             }))
+    graph = next((p for p in profile.phases if p.name == "cuda_graph"), None)
+    sizes = profile.graph_sizes
+    if (graph is not None and graph.seconds is not None and graph.share is not None and sizes
+            and graph.seconds >= GRAPH_S and graph.share >= GRAPH_SHARE and sizes >= GRAPH_SIZES):
+        per_size = graph.seconds / sizes
+        out.append(Evidence("graph_capture_many_sizes", {
+            "server": profile.server or "", "capture": duration(graph.seconds), "share": f"{graph.share * 100:.0f}%",
+            "sizes": str(sizes), "per_size": duration(per_size), "half": str(sizes // 2),
+            "saving": duration(per_size * (sizes - sizes // 2)),
+        }))
     return out
