@@ -160,3 +160,15 @@ def test_a_speed_hint_for_one_server_is_not_given_for_another() -> None:
     vllm = knowledge().speed_advice([Evidence("graph_capture_many_sizes", {**values, "server": "vllm"})])
     assert len(vllm) == 1 and "max_cudagraph_capture_size" in vllm[0][0] and "--cuda-graph-max-bs" not in vllm[0][0]
     assert knowledge().speed_advice([Evidence("graph_capture_many_sizes", {**values, "server": "tgi"})]) == []
+
+
+def test_phases_that_ran_at_once_are_said_to_overlap() -> None:
+    """SGLang 0.5.18+ commits the weights after graph capture (log-formats.md): the two overlap
+    (a fixture written by hand, invented values)."""
+    out = scan(FIXTURES / "sglang_weights_overlap_capture.log", "--json")
+    profile = json.loads(out.stdout)["profile"]
+    assert profile["overlaps"] == [{"seconds": 30.0, "phases": ["weight load", "CUDA graphs"]}]
+    text = scan(FIXTURES / "sglang_weights_overlap_capture.log").stdout
+    assert "overlap         30.0 s  weight load and CUDA graphs ran at once" in text, text
+    single = json.loads(scan(FIXTURES / "vllm_v1_ready.log", "--json").stdout)["profile"]
+    assert single["overlaps"] == []

@@ -85,6 +85,16 @@ class Gap:
 
 
 @dataclass(frozen=True, slots=True)
+class Overlap:
+    """Two phases that ran at once (SGLang 0.5.18+ loads weights during graph capture; a JIT
+    compile inside it): their shares add up past the whole."""
+
+    seconds: float
+    first: str
+    second: str
+
+
+@dataclass(frozen=True, slots=True)
 class StartupProfile:
     total: float | None
     phases: tuple[PhaseShare, ...]
@@ -97,6 +107,7 @@ class StartupProfile:
     extra: dict[str, str] = field(default_factory=dict)
     server: str | None = None  # whose flags a speed hint names
     graph_sizes: int | None = None  # the sizes graph capture's bar counted
+    overlaps: tuple[Overlap, ...] = ()
 
     @property
     def weight_rate(self) -> float | None:
@@ -124,6 +135,7 @@ class StartupProfile:
             },
             "compile_cache": self.compile_cache,
             "previous_compile_cache": self.previous_cache,
+            "overlaps": [{"seconds": _r(o.seconds), "phases": [o.first, o.second]} for o in self.overlaps],
         }
 
     def lines(self) -> list[str]:
@@ -139,8 +151,11 @@ class StartupProfile:
                 row += f" {duration(p.previous, unknown='-'):>8}"
             out.append(row.rstrip())
         for gap in self.gaps:
-            out.append(f"  unaccounted {duration(gap.seconds):>8}  between {gap.after} (line {gap.from_line}) and "
+            out.append(f"  {'unaccounted':<13} {duration(gap.seconds):>8}  between {gap.after} (line {gap.from_line}) and "
                        f"{gap.before} (line {gap.to_line}): no line says what happened")
+        for overlap in self.overlaps:
+            out.append(f"  {'overlap':<13} {duration(overlap.seconds):>8}  {overlap.first} and {overlap.second} ran at once "
+                       "(their shares add up past the whole)")
         if self.weight_bytes is not None and self.weight_rate is not None:
             out.append(f"  weights: {self.weight_bytes / 1e9:.1f} GB per GPU in {duration(self.weight_seconds)}"
                        f" ({self.weight_rate / 1e9:.2f} GB/s per GPU, as the log says)")
@@ -183,6 +198,7 @@ def build(
         total=total,
         phases=tuple(shares),
         gaps=tuple(_gaps(state)),
+        overlaps=tuple(_overlaps(state)),
         previous_total=previous_total,
         compile_cache=compile_cache(state),
         previous_cache=previous_cache,
@@ -205,6 +221,19 @@ def from_seconds(
         for name in order
     )
     return StartupProfile(total=total, phases=shares, previous_total=previous_total)
+
+
+def _overlaps(state: StartupState) -> list[Overlap]:
+    """Pairs of phases that ran at once for GAP_S or more (log time)."""
+    spans = [(p.start_ts, p.end_ts, PHASE_TITLES.get(p.name, p.name)) for p in state.phases
+             if p.name != "ready" and p.start_ts is not None and p.end_ts is not None]
+    out = []
+    for i, (start, end, title) in enumerate(spans):
+        for other_start, other_end, other in spans[i + 1:]:
+            both = min(end, other_end) - max(start, other_start)
+            if both >= GAP_S:
+                out.append(Overlap(both, title, other))
+    return out
 
 
 def _gaps(state: StartupState) -> list[Gap]:
