@@ -101,6 +101,9 @@ with open(done_file + ".tmp", "w") as out:
     out.write(repr(time.time()))
 os.rename(done_file + ".tmp", done_file)
 log.write("[2026-03-14 21:04:40 TP0] Load weight end. type=X, avail mem=100.00 GB, mem usage=39.26 GB.\n")
+log.write("[2026-03-14 21:04:41 TP0] Memory pool end. avail mem=19.80 GB\n")
+log.write("[2026-03-14 21:04:42] INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)\n")
+log.write("[2026-03-14 21:04:42] The server is fired up and ready to roll!\n")
 time.sleep(60)
 '''
 
@@ -158,10 +161,27 @@ def test_a_silent_download_says_downloading_with_a_time_left_within_half_the_tru
         said = (low + high) / 2
         print(f"time left said {said} s, truth {truth:.2f} s: {eta_line.strip()}")
         assert abs(said - truth) <= 0.5 * truth + 0.5, f"said {said} s, truth {truth:.2f} s: {eta_line}"
+        rest, _ = watch.communicate(timeout=30)  # READY, then the startup profile
+        seen.append(rest)
         assert "stalled" not in "".join(seen).lower()
+        row = next((line for line in rest.splitlines() if "downloaded" in line), None)
+        assert row is not None and "0.4 GB from the Hugging Face hub during the weight load" in row, rest  # all of it
     finally:
         for proc in (server, watch):
             if proc is not None and proc.poll() is None:
                 proc.kill()
                 proc.wait()
     json.dumps(seen)
+
+
+def test_a_long_download_gets_the_advice_to_keep_the_cache_or_a_local_copy() -> None:
+    from tui.core.hints import knowledge
+    from tui.core.startup_profile import PhaseShare, StartupProfile, evidence
+
+    profile = StartupProfile(total=600.0, phases=(PhaseShare("weight_load", 520.0, 0.87, "TP0"),),
+                             download=(41 * GB, 390.0))
+    (found,) = evidence(profile)
+    (advice,) = knowledge().speed_advice([found])
+    assert advice[0].startswith("the weights were downloaded during the start (41.0 GB in 6:30, 0.11 GB/s)")
+    assert "--local-dir" in advice[0] and "save about 6:30" in advice[0]
+    assert evidence(StartupProfile(total=60.0, phases=(), download=(GB, 4.0))) == []  # a short one: no advice

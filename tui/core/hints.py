@@ -377,7 +377,7 @@ def parse(text: str, source: str) -> KnowledgeBase:
 
 _SPEED_KEYS = {"id", "kind", "evidence", "why", "link", "server"}
 #: What a speed hint may rest on: the names ``tui.core.startup_profile.evidence`` gives.
-SPEED_EVIDENCE = frozenset({"compile_cache_changed", "graph_capture_many_sizes"})
+SPEED_EVIDENCE = frozenset({"compile_cache_changed", "graph_capture_many_sizes", "download_in_load"})
 
 
 def _speed_hint(where: str, hint_id: str, body: Mapping[str, Any]) -> SpeedHint:

@@ -227,12 +227,17 @@ class LoadEstimator:
         self._series = {"download": Series(), "read": Series(), "gpu": Series(), "log": Series()}
         self._simulated = False
         self._downloading = False
+        self._download_span: list[tuple[float, int]] = []  # (time, bytes) where it began, where it last grew
+        self._cached_last = 0  # the repo's weight bytes in the cache, as last seen
+        self._cached_before = 0  # ... when this load began
 
     def start(self, at: float) -> None:
         """The weight load began (its log line, by arrival time): counters from here on count."""
         self.started, self.ended = at, None
         self._base_io = dict(self._io_last)
         self._gpu_base = {}
+        self._download_span = []
+        self._cached_before = self._cached_last
         for series in self._series.values():
             series.points.clear()
 
@@ -284,6 +289,14 @@ class LoadEstimator:
         network (a socket's bytes are in ``rchar`` too), not the load."""
         ended = self._downloading and not downloading
         self._downloading = downloading
+        self._cached_last = on_disk
+        if self.started is None:
+            return
+        span = self._download_span  # a last look just after the load's end still counts for it
+        if not span:  # counted from the load's start and what the cache held then
+            span.append((self.started, min(self._cached_before, on_disk)))
+        if on_disk > span[-1][1]:
+            span[1:] = [(at, on_disk)]
         if not self.running:
             return
         self._series["download"].add(at, float(on_disk))
@@ -292,6 +305,13 @@ class LoadEstimator:
             self._gpu_base = {}
             for name in ("read", "gpu"):
                 self._series[name].points.clear()
+
+    def downloaded(self) -> tuple[int, float] | None:
+        """(bytes, seconds) a Hugging Face download took during this load (None: none seen)."""
+        span = self._download_span
+        if len(span) < 2 or span[1][1] - span[0][1] < MOVED_BYTES:
+            return None
+        return span[1][1] - span[0][1], span[1][0] - span[0][0]
 
     def bar(self, at: float, fraction: float) -> None:
         """The loader's own progress bar: ``fraction`` 0..1 done."""

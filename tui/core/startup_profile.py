@@ -21,6 +21,8 @@ from tui.core.wording import duration
 GAP_S = 5.0
 #: Graph capture worth advice: at least this long, this share of the startup, this many sizes.
 GRAPH_S, GRAPH_SHARE, GRAPH_SIZES = 30.0, 0.25, 8
+#: A download during the weight load worth advice: at least this long (seconds).
+DOWNLOAD_S = 10.0
 _CACHE = re.compile(r"torch_compile_cache/(?P<hash>[0-9a-f]{6,})")
 _TOOK = re.compile(r"took (?P<n>[\d.]+) ?(?P<unit>GiB|GB)")
 _AVAIL = re.compile(r"avail[ _]mem=\s*(?P<n>[\d.]+) ?GB")
@@ -108,6 +110,7 @@ class StartupProfile:
     server: str | None = None  # whose flags a speed hint names
     graph_sizes: int | None = None  # the sizes graph capture's bar counted
     overlaps: tuple[Overlap, ...] = ()
+    download: tuple[int, float] | None = None  # (bytes, seconds) downloaded during the weight load, as watched
 
     @property
     def weight_rate(self) -> float | None:
@@ -136,6 +139,7 @@ class StartupProfile:
             "compile_cache": self.compile_cache,
             "previous_compile_cache": self.previous_cache,
             "overlaps": [{"seconds": _r(o.seconds), "phases": [o.first, o.second]} for o in self.overlaps],
+            "download": None if self.download is None else {"bytes": self.download[0], "seconds": _r(self.download[1])},
         }
 
     def lines(self) -> list[str]:
@@ -153,6 +157,10 @@ class StartupProfile:
         for gap in self.gaps:
             out.append(f"  {'unaccounted':<13} {duration(gap.seconds):>8}  between {gap.after} (line {gap.from_line}) and "
                        f"{gap.before} (line {gap.to_line}): no line says what happened")
+        if self.download is not None:
+            size, seconds = self.download
+            out.append(f"  {'downloaded':<13} {duration(seconds):>8}  {size / 1e9:.1f} GB from the Hugging Face hub during "
+                       f"the weight load ({size / max(seconds, 1e-9) / 1e9:.2f} GB/s, the cache folder watched)")
         for overlap in self.overlaps:
             out.append(f"  {'overlap':<13} {duration(overlap.seconds):>8}  {overlap.first} and {overlap.second} ran at once "
                        "(their shares add up past the whole)")
@@ -279,6 +287,12 @@ def evidence(profile: StartupProfile) -> list[Evidence]:
                 "previous_compile": duration(before, unknown="unknown"),
                 "saving": duration(saving) if saving is not None else "its time",
             }))
+    if profile.download is not None and profile.download[1] >= DOWNLOAD_S:
+        size, seconds = profile.download
+        out.append(Evidence("download_in_load", {
+            "size": f"{size / 1e9:.1f} GB", "took": duration(seconds), "rate": f"{size / seconds / 1e9:.2f} GB/s",
+            "saving": duration(seconds),
+        }))
     graph = next((p for p in profile.phases if p.name == "cuda_graph"), None)
     sizes = profile.graph_sizes
     if (graph is not None and graph.seconds is not None and graph.share is not None and sizes

@@ -453,9 +453,10 @@ class PlainWatch:
         """After READY: the startup profile and its speed advice (one ``profile`` record with --json)."""
         from tui.present.startup import profile_json, profile_lines
 
-        lines = profile_lines(state)
+        download = self.session.load.downloaded()  # a Hugging Face download watched during the load
+        lines = profile_lines(state, download)
         if lines:
-            self.emit(Said("profile", "\n".join(lines), indent="  ", fields=profile_json(state) or {}))
+            self.emit(Said("profile", "\n".join(lines), indent="  ", fields=profile_json(state, download) or {}))
 
 
 class PlainPrinter:

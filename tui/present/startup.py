@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from tui.core.hints import knowledge
@@ -20,22 +21,24 @@ def advice(profile: StartupProfile) -> list[tuple[str, str]]:
         return []
 
 
-def profile_json(state: StartupState) -> dict[str, Any] | None:
-    """Where the time went, once ready (and what would make the next start faster)."""
+def profile_json(state: StartupState, download: tuple[int, float] | None = None) -> dict[str, Any] | None:
+    """Where the time went, once ready (and what would make the next start faster); ``download``:
+    (bytes, seconds) of a Hugging Face download watched during the weight load."""
     profile = for_state(state)
     if profile is None:
         return None
+    profile = dataclasses.replace(profile, download=download)
     out = profile.to_json()
     out["speed"] = [{"why": why, "link": link} for why, link in advice(profile)]
     return out
 
 
-def profile_lines(state: StartupState) -> list[str]:
+def profile_lines(state: StartupState, download: tuple[int, float] | None = None) -> list[str]:
     """The startup profile and its speed advice as text rows (none before ready)."""
     profile = for_state(state)
     if profile is None:
         return []
-    return with_advice(profile)
+    return with_advice(dataclasses.replace(profile, download=download))
 
 
 def with_advice(profile: StartupProfile) -> list[str]:

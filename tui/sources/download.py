@@ -70,7 +70,7 @@ def cache_state(folder: str) -> tuple[int, bool, str | None]:
 
 
 class DownloadSource:
-    """``CacheGrowth`` once a second while the cache folder of ``model`` changes (and a
+    """``CacheGrowth`` as it first is and then once a second while the cache folder of ``model`` changes (and a
     ``CheckpointFound`` once its index says the total), until closed."""
 
     def __init__(self, model: str, folder: str, split: int = 1, interval: float = INTERVAL_S) -> None:
@@ -86,7 +86,7 @@ class DownloadSource:
                 total = await asyncio.to_thread(index_total, snapshot)
                 if total is not None:
                     yield CheckpointFound(self.model, total, self.split)
-            if (on_disk, downloading) != said and (downloading or said is not None):
+            if (on_disk, downloading) != said:  # the first look too: what was there before the load
                 said = (on_disk, downloading)
                 yield CacheGrowth(self.model, on_disk, downloading, time.time())
             try:
