@@ -6,6 +6,7 @@ Real processes throughout (tests/server_sim.py answers /v1/completions on its ``
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -38,6 +39,7 @@ def test_watch_cluster_smoke_asks_the_serving_node_and_is_ready_after_its_answer
         assert out.index("[n1] ready marker (line") < answered < ready, out
         assert "READY (line" not in out, out  # the marker alone is not called ready
         assert out.count("smoke test") == 1, out  # none to the worker
+        assert ready < out.index("startup profile (to ready:") and re.search(r"  n[12] TP\d", out[ready:]), out  # slowest node
     finally:
         stop(head, worker)
 

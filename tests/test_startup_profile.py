@@ -172,3 +172,37 @@ def test_phases_that_ran_at_once_are_said_to_overlap() -> None:
     assert "overlap         30.0 s  weight load and CUDA graphs ran at once" in text, text
     single = json.loads(scan(FIXTURES / "vllm_v1_ready.log", "--json").stdout)["profile"]
     assert single["overlaps"] == []
+
+
+def _node_state(lines: list[str]):
+    from tui.core.lines import Line
+    from tui.core.profiles import builtin_profiles
+    from tui.core.tracker import StartupTracker
+
+    tracker = StartupTracker(profile=next(p for p in builtin_profiles() if p.name == "sglang"))
+    for number, text in enumerate(lines, 1):
+        tracker.feed(Line(number, 0, (text,)), 0.0)
+    tracker.finish()
+    return tracker.state
+
+
+def test_several_nodes_each_phase_is_its_slowest_nodes_with_its_slowest_rank() -> None:
+    from tui.core.startup_profile import across_nodes
+
+    def node(ranks: list[str], load_end: dict[str, str], ready: bool) -> list[str]:
+        lines = [f"[2026-03-14 21:00:00] server_args=ServerArgs(model_path='/m', tp_size=4, nnodes=2, node_rank={0 if ready else 1})"]
+        lines += [f"[2026-03-14 21:00:05 {r}] Load weight begin. avail mem=78.12 GB" for r in ranks]
+        lines += [f"[2026-03-14 21:00:{load_end[r]} {r}] Load weight end. type=X, avail mem=70.40 GB, mem usage=7.72 GB."
+                  for r in ranks]
+        lines += [f"[2026-03-14 21:00:20 {r}] Capture cuda graph begin. This can take up to several minutes." for r in ranks]
+        lines += [f"[2026-03-14 21:00:30 {r}] Capture cuda graph end. Time elapsed: 10.00 s. mem usage=0.61 GB." for r in ranks]
+        return lines + (["[2026-03-14 21:00:31] The server is fired up and ready to roll!"] if ready else [])
+
+    states = {"n1": _node_state(node(["TP0", "TP1"], {"TP0": "14", "TP1": "15"}, True)),
+              "n2": _node_state(node(["TP2", "TP3"], {"TP2": "15", "TP3": "19"}, False))}
+    profile = across_nodes(states, "n1")
+    assert profile is not None and profile.total == 31.0
+    load = next(p for p in profile.phases if p.name == "weight_load")
+    assert (load.seconds, load.slowest) == (14.0, "n2 TP3")
+    assert load.share == pytest.approx(14 / 31)
+    assert across_nodes(states, "n2") is None  # a worker is never ready: the profile is the serving node's

@@ -10,6 +10,7 @@ advice itself is data (``tui/profiles/hints.toml``, ``kind = "speed"``).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -215,6 +216,25 @@ def build(
         server=state.server,
         graph_sizes=graph.count if (graph := state.phase("cuda_graph")) is not None else None,
     )
+
+
+def across_nodes(states: Mapping[str, StartupState], serving: str) -> StartupProfile | None:
+    """Several nodes: the serving node's profile (its time to ready, gaps, overlaps), each phase's
+    time that of its slowest node, named with that node's slowest rank ("n2 TP3")."""
+    base = build(states[serving]) if serving in states else None
+    if base is None:
+        return None
+    shares = []
+    for share in base.phases:
+        seconds, node, rank = share.seconds, serving, share.slowest
+        for name, state in states.items():
+            phase = state.phase(share.name)
+            if phase is not None and phase.seconds is not None and (seconds is None or phase.seconds > seconds):
+                seconds, node, rank = phase.seconds, name, phase.slowest_rank
+        fraction = seconds / base.total if seconds is not None and base.total else None
+        shares.append(dataclasses.replace(share, seconds=seconds, share=fraction,
+                                          slowest=f"{node} {rank}" if rank else node))
+    return dataclasses.replace(base, phases=tuple(shares))
 
 
 def from_seconds(

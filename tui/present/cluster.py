@@ -197,6 +197,24 @@ class PlainCluster:
         for line in barrier_lines(rows):
             self.say(line)
 
+    def profile(self) -> None:
+        """After READY: where the time went, each phase's slowest node and rank (one ``profile`` record)."""
+        from tui.core.cluster import SERVING, roles
+        from tui.present.startup import nodes_profile
+
+        statuses = self.session.statuses()
+        serving = next((name for name, role in roles(statuses).items() if role == SERVING), None)
+        states = {name: session.state for name, session in self.session.nodes.items()}
+        found = nodes_profile(states, serving) if serving is not None else None
+        if found is None:
+            return
+        lines, fields = found
+        if self.json is not None:
+            self.emit(Said("profile", "\n".join(lines), fields=fields))
+            return
+        for line in lines:
+            self.say(f"  {line}")
+
     def check(self, deadline: float | None) -> int | None:
         verdict = self.session.verdict()
         if verdict.final or (deadline is not None and time.monotonic() >= deadline):
@@ -208,6 +226,8 @@ class PlainCluster:
         self.stalled = verdict.node if verdict.kind == STALLED else None
         if verdict.kind in (READY, STOPPED):
             self.verdict(verdict)
+            if verdict.kind == READY:
+                self.profile()
             return EXIT_READY
         if verdict.kind in (FAILED, DEAD):
             if self.failed_at is None:

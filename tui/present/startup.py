@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
 from tui.core.hints import knowledge
 from tui.core.profiles import ProfileError
-from tui.core.startup_profile import StartupProfile, evidence, for_state, from_seconds
+from tui.core.startup_profile import StartupProfile, across_nodes, evidence, for_state, from_seconds
 from tui.core.state import StartupState
 
 
@@ -27,10 +28,21 @@ def profile_json(state: StartupState, download: tuple[int, float] | None = None)
     profile = for_state(state)
     if profile is None:
         return None
-    profile = dataclasses.replace(profile, download=download)
+    return as_json(dataclasses.replace(profile, download=download))
+
+
+def as_json(profile: StartupProfile) -> dict[str, Any]:
+    """The profile's figures and its speed advice, for ``--json`` and ``scan --json``."""
     out = profile.to_json()
     out["speed"] = [{"why": why, "link": link} for why, link in advice(profile)]
     return out
+
+
+def nodes_profile(states: Mapping[str, StartupState], serving: str) -> tuple[list[str], dict[str, Any]] | None:
+    """Several nodes, once ready: the profile with each phase's slowest node, as text rows and
+    JSON (None before ready)."""
+    profile = across_nodes(states, serving)
+    return None if profile is None else (with_advice(profile), {**as_json(profile), "serving": serving})
 
 
 def profile_lines(state: StartupState, download: tuple[int, float] | None = None) -> list[str]:
