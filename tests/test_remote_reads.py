@@ -115,3 +115,42 @@ def test_watch_host_gets_the_load_progress_and_the_total_measured_there(sshd, tm
             if proc is not None and proc.poll() is None:
                 proc.kill()
                 proc.wait()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(90)
+def test_run_host_gets_the_load_progress_from_the_launched_servers_reads_there(sshd, tmp_path: Path) -> None:
+    """`run --host`: the launch's own log followed by the agent, which reads its writers' counters
+    (reported as counters only: the launch knows its processes), the checkpoint measured there."""
+    from tests.launch_helpers import kill_attempts
+
+    model = tmp_path / "model"
+    model.mkdir()
+    with open(model / "model.safetensors", "wb") as f:
+        f.truncate(SIZE)
+    script = tmp_path / "fake_server.py"
+    script.write_text(SERVER)
+    env = dict(os.environ, WATCHTOWER_SSH_KNOWN_HOSTS=str(sshd.known_hosts), WATCHTOWER_SSH_IDENTITY=str(sshd.client_key),
+               WATCHTOWER_DATA_DIR=str(tmp_path / "data"))
+    run = subprocess.Popen(
+        [sys.executable, "-m", "tui.cli", "run", "--plain", "--name", "rload", "--host", sshd.spec, "--log-dir",
+         str(tmp_path / "logs"), "--gpus", "none", "--no-check", "--timeout", "40", "--", sys.executable, str(script),
+         "-", str(model), str(RATE // 2), str(tmp_path / "done")],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, start_new_session=True,
+    )
+    seen: list[str] = []
+    try:
+        assert run.stdout is not None
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            line = run.stdout.readline()
+            if not line:
+                break
+            seen.append(line)
+            if "weight load" in line and "/0.42 GB" in line and " left" in line and "cannot tell" not in line:
+                break
+        assert any("/0.42 GB" in line and "left" in line and "the server's reads" in line for line in seen), "".join(seen)
+    finally:
+        os.killpg(run.pid, 9)
+        run.wait()
+        kill_attempts(tmp_path / "logs")

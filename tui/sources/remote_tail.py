@@ -158,7 +158,8 @@ class RemoteTailer:
     Same event semantics as :class:`tui.sources.local.LocalTailer`; ``from_end=True``
     skips what the file holds when the tailer starts. With ``writers`` the agent also
     reports the processes writing the log (as :class:`tui.sources.writers.WriterSource`
-    does locally). ``target`` may be a ``--host``
+    does locally), and their I/O counters (``ReadCounters``); with ``reads`` only the counters (a
+    launch knows its own processes). ``target`` may be a ``--host``
     string (``SshTargetError``, a ValueError, if it is not one). ``source`` defaults to
     ``"host:path"``.
     """
@@ -175,6 +176,7 @@ class RemoteTailer:
         initial_backoff: float = 0.5,
         max_backoff: float = 30.0,
         writers: bool = False,
+        reads: bool = False,
     ) -> None:
         if not path:
             raise ValueError("empty remote path")
@@ -193,6 +195,7 @@ class RemoteTailer:
         self._stop = asyncio.Event()
         self._process: asyncssh.SSHClientProcess[bytes] | None = None
         self._writers = writers
+        self._reads = reads  # the writers' I/O counters alone (a launch knows its processes itself)
         self._convert = Converter(self.source, str(self.target))
 
     @property
@@ -228,7 +231,8 @@ class RemoteTailer:
             mode = "end"
         else:
             mode = "begin"
-        config: dict[str, Any] = {"path": self.path, "mode": mode, "poll_ms": self._poll_ms, "writers": self._writers}
+        config: dict[str, Any] = {"path": self.path, "mode": mode, "poll_ms": self._poll_ms,
+                                  "writers": self._writers or self._reads}
         if pos.ident is not None:
             config["resume"] = [pos.ident[0], pos.ident[1], pos.offset, pos.recent.hex() or "-"]
         if self._convert.known:  # a new agent checks them again, and reports those gone meanwhile
@@ -402,7 +406,8 @@ class RemoteTailer:
             return [LogMoved(self.source, f"{self.target}:{where}", tuple(int(p) for p in pids), bool(done))]
         if kind == "P":
             items = json.loads(await frames.exactly(int(rest), MAX_REPORT))
-            return list(self._convert.events(items))
+            events = self._convert.events(items)
+            return list(events) if self._writers else []
         if kind == "C":  # the writers' I/O counters: the weight load's bytes read there
             items = json.loads(await frames.exactly(int(rest), MAX_REPORT))
             counters = tuple((int(pid), int(rchar), int(read)) for pid, rchar, read in items)
