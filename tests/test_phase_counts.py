@@ -10,15 +10,13 @@ rate, watched by the real CLI, gets a time left within 50 % of the truth.
 from __future__ import annotations
 
 import json
-import re
-import select
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
+from tests.eta_support import first_line, said_left
 from tui.core.counting import CountEstimator
 from tui.core.events import PhaseProgress
 from tui.core.lines import Line
@@ -177,36 +175,13 @@ def test_a_graph_capture_gets_a_time_left_within_half_the_truth(tmp_path: Path) 
         with open(log, "ab") as out:
             server = subprocess.Popen([sys.executable, str(SIM), "--tp", "1", "--capture-seconds", str(CAPTURE_S)],
                                       stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True)
-        seen: list[str] = []
-        eta_line = eta_at = None
-        deadline = time.monotonic() + 40
-        while time.monotonic() < deadline and eta_line is None:
-            ready, _, _ = select.select([watch.stdout], [], [], 1.0)
-            if not ready:
-                continue
-            line = watch.stdout.readline()
-            if not line:
-                break
-            seen.append(line)
-            if "CUDA graphs" in line and "left in this bar" in line and "cannot tell" not in line:
-                eta_line, eta_at = line, time.monotonic()
+        eta_line, eta_at, seen = first_line(
+            watch.stdout, lambda line: "CUDA graphs" in line and "left in this bar" in line and "cannot tell" not in line, 40)
         assert eta_line is not None, "no time left was printed:\n" + "".join(seen)
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([watch.stdout], [], [], 1.0)
-            line = watch.stdout.readline() if ready else ""
-            seen.append(line)
-            if "CUDA graphs done" in line:
-                break
-        else:
-            pytest.fail("the capture did not end:\n" + "".join(seen))
-        truth = time.monotonic() - eta_at
-        found = re.search(r"~(\d+):(\d\d) left|(\d+):(\d\d)–(\d+):(\d\d) left", eta_line)
-        assert found, eta_line
-        if found.group(1):
-            low = high = int(found.group(1)) * 60 + int(found.group(2))
-        else:
-            low, high = int(found.group(3)) * 60 + int(found.group(4)), int(found.group(5)) * 60 + int(found.group(6))
-        said = (low + high) / 2
+        done, done_at, more = first_line(watch.stdout, lambda line: "CUDA graphs done" in line, 40)
+        assert done is not None, "the capture did not end:\n" + "".join(seen + more)
+        truth = done_at - eta_at
+        said = said_left(eta_line)
         print(f"time left said {said} s, truth {truth:.2f} s: {eta_line.strip()}")
         # whole seconds on the screen, and the line seen a poll late: a second on top of the 50 %
         assert abs(said - truth) <= 0.5 * truth + 1.0, f"said {said} s, truth {truth:.2f} s: {eta_line}"

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import select
 import subprocess
 import sys
 import time
@@ -17,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import sshd_available
+from tests.eta_support import first_line
 from tests.test_ssh_tail import _oldest_python3
 from tests.test_weight_load import RATE, SERVER, SIZE
 from tui.core.events import ReadCounters, WritersFound
@@ -96,17 +96,11 @@ def test_watch_host_gets_the_load_progress_and_the_total_measured_there(sshd, tm
             seen.append(watch.stdout.readline())
         server = subprocess.Popen([sys.executable, str(script), str(log), str(model), str(RATE // 2), str(done_file)],
                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, start_new_session=True)
-        eta_line = None
-        while time.monotonic() < deadline and eta_line is None:
-            ready, _, _ = select.select([watch.stdout], [], [], 1.0)
-            if not ready:
-                continue
-            line = watch.stdout.readline()
-            if not line:
-                break
-            seen.append(line)
-            if "weight load" in line and "/0.42 GB" in line and " left" in line and "cannot tell" not in line:
-                eta_line = line
+        eta_line, _, more = first_line(
+            watch.stdout,
+            lambda line: "weight load" in line and "/0.42 GB" in line and " left" in line and "cannot tell" not in line,
+            max(1.0, deadline - time.monotonic()))
+        seen += more
         assert eta_line is not None, "no progress with a total and a time left:\n" + "".join(seen)
         assert "the server's reads" in eta_line
         assert not done_file.exists(), "it came only after the load ended:\n" + "".join(seen)

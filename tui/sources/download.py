@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator
 
 from tui.core.events import CacheGrowth, CheckpointFound
 from tui.core.loading import WEIGHT_SUFFIXES
+from tui.sources.base import pause
 from tui.sources.checkpoint import index_total
 from tui.sources.probe_agent import hf_cache_dir
 
@@ -89,11 +90,7 @@ class DownloadSource:
             if (on_disk, downloading) != said:  # the first look too: what was there before the load
                 said = (on_disk, downloading)
                 yield CacheGrowth(self.model, on_disk, downloading, time.time())
-            try:
-                async with asyncio.timeout(self.interval):
-                    await self._closed.wait()
-            except TimeoutError:
-                pass
+            await pause(self._closed, self.interval)
 
     async def close(self) -> None:
         self._closed.set()
