@@ -132,18 +132,12 @@ def test_run_host_gets_the_load_progress_from_the_launched_servers_reads_there(s
          "-", str(model), str(RATE // 2), str(tmp_path / "done")],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, start_new_session=True,
     )
-    seen: list[str] = []
     try:
         assert run.stdout is not None
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            line = run.stdout.readline()
-            if not line:
-                break
-            seen.append(line)
-            if "weight load" in line and "/0.42 GB" in line and " left" in line and "cannot tell" not in line:
-                break
-        assert any("/0.42 GB" in line and "left" in line and "the server's reads" in line for line in seen), "".join(seen)
+        line, _, seen = first_line(
+            run.stdout, lambda line: "weight load" in line and "/0.42 GB" in line and " left" in line and "cannot tell" not in line,
+            60)
+        assert line is not None and "the server's reads" in line, "".join(seen)
     finally:
         os.killpg(run.pid, 9)
         run.wait()
