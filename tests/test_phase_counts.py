@@ -190,3 +190,19 @@ def test_a_graph_capture_gets_a_time_left_within_half_the_truth(tmp_path: Path) 
             if proc is not None and proc.poll() is None:
                 proc.kill()
                 proc.wait()
+
+
+async def test_the_dashboard_shows_the_captures_time_left_in_the_header_and_the_timeline() -> None:
+    from tests.app_support import make_app, screen_text
+
+    session = _capturing_session()
+    app = make_app(session)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await pilot.pause()
+        app.refresh_all()
+        await pilot.pause()
+        screen = screen_text(app)
+        header = "\n".join(screen.splitlines()[:3])
+        assert "CUDA graphs 16/36 · 2.0/s · ~0:10 left in this bar" in header, screen
+        assert any("CUDA graphs" in line and "~0:10 left in this bar" in line and "44%" in line
+                   for line in screen.splitlines()[3:]), screen
