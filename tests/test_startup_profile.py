@@ -144,6 +144,7 @@ def test_a_long_graph_capture_of_many_sizes_gets_the_servers_own_advice(tmp_path
     log = tmp_path / "slow_capture.log"
     log.write_text(_sglang_log("21:01:36"))
     profile = json.loads(scan(log, "--json").stdout)["profile"]
+    assert profile["graph_sizes"] == 36
     (hint,) = profile["speed"]
     assert "CUDA graph capture took 1:00 (62% of the startup) for 36 batch sizes, about 1.7 s each" in hint["why"]
     assert "--cuda-graph-max-bs" in hint["why"] and "18 sizes instead of 36" in hint["why"]

@@ -140,6 +140,7 @@ class StartupProfile:
             "compile_cache": self.compile_cache,
             "previous_compile_cache": self.previous_cache,
             "overlaps": [{"seconds": _r(o.seconds), "phases": [o.first, o.second]} for o in self.overlaps],
+            "graph_sizes": self.graph_sizes,
             "download": None if self.download is None else {"bytes": self.download[0], "seconds": _r(self.download[1])},
         }
 
