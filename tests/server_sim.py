@@ -73,13 +73,14 @@ def raw(text: str, stream=None) -> None:
     stream.flush()
 
 
-def serve_health(port: int, ready: threading.Event, delay: float = 0.0, status: int = 200) -> None:
+def serve_health(port: int, ready: threading.Event, delay: float = 0.0, status: int = 200,
+                 bind: str = "127.0.0.1") -> None:
     """``GET /health``: 503 until ready, then 200. Enough HTTP for the health probe; once ready,
     ``/v1/models`` names a model and ``/v1/completions`` answers after ``delay`` s with ``status``
     (a completion for 200, an OpenAI-style error otherwise): enough for ``--smoke``."""
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", port))
+    sock.bind((bind, port))
     sock.listen(8)
 
     def loop() -> None:
@@ -177,12 +178,14 @@ def main() -> int:
     parser.add_argument("--model-path", default="sim/Model-547B")
     parser.add_argument("--step", type=float, default=0.02, help="seconds between log lines")
     parser.add_argument("--load-seconds", type=float, default=0.2, help="time spent loading weights")
+    parser.add_argument("--capture-seconds", type=float, help="graph capture: 36 batch sizes at an even rate")
     parser.add_argument("--context-length", type=int, default=200000)
     parser.add_argument("--ignore-sigint", action="store_true")
     parser.add_argument("--stubborn", action="store_true")
     parser.add_argument("--orphans", action="store_true")
     parser.add_argument("--pid-file")
     parser.add_argument("--port", type=int)
+    parser.add_argument("--host", default="127.0.0.1", help="the address --port is bound to (SGLang's default)")
     parser.add_argument("--completion-delay", type=float, default=0.0, help="seconds /v1/completions takes")
     parser.add_argument("--completion-status", type=int, default=200, help="the status /v1/completions answers")
     parser.add_argument("--api-key", help="printed back in server_args, as SGLang does")
@@ -205,7 +208,7 @@ def main() -> int:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     ready = threading.Event()
     if args.port and args.node_rank == 0:  # only node 0 serves HTTP
-        serve_health(args.port, ready, args.completion_delay, args.completion_status)
+        serve_health(args.port, ready, args.completion_delay, args.completion_status, args.host)
 
     first = args.first_rank if args.first_rank is not None else args.node_rank * args.tp
     ranks = [f"TP{i}" for i in range(first, first + args.tp)]
@@ -279,7 +282,17 @@ def main() -> int:
     pause()
     for r in ranks:
         say("Capture target decode CUDA graph begin. backend=full, num_tokens_per_req=1, avail mem=19.60 GB", r)
-    for i in (9, 18, 27, 36):
+    if args.capture_seconds:  # tqdm's own bar, one update per batch size (largest first), as SGLang draws it
+        begun = time.monotonic()
+        for i in range(37):
+            spent = time.monotonic() - begun
+            rate = f"{i / spent:5.2f}it/s" if i and spent else "?it/s"
+            left = f"00:{round(spent / i * (36 - i)):02d}" if i and spent else "?"
+            raw(f"\rCapturing batches (bs={max(1, 36 - i)} avail_mem=19.02 GB): {100 * i // 36:3d}%|██        | "
+                f"{i}/36 [00:{round(spent):02d}<{left}, {rate}]")
+            if i < 36:
+                time.sleep(args.capture_seconds / 36)
+    for i in () if args.capture_seconds else (9, 18, 27, 36):
         raw(f"\rCapturing batches (bs={37 - i} avail_mem=19.02 GB): {100 * i // 36:3d}%|██        | {i}/36 "
             "[00:09<00:00,  3.90it/s]")
         pause(0.5)

@@ -13,6 +13,7 @@ from tui.core.events import (
     LogTruncated,
     LogWaiting,
     NoWriter,
+    ReadCounters,
     WriterGone,
     WritersFound,
 )
@@ -40,7 +41,7 @@ class Reader:
 
     async def _pull(self, timeout: float):
         event = await asyncio.wait_for(self._queue.get(), timeout)
-        while isinstance(event, (WritersFound, WriterGone, NoWriter)):
+        while isinstance(event, (WritersFound, WriterGone, NoWriter, ReadCounters)):
             self.writers.append(event)
             event = await asyncio.wait_for(self._queue.get(), timeout)
         if isinstance(event, ConnectionState):

@@ -119,3 +119,91 @@ def test_history_shows_the_latest_good_start_beside_the_one_before() -> None:
     compile_row = next(r for r in rows if r.strip().startswith("compile"))
     assert "45.0 s" in compile_row and "56%" in compile_row and compile_row.endswith("3.0 s")
     assert history_lines([record(1, "failed", {"weight_load": 6.0}, None)]) == []
+
+
+# ---------------------------------------------------------------- graph capture's many sizes
+
+def _sglang_log(capture_end: str) -> str:
+    """An SGLang startup whose graph capture (36 batch sizes, tqdm's bar) ends at ``capture_end``."""
+    return (
+        "[2026-03-14 21:00:00] server_args=ServerArgs(model_path='/models/m', tp_size=1, port=30000)\n"
+        "[2026-03-14 21:00:05 TP0] Load weight begin. avail mem=78.12 GB\n"
+        "[2026-03-14 21:00:35 TP0] Load weight end. type=X, avail mem=70.40 GB, mem usage=7.72 GB.\n"
+        "[2026-03-14 21:00:36 TP0] Memory pool end. avail mem=19.80 GB\n"
+        "[2026-03-14 21:00:36 TP0] Capture cuda graph begin. This can take up to several minutes. avail mem=19.60 GB\n"
+        "Capturing batches (bs=256 avail_mem=19.50 GB):   0%|          | 0/36 [00:00<?, ?it/s]\r"
+        "Capturing batches (bs=1 avail_mem=19.02 GB): 100%|##########| 36/36 [01:00<00:00,  0.60it/s]\n"
+        f"[2026-03-14 {capture_end} TP0] Capture cuda graph end. Time elapsed: 60.00 s. mem usage=0.61 GB. avail mem=18.99 GB.\n"
+        f"[2026-03-14 {capture_end} TP0] max_total_num_tokens=812345, chunked_prefill_size=8192\n"
+        f"[2026-03-14 {capture_end}] INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)\n"
+        f"[2026-03-14 {capture_end}] The server is fired up and ready to roll!\n"
+    )
+
+
+def test_a_long_graph_capture_of_many_sizes_gets_the_servers_own_advice(tmp_path: Path) -> None:
+    log = tmp_path / "slow_capture.log"
+    log.write_text(_sglang_log("21:01:36"))
+    profile = json.loads(scan(log, "--json").stdout)["profile"]
+    assert profile["graph_sizes"] == 36
+    (hint,) = profile["speed"]
+    assert "CUDA graph capture took 1:00 (62% of the startup) for 36 batch sizes, about 1.7 s each" in hint["why"]
+    assert "--cuda-graph-max-bs" in hint["why"] and "18 sizes instead of 36" in hint["why"]
+    assert "should save about 30.0 s" in hint["why"]
+    short = tmp_path / "quick_capture.log"
+    short.write_text(_sglang_log("21:00:46"))  # 10 s of a 46 s start: nothing worth saying
+    assert json.loads(scan(short, "--json").stdout)["profile"]["speed"] == []
+
+
+def test_a_speed_hint_for_one_server_is_not_given_for_another() -> None:
+    from tui.core.hints import knowledge
+
+    values = {"capture": "1:00", "share": "62%", "sizes": "36", "per_size": "1.7 s", "half": "18", "saving": "30.0 s"}
+    vllm = knowledge().speed_advice([Evidence("graph_capture_many_sizes", {**values, "server": "vllm"})])
+    assert len(vllm) == 1 and "max_cudagraph_capture_size" in vllm[0][0] and "--cuda-graph-max-bs" not in vllm[0][0]
+    assert knowledge().speed_advice([Evidence("graph_capture_many_sizes", {**values, "server": "tgi"})]) == []
+
+
+def test_phases_that_ran_at_once_are_said_to_overlap() -> None:
+    """SGLang 0.5.18+ commits the weights after graph capture (log-formats.md): the two overlap
+    (a fixture written by hand, invented values)."""
+    out = scan(FIXTURES / "sglang_weights_overlap_capture.log", "--json")
+    profile = json.loads(out.stdout)["profile"]
+    assert profile["overlaps"] == [{"seconds": 30.0, "phases": ["weight load", "CUDA graphs"]}]
+    text = scan(FIXTURES / "sglang_weights_overlap_capture.log").stdout
+    assert "overlap         30.0 s  weight load and CUDA graphs ran at once" in text, text
+    single = json.loads(scan(FIXTURES / "vllm_v1_ready.log", "--json").stdout)["profile"]
+    assert single["overlaps"] == []
+
+
+def _node_state(lines: list[str]):
+    from tui.core.lines import Line
+    from tui.core.profiles import builtin_profiles
+    from tui.core.tracker import StartupTracker
+
+    tracker = StartupTracker(profile=next(p for p in builtin_profiles() if p.name == "sglang"))
+    for number, text in enumerate(lines, 1):
+        tracker.feed(Line(number, 0, (text,)), 0.0)
+    tracker.finish()
+    return tracker.state
+
+
+def test_several_nodes_each_phase_is_its_slowest_nodes_with_its_slowest_rank() -> None:
+    from tui.core.startup_profile import across_nodes
+
+    def node(ranks: list[str], load_end: dict[str, str], ready: bool) -> list[str]:
+        lines = [f"[2026-03-14 21:00:00] server_args=ServerArgs(model_path='/m', tp_size=4, nnodes=2, node_rank={0 if ready else 1})"]
+        lines += [f"[2026-03-14 21:00:05 {r}] Load weight begin. avail mem=78.12 GB" for r in ranks]
+        lines += [f"[2026-03-14 21:00:{load_end[r]} {r}] Load weight end. type=X, avail mem=70.40 GB, mem usage=7.72 GB."
+                  for r in ranks]
+        lines += [f"[2026-03-14 21:00:20 {r}] Capture cuda graph begin. This can take up to several minutes." for r in ranks]
+        lines += [f"[2026-03-14 21:00:30 {r}] Capture cuda graph end. Time elapsed: 10.00 s. mem usage=0.61 GB." for r in ranks]
+        return lines + (["[2026-03-14 21:00:31] The server is fired up and ready to roll!"] if ready else [])
+
+    states = {"n1": _node_state(node(["TP0", "TP1"], {"TP0": "14", "TP1": "15"}, True)),
+              "n2": _node_state(node(["TP2", "TP3"], {"TP2": "15", "TP3": "19"}, False))}
+    profile = across_nodes(states, "n1")
+    assert profile is not None and profile.total == 31.0
+    load = next(p for p in profile.phases if p.name == "weight_load")
+    assert (load.seconds, load.slowest) == (14.0, "n2 TP3")
+    assert load.share == pytest.approx(14 / 31)
+    assert across_nodes(states, "n2") is None  # a worker is never ready: the profile is the serving node's

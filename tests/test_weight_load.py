@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import select
 import subprocess
 import sys
 import time
@@ -19,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.eta_support import first_line, said_left
 from tui.core.events import GpuInfo, GpuSample
 from tui.core.loading import Checkpoint, LoadEstimator, checkpoint_size, split_of
 from tui.sources.checkpoint import measure
@@ -215,19 +214,9 @@ def test_a_silent_first_load_gets_progress_and_a_time_left_within_half_the_truth
         assert "watching" in first
         server = subprocess.Popen([sys.executable, str(script), str(log), str(model), str(RATE), str(done_file)],
                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, start_new_session=True)
-        seen: list[str] = []
-        eta_line = eta_at = None
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and eta_line is None:
-            ready, _, _ = select.select([watch.stdout], [], [], 1.0)
-            if not ready:
-                continue
-            line = watch.stdout.readline()
-            if not line:
-                break
-            seen.append(line)
-            if "weight load" in line and " left" in line and "cannot tell" not in line:
-                eta_line, eta_at = line, time.time()
+        eta_line, eta_at, seen = first_line(
+            watch.stdout, lambda line: "weight load" in line and " left" in line and "cannot tell" not in line, 30)
         assert eta_line is not None, "no time left was printed:\n" + "".join(seen)
         assert not done_file.exists(), "the time left came only after the load ended:\n" + "".join(seen)
         assert "the server's reads" in eta_line and "/0.42 GB" in eta_line
@@ -235,14 +224,7 @@ def test_a_silent_first_load_gets_progress_and_a_time_left_within_half_the_truth
             assert server.poll() is None and time.monotonic() < deadline, "the fake server did not finish reading"
             time.sleep(0.05)
         truth = float(done_file.read_text()) - eta_at
-        found = re.search(r"~(\d+):(\d\d) left|(\d+):(\d\d)–(\d+):(\d\d) left", eta_line)
-        assert found, eta_line
-        if found.group(1):
-            low = high = int(found.group(1)) * 60 + int(found.group(2))
-        else:
-            low = int(found.group(3)) * 60 + int(found.group(4))
-            high = int(found.group(5)) * 60 + int(found.group(6))
-        said = (low + high) / 2
+        said = said_left(eta_line)
         print(f"time left said {said} s, truth {truth:.2f} s: {eta_line.strip()}")
         # whole seconds on the screen: half a second of rounding is allowed on top of the 50 %
         assert abs(said - truth) <= 0.5 * truth + 0.5, f"said {said} s, truth {truth:.2f} s: {eta_line}"

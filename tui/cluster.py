@@ -39,6 +39,7 @@ from tui.core.verdict import (
     Verdict,
     gpu_activity,
     judge,
+    smoke_verdict,
 )
 from tui.core.verdict import FAILED as FAILED_KIND
 from tui.core.verdict import READY as READY_KIND
@@ -403,6 +404,7 @@ class ClusterSession:
                 last_line=session.state.last_text or None, waiting=session.waiting,
                 limits=session.stall_limits,  # else the profile's per-phase limits
                 blind=session.blind(),
+                smoke=session.smoke if session.smoke_wanted else None,
             )
         if role == core.WORKER and serving is not None and verdict.kind in (STARTING_KIND, LOADING, STALLED):
             passed = core.worker_passed(session.state, serving)
@@ -452,6 +454,8 @@ class ClusterSession:
         if ended and self.stopping:  # the launch cancelled it: a stop, whatever the tasks said as they went
             return Verdict(STOPPED_KIND, self.job_words())
         nodes = core.verdict(self.statuses()) if self.nodes else None
+        if nodes is not None and nodes.kind == READY_KIND:
+            nodes = self._smoke_weighed(nodes)
         if ended and nodes is not None and core.verdict(self.statuses(deaths=False)).kind == READY_KIND:
             return Verdict(STOPPED_KIND, f"stopped after ready: {self.job_words()}")  # every task ends with its job
         if nodes is not None and nodes.kind in (READY_KIND, FAILED_KIND, DEAD, STOPPED_KIND):
@@ -462,6 +466,22 @@ class ClusterSession:
         if nodes is None:
             return Verdict(STARTING_KIND, self.job_words() if job is not None else "no nodes")
         return nodes
+
+    def _smoke_weighed(self, ready: Verdict) -> Verdict:
+        """``--smoke``: READY once each node whose log said ready answered its one completion — the
+        serving node (workers serve no HTTP and print no ready line: none is sent to them)."""
+        for name, session in self.nodes.items():
+            if not session.smoke_wanted or session.state.outcome != READY:
+                continue
+            if session.smoke is None:
+                waiting = f"{session.health.url} to answer, then " if session.health is not None else ""
+                return Verdict(STARTING_KIND, f"ready marker seen on {name}; --smoke: waiting for {waiting}one completion",
+                               ("smoke test",), node=name)
+            weighed = smoke_verdict(ready, session.smoke)
+            if weighed.kind != READY_KIND:
+                return dataclasses.replace(weighed, node=name)
+            ready = weighed
+        return ready
 
     def first_error(self, verdict: Verdict) -> str | None:
         """The root cause the verdict's node logged, for the history."""
@@ -503,7 +523,8 @@ class ClusterSession:
 
 
 def default_session(spec: NodeSpec, *, profile: Any = None, from_end: bool = False, gpu_interval: float = 1.0,
-                    max_rate: float = 15.0, writers: bool = False, stall_limits: Any = None) -> WatchSession:
+                    max_rate: float = 15.0, writers: bool = False, stall_limits: Any = None,
+                    smoke: bool = False) -> WatchSession:
     """A node's session: its tailer (local or over SSH), its GPU source and — with ``writers``, for
     servers Watchtower did not start — the discovery of the processes writing its log, so that a
     node whose server dies is named as `watch` names one (a launch knows its own processes)."""
@@ -515,4 +536,6 @@ def default_session(spec: NodeSpec, *, profile: Any = None, from_end: bool = Fal
                            profile=profile, info=info, max_rate=max_rate, stall_limits=stall_limits)
     if writers and (found := writer_source(spec.log, host=spec.host)) is not None:
         session.add_source(found)
+    if smoke:  # --smoke: sent by the node whose log says ready, to its host
+        session.want_smoke(spec.host)
     return session

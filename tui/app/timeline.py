@@ -115,7 +115,10 @@ def render_timeline(session: WatchSession, width: int, palette, height: int | No
             elif not phase.done and phase.progress is not None:  # the progress, written on the running bar
                 room, percent = b - a + 1, f"{phase.progress:.0%}"
                 gauge = _gauge(phase.progress, 8)
-                label = next((t for t in (f" {gauge} {percent} {phase.detail} ", f" {gauge} {percent} ",
+                count = session.count_estimate()  # a counting bar's time left (graph capture's batch sizes)
+                left = f"· {count.left_words()} " if count is not None and count.phase == name else ""
+                label = next((t for t in (f" {gauge} {percent} {phase.detail} {left}", f" {gauge} {percent} {left}",
+                                          f" {gauge} {percent} {phase.detail} ", f" {gauge} {percent} ",
                                           f" {percent} ", percent) if len(t) <= room), "")
             cells = Text(" " * a, end="")
             for c in range(a, b + 1):

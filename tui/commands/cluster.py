@@ -56,6 +56,7 @@ def cluster_options(args: argparse.Namespace) -> ClusterOptions:
         stall_limits=getattr(args, "stall_limit", None),
         health=getattr(args, "health", None),
         metrics=metrics_options(args),
+        smoke=bool(getattr(args, "smoke", False)),
     )
 
 

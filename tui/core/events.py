@@ -212,6 +212,18 @@ class ReadCounters:
 
 
 @dataclass(frozen=True, slots=True)
+class CacheGrowth:
+    """A Hugging Face download seen from the cache folder (``tui.sources.download``): ``on_disk``
+    bytes of the repo's weights there now (finished files and those still coming), ``downloading``
+    while some are incomplete."""
+
+    model: str
+    on_disk: int
+    downloading: bool
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
 class CheckpointFound:
     """The checkpoint the server was given, measured where it lies (``tui.sources.checkpoint``):
     ``total`` bytes of weights (None, with ``detail`` saying why, when they could not be told),
@@ -373,6 +385,7 @@ SourceEvent = (
     | ProcessStopping
     | SlurmJobState
     | HealthStatus
+    | CacheGrowth
 )
 
 
@@ -410,6 +423,8 @@ class PhaseProgress:
     line: int
     fraction: float | None
     detail: str
+    done: int | None = None  # the bar's count, where it gives one (16 of 36 batch sizes)
+    total: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

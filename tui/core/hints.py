@@ -123,6 +123,7 @@ class SpeedHint:
     evidence: str
     why: str
     link: str = ""
+    server: str | None = None  # whose flags it names: only for that server's startups
 
     def advice(self, values: Mapping[str, str]) -> str | None:
         """The sentence with its figures in; None when one is missing (no advice without evidence)."""
@@ -144,6 +145,8 @@ class KnowledgeBase:
         out = []
         for found in evidence:
             for hint in self.speed:
+                if hint.server is not None and hint.server != found.values.get("server"):
+                    continue
                 if hint.evidence == found.name and (text := hint.advice(found.values)) is not None:
                     out.append((text, hint.link))
                     break
@@ -372,9 +375,9 @@ def parse(text: str, source: str) -> KnowledgeBase:
     return KnowledgeBase(tuple(hints), versions, source, tuple(speed))
 
 
-_SPEED_KEYS = {"id", "kind", "evidence", "why", "link"}
+_SPEED_KEYS = {"id", "kind", "evidence", "why", "link", "server"}
 #: What a speed hint may rest on: the names ``tui.core.startup_profile.evidence`` gives.
-SPEED_EVIDENCE = frozenset({"compile_cache_changed"})
+SPEED_EVIDENCE = frozenset({"compile_cache_changed", "graph_capture_many_sizes", "download_in_load"})
 
 
 def _speed_hint(where: str, hint_id: str, body: Mapping[str, Any]) -> SpeedHint:
@@ -385,7 +388,10 @@ def _speed_hint(where: str, hint_id: str, body: Mapping[str, Any]) -> SpeedHint:
         raise ProfileError(f"{where}.why: expected one sentence")
     if not isinstance(link, str):
         raise ProfileError(f"{where}.link: expected a URL string")
-    return SpeedHint(hint_id, str(evidence), why, link)
+    server = body.get("server")
+    if server is not None and not isinstance(server, str):
+        raise ProfileError(f"{where}.server: expected a server's name such as \"sglang\"")
+    return SpeedHint(hint_id, str(evidence), why, link, server)
 
 
 def _listed(value: Any) -> Any:

@@ -15,6 +15,10 @@ best first (:class:`LoadEstimator`):
           checkpoint (a simulated GPU source makes a *simulated* estimate, labelled);
 ``log``   the loader's own progress bar (``Loading safetensors checkpoint shards: 43%``).
 
+Before all of them, while a Hugging Face download runs inside the load: ``download``, the
+repo's weight bytes in the local cache folder growing (``tui.sources.download``) — the
+server's reads start over when it ends (a socket's bytes count in ``rchar`` too).
+
 The first signal that has moved is used (the loader's bar first while the total is unknown). Time left is a *range* from the rate of the
 recent past against the rate of the whole phase, and "cannot tell yet" until a few
 seconds of samples agree: an estimate, honestly worded.
@@ -103,12 +107,20 @@ def gb(n: float) -> str:
     return f"{value:.0f}" if value >= 100 else f"{value:.1f}" if value >= 1 else f"{value:.2f}"
 
 
+def range_words(left: tuple[float, float]) -> str:
+    """``~6:25 left`` where the range is narrow, else ``5:10–7:40 left``."""
+    low, high = left
+    if high - low <= max(15.0, 0.25 * high):
+        return f"~{clock((low + high) / 2)} left"
+    return f"{clock(low)}–{clock(high)} left"
+
+
 @dataclass(frozen=True, slots=True)
 class LoadEstimate:
     """The weight load now. ``left`` is a (low, high) range of seconds, None while the rate
     is not stable ("cannot tell yet") or the total is unknown."""
 
-    signal: str  # "read", "gpu", "log"
+    signal: str  # "download", "read", "gpu", "log"
     loaded: int | None  # bytes (None: the log's bar gives a fraction only and no total is known)
     total: int | None
     rate: float | None  # bytes per second
@@ -124,10 +136,7 @@ class LoadEstimate:
     def left_words(self) -> str:
         if self.left is None:
             return "time left: cannot tell yet" if self.total else "total unknown"
-        low, high = self.left
-        if high - low <= max(15.0, 0.25 * high):
-            return f"~{clock((low + high) / 2)} left"
-        return f"{clock(low)}–{clock(high)} left"
+        return range_words(self.left)
 
     def short(self) -> str:
         """``212/547 GB · 0.87 GB/s · ~6:25 left`` (``simulated`` when it is): for a bar's label."""
@@ -139,16 +148,18 @@ class LoadEstimate:
         """``212/547 GB · 0.87 GB/s · ~6:25 left (from the server's reads)`` (the phase's title is
         the caller's)."""
         parts = []
+        what = "downloading " if self.signal == "download" else ""
         if self.loaded is not None and self.total:
-            parts.append(f"{gb(min(self.loaded, self.total))}/{gb(self.total)} GB")
+            parts.append(f"{what}{gb(min(self.loaded, self.total))}/{gb(self.total)} GB")
         elif self.loaded is not None:
-            parts.append(f"{gb(self.loaded)} GB")
+            parts.append(f"{what}{gb(self.loaded)} GB")
         elif self.fraction is not None:
             parts.append(f"{self.fraction * 100:.0f}%")
         if self.rate is not None and self.loaded is not None:
             parts.append(f"{self.rate / 1e9:.2f} GB/s")
         parts.append(self.left_words())
-        source = {"read": "the server's reads", "gpu": "GPU memory", "log": "the loader's bar"}[self.signal]
+        source = {"download": "the Hugging Face cache growing", "read": "the server's reads", "gpu": "GPU memory",
+                  "log": "the loader's bar"}[self.signal]
         parts.append(f"(from {'SIMULATED ' if self.simulated else ''}{source})")
         return " · ".join(parts[:-1]) + " " + parts[-1]
 
@@ -161,7 +172,7 @@ class LoadEstimate:
         }
 
 
-class _Series:
+class Series:
     """One signal's (time, bytes or fraction) samples since the phase began."""
 
     __slots__ = ("points", "changed_at")
@@ -171,16 +182,22 @@ class _Series:
         self.changed_at: float | None = None  # when the value last grew
 
     def add(self, at: float, value: float) -> None:
-        if self.points and at <= self.points[-1][0]:
-            return
         if self.points and value > self.points[-1][1]:
             self.changed_at = at
+        if self.points and at <= self.points[-1][0]:  # read in one go (a burst): the newest value counts
+            self.points[-1] = (self.points[-1][0], max(value, self.points[-1][1]))
+            return
         self.points.append((at, value))
 
     @property
     def moved(self) -> float:
         """How far it got since the phase began (the values count from there)."""
         return self.points[-1][1] if self.points else 0.0
+
+    @property
+    def grown(self) -> float:
+        """How far it got since its first sample (for values that do not count from 0)."""
+        return self.points[-1][1] - self.points[0][1] if self.points else 0.0
 
     def rates(self) -> tuple[float, float] | None:
         """(the whole span's rate, the recent RECENT_S's rate), per second; None: too few."""
@@ -207,14 +224,20 @@ class LoadEstimator:
         self._base_io: dict[int, tuple[int, int]] = {}  # pid -> counters when the phase began
         self._io_last: dict[int, tuple[int, int]] = {}  # pid -> latest counters (ended ones kept)
         self._gpu_base: dict[tuple[int, bool], int] = {}  # (GPU, the server's own?) -> bytes at the start
-        self._series = {"read": _Series(), "gpu": _Series(), "log": _Series()}
+        self._series = {"download": Series(), "read": Series(), "gpu": Series(), "log": Series()}
         self._simulated = False
+        self._downloading = False
+        self._download_span: list[tuple[float, int]] = []  # (time, bytes) where it began, where it last grew
+        self._cached_last = 0  # the repo's weight bytes in the cache, as last seen
+        self._cached_before = 0  # ... when this load began
 
     def start(self, at: float) -> None:
         """The weight load began (its log line, by arrival time): counters from here on count."""
         self.started, self.ended = at, None
         self._base_io = dict(self._io_last)
         self._gpu_base = {}
+        self._download_span = []
+        self._cached_before = self._cached_last
         for series in self._series.values():
             series.points.clear()
 
@@ -260,6 +283,36 @@ class LoadEstimator:
         self._simulated = sample.simulated
         self._series["gpu"].add(at, float(grown))
 
+    def download(self, at: float, on_disk: int, downloading: bool) -> None:
+        """The repo's weight bytes in the Hugging Face cache (``downloading`` while some are incomplete).
+        When the download ends, the reads and GPU memory count afresh: what came before was the
+        network (a socket's bytes are in ``rchar`` too), not the load."""
+        ended = self._downloading and not downloading
+        self._downloading = downloading
+        self._cached_last = on_disk
+        if self.started is None:
+            return
+        span = self._download_span  # a last look just after the load's end still counts for it
+        if not span:  # counted from the load's start and what the cache held then
+            span.append((self.started, min(self._cached_before, on_disk)))
+        if on_disk > span[-1][1]:
+            span[1:] = [(at, on_disk)]
+        if not self.running:
+            return
+        self._series["download"].add(at, float(on_disk))
+        if ended:
+            self._base_io = dict(self._io_last)
+            self._gpu_base = {}
+            for name in ("read", "gpu"):
+                self._series[name].points.clear()
+
+    def downloaded(self) -> tuple[int, float] | None:
+        """(bytes, seconds) a Hugging Face download took during this load (None: none seen)."""
+        span = self._download_span
+        if len(span) < 2 or span[1][1] - span[0][1] < MOVED_BYTES:
+            return None
+        return span[1][1] - span[0][1], span[1][0] - span[0][0]
+
     def bar(self, at: float, fraction: float) -> None:
         """The loader's own progress bar: ``fraction`` 0..1 done."""
         if self.running:
@@ -271,6 +324,9 @@ class LoadEstimator:
         if self.started is None:
             return None
         total = self.checkpoint.total if self.checkpoint is not None else None
+        download = self._series["download"]
+        if self._downloading and download.grown >= MOVED_BYTES:
+            return self._estimate("download", download, int(download.points[-1][1]), total, 1.0, None, now)
         # without a total, bytes give a rate but no progress: the loader's own bar says more then
         order = ("read", "gpu", "log") if total else ("log", "read", "gpu")
         for signal in order:
@@ -289,30 +345,41 @@ class LoadEstimator:
         return None
 
     def _estimate(
-        self, signal: str, series: _Series, loaded: int | None, total: int | None, scale: float, fraction: float | None,
+        self, signal: str, series: Series, loaded: int | None, total: int | None, scale: float, fraction: float | None,
         now: float | None,
     ) -> LoadEstimate:
-        rates = series.rates()
-        rate = left = None
-        if rates is not None:
-            whole, recent = (r * scale for r in rates)
-            if whole > 0 and recent > 0:
-                rate = recent
-                agree = abs(recent - whole) <= RATE_SPREAD * max(whole, recent)
-                if agree and (total or signal == "log"):
-                    if signal == "log":
-                        remaining = (1.0 - series.points[-1][1]) * scale
-                    else:
-                        remaining = max(0.0, float(total or 0) - float(loaded or 0))
-                    fast, slow = max(whole, recent), min(whole, recent)
-                    left = (remaining / fast, remaining / slow)
+        if signal == "log":
+            remaining: float | None = (1.0 - series.points[-1][1]) * scale
+        else:
+            remaining = max(0.0, float(total) - float(loaded or 0)) if total else None
+        rate, left, moving = time_left(series, remaining, scale, now)
         if signal == "log" and loaded is None:
             rate = None
         if fraction is None and total and loaded is not None:
             fraction = min(1.0, loaded / total)
-        changed = series.changed_at
-        moving = changed is not None and (now is None or now - changed <= MOVING_S)
-        if left is not None and moving and now is not None:  # counted from the last reading: to now
-            age = min(AGE_LIMIT_S, max(0.0, now - series.points[-1][0]))
-            left = (max(0.0, left[0] - age), max(0.0, left[1] - age))
         return LoadEstimate(signal, loaded, total, rate, left, signal == "gpu" and self._simulated, fraction, moving)
+
+
+def time_left(
+    series: Series, remaining: float | None, scale: float = 1.0, now: float | None = None,
+) -> tuple[float | None, tuple[float, float] | None, bool]:
+    """(the recent rate, the time-left range, whether it still moves) of a series that counts up
+    towards ``remaining`` more (in the series' units × ``scale``). The range runs from the rate of
+    the whole span to the recent one's; None ("cannot tell yet") until the two agree within
+    RATE_SPREAD; counted from ``now``, not from the last reading, while it moves."""
+    rates = series.rates()
+    rate = left = None
+    if rates is not None:
+        whole, recent = (r * scale for r in rates)
+        if whole > 0 and recent > 0:
+            rate = recent
+            agree = abs(recent - whole) <= RATE_SPREAD * max(whole, recent)
+            if agree and remaining is not None:
+                fast, slow = max(whole, recent), min(whole, recent)
+                left = (remaining / fast, remaining / slow)
+    changed = series.changed_at
+    moving = changed is not None and (now is None or now - changed <= MOVING_S)
+    if left is not None and moving and now is not None:  # counted from the last reading: to now
+        age = min(AGE_LIMIT_S, max(0.0, now - series.points[-1][0]))
+        left = (max(0.0, left[0] - age), max(0.0, left[1] - age))
+    return rate, left, moving

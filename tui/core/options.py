@@ -115,3 +115,4 @@ class ClusterOptions:
     stall_limits: StallLimits | None = None  # --stall-limit: per node, per phase
     health: str | None = None  # --health URL: the serving node's (asked from its host)
     metrics: MetricsOptions = field(default_factory=MetricsOptions)
+    smoke: bool = False  # --smoke: ready once the node whose log says ready answered one completion

@@ -337,7 +337,11 @@ class PhaseBook:
             entry = phase.ranks[owner]
             if entry.end_line is None:
                 entry.last_line, entry.last_ts = number, ts
-        events.append(PhaseProgress(phase.name, number, fraction, detail))
+        counted = n is not None and bool(total)
+        if counted and total:
+            phase.count = max(phase.count or 0, total)
+        events.append(PhaseProgress(phase.name, number, fraction, detail, n if counted else None,
+                                    total if counted else None))
 
     def _ready(self, number: int, ts: float | None, events: list[TrackerEvent]) -> None:
         state = self.state

@@ -10,6 +10,7 @@ advice itself is data (``tui/profiles/hints.toml``, ``kind = "speed"``).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -19,6 +20,10 @@ from tui.core.wording import duration
 
 #: A stretch between two phases at least this long is reported as unaccounted (seconds).
 GAP_S = 5.0
+#: Graph capture worth advice: at least this long, this share of the startup, this many sizes.
+GRAPH_S, GRAPH_SHARE, GRAPH_SIZES = 30.0, 0.25, 8
+#: A download during the weight load worth advice: at least this long (seconds).
+DOWNLOAD_S = 10.0
 _CACHE = re.compile(r"torch_compile_cache/(?P<hash>[0-9a-f]{6,})")
 _TOOK = re.compile(r"took (?P<n>[\d.]+) ?(?P<unit>GiB|GB)")
 _AVAIL = re.compile(r"avail[ _]mem=\s*(?P<n>[\d.]+) ?GB")
@@ -83,6 +88,16 @@ class Gap:
 
 
 @dataclass(frozen=True, slots=True)
+class Overlap:
+    """Two phases that ran at once (SGLang 0.5.18+ loads weights during graph capture; a JIT
+    compile inside it): their shares add up past the whole."""
+
+    seconds: float
+    first: str
+    second: str
+
+
+@dataclass(frozen=True, slots=True)
 class StartupProfile:
     total: float | None
     phases: tuple[PhaseShare, ...]
@@ -93,6 +108,10 @@ class StartupProfile:
     weight_bytes: int | None = None  # per GPU, as the log says
     weight_seconds: float | None = None
     extra: dict[str, str] = field(default_factory=dict)
+    server: str | None = None  # whose flags a speed hint names
+    graph_sizes: int | None = None  # the sizes graph capture's bar counted
+    overlaps: tuple[Overlap, ...] = ()
+    download: tuple[int, float] | None = None  # (bytes, seconds) downloaded during the weight load, as watched
 
     @property
     def weight_rate(self) -> float | None:
@@ -120,6 +139,9 @@ class StartupProfile:
             },
             "compile_cache": self.compile_cache,
             "previous_compile_cache": self.previous_cache,
+            "overlaps": [{"seconds": _r(o.seconds), "phases": [o.first, o.second]} for o in self.overlaps],
+            "graph_sizes": self.graph_sizes,
+            "download": None if self.download is None else {"bytes": self.download[0], "seconds": _r(self.download[1])},
         }
 
     def lines(self) -> list[str]:
@@ -135,8 +157,15 @@ class StartupProfile:
                 row += f" {duration(p.previous, unknown='-'):>8}"
             out.append(row.rstrip())
         for gap in self.gaps:
-            out.append(f"  unaccounted {duration(gap.seconds):>8}  between {gap.after} (line {gap.from_line}) and "
+            out.append(f"  {'unaccounted':<13} {duration(gap.seconds):>8}  between {gap.after} (line {gap.from_line}) and "
                        f"{gap.before} (line {gap.to_line}): no line says what happened")
+        if self.download is not None:
+            size, seconds = self.download
+            out.append(f"  {'downloaded':<13} {duration(seconds):>8}  {size / 1e9:.1f} GB from the Hugging Face hub during "
+                       f"the weight load ({size / max(seconds, 1e-9) / 1e9:.2f} GB/s, the cache folder watched)")
+        for overlap in self.overlaps:
+            out.append(f"  {'overlap':<13} {duration(overlap.seconds):>8}  {overlap.first} and {overlap.second} ran at once "
+                       "(their shares add up past the whole)")
         if self.weight_bytes is not None and self.weight_rate is not None:
             out.append(f"  weights: {self.weight_bytes / 1e9:.1f} GB per GPU in {duration(self.weight_seconds)}"
                        f" ({self.weight_rate / 1e9:.2f} GB/s per GPU, as the log says)")
@@ -179,12 +208,34 @@ def build(
         total=total,
         phases=tuple(shares),
         gaps=tuple(_gaps(state)),
+        overlaps=tuple(_overlaps(state)),
         previous_total=previous_total,
         compile_cache=compile_cache(state),
         previous_cache=previous_cache,
         weight_bytes=weight_bytes(state),
         weight_seconds=weight.seconds if weight is not None else None,
+        server=state.server,
+        graph_sizes=graph.count if (graph := state.phase("cuda_graph")) is not None else None,
     )
+
+
+def across_nodes(states: Mapping[str, StartupState], serving: str) -> StartupProfile | None:
+    """Several nodes: the serving node's profile (its time to ready, gaps, overlaps), each phase's
+    time that of its slowest node, named with that node's slowest rank ("n2 TP3")."""
+    base = build(states[serving]) if serving in states else None
+    if base is None:
+        return None
+    shares = []
+    for share in base.phases:
+        seconds, node, rank = share.seconds, serving, share.slowest
+        for name, state in states.items():
+            phase = state.phase(share.name)
+            if phase is not None and phase.seconds is not None and (seconds is None or phase.seconds > seconds):
+                seconds, node, rank = phase.seconds, name, phase.slowest_rank
+        fraction = seconds / base.total if seconds is not None and base.total else None
+        shares.append(dataclasses.replace(share, seconds=seconds, share=fraction,
+                                          slowest=f"{node} {rank}" if rank else node))
+    return dataclasses.replace(base, phases=tuple(shares))
 
 
 def from_seconds(
@@ -199,6 +250,19 @@ def from_seconds(
         for name in order
     )
     return StartupProfile(total=total, phases=shares, previous_total=previous_total)
+
+
+def _overlaps(state: StartupState) -> list[Overlap]:
+    """Pairs of phases that ran at once for GAP_S or more (log time)."""
+    spans = [(p.start_ts, p.end_ts, PHASE_TITLES.get(p.name, p.name)) for p in state.phases
+             if p.name != "ready" and p.start_ts is not None and p.end_ts is not None]
+    out = []
+    for i, (start, end, title) in enumerate(spans):
+        for other_start, other_end, other in spans[i + 1:]:
+            both = min(end, other_end) - max(start, other_start)
+            if both >= GAP_S:
+                out.append(Overlap(both, title, other))
+    return out
 
 
 def _gaps(state: StartupState) -> list[Gap]:
@@ -244,4 +308,20 @@ def evidence(profile: StartupProfile) -> list[Evidence]:
                 "previous_compile": duration(before, unknown="unknown"),
                 "saving": duration(saving) if saving is not None else "its time",
             }))
+    if profile.download is not None and profile.download[1] >= DOWNLOAD_S:
+        size, seconds = profile.download
+        out.append(Evidence("download_in_load", {
+            "size": f"{size / 1e9:.1f} GB", "took": duration(seconds), "rate": f"{size / seconds / 1e9:.2f} GB/s",
+            "saving": duration(seconds),
+        }))
+    graph = next((p for p in profile.phases if p.name == "cuda_graph"), None)
+    sizes = profile.graph_sizes
+    if (graph is not None and graph.seconds is not None and graph.share is not None and sizes
+            and graph.seconds >= GRAPH_S and graph.share >= GRAPH_SHARE and sizes >= GRAPH_SIZES):
+        per_size = graph.seconds / sizes
+        out.append(Evidence("graph_capture_many_sizes", {
+            "server": profile.server or "", "capture": duration(graph.seconds), "share": f"{graph.share * 100:.0f}%",
+            "sizes": str(sizes), "per_size": duration(per_size), "half": str(sizes // 2),
+            "saving": duration(per_size * (sizes - sizes // 2)),
+        }))
     return out

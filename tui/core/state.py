@@ -89,6 +89,7 @@ class Phase:
     detail: str = ""  # latest figure, e.g. "3/4 shards" or "avail mem=70.40 GB"
     first_detail: str = ""  # the first figure its lines printed (SGLang: free memory before the phase)
     failed: bool = False
+    count: int | None = None  # the largest total its counting bars gave (graph capture: 36 batch sizes)
 
     @property
     def done(self) -> bool:

@@ -162,6 +162,7 @@ class Launch:
         session.info.command = self.command_text
         session.add_source(self)
         session.measure_checkpoints = self.spec.host is None  # the model folder is here to measure
+        session.measure_host = self.spec.host  # ... or there, by the probe agent
         if self.spec.smoke:  # after the ready line (and --health's 200): one tiny completion
             session.want_smoke(self.spec.host)
             session.smoke_after_health = lambda: self.health is None or self.health.ok

@@ -89,7 +89,7 @@ class RemoteRunner(Runner):
     def tailer(self, run: AttemptRun) -> Any:
         from tui.sources.remote_tail import RemoteTailer
 
-        return RemoteTailer(self.target, str(run.log_path))
+        return RemoteTailer(self.target, str(run.log_path), reads=True)  # its I/O counters: the weight load's bytes
 
     async def _watch(self, run: AttemptRun) -> None:
         delay = self._poll

@@ -11,6 +11,7 @@ from typing import Any, assert_never
 
 from tui.core.cluster import BarrierRow
 from tui.core.events import (
+    CacheGrowth,
     CheckpointFound,
     ConnectionState,
     ErrorFound,
@@ -185,12 +186,17 @@ class PlainCluster:
                 pass  # the job's source says nothing else
             case WritersFound() | WriterGone() | NoWriter():
                 self.node_words(node).process(event, self.seen.setdefault(node, set()))
+            case SmokeAnswered():  # --smoke: the serving node's answer
+                self.node_words(node).smoke(event)
+            case Ready() if self.session.nodes[node].smoke_wanted:
+                health = self.session.nodes[node].health
+                self.node_words(node).ready_marker(event, health.url if health is not None else None)
             case (ServerDetected() | PhaseStarted() | PhaseEnded() | PhaseProgress() | ErrorFound() | WarningFound()
                   | Ready() | Stopped() | NewStartup() | NoteFound()):
                 self.node_words(node).show(event)
             case (Line() | LogChunk() | LogGap() | LogRestart() | LogTruncated() | LogWaiting() | LogMoved()
                   | ConnectionState() | ReadCounters() | CheckpointFound() | GpuSample() | GpuUnavailable()
-                  | ProcessStarted() | ProcessExited() | ProcessStopping() | HealthStatus() | SmokeAnswered()):
+                  | ProcessStarted() | ProcessExited() | ProcessStopping() | HealthStatus() | CacheGrowth()):
                 pass  # a node's connection, log and process notices: its row in the barrier view says them
             case _:
                 assert_never(event)
@@ -205,7 +211,8 @@ class PlainCluster:
         words = self.words.get(node)
         if words is None:
             words = self.words[node] = EventWords(lambda said: self.emit(said, node),
-                                                  lambda: self.session.nodes[node].state)
+                                                  lambda: self.session.nodes[node].state,
+                                                  count=lambda: self.session.nodes[node].count_estimate())
         return words
 
     def barrier_news(self) -> None:
@@ -236,6 +243,24 @@ class PlainCluster:
         for line in barrier_lines(rows):
             self.say(line)
 
+    def profile(self) -> None:
+        """After READY: where the time went, each phase's slowest node and rank (one ``profile`` record)."""
+        from tui.core.cluster import SERVING, roles
+        from tui.present.startup import nodes_profile
+
+        statuses = self.session.statuses()
+        serving = next((name for name, role in roles(statuses).items() if role == SERVING), None)
+        states = {name: session.state for name, session in self.session.nodes.items()}
+        found = nodes_profile(states, serving) if serving is not None else None
+        if found is None:
+            return
+        lines, fields = found
+        if self.json is not None:
+            self.emit(Said("profile", "\n".join(lines), fields=fields))
+            return
+        for line in lines:
+            self.say(f"  {line}")
+
     def check(self, deadline: float | None) -> int | None:
         verdict = self.session.verdict()
         if verdict.final or (deadline is not None and time.monotonic() >= deadline):
@@ -247,6 +272,8 @@ class PlainCluster:
         self.stalled = verdict.node if verdict.kind == STALLED else None
         if verdict.kind in (READY, STOPPED):
             self.verdict(verdict)
+            if verdict.kind == READY:
+                self.profile()
             return EXIT_READY
         if verdict.kind in (FAILED, DEAD):
             if self.failed_at is None:

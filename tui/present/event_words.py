@@ -28,6 +28,7 @@ from tui.core.events import (
     WritersFound,
 )
 from tui.core.hints import Diagnosis, hint_lines, load_knowledge
+from tui.core.counting import CountEstimate
 from tui.core.lines import clean
 from tui.core.state import PHASE_TITLES, ErrorReport, StartupState
 from tui.core.verdict import EXIT_KINDS, log_error
@@ -54,9 +55,10 @@ class EventWords:
     words for the plain presenter and its fields for the JSON one (``tui.present.records``)."""
 
     def __init__(self, say: Callable[[Said], None], state: Callable[[], StartupState],
-                 health_url: str | None = None) -> None:
+                 health_url: str | None = None, count: Callable[[], CountEstimate | None] | None = None) -> None:
         self.say = say
         self.state = state
+        self.count = count  # the running phase's bar count and time left (graph capture), where known
         self.health_url = health_url  # --health: the log's ready line is only half of ready
         self.progress_at: dict[str, float] = {}
         self.warnings = 0  # every WarningFound received, shown or not
@@ -106,6 +108,13 @@ class EventWords:
                           "phase": event.phase, "title": title(event.phase), "seconds": event.seconds,
                           "start_line": phase.start_line if phase else None, "end_line": event.line,
                           "ranks": event.ranks, "slowest_rank": event.slowest_rank, "log_ts": event.ts}))
+
+    def ready_marker(self, event: Ready, health_url: str | None = None) -> None:
+        """``--smoke``: the log's ready line is only the marker — READY once one completion answered."""
+        then = f"{health_url} to answer, then " if health_url else ""
+        self.say(Said("ready_marker", f"ready marker (line {event.line}) after {duration(event.seconds)} of log time; "
+                      f"--smoke: waiting for {then}one completion", line=event.line,
+                      fields={"seconds": event.seconds, "log_ts": event.ts, "smoke": True}))
 
     def smoke(self, event: SmokeAnswered) -> None:
         """``--smoke``'s one completion: the time to the first token, or why it failed."""
@@ -161,8 +170,13 @@ class EventWords:
             return
         self.progress_at[event.phase] = now
         pct = "" if event.fraction is None else f"{event.fraction * 100:.0f}% "
-        self.say(Said("progress", f"{title(event.phase)} {pct}{event.detail}".rstrip(), line=event.line,
-                      fields={"phase": event.phase, "fraction": event.fraction, "detail": event.detail}))
+        count = self.count() if self.count is not None else None
+        if count is not None and count.phase != event.phase:
+            count = None
+        pace = f" · {count.pace_words()}" if count is not None else ""
+        self.say(Said("progress", f"{title(event.phase)} {pct}{event.detail}".rstrip() + pace, line=event.line,
+                      fields={"phase": event.phase, "fraction": event.fraction, "detail": event.detail,
+                              **({"count": count.to_json()} if count is not None else {})}))
 
     def warning(self, event: WarningFound) -> None:
         if isinstance(event, LineUnparsed):

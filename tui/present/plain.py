@@ -15,6 +15,7 @@ import time
 from typing import Any, TextIO, assert_never
 
 from tui.core.events import (
+    CacheGrowth,
     CheckpointFound,
     ConnectionState,
     ErrorFound,
@@ -137,7 +138,8 @@ class PlainWatch:
             self.session.want_smoke(options.host)
         self.memory = WatchedStartups()  # this server/model/TP size's phase times: stall limits
         self.session.expected = self.memory.longest
-        self.words = EventWords(self.emit, lambda: self.session.state, health_url=options.health)
+        self.words = EventWords(self.emit, lambda: self.session.state, health_url=options.health,
+                                count=lambda: self.session.count_estimate())
         self.started = time.monotonic()
         self.json = JsonLines(started=self.started) if json else None  # --json: the records, not the words
         self.decided_at: float | None = None  # when the current startup became ready or failed
@@ -380,17 +382,14 @@ class PlainWatch:
             case WritersFound() | WriterGone() | NoWriter():
                 self.words.process(event, self.seen_pids, self.session.writers.main_pid)
             case Ready() if self.session.smoke_wanted:  # READY once it answered
-                then = f"{self.session.health.url} to answer, then " if self.session.health is not None else ""
-                self.emit(Said("ready_marker", f"ready marker (line {event.line}) after {duration(event.seconds)} of log "
-                               f"time; --smoke: waiting for {then}one completion", line=event.line,
-                               fields={"seconds": event.seconds, "log_ts": event.ts, "smoke": True}))
+                self.words.ready_marker(event, self.session.health.url if self.session.health is not None else None)
             case SmokeAnswered():
                 self.words.smoke(event)
             case (ServerDetected() | PhaseStarted() | PhaseEnded() | PhaseProgress() | ErrorFound() | WarningFound()
                   | Ready() | Stopped() | NewStartup() | NoteFound()):
                 self.words.show(event)
             case (LogChunk() | GpuSample() | GpuUnavailable() | ReadCounters() | CheckpointFound() | HealthStatus()
-                  | ProcessStarted() | ProcessExited() | ProcessStopping() | SlurmJobState()):
+                  | ProcessStarted() | ProcessExited() | ProcessStopping() | SlurmJobState() | CacheGrowth()):
                 pass  # not a line of their own: the verdict, progress and GPU lines say what they change
             case _:
                 assert_never(event)
@@ -481,9 +480,10 @@ class PlainWatch:
         """After READY: the startup profile and its speed advice (one ``profile`` record with --json)."""
         from tui.present.startup import profile_json, profile_lines
 
-        lines = profile_lines(state)
+        download = self.session.load.downloaded()  # a Hugging Face download watched during the load
+        lines = profile_lines(state, download)
         if lines:
-            self.emit(Said("profile", "\n".join(lines), indent="  ", fields=profile_json(state) or {}))
+            self.emit(Said("profile", "\n".join(lines), indent="  ", fields=profile_json(state, download) or {}))
 
 
 class PlainPrinter:
@@ -500,7 +500,8 @@ class PlainPrinter:
         self.session = session
         self.progress_said: tuple[float, Any] | None = None  # (when, estimate) of the last progress line
         self.queue: asyncio.Queue[SessionEvent | LaunchEvent] = session.listen()  # type: ignore[assignment]
-        self.words = EventWords(self.emit, lambda: session.state, health_url=launch.spec.health_url)
+        self.words = EventWords(self.emit, lambda: session.state, health_url=launch.spec.health_url,
+                                count=session.count_estimate)
         self.final = asyncio.Event()
         self._last_kind = STARTING
         self.json = JsonLines(out, mask=launch.masker.text) if json else None
@@ -572,10 +573,7 @@ class PlainPrinter:
             case SmokeAnswered():
                 self.words.smoke(event)
             case Ready() if self.launch.spec.smoke:
-                wait = f"{self.launch.spec.health_url} to answer, then " if self.launch.spec.health_url else ""
-                self.emit(Said("ready_marker", f"ready marker (line {event.line}); --smoke: waiting for {wait}one "
-                               "completion", line=event.line, fields={"seconds": event.seconds, "log_ts": event.ts,
-                                                                       "smoke": True}))
+                self.words.ready_marker(event, self.launch.spec.health_url)
             case ErrorFound() if event.error.secondary:
                 pass  # a consequence of the cause: it is in the log
             case (ServerDetected() | PhaseStarted() | PhaseEnded() | PhaseProgress() | ErrorFound() | WarningFound()
@@ -586,7 +584,7 @@ class PlainPrinter:
             case (Line() | LogChunk() | LogGap() | LogRestart() | LogTruncated() | LogWaiting() | LogMoved()
                   | ConnectionState() | WritersFound() | WriterGone() | NoWriter() | ReadCounters() | CheckpointFound()
                   | GpuSample() | GpuUnavailable() | ProcessStarted() | ProcessExited() | ProcessStopping()
-                  | SlurmJobState() | HealthStatus()):
+                  | SlurmJobState() | HealthStatus() | CacheGrowth()):
                 pass  # no words of their own here: the verdict and progress lines say what they change
             case _:
                 assert_never(event)

@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
 from tui.core.hints import knowledge
 from tui.core.profiles import ProfileError
-from tui.core.startup_profile import StartupProfile, evidence, for_state, from_seconds
+from tui.core.startup_profile import StartupProfile, across_nodes, evidence, for_state, from_seconds
 from tui.core.state import StartupState
 
 
@@ -20,22 +22,35 @@ def advice(profile: StartupProfile) -> list[tuple[str, str]]:
         return []
 
 
-def profile_json(state: StartupState) -> dict[str, Any] | None:
-    """Where the time went, once ready (and what would make the next start faster)."""
+def profile_json(state: StartupState, download: tuple[int, float] | None = None) -> dict[str, Any] | None:
+    """Where the time went, once ready (and what would make the next start faster); ``download``:
+    (bytes, seconds) of a Hugging Face download watched during the weight load."""
     profile = for_state(state)
     if profile is None:
         return None
+    return as_json(dataclasses.replace(profile, download=download))
+
+
+def as_json(profile: StartupProfile) -> dict[str, Any]:
+    """The profile's figures and its speed advice, for ``--json`` and ``scan --json``."""
     out = profile.to_json()
     out["speed"] = [{"why": why, "link": link} for why, link in advice(profile)]
     return out
 
 
-def profile_lines(state: StartupState) -> list[str]:
+def nodes_profile(states: Mapping[str, StartupState], serving: str) -> tuple[list[str], dict[str, Any]] | None:
+    """Several nodes, once ready: the profile with each phase's slowest node, as text rows and
+    JSON (None before ready)."""
+    profile = across_nodes(states, serving)
+    return None if profile is None else (with_advice(profile), {**as_json(profile), "serving": serving})
+
+
+def profile_lines(state: StartupState, download: tuple[int, float] | None = None) -> list[str]:
     """The startup profile and its speed advice as text rows (none before ready)."""
     profile = for_state(state)
     if profile is None:
         return []
-    return with_advice(profile)
+    return with_advice(dataclasses.replace(profile, download=download))
 
 
 def with_advice(profile: StartupProfile) -> list[str]:

@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, assert_never
 
 from tui.core.events import (
+    CacheGrowth,
     CheckpointFound,
     ConnectionState,
     ErrorFound,
@@ -60,8 +61,9 @@ from tui.core.events import (
 )
 from tui.core.limits import StallLimits
 from tui.core.lines import Line, LineAssembler, Progress
+from tui.core.counting import CountEstimate, CountEstimator
 from tui.core.loading import Checkpoint, LoadEstimate, LoadEstimator, split_of
-from tui.core.state import FAILED, READY, STARTING, StartupState, origin
+from tui.core.state import FAILED, PHASE_TITLES, READY, STARTING, StartupState, origin
 from tui.core.hints import Diagnosis, knowledge
 from tui.core.profiles import Profile, ProfileError
 from tui.core.events import HealthStatus
@@ -176,6 +178,9 @@ class WatchSession:
         self.load = LoadEstimator()
         self.checkpoint: CheckpointFound | None = None
         self.measure_checkpoints = getattr(log, "reread_path", None) is not None
+        #: A log on another host (``watch --host``): the checkpoint is measured there, by the probe agent.
+        target = getattr(log, "target", None)
+        self.measure_host: str | None = None if target is None else str(target)
         self._measured: tuple[str, ...] | None = None
         #: ``--smoke``: after the ready line, one tiny completion to ``smoke_host`` at the port the
         #: log names; ready only once it answered (``smoke`` holds where it stands).
@@ -231,6 +236,7 @@ class WatchSession:
         self.judging = Judging(self.own_verdict, self.own_hints)
         self._ticker: asyncio.Task[None] | None = None
         self._deadline: asyncio.TimerHandle | None = None  # --timeout's, from start()
+        self._download_watched = False  # the model's cache folder is watched (once per session)
         self._new_tracker()
 
     # ---------------------------------------------------------------- public
@@ -541,6 +547,10 @@ class WatchSession:
                 if self.finished_at is None:  # the process is gone: time stops, whatever the log said
                     self.finished_at = self.clock()
                 self._changed("process", "state")
+            case CacheGrowth():  # a Hugging Face download, seen from its cache folder
+                self.load.download(self.clock(), event.on_disk, event.downloading)
+                if self.load.running:
+                    self._changed("state")
             case ProcessStopping() | SlurmJobState():
                 pass  # a stop's countdown is the launch's; a job's state is the node set's
             case _:
@@ -683,6 +693,8 @@ class WatchSession:
                     assert_never(event)
             if getattr(event, "phase", None) == "weight_load":
                 self._load_event(event)
+            if isinstance(event, PhaseProgress) and event.total:
+                self.counts.feed(event.phase, self.clock(), event.done or 0, event.total)
             for follower in self._followers:
                 follower(event)
             for queue in self._listeners:
@@ -695,7 +707,7 @@ class WatchSession:
         state = self.tracker.state
         if self.finished_at is None and state.outcome in (READY, FAILED):
             self.finished_at = self.clock()
-        if self.measure_checkpoints and "model" in state.identity:
+        if (self.measure_checkpoints or self.measure_host) and "model" in state.identity:
             self._measure(state.identity)
         if self.smoke_wanted and self.smoke is None and state.outcome == READY:
             self.send_smoke()
@@ -757,10 +769,13 @@ class WatchSession:
         if key == self._measured or not self._tasks:
             return
         self._measured = key
-        from tui.sources.checkpoint import measure_async
+        from tui.sources.checkpoint import measure_async, measure_remote
 
         async def measure() -> None:
             try:
+                if self.measure_host is not None and not self.measure_checkpoints:
+                    self.handle(await measure_remote(self.measure_host, key[0], split, key[2] or None))
+                    return
                 self.handle(await measure_async(key[0], split, key[2] or None))
             except Exception as exc:  # noqa: BLE001  (a folder that cannot be read: no total, said)
                 self.handle(CheckpointFound(key[0], None, split, detail=f"{type(exc).__name__}: {exc}"))
@@ -769,6 +784,20 @@ class WatchSession:
             self._tasks.append(asyncio.get_running_loop().create_task(measure()))
         except RuntimeError:  # no loop (a synchronous replay in a test): nothing to measure with
             self._measured = None
+            return
+        if self.measure_checkpoints:  # the cache folder is here to watch
+            self._watch_download(key[0], split)
+
+    def _watch_download(self, model: str, split: int) -> None:
+        """A repo id: watch its Hugging Face cache folder grow while the server downloads it
+        (``tui.sources.download``), once per session."""
+        from tui.sources.download import DownloadSource, repo_folder
+
+        folder = repo_folder(model)
+        if folder is None or self._download_watched:
+            return
+        self._download_watched = True
+        self.add_source(DownloadSource(model, folder, split))
 
     def load_estimate(self) -> LoadEstimate | None:
         """The running weight load's progress (None when it is not running or nothing moved)."""
@@ -780,13 +809,29 @@ class WatchSession:
         return self.load.estimate(self.clock())
 
     def loading_words(self) -> str | None:
-        """``weight load 212/547 GB · 0.87 GB/s · ~6:25 left (from …)`` while its bytes move."""
+        """``weight load 212/547 GB · 0.87 GB/s · ~6:25 left (from …)`` while its bytes move (else
+        a counting phase's ``CUDA graphs 16/36 · 2.4/s · ~0:08 left in this bar`` while it counts)."""
         estimate = self.load_estimate()
         if estimate is None or not estimate.moving:
-            return None
+            return self.counting_words()
         phase = self.state.phase("weight_load")
         detail = f"{phase.detail} · " if estimate.signal == "log" and phase is not None and phase.detail else ""
         return f"weight load {detail}{estimate.words()}"
+
+    def count_estimate(self) -> CountEstimate | None:
+        """The running phase's bar count and its time left (a graph capture's batch sizes …); None
+        when it draws no counting bar, or it is the weight load (its bytes say more)."""
+        phase = self.state.current_phase
+        if self.state.outcome != STARTING or phase is None or phase.name == "weight_load":
+            return None
+        return self.counts.estimate(phase.name, self.clock())
+
+    def counting_words(self) -> str | None:
+        """``CUDA graphs 16/36 · 2.4/s · ~0:08 left in this bar`` while the running phase's bar counts."""
+        count = self.count_estimate()
+        if count is None or not count.moving:
+            return None
+        return f"{PHASE_TITLES.get(count.phase, count.phase)} {count.words()}"
 
     def _new_startup(self, event: NewStartup) -> None:
         """A new startup in the same log: its clock and silences start afresh (the tracker's
@@ -798,6 +843,7 @@ class WatchSession:
         self.finished_at = None
         self.silences.clear()
         self.smoke, self._listening = None, None
+        self.counts = CountEstimator()
         self._topics.add("log")
 
     def _grow(self, report: Any) -> None:
@@ -901,12 +947,14 @@ class WatchSession:
         self.tracker = StartupTracker(profile=self.profile)
         self._markers = marker_search(self.profile)
         self._assembler = LineAssembler()
+        self.counts = CountEstimator()  # the running phase's bar count (graph capture …)
         self._growing = []
         self._last_ts = None
         self._ts_offset = 0.0
 
     def _tracker_restart(self) -> None:
         self.tracker.restart()
+        self.counts = CountEstimator()
         self._last_ts = None
         self._growing = []
         self.started_at = self.finished_at = None

@@ -7,10 +7,20 @@ follow the startup's own events (the simulated GPUs tie their memory curve to th
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Awaitable
 from typing import Protocol, runtime_checkable
 
 from tui.core.events import SourceEvent
+
+
+async def pause(closed: asyncio.Event, seconds: float) -> None:
+    """A poller's wait between two looks: ``seconds``, or less once ``closed`` is set (a close ends it at once)."""
+    try:
+        async with asyncio.timeout(seconds):
+            await closed.wait()
+    except TimeoutError:
+        pass
 
 
 @runtime_checkable

@@ -19,18 +19,28 @@ from tui.sources.probe_agent import resolve_model
 INDEX_LIMIT = 16 << 20
 
 
-def folder_bytes(directory: str) -> int | None:
-    """Bytes of weights in ``directory`` (None: none found there)."""
-    index_text = None
+def index_text(directory: str) -> str | None:
+    """The text of ``directory``'s weight index file (None: there is none, or it is too big to be one)."""
     for name in INDEX_FILES:
         try:
             path = os.path.join(directory, name)
             if os.path.getsize(path) <= INDEX_LIMIT:
                 with open(path, encoding="utf-8", errors="replace") as f:
-                    index_text = f.read()
-                break
+                    return f.read()
         except OSError:
             continue
+    return None
+
+
+def index_total(directory: str) -> int | None:
+    """What the index file of ``directory`` says the weights add up to (None: no index, or it does not say)."""
+    text = index_text(directory)
+    return checkpoint_size(text, ()) if text else None
+
+
+def folder_bytes(directory: str) -> int | None:
+    """Bytes of weights in ``directory`` (None: none found there)."""
+    index = index_text(directory)
     files: list[tuple[str, int]] = []
     try:
         with os.scandir(directory) as entries:
@@ -41,7 +51,7 @@ def folder_bytes(directory: str) -> int | None:
                     continue
     except OSError:
         pass
-    return checkpoint_size(index_text, files)
+    return checkpoint_size(index, files)
 
 
 def _resolve(name: str) -> tuple[str | None, str]:
@@ -67,3 +77,24 @@ def measure(model: str, split: int = 1, draft: str | None = None) -> CheckpointF
 
 async def measure_async(model: str, split: int = 1, draft: str | None = None) -> CheckpointFound:
     return await asyncio.to_thread(measure, model, split, draft)
+
+
+async def measure_remote(host: str, model: str, split: int = 1, draft: str | None = None) -> CheckpointFound:
+    """The same, where the log is: the preflight's probe agent over the SSH connection to ``host``
+    (``[user@]host[:port]``) resolves the folder or the HF cache's snapshot there and adds it up."""
+    from tui.core.cmdline import ServerCommand
+    from tui.sources.probe import ProbeError, ProbeRequest, probe_remote
+
+    models = {"target": model, **({"draft": draft} if draft else {})}
+    req = ProbeRequest(ports=[], models=models, eagle3=False, shm=None, program=None, packages=[])
+    nobody = ServerCommand(argv=(), server=None, python=None, program=None)
+    try:
+        facts = await probe_remote(host, nobody, req=req)
+    except ProbeError as exc:
+        return CheckpointFound(model, None, split, detail=str(exc))
+    found = facts.get("models") or {}
+    target, extra = found.get("target") or {}, found.get("draft") or {}
+    total, draft_bytes = target.get("weight_bytes"), extra.get("weight_bytes")
+    if not isinstance(total, int) or isinstance(total, bool) or total <= 0:
+        return CheckpointFound(model, None, split, detail=f"{host}:{model}: {target.get('how') or 'not measured'}")
+    return CheckpointFound(model, total, split, draft_bytes if isinstance(draft_bytes, int) else 0)

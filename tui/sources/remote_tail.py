@@ -8,7 +8,8 @@ remote log is followed by the very code that follows a local one. Its configurat
 path, the resume state) goes through stdin, never the command line. The agent sleeps on
 inotify where the remote kernel has it, else polls (5 ms after a change, backing off to
 ``poll_max``), and writes framed messages that map one to one onto the log events, plus
-its writer discovery's reports (``WritersFound``, ``WriterGone``, ``NoWriter``).
+its writer discovery's reports (``WritersFound``, ``WriterGone``, ``NoWriter``) and those writers' I/O
+counters (``ReadCounters``: the weight load's bytes read there).
 
 After a dropped connection the tailer reconnects with exponential backoff and starts a new
 agent in ``resume`` mode with the file identity (device, inode), the offset of the next byte
@@ -37,6 +38,7 @@ import asyncssh
 
 from tui.core.events import (
     ConnectionState,
+    ReadCounters,
     LogChunk,
     LogGap,
     LogMoved,
@@ -48,7 +50,7 @@ from tui.sources.follow import CHECK, CHUNK
 from tui.sources.ssh import Backoff, SshError, SshTarget, connection, is_connected, lost_reason
 from tui.sources.writers import Converter, WriterEvent
 
-RemoteEvent = LogChunk | LogGap | LogRestart | LogTruncated | LogWaiting | LogMoved | ConnectionState | WriterEvent
+RemoteEvent = LogChunk | LogGap | LogRestart | LogTruncated | LogWaiting | LogMoved | ConnectionState | WriterEvent | ReadCounters
 
 _HERE = Path(__file__).parent
 _SHARED = ("follow", "procscan")  # the modules the agent imports, shipped with it
@@ -156,7 +158,8 @@ class RemoteTailer:
     Same event semantics as :class:`tui.sources.local.LocalTailer`; ``from_end=True``
     skips what the file holds when the tailer starts. With ``writers`` the agent also
     reports the processes writing the log (as :class:`tui.sources.writers.WriterSource`
-    does locally). ``target`` may be a ``--host``
+    does locally), and their I/O counters (``ReadCounters``); with ``reads`` only the counters (a
+    launch knows its own processes). ``target`` may be a ``--host``
     string (``SshTargetError``, a ValueError, if it is not one). ``source`` defaults to
     ``"host:path"``.
     """
@@ -173,6 +176,7 @@ class RemoteTailer:
         initial_backoff: float = 0.5,
         max_backoff: float = 30.0,
         writers: bool = False,
+        reads: bool = False,
     ) -> None:
         if not path:
             raise ValueError("empty remote path")
@@ -191,6 +195,7 @@ class RemoteTailer:
         self._stop = asyncio.Event()
         self._process: asyncssh.SSHClientProcess[bytes] | None = None
         self._writers = writers
+        self._reads = reads  # the writers' I/O counters alone (a launch knows its processes itself)
         self._convert = Converter(self.source, str(self.target))
 
     @property
@@ -226,7 +231,8 @@ class RemoteTailer:
             mode = "end"
         else:
             mode = "begin"
-        config: dict[str, Any] = {"path": self.path, "mode": mode, "poll_ms": self._poll_ms, "writers": self._writers}
+        config: dict[str, Any] = {"path": self.path, "mode": mode, "poll_ms": self._poll_ms,
+                                  "writers": self._writers or self._reads}
         if pos.ident is not None:
             config["resume"] = [pos.ident[0], pos.ident[1], pos.offset, pos.recent.hex() or "-"]
         if self._convert.known:  # a new agent checks them again, and reports those gone meanwhile
@@ -400,5 +406,10 @@ class RemoteTailer:
             return [LogMoved(self.source, f"{self.target}:{where}", tuple(int(p) for p in pids), bool(done))]
         if kind == "P":
             items = json.loads(await frames.exactly(int(rest), MAX_REPORT))
-            return list(self._convert.events(items))
+            events = self._convert.events(items)
+            return list(events) if self._writers else []
+        if kind == "C":  # the writers' I/O counters: the weight load's bytes read there
+            items = json.loads(await frames.exactly(int(rest), MAX_REPORT))
+            counters = tuple((int(pid), int(rchar), int(read)) for pid, rchar, read in items)
+            return [ReadCounters(self.source, str(self.target), time.time(), counters)] if counters else []
         raise FrameError(f"unexpected frame {kind[:20]!r} from the tail agent")

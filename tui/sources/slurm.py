@@ -20,6 +20,7 @@ from dataclasses import replace
 
 from tui.core.events import ConnectionState, SlurmJobState
 from tui.core.slurm import ENDED, GONE, QUEUED, fields, output_path, parse_job, task_failures, task_outputs
+from tui.sources.base import pause
 
 #: Seconds one Slurm client command may take before the poll counts as failed.
 COMMAND_TIMEOUT = 20.0
@@ -147,11 +148,7 @@ class SlurmJobSource:
         return ahead
 
     async def _pause(self) -> None:
-        try:
-            async with asyncio.timeout(self.interval):
-                await self._closed.wait()
-        except TimeoutError:
-            pass
+        await pause(self._closed, self.interval)
 
     async def close(self) -> None:
         self._closed.set()

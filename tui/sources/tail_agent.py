@@ -25,6 +25,8 @@ JSON string, so a newline in a file name cannot break the framing:
   W REASON                     waiting: no readable file at the path (once per reason)
   M [MOVED_TO, PIDS, DONE]     the old file is still written, followed at its new name
   P n                          n bytes of JSON follow: writer discovery's reports, a list
+  C n                          n bytes of JSON follow: [[pid, rchar, read_bytes], ...] of the
+                               writers found (their /proc/PID/io), about once a second
 The agent exits when its stdin reaches end of file: the SSH channel went away. It sleeps on
 inotify where it can (Linux), else polls: 5 ms after a change, backing off to poll_ms.
 
@@ -49,6 +51,8 @@ SAFETY_POLL = 0.5  # with inotify: look anyway this often (NFS written from anot
 MAX_ARGV_BYTES, MAX_PROCS = 4096, 512
 #: Bytes of data sent ahead of the reader's acknowledgements (``A n`` on stdin).
 WINDOW = 4 << 20
+#: Seconds between two reports of the writers' I/O counters (the weight load's bytes read).
+IO_EVERY = 1.0
 
 
 def send(header, data=b""):
@@ -103,6 +107,19 @@ def report(items):
     send("P %d" % len(payload), payload)
 
 
+def counters(discovery, now, due):
+    """Send the writers' I/O counters when ``due`` (a monotonic time) has come; the next one's time."""
+    if discovery is None or not discovery.tree.procs:
+        return now + IO_EVERY
+    if now < due:
+        return due
+    found = procscan.io_counters(list(discovery.tree.procs)[:MAX_PROCS])
+    if found:
+        payload = json.dumps([list(item) for item in found]).encode("ascii")
+        send("C %d" % len(payload), payload)
+    return now + IO_EVERY
+
+
 def read_config():
     data = b""
     while not data.endswith(b"\n"):
@@ -137,6 +154,7 @@ def main():
             frame(item)
     delay = POLL_MIN
     sent, acked, pending = 0, 0, b""
+    io_due = 0.0
     while True:
         held = sent - acked >= WINDOW  # the reader is behind: wait for its acknowledgements
         items, more = ([], False) if held else follower.step()
@@ -149,6 +167,7 @@ def main():
             reports = discovery.tick(now)
             if reports:
                 report(reports)
+        io_due = counters(discovery, now, io_due)
         if more:
             delay, timeout = POLL_MIN, 0
         elif held:
@@ -163,6 +182,8 @@ def main():
         fds = [0] + [fd for fd in (wake.fd, discovery.fd if discovery else -1) if fd >= 0]
         if discovery is not None:
             timeout = min(timeout, discovery.timeout(time.monotonic()))
+            if discovery.tree.procs:
+                timeout = max(0.0, min(timeout, io_due - time.monotonic()))
         ready, _, _ = select.select(fds, [], [], timeout)
         if 0 in ready:
             try:

@@ -20,6 +20,7 @@ from typing import Any
 from tui.core.events import NoWriter, NoWriterReason, ReadCounters, ServerProcess, WriterGone, WritersFound
 from tui.core.secrets import mask_argv
 from tui.sources import procscan
+from tui.sources.base import pause
 from tui.sources.follow import Inotify
 
 WriterEvent = WritersFound | WriterGone | NoWriter | ReadCounters
@@ -213,11 +214,7 @@ class ProcessTreeIO:
                 return  # the server is gone: nothing more to read
             if counters:
                 yield ReadCounters(self.source, "localhost", time.time(), tuple(counters))
-            try:
-                async with asyncio.timeout(self.interval):
-                    await self._closed.wait()
-            except TimeoutError:
-                pass
+            await pause(self._closed, self.interval)
 
     async def close(self) -> None:
         self._closed.set()

@@ -21,7 +21,7 @@ def make_cluster(options: ClusterOptions, *, max_rate: float = 15.0) -> Any:
 
     make = partial(default_session, profile=load_profile(options.server), from_end=options.from_end,
                    gpu_interval=options.gpus.interval, max_rate=max_rate, writers=True,
-                   stall_limits=options.stall_limits)
+                   stall_limits=options.stall_limits, smoke=options.smoke)
     if options.slurm_job is None:
         session = ClusterSession(list(options.nodes), make_session=make)
         if options.health and options.nodes:
@@ -222,7 +222,8 @@ def nodes_launch(spec: Any, hosts: list[str], options: LaunchOptions, *, names: 
     from tui.cluster import default_session
     from tui.launch.cluster import NodesLaunch
 
-    make = partial(default_session, profile=load_profile(options.server), gpu_interval=options.gpus.interval)
+    make = partial(default_session, profile=load_profile(options.server), gpu_interval=options.gpus.interval,
+                   smoke=spec.smoke)
     return NodesLaunch(spec.name, spec.command, spec.env, hosts, spec.log_dir, names=names, extra=extra,
                        plan=spec.plan, make_session=make, history=_history(), gpus=options.gpus.kind)
 
