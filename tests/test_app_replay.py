@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from tests.app_support import screen_text, until
+from tests.support import screen_text, until
 from tui.app.dashboard import build_app
 from tui.wiring import replay_session
 from tui.app.header import VerdictHeader
@@ -99,7 +99,7 @@ async def test_demo_reaches_its_verdict(scenario):
     outcome, words = EXPECTED[scenario]
     try:
         async with app.run_test(size=(120, 40)) as pilot:
-            await until(lambda: session.state.outcome != STARTING, session, timeout=20)
+            await until(lambda: session.state.outcome != STARTING, timeout=20)
             await pilot.pause()
             assert session.state.outcome == outcome
             header = app.query_one(VerdictHeader)
@@ -113,7 +113,7 @@ async def test_demo_reaches_its_verdict(scenario):
                 assert words in header.verdict.detail
             if scenario == "oom":  # the record a tqdm bar swallowed mid-line still names its rank
                 assert session.state.first_error.rank == "TP3"
-            await until(lambda: session.gpus.latest is not None, session)
+            await until(lambda: session.gpus.latest is not None)
             assert len(session.gpus.latest.gpus) == 8
     finally:
         replay.close()
@@ -129,7 +129,7 @@ async def test_demo_hang_reaches_stalled_on_screen():
     app = build_app(session)
     try:
         async with app.run_test(size=(120, 40)) as pilot:
-            await until(lambda: session.verdict().kind == STALLED, session, timeout=30)
+            await until(lambda: session.verdict().kind == STALLED, timeout=30)
             assert not replay.done.is_set()  # within the run, while the GPU samples still come
             header = app.query_one(VerdictHeader)
             header.refresh()
@@ -176,7 +176,7 @@ async def test_record_then_replay_gives_back_the_same_log(tmp_path, monkeypatch)
     app = build_app(session)
     try:
         async with app.run_test(size=(100, 30)):
-            await until(lambda: session.state.outcome == READY, session)
+            await until(lambda: session.state.outcome == READY)
             texts = [e.text for e in session.scrollback.entries()]
             assert "old attempt line" in texts and any("fired up" in t for t in texts)
     finally:

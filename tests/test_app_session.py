@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-from tests.app_support import CLOCK, feed, fixed_session, make_app, screen_text
+from tests.app_support import CLOCK, feed, fixed_session, make_app
+from tests.support import screen_text
 from tui.app.gpus import render_gpus
 from tui.app.themes import discover
 from tui.core.events import ConnectionState, GpuInfo, GpuSample, GpuUnavailable, LogChunk, LogGap, LogRestart, LogTruncated

@@ -5,7 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from tests.app_support import fixed_session, until
+from tests.app_support import fixed_session
+from tests.support import until
 from tui.app.dashboard import build_app
 from tui.app.header import VerdictHeader
 from tui.session import WatchSession
@@ -23,7 +24,7 @@ async def test_the_dashboard_times_out_and_q_exits_3(tmp_path):
     session = WatchSession(log=LocalTailer(log))
     app = build_app(session, timeout=0.5, output_dir=tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
-        await until(lambda: session.timed_out, session)
+        await until(lambda: session.timed_out)
         await pilot.pause()
         header = app.query_one(VerdictHeader)
         header.refresh()
@@ -32,7 +33,7 @@ async def test_the_dashboard_times_out_and_q_exits_3(tmp_path):
         assert "weight load" in header.verdict.detail
         with log.open("a") as f:  # ready after the deadline: still a timed-out watch, as --plain
             f.write("[2026-03-14 21:05:13] The server is fired up and ready to roll!\n")
-        await until(lambda: session.state.outcome == "ready", session)
+        await until(lambda: session.state.outcome == "ready")
         await pilot.press("q")
     assert app.return_value == 3
 

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.app_support import fixed_session, make_app, screen_text
+from tests.app_support import fixed_session, make_app
+from tests.support import screen_text
 from tests.test_app_keys import HEAD
 from tui.app.keys import KEYS
 from tui.cli import build_parser

@@ -323,7 +323,8 @@ def test_bad_actions_are_refused(text):
 
 
 async def test_header_shows_the_hint_under_failed_and_the_report_lists_it():
-    from tests.app_support import demo_session, make_app, screen_text
+    from tests.app_support import demo_session, make_app
+    from tests.support import screen_text
     from tui.app.header import VerdictHeader
     from tui.present.report import build_report
 
@@ -360,7 +361,8 @@ async def test_header_stays_two_rows_without_a_hint():
 
 
 async def test_a_warning_that_predicts_a_long_silence_is_noted_while_starting():
-    from tests.app_support import feed, fixed_session, make_app, screen_text
+    from tests.app_support import feed, fixed_session, make_app
+    from tests.support import screen_text
     from tui.app.header import VerdictHeader
 
     session = fixed_session(SG.encode())

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.app_support import fixed_session, make_app, screen_text
+from tests.app_support import fixed_session, make_app
+from tests.support import screen_text
 from tui.commands.scan import scan_file, to_json
 from tui.core.events import NewStartup
 from tui.core.lines import LineAssembler

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.app_support import make_app, screen_text, until
+from tests.app_support import make_app
+from tests.support import screen_text, until
 from tui.core.events import LineUnparsed
 from tui.core.options import WatchOptions
 from tui.core.profiles import builtin_profiles, prefilter_words
@@ -110,9 +111,9 @@ async def test_the_live_session_marks_the_line_and_keeps_following_a_real_file(t
         with log.open("ab") as out:
             out.write(b"[2026-02-22 23:38:59 TP0] Load weight BOOM\n")
             out.flush()
-            await until(lambda: session.state.unparsed == 1, session)
+            await until(lambda: session.state.unparsed == 1)
             out.write(READY_LINE)
-        await until(lambda: session.state.outcome == READY, session)
+        await until(lambda: session.state.outcome == READY)
         marks = [e.text for e in session.scrollback.entries() if e.style == MARK]
         assert any("line 2 could not be parsed" in m for m in marks), marks
         await pilot.pause()

@@ -95,7 +95,7 @@ async def test_a_refused_submission_is_one_line(slurm_env, tmp_path):
 
 
 async def test_the_dashboards_r_resubmits_and_x_cancels(slurm_env, tmp_path):
-    from tests.test_app_cluster import wait_until
+    from tests.support import until
     from tui.wiring.cluster import cluster_launch_app
 
     launch = SlurmLaunch("sim", SIM, {}, SlurmRunner(SlurmRequest(nodes=2)), tmp_path / "logs",
@@ -104,14 +104,14 @@ async def test_the_dashboards_r_resubmits_and_x_cancels(slurm_env, tmp_path):
     app = cluster_launch_app(launch, session)
     ready = "READY: n1 serving, n2 worker past CUDA graphs"
     async with app.run_test(size=(140, 40)) as pilot:
-        await wait_until(pilot, lambda: app.verdict().text == ready, timeout=90)
+        await until(lambda: app.verdict().text == ready, timeout=90, pilot=pilot)
         first = launch.job_id
         await pilot.press("r")
-        await wait_until(pilot, lambda: app.nodes is not session, timeout=90)
+        await until(lambda: app.nodes is not session, timeout=90, pilot=pilot)
         assert launch.job_id != first
-        await wait_until(pilot, lambda: app.verdict().text == ready, timeout=90)
+        await until(lambda: app.verdict().text == ready, timeout=90, pilot=pilot)
         await pilot.press("x")
-        await wait_until(pilot, lambda: "CANCELLED by Watchtower" in app.verdict().text, timeout=90)
+        await until(lambda: "CANCELLED by Watchtower" in app.verdict().text, timeout=90, pilot=pilot)
         assert not await launch.runner.alive(launch.run)
     await launch.close()
 

@@ -262,7 +262,8 @@ def test_argument_lists_and_quoted_values_stay_masked_in_session_report_and_reco
 
 
 async def test_argument_lists_and_quoted_values_stay_masked_on_screen_and_in_w_and_s(tmp_path):
-    from tests.app_support import fixed_session, make_app, screen_text
+    from tests.app_support import fixed_session, make_app
+    from tests.support import screen_text
 
     app = make_app(fixed_session(LEAKY.encode()), tmp_path=tmp_path)
     async with app.run_test(size=(160, 50)) as pilot:

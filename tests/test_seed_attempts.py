@@ -12,7 +12,8 @@ from pathlib import Path
 
 from tests.launch_helpers import no_leftover_servers  # noqa: F401  (autouse)
 from tests.test_check import sglang_command, write_model, write_sglang
-from tests.test_launch_app import data_dir, until  # noqa: F401  (data_dir: a private history, autouse)
+from tests.test_launch_app import data_dir  # noqa: F401  (data_dir: a private history, autouse)
+from tests.support import until
 from tui.app import themes
 from tui.app.header import VerdictHeader
 from textual.widgets import Static
@@ -53,7 +54,7 @@ async def test_four_attempts_hints_and_the_f_key(tmp_path):
 
     async with app.run_test(size=(160, 50)) as pilot:
         # v1: the model class lacks the EAGLE-3 hook; the hint says so, and there is no fix to apply
-        await until(pilot, lambda: failed(1))
+        await until(lambda: failed(1), pilot=pilot)
         assert "Qwen3MoeForCausalLM has no set_eagle3_layers_to_capture" in header_hint(app)
         await pilot.press("F")
         await pilot.pause(0.1)
@@ -62,34 +63,34 @@ async def test_four_attempts_hints_and_the_f_key(tmp_path):
         hook_file.write_text("class Qwen3MoeForCausalLM:\n" + HOOK)
         await pilot.press("r")
         # v2: the draft's context is shorter than the target's
-        await until(pilot, lambda: failed(2))
+        await until(lambda: failed(2), pilot=pilot)
         assert "the draft's context (131072) is shorter than the target's (262144)" in header_hint(app)
         assert f"set_env {CONTEXT_ENV}=1" in header_hint(app)
         # F: the editor opens with the fix applied and highlighted; ctrl+s confirms
         await pilot.press("F")
-        await until(pilot, lambda: isinstance(app.screen, EditScreen))
+        await until(lambda: isinstance(app.screen, EditScreen), pilot=pilot)
         fix = str(app.screen.query_one("#fix").render())
         assert "context-length-override" in fix and f"+{CONTEXT_ENV}=1" in fix
         assert f"{CONTEXT_ENV}=1" in app.screen.query_one("#env").text
         await pilot.press("ctrl+s")
         # the confirmation says what changes; nothing is relaunched before y
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await until(lambda: isinstance(app.screen, ConfirmScreen), pilot=pilot)
         assert f"+{CONTEXT_ENV}=1" in str(app.screen.query_one(Static).render()) and launch.attempt == 2
         await pilot.press("y")
         # v3: the env is in; now NCCL's watchdog fires while the weights load
-        await until(pilot, lambda: failed(3))
+        await until(lambda: failed(3), pilot=pilot)
         assert launch.spec.env == {CONTEXT_ENV: "1"}
         assert "a collective waited longer than the timeout" in header_hint(app)
         await pilot.press("F")
-        await until(pilot, lambda: isinstance(app.screen, EditScreen))
+        await until(lambda: isinstance(app.screen, EditScreen), pilot=pilot)
         assert "TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC=1800" in app.screen.query_one("#env").text
         assert "--dist-timeout 3600" in app.screen.query_one("#command").value
         await pilot.press("ctrl+s")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await until(lambda: isinstance(app.screen, ConfirmScreen), pilot=pilot)
         await pilot.press("y")
         # v4: ready
-        await until(pilot, lambda: launch.attempt == 4 and launch.verdict_now is not None
-                    and launch.verdict_now.kind == "ready")
+        await until(lambda: launch.attempt == 4 and launch.verdict_now is not None
+                    and launch.verdict_now.kind == "ready", pilot=pilot)
         assert launch.spec.env == {CONTEXT_ENV: "1", "TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC": "1800"}
         await launch.settle()
         await launch.stop()
@@ -142,16 +143,16 @@ async def test_a_relaunch_checks_again_and_the_timeline_shows_phase_zero(tmp_pat
     palettes = themes.discover()
     app = LaunchApp(launch, session, palettes, themes.resolve(None, palettes).name, gpus_enabled=False)
     async with app.run_test(size=(160, 50)) as pilot:
-        await until(pilot, lambda: launch.attempt == 1 and launch.verdict_now is not None and launch.verdict_now.final
-                    and not launch.server_running)
+        await until(lambda: launch.attempt == 1 and launch.verdict_now is not None and launch.verdict_now.final
+                    and not launch.server_running, pilot=pilot)
         first = session.info.preflight
         assert first is not None and not first.failed
         assert "command" in {c.name for c in first.checks}  # not a server command line: only the machine checked
         timeline = str(app.query_one("PhaseTimeline").render())
         assert "preflight" in timeline and "⚠ command:" in timeline
         await pilot.press("r")
-        await until(pilot, lambda: launch.attempt == 2 and launch.verdict_now is not None and launch.verdict_now.final
-                    and not launch.server_running)
+        await until(lambda: launch.attempt == 2 and launch.verdict_now is not None and launch.verdict_now.final
+                    and not launch.server_running, pilot=pilot)
         assert session.info.preflight is not first and launch.preflight_report is session.info.preflight
 
 
@@ -179,18 +180,18 @@ async def test_f_frees_the_port_an_earlier_instance_holds_after_asking(tmp_path)
         palettes = themes.discover()
         app = LaunchApp(launch, session, palettes, themes.resolve(None, palettes).name, gpus_enabled=False)
         async with app.run_test(size=(160, 50)) as pilot:
-            await until(pilot, lambda: launch.attempt == 1 and launch.verdict_now is not None
-                        and launch.verdict_now.final and bool(header_hint(app)))
+            await until(lambda: launch.attempt == 1 and launch.verdict_now is not None
+                        and launch.verdict_now.final and bool(header_hint(app)), pilot=pilot)
             assert f"still holds port {port}" in header_hint(app) and f"free_port {port}" in header_hint(app)
             await pilot.press("F")
-            await until(pilot, lambda: isinstance(app.screen, EditScreen))
+            await until(lambda: isinstance(app.screen, EditScreen), pilot=pilot)
             assert f"before launching: free_port {port}" in str(app.screen.query_one("#fix").render())
             await pilot.press("ctrl+s")
-            await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+            await until(lambda: isinstance(app.screen, ConfirmScreen), pilot=pilot)
             assert f"Port {port} is held by pid {holder.pid}" in str(app.screen.query_one(Static).render())
             await pilot.press("y")
-            await until(pilot, lambda: launch.attempt == 2 and launch.verdict_now is not None
-                        and launch.verdict_now.kind == "ready")
+            await until(lambda: launch.attempt == 2 and launch.verdict_now is not None
+                        and launch.verdict_now.kind == "ready", pilot=pilot)
             assert holder.poll() is not None  # stopped, after the operator said yes
             await launch.stop()
         assert [a.applied for a in History().attempts("port")] == [None, "port-in-use"]

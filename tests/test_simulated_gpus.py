@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 from tests.launch_helpers import no_leftover_servers  # noqa: F401  (autouse)
-from tests.test_launch_app import data_dir, screen_text, until  # noqa: F401  (data_dir: a private history, autouse)
+from tests.test_launch_app import data_dir  # noqa: F401  (data_dir: a private history, autouse)
+from tests.support import screen_text, until
 from tui.app import themes
 from tui.app.launcher import LaunchApp
 from tui.cli import build_parser
@@ -28,8 +29,8 @@ async def test_the_dashboard_the_report_and_the_checks_say_the_gpus_are_simulate
     palettes = themes.discover()
     app = LaunchApp(launch, session, palettes, themes.resolve(None, palettes).name, gpus_enabled=True)
     async with app.run_test(size=(120, 35)) as pilot:
-        await until(pilot, lambda: launch.run is not None and session.gpus.latest is not None)
-        await until(pilot, lambda: "× H200" in screen_text(app))
+        await until(lambda: launch.run is not None and session.gpus.latest is not None, pilot=pilot)
+        await until(lambda: "× H200" in screen_text(app), pilot=pilot)
         title = next(line for line in screen_text(app).splitlines() if "× H200" in line)
         assert "SIMULATED (--gpus sim)" in title
         report = launch.preflight_report
@@ -37,7 +38,7 @@ async def test_the_dashboard_the_report_and_the_checks_say_the_gpus_are_simulate
         assert gpu_checks and all(c.status == "warn" and "simulated" in c.why for c in gpu_checks)
         app.output_dir = tmp_path / "out"
         await pilot.press("w")
-        await until(pilot, lambda: app.last_report is not None)
+        await until(lambda: app.last_report is not None, pilot=pilot)
         text = app.last_report.read_text()
         assert "GPUs (simulated: --gpus sim" in text
         assert "✓ GPUs" not in text and "✓ weights" not in text

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.app_support import screen_text, until
+from tests.support import screen_text, until
 from tests.conftest import sshd_available
 from tui.app.dashboard import build_app
 from tui.app.header import VerdictHeader
@@ -182,8 +182,8 @@ async def test_dashboard_shows_the_tree_and_stalled_then_dead(tmp_path, servers)
     session.add_source(writer_source(log))
     app = build_app(session, gpus_enabled=False)
     async with app.run_test(size=(150, 45)) as pilot:
-        await until(lambda: len(session.writers.processes) == 3, session, timeout=WAIT)
-        await until(lambda: session.verdict().kind == STALLED, session, timeout=WAIT)
+        await until(lambda: len(session.writers.processes) == 3, timeout=WAIT)
+        await until(lambda: session.verdict().kind == STALLED, timeout=WAIT)
         app.query_one(VerdictHeader).refresh()  # (it redraws every second on its own)
         await pilot.pause()
         text = screen_text(app)
@@ -191,7 +191,7 @@ async def test_dashboard_shows_the_tree_and_stalled_then_dead(tmp_path, servers)
         assert "Server processes" in text and str(server.pid) in text
         assert str(server.ranks[0]) in text and "sglang::scheduler_TP0" in text
         os.kill(server.pid, signal.SIGKILL)
-        await until(lambda: session.verdict().kind == "dead", session, timeout=WAIT)
+        await until(lambda: session.verdict().kind == "dead", timeout=WAIT)
         await pilot.pause()  # the process update redraws the header
         text = screen_text(app)
         assert "DEAD" in text and f"main process pid {server.pid}" in text
@@ -224,7 +224,7 @@ async def test_at_80x24_the_dead_header_says_the_cause_first_and_the_tree_leaves
     session.add_source(writer_source(log))
     app = build_app(session, gpus_enabled=False)
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(lambda: len(session.writers.processes) == 3 and session.state.lines >= 3, session, timeout=WAIT)
+        await until(lambda: len(session.writers.processes) == 3 and session.state.lines >= 3, timeout=WAIT)
         deadline = time.monotonic() + WAIT
         while "3 running" not in (text := screen_text(app)):  # the panel redraws on the next refresh
             assert time.monotonic() < deadline, text
@@ -236,7 +236,7 @@ async def test_at_80x24_the_dead_header_says_the_cause_first_and_the_tree_leaves
         assert str(server.ranks[0]) not in text  # the rows of the tree are folded into that one line
         assert "server_args=ServerArgs" in text and text.count("Load weight begin") == 2  # every log line shows
         os.kill(server.pid, signal.SIGKILL)
-        await until(lambda: session.verdict().kind == "dead", session, timeout=WAIT)
+        await until(lambda: session.verdict().kind == "dead", timeout=WAIT)
         app.query_one(VerdictHeader).refresh()
         await pilot.pause()
         row = next(line for line in screen_text(app).splitlines() if "DEAD" in line)
