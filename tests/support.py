@@ -1,23 +1,17 @@
 """What every kind of test needs, written once: wait for a condition (``until``), run the real CLI
-(``run_cli``, ``start_cli``), read the dashboard's screen as text (``screen_text``), and in-memory
-stand-ins for a source and a runner (``MemorySource``, ``MemoryRunner``) for tests of the logic
-above them. Real processes, files and servers stay the rule elsewhere (see the brief's standards)."""
+(``run_cli``, ``start_cli``), read the dashboard's screen as text (``screen_text``), wait for a
+launch's verdict (``launch_verdict``)."""
 
 from __future__ import annotations
 
 import asyncio
 import inspect
 import os
-import signal
 import subprocess
 import sys
-import time
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
-
-from tui.core.events import LogChunk
-from tui.launch.runner import AttemptRun, Emit, ProcessRef, Runner
 
 REPO = Path(__file__).resolve().parent.parent
 T = TypeVar("T")
@@ -64,6 +58,20 @@ async def until(
             await asyncio.sleep(every)
 
 
+async def launch_verdict(launch: Any, predicate: Callable[[Any], object], *, timeout: float = 20.0,
+                         judge: bool = True) -> Any:
+    """A launch's verdict once it satisfies ``predicate``: judged afresh at each look (``judge``), or
+    as the launch itself last judged it (judging here can run ahead of an exit's way through the
+    session: the process is known dead before the log's last words are read)."""
+
+    def found() -> Any:
+        verdict = launch.evaluate() if judge else launch.verdict_now
+        return verdict if verdict is not None and predicate(verdict) else None
+
+    return await until(found, timeout=timeout, what=f"a verdict with {described(predicate)}",
+                       seen=lambda: launch.verdict_now)
+
+
 # ---------------------------------------------------------------------------------------- the CLI
 
 
@@ -78,25 +86,29 @@ def run_cli(
     cwd: Path | str = REPO,
     timeout: float = 60,
     prefix: Sequence[str] = (),
+    input: str | bytes | None = None,  # noqa: A002 - subprocess's own name for it
     **popen: Any,
-) -> subprocess.CompletedProcess[str]:
+) -> subprocess.CompletedProcess[Any]:
     """``python -m tui.cli ARGS`` as a real process (``prefix`` in front, e.g. to run it as another
-    user), stdin empty; its exit status and output. One still running after ``timeout`` seconds is
-    killed and fails the test with what it had printed."""
-    argv = [*prefix, sys.executable, "-m", "tui.cli", *args]
-    with subprocess.Popen(argv, cwd=cwd, env=cli_env(env), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True, **popen) as proc:
+    user), ``input`` on its stdin (else none: bytes in, bytes out), ``env`` on top of this process's
+    environment; its exit status and output. One still running after ``timeout`` seconds is killed
+    and fails the test with what it had printed."""
+    argv = [*prefix, sys.executable, "-m", "tui.cli", *map(str, args)]
+    stdin = subprocess.DEVNULL if input is None else subprocess.PIPE
+    with subprocess.Popen(argv, cwd=cwd, env=cli_env(env), stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=not isinstance(input, bytes), **popen) as proc:
         try:
-            out, err = proc.communicate(timeout=timeout)
+            out, err = proc.communicate(input, timeout=timeout)
         except subprocess.TimeoutExpired:
             proc.kill()
             out, err = proc.communicate()
-            raise AssertionError(f"watchtower {' '.join(args)}: still running after {timeout:g} s\n"
-                                 f"stdout: {out[-2000:]}\nstderr: {err[-2000:]}") from None
+            raise AssertionError(f"watchtower {' '.join(argv[len(prefix) + 3:])}: still running after {timeout:g} s\n"
+                                 f"stdout: {out[-2000:]!r}\nstderr: {err[-2000:]!r}") from None
     return subprocess.CompletedProcess(argv, proc.returncode, out, err)
 
 
-async def start_cli(*args: str, env: Mapping[str, str] | None = None, cwd: Path | str = REPO) -> asyncio.subprocess.Process:
+async def start_cli(*args: str, env: Mapping[str, str] | None = None,
+                    cwd: Path | str = REPO) -> asyncio.subprocess.Process:
     """``python -m tui.cli ARGS`` started as a real process whose output is read as it comes
     (unbuffered), for tests that act while it runs."""
     return await asyncio.create_subprocess_exec(
@@ -119,3 +131,4 @@ def screen_text(app: Any) -> str:
     finally:
         visible_screen_stack.reset(token)
     return "\n".join(strip.text.rstrip() for strip in strips)
+

@@ -144,6 +144,23 @@ async def test_demo_hang_reaches_stalled_on_screen():
         replay.close()
 
 
+class TellingWriter(RecordingWriter):
+    """A recording writer that remembers the log bytes and truncations it was given (to wait on)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.logged: list[bytes] = []
+        self.truncated = False
+
+    def log(self, at: float, data: bytes) -> None:
+        self.logged.append(data)
+        super().log(at, data)
+
+    def truncate(self, at: float, size: int, lines: int) -> None:
+        self.truncated = True
+        super().truncate(at, size, lines)
+
+
 async def test_record_then_replay_gives_back_the_same_log(tmp_path, monkeypatch):
     """`watchtower record` on a log being written (with a truncation), then the recording replays it."""
     from tui.core.options import GpuOptions, RecordOptions
@@ -152,12 +169,16 @@ async def test_record_then_replay_gives_back_the_same_log(tmp_path, monkeypatch)
     log = tmp_path / "server.log"
     out = tmp_path / "session.wtrec"
     options = RecordOptions(log=str(log), output=str(out), gpus=GpuOptions("sim", 0.05), duration=30.0)
-    writer = RecordingWriter(out, host="localhost", log=str(log))
+    writer = TellingWriter(out, host="localhost", log=str(log))
     task = asyncio.create_task(record(options, writer, after_verdict=0.2))
     first = b"[2026-03-14 21:04:10] server_args={'model_path': '/m'}\nold attempt line\n"
     log.write_bytes(first)
+    await until(lambda: b"".join(writer.logged) == first)  # recorded: the first attempt's lines
+    # time passing is the point (here and below): gaps in the recording, which the replay at real pace
+    # keeps, so that its own tailer reads the old line, then sees the file shrink, before the new lines
     await asyncio.sleep(0.3)
     log.write_bytes(b"")  # truncated: a relaunch writing the same path
+    await until(lambda: writer.truncated)
     await asyncio.sleep(0.3)
     second = (b"[2026-03-14 21:05:10] server_args={'model_path': '/m'}\n"
               b"[2026-03-14 21:05:11] The server is fired up and ready to roll!\n")

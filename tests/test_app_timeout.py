@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 
 from tests.app_support import fixed_session
-from tests.support import until
+from tests.support import run_cli, until
 from tui.app.dashboard import build_app
 from tui.app.header import VerdictHeader
 from tui.session import WatchSession
@@ -42,7 +40,7 @@ async def test_no_timeout_once_ready(tmp_path):
     session = fixed_session((HALF + "[2026-03-14 21:05:13] The server is fired up and ready to roll!\n").encode())
     app = build_app(session, timeout=0.2, autostart=False, output_dir=tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.pause(0.4)
+        await pilot.pause(0.4)  # time passing is the point: the 0.2 s timeout is over, and was not applied
         assert not session.timed_out
         await pilot.press("q")
     assert app.return_value == 0
@@ -51,6 +49,5 @@ async def test_no_timeout_once_ready(tmp_path):
 def test_a_timeout_that_is_not_positive_is_refused_by_the_dashboard_too(tmp_path):
     log = tmp_path / "server.log"
     log.write_text(HALF)
-    done = subprocess.run([sys.executable, "-m", "tui.cli", "watch", str(log), "--timeout", "0"],
-                          capture_output=True, text=True, timeout=30)
+    done = run_cli("watch", str(log), "--timeout", "0", timeout=30)
     assert done.returncode == 2 and "--timeout: expected a finite number greater than 0" in done.stderr

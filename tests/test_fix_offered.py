@@ -34,11 +34,12 @@ async def test_watch_of_a_failed_server_says_the_fix_and_offers_no_key(tmp_path)
     async with app.run_test(size=(120, 35)) as pilot:
         await until(lambda: session.verdict().kind == "failed")
         header = app.query_one(VerdictHeader)
-        for _ in range(100):  # the header draws FAILED with its hint, and grows, on the app's next refreshes
-            header.refresh()
-            await pilot.pause()
-            if header.hints and any(line.startswith(" hint:") for line in screen_text(app).splitlines()):
-                break
+
+        def hint_shown() -> bool:
+            header.refresh()  # the header draws FAILED with its hint, and grows, on the app's next refreshes
+            return bool(header.hints) and any(line.startswith(" hint:") for line in screen_text(app).splitlines())
+
+        await until(hint_shown, pilot=pilot)
         assert header.hints and header.hints[0].fix
         hint = hint_text(app)
         assert "[F]" not in screen_text(app)

@@ -79,7 +79,7 @@ async def test_fail_edit_env_relaunch_ready_stop_and_quit_from_the_keyboard(tmp_
         await until(lambda: header.verdict is not None and header.verdict.word == "READY", pilot=pilot)
 
         await pilot.press("a")
-        await pilot.pause(0.1)
+        await until(lambda: "v2 ✓ ready" in screen_text(app), pilot=pilot)  # the attempts panel is open
         lines = app.attempts_panel.lines()
         assert lines[0].startswith("v1 ✗ ValueError")
         assert lines[1].startswith("v2 ✓ ready") and f"+{CONTEXT_ENV}=1" in lines[1]
@@ -96,8 +96,9 @@ async def test_fail_edit_env_relaunch_ready_stop_and_quit_from_the_keyboard(tmp_
         await pilot.press("x")
         await until(lambda: isinstance(app.screen, ConfirmScreen), pilot=pilot)
         await pilot.press("escape")  # asked first: nothing is killed on a cancel
-        await pilot.pause(0.2)
-        assert launch.server_running and all(is_alive(p) for p in pids)
+        await until(lambda: not isinstance(app.screen, ConfirmScreen), pilot=pilot)
+        await pilot.pause()  # what the answer set off, if anything, has begun
+        assert launch.stopping_since is None and launch.server_running and all(is_alive(p) for p in pids)
 
         await pilot.press("q")  # a launched server is running: q asks
         await until(lambda: isinstance(app.screen, ConfirmScreen), pilot=pilot)
@@ -132,7 +133,7 @@ async def test_relaunch_of_a_running_attempt_asks_and_q_does_not_ask_once_it_is_
         lines = app.attempts_panel.lines()
         assert lines[0].startswith("v1 ■ stopped") and lines[1].startswith("v2 ■ stopped")  # not "✗ KeyboardInterrupt"
         await pilot.press("q")  # nothing left running: quits without asking
-        await pilot.pause(0.2)
+        await until(lambda: app.return_code is not None)
     assert app.return_code == 0
 
 
@@ -243,8 +244,9 @@ async def test_the_editor_labels_its_fields_keeps_the_command_and_shows_the_diff
         assert app.screen.query_one("#command").value == before + " --tp 8"
         assert "FOO=bar" in app.screen.query_one("#env").text
         await pilot.press("escape")
-        await pilot.pause(0.1)
-        assert launch.run is first and first.alive
+        await until(lambda: not isinstance(app.screen, EditScreen), pilot=pilot)
+        await pilot.pause()  # what closing the editor set off, if anything, has begun
+        assert launch.run is first and first.alive and launch.stopping_since is None
 
 
 async def test_k_without_a_gpu_source_says_it_cannot_tell_and_offers_the_leftovers(tmp_path):
@@ -266,7 +268,8 @@ async def test_k_without_a_gpu_source_says_it_cannot_tell_and_offers_the_leftove
         await pilot.press("k")  # kill them
         await until(lambda: group_members(launch.run.pgid) == [], timeout=15, pilot=pilot)
         await pilot.press("k")  # nothing left of ours, still no all-clear
-        await pilot.pause(0.2)
+        await until(lambda: any("No process of an earlier attempt" in n.message for n in app._notifications),  # noqa: SLF001
+                    pilot=pilot)
         notes = [n.message for n in app._notifications]  # noqa: SLF001
         assert any(m.startswith("Cannot tell which processes hold GPU memory") and "No process of an earlier attempt" in m
                    for m in notes), notes

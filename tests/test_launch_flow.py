@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.launch_helpers import adopts_orphans, no_leftover_servers  # noqa: F401  (autouse; used by name)
-from tests.support import described, until
+from tests.support import launch_verdict, until
 from tui.core.events import GpuInfo, GpuProcess, GpuSample
 from tui.core.limits import StallLimits
 from tui.core.verdict import DEAD, LOADING, STALLED
@@ -72,13 +72,7 @@ class Harness:
 
     async def until(self, predicate, timeout: float = 20.0):
         """A verdict that satisfies ``predicate`` (judged afresh at each look)."""
-
-        def found():
-            verdict = self.launch.evaluate()
-            return verdict if verdict is not None and predicate(verdict) else None
-
-        return await until(found, timeout=timeout, what=f"a verdict with {described(predicate)}",
-                           seen=lambda: self.launch.verdict_now)
+        return await launch_verdict(self.launch, predicate, timeout=timeout)
 
 def spec(tmp_path, command, **kwargs) -> LaunchSpec:
     kwargs.setdefault("plan", StopPlan(after_int=2, after_term=2))

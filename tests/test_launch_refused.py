@@ -4,13 +4,11 @@ dashboard and --plain agree)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 
 from tests.launch_helpers import no_leftover_servers  # noqa: F401  (autouse)
 from tests.test_check import free_port, sglang_command, write_model, write_sglang
 from tests.test_launch_app import data_dir  # noqa: F401  (data_dir: a private history, autouse)
-from tests.support import screen_text, until
+from tests.support import run_cli, screen_text, until
 from tui.app import themes
 from tui.app.header import VerdictHeader
 from tui.app.launch_modals import ConfirmScreen, EditScreen
@@ -62,7 +60,8 @@ async def test_a_refused_launch_says_refused_lists_every_check_and_f_applies_the
         listed = app.checks_panel.lines()
         for check in not_ok:
             assert f"  {check.line}" in listed
-        shown = screen_text(app)
+        # the header grows its hint row on a later refresh
+        shown = await until(lambda: "[F] apply" in (text := screen_text(app)) and text, pilot=pilot)
         assert "REFUSED" in shown and "✗ draft context" in shown
         assert "x" not in [key for key, _, _ in app.footer_entries()]  # the footer offers no stop: nothing runs
         assert f"set_env {CONTEXT_ENV}=1" in shown and "[F] apply" in shown  # the hint row names the fix
@@ -89,10 +88,7 @@ async def test_quitting_a_refused_launch_exits_1_like_plain(tmp_path):
     assert app.return_value == 1  # what `run` exits with (App.run returns it)
 
     command, site = seed_command(tmp_path / "plain")
-    plain = subprocess.run(
-        [sys.executable, "-m", "tui.cli", "run", "--plain", "--name", "refused-plain", "--gpus", "none",
-         "--log-dir", str(tmp_path / "logs"), "--env", f"PYTHONPATH={site}", "--", *command],
-        capture_output=True, text=True, timeout=120,
-    )
+    plain = run_cli("run", "--plain", "--name", "refused-plain", "--gpus", "none", "--log-dir",
+                    str(tmp_path / "logs"), "--env", f"PYTHONPATH={site}", "--", *command, timeout=120)
     assert plain.returncode == 1, plain.stdout + plain.stderr
     assert "REFUSED: ✗ draft context: the draft's context (131072)" in plain.stdout

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shutil
 import socket
 import subprocess
-import sys
 import time
 import urllib.error
 import urllib.parse
@@ -19,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from tests.test_watch_plain import expect, lines_of
+from tests.support import run_cli, start_cli
 
-REPO = Path(__file__).parent.parent
 PROMETHEUS = shutil.which("prometheus")
 
 pytestmark = pytest.mark.timeout(120)
@@ -52,10 +50,8 @@ def poll(what, deadline_s: float = 60.0, every: float = 0.25):
 
 
 async def watch(log: Path, port: int, *extra: str) -> asyncio.subprocess.Process:
-    return await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "tui.cli", "watch", str(log), "--plain", "--gpus", "none", "--timeout", "90",
-        "--metrics", f"127.0.0.1:{port}", *extra, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        cwd=REPO, env=dict(os.environ, PYTHONUNBUFFERED="1"))
+    return await start_cli("watch", str(log), "--plain", "--gpus", "none", "--timeout", "90", "--metrics",
+                           f"127.0.0.1:{port}", *extra)
 
 
 def samples(text: str) -> dict[str, float]:
@@ -93,16 +89,14 @@ async def test_the_endpoint_follows_the_startup_to_ready(tmp_path):
 
 
 def test_a_bad_address_is_a_usage_error(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "tui.cli", "watch", str(tmp_path / "x.log"), "--plain",
-                          "--metrics", "nowhere"], capture_output=True, text=True, timeout=60, cwd=REPO)
+    out = run_cli("watch", str(tmp_path / "x.log"), "--plain", "--metrics", "nowhere", timeout=60)
     assert out.returncode == 2 and "HOST:PORT" in out.stderr and "Traceback" not in out.stderr
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        out = subprocess.run([sys.executable, "-m", "tui.cli", "watch", str(tmp_path / "x.log"), "--plain",
-                              "--timeout", "5", "--metrics", f"127.0.0.1:{port}"],
-                             capture_output=True, text=True, timeout=60, cwd=REPO)
+        out = run_cli("watch", str(tmp_path / "x.log"), "--plain", "--timeout", "5", "--metrics",
+                      f"127.0.0.1:{port}", timeout=60)
     assert out.returncode == 2 and f"--metrics 127.0.0.1:{port}" in out.stderr and "Traceback" not in out.stderr
 
 

@@ -9,14 +9,11 @@ real scanner, the real live session fed by a real tailer, and the real ``watch -
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from tests.app_support import make_app
-from tests.support import screen_text, until
+from tests.support import run_cli, screen_text, until
 from tui.core.events import LineUnparsed
 from tui.core.options import WatchOptions
 from tui.core.profiles import builtin_profiles, prefilter_words
@@ -27,7 +24,6 @@ from tui.present.plain import PlainWatch
 from tui.session import MARK, WatchSession
 from tui.sources.local import LocalTailer
 
-REPO = Path(__file__).parent.parent
 START = b"[2026-02-22 23:38:50] server_args=ServerArgs(model_path='/m', tp_size=8)\n"
 READY_LINE = b"[2026-02-22 23:41:00] The server is fired up and ready to roll!\n"
 #: The lines that crashed the tracker: a rank-less marker before a bar (TypeError), counts of 309+
@@ -51,16 +47,10 @@ class FailingTracker(StartupTracker):
         super()._one(number, text, at, events)
 
 
-def watchtower(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "tui.cli", *args], cwd=REPO, capture_output=True, text=True, timeout=60
-    )
-
-
 def test_scan_survives_the_lines_that_crashed_it(tmp_path):
     log = tmp_path / "server.log"
     log.write_bytes(START + CRASHERS + READY_LINE)
-    result = watchtower("scan", str(log))
+    result = run_cli("scan", str(log))
     assert "Traceback" not in result.stderr, result.stderr
     assert result.returncode == 0, result.stdout + result.stderr  # ready, not a crash
     assert "READY" in result.stdout and "could not be parsed" not in result.stdout
@@ -69,7 +59,7 @@ def test_scan_survives_the_lines_that_crashed_it(tmp_path):
 def test_watch_plain_follows_past_the_lines_that_crashed_it_to_ready(tmp_path):
     log = tmp_path / "server.log"
     log.write_bytes(START + CRASHERS + READY_LINE)
-    result = watchtower("watch", str(log), "--plain", "--timeout", "30")
+    result = run_cli("watch", str(log), "--plain", "--timeout", "30")
     assert "Traceback" not in result.stderr, result.stderr
     assert result.returncode == 0 and "READY (line 8)" in result.stdout, result.stdout + result.stderr
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from tests.launch_helpers import no_leftover_servers  # noqa: F401  (autouse)
 from tests.test_launch_app import data_dir  # noqa: F401  (data_dir: a private history, autouse)
-from tests.support import screen_text, until
+from tests.support import run_cli, screen_text, until
 from tui.app import themes
 from tui.app.launcher import LaunchApp
 from tui.cli import build_parser
@@ -53,8 +53,7 @@ def check_with_nofile(limit: int) -> str:
     def lower() -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
 
-    out = subprocess.run([sys.executable, "-m", "tui.cli", "check", "--gpus", "none", "--", sys.executable, "-c", "pass"],
-                         capture_output=True, text=True, cwd=ROOT, preexec_fn=lower, timeout=60)
+    out = run_cli("check", "--gpus", "none", "--", sys.executable, "-c", "pass", preexec_fn=lower)
     return next(line.strip() for line in out.stdout.splitlines() if "open files" in line)
 
 

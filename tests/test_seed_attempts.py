@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +12,7 @@ from pathlib import Path
 from tests.launch_helpers import no_leftover_servers  # noqa: F401  (autouse)
 from tests.test_check import sglang_command, write_model, write_sglang
 from tests.test_launch_app import data_dir  # noqa: F401  (data_dir: a private history, autouse)
-from tests.support import until
+from tests.support import run_cli, until
 from tui.app import themes
 from tui.app.header import VerdictHeader
 from textual.widgets import Static
@@ -57,7 +56,7 @@ async def test_four_attempts_hints_and_the_f_key(tmp_path):
         await until(lambda: failed(1), pilot=pilot)
         assert "Qwen3MoeForCausalLM has no set_eagle3_layers_to_capture" in header_hint(app)
         await pilot.press("F")
-        await pilot.pause(0.1)
+        await until(lambda: any("No known fix" in n.message for n in app._notifications), pilot=pilot)  # noqa: SLF001
         assert not isinstance(app.screen, EditScreen)
         # the operator upgrades SGLang (the class now has the hook) and relaunches
         hook_file.write_text("class Qwen3MoeForCausalLM:\n" + HOOK)
@@ -98,8 +97,7 @@ async def test_four_attempts_hints_and_the_f_key(tmp_path):
     rows = {a.attempt: a for a in History().attempts("seed")}
     assert [rows[n].applied for n in (1, 2, 3, 4)] == [None, None, "context-length-override", "collective-timeout"]
     assert rows[3].env_diff == [f"+{CONTEXT_ENV}=1"]
-    table = subprocess.run([sys.executable, "-m", "tui.cli", "history", "seed"], capture_output=True, text=True,
-                           env=os.environ).stdout
+    table = run_cli("history", "seed").stdout
     assert "v3: applied context-length-override" in table and "v4: applied collective-timeout" in table
 
 
@@ -127,8 +125,7 @@ def test_run_plain_refuses_what_check_catches_and_no_check_shows_the_hint(tmp_pa
     failed = next(i for i, line in enumerate(lines) if line.startswith("FAILED"))
     assert lines[failed + 1].startswith("  hint: the draft's context (131072) is shorter than the target's (262144)")
     assert "preflight" not in launched.stdout
-    data = json.loads(subprocess.run([sys.executable, "-m", "tui.cli", "history", "--json", "seedcli"],
-                                     capture_output=True, text=True).stdout)
+    data = json.loads(run_cli("history", "--json", "seedcli").stdout)
     assert [a["outcome"] for a in data] == ["failed"] and data[0]["applied"] is None
 
 
@@ -158,8 +155,7 @@ async def test_a_relaunch_checks_again_and_the_timeline_shows_phase_zero(tmp_pat
 
 def test_a_probe_that_cannot_run_is_a_warning_for_run_not_a_crash(tmp_path):
     """The server's interpreter does not exist: `check` says so in one line (exit 2), `run` goes on."""
-    out = subprocess.run([sys.executable, "-m", "tui.cli", "check", "--gpus", "none", "--",
-                          str(tmp_path / "python3.99"), "-m", "sglang.launch_server"], capture_output=True, text=True)
+    out = run_cli("check", "--gpus", "none", "--", str(tmp_path / "python3.99"), "-m", "sglang.launch_server")
     assert out.returncode == 2 and out.stderr.count("\n") == 1 and "python3.99" in out.stderr
     report = asyncio.run(preflight_for([str(tmp_path / "python3.99"), "-m", "sglang.launch_server"], {},
                                        host=None, gpus="none", shm=None))

@@ -3,13 +3,12 @@ the report, the checks — and a simulated reading never passes a check."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
 from tests.launch_helpers import no_leftover_servers  # noqa: F401  (autouse)
 from tests.test_launch_app import data_dir  # noqa: F401  (data_dir: a private history, autouse)
-from tests.support import screen_text, until
+from tests.support import run_cli, screen_text, until
 from tui.app import themes
 from tui.app.launcher import LaunchApp
 from tui.cli import build_parser
@@ -51,8 +50,8 @@ def test_check_with_simulated_gpus_never_says_they_pass(tmp_path):
     target = write_model(tmp_path / "Qwen3-MoE", "Qwen3MoeForCausalLM", 262144, 547 * 10**9)
     draft = write_model(tmp_path / "eagle3-draft", "LlamaForCausalLMEagle3", 262144, 2 * 10**9)
     site = write_sglang(tmp_path / "site", hook="base")
-    out = subprocess.run([sys.executable, "-m", "tui.cli", "check", "--gpus", "sim", "--env", f"PYTHONPATH={site}",
-                          "--", *sglang_command(target, draft, free_port())], capture_output=True, text=True, timeout=120)
+    out = run_cli("check", "--gpus", "sim", "--env", f"PYTHONPATH={site}", "--",
+                  *sglang_command(target, draft, free_port()), timeout=120)
     assert "✓ GPUs" not in out.stdout and "✓ weights" not in out.stdout, out.stdout
     assert "⚠ GPUs: simulated GPUs (--gpus sim), not this machine's: 8 visible" in out.stdout
     assert "⚠ weights: simulated GPUs (--gpus sim), not this machine's: fit" in out.stdout

@@ -11,7 +11,7 @@ import pytest
 from tests.app_support import fixed_session, make_app
 from tests.launch_helpers import no_leftover_servers  # noqa: F401  (autouse)
 from tests.test_launch_app import data_dir, make_app as launch_app, until_logging  # noqa: F401
-from tests.support import until
+from tests.support import screen_text, until
 from tests.test_tmux import demo
 from tui.app.app import LogStatus
 from tui.app.launch_modals import ConfirmScreen, EditScreen
@@ -88,27 +88,26 @@ async def test_the_footer_shows_the_keys_that_matter_now(tmp_path):
     import subprocess
     import time
 
-    from tests.support import screen_text as launch_screen
     from tui.core.events import GpuInfo, GpuProcess, GpuSample
 
     app = make_app(fixed_session(ONE_LINE_ERROR.split(b"\n")[0] + b"\n"))  # the server args line alone: starting
     async with app.run_test(size=(120, 35)) as pilot:
         await pilot.pause()
-        assert " w  Report " not in launch_screen(app)
+        assert " w  Report " not in screen_text(app)
     app = make_app(fixed_session(ONE_LINE_ERROR))
     async with app.run_test(size=(120, 35)) as pilot:
         await pilot.pause()
-        assert app.verdict().kind == "failed" and " w  Report " in launch_screen(app)
+        assert app.verdict().kind == "failed" and " w  Report " in screen_text(app)
 
     squatter = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     app = launch_app(tmp_path, "--outcome", "hang")
     try:
         async with app.run_test(size=(140, 40)) as pilot:
             await until_logging(pilot, app)
-            assert "Kill GPU leftovers" not in launch_screen(app)
+            assert "Kill GPU leftovers" not in screen_text(app)
             app.session.handle(GpuSample("localhost", time.time(), (GpuInfo(
                 0, memory_used=30 << 30, memory_total=80 << 30, processes=(GpuProcess(squatter.pid, 30 << 30),)),)))
-            await until(lambda: " k  Kill GPU leftovers " in launch_screen(app), pilot=pilot)
+            await until(lambda: " k  Kill GPU leftovers " in screen_text(app), pilot=pilot)
             await app.launch.stop()
     finally:
         squatter.kill()

@@ -4,13 +4,13 @@ tasks print SGLang startups (tests/server_sim.py), one per node, each into its o
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 from pathlib import Path
 
 import pytest
 
 from tests.test_watch_plain import expect, finish
+from tests.support import screen_text, start_cli, until
 
 REPO = Path(__file__).parent.parent
 SIM = REPO / "tests" / "server_sim.py"
@@ -36,12 +36,8 @@ def submit(slurm, script: Path, *args: str) -> str:
 
 
 async def watch(job: str, *extra: str) -> asyncio.subprocess.Process:
-    env = dict(os.environ, PYTHONUNBUFFERED="1", NO_COLOR="1")
-    return await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "tui.cli", "watch", "--slurm", job, "--plain", "--gpus", "none",
-        "--slurm-interval", "0.2", "--timeout", "90", *extra,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=REPO, env=env,
-    )
+    return await start_cli("watch", "--slurm", job, "--plain", "--gpus", "none", "--slurm-interval", "0.2",
+                           "--timeout", "90", *extra, env={"NO_COLOR": "1"})
 
 
 async def test_a_two_node_job_is_followed_on_both_nodes_to_ready(slurm_env, tmp_path):
@@ -112,7 +108,6 @@ async def test_a_job_that_completes_before_ready_is_a_failure_in_words(slurm_env
 
 
 async def test_the_dashboard_shows_a_pending_job_as_phase_zero(slurm_env, tmp_path):
-    from tests.support import screen_text, until
     from tests.test_app_cluster import text_of
     from tui.app.dashboard import build_app
     from tui.core.options import ClusterOptions, GpuOptions

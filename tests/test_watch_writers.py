@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import screen_text, until
+from tests.support import run_cli, screen_text, start_cli, until
 from tests.conftest import sshd_available
 from tui.app.dashboard import build_app
 from tui.app.header import VerdictHeader
@@ -89,11 +89,7 @@ def servers():
 
 
 async def watch(log: Path, *extra: str, env: dict | None = None) -> asyncio.subprocess.Process:
-    return await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "tui.cli", "watch", "--plain", str(log), "--timeout", "90", *extra,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=REPO,
-        env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
-    )
+    return await start_cli("watch", "--plain", str(log), "--timeout", "90", *extra, env=env)
 
 
 async def expect(proc: asyncio.subprocess.Process, needle: str, seen: list[str]) -> str:
@@ -225,10 +221,8 @@ async def test_at_80x24_the_dead_header_says_the_cause_first_and_the_tree_leaves
     app = build_app(session, gpus_enabled=False)
     async with app.run_test(size=(80, 24)) as pilot:
         await until(lambda: len(session.writers.processes) == 3 and session.state.lines >= 3, timeout=WAIT)
-        deadline = time.monotonic() + WAIT
-        while "3 running" not in (text := screen_text(app)):  # the panel redraws on the next refresh
-            assert time.monotonic() < deadline, text
-            await pilot.pause(0.05)
+        # the panel redraws on the next refresh
+        text = await until(lambda: "3 running" in (shown := screen_text(app)) and shown, timeout=WAIT, pilot=pilot)
         rows = text.splitlines()
         tree = [i for i, line in enumerate(rows) if "Server processes" in line]
         assert len(tree) == 1 and "3 running (main pid" in rows[tree[0]] and "2 ranks" in rows[tree[0]]
@@ -252,8 +246,7 @@ def test_ranks_killed_by_their_parent_after_its_failure_are_follow_ons_not_the_o
     log.touch()
     subprocess.run(["bash", "-c", 'setsid "$0" "$1" --outcome raise --tp 4 --step 1.5 >> "$2" 2>&1 < /dev/null &',
                     sys.executable, str(sim), str(log)], check=True)
-    out = subprocess.run([sys.executable, "-m", "tui.cli", "watch", "--plain", str(log), "--gpus", "none",
-                          "--timeout", "60"], capture_output=True, text=True, cwd=REPO, timeout=90)
+    out = run_cli("watch", "--plain", str(log), "--gpus", "none", "--timeout", "60", timeout=90)
     assert out.returncode == 1, out.stdout + out.stderr
     error = next(line for line in out.stdout.splitlines() if "error: line" in line and "ValueError" in line)
     line = error.split("error: line ", 1)[1].split()[0].rstrip(":")
@@ -276,11 +269,8 @@ async def test_watch_health_ready_needs_the_url_to_answer_200_too(tmp_path):
         server = subprocess.Popen([sys.executable, str(SIM), "--tp", "2", "--step", "0.01", "--port", str(port)],
                                   stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        env = dict(os.environ, PYTHONUNBUFFERED="1", NO_COLOR="1")
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "tui.cli", "watch", str(log), "--plain", "--gpus", "none", "--timeout", "60",
-            "--health", f"http://127.0.0.1:{port}/health", stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, cwd=REPO, env=env)
+        proc = await start_cli("watch", str(log), "--plain", "--gpus", "none", "--timeout", "60", "--health",
+                               f"http://127.0.0.1:{port}/health", env={"NO_COLOR": "1"})
         out, err = await asyncio.wait_for(proc.communicate(), 90)
         text = out.decode()
         assert proc.returncode == 0, text + err.decode()
@@ -299,11 +289,8 @@ async def test_watch_health_that_never_answers_is_not_ready(tmp_path):
         server = subprocess.Popen([sys.executable, str(SIM), "--tp", "2", "--step", "0.01"],
                                   stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        env = dict(os.environ, PYTHONUNBUFFERED="1", NO_COLOR="1")
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "tui.cli", "watch", str(log), "--plain", "--gpus", "none", "--timeout", "5",
-            "--health", "http://127.0.0.1:1/health", stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, cwd=REPO, env=env)
+        proc = await start_cli("watch", str(log), "--plain", "--gpus", "none", "--timeout", "5", "--health",
+                               "http://127.0.0.1:1/health", env={"NO_COLOR": "1"})
         out, _ = await asyncio.wait_for(proc.communicate(), 60)
         text = out.decode()
         assert proc.returncode == 3, text
