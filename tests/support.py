@@ -1,17 +1,24 @@
 """What every kind of test needs, written once: wait for a condition (``until``), run the real CLI
 (``run_cli``, ``start_cli``), read the dashboard's screen as text (``screen_text``), wait for a
-launch's verdict (``launch_verdict``)."""
+launch's verdict (``launch_verdict``); and in-memory stand-ins for a source and a runner
+(``MemorySource``, ``MemoryRunner``) for fast tests of the logic above them."""
 
 from __future__ import annotations
 
 import asyncio
 import inspect
 import os
+import signal
 import subprocess
 import sys
-from collections.abc import Callable, Mapping, Sequence
+import time
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
+
+from tui.core.events import LogChunk
+from tui.launch.runner import AttemptRun, Emit, ProcessRef, Runner
+from tui.launch.spec import LaunchError
 
 REPO = Path(__file__).resolve().parent.parent
 T = TypeVar("T")
@@ -132,3 +139,137 @@ def screen_text(app: Any) -> str:
         visible_screen_stack.reset(token)
     return "\n".join(strip.text.rstrip() for strip in strips)
 
+
+# ---------------------------------------------------------------------------------------- in memory
+
+_END = object()
+
+
+class MemorySource:
+    """An :class:`~tui.sources.base.EventSource` the test feeds by hand: ``put`` any event, ``say``
+    log bytes (as ``LogChunk`` events at growing offsets), ``end`` the stream; ``close`` ends it
+    too. ``path`` is what a tailer would follow (an attempt's log reads its size: none there, so
+    nothing is left to drain)."""
+
+    def __init__(self, source: str = "memory", path: str = "") -> None:
+        self.source = source
+        self.path = path or source
+        self.offset = 0  # bytes said so far
+        self.closed = False
+        self._queue: asyncio.Queue[object] = asyncio.Queue()
+
+    def put(self, event: object) -> None:
+        self._queue.put_nowait(event)
+
+    def say(self, text: str | bytes, at: float | None = None) -> None:
+        data = text.encode() if isinstance(text, str) else text
+        self.put(LogChunk(self.source, self.offset, data, time.time() if at is None else at))
+        self.offset += len(data)
+
+    def end(self) -> None:
+        self._queue.put_nowait(_END)
+
+    async def events(self) -> AsyncIterator[object]:
+        while (event := await self._queue.get()) is not _END:
+            yield event
+
+    async def close(self) -> None:
+        self.closed = True
+        self.end()
+
+
+#: The stop's signals in the order a stop sends them: a process that dies at one dies at any later.
+ESCALATION = (signal.SIGINT, signal.SIGTERM, signal.SIGKILL)
+
+
+class MemoryRunner(Runner):
+    """A :class:`~tui.launch.runner.Runner` whose attempts are made-up processes the test drives,
+    for the lifecycle's logic without processes or clocks: the test says what an attempt's log
+    says (``log(run).say``), ends it (``exit``), picks the signal that stops it (``dies_at``) and
+    lets a stop's grace period pass (``let_grace_pass``). It keeps what it was asked: ``started``,
+    ``signals`` (attempt, signal), ``graces`` and ``killed``. Pids are ones no process has here.
+    ``refuse`` makes ``start`` fail with that LaunchError; ``still_running`` is what ``reattach``
+    finds, by attempt; ``exits`` what ``exit_status`` finds, by pid file."""
+
+    def __init__(self, emit: Emit, *, dies_at: int = signal.SIGINT, first_pid: int = 3_900_000) -> None:
+        super().__init__(emit)
+        self.dies_at = dies_at
+        self.refuse: str | None = None
+        self.started: list[AttemptRun] = []
+        self.signals: list[tuple[int, int]] = []
+        self.graces: list[float] = []
+        self.killed: list[tuple[int, int]] = []
+        self.still_running: dict[int, AttemptRun] = {}
+        self.exits: dict[str, tuple[int | None, int | None]] = {}
+        self._next_pid = first_pid
+        self._logs: dict[int, MemorySource] = {}
+        self._grace_over = asyncio.Event()
+
+    # ------------------------------------------------------------ what the test does
+
+    def log(self, run: AttemptRun) -> MemorySource:
+        """The attempt's log, to say lines in."""
+        return self._logs[run.attempt]
+
+    def exit(self, run: AttemptRun, returncode: int | None = None, signum: int | None = None) -> None:
+        """The attempt's main process ends (on its own, or at a signal)."""
+        self._emit(run.exited(returncode, signum))
+
+    def let_grace_pass(self) -> None:
+        """The grace period the stop waits in (or will wait in next) runs out."""
+        self._grace_over.set()
+
+    # ------------------------------------------------------------ the Runner
+
+    async def start(self, attempt: int, command: Sequence[str], env: Mapping[str, str], log_path: Path,
+                    pid_path: Path, cwd: str | None = None) -> AttemptRun:
+        if self.refuse is not None:
+            raise LaunchError(self.refuse)
+        run = AttemptRun(attempt, tuple(command), dict(env), log_path, pid_path, host=self.host,
+                         pid=self._next_pid, pgid=self._next_pid, started_at=time.time())
+        self._next_pid += 1
+        self.started.append(run)
+        return self._running(run)
+
+    async def reattach(self, attempt: int, command: Sequence[str], log_path: Path, pid_path: Path) -> AttemptRun | None:
+        run = self.still_running.pop(attempt, None)
+        return None if run is None else self._running(run)
+
+    def _running(self, run: AttemptRun) -> AttemptRun:
+        self._logs[run.attempt] = MemorySource(str(run.log_path))
+        self._emit(run.started_event())
+        return run
+
+    async def signal(self, run: AttemptRun, sig: int) -> bool:
+        if not run.alive:
+            return False
+        self.signals.append((run.attempt, sig))
+        if ESCALATION.index(sig) >= ESCALATION.index(self.dies_at):
+            self.exit(run, signum=sig)
+        return True
+
+    async def wait(self, run: AttemptRun, timeout: float) -> bool:
+        self.graces.append(timeout)
+        if run.alive:
+            ended, passed = asyncio.ensure_future(run.wait()), asyncio.ensure_future(self._grace_over.wait())
+            await asyncio.wait({ended, passed}, return_when=asyncio.FIRST_COMPLETED)
+            ended.cancel()
+            passed.cancel()
+            self._grace_over.clear()
+        return not run.alive
+
+    async def alive(self, run: AttemptRun) -> bool:
+        return run.alive
+
+    def processes(self, run: AttemptRun) -> list[ProcessRef]:
+        return [ProcessRef(self.host, run.pid, " ".join(run.command))] if run.alive and run.pid else []
+
+    async def exit_status(self, pid_path: Path) -> tuple[int | None, int | None] | None:
+        return self.exits.get(str(pid_path))
+
+    async def kill_pids(self, pids: Sequence[int], sig: int) -> list[str]:
+        self.killed += [(pid, sig) for pid in pids]
+        return []
+
+    def tailer(self, run: AttemptRun) -> MemorySource:
+        return self._logs[run.attempt]
