@@ -1,8 +1,7 @@
-"""Helpers for the dashboard tests: sessions fed by hand with a fixed clock, and waiting on them."""
+"""Helpers for the dashboard tests: sessions fed by hand with a fixed clock, and the app on them."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 from tui.app.dashboard import build_app
@@ -39,26 +38,3 @@ def demo_session(scenario: str, *, upto: float | None = None) -> WatchSession:
 
 def make_app(session: WatchSession, theme: str | None = None, tmp_path: Path | None = None):
     return build_app(session, theme=theme, autostart=False, output_dir=tmp_path or ".")
-
-
-async def until(condition, session: WatchSession, timeout: float = 10.0) -> None:
-    """Wait for ``condition()`` to hold, woken by the session's change notifications."""
-    changed = asyncio.Event()
-    session.subscribe(lambda _update: changed.set())
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not condition():
-        remaining = deadline - loop.time()
-        if remaining <= 0:
-            raise AssertionError("condition not reached in time")
-        changed.clear()
-        try:
-            await asyncio.wait_for(changed.wait(), min(remaining, 1.0))
-        except TimeoutError:
-            pass
-
-
-def screen_text(app) -> str:
-    """What the terminal shows, as plain text lines (from the real compositor)."""
-    strips = app.screen._compositor.render_strips()  # noqa: SLF001
-    return "\n".join(strip.text.rstrip() for strip in strips)

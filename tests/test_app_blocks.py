@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-from tests.app_support import fixed_session, make_app, until
+from tests.app_support import fixed_session, make_app
+from tests.support import until
 from tui.session import ERROR, WatchSession
 from tui.sources.local import LocalTailer
 
@@ -84,7 +85,7 @@ async def test_lines_dropped_from_the_scrollback_are_re_read_from_the_file(tmp_p
     app = make_app(session, tmp_path=tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         session.start()
-        await until(lambda: session.state.lines >= 1007, session)
+        await until(lambda: session.state.lines >= 1007)
         (error,) = session.state.errors
         assert session.scrollback.find_line(error.line) is None  # long gone from the scrollback
         await pilot.press("y")

@@ -4,12 +4,11 @@ every key of the one-node dashboard, for one node or two."""
 
 from __future__ import annotations
 
-import asyncio
 from functools import partial
 
 import pytest
 
-from tests.app_support import screen_text
+from tests.support import screen_text, until
 from tests.test_cluster_core import node_log
 from tui.app.dashboard import build_app
 from tui.cluster import ClusterSession, NodeSpec, default_session
@@ -17,22 +16,6 @@ from tui.cluster import ClusterSession, NodeSpec, default_session
 
 def text_of(app, selector: str) -> str:
     return str(app.query_one(selector).render())
-
-
-async def wait_until(pilot, predicate, timeout: float = 30.0) -> None:
-    """Until ``predicate()`` holds, woken by the cluster's change notifications (else each 0.2 s)."""
-    nodes = pilot.app.nodes
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not predicate():
-        assert loop.time() < deadline, "the dashboard never showed it"
-        if nodes is not None:
-            nodes.changed.clear()
-            try:
-                await asyncio.wait_for(nodes.changed.wait(), 0.2)
-            except TimeoutError:
-                pass
-        await pilot.pause()  # let the app draw what changed
 
 
 def cluster(tmp_path, logs: dict[str, list[str]], gpus: str = "none") -> ClusterSession:
@@ -56,7 +39,7 @@ async def test_the_barrier_view_names_the_laggard_and_o_shows_one_node_at_a_time
                                  "n2": node_log(["TP2", "TP3"], until="dist_begin", node_rank=1)}, gpus="sim")
     app = build_app(None, nodes=session)
     async with app.run_test(size=(140, 40)) as pilot:
-        await wait_until(pilot, lambda: "2/4" in text_of(app, "#barrier"))
+        await until(lambda: "2/4" in text_of(app, "#barrier"), timeout=30, pilot=pilot)
         barrier = text_of(app, "#barrier").splitlines()
         dist = next(line for line in barrier if "dist-init done" in line)
         assert not any(line.lstrip().startswith("✓") for line in barrier)  # no milestone everyone passed yet
@@ -64,12 +47,12 @@ async def test_the_barrier_view_names_the_laggard_and_o_shows_one_node_at_a_time
         assert "2/4" in dist and "waiting: n2 TP2" in dist and "Init torch distributed begin." in dist, dist
         graphs = next(line for line in barrier if "CUDA graphs done" in line)
         assert "waiting: n2 TP2" in graphs and "also n2 TP3, n1 TP0" in graphs
-        await wait_until(pilot, lambda: text_of(app, "#nodes").count("GiB") >= 2)
+        await until(lambda: text_of(app, "#nodes").count("GiB") >= 2, timeout=30, pilot=pilot)
         nodes = text_of(app, "#nodes").splitlines()
         assert [line.split()[0].lstrip("▸") for line in nodes[1:3]] == ["n1", "n2"]
-        await wait_until(pilot, lambda: "waiting for n2 TP2" in screen_text(app))
+        await until(lambda: "waiting for n2 TP2" in screen_text(app), timeout=30, pilot=pilot)
         assert "STARTING" in screen_text(app) and "dist-init done: 2/4 ranks · waiting for n2 TP2" in screen_text(app)
-        await wait_until(pilot, lambda: log_nodes(app) == {"n1", "n2"})  # the merged log, a node column
+        await until(lambda: log_nodes(app) == {"n1", "n2"}, timeout=30, pilot=pilot)  # the merged log, a node column
         await pilot.press("o")
         assert app.node_filter == "n1" and log_nodes(app) == {""}  # n1's own log: no column needed
         assert app.log_view.session is session.nodes["n1"]
@@ -146,14 +129,14 @@ async def test_every_key_works_the_same_for_one_node_or_two(tmp_path, count):
     app = build_app(None, nodes=session, output_dir=tmp_path)
     failing = "n1" if count == 1 else "n2"
     async with app.run_test(size=(120, 35)) as pilot:
-        await wait_until(pilot, lambda: app.verdict().kind == "failed")
-        await wait_until(pilot, lambda: "FAILED" in screen_text(app) and f"on {failing}" in screen_text(app))
+        await until(lambda: app.verdict().kind == "failed", timeout=30, pilot=pilot)
+        await until(lambda: "FAILED" in screen_text(app) and f"on {failing}" in screen_text(app), timeout=30, pilot=pilot)
         await pilot.press("e")
         entry = app.log_view.current_entry()
         assert entry is not None and entry.style == "error" and "RuntimeError: NCCL error" in entry.text  # the exception line
         assert entry.node == (failing if count == 2 else "n1")
         await pilot.press("y")
-        await wait_until(pilot, lambda: any("3 lines" in n.message for n in app._notifications))
+        await until(lambda: any("3 lines" in n.message for n in app._notifications), timeout=30, pilot=pilot)
         await pilot.press("slash", *"Load weight", "enter")
         found = app.log_view.current_entry()
         assert found is not None and "Load weight begin" in found.text
@@ -161,7 +144,7 @@ async def test_every_key_works_the_same_for_one_node_or_two(tmp_path, count):
         rows = [app.log_view.entry_at(r) for r in range(app.log_view.row_count)]
         assert rows and all(r.style in ("error", "phase", "mark") for r in rows if r is not None)
         await pilot.press("w")
-        await wait_until(pilot, lambda: app.last_report is not None)
+        await until(lambda: app.last_report is not None, timeout=30, pilot=pilot)
         report = app.last_report.read_text()
         assert "FAILED" in report and "NCCL error" in report
         await pilot.press("s", "t")

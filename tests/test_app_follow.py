@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.app_support import feed, fixed_session, make_app, screen_text
+from tests.app_support import feed, fixed_session, make_app
+from tests.support import screen_text
 from tui.app.app import LogStatus
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

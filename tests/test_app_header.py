@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tests.app_support import fixed_session
+from tests.support import screen_text
 
 
 def test_an_idle_watch_says_what_it_read_not_that_it_is_reading():
@@ -14,7 +15,7 @@ def test_an_idle_watch_says_what_it_read_not_that_it_is_reading():
 
 
 async def test_after_the_process_died_elapsed_is_the_time_it_ran_not_its_last_line():
-    from tests.app_support import feed, make_app, screen_text
+    from tests.app_support import feed, make_app
     from tui.core.events import ProcessExited
     from tui.session import SessionInfo, WatchSession
 

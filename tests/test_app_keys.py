@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.app_support import feed, fixed_session, make_app, screen_text
+from tests.app_support import feed, fixed_session, make_app
+from tests.support import screen_text
 from tui.app.app import LogStatus
 from tui.app.header import VerdictHeader
 from tui.session import ERROR, PHASE

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from tests.app_support import fixed_session, make_app, screen_text
+from tests.app_support import fixed_session, make_app
+from tests.support import screen_text
 from tui.app.header import VerdictHeader
 
 HOSTILE = (

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from tests.app_support import screen_text, until
+from tests.support import screen_text, until
 from tui.app.dashboard import build_app
 from tui.wiring import replay_session
 from tui.app.header import VerdictHeader
@@ -99,7 +99,7 @@ async def test_demo_reaches_its_verdict(scenario):
     outcome, words = EXPECTED[scenario]
     try:
         async with app.run_test(size=(120, 40)) as pilot:
-            await until(lambda: session.state.outcome != STARTING, session, timeout=20)
+            await until(lambda: session.state.outcome != STARTING, timeout=20)
             await pilot.pause()
             assert session.state.outcome == outcome
             header = app.query_one(VerdictHeader)
@@ -113,7 +113,7 @@ async def test_demo_reaches_its_verdict(scenario):
                 assert words in header.verdict.detail
             if scenario == "oom":  # the record a tqdm bar swallowed mid-line still names its rank
                 assert session.state.first_error.rank == "TP3"
-            await until(lambda: session.gpus.latest is not None, session)
+            await until(lambda: session.gpus.latest is not None)
             assert len(session.gpus.latest.gpus) == 8
     finally:
         replay.close()
@@ -129,7 +129,7 @@ async def test_demo_hang_reaches_stalled_on_screen():
     app = build_app(session)
     try:
         async with app.run_test(size=(120, 40)) as pilot:
-            await until(lambda: session.verdict().kind == STALLED, session, timeout=30)
+            await until(lambda: session.verdict().kind == STALLED, timeout=30)
             assert not replay.done.is_set()  # within the run, while the GPU samples still come
             header = app.query_one(VerdictHeader)
             header.refresh()
@@ -144,6 +144,23 @@ async def test_demo_hang_reaches_stalled_on_screen():
         replay.close()
 
 
+class TellingWriter(RecordingWriter):
+    """A recording writer that remembers the log bytes and truncations it was given (to wait on)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.logged: list[bytes] = []
+        self.truncated = False
+
+    def log(self, at: float, data: bytes) -> None:
+        self.logged.append(data)
+        super().log(at, data)
+
+    def truncate(self, at: float, size: int, lines: int) -> None:
+        self.truncated = True
+        super().truncate(at, size, lines)
+
+
 async def test_record_then_replay_gives_back_the_same_log(tmp_path, monkeypatch):
     """`watchtower record` on a log being written (with a truncation), then the recording replays it."""
     from tui.core.options import GpuOptions, RecordOptions
@@ -152,12 +169,16 @@ async def test_record_then_replay_gives_back_the_same_log(tmp_path, monkeypatch)
     log = tmp_path / "server.log"
     out = tmp_path / "session.wtrec"
     options = RecordOptions(log=str(log), output=str(out), gpus=GpuOptions("sim", 0.05), duration=30.0)
-    writer = RecordingWriter(out, host="localhost", log=str(log))
+    writer = TellingWriter(out, host="localhost", log=str(log))
     task = asyncio.create_task(record(options, writer, after_verdict=0.2))
     first = b"[2026-03-14 21:04:10] server_args={'model_path': '/m'}\nold attempt line\n"
     log.write_bytes(first)
+    await until(lambda: b"".join(writer.logged) == first)  # recorded: the first attempt's lines
+    # time passing is the point (here and below): gaps in the recording, which the replay at real pace
+    # keeps, so that its own tailer reads the old line, then sees the file shrink, before the new lines
     await asyncio.sleep(0.3)
     log.write_bytes(b"")  # truncated: a relaunch writing the same path
+    await until(lambda: writer.truncated)
     await asyncio.sleep(0.3)
     second = (b"[2026-03-14 21:05:10] server_args={'model_path': '/m'}\n"
               b"[2026-03-14 21:05:11] The server is fired up and ready to roll!\n")
@@ -176,7 +197,7 @@ async def test_record_then_replay_gives_back_the_same_log(tmp_path, monkeypatch)
     app = build_app(session)
     try:
         async with app.run_test(size=(100, 30)):
-            await until(lambda: session.state.outcome == READY, session)
+            await until(lambda: session.state.outcome == READY)
             texts = [e.text for e in session.scrollback.entries()]
             assert "old attempt line" in texts and any("fired up" in t for t in texts)
     finally:

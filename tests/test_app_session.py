@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-from tests.app_support import CLOCK, feed, fixed_session, make_app, screen_text
+from tests.app_support import CLOCK, feed, fixed_session, make_app
+from tests.support import screen_text
 from tui.app.gpus import render_gpus
 from tui.app.themes import discover
 from tui.core.events import ConnectionState, GpuInfo, GpuSample, GpuUnavailable, LogChunk, LogGap, LogRestart, LogTruncated
@@ -93,7 +94,7 @@ async def test_updates_are_coalesced_under_a_flood():
         session.handle(LogChunk("log", 0, lines(500, start_line), 0.0))
         await asyncio.sleep(0.002)  # a source yielding between chunks
     elapsed = loop.time() - start
-    await asyncio.sleep(0.25)
+    await asyncio.sleep(0.25)  # time passing is the point: the throttle's last, delayed notification comes
     assert session.scrollback.end_seq == 50_000
     assert 1 <= len(updates) <= elapsed * 10 + 3  # at most max_rate notifications a second
     assert all("log" in u.topics for u in updates)

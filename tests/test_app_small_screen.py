@@ -6,7 +6,8 @@ import re
 
 import pytest
 
-from tests.app_support import fixed_session, make_app, screen_text
+from tests.app_support import fixed_session, make_app
+from tests.support import screen_text
 from tests.test_app_keys import crash_log
 
 def launcher_app():

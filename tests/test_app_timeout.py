@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 
-from tests.app_support import fixed_session, until
+from tests.app_support import fixed_session
+from tests.support import run_cli, until
 from tui.app.dashboard import build_app
 from tui.app.header import VerdictHeader
 from tui.session import WatchSession
@@ -23,7 +22,7 @@ async def test_the_dashboard_times_out_and_q_exits_3(tmp_path):
     session = WatchSession(log=LocalTailer(log))
     app = build_app(session, timeout=0.5, output_dir=tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
-        await until(lambda: session.timed_out, session)
+        await until(lambda: session.timed_out)
         await pilot.pause()
         header = app.query_one(VerdictHeader)
         header.refresh()
@@ -32,7 +31,7 @@ async def test_the_dashboard_times_out_and_q_exits_3(tmp_path):
         assert "weight load" in header.verdict.detail
         with log.open("a") as f:  # ready after the deadline: still a timed-out watch, as --plain
             f.write("[2026-03-14 21:05:13] The server is fired up and ready to roll!\n")
-        await until(lambda: session.state.outcome == "ready", session)
+        await until(lambda: session.state.outcome == "ready")
         await pilot.press("q")
     assert app.return_value == 3
 
@@ -50,8 +49,7 @@ async def test_no_timeout_once_ready(tmp_path):
 def test_a_timeout_that_is_not_positive_is_refused_by_the_dashboard_too(tmp_path):
     log = tmp_path / "server.log"
     log.write_text(HALF)
-    done = subprocess.run([sys.executable, "-m", "tui.cli", "watch", str(log), "--timeout", "0"],
-                          capture_output=True, text=True, timeout=30)
+    done = run_cli("watch", str(log), "--timeout", "0", timeout=30)
     assert done.returncode == 2 and "--timeout: expected a finite number greater than 0" in done.stderr
 
 
@@ -68,7 +66,7 @@ async def test_the_dashboard_of_several_nodes_times_out_too(tmp_path):
     nodes = ClusterSession(specs, make_session=partial(default_session, gpu_interval=0.1))
     app = build_app(None, timeout=0.5, output_dir=tmp_path, nodes=nodes)
     async with app.run_test(size=(120, 35)) as pilot:
-        await until(lambda: nodes.timed_out, nodes.nodes["n1"])
+        await until(lambda: nodes.timed_out)
         await pilot.pause()
         assert app.verdict().word == "TIMEOUT" and "still starting" in app.verdict().detail
         await pilot.press("q")

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import sshd_available
+from tests.support import run_cli
 from tui.core import cmdline, preflight
 from tui.core.hints import knowledge
 from tui.preflight import preflight_report
@@ -244,17 +245,15 @@ def test_cli_json_exit_status_and_never_running_the_command(tmp_path, seed):
     site = write_sglang(tmp_path / "site", hook="none")
     marker = tmp_path / "ran"
     argv = ["sh", "-c", f"touch {marker}"]  # not a server: only the machine is checked, nothing is run
-    out = subprocess.run([sys.executable, "-m", "tui.cli", "check", "--json", "--gpus", "sim", "--", *argv],
-                         capture_output=True, text=True, timeout=60)
+    out = run_cli("check", "--json", "--gpus", "sim", "--", *argv, timeout=60)
     doc = json.loads(out.stdout)
     assert not marker.exists()
     assert doc["checks"][0] == {"name": "command", "status": "warn", "why": doc["checks"][0]["why"], "fix": []}
     assert out.returncode == doc["exit"] == preflight.exit_status(
         [preflight.Check(c["name"], c["status"], c["why"]) for c in doc["checks"]])
     assert out.returncode in (0, 4)  # nothing in a non-server command can be a ✗ on a sane machine
-    human = subprocess.run(
-        [sys.executable, "-m", "tui.cli", "check", "--gpus", "sim", "--env", f"PYTHONPATH={site}", "--",
-         *sglang_command(target, draft, free_port())], capture_output=True, text=True, timeout=60)
+    human = run_cli("check", "--gpus", "sim", "--env", f"PYTHONPATH={site}", "--",
+                    *sglang_command(target, draft, free_port()), timeout=60)
     assert human.returncode == 1
     assert "  ✗ EAGLE-3 hook: Qwen3MoeForCausalLM (" in human.stdout
     assert "  ✗ draft context: the draft's context (131072) is shorter than the target's (262144)" in human.stdout
@@ -291,11 +290,8 @@ def test_check_over_ssh_runs_on_the_host(sshd, tmp_path, seed):
     target, draft = seed
     site = write_sglang(tmp_path / "site", hook="none")
     env = dict(os.environ, WATCHTOWER_SSH_KNOWN_HOSTS=str(sshd.known_hosts), WATCHTOWER_SSH_IDENTITY=str(sshd.client_key))
-    out = subprocess.run(
-        [sys.executable, "-m", "tui.cli", "check", "--json", "--host", sshd.spec, "--gpus", "none",
-         "--env", f"PYTHONPATH={site}", "--", "python3", *sglang_command(target, draft, free_port())[1:]],
-        capture_output=True, text=True, timeout=60, env=env,
-    )
+    out = run_cli("check", "--json", "--host", sshd.spec, "--gpus", "none", "--env", f"PYTHONPATH={site}", "--",
+                  "python3", *sglang_command(target, draft, free_port())[1:], env=env, timeout=60)
     doc = json.loads(out.stdout)
     checks = {c["name"]: c for c in doc["checks"]}
     assert out.returncode == 1 and doc["host"] == sshd.spec

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import run_cli
+
 REPO = Path(__file__).parent.parent
 
 pytestmark = pytest.mark.skipif(shutil.which("bash") is None, reason="no bash")
@@ -58,8 +60,7 @@ def test_bash_completes_attach_with_the_launch_names_in_the_history(tmp_path):
 
 @pytest.mark.parametrize("shell, needle", [("zsh", "#compdef watchtower"), ("fish", "complete -c watchtower")])
 def test_zsh_and_fish_scripts_are_written(shell, needle):
-    out = subprocess.run([sys.executable, "-m", "tui.cli", "completion", shell], capture_output=True, text=True,
-                         timeout=60, cwd=REPO)
+    out = run_cli("completion", shell, timeout=60)
     assert out.returncode == 0 and needle in out.stdout and "history --names" in out.stdout
 
 
@@ -67,6 +68,5 @@ def test_version_names_the_commit_in_a_checkout():
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO)
     if commit.returncode != 0:
         pytest.skip("not a git checkout")
-    out = subprocess.run([sys.executable, "-m", "tui.cli", "--version"], capture_output=True, text=True, timeout=60,
-                         cwd="/")
+    out = run_cli("--version", cwd="/", timeout=60)
     assert out.returncode == 0 and commit.stdout.strip() in out.stdout, out.stdout

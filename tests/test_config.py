@@ -5,13 +5,12 @@ the key map (`[keys]`) rebinds the dashboard and `?` shows it."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.app_support import fixed_session, make_app, screen_text
+from tests.app_support import fixed_session, make_app
+from tests.support import run_cli, screen_text
 from tests.test_app_keys import HEAD
 from tui.app.keys import KEYS
 from tui.cli import build_parser
@@ -54,11 +53,6 @@ quit = "Q"
 """
 
 
-def cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tui.cli", *args], cwd=REPO, capture_output=True, text=True,
-                          timeout=60, env={**os.environ, **(env or {})})
-
-
 @pytest.fixture
 def config_file(tmp_path: Path) -> Path:
     path = tmp_path / "config.toml"
@@ -99,7 +93,7 @@ def test_flags_override_the_file_and_the_environment_overrides_the_file(config_f
 
 
 def test_watchtower_config_says_where_each_value_came_from(config_file):
-    out = cli("--config", str(config_file), "config", "--gpu-interval", "3",
+    out = run_cli("--config", str(config_file), "config", "--gpu-interval", "3",
               env={"WATCHTOWER_LAUNCH_HEALTH": "http://h:1/health"})
     assert out.returncode == 0, out.stderr
     rows = {line.split()[0]: line for line in out.stdout.splitlines() if not line.startswith("#")}
@@ -110,13 +104,13 @@ def test_watchtower_config_says_where_each_value_came_from(config_file):
     assert rows["keys.search"].split()[1:] == ["'/'", "default"]
     assert rows["launch.smoke"].split()[1:] == ["True", "file", str(config_file)]
     assert rows["keys.stop"].split()[1:] == ["'x'", "default"]  # the launcher's keys are listed too
-    smoke = cli("--config", str(config_file), "config", "--smoke", env={"WATCHTOWER_LAUNCH_SMOKE": "0"})
+    smoke = run_cli("--config", str(config_file), "config", "--smoke", env={"WATCHTOWER_LAUNCH_SMOKE": "0"})
     assert {line.split()[0]: line for line in smoke.stdout.splitlines()}["launch.smoke"].split()[1:] == [
         "True", "flag", "--smoke"]
-    env = cli("config", env={"WATCHTOWER_LAUNCH_SMOKE": "no", "XDG_CONFIG_HOME": str(config_file.parent / "none")})
+    env = run_cli("config", env={"WATCHTOWER_LAUNCH_SMOKE": "no", "XDG_CONFIG_HOME": str(config_file.parent / "none")})
     assert {line.split()[0]: line for line in env.stdout.splitlines()}["launch.smoke"].split()[1:] == [
         "False", "environment", "WATCHTOWER_LAUNCH_SMOKE"]
-    bare = cli("config", env={"XDG_CONFIG_HOME": str(config_file.parent / "none")})
+    bare = run_cli("config", env={"XDG_CONFIG_HOME": str(config_file.parent / "none")})
     assert "gpu.source" in bare.stdout and all(line.endswith("default") for line in bare.stdout.splitlines()[1:])
 
 
@@ -140,7 +134,7 @@ def test_watchtower_config_says_where_each_value_came_from(config_file):
 def test_a_bad_file_is_one_line_naming_the_key_and_the_file_exit_2(tmp_path, text, needle):
     path = tmp_path / "config.toml"
     path.write_text(text)
-    out = cli("--config", str(path), "scan", str(REPO / "tests/fixtures/sglang_eagle3_tp8_ready.log"))
+    out = run_cli("--config", str(path), "scan", str(REPO / "tests/fixtures/sglang_eagle3_tp8_ready.log"))
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr.count("\n") == 1 and needle in out.stderr and str(path) in out.stderr, out.stderr
 
@@ -148,9 +142,9 @@ def test_a_bad_file_is_one_line_naming_the_key_and_the_file_exit_2(tmp_path, tex
 def test_the_default_place_is_read_and_a_missing_config_flag_file_is_refused(tmp_path):
     (tmp_path / "watchtower").mkdir()
     (tmp_path / "watchtower" / "config.toml").write_text('[gpu]\nsource = "smi"\n')
-    out = cli("config", env={"XDG_CONFIG_HOME": str(tmp_path)})
+    out = run_cli("config", env={"XDG_CONFIG_HOME": str(tmp_path)})
     assert "'smi'" in out.stdout and "file" in out.stdout
-    missing = cli("--config", str(tmp_path / "nope.toml"), "config")
+    missing = run_cli("--config", str(tmp_path / "nope.toml"), "config")
     assert missing.returncode == 2 and "nope.toml" in missing.stderr and "Traceback" not in missing.stderr
     with pytest.raises(ConfigError):
         load(str(tmp_path / "nope.toml"), {})

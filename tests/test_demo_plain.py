@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 
 import pytest
+
+from tests.support import run_cli
 
 
 @pytest.mark.parametrize(
@@ -13,10 +13,7 @@ import pytest
     [("ready", 0, "READY (line"), ("crash-context", 1, "ValueError"), ("oom", 1, "out of memory")],
 )
 def test_demo_plain_reaches_its_verdict(scenario, status, needle):
-    proc = subprocess.run(
-        [sys.executable, "-m", "tui.cli", "demo", "--plain", "--speed", "40", "--scenario", scenario],
-        capture_output=True, text=True, timeout=120,
-    )
+    proc = run_cli("demo", "--plain", "--speed", "40", "--scenario", scenario, timeout=120)
     assert proc.returncode == status, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert needle in proc.stdout
     assert "Traceback (most recent call last)" not in proc.stderr

@@ -13,6 +13,7 @@ import pytest
 
 from tests.launch_helpers import no_leftover_servers  # noqa: F401  (autouse)
 from tests.test_history_faults import unprivileged
+from tests.support import run_cli
 
 REPO = Path(__file__).parent.parent
 SIM = str(Path(__file__).with_name("server_sim.py"))
@@ -20,10 +21,7 @@ SIM = str(Path(__file__).with_name("server_sim.py"))
 
 def watchtower(prefix: tuple[str, ...], *args: str, cwd: Path = REPO, env: dict | None = None):
     started = time.monotonic()
-    result = subprocess.run(
-        [*prefix, sys.executable, "-m", "tui.cli", *args], cwd=cwd, capture_output=True, text=True, timeout=60,
-        env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})},
-    )
+    result = run_cli(*args, prefix=prefix, cwd=cwd, env={"PYTHONPATH": str(REPO), **(env or {})})
     return result, time.monotonic() - started
 
 

@@ -7,7 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.app_support import demo_session, make_app, screen_text, until
+from tests.app_support import demo_session, make_app
+from tests.support import screen_text, until
 from tui.app.dashboard import build_app
 from tui.app.header import VerdictHeader
 from tui.session import SessionInfo, WatchSession
@@ -31,13 +32,14 @@ async def test_watch_of_a_failed_server_says_the_fix_and_offers_no_key(tmp_path)
     session = WatchSession(log=log_tailer(str(log)), info=SessionInfo(log_path=str(log)))
     app = build_app(session, gpus_enabled=False)
     async with app.run_test(size=(120, 35)) as pilot:
-        await until(lambda: session.verdict().kind == "failed", session)
+        await until(lambda: session.verdict().kind == "failed")
         header = app.query_one(VerdictHeader)
-        for _ in range(100):  # the header draws FAILED with its hint, and grows, on the app's next refreshes
-            header.refresh()
-            await pilot.pause()
-            if header.hints and any(line.startswith(" hint:") for line in screen_text(app).splitlines()):
-                break
+
+        def hint_shown() -> bool:
+            header.refresh()  # the header draws FAILED with its hint, and grows, on the app's next refreshes
+            return bool(header.hints) and any(line.startswith(" hint:") for line in screen_text(app).splitlines())
+
+        await until(hint_shown, pilot=pilot)
         assert header.hints and header.hints[0].fix
         hint = hint_text(app)
         assert "[F]" not in screen_text(app)

@@ -18,6 +18,7 @@ import sys
 import pytest
 
 from tests.tail_support import Reader
+from tests.support import start_cli
 from tui.core.events import LogChunk, LogMoved, LogRestart, LogTruncated, LogWaiting
 from tui.sources.local import LocalTailer
 from tui.sources.remote_tail import RemoteTailer
@@ -318,11 +319,7 @@ async def test_watch_plain_echoes_every_line_written_through_an_mv(tmp_path):
     then another file at the path: every line of both files is echoed, once, in order."""
     log = tmp_path / "server.log"
     writer = Writer(log)
-    watcher = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "tui.cli", "watch", str(log), "--plain", "--echo", "--timeout", "120",
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        env=dict(os.environ, PYTHONUNBUFFERED="1", NO_COLOR="1"),
-    )
+    watcher = await start_cli("watch", str(log), "--plain", "--echo", "--timeout", "120", env={"NO_COLOR": "1"})
     echoed: list[bytes] = []
     said: list[bytes] = []
 

@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support import until
 from tui.commands import UsageError
 from tui.core.events import (
     ErrorFound,
@@ -429,11 +430,7 @@ async def test_nvml_initialises_once_and_shuts_down_once():
     fake = FakeNvml()
     source = NvmlSource(interval=0.01, lib=fake)
     await first_events(source, 3)
-    await asyncio.sleep(0)
-    for _ in range(100):  # shutdown is queued on the poll thread: wait for it, not a fixed time
-        if "nvmlShutdown" in fake.calls:
-            break
-        await asyncio.sleep(0.01)
+    await until(lambda: "nvmlShutdown" in fake.calls, timeout=5)  # queued on the poll thread: waited for
     assert fake.calls.count("nvmlInit") == 1 and fake.calls.count("nvmlShutdown") == 1
     assert fake.calls.count("nvmlDeviceGetCount") == 3
 
@@ -465,8 +462,7 @@ async def test_nvml_repeated_failure_reported_once_then_recovery():
                 await source.close()
 
     task = asyncio.create_task(consume())
-    while fake.calls.count("nvmlInit") < 4:  # it keeps retrying ...
-        await asyncio.sleep(0.01)
+    await until(lambda: fake.calls.count("nvmlInit") >= 4, timeout=10)  # it keeps retrying ...
     assert [type(e) for e in seen] == [GpuUnavailable]  # ... but says so once
     del fake.fail[("nvmlInit", None)]  # the driver is back
     await asyncio.wait_for(task, 10)

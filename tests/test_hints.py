@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support import run_cli, screen_text, until
 from tui.commands.scan import scan_with_hints
 from tui.core import cmdline
 from tui.core.cmdline import Action
@@ -205,22 +204,19 @@ def test_warnings_that_predict_trouble_get_hints(tmp_path):
 
 def test_scan_json_and_human_show_hints():
     log = str(FIXTURES / "sglang_attributeerror_tp8.log")
-    out = subprocess.run([sys.executable, "-m", "tui.cli", "scan", "--json", log], capture_output=True, text=True)
+    out = run_cli("scan", "--json", log)
     data = json.loads(out.stdout)
     (hint,) = data["hints"]
     assert set(hint) == {"id", "why", "fix", "link"} and hint["id"] == "eagle3-hooks-missing"
     assert "Qwen3MoeForCausalLM" in hint["why"] and hint["link"].startswith("https://github.com/sgl-project/")
-    human = subprocess.run([sys.executable, "-m", "tui.cli", "scan", log], capture_output=True, text=True).stdout
+    human = run_cli("scan", log).stdout
     assert "  hint: Qwen3MoeForCausalLM has no set_eagle3_layers_to_capture" in human
 
 
 def test_watch_plain_prints_the_hint_under_failed(tmp_path):
     log = tmp_path / "v.log"
     log.write_bytes((FIXTURES / "vllm_kv_failure.log").read_bytes())
-    out = subprocess.run(
-        [sys.executable, "-m", "tui.cli", "watch", "--plain", "--timeout", "20", str(log)],
-        capture_output=True, text=True, timeout=60,
-    ).stdout
+    out = run_cli("watch", "--plain", "--timeout", "20", str(log), timeout=60).stdout
     lines = out.splitlines()
     failed = next(i for i, line in enumerate(lines) if "FAILED at line" in line)
     assert "hint: the KV cache left after the weights holds 149344 tokens" in lines[failed + 1]
@@ -265,8 +261,7 @@ def test_bad_user_file_is_refused_in_one_line(tmp_path, monkeypatch, body, words
     assert all(w in message for w in words), message
     log = tmp_path / "l.log"
     log.write_text(SG)
-    out = subprocess.run([sys.executable, "-m", "tui.cli", "scan", str(log)], capture_output=True, text=True,
-                         env={**__import__("os").environ, "WATCHTOWER_HINTS": str(user)})
+    out = run_cli("scan", str(log), env={"WATCHTOWER_HINTS": str(user)})
     assert out.returncode == 2 and out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
 
 
@@ -323,15 +318,15 @@ def test_bad_actions_are_refused(text):
 
 
 async def test_header_shows_the_hint_under_failed_and_the_report_lists_it():
-    from tests.app_support import demo_session, make_app, screen_text
+    from tests.app_support import demo_session, make_app
     from tui.app.header import VerdictHeader
     from tui.present.report import build_report
 
     session = demo_session("crash-context", upto=None)
     app = make_app(session)
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause(0.2)
         header = app.query_one(VerdictHeader)
+        await until(lambda: "hint: " in screen_text(app), pilot=pilot)
         assert header.verdict.word == "FAILED" and header.size.height == 4  # the hint takes two rows
         assert [h.id for h in header.hints] == ["context-length-override"]
         hint = " ".join(" ".join(screen_text(app).splitlines()[2:4]).split())
@@ -339,7 +334,7 @@ async def test_header_shows_the_hint_under_failed_and_the_report_lists_it():
         assert hint.startswith("hint: fix: set SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 in the server's environment")  # no F in a demo
     wide = make_app(session)
     async with wide.run_test(size=(140, 42)) as pilot:
-        await pilot.pause(0.2)
+        await until(lambda: "hint: " in screen_text(wide), pilot=pilot)
         hint = " ".join(" ".join(screen_text(wide).splitlines()[2:4]).split())
         assert hint.startswith("hint: the draft's context (163840)") and "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1" in hint
     report = build_report(session)
@@ -354,25 +349,26 @@ async def test_header_stays_two_rows_without_a_hint():
 
     app = make_app(demo_session("ready", upto=None))
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause(0.2)
+        await until(lambda: "READY" in screen_text(app), pilot=pilot)
+        await pilot.pause()  # a hint row would come with the next refresh
         header = app.query_one(VerdictHeader)
         assert header.verdict.word == "READY" and header.hints == [] and header.size.height == 2
 
 
 async def test_a_warning_that_predicts_a_long_silence_is_noted_while_starting():
-    from tests.app_support import feed, fixed_session, make_app, screen_text
+    from tests.app_support import feed, fixed_session, make_app
     from tui.app.header import VerdictHeader
 
     session = fixed_session(SG.encode())
     app = make_app(session)
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.pause(0.1)
+        await until(lambda: "STARTING" in screen_text(app), pilot=pilot)
         header = app.query_one(VerdictHeader)
         assert header.judging.verdict.word == "STARTING" and header.judging.last.note is None
         feed(session, b"[2026-03-04 11:00:01 TP0] Load weight begin. avail mem=78.00 GB\n"
                       b"[2026-03-04 11:00:02] WARNING: Entering DeepGEMM JIT Pre-Compile session. It may take a "
                       b"long time (typically 10-20 mins) if you have not run `sglang.compile_deep_gemm`.\n")
-        await pilot.pause(0.2)
+        await until(lambda: "note (line 3): slow, not stuck" in screen_text(app), pilot=pilot)
         note = header.judging.last.note  # diagnosed once, by the judging stage, and pushed
         assert header.verdict.word == "STARTING" and note is not None and note.id == "deepgemm-precompile"
         assert header.size.height == 3 and "note (line 3): slow, not stuck" in screen_text(app)
@@ -383,8 +379,7 @@ def test_watch_plain_prints_a_warnings_hint_once(tmp_path):
     warning = (b"[2026-03-04 11:00:02] WARNING: Entering DeepGEMM JIT Pre-Compile session. It may take a long time "
                b"(typically 10-20 mins) if you have not run `sglang.compile_deep_gemm`.\n")
     log.write_bytes(SG.encode() + warning + warning + b"[2026-03-04 11:20:00] The server is fired up and ready to roll!\n")
-    out = subprocess.run([sys.executable, "-m", "tui.cli", "watch", "--plain", "--timeout", "20", str(log)],
-                         capture_output=True, text=True, timeout=60).stdout
+    out = run_cli("watch", "--plain", "--timeout", "20", str(log), timeout=60).stdout
     assert out.count("hint (line 2): slow, not stuck: DeepGEMM compiles its kernels") == 1
 
 

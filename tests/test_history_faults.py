@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.launch_helpers import kill_attempts, no_leftover_servers  # noqa: F401  (autouse)
+from tests.support import run_cli
 from tui.history import History
 
 SIM = str(Path(__file__).with_name("server_sim.py"))
@@ -188,8 +189,7 @@ async def test_runs_of_one_name_at_once_start_one_server(tmp_path):
         assert launched(tmp_path) == ["sim-v1.log"]
         rows = History(data / "history.sqlite3").attempts("sim")
         assert [(r.attempt, r.outcome) for r in rows] == [(1, "ready")]
-        history = subprocess.run([sys.executable, "-m", "tui.cli", "history", "--json"], env=env, cwd=REPO,
-                                 capture_output=True, text=True)
+        history = run_cli("history", "--json", env=env)
         assert [r["attempt"] for r in json.loads(history.stdout)] == [1]
     finally:
         kill_attempts(tmp_path)
@@ -243,8 +243,7 @@ def test_the_history_command_says_a_corrupt_file_was_kept_aside(tmp_path):
     data.mkdir()
     (data / "history.sqlite3").write_bytes(b"\x00garbage\x00" * 100)
     env = {**os.environ, "WATCHTOWER_DATA_DIR": str(data)}
-    result = subprocess.run([sys.executable, "-m", "tui.cli", "history"], env=env, cwd=REPO, capture_output=True,
-                            text=True, timeout=60)
+    result = run_cli("history", env=env, timeout=60)
     (aside,) = data.glob("history.sqlite3.corrupt-*")
     assert result.returncode == 0 and "no attempts recorded" in result.stdout
     assert result.stderr.startswith("watchtower: history database") and f"kept as {aside}" in result.stderr
@@ -273,8 +272,7 @@ def test_a_locked_database_says_locked_not_permissions(tmp_path):
     holder = sqlite3.connect(path, isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")  # another process's long write, as far as SQLite can tell
     try:
-        result = subprocess.run([sys.executable, "-m", "tui.cli", "history", "--json"], capture_output=True, text=True,
-                                timeout=60, cwd=REPO, env={**os.environ, "WATCHTOWER_DATA_DIR": str(path.parent)})
+        result = run_cli("history", "--json", env={"WATCHTOWER_DATA_DIR": str(path.parent)}, timeout=60)
     finally:
         holder.execute("ROLLBACK")
         holder.close()
@@ -322,8 +320,7 @@ async def test_a_name_too_long_for_a_file_name_is_not_a_permissions_problem(tmp_
 
 def test_replay_does_not_look_for_the_writer_of_its_own_file():
     demo = REPO / "tui" / "data" / "demo-crash-attr.wtrec"
-    result = subprocess.run([sys.executable, "-m", "tui.cli", "replay", str(demo), "--plain", "--speed", "100"],
-                            capture_output=True, text=True, timeout=60, cwd=REPO)
+    result = run_cli("replay", str(demo), "--plain", "--speed", "100", timeout=60)
     assert result.returncode == 1, result.stdout + result.stderr
     assert "FAILED" in result.stdout
     assert "no process here holds it open" not in result.stdout and "no writer found" not in result.stdout

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import run_cli
+
 REPO = Path(__file__).parent.parent
 LOG = Path(__file__).parent / "fixtures" / "sglang_eagle3_tp8_ready.log"
 MEMORY = 1536 << 20
@@ -34,19 +36,10 @@ def _limit_memory() -> None:
 def cli(*args: str, env: dict[str, str] | None = None, timeout: float = 30) -> tuple[int, str, str, float, float]:
     """(exit status, stdout, stderr, seconds, max RSS in MiB) of the real CLI, stdin empty."""
     started = time.monotonic()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "tui.cli", *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True, cwd=REPO, preexec_fn=_limit_memory,
-        env=dict(os.environ, NO_COLOR="1", WATCHTOWER_HINTS="") | (env or {}),
-    )
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        raise AssertionError(f"watchtower {' '.join(args)}: still running after {timeout} s") from None
+    done = run_cli(*args, env={"NO_COLOR": "1", "WATCHTOWER_HINTS": "", **(env or {})}, timeout=timeout,
+                   preexec_fn=_limit_memory)
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)  # (the largest child so far: an upper bound)
-    return proc.returncode, out, err, time.monotonic() - started, usage.ru_maxrss / 1024
+    return done.returncode, done.stdout, done.stderr, time.monotonic() - started, usage.ru_maxrss / 1024
 
 
 def one_line_error(status: int, err: str, *needles: str) -> None:
@@ -239,13 +232,13 @@ def test_a_number_that_is_not_a_finite_positive_one_is_refused_at_parse(args, tm
 
 @pytest.mark.parametrize("text", [b"", b"\n", b"\n\n  \n", b"\r\n"], ids=["empty", "one-blank", "blanks", "crlf"])
 def test_scan_stdin_without_a_word_is_still_starting_whatever_the_blank_lines(text):
-    done = subprocess.run([sys.executable, "-m", "tui.cli", "scan", "-"], input=text, capture_output=True, cwd=REPO, timeout=30)
+    done = run_cli("scan", "-", input=text, timeout=30)
     assert done.returncode == 3, done.stderr
     assert b"STARTING" in done.stdout
 
 
 def test_scan_stdin_of_unknown_text_is_a_usage_error():
-    done = subprocess.run([sys.executable, "-m", "tui.cli", "scan", "-"], input=b"\nhello\n", capture_output=True, cwd=REPO, timeout=30)
+    done = run_cli("scan", "-", input=b"\nhello\n", timeout=30)
     assert done.returncode == 2 and b"not an SGLang" in done.stderr
 
 

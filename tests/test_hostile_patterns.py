@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import run_cli
 from tui.core.linear import LinearError, compile_linear, translate
 from tui.core.profiles import ProfileError, all_patterns, builtin_profiles, load_profile
 from tui.core.quicktest import QuickTest
@@ -39,10 +40,7 @@ ALMOST = "a" * 40 + "é"  # one non-ASCII character: the first test used to hand
 
 
 def cli(*args: str, env: dict[str, str] | None = None, timeout: float = 30) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "tui.cli", *args], capture_output=True, text=True, timeout=timeout, cwd=REPO,
-        env=dict(os.environ, NO_COLOR="1", **(env or {})),
-    )
+    return run_cli(*args, env={"NO_COLOR": "1", **(env or {})}, timeout=timeout)
 
 
 def test_a_catastrophic_profile_signature_does_not_freeze_scan(tmp_path):

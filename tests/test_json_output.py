@@ -20,6 +20,7 @@ import pytest
 from tests.launch_helpers import kill_attempts, no_leftover_servers  # noqa: F401  (autouse)
 from tests.test_secrets_everywhere import ALL, LOG, assert_no_secret
 from tests.test_watch_plain import WAIT, lines_of
+from tests.support import run_cli, start_cli
 from tui.present.records import SCHEMA
 
 REPO = Path(__file__).parent.parent
@@ -30,8 +31,7 @@ pytestmark = pytest.mark.timeout(120)
 
 
 def cli(*args: str, env: dict | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tui.cli", *args], cwd=REPO, capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, "NO_COLOR": "1", **(env or {})})
+    return run_cli(*args, env={"NO_COLOR": "1", **(env or {})}, timeout=timeout)
 
 
 def ready_line(fixture: str) -> int:
@@ -188,10 +188,8 @@ async def test_watch_json_across_nodes_names_each_objects_node(tmp_path):
     head, head_log = start_node(tmp_path, 0)
     worker, worker_log = start_node(tmp_path, 1)
     try:
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "tui.cli", "watch", "--cluster", str(cluster(tmp_path, [head_log, worker_log])),
-            "--json", "--gpus", "none", "--timeout", "60", stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, cwd=REPO, env=dict(os.environ, PYTHONUNBUFFERED="1"))
+        proc = await start_cli("watch", "--cluster", str(cluster(tmp_path, [head_log, worker_log])), "--json",
+                               "--gpus", "none", "--timeout", "60")
         out, err = await asyncio.wait_for(proc.communicate(), 90)
     finally:
         stop(head, worker)
@@ -206,10 +204,7 @@ async def test_watch_json_across_nodes_names_each_objects_node(tmp_path):
 async def test_ctrl_c_still_ends_with_an_exit_object(tmp_path):
     log = tmp_path / "server.log"
     log.write_bytes(b"".join(lines_of("sglang_eagle3_tp8_ready.log")[:40]))
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "tui.cli", "watch", str(log), "--json", "--gpus", "none", "--timeout", "60",
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=REPO,
-        env=dict(os.environ, PYTHONUNBUFFERED="1"))
+    proc = await start_cli("watch", str(log), "--json", "--gpus", "none", "--timeout", "60")
     assert proc.stdout is not None
     while True:  # the weight load's start read: the watch is under way
         raw = await asyncio.wait_for(proc.stdout.readline(), WAIT)

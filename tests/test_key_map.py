@@ -10,9 +10,10 @@ import re
 import pytest
 
 from tests.launch_helpers import no_leftover_servers  # noqa: F401  (autouse)
-from tests.test_app_cluster import cluster, wait_until
+from tests.test_app_cluster import cluster
 from tests.test_cluster_core import node_log
-from tests.test_launch_app import data_dir, screen_text, until, until_logging  # noqa: F401  (data_dir: autouse)
+from tests.support import screen_text, until
+from tests.test_launch_app import data_dir, until_logging  # noqa: F401  (data_dir: autouse)
 from tests.test_launch_app import make_app as sim_app
 from tests.test_launch_refused import header, refused_app
 from tui.app.app import LogStatus
@@ -47,8 +48,8 @@ async def test_the_launchers_keys_follow_the_key_map_in_keys_help_and_words(tmp_
     key_map('apply_fix = "Z"\nchecks = "C"\nstop = "X"\nhelp = "h"\n')
     app = refused_app(tmp_path)  # a launch its preflight refuses: a fix to apply, the checks panel open
     async with app.run_test(size=(120, 35)) as pilot:
-        await until(pilot, lambda: header(app).verdict is not None and header(app).verdict.word == "REFUSED")
-        await until(pilot, lambda: "[Z] apply" in screen_text(app))  # the header offers the mapped key
+        await until(lambda: header(app).verdict is not None and header(app).verdict.word == "REFUSED", pilot=pilot)
+        await until(lambda: "[Z] apply" in screen_text(app), pilot=pilot)  # the header offers the mapped key
         shown = screen_text(app)
         assert "[F] apply" not in shown and "Checks (C closes)" in shown
         assert app.checks_panel.lines()[0].endswith("(Z applies a fix, --no-check launches anyway)")
@@ -68,11 +69,11 @@ async def test_the_launchers_keys_follow_the_key_map_in_keys_help_and_words(tmp_
         assert rows["X"].startswith("stop the server") and rows["r"].startswith("relaunch")  # unmapped: as before
         assert not {"F", "c", "x", "?"} & set(rows)
         help_text = screen_text(app)
-        assert re.search(r"│Z\s+the relaunch editor with the hint's fix applied", help_text), help_text
-        assert re.search(r"│X\s+stop the server", help_text) and re.search(r"│h\s+this help", help_text)
+        assert re.search(r"│\s*Z\s+the relaunch editor with the hint's fix applied", help_text), help_text
+        assert re.search(r"│\s*X\s+stop the server", help_text) and re.search(r"│\s*h\s+this help", help_text)
         await pilot.press("escape")
         await pilot.press("Z")
-        await until(pilot, lambda: isinstance(app.screen, EditScreen))  # the mapped key applies the fix
+        await until(lambda: isinstance(app.screen, EditScreen), pilot=pilot)  # the mapped key applies the fix
 
 
 async def test_stop_moved_to_another_key_stops_the_launched_server(tmp_path, key_map):
@@ -81,15 +82,15 @@ async def test_stop_moved_to_another_key_stops_the_launched_server(tmp_path, key
     launch = app.launch
     async with app.run_test(size=(140, 40)) as pilot:
         await until_logging(pilot, app)
-        await until(pilot, lambda: ("X", "X", "Stop server") in app.footer_entries())
+        await until(lambda: ("X", "X", "Stop server") in app.footer_entries(), pilot=pilot)
         await pilot.press("x", "r")  # no longer the launcher's
         await settled(pilot)
         assert not isinstance(app.screen, ConfirmScreen) and launch.server_running
         await pilot.press("X")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await until(lambda: isinstance(app.screen, ConfirmScreen), pilot=pilot)
         await pilot.press("y")
-        await until(pilot, lambda: not launch.server_running, timeout=15)
-        await until(pilot, lambda: launch.verdict_now is not None and launch.verdict_now.kind == "stopped")
+        await until(lambda: not launch.server_running, timeout=15, pilot=pilot)
+        await until(lambda: launch.verdict_now is not None and launch.verdict_now.kind == "stopped", pilot=pilot)
         assert launch.run.attempt == 1  # r relaunched nothing
         await pilot.press("q")
     assert app.return_code == 0
@@ -101,7 +102,7 @@ async def test_the_node_views_key_follows_the_key_map(tmp_path, key_map):
                                  "n2": node_log(["TP2", "TP3"], until="load_begin", node_rank=1)})
     app = build_app(None, nodes=session)
     async with app.run_test(size=(120, 35)) as pilot:
-        await wait_until(pilot, lambda: len(session.nodes) == 2 and app.selected == "n1")
+        await until(lambda: len(session.nodes) == 2 and app.selected == "n1", timeout=30, pilot=pilot)
         status = app.query_one(LogStatus)
         assert "all nodes (O: one node)" in str(status.render())
         await pilot.press("o")

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.launch_helpers import no_leftover_servers  # noqa: F401  (autouse)
+from tests.support import screen_text, until
 from tui.app import themes
 from tui.app.header import VerdictHeader
 from tui.app.launch_modals import ConfirmScreen, EditScreen
@@ -47,56 +48,38 @@ def make_app(tmp_path, *command: str) -> LaunchApp:
     return LaunchApp(launch, session, palettes, themes.resolve(None, palettes).name, gpus_enabled=False)
 
 
-async def until(pilot, predicate, timeout: float = 20.0) -> None:
-    """Let the app run until ``predicate()`` holds (checked after each pause)."""
-    import time
-
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out"
-        await pilot.pause(0.05)
-
-
 async def until_logging(pilot, app) -> None:
     """Until the launched attempt runs and its log has begun."""
-    await until(pilot, lambda: app.launch.run is not None and app.session.state.lines > 3)
-
-
-def screen_text(app) -> str:
-    """Everything on screen as plain text (from the screenshot's SVG)."""
-    import html
-    import re
-
-    return html.unescape(re.sub(r"<[^>]+>", "", app.export_screenshot())).replace("\xa0", " ")
+    await until(lambda: app.launch.run is not None and app.session.state.lines > 3, pilot=pilot)
 
 
 async def test_fail_edit_env_relaunch_ready_stop_and_quit_from_the_keyboard(tmp_path):
     app = make_app(tmp_path, "--outcome", "raise", "--tp", "2")
     launch = app.launch
     async with app.run_test(size=(140, 45)) as pilot:
-        await until(pilot, lambda: launch.verdict_now is not None and launch.verdict_now.final)
-        await until(pilot, lambda: not launch.server_running)
+        await until(lambda: launch.verdict_now is not None and launch.verdict_now.final, pilot=pilot)
+        await until(lambda: not launch.server_running, pilot=pilot)
         header = app.query_one(VerdictHeader)
-        await until(pilot, lambda: header.verdict is not None and header.verdict.word == "FAILED")
+        await until(lambda: header.verdict is not None and header.verdict.word == "FAILED", pilot=pilot)
         assert "ValueError" in header.verdict.detail
 
         await pilot.press("R")
-        await until(pilot, lambda: isinstance(app.screen, EditScreen))
+        await until(lambda: isinstance(app.screen, EditScreen), pilot=pilot)
         env = app.screen.query_one("#env")
         assert env.text.strip() == "HF_TOKEN=****"  # the secret is not shown, even in the editor
         env.text = env.text + f"{CONTEXT_ENV}=1\n"
         await pilot.press("ctrl+s")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))  # what changes, before relaunching
+        await until(lambda: isinstance(app.screen, ConfirmScreen), pilot=pilot)  # what changes, before relaunching
         assert f"+{CONTEXT_ENV}=1" in app.screen.question and TOKEN not in app.screen.question
         await pilot.press("y")
-        await until(pilot, lambda: launch.run is not None and launch.run.attempt == 2)
-        await until(pilot, lambda: launch.verdict_now is not None and launch.verdict_now.final)
+        await until(lambda: launch.run is not None and launch.run.attempt == 2, pilot=pilot)
+        await until(lambda: launch.verdict_now is not None and launch.verdict_now.final, pilot=pilot)
         assert launch.verdict_now.kind == "ready"
         assert launch.spec.env == {"HF_TOKEN": TOKEN, CONTEXT_ENV: "1"}  # the real token went to v2
-        await until(pilot, lambda: header.verdict is not None and header.verdict.word == "READY")
+        await until(lambda: header.verdict is not None and header.verdict.word == "READY", pilot=pilot)
 
         await pilot.press("a")
-        await pilot.pause(0.1)
+        await until(lambda: "v2 ✓ ready" in screen_text(app), pilot=pilot)  # the attempts panel is open
         lines = app.attempts_panel.lines()
         assert lines[0].startswith("v1 ✗ ValueError")
         assert lines[1].startswith("v2 ✓ ready") and f"+{CONTEXT_ENV}=1" in lines[1]
@@ -104,22 +87,23 @@ async def test_fail_edit_env_relaunch_ready_stop_and_quit_from_the_keyboard(tmp_
         assert "v1 ✗ ValueError" in shown and TOKEN not in shown and "HF_TOKEN=****" in shown
         app.output_dir = tmp_path / "out"
         await pilot.press("w")  # the plain-text report Watchtower writes
-        await until(pilot, lambda: getattr(app, "last_report", None) is not None)
+        await until(lambda: getattr(app, "last_report", None) is not None, pilot=pilot)
         report = app.last_report.read_text()
         assert TOKEN not in report and "Watchtower report" in report
 
         pids = group_members(launch.run.pgid)
         assert len(pids) >= 3
         await pilot.press("x")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await until(lambda: isinstance(app.screen, ConfirmScreen), pilot=pilot)
         await pilot.press("escape")  # asked first: nothing is killed on a cancel
-        await pilot.pause(0.2)
-        assert launch.server_running and all(is_alive(p) for p in pids)
+        await until(lambda: not isinstance(app.screen, ConfirmScreen), pilot=pilot)
+        await pilot.pause()  # what the answer set off, if anything, has begun
+        assert launch.stopping_since is None and launch.server_running and all(is_alive(p) for p in pids)
 
         await pilot.press("q")  # a launched server is running: q asks
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await until(lambda: isinstance(app.screen, ConfirmScreen), pilot=pilot)
         await pilot.press("s")  # stop it, then quit
-        await until(pilot, lambda: not launch.server_running, timeout=15)
+        await until(lambda: not launch.server_running, timeout=15, pilot=pilot)
     assert not any(is_alive(p) for p in pids) and group_members(launch.run.pgid) == []
     assert app.return_code == 0
     rows = History().attempts("sim")
@@ -135,21 +119,21 @@ async def test_relaunch_of_a_running_attempt_asks_and_q_does_not_ask_once_it_is_
         await until_logging(pilot, app)
         first = launch.run
         await pilot.press("r")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await until(lambda: isinstance(app.screen, ConfirmScreen), pilot=pilot)
         await pilot.press("y")
-        await until(pilot, lambda: launch.run is not first and launch.run.attempt == 2, timeout=15)
+        await until(lambda: launch.run is not first and launch.run.attempt == 2, timeout=15, pilot=pilot)
         assert not first.alive and first.status.stopped_by_user
-        await until(pilot, lambda: app.session.info.attempt == 2 and not app._busy)  # x waits for the relaunch
+        await until(lambda: app.session.info.attempt == 2 and not app._busy, pilot=pilot)  # x waits for the relaunch
         await pilot.press("x")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await until(lambda: isinstance(app.screen, ConfirmScreen), pilot=pilot)
         await pilot.press("y")
-        await until(pilot, lambda: not launch.server_running, timeout=15)
-        await until(pilot, lambda: launch.verdict_now is not None and launch.verdict_now.kind == "stopped")
+        await until(lambda: not launch.server_running, timeout=15, pilot=pilot)
+        await until(lambda: launch.verdict_now is not None and launch.verdict_now.kind == "stopped", pilot=pilot)
         await launch.settle()
         lines = app.attempts_panel.lines()
         assert lines[0].startswith("v1 ■ stopped") and lines[1].startswith("v2 ■ stopped")  # not "✗ KeyboardInterrupt"
         await pilot.press("q")  # nothing left running: quits without asking
-        await pilot.pause(0.2)
+        await until(lambda: app.return_code is not None)
     assert app.return_code == 0
 
 
@@ -161,14 +145,14 @@ async def test_stop_shows_the_escalation_countdown_and_leaves_no_process(tmp_pat
         await until_logging(pilot, app)
         pids = group_members(launch.run.pgid)
         await pilot.press("x")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await until(lambda: isinstance(app.screen, ConfirmScreen), pilot=pilot)
         assert "SIGTERM after 1.5 s" in screen_text(app)  # the grace periods are said up front
         await pilot.press("y")
-        await until(pilot, lambda: "SIGINT sent, SIGTERM in" in app.launch_line.render().plain)
-        await until(pilot, lambda: "SIGTERM sent, SIGKILL in" in app.launch_line.render().plain)
-        await until(pilot, lambda: not launch.server_running, timeout=10)
+        await until(lambda: "SIGINT sent, SIGTERM in" in app.launch_line.render().plain, pilot=pilot)
+        await until(lambda: "SIGTERM sent, SIGKILL in" in app.launch_line.render().plain, pilot=pilot)
+        await until(lambda: not launch.server_running, timeout=10, pilot=pilot)
         assert "stopping:" not in app.launch_line.render().plain
-        await until(pilot, lambda: app.query_one(VerdictHeader).verdict.word == "STOPPED")
+        await until(lambda: app.query_one(VerdictHeader).verdict.word == "STOPPED", pilot=pilot)
         detail = app.query_one(VerdictHeader).verdict.detail
         assert detail == "stopped (SIGKILL after the grace period)"  # ours, after the grace: not the OOM killer
         assert "OOM" not in screen_text(app)
@@ -188,21 +172,21 @@ async def test_gpu_memory_held_by_others_is_listed_and_killed_with_k(tmp_path):
     launch = app.launch
     try:
         async with app.run_test(size=(140, 40)) as pilot:
-            await until(pilot, lambda: launch.verdict_now is not None and launch.verdict_now.final)
-            await until(pilot, lambda: not launch.server_running)
+            await until(lambda: launch.verdict_now is not None and launch.verdict_now.final, pilot=pilot)
+            await until(lambda: not launch.server_running, pilot=pilot)
             app.session.handle(GpuSample("localhost", time.time(), (
                 GpuInfo(0, memory_used=30 * gib, memory_total=80 * gib, processes=(GpuProcess(squatter.pid, 30 * gib),)),
             )))
             await pilot.press("r")  # the relaunch finds the GPU occupied and says by whom
-            await until(pilot, lambda: isinstance(app.screen, HoldersScreen))
+            await until(lambda: isinstance(app.screen, HoldersScreen), pilot=pilot)
             shown = screen_text(app)
             assert f"pid {squatter.pid}" in shown and "GPU0 30.0 GiB" in shown and "time.sleep(60)" in shown
             assert launch.run.attempt == 1  # nothing was launched onto the busy GPU
             await pilot.press("k")
-            await until(pilot, lambda: squatter.poll() is not None, timeout=10)
+            await until(lambda: squatter.poll() is not None, timeout=10, pilot=pilot)
             app.session.handle(GpuSample("localhost", time.time(), (GpuInfo(0, memory_used=0, memory_total=80 * gib),)))
             await pilot.press("r")
-            await until(pilot, lambda: launch.run.attempt == 2)
+            await until(lambda: launch.run.attempt == 2, pilot=pilot)
     finally:
         if squatter.poll() is None:
             squatter.kill()
@@ -236,7 +220,7 @@ async def test_the_editor_labels_its_fields_keeps_the_command_and_shows_the_diff
         await until_logging(pilot, app)
         first = launch.run
         await pilot.press("R")
-        await until(pilot, lambda: isinstance(app.screen, EditScreen))
+        await until(lambda: isinstance(app.screen, EditScreen), pilot=pilot)
         editor = app.screen
         labels = [str(w.render()) for w in editor.query(".label")]
         assert labels[0] == "Command line" and labels[1].startswith("Environment")
@@ -250,18 +234,19 @@ async def test_the_editor_labels_its_fields_keeps_the_command_and_shows_the_diff
         assert command.value == before + " --tp 8"
         await pilot.press("tab", "down", *"FOO=bar")
         await pilot.press("ctrl+s")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await until(lambda: isinstance(app.screen, ConfirmScreen), pilot=pilot)
         question = app.screen.question
         assert "+--tp 8" in question and "+FOO=bar" in question and "HF_TOKEN" not in question
         assert "v1 is still running: it is stopped first" in question
         assert launch.run is first and first.alive  # nothing happened yet
         await pilot.press("e")  # edit again: what was typed is still there
-        await until(pilot, lambda: isinstance(app.screen, EditScreen))
+        await until(lambda: isinstance(app.screen, EditScreen), pilot=pilot)
         assert app.screen.query_one("#command").value == before + " --tp 8"
         assert "FOO=bar" in app.screen.query_one("#env").text
         await pilot.press("escape")
-        await pilot.pause(0.1)
-        assert launch.run is first and first.alive
+        await until(lambda: not isinstance(app.screen, EditScreen), pilot=pilot)
+        await pilot.pause()  # what closing the editor set off, if anything, has begun
+        assert launch.run is first and first.alive and launch.stopping_since is None
 
 
 async def test_k_without_a_gpu_source_says_it_cannot_tell_and_offers_the_leftovers(tmp_path):
@@ -271,19 +256,20 @@ async def test_k_without_a_gpu_source_says_it_cannot_tell_and_offers_the_leftove
     app = make_app(tmp_path, "--outcome", "sigkill", "--orphans", "--tp", "2")
     launch = app.launch
     async with app.run_test(size=(140, 45)) as pilot:
-        await until(pilot, lambda: launch.run is not None and not launch.run.alive)
-        await until(pilot, lambda: len(group_members(launch.run.pgid)) == 2)
+        await until(lambda: launch.run is not None and not launch.run.alive, pilot=pilot)
+        await until(lambda: len(group_members(launch.run.pgid)) == 2, pilot=pilot)
         orphans = group_members(launch.run.pgid)
         await pilot.press("k")
-        await until(pilot, lambda: isinstance(app.screen, HoldersScreen))
+        await until(lambda: isinstance(app.screen, HoldersScreen), pilot=pilot)
         why = app.screen.why
         assert why.startswith("Cannot tell which processes hold GPU memory: there is no GPU source (--gpus none)")
         assert "No other process holds" not in why
         assert {h.pid for h in app.screen.holders} == set(orphans)
         await pilot.press("k")  # kill them
-        await until(pilot, lambda: group_members(launch.run.pgid) == [], timeout=15)
+        await until(lambda: group_members(launch.run.pgid) == [], timeout=15, pilot=pilot)
         await pilot.press("k")  # nothing left of ours, still no all-clear
-        await pilot.pause(0.2)
+        await until(lambda: any("No process of an earlier attempt" in n.message for n in app._notifications),  # noqa: SLF001
+                    pilot=pilot)
         notes = [n.message for n in app._notifications]  # noqa: SLF001
         assert any(m.startswith("Cannot tell which processes hold GPU memory") and "No process of an earlier attempt" in m
                    for m in notes), notes

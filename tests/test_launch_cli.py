@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.launch_helpers import no_leftover_servers  # noqa: F401  (autouse)
+from tests.support import run_cli
 from tui.launch.proctable import is_alive
 
 SIM = str(Path(__file__).with_name("server_sim.py"))
@@ -26,9 +27,7 @@ def env(tmp_path):
 
 
 def watchtower(env, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "tui.cli", *args], env=env, capture_output=True, text=True, timeout=timeout
-    )
+    return run_cli(*args, env=env, timeout=timeout)
 
 
 def run_sim(env, tmp_path, *sim_args: str, extra: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
@@ -118,7 +117,7 @@ def test_every_option_of_every_command_is_described_in_help(command):
     sub = next(a for a in parser._actions if a.dest == "command").choices[command]  # noqa: SLF001
     undescribed = [a.option_strings or [a.dest] for a in sub._actions if not a.help and a.dest != "help"]  # noqa: SLF001
     assert undescribed == []
-    shown = subprocess.run([sys.executable, "-m", "tui.cli", command, "--help"], capture_output=True, text=True)
+    shown = run_cli(command, "--help")
     assert shown.returncode == 0
     for option in ("--on-ready", "--on-fail", "--stall-limit", "--timeout") if command == "attach" else ():
         line = next(line for line in shown.stdout.splitlines() if line.strip().startswith(option))

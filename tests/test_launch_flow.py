@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.launch_helpers import adopts_orphans, no_leftover_servers  # noqa: F401  (autouse; used by name)
+from tests.support import launch_verdict, until
 from tui.core.events import GpuInfo, GpuProcess, GpuSample
 from tui.core.limits import StallLimits
 from tui.core.verdict import DEAD, LOADING, STALLED
@@ -56,12 +57,10 @@ class Harness:
         self.launch = Launch(spec, history=History())
         self.launch.attach(self.session)
         self.verdicts: list = []
-        self.changed = asyncio.Event()
         self.launch.subscribe(lambda e: isinstance(e, VerdictChanged) and self._on_verdict(e.verdict, e.previous))
 
     def _on_verdict(self, verdict, previous) -> None:
         self.verdicts.append((time.time(), verdict))
-        self.changed.set()
 
     async def __aenter__(self) -> Harness:
         self.session.start()
@@ -72,21 +71,8 @@ class Harness:
         await self.session.stop()
 
     async def until(self, predicate, timeout: float = 20.0):
-        """Wait for a verdict that satisfies ``predicate`` (woken by each verdict change)."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while True:
-            verdict = self.launch.evaluate()
-            if verdict is not None and predicate(verdict):
-                return verdict
-            remaining = deadline - loop.time()
-            assert remaining > 0, f"no such verdict; last: {verdict}"
-            self.changed.clear()
-            try:
-                await asyncio.wait_for(self.changed.wait(), remaining)
-            except asyncio.TimeoutError:
-                pass
-
+        """A verdict that satisfies ``predicate`` (judged afresh at each look)."""
+        return await launch_verdict(self.launch, predicate, timeout=timeout)
 
 def spec(tmp_path, command, **kwargs) -> LaunchSpec:
     kwargs.setdefault("plan", StopPlan(after_int=2, after_term=2))
@@ -155,7 +141,7 @@ async def test_a_quiet_log_with_growing_gpu_memory_is_loading(tmp_path, data_dir
             for k in range(40):
                 used = int((10 + 2.0 * k * 0.25) * GIB)
                 h.session.handle(GpuSample("localhost", time.time(), (GpuInfo(0, memory_used=used, utilization=0),)))
-                await asyncio.sleep(0.25)
+                await asyncio.sleep(0.25)  # time passing is the point: memory that grows per second
 
         feeder = asyncio.create_task(feed())
         try:
@@ -291,7 +277,7 @@ async def test_relaunch_waits_until_the_old_attempts_gpu_memory_is_released(tmp_
             GpuInfo(0, memory_used=60 * GIB, processes=(GpuProcess(old.pid, 60 * GIB),)),
         )))
         relaunch = asyncio.create_task(h.launch.relaunch(gpu_timeout=30))
-        await asyncio.sleep(0.3)
+        await until(lambda: "GPU memory" in h.launch.activity)
         assert not relaunch.done() and h.launch.run is old  # still waiting for the memory
         h.session.handle(GpuSample("localhost", time.time(), (GpuInfo(0, memory_used=0),)))
         run = await asyncio.wait_for(relaunch, 10)
@@ -338,11 +324,8 @@ async def test_a_relaunch_names_the_processes_it_had_to_stop_outside_the_group(t
         notes: list[str] = []
         h.launch.subscribe(lambda e: isinstance(e, Note) and notes.append(e.text))
         await h.launch.start()
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + 20
-        while not (pids_file.exists() and len(pids_file.read_text().split()) == 2):
-            assert loop.time() < deadline, "the helpers never started"
-            await asyncio.sleep(0.025)
+        await until(lambda: pids_file.exists() and len(pids_file.read_text().split()) == 2,
+                    what="the helpers to start (their pids in the file)")
         escaped = [int(p) for p in pids_file.read_text().split()]
         try:
             spec.command = sim("--outcome", "ready")

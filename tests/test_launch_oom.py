@@ -4,7 +4,6 @@ killed by the OOM killer, naming the kernel's line; a stop that needed SIGKILL n
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import uuid
 from pathlib import Path
@@ -12,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.launch_helpers import no_leftover_servers  # noqa: F401  (autouse)
+from tests.support import run_cli
 from tui.core.verdict import describe_exit
 
 
@@ -52,11 +52,8 @@ def small_cgroup():
 def test_a_real_oom_kill_is_named_with_the_kernels_line(tmp_path, small_cgroup):
     hog = "import time\nx = []\nfor _ in range(200):\n    x.append(bytearray(8 << 20)); time.sleep(0.005)\n"
     server = f"echo $$ > {small_cgroup}/cgroup.procs && echo 'loading weights' && exec {sys.executable} -c '{hog}'"
-    done = subprocess.run(
-        [sys.executable, "-m", "tui.cli", "run", "--plain", "--name", "hog", "--log-dir", str(tmp_path / "logs"),
-         "--gpus", "none", "--", "sh", "-c", server],
-        env={**os.environ, "WATCHTOWER_DATA_DIR": str(tmp_path / "data")}, capture_output=True, text=True, timeout=60,
-    )
+    done = run_cli("run", "--plain", "--name", "hog", "--log-dir", str(tmp_path / "logs"), "--gpus", "none", "--",
+                   "sh", "-c", server, env={"WATCHTOWER_DATA_DIR": str(tmp_path / "data")}, timeout=60)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "killed by SIGKILL: the OOM killer (kernel log:" in done.stdout, done.stdout
     assert "out of memory: Killed process" in done.stdout

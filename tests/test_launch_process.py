@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.launch_helpers import adopts_orphans, no_leftover_servers, wait_for_file  # noqa: F401  (autouse; used by name)
+from tests.support import until
 from tui.core.events import ProcessExited, ProcessStarted, ProcessStopping
 from tui.launch.local import LocalRunner
 from tui.launch.proctable import group_members, is_alive, wait_pids_gone
@@ -152,10 +153,8 @@ async def test_processes_that_setsid_out_of_the_group_are_stopped_and_named(tmp_
     pids_file = tmp_path / "escaped"
     run = await runner.start(1, [sys.executable, "-c", ESCAPER, str(pids_file)], {}, log, pid_file)
     try:
-        for _ in range(400):
-            if pids_file.exists() and len(pids_file.read_text().split()) == 2:
-                break
-            await asyncio.sleep(0.025)
+        await until(lambda: pids_file.exists() and len(pids_file.read_text().split()) == 2, timeout=10,
+                    what="the helpers to start (their pids in the file)")
         escaped = [int(p) for p in pids_file.read_text().split()]
         assert all(os.getsid(p) != run.pgid and os.getpgid(p) != run.pgid for p in escaped)  # out of group and session
         assert set(escaped) <= set(runner.members(run))  # still the attempt's

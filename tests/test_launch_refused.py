@@ -4,12 +4,11 @@ dashboard and --plain agree)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 
 from tests.launch_helpers import no_leftover_servers  # noqa: F401  (autouse)
 from tests.test_check import free_port, sglang_command, write_model, write_sglang
-from tests.test_launch_app import data_dir, screen_text, until  # noqa: F401  (data_dir: a private history, autouse)
+from tests.test_launch_app import data_dir  # noqa: F401  (data_dir: a private history, autouse)
+from tests.support import run_cli, screen_text, until
 from tui.app import themes
 from tui.app.header import VerdictHeader
 from tui.app.launch_modals import ConfirmScreen, EditScreen
@@ -50,7 +49,7 @@ async def test_a_refused_launch_says_refused_lists_every_check_and_f_applies_the
     app = refused_app(tmp_path)
     launch = app.launch
     async with app.run_test(size=(120, 35)) as pilot:
-        await until(pilot, lambda: header(app).verdict is not None and header(app).verdict.word == "REFUSED")
+        await until(lambda: header(app).verdict is not None and header(app).verdict.word == "REFUSED", pilot=pilot)
         detail = header(app).verdict.detail
         assert detail.startswith("✗ draft context: the draft's context (131072) is shorter than the target's (262144)")
         assert launch.run is None and History().attempts("refused") == []  # nothing was launched
@@ -61,20 +60,21 @@ async def test_a_refused_launch_says_refused_lists_every_check_and_f_applies_the
         listed = app.checks_panel.lines()
         for check in not_ok:
             assert f"  {check.line}" in listed
-        shown = screen_text(app)
+        # the header grows its hint row on a later refresh
+        shown = await until(lambda: "[F] apply" in (text := screen_text(app)) and text, pilot=pilot)
         assert "REFUSED" in shown and "✗ draft context" in shown
         assert "x" not in [key for key, _, _ in app.footer_entries()]  # the footer offers no stop: nothing runs
         assert f"set_env {CONTEXT_ENV}=1" in shown and "[F] apply" in shown  # the hint row names the fix
         await pilot.press("F")  # the check's fix, in the editor
-        await until(pilot, lambda: isinstance(app.screen, EditScreen))
+        await until(lambda: isinstance(app.screen, EditScreen), pilot=pilot)
         assert f"+{CONTEXT_ENV}=1" in str(app.screen.query_one("#fix").render())
         assert f"{CONTEXT_ENV}=1" in app.screen.query_one("#env").text
         await pilot.press("ctrl+s")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await until(lambda: isinstance(app.screen, ConfirmScreen), pilot=pilot)
         await pilot.press("y")  # checked again, passes, launched as v1
-        await until(pilot, lambda: launch.run is not None and launch.run.attempt == 1, timeout=30)
+        await until(lambda: launch.run is not None and launch.run.attempt == 1, timeout=30, pilot=pilot)
         assert launch.spec.env[CONTEXT_ENV] == "1" and launch.refused is None
-        await until(pilot, lambda: header(app).verdict.word != "REFUSED")
+        await until(lambda: header(app).verdict.word != "REFUSED", pilot=pilot)
     rows = History().attempts("refused")
     assert [r.attempt for r in rows] == [1] and rows[0].applied == "preflight-draft-context"
 
@@ -82,16 +82,13 @@ async def test_a_refused_launch_says_refused_lists_every_check_and_f_applies_the
 async def test_quitting_a_refused_launch_exits_1_like_plain(tmp_path):
     app = refused_app(tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: header(app).verdict is not None and header(app).verdict.word == "REFUSED")
+        await until(lambda: header(app).verdict is not None and header(app).verdict.word == "REFUSED", pilot=pilot)
         await pilot.press("q")
-        await until(pilot, lambda: app.return_value is not None)
+        await until(lambda: app.return_value is not None, pilot=pilot)
     assert app.return_value == 1  # what `run` exits with (App.run returns it)
 
     command, site = seed_command(tmp_path / "plain")
-    plain = subprocess.run(
-        [sys.executable, "-m", "tui.cli", "run", "--plain", "--name", "refused-plain", "--gpus", "none",
-         "--log-dir", str(tmp_path / "logs"), "--env", f"PYTHONPATH={site}", "--", *command],
-        capture_output=True, text=True, timeout=120,
-    )
+    plain = run_cli("run", "--plain", "--name", "refused-plain", "--gpus", "none", "--log-dir",
+                    str(tmp_path / "logs"), "--env", f"PYTHONPATH={site}", "--", *command, timeout=120)
     assert plain.returncode == 1, plain.stdout + plain.stderr
     assert "REFUSED: ✗ draft context: the draft's context (131072)" in plain.stdout

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.launch_helpers import no_leftover_servers, wait_for_file  # noqa: F401  (autouse)
+from tests.support import until
 from tui.core.events import ProcessExited, ProcessStarted, ProcessStopping
 from tui.launch.proctable import group_members, is_alive
 from tui.launch.remote import RemoteRunner
@@ -62,17 +63,15 @@ async def test_remote_attempt_survives_the_connection_and_watchtower_and_stops_a
         await first.close()  # "Watchtower exits"
         await ssh.close_all()
         sshd.cut_all()  # and every connection is cut, none left
-        await asyncio.sleep(0.3)
+        await asyncio.sleep(0.3)  # time passing is the point: a server the cut hung up on would be dying now
         assert all(is_alive(p) for p in pids)  # the server keeps running
 
         rec = Recorder()
         second = RemoteRunner(target, rec, poll=0.5)  # a new Watchtower reattaches
         again = await second.reattach(2, ["sim"], log, pid_file)
         assert again is not None and again.pid == run.pid and again.alive
-        for _ in range(100):  # filled in by the next liveness check (every 0.5 s here)
-            if len(second.members(again)) > len(pids):
-                break
-            await asyncio.sleep(0.1)
+        # filled in by the next liveness check (every 0.5 s here)
+        await until(lambda: len(second.members(again)) > len(pids), timeout=10)
         assert set(pids) < set(second.members(again))  # the wrapper, the server and its children
         assert await second.stop(again, StopPlan(after_int=5, after_term=5))
         assert [e.signal for _, e in rec.of(ProcessStopping)] == [signal.SIGINT]
@@ -112,10 +111,8 @@ async def test_a_remote_helper_that_setsid_out_of_the_group_is_stopped_and_named
     pids_file = tmp_path / "escaped"
     try:
         run = await runner.start(1, [sys.executable, "-c", ESCAPER, str(pids_file)], {}, log, pid_file)
-        for _ in range(400):
-            if pids_file.exists() and len(pids_file.read_text().split()) == 2:
-                break
-            await asyncio.sleep(0.025)
+        await until(lambda: pids_file.exists() and len(pids_file.read_text().split()) == 2, timeout=10,
+                    what="the helpers to start (their pids in the file)")
         child = int(pids_file.read_text().split()[0])  # setsid() and stays the server's child
         assert os.getpgid(child) != run.pgid
         result = await runner.stop(run, StopPlan(after_int=0.5, after_term=0.5, after_kill=5))

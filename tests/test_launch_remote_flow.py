@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from tests.launch_helpers import no_leftover_servers  # noqa: F401  (autouse)
+from tests.support import launch_verdict
 from tui.history import History
 from tui.launch.controller import Launch
 from tui.launch.spec import LaunchSpec
-from tui.launch.events import VerdictChanged
 from tui.launch.proctable import is_alive
 from tui.launch.spec import StopPlan
 from tui.session import WatchSession
@@ -33,26 +33,6 @@ def remote_env(sshd, tmp_path, monkeypatch):
     monkeypatch.setenv(ssh.ENV_KNOWN_HOSTS, str(sshd.known_hosts))
     monkeypatch.setenv(ssh.ENV_IDENTITY, str(sshd.client_key))
     yield sshd
-
-
-async def wait_verdict(launch: Launch, predicate, timeout: float = 30.0):
-    """Until ``predicate(verdict)`` holds; re-checked on every session update and verdict change."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    woke = asyncio.Event()
-    launch.session.subscribe(lambda _update: woke.set())
-    launch.subscribe(lambda e: isinstance(e, VerdictChanged) and woke.set())
-    while True:
-        verdict = launch.evaluate()
-        if verdict is not None and predicate(verdict):
-            return verdict
-        remaining = deadline - loop.time()
-        assert remaining > 0, f"timed out; last verdict {verdict}"
-        woke.clear()
-        try:
-            await asyncio.wait_for(woke.wait(), remaining)
-        except asyncio.TimeoutError:
-            pass
 
 
 def remote_spec(sshd, tmp_path, *args: str, **kwargs) -> LaunchSpec:
@@ -73,17 +53,17 @@ async def test_remote_fail_relaunch_ready_and_stop(remote_env, tmp_path):
     session.start()
     try:
         await launch.start()
-        failed = await wait_verdict(launch, lambda v: v.final)
+        failed = await launch_verdict(launch, lambda v: v.final, timeout=30)
         assert failed.kind == "failed" and "ValueError" in failed.detail
         await asyncio.wait_for(launch.run.wait(), 15)
         await launch.relaunch(env={"SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN": "1"})
-        ready = await wait_verdict(launch, lambda v: v.final)
+        ready = await launch_verdict(launch, lambda v: v.final, timeout=30)
         assert ready.kind == "ready" and launch.run.attempt == 2
         assert session.connection is not None and session.connection.state == "connected"
         pid = launch.run.pid
         assert await launch.stop()
         assert not is_alive(pid)
-        assert (await wait_verdict(launch, lambda v: v.kind == "stopped")).kind == "stopped"
+        assert (await launch_verdict(launch, lambda v: v.kind == "stopped", timeout=30)).kind == "stopped"
     finally:
         await launch.close(stop_server=True)
         await session.stop()
@@ -100,13 +80,13 @@ async def test_restart_mid_startup_reattaches_and_a_cut_connection_leaves_the_se
     launch.attach(session)
     session.start()
     await launch.start()
-    await wait_verdict(launch, lambda v: session.state.current_phase is not None)
+    await launch_verdict(launch, lambda v: session.state.current_phase is not None, timeout=30)
     pid = launch.run.pid
     await launch.close()  # Watchtower exits mid-startup, leaving the server running
     await session.stop()
     await ssh.close_all()
     remote_env.cut_all()  # and no connection is left
-    await asyncio.sleep(0.5)
+    await asyncio.sleep(0.5)  # time passing is the point: a server the cut hung up on would be dying now
     assert is_alive(pid)
 
     session = WatchSession()
@@ -116,14 +96,14 @@ async def test_restart_mid_startup_reattaches_and_a_cut_connection_leaves_the_se
     try:
         run = await launch.start()
         assert run.pid == pid and run.attempt == 1  # reattached, not relaunched
-        await wait_verdict(launch, lambda v: session.state.current_phase is not None)
+        await launch_verdict(launch, lambda v: session.state.current_phase is not None, timeout=30)
         assert session.state.current_phase.name == "weight_load"
         remote_env.kill_sessions()  # the network drops
         t0 = time.monotonic()
-        await wait_verdict(launch, lambda v: session.connection is not None and session.connection.state != "connected",
+        await launch_verdict(launch, lambda v: session.connection is not None and session.connection.state != "connected",
                            timeout=20)
         assert is_alive(pid) and launch.server_running  # the server does not care
-        await wait_verdict(launch, lambda v: session.connection.state == "connected", timeout=30)
+        await launch_verdict(launch, lambda v: session.connection.state == "connected", timeout=30)
         assert time.monotonic() - t0 < 30
         assert await launch.stop()
         assert not is_alive(pid)
@@ -154,7 +134,7 @@ async def test_remote_health_is_asked_from_the_servers_host(remote_env, tmp_path
     session.start()
     try:
         await launch.start()
-        ready = await wait_verdict(launch, lambda v: v.final)
+        ready = await launch_verdict(launch, lambda v: v.final, timeout=30)
         assert ready.kind == "ready" and launch.health is not None and launch.health.ok
         assert launch.health.detail == "HTTP 200 OK"
     finally:

@@ -4,13 +4,12 @@ attempt of its own; the last one decides; a ready line of an earlier one never c
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.app_support import fixed_session, make_app, screen_text
+from tests.app_support import fixed_session, make_app
+from tests.support import run_cli, screen_text
 from tui.commands.scan import scan_file, to_json
 from tui.core.events import NewStartup
 from tui.core.lines import LineAssembler
@@ -18,14 +17,9 @@ from tui.core.profiles import ProfileError, load_profile
 from tui.core.state import FAILED, INTERRUPTED, READY, STARTING
 from tui.core.tracker import StartupTracker
 
-REPO = Path(__file__).parent.parent
 FIXTURES = Path(__file__).parent / "fixtures"
 READY_LOG = FIXTURES / "sglang_eagle3_tp8_ready.log"
 CRASH_LOG = FIXTURES / "sglang_attributeerror_tp8.log"
-
-
-def watchtower(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tui.cli", *args], capture_output=True, text=True, timeout=timeout, cwd=REPO)
 
 
 def lines_in(path: Path) -> int:
@@ -51,7 +45,7 @@ def track(data: bytes) -> tuple[StartupTracker, list]:
 
 
 def test_scan_reports_the_last_startup_and_lists_both(ready_then_crash):
-    result = watchtower("scan", "--json", str(ready_then_crash))
+    result = run_cli("scan", "--json", str(ready_then_crash))
     assert result.returncode == 1, result.stdout + result.stderr
     report = json.loads(result.stdout)
     first_lines = lines_in(READY_LOG)
@@ -67,7 +61,7 @@ def test_scan_reports_the_last_startup_and_lists_both(ready_then_crash):
 
 
 def test_scan_human_output_has_one_line_per_startup(ready_then_crash):
-    result = watchtower("scan", str(ready_then_crash))
+    result = run_cli("scan", str(ready_then_crash))
     assert result.returncode == 1
     rows = [line for line in result.stdout.splitlines() if line.strip().startswith("attempt ")]
     assert len(rows) == 2
@@ -137,7 +131,7 @@ def test_the_startup_marker_is_profile_data(tmp_path):
 
 
 def test_watch_plain_shows_the_crash_as_the_current_attempts_failure(ready_then_crash):
-    result = watchtower("watch", "--plain", "--timeout", "30", str(ready_then_crash))
+    result = run_cli("watch", "--plain", "--timeout", "30", str(ready_then_crash))
     assert result.returncode == 1, result.stdout + result.stderr
     out = result.stdout
     assert "READY (line 125)" in out  # the first startup was ready, and said so

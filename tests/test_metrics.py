@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shutil
 import socket
 import subprocess
@@ -20,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from tests.test_watch_plain import expect, lines_of
+from tests.support import run_cli, start_cli
 
-REPO = Path(__file__).parent.parent
 PROMETHEUS = shutil.which("prometheus")
 
 pytestmark = pytest.mark.timeout(120)
@@ -53,10 +52,8 @@ def poll(what, deadline_s: float = 60.0, every: float = 0.25):
 
 
 async def watch(log: Path, port: int, *extra: str) -> asyncio.subprocess.Process:
-    return await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "tui.cli", "watch", str(log), "--plain", "--gpus", "none", "--timeout", "90",
-        "--metrics", f"127.0.0.1:{port}", *extra, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        cwd=REPO, env=dict(os.environ, PYTHONUNBUFFERED="1"))
+    return await start_cli("watch", str(log), "--plain", "--gpus", "none", "--timeout", "90", "--metrics",
+                           f"127.0.0.1:{port}", *extra)
 
 
 def samples(text: str) -> dict[str, float]:
@@ -94,16 +91,14 @@ async def test_the_endpoint_follows_the_startup_to_ready(tmp_path):
 
 
 def test_a_bad_address_is_a_usage_error(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "tui.cli", "watch", str(tmp_path / "x.log"), "--plain",
-                          "--metrics", "nowhere"], capture_output=True, text=True, timeout=60, cwd=REPO)
+    out = run_cli("watch", str(tmp_path / "x.log"), "--plain", "--metrics", "nowhere", timeout=60)
     assert out.returncode == 2 and "HOST:PORT" in out.stderr and "Traceback" not in out.stderr
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        out = subprocess.run([sys.executable, "-m", "tui.cli", "watch", str(tmp_path / "x.log"), "--plain",
-                              "--timeout", "5", "--metrics", f"127.0.0.1:{port}"],
-                             capture_output=True, text=True, timeout=60, cwd=REPO)
+        out = run_cli("watch", str(tmp_path / "x.log"), "--plain", "--timeout", "5", "--metrics",
+                      f"127.0.0.1:{port}", timeout=60)
     assert out.returncode == 2 and f"--metrics 127.0.0.1:{port}" in out.stderr and "Traceback" not in out.stderr
 
 
@@ -172,10 +167,7 @@ def two_nodes(tmp_path: Path) -> tuple[Path, Path]:
 
 
 async def watch_nodes(conf: Path, *extra: str) -> asyncio.subprocess.Process:
-    return await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "tui.cli", "watch", "--cluster", str(conf), "--plain", "--gpus", "none",
-        "--timeout", "90", *extra, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=REPO,
-        env=dict(os.environ, PYTHONUNBUFFERED="1"))
+    return await start_cli("watch", "--cluster", str(conf), "--plain", "--gpus", "none", "--timeout", "90", *extra)
 
 
 def fail_n2(n2_log: Path) -> None:
@@ -225,7 +217,7 @@ async def test_several_nodes_have_a_node_label_each_and_the_attempts_verdict(tmp
     assert value(final, "watchtower_node_verdict", node="n1", **on, watchtower_node_verdict="failed") == 0.0
     assert [k for k in final if k.startswith("watchtower_errors")] == [  # n2's error alone
         f"watchtower_errors{sorted([('node', 'n2'), *on.items(), ('kind', 'RuntimeError')])}"], final
-    assert os.listdir(textfile.parent) == ["watchtower.prom"]  # no temporary file left beside it
+    assert [p.name for p in textfile.parent.iterdir()] == ["watchtower.prom"]  # no temporary file left beside it
 
 
 async def test_the_textfile_is_rewritten_while_the_startup_goes_on(tmp_path):
@@ -257,9 +249,7 @@ async def test_the_textfile_is_rewritten_while_the_startup_goes_on(tmp_path):
     ("watchtower.txt", "must end in .prom"),
 ])
 def test_a_textfile_nowhere_to_write_is_one_line_and_exit_2(tmp_path, where, words):
-    out = subprocess.run([sys.executable, "-m", "tui.cli", "watch", str(tmp_path / "x.log"), "--plain",
-                          "--metrics-textfile", str(tmp_path / where)], capture_output=True, text=True, timeout=60,
-                         cwd=REPO)
+    out = run_cli("watch", str(tmp_path / "x.log"), "--plain", "--metrics-textfile", str(tmp_path / where))
     assert out.returncode == 2 and out.stderr.count("\n") == 1 and words in out.stderr, out.stderr
     assert str(tmp_path / where) in out.stderr and "Traceback" not in out.stderr
 
@@ -338,11 +328,10 @@ def test_a_launchs_metrics_have_its_verdict_judged_with_the_process(tmp_path):
     """`run`: a server killed mid-load is DEAD, as the launch judges it with its process (the log alone
     cannot tell) — and the textfile's last write says so."""
     textfile = tmp_path / "run.prom"
-    out = subprocess.run(
-        [sys.executable, "-m", "tui.cli", "run", "--plain", "--name", "k", "--log-dir", str(tmp_path / "logs"),
-         "--gpus", "none", "--no-check", "--timeout", "60", "--metrics-textfile", str(textfile), "--",
-         sys.executable, str(REPO / "tests" / "server_sim.py"), "--step", "0.01", "--outcome", "sigkill"],
-        capture_output=True, text=True, timeout=90, cwd=REPO, env=dict(os.environ, WATCHTOWER_DATA_DIR=str(tmp_path)))
+    out = run_cli("run", "--plain", "--name", "k", "--log-dir", str(tmp_path / "logs"), "--gpus", "none", "--no-check",
+                  "--timeout", "60", "--metrics-textfile", str(textfile), "--", sys.executable,
+                  str(Path(__file__).with_name("server_sim.py")), "--step", "0.01", "--outcome", "sigkill",
+                  env={"WATCHTOWER_DATA_DIR": str(tmp_path)}, timeout=90)
     assert out.returncode == 1 and "DEAD" in out.stdout, out.stdout + out.stderr
     got = samples(textfile.read_text())
     assert value(got, "watchtower_verdict", launch="k", watchtower_verdict="dead") == 1.0, got

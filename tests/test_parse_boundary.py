@@ -9,13 +9,11 @@ real scanner, the real live session fed by a real tailer, and the real ``watch -
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-from tests.app_support import make_app, screen_text, until
+from tests.app_support import make_app
+from tests.support import run_cli, screen_text, until
 from tui.core.events import LineUnparsed
 from tui.core.options import WatchOptions
 from tui.core.profiles import builtin_profiles, prefilter_words
@@ -26,7 +24,6 @@ from tui.present.plain import PlainWatch
 from tui.session import MARK, WatchSession
 from tui.sources.local import LocalTailer
 
-REPO = Path(__file__).parent.parent
 START = b"[2026-02-22 23:38:50] server_args=ServerArgs(model_path='/m', tp_size=8)\n"
 READY_LINE = b"[2026-02-22 23:41:00] The server is fired up and ready to roll!\n"
 #: The lines that crashed the tracker: a rank-less marker before a bar (TypeError), counts of 309+
@@ -50,16 +47,10 @@ class FailingTracker(StartupTracker):
         super()._one(number, text, at, events)
 
 
-def watchtower(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "tui.cli", *args], cwd=REPO, capture_output=True, text=True, timeout=60
-    )
-
-
 def test_scan_survives_the_lines_that_crashed_it(tmp_path):
     log = tmp_path / "server.log"
     log.write_bytes(START + CRASHERS + READY_LINE)
-    result = watchtower("scan", str(log))
+    result = run_cli("scan", str(log))
     assert "Traceback" not in result.stderr, result.stderr
     assert result.returncode == 0, result.stdout + result.stderr  # ready, not a crash
     assert "READY" in result.stdout and "could not be parsed" not in result.stdout
@@ -68,7 +59,7 @@ def test_scan_survives_the_lines_that_crashed_it(tmp_path):
 def test_watch_plain_follows_past_the_lines_that_crashed_it_to_ready(tmp_path):
     log = tmp_path / "server.log"
     log.write_bytes(START + CRASHERS + READY_LINE)
-    result = watchtower("watch", str(log), "--plain", "--timeout", "30")
+    result = run_cli("watch", str(log), "--plain", "--timeout", "30")
     assert "Traceback" not in result.stderr, result.stderr
     assert result.returncode == 0 and "READY (line 8)" in result.stdout, result.stdout + result.stderr
 
@@ -110,9 +101,9 @@ async def test_the_live_session_marks_the_line_and_keeps_following_a_real_file(t
         with log.open("ab") as out:
             out.write(b"[2026-02-22 23:38:59 TP0] Load weight BOOM\n")
             out.flush()
-            await until(lambda: session.state.unparsed == 1, session)
+            await until(lambda: session.state.unparsed == 1)
             out.write(READY_LINE)
-        await until(lambda: session.state.outcome == READY, session)
+        await until(lambda: session.state.outcome == READY)
         marks = [e.text for e in session.scrollback.entries() if e.style == MARK]
         assert any("line 2 could not be parsed" in m for m in marks), marks
         await pilot.pause()

@@ -193,7 +193,8 @@ def test_a_graph_capture_gets_a_time_left_within_half_the_truth(tmp_path: Path) 
 
 
 async def test_the_dashboard_shows_the_captures_time_left_in_the_header_and_the_timeline() -> None:
-    from tests.app_support import make_app, screen_text
+    from tests.app_support import make_app
+    from tests.support import screen_text
 
     session = _capturing_session()
     app = make_app(session)

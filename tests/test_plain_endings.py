@@ -12,6 +12,7 @@ from pathlib import Path
 
 from tests.launch_helpers import no_leftover_servers  # noqa: F401  (autouse)
 from tests.test_check import free_port
+from tests.support import run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 SIM = str(ROOT / "tests" / "server_sim.py")
@@ -19,12 +20,10 @@ SIM = str(ROOT / "tests" / "server_sim.py")
 
 def test_ready_waits_for_the_health_url(tmp_path):
     port = free_port()  # nothing will ever answer there
-    out = subprocess.run(
-        [sys.executable, "-m", "tui.cli", "run", "--plain", "--no-check", "--name", "health", "--gpus", "none",
-         "--log-dir", str(tmp_path / "logs"), "--health", f"http://127.0.0.1:{port}/health", "--timeout", "6",
-         "--", sys.executable, SIM, "--outcome", "ready", "--step", "0.01"],
-        capture_output=True, text=True, timeout=60, cwd=ROOT, env={**os.environ, "WATCHTOWER_DATA_DIR": str(tmp_path / "data")},
-    )
+    out = run_cli("run", "--plain", "--no-check", "--name", "health", "--gpus", "none", "--log-dir",
+                  str(tmp_path / "logs"), "--health", f"http://127.0.0.1:{port}/health", "--timeout", "6", "--",
+                  sys.executable, SIM, "--outcome", "ready", "--step", "0.01",
+                  env={"WATCHTOWER_DATA_DIR": str(tmp_path / "data")}, timeout=60)
     assert out.returncode == 3, out.stdout + out.stderr  # timed out: the URL never answered
     lines = out.stdout.splitlines()
     assert not any(line.lstrip().startswith("READY") for line in lines), out.stdout

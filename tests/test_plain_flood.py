@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.test_watch_plain import REPO, expect, lines_of, start
+from tests.test_watch_plain import expect, lines_of, start
+from tests.support import run_cli
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -70,8 +68,7 @@ async def test_watch_plain_under_a_flood_prints_every_event_scan_finds(tmp_path)
     seen += out.decode("utf-8").splitlines(keepends=True)
     assert proc.returncode == 0, "".join(seen[-20:]) + err.decode()
 
-    scan = subprocess.run([sys.executable, "-m", "tui.cli", "scan", "--json", str(log)], capture_output=True,
-                          text=True, cwd=REPO, env=dict(os.environ, NO_COLOR="1"), check=False)
+    scan = run_cli("scan", "--json", str(log), env={"NO_COLOR": "1"})
     found = json.loads(scan.stdout)
     assert found["outcome"] == "ready" and found["warnings"] >= WARNINGS
     text = "".join(seen)

@@ -5,15 +5,12 @@ reorder the operator's terminal (real files with hostile names, the real loopbac
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from tests.conftest import sshd_available
+from tests.support import run_cli
 
-REPO = Path(__file__).parent.parent
 HOSTILE = "srv\x1b[2J\x1b]0;pwned\x07\u202egol.\u2028next\u2029\x07.log"
 RAW = ("\x1b", "\u202e", "\u2028", "\u2029", "\x07")
 
@@ -27,10 +24,7 @@ def assert_sanitised(text: str) -> None:
 def test_watch_plain_shows_a_hostile_path_literally(tmp_path):
     log = tmp_path / HOSTILE
     log.write_text("[2026-02-22 23:38:50] The server is fired up and ready to roll!\n")
-    result = subprocess.run(
-        [sys.executable, "-m", "tui.cli", "watch", str(log), "--plain", "--timeout", "20"],
-        cwd=REPO, capture_output=True, text=True, timeout=60,
-    )
+    result = run_cli("watch", str(log), "--plain", "--timeout", "20", timeout=60)
     assert result.returncode == 0, result.stdout + result.stderr
     first = result.stdout.splitlines()[0]
     assert "watching" in first
@@ -40,11 +34,9 @@ def test_watch_plain_shows_a_hostile_path_literally(tmp_path):
 def test_scan_and_usage_errors_show_a_hostile_path_literally(tmp_path):
     log = tmp_path / HOSTILE
     log.write_text("[2026-02-22 23:38:50] server_args=ServerArgs()\n")
-    scan = subprocess.run([sys.executable, "-m", "tui.cli", "scan", str(log)], cwd=REPO, capture_output=True,
-                          text=True, timeout=60)
+    scan = run_cli("scan", str(log), timeout=60)
     assert_sanitised(scan.stdout)
-    missing = subprocess.run([sys.executable, "-m", "tui.cli", "scan", str(tmp_path / ("x" + HOSTILE))], cwd=REPO,
-                             capture_output=True, text=True, timeout=60)
+    missing = run_cli("scan", str(tmp_path / ("x" + HOSTILE)), timeout=60)
     assert missing.returncode == 2
     assert_sanitised(missing.stderr)
 
@@ -55,10 +47,7 @@ def test_remote_reasons_show_a_hostile_path_literally(sshd, tmp_path):
     remote = tmp_path / HOSTILE
     remote.mkdir()  # a directory: the remote side says why it cannot follow it
     env = dict(os.environ, WATCHTOWER_SSH_KNOWN_HOSTS=str(sshd.known_hosts), WATCHTOWER_SSH_IDENTITY=str(sshd.client_key))
-    result = subprocess.run(
-        [sys.executable, "-m", "tui.cli", "watch", "--plain", "--host", sshd.spec, str(remote), "--timeout", "4"],
-        cwd=REPO, capture_output=True, text=True, timeout=60, env=env,
-    )
+    result = run_cli("watch", "--plain", "--host", sshd.spec, str(remote), "--timeout", "4", env=env, timeout=60)
     assert "Traceback" not in result.stderr
     lines = result.stdout.splitlines()
     assert any("waiting for the log" in line for line in lines), result.stdout

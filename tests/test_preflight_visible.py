@@ -11,7 +11,8 @@ import sys
 from pathlib import Path
 
 from tests.launch_helpers import no_leftover_servers  # noqa: F401  (autouse)
-from tests.test_launch_app import data_dir, screen_text, until  # noqa: F401  (data_dir: a private history, autouse)
+from tests.test_launch_app import data_dir  # noqa: F401  (data_dir: a private history, autouse)
+from tests.support import run_cli, screen_text, until
 from tui.app import themes
 from tui.app.launcher import LaunchApp
 from tui.cli import build_parser
@@ -34,15 +35,15 @@ async def test_every_preflight_warning_can_be_read_in_the_dashboard(tmp_path):
     palettes = themes.discover()
     app = LaunchApp(launch, session, palettes, themes.resolve(None, palettes).name, gpus_enabled=False)
     async with app.run_test(size=(120, 35)) as pilot:
-        await until(pilot, lambda: launch.run is not None and session.state.lines > 3)
+        await until(lambda: launch.run is not None and session.state.lines > 3, pilot=pilot)
         warned = [c for c in launch.preflight_report.checks if c.status == "warn"]
         assert len(warned) >= 2  # not a server command line; --gpus none
-        await until(pilot, lambda: " c  Checks " in screen_text(app))  # the footer names the key
+        await until(lambda: " c  Checks " in screen_text(app), pilot=pilot)  # the footer names the key
         row = next(line for line in screen_text(app).splitlines() if "preflight" in line)
         assert "⚠ preflight" in row and "[c]" in row
         assert not app.checks_panel.has_class("-open")
         await pilot.press("c")
-        await until(pilot, lambda: app.checks_panel.has_class("-open"))
+        await until(lambda: app.checks_panel.has_class("-open"), pilot=pilot)
         for check in warned:
             assert f"  {check.line}" in app.checks_panel.lines()
         await launch.stop()
@@ -52,8 +53,7 @@ def check_with_nofile(limit: int) -> str:
     def lower() -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
 
-    out = subprocess.run([sys.executable, "-m", "tui.cli", "check", "--gpus", "none", "--", sys.executable, "-c", "pass"],
-                         capture_output=True, text=True, cwd=ROOT, preexec_fn=lower, timeout=60)
+    out = run_cli("check", "--gpus", "none", "--", sys.executable, "-c", "pass", preexec_fn=lower)
     return next(line.strip() for line in out.stdout.splitlines() if "open files" in line)
 
 

@@ -3,7 +3,6 @@ valid up to its last record; it says what it records while it runs; a replay nam
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -12,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import run_cli
 from tui.wiring import replay_session
 from tui.sources.replay import load
 
@@ -118,7 +118,6 @@ def test_a_replay_names_the_recorded_log_not_its_own_file(tmp_path):
         assert session.info.log_path == str(log) and str(replay.log_path) != str(log)
     finally:
         replay.close()
-    plain = subprocess.run([sys.executable, "-m", "tui.cli", "replay", "--plain", "--speed", "100", str(out)],
-                           cwd=ROOT, capture_output=True, text=True, timeout=60, env=dict(os.environ))
+    plain = run_cli("replay", "--plain", "--speed", "100", str(out), timeout=60)
     assert f"watching {log} (replayed)" in plain.stdout
     assert "watchtower-replay-" not in plain.stdout

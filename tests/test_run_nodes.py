@@ -16,6 +16,7 @@ import pytest
 from tests.launch_helpers import no_leftover_servers  # noqa: F401 (autouse: no simulator outlives a test)
 from tests.test_cluster_core import wait_outcome
 from tests.test_metrics import samples, value
+from tests.support import run_cli
 from tui.cluster import default_session
 from tui.history import History
 from tui.launch.cluster import NodesLaunch
@@ -52,11 +53,8 @@ def cli(nodes, tmp_path, fake, *args: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, WATCHTOWER_SSH_KNOWN_HOSTS=str(nodes[0].known_hosts),
                WATCHTOWER_SSH_IDENTITY=str(nodes[0].client_key), WATCHTOWER_DATA_DIR=str(tmp_path / "data"),
                NO_COLOR="1", PYTHONUNBUFFERED="1")
-    return subprocess.run(
-        [sys.executable, "-m", "tui.cli", "run", "--plain", "--name", "mn", "--log-dir", str(tmp_path / "logs"),
-         "--gpus", "none", "--env", f"PYTHONPATH={fake}", *args],
-        capture_output=True, text=True, env=env, cwd=REPO, timeout=150,
-    )
+    return run_cli("run", "--plain", "--name", "mn", "--log-dir", str(tmp_path / "logs"), "--gpus", "none", "--env",
+                   f"PYTHONPATH={fake}", *args, env=env, timeout=150)
 
 
 def test_the_same_command_on_two_nodes_with_node_ranks_reaches_ready(sshd_nodes, tmp_path, fake_sglang):
@@ -160,8 +158,7 @@ def test_attach_follows_a_run_nodes_attempt_again_on_every_node(sshd_nodes, tmp_
     assert "left running: 127.0.0.2: kill -INT" in first.stdout
     env = dict(os.environ, WATCHTOWER_SSH_KNOWN_HOSTS=str(a.known_hosts), WATCHTOWER_SSH_IDENTITY=str(a.client_key),
                WATCHTOWER_DATA_DIR=str(tmp_path / "data"), NO_COLOR="1", PYTHONUNBUFFERED="1")
-    again = subprocess.run([sys.executable, "-m", "tui.cli", "attach", "mn", "--plain", "--gpus", "none",
-                            "--timeout", "60"], capture_output=True, text=True, env=env, cwd=REPO, timeout=120)
+    again = run_cli("attach", "mn", "--plain", "--gpus", "none", "--timeout", "60", env=env, timeout=120)
     try:
         assert again.returncode == 0, again.stdout + again.stderr
         assert "v1: following it again on 127.0.0.2, 127.0.0.3" in again.stdout

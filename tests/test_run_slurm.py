@@ -15,6 +15,7 @@ import pytest
 
 from tests.test_cluster_core import wait_outcome
 from tests.test_metrics import samples, value
+from tests.support import run_cli, until
 from tui.cluster import default_session
 from tui.core.slurm import SlurmRequest
 from tui.history import History
@@ -30,12 +31,10 @@ pytestmark = [pytest.mark.timeout(180), pytest.mark.usefixtures("slurm_env")]
 
 def test_run_slurm_plain_submits_a_two_node_job_and_follows_it_to_ready(slurm_env, tmp_path):
     env = dict(os.environ, WATCHTOWER_DATA_DIR=str(tmp_path / "data"), NO_COLOR="1", PYTHONUNBUFFERED="1")
-    result = subprocess.run(
-        [sys.executable, "-m", "tui.cli", "run", "--slurm", "--nodes", "2", "--plain", "--name", "sim",
-         "--log-dir", str(tmp_path / "logs"), "--gpus", "none", "--timeout", "90",
-         "--metrics-textfile", str(tmp_path / "sim.prom"), "--env", "HF_TOKEN=hf_secretvalue123", "--", *SIM],
-        capture_output=True, text=True, env=env, cwd=REPO, timeout=150,
-    )
+    result = run_cli("run", "--slurm", "--nodes", "2", "--plain", "--name", "sim", "--log-dir",
+                     str(tmp_path / "logs"), "--gpus", "none", "--timeout", "90",
+                     "--metrics-textfile", str(tmp_path / "sim.prom"), "--env",
+                     "HF_TOKEN=hf_secretvalue123", "--", *SIM, env=env, timeout=150)
     assert result.returncode == 0, result.stdout + result.stderr
     out = result.stdout
     job = out.split("submitted as Slurm job ")[1].split()[0]
@@ -49,8 +48,7 @@ def test_run_slurm_plain_submits_a_two_node_job_and_follows_it_to_ready(slurm_en
     logs = sorted(p.name for p in (tmp_path / "logs").glob(f"sim-v1-{job}-*.log"))
     assert logs == [f"sim-v1-{job}-0.log", f"sim-v1-{job}-1.log"]
     assert "TP3" in (tmp_path / "logs" / f"sim-v1-{job}-1.log").read_text()  # node rank 1 → TP2, TP3
-    history = subprocess.run([sys.executable, "-m", "tui.cli", "history", "sim", "--json"], capture_output=True,
-                             text=True, env=env, cwd=REPO, timeout=60)
+    history = run_cli("history", "sim", "--json", env=env, timeout=60)
     rows = json.loads(history.stdout)
     rows = rows if isinstance(rows, list) else rows.get("attempts", rows)
     assert rows[0]["host"] == "slurm" and str(rows[0]["pid"]) == job and rows[0]["outcome"] == "ready"
@@ -102,7 +100,6 @@ async def test_a_refused_submission_is_one_line(slurm_env, tmp_path):
 
 
 async def test_the_dashboards_r_resubmits_and_x_cancels(slurm_env, tmp_path):
-    from tests.test_app_cluster import wait_until
     from tui.wiring.cluster import cluster_launch_app
 
     launch = SlurmLaunch("sim", SIM, {}, SlurmRunner(SlurmRequest(nodes=2)), tmp_path / "logs",
@@ -111,22 +108,21 @@ async def test_the_dashboards_r_resubmits_and_x_cancels(slurm_env, tmp_path):
     app = cluster_launch_app(launch, session)
     ready = "READY: n1 serving, n2 worker past CUDA graphs"
     async with app.run_test(size=(140, 40)) as pilot:
-        await wait_until(pilot, lambda: app.verdict().text == ready, timeout=90)
+        await until(lambda: app.verdict().text == ready, timeout=90, pilot=pilot)
         first = launch.job_id
         await pilot.press("r")
-        await wait_until(pilot, lambda: app.nodes is not session, timeout=90)
+        await until(lambda: app.nodes is not session, timeout=90, pilot=pilot)
         assert launch.job_id != first
-        await wait_until(pilot, lambda: app.verdict().text == ready, timeout=90)
+        await until(lambda: app.verdict().text == ready, timeout=90, pilot=pilot)
         await pilot.press("x")
-        await wait_until(pilot, lambda: "CANCELLED by Watchtower" in app.verdict().text, timeout=90)
+        await until(lambda: "CANCELLED by Watchtower" in app.verdict().text, timeout=90, pilot=pilot)
         assert not await launch.runner.alive(launch.run)
     await launch.close()
 
 
 def cli(tmp_path: Path, *args: str, timeout: float = 150) -> subprocess.CompletedProcess:
     env = dict(os.environ, WATCHTOWER_DATA_DIR=str(tmp_path / "data"), NO_COLOR="1", PYTHONUNBUFFERED="1")
-    return subprocess.run([sys.executable, "-m", "tui.cli", *args], capture_output=True, text=True, env=env,
-                          cwd=REPO, timeout=timeout)
+    return run_cli(*args, env=env, timeout=timeout)
 
 
 def test_attach_follows_the_job_id_in_the_history_to_its_verdict(slurm_env, tmp_path):

@@ -11,15 +11,12 @@ from pathlib import Path
 import pytest
 
 from tests.unprivileged import ROOT, as_nobody
+from tests.support import run_cli
 from tui.commands.scan import scan_file, to_json
 from tui.core.lines import LineAssembler
 from tui.core.tracker import StartupTracker
 
 FIXTURES = sorted(Path(__file__).parent.joinpath("fixtures").glob("*.log"))
-
-
-def watchtower(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tui.cli", *args], capture_output=True, text=True, timeout=60)
 
 
 def full_path_state(path: Path):
@@ -63,7 +60,7 @@ def test_fast_path_equals_full_path_inside_serving_noise(tmp_path):
 
 
 def test_json_contract_and_exit_status_on_a_ready_log():
-    proc = watchtower("scan", "--json", str(Path(__file__).parent / "fixtures" / "sglang_eagle3_tp8_ready.log"))
+    proc = run_cli("scan", "--json", str(Path(__file__).parent / "fixtures" / "sglang_eagle3_tp8_ready.log"))
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert set(doc) == {"server", "outcome", "ready_line", "phases", "errors", "warnings", "unparsed", "lines",
@@ -82,11 +79,11 @@ def test_json_contract_and_exit_status_on_a_ready_log():
 
 def test_exit_status_failed_and_starting(tmp_path):
     fixtures = Path(__file__).parent / "fixtures"
-    failed = watchtower("scan", "--json", str(fixtures / "sglang_attributeerror_tp8.log"))
+    failed = run_cli("scan", "--json", str(fixtures / "sglang_attributeerror_tp8.log"))
     assert failed.returncode == 1
     first = json.loads(failed.stdout)["errors"][0]
     assert first["kind"] == "AttributeError" and first["rank"].startswith("TP")
-    starting = watchtower("scan", str(fixtures / "sglang_silent_death.log"))
+    starting = run_cli("scan", str(fixtures / "sglang_silent_death.log"))
     assert starting.returncode == 3 and "STARTING" in starting.stdout
 
 
@@ -101,7 +98,7 @@ def test_exit_status_failed_and_starting(tmp_path):
     ids=["missing", "directory", "device", "not-a-log"],
 )
 def test_expected_failures_are_one_clear_line(tmp_path, make, needle):
-    proc = watchtower("scan", make(tmp_path))
+    proc = run_cli("scan", make(tmp_path))
     assert proc.returncode == 2
     assert needle in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
     assert "Traceback" not in proc.stderr
@@ -109,7 +106,7 @@ def test_expected_failures_are_one_clear_line(tmp_path, make, needle):
 
 def test_a_fifo_and_stdin_are_scanned_like_a_file(tmp_path):
     fixture = Path(__file__).parent / "fixtures" / "sglang_attributeerror_tp8.log"
-    expected = watchtower("scan", "--json", str(fixture))
+    expected = run_cli("scan", "--json", str(fixture))
     fifo = tmp_path / "log.fifo"
     os.mkfifo(fifo)
     scan = subprocess.Popen([sys.executable, "-m", "tui.cli", "scan", "--json", str(fifo)],
@@ -118,8 +115,7 @@ def test_a_fifo_and_stdin_are_scanned_like_a_file(tmp_path):
         writer.write(fixture.read_bytes())
     out, err = scan.communicate(timeout=60)
     assert (scan.returncode, out) == (expected.returncode, expected.stdout), err
-    piped = subprocess.run([sys.executable, "-m", "tui.cli", "scan", "--json", "-"], input=fixture.read_bytes(),
-                           capture_output=True, timeout=60)
+    piped = run_cli("scan", "--json", "-", input=fixture.read_bytes())
     assert (piped.returncode, piped.stdout.decode()) == (expected.returncode, expected.stdout), piped.stderr
 
 
@@ -145,12 +141,12 @@ def test_unreadable_log_is_one_clear_line():
 def test_bad_profile_is_a_usage_error(tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text("this is = = not toml")
-    proc = watchtower("scan", "--server", str(bad), str(Path(__file__).parent / "fixtures" / "sglang_old_04.log"))
+    proc = run_cli("scan", "--server", str(bad), str(Path(__file__).parent / "fixtures" / "sglang_old_04.log"))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1
 
 
 def test_human_output_names_one_error_raised_by_eight_ranks_once():
-    proc = watchtower("scan", str(Path(__file__).parent / "fixtures" / "sglang_attributeerror_tp8.log"))
+    proc = run_cli("scan", str(Path(__file__).parent / "fixtures" / "sglang_attributeerror_tp8.log"))
     rows = [row for row in proc.stdout.splitlines() if "AttributeError" in row]
     assert len(rows) == 1 and "also 7 more rank(s)" in rows[0]
     assert proc.stdout.splitlines()[0].endswith("FAILED")
@@ -158,8 +154,7 @@ def test_human_output_names_one_error_raised_by_eight_ranks_once():
 
 def test_scan_json_on_a_missing_file_prints_an_error_object(tmp_path):
     missing = tmp_path / "missing.log"
-    done = subprocess.run([sys.executable, "-m", "tui.cli", "scan", "--json", str(missing)],
-                          capture_output=True, text=True, timeout=60)
+    done = run_cli("scan", "--json", str(missing), timeout=60)
     assert done.returncode == 2
     answer = json.loads(done.stdout)
     assert answer == {"schema": 1, "error": f"{missing}: no such file", "log": str(missing)}

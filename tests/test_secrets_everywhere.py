@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import stat
-import subprocess
 import sys
 from pathlib import Path
 
@@ -20,9 +18,9 @@ import pytest
 
 from tests.conftest import sshd_available
 from tests.launch_helpers import kill_attempts, no_leftover_servers  # noqa: F401  (autouse)
+from tests.support import run_cli, screen_text
 from tui.core.secrets import LogMasker, mask_secret_bytes, mask_secrets
 
-REPO = Path(__file__).parent.parent
 SIM = str(Path(__file__).with_name("server_sim.py"))
 HF = "hf_AbCdEfGhIjKlMnOpQrStUvWx123"
 SK = "sk-proj-ZyXwVuTsRqPoNmLkJiHgFe987"
@@ -102,19 +100,14 @@ def test_recording_masks_keep_every_offset_and_survive_any_chunking():
         assert masker.feed(data[:cut]) + masker.feed(data[cut:]) + masker.flush() == whole
 
 
-def cli(*args: str, env: dict | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tui.cli", *args], cwd=REPO, capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, **(env or {})})
-
-
 def test_watch_plain_and_scan_never_show_them(tmp_path):
     log = tmp_path / "server.log"
     log.write_text(LOG)
-    watched = cli("watch", str(log), "--plain", "--echo", "--timeout", "5")
+    watched = run_cli("watch", str(log), "--plain", "--echo", "--timeout", "5")
     assert watched.returncode == 1 and "ValueError: the OpenAI key **** was refused" in watched.stdout, watched.stdout
     assert "api_key='****'" in watched.stdout
-    scanned = cli("scan", str(log))
-    as_json = cli("scan", "--json", str(log))
+    scanned = run_cli("scan", str(log))
+    as_json = run_cli("scan", "--json", str(log))
     for out in (watched, scanned, as_json):
         assert_no_secret(out.stdout + out.stderr)
     assert json.loads(as_json.stdout)["errors"][0]["message"] == "ValueError: the OpenAI key **** was refused"
@@ -135,7 +128,7 @@ def test_a_recording_stores_them_masked(tmp_path):
     log = tmp_path / "server.log"
     log.write_text(LOG)
     out = tmp_path / "s.wtrec"
-    result = cli("record", str(log), "-o", str(out), "--gpus", "none", timeout=90)
+    result = run_cli("record", str(log), "-o", str(out), "--gpus", "none", timeout=90)
     assert result.returncode in (0, 1), result.stdout + result.stderr
     stored = gzip.decompress(out.read_bytes()).decode()
     assert_no_secret(stored)
@@ -153,17 +146,17 @@ def test_run_with_env_name_and_env_file_keeps_values_off_every_command_line(tmp_
             sys.executable, SIM, "--step", "0.01", "--echo-env", "HF_TOKEN"]
     assert not any(secret in word for word in argv for secret in ALL)
     try:
-        result = cli(*argv, env=env, timeout=90)
+        result = run_cli(*argv, env=env, timeout=90)
         assert result.returncode == 0, result.stdout + result.stderr
         assert_no_secret(result.stdout + result.stderr)
         log = tmp_path / "logs" / "sim-v1.log"
         assert HF in log.read_text()  # the server was given the value ...
         assert stat.S_IMODE(log.stat().st_mode) == 0o600  # ... and its log, which echoes it, is private
-        history = cli("history", "--json", env=env)
+        history = run_cli("history", "--json", env=env)
         (row,) = json.loads(history.stdout)
         assert row["env"] == {"OPENAI_API_KEY": "****", "HF_TOKEN": "****"}
         assert_no_secret(history.stdout)
-        attach = cli("attach", "sim", "--plain", env=env)
+        attach = run_cli("attach", "sim", "--plain", env=env)
         assert attach.returncode == 0 and "reattached" in attach.stdout, attach.stdout + attach.stderr
         assert_no_secret(attach.stdout + attach.stderr)
     finally:
@@ -175,14 +168,14 @@ def test_run_first_error_in_history_is_masked(tmp_path):
     script.write_text("#!/bin/sh\ncat <<'EOF'\n" + LOG + "EOF\nexit 1\n")
     script.chmod(0o755)
     env = {"WATCHTOWER_DATA_DIR": str(tmp_path / "data")}
-    result = cli("run", "--plain", "--name", "bad", "--log-dir", str(tmp_path / "logs"), "--gpus", "none", "--",
+    result = run_cli("run", "--plain", "--name", "bad", "--log-dir", str(tmp_path / "logs"), "--gpus", "none", "--",
                  str(script), env=env, timeout=90)
     assert result.returncode == 1, result.stdout + result.stderr
     assert_no_secret(result.stdout + result.stderr)
     for args in (("history", "--json"), ("history", "bad")):
-        out = cli(*args, env=env)
+        out = run_cli(*args, env=env)
         assert_no_secret(out.stdout)
-    (row,) = json.loads(cli("history", "--json", env=env).stdout)
+    (row,) = json.loads(run_cli("history", "--json", env=env).stdout)
     assert row["first_error"] == "ValueError: the OpenAI key **** was refused"
 
 
@@ -198,7 +191,8 @@ def test_a_remote_run_passes_env_values_on_stdin_not_the_remote_command_line(ssh
     env = {"WATCHTOWER_DATA_DIR": str(tmp_path / "data"), "HF_TOKEN": HF,
            ssh.ENV_KNOWN_HOSTS: str(sshd.known_hosts), ssh.ENV_IDENTITY: str(sshd.client_key)}
     try:
-        result = cli("run", "--plain", "--host", sshd.spec, "--name", "rsim", "--log-dir", str(tmp_path / "rlogs"),
+        result = run_cli("run", "--plain", "--host", sshd.spec, "--name", "rsim", "--log-dir",
+                         str(tmp_path / "rlogs"),
                      "--gpus", "none", "--env", "HF_TOKEN", "--", sys.executable, SIM, "--step", "0.01",
                      "--echo-env", "HF_TOKEN", env=env, timeout=90)
         assert result.returncode == 0, result.stdout + result.stderr
@@ -238,9 +232,9 @@ def assert_none_leaked(text: str) -> None:
 def test_argument_lists_and_quoted_values_never_leave_scan_or_watch(tmp_path):
     log = tmp_path / "server.log"
     log.write_text(LEAKY)
-    watched = cli("watch", str(log), "--plain", "--echo", "--timeout", "5")
-    scanned = cli("scan", str(log))
-    as_json = cli("scan", "--json", str(log))
+    watched = run_cli("watch", str(log), "--plain", "--echo", "--timeout", "5")
+    scanned = run_cli("scan", str(log))
+    as_json = run_cli("scan", "--json", str(log))
     for out in (watched, scanned, as_json):
         assert_none_leaked(out.stdout + out.stderr)
     assert json.loads(as_json.stdout)["errors"][0]["message"] == LEAKY_ERROR
@@ -262,7 +256,7 @@ def test_argument_lists_and_quoted_values_stay_masked_in_session_report_and_reco
 
 
 async def test_argument_lists_and_quoted_values_stay_masked_on_screen_and_in_w_and_s(tmp_path):
-    from tests.app_support import fixed_session, make_app, screen_text
+    from tests.app_support import fixed_session, make_app
 
     app = make_app(fixed_session(LEAKY.encode()), tmp_path=tmp_path)
     async with app.run_test(size=(160, 50)) as pilot:

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 from tests.launch_helpers import no_leftover_servers  # noqa: F401  (autouse)
 from tests.test_check import sglang_command, write_model, write_sglang
-from tests.test_launch_app import data_dir, until  # noqa: F401  (data_dir: a private history, autouse)
+from tests.test_launch_app import data_dir  # noqa: F401  (data_dir: a private history, autouse)
+from tests.support import run_cli, until
 from tui.app import themes
 from tui.app.header import VerdictHeader
 from textual.widgets import Static
@@ -53,43 +53,43 @@ async def test_four_attempts_hints_and_the_f_key(tmp_path):
 
     async with app.run_test(size=(160, 50)) as pilot:
         # v1: the model class lacks the EAGLE-3 hook; the hint says so, and there is no fix to apply
-        await until(pilot, lambda: failed(1))
+        await until(lambda: failed(1), pilot=pilot)
         assert "Qwen3MoeForCausalLM has no set_eagle3_layers_to_capture" in header_hint(app)
         await pilot.press("F")
-        await pilot.pause(0.1)
+        await until(lambda: any("No known fix" in n.message for n in app._notifications), pilot=pilot)  # noqa: SLF001
         assert not isinstance(app.screen, EditScreen)
         # the operator upgrades SGLang (the class now has the hook) and relaunches
         hook_file.write_text("class Qwen3MoeForCausalLM:\n" + HOOK)
         await pilot.press("r")
         # v2: the draft's context is shorter than the target's
-        await until(pilot, lambda: failed(2))
+        await until(lambda: failed(2), pilot=pilot)
         assert "the draft's context (131072) is shorter than the target's (262144)" in header_hint(app)
         assert f"set_env {CONTEXT_ENV}=1" in header_hint(app)
         # F: the editor opens with the fix applied and highlighted; ctrl+s confirms
         await pilot.press("F")
-        await until(pilot, lambda: isinstance(app.screen, EditScreen))
+        await until(lambda: isinstance(app.screen, EditScreen), pilot=pilot)
         fix = str(app.screen.query_one("#fix").render())
         assert "context-length-override" in fix and f"+{CONTEXT_ENV}=1" in fix
         assert f"{CONTEXT_ENV}=1" in app.screen.query_one("#env").text
         await pilot.press("ctrl+s")
         # the confirmation says what changes; nothing is relaunched before y
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await until(lambda: isinstance(app.screen, ConfirmScreen), pilot=pilot)
         assert f"+{CONTEXT_ENV}=1" in str(app.screen.query_one(Static).render()) and launch.attempt == 2
         await pilot.press("y")
         # v3: the env is in; now NCCL's watchdog fires while the weights load
-        await until(pilot, lambda: failed(3))
+        await until(lambda: failed(3), pilot=pilot)
         assert launch.spec.env == {CONTEXT_ENV: "1"}
         assert "a collective waited longer than the timeout" in header_hint(app)
         await pilot.press("F")
-        await until(pilot, lambda: isinstance(app.screen, EditScreen))
+        await until(lambda: isinstance(app.screen, EditScreen), pilot=pilot)
         assert "TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC=1800" in app.screen.query_one("#env").text
         assert "--dist-timeout 3600" in app.screen.query_one("#command").value
         await pilot.press("ctrl+s")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await until(lambda: isinstance(app.screen, ConfirmScreen), pilot=pilot)
         await pilot.press("y")
         # v4: ready
-        await until(pilot, lambda: launch.attempt == 4 and launch.verdict_now is not None
-                    and launch.verdict_now.kind == "ready")
+        await until(lambda: launch.attempt == 4 and launch.verdict_now is not None
+                    and launch.verdict_now.kind == "ready", pilot=pilot)
         assert launch.spec.env == {CONTEXT_ENV: "1", "TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC": "1800"}
         await launch.settle()
         await launch.stop()
@@ -97,8 +97,7 @@ async def test_four_attempts_hints_and_the_f_key(tmp_path):
     rows = {a.attempt: a for a in History().attempts("seed")}
     assert [rows[n].applied for n in (1, 2, 3, 4)] == [None, None, "context-length-override", "collective-timeout"]
     assert rows[3].env_diff == [f"+{CONTEXT_ENV}=1"]
-    table = subprocess.run([sys.executable, "-m", "tui.cli", "history", "seed"], capture_output=True, text=True,
-                           env=os.environ).stdout
+    table = run_cli("history", "seed").stdout
     assert "v3: applied context-length-override" in table and "v4: applied collective-timeout" in table
 
 
@@ -126,8 +125,7 @@ def test_run_plain_refuses_what_check_catches_and_no_check_shows_the_hint(tmp_pa
     failed = next(i for i, line in enumerate(lines) if line.startswith("FAILED"))
     assert lines[failed + 1].startswith("  hint: the draft's context (131072) is shorter than the target's (262144)")
     assert "preflight" not in launched.stdout
-    data = json.loads(subprocess.run([sys.executable, "-m", "tui.cli", "history", "--json", "seedcli"],
-                                     capture_output=True, text=True).stdout)
+    data = json.loads(run_cli("history", "--json", "seedcli").stdout)
     assert [a["outcome"] for a in data] == ["failed"] and data[0]["applied"] is None
 
 
@@ -142,23 +140,22 @@ async def test_a_relaunch_checks_again_and_the_timeline_shows_phase_zero(tmp_pat
     palettes = themes.discover()
     app = LaunchApp(launch, session, palettes, themes.resolve(None, palettes).name, gpus_enabled=False)
     async with app.run_test(size=(160, 50)) as pilot:
-        await until(pilot, lambda: launch.attempt == 1 and launch.verdict_now is not None and launch.verdict_now.final
-                    and not launch.server_running)
+        await until(lambda: launch.attempt == 1 and launch.verdict_now is not None and launch.verdict_now.final
+                    and not launch.server_running, pilot=pilot)
         first = session.info.preflight
         assert first is not None and not first.failed
         assert "command" in {c.name for c in first.checks}  # not a server command line: only the machine checked
         timeline = str(app.query_one("PhaseTimeline").render())
         assert "preflight" in timeline and "⚠ command:" in timeline
         await pilot.press("r")
-        await until(pilot, lambda: launch.attempt == 2 and launch.verdict_now is not None and launch.verdict_now.final
-                    and not launch.server_running)
+        await until(lambda: launch.attempt == 2 and launch.verdict_now is not None and launch.verdict_now.final
+                    and not launch.server_running, pilot=pilot)
         assert session.info.preflight is not first and launch.preflight_report is session.info.preflight
 
 
 def test_a_probe_that_cannot_run_is_a_warning_for_run_not_a_crash(tmp_path):
     """The server's interpreter does not exist: `check` says so in one line (exit 2), `run` goes on."""
-    out = subprocess.run([sys.executable, "-m", "tui.cli", "check", "--gpus", "none", "--",
-                          str(tmp_path / "python3.99"), "-m", "sglang.launch_server"], capture_output=True, text=True)
+    out = run_cli("check", "--gpus", "none", "--", str(tmp_path / "python3.99"), "-m", "sglang.launch_server")
     assert out.returncode == 2 and out.stderr.count("\n") == 1 and "python3.99" in out.stderr
     report = asyncio.run(preflight_for([str(tmp_path / "python3.99"), "-m", "sglang.launch_server"], {},
                                        host=None, gpus="none", shm=None))
@@ -179,18 +176,18 @@ async def test_f_frees_the_port_an_earlier_instance_holds_after_asking(tmp_path)
         palettes = themes.discover()
         app = LaunchApp(launch, session, palettes, themes.resolve(None, palettes).name, gpus_enabled=False)
         async with app.run_test(size=(160, 50)) as pilot:
-            await until(pilot, lambda: launch.attempt == 1 and launch.verdict_now is not None
-                        and launch.verdict_now.final and bool(header_hint(app)))
+            await until(lambda: launch.attempt == 1 and launch.verdict_now is not None
+                        and launch.verdict_now.final and bool(header_hint(app)), pilot=pilot)
             assert f"still holds port {port}" in header_hint(app) and f"free_port {port}" in header_hint(app)
             await pilot.press("F")
-            await until(pilot, lambda: isinstance(app.screen, EditScreen))
+            await until(lambda: isinstance(app.screen, EditScreen), pilot=pilot)
             assert f"before launching: free_port {port}" in str(app.screen.query_one("#fix").render())
             await pilot.press("ctrl+s")
-            await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+            await until(lambda: isinstance(app.screen, ConfirmScreen), pilot=pilot)
             assert f"Port {port} is held by pid {holder.pid}" in str(app.screen.query_one(Static).render())
             await pilot.press("y")
-            await until(pilot, lambda: launch.attempt == 2 and launch.verdict_now is not None
-                        and launch.verdict_now.kind == "ready")
+            await until(lambda: launch.attempt == 2 and launch.verdict_now is not None
+                        and launch.verdict_now.kind == "ready", pilot=pilot)
             assert holder.poll() is not None  # stopped, after the operator said yes
             await launch.stop()
         assert [a.applied for a in History().attempts("port")] == [None, "port-in-use"]

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import json
 import random
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support import run_cli
 from tui.commands.scan import scan_file, scan_with_hints, to_json
 from tui.core.lines import Line
 from tui.core.profiles import Evidence, builtin_profiles, detect_server, load_profile
@@ -128,10 +127,7 @@ def test_scan_reads_the_shape_as_a_person_would(name):
 def test_the_command_prints_the_same_and_nothing_on_stderr(name):
     """The real command: one JSON object, the same as scan_file's; no engine noise on stderr
     (RE2 says "DFA out of memory" there when a pattern's automaton grows too big)."""
-    done = subprocess.run(
-        [sys.executable, "-m", "tui.cli", "scan", "--json", str(FIXTURES / name)],
-        capture_output=True, text=True, timeout=60,
-    )
+    done = run_cli("scan", "--json", str(FIXTURES / name), timeout=60)
     assert done.stderr == ""
     assert json.loads(done.stdout) == to_json(*scan_with_hints(str(FIXTURES / name)))
 

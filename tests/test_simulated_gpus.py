@@ -3,12 +3,12 @@ the report, the checks — and a simulated reading never passes a check."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
 from tests.launch_helpers import no_leftover_servers  # noqa: F401  (autouse)
-from tests.test_launch_app import data_dir, screen_text, until  # noqa: F401  (data_dir: a private history, autouse)
+from tests.test_launch_app import data_dir  # noqa: F401  (data_dir: a private history, autouse)
+from tests.support import run_cli, screen_text, until
 from tui.app import themes
 from tui.app.launcher import LaunchApp
 from tui.cli import build_parser
@@ -28,8 +28,8 @@ async def test_the_dashboard_the_report_and_the_checks_say_the_gpus_are_simulate
     palettes = themes.discover()
     app = LaunchApp(launch, session, palettes, themes.resolve(None, palettes).name, gpus_enabled=True)
     async with app.run_test(size=(120, 35)) as pilot:
-        await until(pilot, lambda: launch.run is not None and session.gpus.latest is not None)
-        await until(pilot, lambda: "× H200" in screen_text(app))
+        await until(lambda: launch.run is not None and session.gpus.latest is not None, pilot=pilot)
+        await until(lambda: "× H200" in screen_text(app), pilot=pilot)
         title = next(line for line in screen_text(app).splitlines() if "× H200" in line)
         assert "GPUs SIMULATED" in title and "made-up figures" in title
         report = launch.preflight_report
@@ -37,7 +37,7 @@ async def test_the_dashboard_the_report_and_the_checks_say_the_gpus_are_simulate
         assert gpu_checks and all(c.status == "warn" and "simulated" in c.why for c in gpu_checks)
         app.output_dir = tmp_path / "out"
         await pilot.press("w")
-        await until(pilot, lambda: app.last_report is not None)
+        await until(lambda: app.last_report is not None, pilot=pilot)
         text = app.last_report.read_text()
         assert "GPUs (simulated: made-up figures" in text
         assert "✓ GPUs" not in text and "✓ weights" not in text
@@ -50,8 +50,8 @@ def test_check_with_simulated_gpus_never_says_they_pass(tmp_path):
     target = write_model(tmp_path / "Qwen3-MoE", "Qwen3MoeForCausalLM", 262144, 547 * 10**9)
     draft = write_model(tmp_path / "eagle3-draft", "LlamaForCausalLMEagle3", 262144, 2 * 10**9)
     site = write_sglang(tmp_path / "site", hook="base")
-    out = subprocess.run([sys.executable, "-m", "tui.cli", "check", "--gpus", "sim", "--env", f"PYTHONPATH={site}",
-                          "--", *sglang_command(target, draft, free_port())], capture_output=True, text=True, timeout=120)
+    out = run_cli("check", "--gpus", "sim", "--env", f"PYTHONPATH={site}", "--",
+                  *sglang_command(target, draft, free_port()), timeout=120)
     assert "✓ GPUs" not in out.stdout and "✓ weights" not in out.stdout, out.stdout
     assert "⚠ GPUs: simulated GPUs (--gpus sim), not this machine's: 8 visible" in out.stdout
     assert "⚠ weights: simulated GPUs (--gpus sim), not this machine's: fit" in out.stdout
@@ -61,7 +61,6 @@ def test_check_with_simulated_gpus_never_says_they_pass(tmp_path):
 async def test_the_demo_and_a_recording_of_simulated_gpus_say_so_when_played(tmp_path):
     """The demo's GPU samples were made up by the simulator: played back, they are labelled as such,
     and a recording of `--gpus sim` keeps the label (a real sample's recording does not gain it)."""
-    from tests.app_support import screen_text as text_of
     from tui.app.dashboard import build_app
     from tui.commands.demo import recording_path
     from tui.core.events import GpuInfo
@@ -71,7 +70,7 @@ async def test_the_demo_and_a_recording_of_simulated_gpus_say_so_when_played(tmp
     session, replay = replay_session(recording_path("ready"), speed=50.0)
     app = build_app(session, output_dir=tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: session.gpus.latest is not None and "GPUs SIMULATED" in text_of(app))
+        await until(lambda: session.gpus.latest is not None and "GPUs SIMULATED" in screen_text(app), pilot=pilot)
         assert session.gpus.latest.simulated  # (at 80 columns: the label comes before what a narrow panel cuts)
     replay.close()
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import run_cli
 from tui.core.verdict import FAILED, READY, STARTING, SmokeStatus, Verdict, listening_port, smoke_verdict
 from tui.sources.smoke import server_message, smoke
 
@@ -156,8 +157,7 @@ def startup_log(port: int) -> str:
 
 def watch(log: Path, *extra: str) -> tuple[int, str, float]:
     started = time.monotonic()
-    out = subprocess.run([sys.executable, "-m", "tui.cli", "watch", "--plain", "--gpus", "none", "--timeout", "20",
-                          *extra, str(log)], capture_output=True, text=True, timeout=40)
+    out = run_cli("watch", "--plain", "--gpus", "none", "--timeout", "20", *extra, str(log), timeout=40)
     return out.returncode, out.stdout + out.stderr, time.monotonic() - started
 
 
@@ -204,12 +204,9 @@ def run_sim(tmp_path: Path, port: int, *sim: str, extra: tuple[str, ...] = ()) -
     import os
 
     env = {**os.environ, "WATCHTOWER_DATA_DIR": str(tmp_path / "data")}
-    return subprocess.run(
-        [sys.executable, "-m", "tui.cli", "run", "--plain", "--name", "smoke", "--log-dir", str(tmp_path / "logs"),
-         "--gpus", "none", "--no-check", "--timeout", "30", *extra, "--", sys.executable, SIM, "--step", "0.01",
-         "--port", str(port), *sim],
-        env=env, capture_output=True, text=True, timeout=60,
-    )
+    return run_cli("run", "--plain", "--name", "smoke", "--log-dir", str(tmp_path / "logs"), "--gpus", "none",
+                   "--no-check", "--timeout", "30", *extra, "--", sys.executable, SIM, "--step", "0.01", "--port",
+                   str(port), *sim, env=env, timeout=60)
 
 
 @pytest.fixture
@@ -245,8 +242,7 @@ def test_watch_json_smoke_gives_records_a_script_can_read(fake, tmp_path: Path) 
     server = fake(0.3)
     log = tmp_path / "server.log"
     log.write_text(startup_log(server.port))
-    out = subprocess.run([sys.executable, "-m", "tui.cli", "watch", "--json", "--gpus", "none", "--smoke", str(log)],
-                         capture_output=True, text=True, timeout=40)
+    out = run_cli("watch", "--json", "--gpus", "none", "--smoke", str(log), timeout=40)
     records = [json.loads(line) for line in out.stdout.splitlines()]
     events = [r["event"] for r in records]
     assert "ready" not in events and events.index("ready_marker") < events.index("smoke") < events.index("profile")

@@ -5,22 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import time
 
 import pytest
 
+from tests.support import until
 from tui.sources import ssh
 from tui.sources.ssh import RemoteCommandError, SshTarget
 
 pytestmark = [pytest.mark.ssh, pytest.mark.usefixtures("ssh_connections_closed")]
-
-
-async def until(predicate, timeout: float = 10.0) -> None:
-    """Poll a condition on the filesystem or /proc (no event exists for these) until it holds."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "condition not reached"
-        await asyncio.sleep(0.02)
 
 
 def proc_ids(pid: int) -> tuple[int, int]:

@@ -16,6 +16,7 @@ import pytest
 
 from tests.tail_support import Reader
 from tests.test_local_tailer import ChaosWriter, append
+from tests.support import until
 from tui.commands import UsageError
 from tui.core.events import ConnectionState, LogChunk, LogGap, LogRestart, LogTruncated, LogWaiting, WritersFound
 from tui.core.lines import LineAssembler
@@ -259,10 +260,8 @@ async def test_close_ends_events_promptly_and_stops_the_remote_agent(tmp_path, t
     assert agents_for(log)
     await tailer.close()
     await asyncio.wait_for(task, 5)  # while the log is quiet: nothing else would wake it
-    deadline = asyncio.get_running_loop().time() + 10
-    while agents_for(log):  # the agent sees its stdin close and exits
-        assert asyncio.get_running_loop().time() < deadline, "remote agent still running"
-        await asyncio.sleep(0.02)
+    await until(lambda: not agents_for(log), timeout=10, what="the remote agent to exit (its stdin closed)",
+                seen=lambda: agents_for(log))
 
 
 # ---------------------------------------------------------------- dropped connections
@@ -493,10 +492,7 @@ async def test_keys_from_the_ssh_agent_are_used(home, sshd, tmp_path, monkeypatc
     sock = tmp_path / "agent.sock"
     agent = subprocess.Popen(["ssh-agent", "-D", "-a", str(sock)], stdout=subprocess.DEVNULL)
     try:
-        deadline = asyncio.get_running_loop().time() + 10
-        while not sock.exists():  # the agent's socket appearing is the only readiness signal
-            assert asyncio.get_running_loop().time() < deadline
-            await asyncio.sleep(0.01)
+        await until(sock.exists, timeout=10, what="ssh-agent's socket (its only readiness signal)")
         env = {**os.environ, "SSH_AUTH_SOCK": str(sock)}
         subprocess.run(["ssh-add", "-q", str(sshd.client_key)], env=env, check=True, capture_output=True)
         monkeypatch.setenv("SSH_AUTH_SOCK", str(sock))

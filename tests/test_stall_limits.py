@@ -4,12 +4,12 @@ and history keyed by what the log says (server, model path, TP size)."""
 from __future__ import annotations
 
 import asyncio
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support import run_cli
 from tui.core.events import LogChunk
 from tui.core.limits import DEFAULT_STALL_LIMIT, MIN_STALL, StallLimits, parse_duration
 from tui.core.profiles import ProfileError, load_profile
@@ -69,8 +69,7 @@ def test_profiles_carry_per_phase_limits(tmp_path):
 def test_bad_stall_limit_is_a_one_line_usage_error(tmp_path):
     log = tmp_path / "server.log"
     log.write_bytes(LOADING)
-    result = subprocess.run([sys.executable, "-m", "tui.cli", "watch", "--plain", str(log), "--stall-limit", "weights=3m"],
-                            capture_output=True, text=True, timeout=60, cwd=REPO)
+    result = run_cli("watch", "--plain", str(log), "--stall-limit", "weights=3m", timeout=60)
     assert result.returncode == 2
     assert "unknown phase 'weights'" in result.stderr and "Traceback" not in result.stderr
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support import run_cli
 from tui.core.hints import parse
 from tui.core.profiles import ProfileError
 from tui.core.startup_profile import Evidence, evidence, for_state
@@ -20,7 +20,7 @@ CHANGED = FIXTURES / "vllm_compile_cache_changed.log"
 
 
 def scan(path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "tui.cli", "scan", *extra, str(path)], capture_output=True, text=True)
+    return run_cli("scan", *extra, str(path))
 
 
 def test_scan_json_has_the_profile_beside_the_previous_attempt_and_the_speed_hint() -> None:
@@ -96,8 +96,7 @@ def test_the_report_and_watch_plain_show_the_profile_after_ready() -> None:
     report = build_report(session)
     assert "Startup profile (to ready: 1:19; the previous good attempt: 37.0 s)" in report
     assert "faster next time: torch.compile ran cold" in report
-    out = subprocess.run([sys.executable, "-m", "tui.cli", "watch", "--plain", "--gpus", "none", str(CHANGED)],
-                         capture_output=True, text=True, timeout=60)
+    out = run_cli("watch", "--plain", "--gpus", "none", str(CHANGED), timeout=60)
     assert out.returncode == 0
     assert out.stdout.index("READY (line 56)") < out.stdout.index("startup profile") < out.stdout.index("faster next time")
 

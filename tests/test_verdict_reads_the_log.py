@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import start_cli
 from tui.sources.procscan import available as proc_available
 
-REPO = Path(__file__).parent.parent
 WAIT = 60.0
 
 pytestmark = [pytest.mark.timeout(240), pytest.mark.skipif(not proc_available(), reason="no /proc to find writers in")]
@@ -92,11 +92,8 @@ async def expect(proc: asyncio.subprocess.Process, needle: str, seen: list[str])
 async def test_a_writer_gone_after_a_burst_is_judged_on_the_whole_log(tmp_path):
     pid, log = start_dumper(tmp_path, 256)
     try:
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "tui.cli", "watch", "--plain", str(log), "--gpus", "none", "--timeout", "200",
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=REPO,
-            env={**os.environ, "PYTHONUNBUFFERED": "1", "NO_COLOR": "1"},
-        )
+        proc = await start_cli("watch", "--plain", str(log), "--gpus", "none", "--timeout", "200",
+                               env={"NO_COLOR": "1"})
         seen: list[str] = []
         await expect(proc, f"server: pid {pid}", seen)
         started = time.monotonic()
@@ -127,11 +124,8 @@ async def test_a_rank_gone_after_a_burst_is_judged_on_the_whole_log(tmp_path):
     at the end of the log, not only the rank."""
     pid, log = start_dumper(tmp_path, 256, "rank")
     try:
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "tui.cli", "watch", "--plain", str(log), "--gpus", "none", "--timeout", "200",
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=REPO,
-            env={**os.environ, "PYTHONUNBUFFERED": "1", "NO_COLOR": "1"},
-        )
+        proc = await start_cli("watch", "--plain", str(log), "--gpus", "none", "--timeout", "200",
+                               env={"NO_COLOR": "1"})
         seen: list[str] = []
         await expect(proc, "rank [TP1]: pid", seen)
         os.kill(pid, signal.SIGUSR1)

@@ -5,22 +5,20 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.test_cluster_core import node_log
+from tests.support import run_cli
 
 pytestmark = [pytest.mark.ssh, pytest.mark.timeout(120)]
-REPO = Path(__file__).parent.parent
 
 
 def watch(nodes, *args: str, timeout: float = 90) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, WATCHTOWER_SSH_KNOWN_HOSTS=str(nodes[0].known_hosts),
                WATCHTOWER_SSH_IDENTITY=str(nodes[0].client_key), NO_COLOR="1")
-    return subprocess.run([sys.executable, "-m", "tui.cli", "watch", "--plain", "--gpus", "none", *args],
-                          capture_output=True, text=True, env=env, cwd=REPO, timeout=timeout)
+    return run_cli("watch", "--plain", "--gpus", "none", *args, env=env, timeout=timeout)
 
 
 def write(path: Path, lines: list[str]) -> Path:
@@ -74,8 +72,7 @@ def test_a_cluster_file_names_the_nodes_and_a_failure_on_one_is_the_attempts(ssh
 def test_a_bad_cluster_file_is_one_line_and_exit_2(tmp_path, text, words):
     conf = tmp_path / "c.toml"
     conf.write_text(text)
-    result = subprocess.run([sys.executable, "-m", "tui.cli", "watch", "--plain", "--cluster", str(conf)],
-                            capture_output=True, text=True, cwd=REPO, timeout=60)
+    result = run_cli("watch", "--plain", "--cluster", str(conf), timeout=60)
     assert result.returncode == 2
     assert words in result.stderr and "Traceback" not in result.stderr
 
@@ -84,9 +81,8 @@ def test_one_host_with_its_log_is_the_one_log_watch(sshd, tmp_path):
     log = tmp_path / "one.log"
     log.write_text((Path(__file__).parent / "fixtures" / "sglang_eagle3_tp8_ready.log").read_text())
     env = dict(os.environ, WATCHTOWER_SSH_KNOWN_HOSTS=str(sshd.known_hosts), WATCHTOWER_SSH_IDENTITY=str(sshd.client_key))
-    result = subprocess.run([sys.executable, "-m", "tui.cli", "watch", "--plain", "--gpus", "none", "--host",
-                             f"{sshd.spec}:{log}", "--timeout", "60"], capture_output=True, text=True, env=env,
-                            cwd=REPO, timeout=90)
+    result = run_cli("watch", "--plain", "--gpus", "none", "--host", f"{sshd.spec}:{log}", "--timeout", "60",
+                     env=env, timeout=90)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "READY (line " in result.stdout and "[127.0.0.1]" not in result.stdout  # no node column: one log
 

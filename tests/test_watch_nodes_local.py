@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.test_watch_plain import expect, finish
+from tests.support import start_cli
 
 REPO = Path(__file__).parent.parent
 SIM = REPO / "tests" / "server_sim.py"
@@ -39,10 +40,8 @@ def cluster(tmp_path: Path, logs: list[Path]) -> Path:
 
 
 async def watch(conf: Path, *extra: str) -> asyncio.subprocess.Process:
-    env = dict(os.environ, PYTHONUNBUFFERED="1", NO_COLOR="1")
-    return await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "tui.cli", "watch", "--cluster", str(conf), "--plain", "--gpus", "none",
-        "--timeout", "60", *extra, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=REPO, env=env)
+    return await start_cli("watch", "--cluster", str(conf), "--plain", "--gpus", "none", "--timeout", "60", *extra,
+                           env={"NO_COLOR": "1"})
 
 
 def stop(*procs: subprocess.Popen[bytes]) -> None:

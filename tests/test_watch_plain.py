@@ -8,12 +8,12 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).parent.parent
+from tests.support import start_cli
+
 FIXTURES = Path(__file__).parent / "fixtures"
 WAIT = 20.0  # generous bound for one expected line on a loaded 2-core machine
 
@@ -21,11 +21,7 @@ pytestmark = pytest.mark.timeout(90)
 
 
 async def start(log: Path, *extra: str) -> asyncio.subprocess.Process:
-    env = dict(os.environ, PYTHONUNBUFFERED="1", NO_COLOR="1")
-    return await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "tui.cli", "watch", str(log), "--plain", *extra,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=REPO, env=env,
-    )
+    return await start_cli("watch", str(log), "--plain", *extra, env={"NO_COLOR": "1"})
 
 
 async def expect(proc: asyncio.subprocess.Process, needle: str, seen: list[str] | None = None) -> str:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import sshd_available
+from tests.support import run_cli
 
 pytestmark = [pytest.mark.ssh, pytest.mark.skipif(not sshd_available(), reason="OpenSSH sshd is not installed")]
 
@@ -33,9 +34,7 @@ def test_remote_log_reaches_ready_with_the_same_verdict_as_local(sshd, tmp_path)
     assert proc.returncode == 0, out + err
     assert "connected" in out
     assert "READY (line " in out
-    local = subprocess.run(
-        [sys.executable, "-m", "tui.cli", "scan", "--json", str(log)], capture_output=True, text=True
-    )
+    local = run_cli("scan", "--json", str(log))
     ready_line = __import__("json").loads(local.stdout)["ready_line"]
     assert f"READY (line {ready_line})" in out
 
@@ -58,11 +57,8 @@ def test_record_a_remote_log_then_the_recording_holds_its_bytes(sshd, tmp_path):
     log.write_bytes(data)
     out = tmp_path / "session.wtrec"
     env = dict(os.environ, WATCHTOWER_SSH_KNOWN_HOSTS=str(sshd.known_hosts), WATCHTOWER_SSH_IDENTITY=str(sshd.client_key))
-    proc = subprocess.run(
-        [sys.executable, "-m", "tui.cli", "record", "--host", sshd.spec, "--gpus", "none", "--duration", "60",
-         str(log), "-o", str(out)],
-        capture_output=True, text=True, env=env, timeout=90,
-    )
+    proc = run_cli("record", "--host", sshd.spec, "--gpus", "none", "--duration", "60", str(log), "-o", str(out),
+                   env=env, timeout=90)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "(ready)" in proc.stdout
     assert load(out).log_bytes() == data
@@ -118,9 +114,8 @@ def test_a_host_never_reached_says_so_instead_of_an_empty_log():
 def test_a_host_name_that_does_not_resolve_is_said_at_once_and_exit_2(tmp_path):
     """A typo in --host is not a network to wait for: never reached, it is one line and exit 2
     (a name that stops resolving after a connection was made is retried as a passing failure)."""
-    result = subprocess.run([sys.executable, "-m", "tui.cli", "watch", "--plain", "--gpus", "none", "--host",
-                             "gpu-node-07.invalid:/var/log/sglang.log", "--timeout", "60"],
-                            capture_output=True, text=True, timeout=90, cwd=Path(__file__).parent.parent)
+    result = run_cli("watch", "--plain", "--gpus", "none", "--host", "gpu-node-07.invalid:/var/log/sglang.log",
+                     "--timeout", "60", cwd=Path(__file__).parent.parent, timeout=90)
     assert result.returncode == 2, result.stdout + result.stderr
     assert "cannot resolve host 'gpu-node-07.invalid'" in result.stdout
     assert "Traceback" not in result.stdout + result.stderr

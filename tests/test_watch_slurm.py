@@ -4,7 +4,6 @@ tasks print SGLang startups (tests/server_sim.py), one per node, each into its o
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import pytest
 
 from tests.test_metrics import samples, value
 from tests.test_watch_plain import expect, finish
+from tests.support import screen_text, start_cli, until
 
 REPO = Path(__file__).parent.parent
 SIM = REPO / "tests" / "server_sim.py"
@@ -37,12 +37,8 @@ def submit(slurm, script: Path, *args: str) -> str:
 
 
 async def watch(job: str, *extra: str) -> asyncio.subprocess.Process:
-    env = dict(os.environ, PYTHONUNBUFFERED="1", NO_COLOR="1")
-    return await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "tui.cli", "watch", "--slurm", job, "--plain", "--gpus", "none",
-        "--slurm-interval", "0.2", "--timeout", "90", *extra,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=REPO, env=env,
-    )
+    return await start_cli("watch", "--slurm", job, "--plain", "--gpus", "none", "--slurm-interval", "0.2",
+                           "--timeout", "90", *extra, env={"NO_COLOR": "1"})
 
 
 async def test_a_two_node_job_is_followed_on_both_nodes_to_ready(slurm_env, tmp_path):
@@ -117,8 +113,7 @@ async def test_a_job_that_completes_before_ready_is_a_failure_in_words(slurm_env
 
 
 async def test_the_dashboard_shows_a_pending_job_as_phase_zero(slurm_env, tmp_path):
-    from tests.app_support import screen_text
-    from tests.test_app_cluster import text_of, wait_until
+    from tests.test_app_cluster import text_of
     from tui.app.dashboard import build_app
     from tui.core.options import ClusterOptions, GpuOptions
     from tui.wiring import make_cluster
@@ -128,11 +123,11 @@ async def test_the_dashboard_shows_a_pending_job_as_phase_zero(slurm_env, tmp_pa
     session = make_cluster(ClusterOptions(slurm_job=job, slurm_interval=0.2, gpus=GpuOptions(kind="none")))
     app = build_app(None, nodes=session)
     async with app.run_test(size=(140, 40)) as pilot:
-        await wait_until(pilot, lambda: f"job {job} PENDING (queued: " in text_of(app, "#barrier"), timeout=60)
-        await wait_until(pilot, lambda: "queued: " in screen_text(app).splitlines()[1])  # the verdict's row
+        await until(lambda: f"job {job} PENDING (queued: " in text_of(app, "#barrier"), timeout=60, pilot=pilot)
+        await until(lambda: "queued: " in screen_text(app).splitlines()[1], timeout=30, pilot=pilot)  # the verdict's row
         slurm_env.run("scancel", blocker)
-        await wait_until(pilot, lambda: app.verdict().text == "READY: n1 serving, n2 worker past CUDA graphs", timeout=90)
-        await wait_until(pilot, lambda: "n1 serving, n2 worker past CUDA graphs" in screen_text(app))
+        await until(lambda: app.verdict().text == "READY: n1 serving, n2 worker past CUDA graphs", timeout=90, pilot=pilot)
+        await until(lambda: "n1 serving, n2 worker past CUDA graphs" in screen_text(app), timeout=30, pilot=pilot)
         assert "n1" in text_of(app, "#nodes") and "n2" in text_of(app, "#nodes")
         assert app.session is session.nodes["n1"]  # the first node's panels replaced the queued job's
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.app_support import screen_text, until
+from tests.support import run_cli, screen_text, start_cli, until
 from tests.conftest import sshd_available
 from tui.app.dashboard import build_app
 from tui.app.header import VerdictHeader
@@ -89,11 +89,7 @@ def servers():
 
 
 async def watch(log: Path, *extra: str, env: dict | None = None) -> asyncio.subprocess.Process:
-    return await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "tui.cli", "watch", "--plain", str(log), "--timeout", "90", *extra,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=REPO,
-        env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
-    )
+    return await start_cli("watch", "--plain", str(log), "--timeout", "90", *extra, env=env)
 
 
 async def expect(proc: asyncio.subprocess.Process, needle: str, seen: list[str]) -> str:
@@ -182,8 +178,8 @@ async def test_dashboard_shows_the_tree_and_stalled_then_dead(tmp_path, servers)
     session.add_source(writer_source(log))
     app = build_app(session, gpus_enabled=False)
     async with app.run_test(size=(150, 45)) as pilot:
-        await until(lambda: len(session.writers.processes) == 3, session, timeout=WAIT)
-        await until(lambda: session.verdict().kind == STALLED, session, timeout=WAIT)
+        await until(lambda: len(session.writers.processes) == 3, timeout=WAIT)
+        await until(lambda: session.verdict().kind == STALLED, timeout=WAIT)
         app.query_one(VerdictHeader).refresh()  # (it redraws every second on its own)
         await pilot.pause()
         text = screen_text(app)
@@ -191,7 +187,7 @@ async def test_dashboard_shows_the_tree_and_stalled_then_dead(tmp_path, servers)
         assert "Server processes" in text and str(server.pid) in text
         assert str(server.ranks[0]) in text and "sglang::scheduler_TP0" in text
         os.kill(server.pid, signal.SIGKILL)
-        await until(lambda: session.verdict().kind == "dead", session, timeout=WAIT)
+        await until(lambda: session.verdict().kind == "dead", timeout=WAIT)
         await pilot.pause()  # the process update redraws the header
         text = screen_text(app)
         assert "DEAD" in text and f"main process pid {server.pid}" in text
@@ -224,11 +220,9 @@ async def test_at_80x24_the_dead_header_says_the_cause_first_and_the_tree_leaves
     session.add_source(writer_source(log))
     app = build_app(session, gpus_enabled=False)
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(lambda: len(session.writers.processes) == 3 and session.state.lines >= 3, session, timeout=WAIT)
-        deadline = time.monotonic() + WAIT
-        while "3 running" not in (text := screen_text(app)):  # the panel redraws on the next refresh
-            assert time.monotonic() < deadline, text
-            await pilot.pause(0.05)
+        await until(lambda: len(session.writers.processes) == 3 and session.state.lines >= 3, timeout=WAIT)
+        # the panel redraws on the next refresh
+        text = await until(lambda: "3 running" in (shown := screen_text(app)) and shown, timeout=WAIT, pilot=pilot)
         rows = text.splitlines()
         tree = [i for i, line in enumerate(rows) if "Server processes" in line]
         assert len(tree) == 1 and "3 running (main pid" in rows[tree[0]] and "2 ranks" in rows[tree[0]]
@@ -236,7 +230,7 @@ async def test_at_80x24_the_dead_header_says_the_cause_first_and_the_tree_leaves
         assert str(server.ranks[0]) not in text  # the rows of the tree are folded into that one line
         assert "server_args=ServerArgs" in text and text.count("Load weight begin") == 2  # every log line shows
         os.kill(server.pid, signal.SIGKILL)
-        await until(lambda: session.verdict().kind == "dead", session, timeout=WAIT)
+        await until(lambda: session.verdict().kind == "dead", timeout=WAIT)
         app.query_one(VerdictHeader).refresh()
         await pilot.pause()
         row = next(line for line in screen_text(app).splitlines() if "DEAD" in line)
@@ -252,8 +246,7 @@ def test_ranks_killed_by_their_parent_after_its_failure_are_follow_ons_not_the_o
     log.touch()
     subprocess.run(["bash", "-c", 'setsid "$0" "$1" --outcome raise --tp 4 --step 1.5 >> "$2" 2>&1 < /dev/null &',
                     sys.executable, str(sim), str(log)], check=True)
-    out = subprocess.run([sys.executable, "-m", "tui.cli", "watch", "--plain", str(log), "--gpus", "none",
-                          "--timeout", "60"], capture_output=True, text=True, cwd=REPO, timeout=90)
+    out = run_cli("watch", "--plain", str(log), "--gpus", "none", "--timeout", "60", timeout=90)
     assert out.returncode == 1, out.stdout + out.stderr
     error = next(line for line in out.stdout.splitlines() if "error: line" in line and "ValueError" in line)
     line = error.split("error: line ", 1)[1].split()[0].rstrip(":")
@@ -276,11 +269,8 @@ async def test_watch_health_ready_needs_the_url_to_answer_200_too(tmp_path):
         server = subprocess.Popen([sys.executable, str(SIM), "--tp", "2", "--step", "0.01", "--port", str(port)],
                                   stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        env = dict(os.environ, PYTHONUNBUFFERED="1", NO_COLOR="1")
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "tui.cli", "watch", str(log), "--plain", "--gpus", "none", "--timeout", "60",
-            "--health", f"http://127.0.0.1:{port}/health", stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, cwd=REPO, env=env)
+        proc = await start_cli("watch", str(log), "--plain", "--gpus", "none", "--timeout", "60", "--health",
+                               f"http://127.0.0.1:{port}/health", env={"NO_COLOR": "1"})
         out, err = await asyncio.wait_for(proc.communicate(), 90)
         text = out.decode()
         assert proc.returncode == 0, text + err.decode()
@@ -299,11 +289,8 @@ async def test_watch_health_that_never_answers_is_not_ready(tmp_path):
         server = subprocess.Popen([sys.executable, str(SIM), "--tp", "2", "--step", "0.01"],
                                   stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        env = dict(os.environ, PYTHONUNBUFFERED="1", NO_COLOR="1")
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "tui.cli", "watch", str(log), "--plain", "--gpus", "none", "--timeout", "5",
-            "--health", "http://127.0.0.1:1/health", stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, cwd=REPO, env=env)
+        proc = await start_cli("watch", str(log), "--plain", "--gpus", "none", "--timeout", "5", "--health",
+                               "http://127.0.0.1:1/health", env={"NO_COLOR": "1"})
         out, _ = await asyncio.wait_for(proc.communicate(), 60)
         text = out.decode()
         assert proc.returncode == 3, text

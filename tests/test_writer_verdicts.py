@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import signal
 
-from tests.app_support import CLOCK, feed, fixed_session, make_app, screen_text
+from tests.app_support import CLOCK, feed, fixed_session, make_app
+from tests.support import screen_text
 from tui.core.events import GpuInfo, GpuProcess, GpuSample, NoWriter, NoWriterReason, ServerProcess, WriterGone, WritersFound
 from tui.core.verdict import DEAD, FAILED, LOADING, STALLED, STARTING
 from tui.core.writers import WriterState

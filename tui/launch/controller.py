@@ -45,7 +45,7 @@ from tui.session.judging import VerdictChanged
 from tui.launch.gpu_release import GPU_RELEASE_TIMEOUT, GpuBusy, GpuHolder, GpuWatch
 from tui.launch.outcome import Outcome
 from tui.launch.proctable import command_line, group_members, is_alive, wait_pids_gone
-from tui.launch.runner import AttemptRun, Runner, StopResult
+from tui.launch.runner import AttemptRun, Emit, Runner, StopResult
 from tui.launch.spec import LaunchError, LaunchSpec, attempt_paths, exit_path
 from tui.sources.health import HealthProbe
 
@@ -79,7 +79,7 @@ class Launch:
         spec: LaunchSpec,
         *,
         history: History | None = None,
-        runner: Runner | None = None,
+        runner: Callable[[Emit], Runner] | None = None,
         clock: Callable[[], float] = time.time,
         terminal: Callable[[str], None] | None = None,
     ) -> None:
@@ -88,7 +88,8 @@ class Launch:
         self.clock = clock
         self.terminal = terminal  # writes bell / title sequences to the terminal, if any
         self.masker = Masker.for_launch(spec.env, spec.command)
-        self.runner = runner or self._default_runner()
+        # how attempts run, made with where the runner reports (default: here, or the spec's SSH host)
+        self.runner = runner(self._emit) if runner is not None else self._default_runner()
         self.run: AttemptRun | None = None
         self.record: AttemptRecord | None = None
         self.records: list[AttemptRecord] = []  # this launch's attempts, oldest first
