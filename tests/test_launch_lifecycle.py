@@ -179,12 +179,20 @@ async def test_an_attempt_that_could_not_start_leaves_no_record_and_the_next_one
     assert [(r.attempt, r.pid) for r in History().attempts("sim")] == [(1, run.pid)]
 
 
-@pytest.mark.xfail(strict=True, reason="known: the run's status says dead before the exit and the log's last "
-                   "words reach the tracker, so a judgement in between (the 1 s tick, a session update) is final")
 async def test_a_judgement_between_the_exit_and_the_logs_last_words_is_not_final(tmp_path):
+    """The runner knows the process exited before the log's last bytes and the exit reach the tracker:
+    a judgement in between (the tick, a session update) waits for them, so the attempt ends FAILED
+    with its traceback, once, not DEAD with the log read as empty."""
+    from tui.launch.events import AttemptFinished
+
     async with Lifecycle(tmp_path) as life:
+        ends: list[str] = []
+        life.launch.subscribe(lambda e: isinstance(e, AttemptFinished) and ends.append(str(e.verdict.kind)))
         run = await life.launch.start()
         life.runner.log(run).say(START + CRASH)
         life.runner.exit(run, returncode=1)
         early = life.launch.evaluate()  # what the ticker would judge if it fired now
         assert early is not None and not early.final, early
+        final = await life.verdict(lambda v: v.final)  # then, once they came: the traceback's
+        assert final.kind == "failed" and "ValueError" in final.detail, final
+        assert ends == ["failed"]

@@ -241,6 +241,8 @@ class Launch:
         if self.run is None or self.session.timed_out:
             return self.session.own_verdict()
         now = self.clock()
+        if self._last_words_due():
+            return Verdict(STARTING, "the server's process exited: reading the rest of its log before judging")
         session = self.session
         state = session.state
         last_activity = session.last_output_at or (self.run.started_at if self.run else None)
@@ -271,6 +273,16 @@ class Launch:
             loading=session.loading_words(),
             smoke=session.smoke if self.spec.smoke else None,
         )
+
+    def _last_words_due(self) -> bool:
+        """The runner saw the process exit, but the log's last bytes and the exit (``_on_exit``)
+        have not reached the session yet: a judgement now would outrun them (DEAD with the
+        traceback still on its way). Not beyond a few seconds (a log that cannot be read further)."""
+        run = self.run
+        if run is None or run.alive or run.exited_at is None or time.time() - run.exited_at > EXIT_DRAIN + 2.0:
+            return False
+        seen = self.session.exit
+        return seen is None or seen.attempt != run.attempt
 
     def evaluate(self) -> Verdict | None:
         """Have the judging stage decide now (a change reaches the subscribers); None before an attempt."""
