@@ -64,7 +64,7 @@ def test_gaps_and_restarts_are_marked_and_numbers_restart():
     session.handle(LogRestart("log", "recreated"))
     feed(session, lines(3))
     marks = [e for e in session.scrollback.entries() if e.style == MARK]
-    assert len(marks) == 2 and "4096 bytes lost" in marks[0].text and "recreated" in marks[1].text
+    assert len(marks) == 2 and "4096 bytes at offset 100 could not be read" in marks[0].text and "recreated" in marks[1].text
     assert session.scrollback.find_line(2).text.endswith("#running-req: 1")
     assert session.scrollback.find_line(2).seq > marks[1].seq  # line 2 of the new file
 

@@ -1,6 +1,11 @@
-"""How times read in every front end (plain watcher, scan, dashboard, history): one place."""
+"""How times, counts and the log file's own notices read in every front end (plain watcher, scan,
+dashboard, history): one place."""
 
 from __future__ import annotations
+
+from typing import assert_never
+
+from tui.core.events import LogGap, LogMoved, LogRestart, LogTruncated
 
 
 def clock(seconds: float | None, unknown: str = "?") -> str:
@@ -23,3 +28,24 @@ def duration(seconds: float | None, unknown: str = "?") -> str:
 def plural(count: int, word: str, many: str | None = None) -> str:
     """``1 line``, ``2 lines``, ``1,204 ranks``."""
     return f"{count:,} {word if count == 1 else many or word + 's'}"
+
+
+def log_notice(event: LogGap | LogRestart | LogTruncated | LogMoved) -> str:
+    """What happened to the log file itself (a gap, a new file, a truncation, a move), worded once:
+    the scrollback marks it with these words, the plain output prints them."""
+    match event:
+        case LogGap() if event.files:
+            return f"{plural(event.files, 'log file')} could not be read ({event.reason})"
+        case LogGap():
+            return f"{event.nbytes} bytes at offset {event.offset} could not be read ({event.reason})"
+        case LogRestart():
+            return f"the log was {event.reason}: a new attempt starts at line 1"
+        case LogTruncated():
+            return f"the log was truncated to {event.size} bytes: following on from line {event.lines + 1}"
+        case LogMoved() if event.done:
+            return f"finished the moved log {event.moved_to}"
+        case LogMoved():
+            pids = ", ".join(map(str, event.writers)) or "?"
+            return f"the log was moved to {event.moved_to} and is still written there (pid {pids}): following it too"
+        case _:
+            assert_never(event)

@@ -60,7 +60,7 @@ from tui.core.verdict import (
     STARTING,
     judge,
 )
-from tui.core.wording import duration
+from tui.core.wording import duration, log_notice
 from tui.present.event_words import EventWords, error_fields, hint_said, title
 from tui.launch.events import AttemptFinished, AttemptStarted, LaunchEvent, Note
 from tui.present.records import JsonLines, Said
@@ -353,32 +353,20 @@ class PlainWatch:
                     self.emit(Said("waiting", f"waiting for the log: {clean(event.reason)}", fields={"reason": event.reason}))
             case LogRestart():
                 self.words.restarted()
-                self.emit(Said("log_restart", f"the log was {event.reason}: a new attempt starts at line 1",
-                               fields={"reason": event.reason}))
+                self.emit(Said("log_restart", log_notice(event), fields={"reason": event.reason}))
             case LogTruncated():  # a gap in the same startup, not a new attempt
-                self.emit(Said("log_truncated", f"note: the log was truncated to {event.size} bytes; following on from line "
-                               f"{event.lines + 1}", line=event.lines + 1, fields={"size": event.size}))
+                self.emit(Said("log_truncated", f"note: {log_notice(event)}", line=event.lines + 1, fields={"size": event.size}))
             case LogMoved():
-                if event.done:
-                    self.emit(Said("log_moved", f"finished the moved log {clean(event.moved_to)}",
-                                   fields={"moved_to": event.moved_to, "done": True}))
-                else:
-                    pids = ", ".join(map(str, event.writers)) or "?"
-                    self.emit(Said("log_moved", f"the log was moved to {clean(event.moved_to)} and is still written there "
-                                   f"(pid {pids}): following it too",
-                                   fields={"moved_to": event.moved_to, "done": False, "writers": list(event.writers)}))
+                self.emit(Said("log_moved", log_notice(event), fields={  # (say() cleans the path it names)
+                    "moved_to": event.moved_to, "done": event.done, **({} if event.done else {"writers": list(event.writers)})}))
             case ConnectionState():
                 retry = f", retrying in {event.retry_in:.0f} s" if event.retry_in else ""
                 detail = f": {clean(event.detail)}" if event.detail else ""
                 self.emit(Said("connection", f"{event.host}: {event.state}{detail}{retry}", fields={
                     "host": event.host, "state": event.state, "detail": event.detail, "retry_in": event.retry_in}))
             case LogGap():
-                if event.files:
-                    self.emit(Said("log_gap", f"note: {event.files} log file{'s' if event.files > 1 else ''} could not be "
-                                   f"read ({event.reason})", fields={"files": event.files, "reason": event.reason}))
-                else:
-                    self.emit(Said("log_gap", f"note: {event.nbytes} bytes at offset {event.offset} could not be read "
-                                   f"({event.reason})", fields={"offset": event.offset, "bytes": event.nbytes, "reason": event.reason}))
+                fields = {"files": event.files} if event.files else {"offset": event.offset, "bytes": event.nbytes}
+                self.emit(Said("log_gap", f"note: {log_notice(event)}", fields={**fields, "reason": event.reason}))
             case WritersFound() | WriterGone() | NoWriter():
                 self.words.process(event, self.seen_pids, self.session.writers.main_pid)
             case Ready() if self.session.smoke_wanted:  # READY once it answered

@@ -68,6 +68,7 @@ from tui.core.hints import Diagnosis, knowledge
 from tui.core.profiles import Profile, ProfileError
 from tui.core.events import HealthStatus
 from tui.core.verdict import SmokeStatus, Verdict, VerdictKind, gpu_activity, judge, listening_port
+from tui.core.wording import log_notice
 from tui.core.writers import WriterState
 from tui.session.judging import Judging, NoteFound
 from tui.session.models import (
@@ -481,14 +482,13 @@ class WatchSession:
                 self.gpus.lost(event.reason)
                 self._changed("gpu")
             case LogGap():
-                what = f"{event.files} log file{'s' if event.files > 1 else ''}" if event.files else f"{event.nbytes} bytes"
-                self.scrollback.mark(f"⋯ {what} lost before they could be read ({event.reason})")
+                self.scrollback.mark(f"⋯ {log_notice(event)}")
                 self._changed("log")
             case LogRestart():
                 self._flush_pending_line()
                 self._apply(self.tracker.finish())  # the old file's open traceback is reported, not lost
                 self._assembler.reset()
-                self.scrollback.mark(f"── log {event.reason}: new file from line 1 ──")
+                self.scrollback.mark(f"── {log_notice(event)} ──")
                 self.scrollback.new_file()
                 self._tracker_restart()
                 self._changed("log", "state")
@@ -496,16 +496,12 @@ class WatchSession:
                 self._flush_pending_line()
                 self._assembler.reset()
                 self._assembler.skip(event.lines, event.size)
-                self.scrollback.mark(f"⋯ log truncated to {event.size} bytes: following on from line {event.lines + 1}")
+                self.scrollback.mark(f"⋯ {log_notice(event)}")
                 if not event.size:
                     self.scrollback.new_file()
                 self._changed("log")
             case LogMoved():
-                if event.done:
-                    self.scrollback.mark(f"── finished the moved log {event.moved_to} ──")
-                else:
-                    pids = ", ".join(map(str, event.writers)) or "?"
-                    self.scrollback.mark(f"── log moved to {event.moved_to}, still written there (pid {pids}): following it too ──")
+                self.scrollback.mark(f"── {log_notice(event)} ──")
                 self._changed("log")
             case LogWaiting():
                 self.waiting = event.reason
