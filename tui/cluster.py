@@ -203,6 +203,7 @@ class ClusterSession:
         self.launched = False  # its processes are ours (a launch): alive until their runner says not
         self.stopping = False  # the launch is stopping them (x): their exits and last words are no failure
         self.stopped: dict[str, str] = {}  # node -> how the stop ended it ("stopped (SIGKILL after …)")
+        self._read_to_end: set[str] = set()  # nodes whose task ended and whose final log was read to its end
         self._job_source = job
         self._job_outputs = job_outputs
         self._subscribers: list[ClusterSubscriber] = []
@@ -374,7 +375,11 @@ class ClusterSession:
             return Verdict(STOPPING, "stopping its processes")
         death = self.task_deaths.get(node.name) if deaths else None
         if death is not None and session.state.outcome != FAILED:
-            return Verdict(DEAD, death)
+            reading = self._final_log(node.name)
+            if reading is not None:
+                return Verdict(STARTING_KIND, f"{death}: {reading} before judging")
+            if session.state.outcome != FAILED:  # (the end of the log may have held the cause)
+                return Verdict(DEAD, death)
         if session.writers.status() is not None or not self.processes_known:
             verdict = session.verdict()  # its writers (discovery), GPUs, silence and limits: as `watch` judges one node
         else:  # a job that runs, or a launch of ours: its processes live until their runner says not
@@ -394,6 +399,28 @@ class ClusterSession:
                     return Verdict(READY_KIND, f"worker past {past}")
                 return Verdict(STARTING_KIND, f"worker past {past}, waiting for the serving node")
         return verdict
+
+    def _final_log(self, name: str) -> str | None:
+        """A node whose task has ended (srun said so, or its job ended): its output file is final, and
+        is read to its end — the tracker judging every line — before the node is judged: what is left
+        ("reading the rest of the log (380 MB)"), None once read. The file's end is then the log's
+        end: an open traceback or unterminated last line is taken as it is (``finish``, once)."""
+        session = self.nodes[name]
+        reading = session.rest_to_read()
+        if reading is None and name not in self._read_to_end:
+            self._read_to_end.add(name)
+            session.finish()
+        return reading
+
+    def _reading_final_logs(self, ended: bool) -> tuple[str, str] | None:
+        """(node, words) of the first node whose task ended — every node's, once the job ended — whose
+        log is still being read to its end."""
+        for name in self.nodes:
+            if ended or name in self.task_deaths:
+                reading = self._final_log(name)
+                if reading is not None:
+                    return name, reading
+        return None
 
     @property
     def processes_known(self) -> bool:
@@ -424,6 +451,11 @@ class ClusterSession:
         ended = job is not None and (job.state in ENDED or job.state == GONE)
         if ended and self.stopping:  # the launch cancelled it: a stop, whatever the tasks said as they went
             return Verdict(STOPPED_KIND, self.job_words())
+        reading = self._reading_final_logs(ended) if not self.stopping else None
+        if reading is not None:  # not judged before its last line is read: the cause is often there
+            node, words = reading
+            gone = self.job_words() if ended else self.task_deaths[node]
+            return Verdict(STARTING_KIND, f"{gone}: {words} before judging", node=node)
         nodes = core.verdict(self.statuses()) if self.nodes else None
         if ended and nodes is not None and core.verdict(self.statuses(deaths=False)).kind == READY_KIND:
             return Verdict(STOPPED_KIND, f"stopped after ready: {self.job_words()}")  # every task ends with its job

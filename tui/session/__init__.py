@@ -377,6 +377,12 @@ class WatchSession:
         self.reading_rest = unread or None
         return unread
 
+    def rest_to_read(self) -> str | None:
+        """For a log known to be final (its Slurm task ended): "reading the rest of the log (1.4 GB)"
+        while bytes are left to read, None once read to its end (or when it cannot be read further)."""
+        rest = self._unread_rest()
+        return f"reading the rest of the log ({_size(rest)})" if rest else None
+
     def _judge(self, state: StartupState, status: Any, samples: Any, now: float, last_line: str | None) -> Verdict:
         writers = self.writers
         phase = state.current_phase
