@@ -77,3 +77,72 @@ async def test_a_task_that_ends_after_a_burst_is_judged_on_its_whole_log(slurm_e
     assert f"FAILED on {node}" in final[0] and "RuntimeError: the real cause, at the very end of the log" in final[0], output
     assert "DEAD" not in final[0]
     assert re.search(rf"\[{node}\] .*reading the rest of the log \(\d[\d.]* [kMG]B\) before judging", output), output
+
+
+# ---------------------------------------------------------------- issue 18 item 4: a task that dies silently
+
+async def until(session, predicate, timeout: float = 60.0) -> None:
+    """Until ``predicate()`` holds, woken by the session's change notifications (else every 0.5 s:
+    Slurm's own state changes notify nothing until polled)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not predicate():
+        assert loop.time() < deadline, f"never: verdict {session.verdict()}"
+        session.changed.clear()
+        try:
+            await asyncio.wait_for(session.changed.wait(), 0.5)
+        except TimeoutError:
+            pass
+
+
+async def test_a_task_that_ends_silently_while_its_job_runs_is_named_dead(slurm_env, tmp_path):
+    """n2's task exits 0 mid-startup: srun says nothing (exit 0), the job runs on (n1's task lives),
+    and — as on a login node, where no process of the job can be seen — no writer discovery tells.
+    Slurm's step state does: n2 is DEAD, named, and the job not left "starting". When n1's task
+    then ends too (exit 0, the job COMPLETED), n1's state is closed, never left "starting"."""
+    from functools import partial
+
+    from tui.cluster import ClusterSession, default_session
+    from tui.core.options import NodeSpec
+    from tui.core.verdict import DEAD, FAILED, STARTING
+    from tui.sources.slurm import SlurmJobSource, task_logs
+
+    task = tmp_path / "task.py"
+    task.write_text(
+        "import os, sys, time\n"
+        "rank = int(os.environ['SLURM_NODEID'])\n"
+        "os.write(1, b\"[2026-03-14 21:04:10] server_args=ServerArgs(model_path='/models/m', tp_size=2, nnodes=2, "
+        "node_rank=%d, dist_init_addr='n1:5000')\\n\" % rank)\n"
+        "os.write(1, b'[2026-03-14 21:04:20 TP%d] Load weight begin. avail mem=139.26 GB\\n' % rank)\n"
+        f"while not os.path.exists({str(tmp_path / 'go')!r}): time.sleep(0.05)\n"
+        f"while rank == 0 and not os.path.exists({str(tmp_path / 'stop')!r}): time.sleep(0.05)\n"
+    )
+    script = tmp_path / "job.sh"
+    script.write_text(f"#!/bin/bash\nsrun -o {tmp_path}/wt-%j-%t.out {sys.executable} {task}\n")
+    job = slurm_env.run("sbatch", "--parsable", "-N", "2", "-o", f"{tmp_path}/batch-%j.out", str(script)).stdout.strip()
+
+    async def outputs(state):
+        return [NodeSpec(node, path) for node, path in await task_logs(state)]
+
+    session = ClusterSession(make_session=partial(default_session, writers=False),
+                             job=SlurmJobSource(job, interval=0.2, task_every=0.3), job_outputs=outputs)
+    session.start()
+    try:
+        await until(session, lambda: len(session.nodes) == 2 and all(n.state.current_phase for n in session.nodes.values()))
+        assert session.verdict().kind == STARTING
+        await asyncio.sleep(1.0)  # (both tasks seen running by the step poll: a task not started yet looks gone)
+        (tmp_path / "go").touch()
+        await until(session, lambda: session.verdict().kind == DEAD)
+        verdict = session.verdict()
+        assert verdict.node == "n2", verdict
+        assert f"Slurm has no process of job {job} left on n2 (scontrol listpids)" in verdict.detail, verdict
+        assert session.node_verdict("n1").kind == STARTING  # the other node runs on
+        batch = (tmp_path / f"batch-{job}.out").read_text()
+        assert "srun: error" not in batch  # srun said nothing: Slurm's step state told
+        (tmp_path / "stop").touch()
+        await until(session, lambda: session.job is not None and session.job.state == "COMPLETED")
+        n1 = session.node_verdict("n1")  # (seen gone by the step poll, or closed by the job's end)
+        assert n1.kind == DEAD, n1
+        assert session.verdict().kind in (DEAD, FAILED)  # the attempt is over: never left "starting"
+    finally:
+        await session.stop()

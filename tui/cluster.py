@@ -278,6 +278,8 @@ class ClusterSession:
                         self.add_node(spec)
                     if event.stdout and event.stdout not in {spec.log for spec in specs}:
                         self._tasks.append(asyncio.create_task(self._follow_batch_output(event.stdout)))
+                    if hasattr(self._job_source, "task_ends"):
+                        self._tasks.append(asyncio.create_task(self._follow_task_ends(event)))
             self._notify(None, Update(frozenset({"job"}), (event,)))
 
     async def _follow_batch_output(self, path: str) -> None:
@@ -302,6 +304,12 @@ class ClusterSession:
         finally:
             await tailer.close()
 
+    async def _follow_task_ends(self, job: SlurmJobState) -> None:
+        """A task that died silently while its job runs on, as Slurm's step state shows it."""
+        async for ended in self._job_source.task_ends(job):
+            if ended.node in self.nodes:
+                self.node_died(ended.node, ended.detail)
+
     def node_stopped(self, node: str, words: str) -> None:
         """A node's processes are gone because the launch stopped them (``x``, a relaunch)."""
         if node not in self.stopped:
@@ -316,13 +324,15 @@ class ClusterSession:
 
     # ---------------------------------------------------------------- models
 
-    def statuses(self, *, deaths: bool = True) -> list[core.NodeStatus]:
+    def statuses(self, *, deaths: bool = True, closed: bool = True) -> list[core.NodeStatus]:
         """Each node as the barrier view and the verdict see it, with its own verdict (``deaths``:
-        with the tasks srun said died; not once the job has ended, when every task ends)."""
+        with the tasks srun said died; not once the job has ended, when every task ends; ``closed``:
+        a node still undecided when its job ended is closed as such, its task gone with the job)."""
         logs = self._log_statuses()
         roles = core.roles(logs)
         serving = next((n.state for n in logs if roles[n.name] == core.SERVING), None)
-        return [dataclasses.replace(n, verdict=self._node_verdict(n, roles[n.name], serving, deaths)) for n in logs]
+        return [dataclasses.replace(n, verdict=self._node_verdict(n, roles[n.name], serving, deaths, closed))
+                for n in logs]
 
     def _log_statuses(self) -> list[core.NodeStatus]:
         out = []
@@ -367,7 +377,17 @@ class ClusterSession:
                 return status.verdict
         raise KeyError(name)
 
-    def _node_verdict(self, node: core.NodeStatus, role: str, serving: StartupState | None, deaths: bool) -> Verdict:
+    def _node_verdict(self, node: core.NodeStatus, role: str, serving: StartupState | None, deaths: bool,
+                      closed: bool = True) -> Verdict:
+        verdict = self._open_node_verdict(node, role, serving, deaths)
+        job = self.job
+        if (closed and job is not None and (job.state in ENDED or job.state == GONE)
+                and verdict.kind in (STARTING_KIND, LOADING, STALLED)):  # its task ended with the job
+            return Verdict(DEAD, f"its task ended with the job: {self.job_words()}")
+        return verdict
+
+    def _open_node_verdict(self, node: core.NodeStatus, role: str, serving: StartupState | None,
+                           deaths: bool) -> Verdict:
         session = self.nodes[node.name]
         if node.name in self.stopped:
             return Verdict(STOPPED_KIND, self.stopped[node.name])
@@ -456,7 +476,7 @@ class ClusterSession:
             node, words = reading
             gone = self.job_words() if ended else self.task_deaths[node]
             return Verdict(STARTING_KIND, f"{gone}: {words} before judging", node=node)
-        nodes = core.verdict(self.statuses()) if self.nodes else None
+        nodes = core.verdict(self.statuses(closed=False)) if self.nodes else None  # (the job's end says it)
         if ended and nodes is not None and core.verdict(self.statuses(deaths=False)).kind == READY_KIND:
             return Verdict(STOPPED_KIND, f"stopped after ready: {self.job_words()}")  # every task ends with its job
         if nodes is not None and nodes.kind in (READY_KIND, FAILED_KIND, DEAD, STOPPED_KIND):

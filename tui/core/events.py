@@ -343,6 +343,16 @@ class SlurmJobState:
     at: float = 0.0
 
 
+@dataclass(frozen=True, slots=True)
+class SlurmTaskEnded:
+    """A running job's task on ``node`` is gone, as Slurm's own step state shows it (the job runs
+    on: no ``--kill-on-bad-exit``, and srun said nothing)."""
+
+    job_id: str
+    node: str
+    detail: str  # how Slurm shows it: "Slurm has no process of job 5 left on n2 (scontrol listpids)"
+
+
 SourceEvent = (
     LogChunk
     | LogGap
@@ -363,6 +373,7 @@ SourceEvent = (
     | ProcessExited
     | ProcessStopping
     | SlurmJobState
+    | SlurmTaskEnded
 )
 
 

@@ -18,8 +18,10 @@ import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 
-from tui.core.events import ConnectionState, SlurmJobState
-from tui.core.slurm import ENDED, GONE, QUEUED, fields, output_path, parse_job, task_failures, task_outputs
+from tui.core.events import ConnectionState, SlurmJobState, SlurmTaskEnded
+from tui.core.slurm import (
+    ENDED, GONE, QUEUED, fields, node_has_task, output_path, parse_job, task_failures, task_outputs,
+)
 
 #: Seconds one Slurm client command may take before the poll counts as failed.
 COMMAND_TIMEOUT = 20.0
@@ -83,11 +85,13 @@ class SlurmJobSource:
         *,
         interval: float = 1.0,
         detail_every: float = 5.0,
+        task_every: float = 2.0,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.job_id = str(job_id)
         self.interval = interval
         self.detail_every = detail_every
+        self.task_every = task_every
         self.clock = clock
         self.latest: SlurmJobState | None = None
         self._closed = asyncio.Event()
@@ -146,9 +150,36 @@ class SlurmJobSource:
                     ahead += 1
         return ahead
 
-    async def _pause(self) -> None:
+    async def task_ends(self, job: SlurmJobState) -> AsyncIterator[SlurmTaskEnded]:
+        """While the job runs, each node whose task Slurm shows gone (``scontrol listpids JOB NODE``
+        every ``task_every`` s), once: a task that died silently (no ``--kill-on-bad-exit``, srun
+        said nothing) while the others run on. A node counts once its task was seen running (one
+        not started yet looks the same), and only while the job still runs (at its end every task
+        ends). Ends at once where listpids cannot tell: it asks the node's slurmd through a local
+        socket, so it answers on the job's nodes (or a one-host cluster), not on a login node."""
+        seen: set[str] = set()
+        ended: set[str] = set()
+        while not self._closed.is_set() and len(ended) < len(job.nodes):
+            for node in job.nodes:
+                if node in ended:
+                    continue
+                has = node_has_task(*await slurm_command("scontrol", "listpids", job.job_id, node))
+                if has is None:
+                    return
+                if has:
+                    seen.add(node)
+                elif node in seen:
+                    code, out, _ = await slurm_command("squeue", "-j", job.job_id, "-h", "-o", "%T")
+                    if code != 0 or out.strip() != "RUNNING":  # the job is ending: its end says it all
+                        return
+                    ended.add(node)
+                    yield SlurmTaskEnded(job.job_id, node, f"its task is gone: Slurm has no process of job "
+                                         f"{job.job_id} left on {node} (scontrol listpids)")
+            await self._pause(self.task_every)
+
+    async def _pause(self, seconds: float | None = None) -> None:
         try:
-            async with asyncio.timeout(self.interval):
+            async with asyncio.timeout(self.interval if seconds is None else seconds):
                 await self._closed.wait()
         except TimeoutError:
             pass
