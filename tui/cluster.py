@@ -518,16 +518,42 @@ class ClusterSession:
 
 
 def default_session(spec: NodeSpec, *, profile: Any = None, from_end: bool = False, gpu_interval: float = 1.0,
-                    max_rate: float = 15.0, writers: bool = False, stall_limits: Any = None) -> WatchSession:
-    """A node's session: its tailer (local or over SSH), its GPU source and — with ``writers``, for
-    servers Watchtower did not start — the discovery of the processes writing its log, so that a
-    node whose server dies is named as `watch` names one (a launch knows its own processes)."""
+                    max_rate: float = 15.0, writers: bool = False, stall_limits: Any = None,
+                    log: Any = None) -> WatchSession:
+    """A node's session: its tailer (local or over SSH; ``log``: another source of its lines, a
+    share of a log several nodes write), its GPU source and — with ``writers``, for servers
+    Watchtower did not start — the discovery of the processes writing its log, so that a node
+    whose server dies is named as `watch` names one (a launch knows its own processes)."""
     from tui.sources.factory import log_tailer, make_gpu_source, writer_source
 
     gpu = make_gpu_source(spec.gpus, spec.host, gpu_interval)
     info = SessionInfo(host=spec.host or "localhost", log_path=spec.log, title=spec.name)
-    session = WatchSession(log=log_tailer(spec.log, host=spec.host, from_end=from_end, writers=writers), gpu=gpu,
-                           profile=profile, info=info, max_rate=max_rate, stall_limits=stall_limits)
+    if log is None:
+        log = log_tailer(spec.log, host=spec.host, from_end=from_end, writers=writers)
+    session = WatchSession(log=log, gpu=gpu, profile=profile, info=info, max_rate=max_rate, stall_limits=stall_limits)
     if writers and (found := writer_source(spec.log, host=spec.host)) is not None:
         session.add_source(found)
     return session
+
+
+def ray_cluster(log: str, host: str | None, make_session: Callable[..., WatchSession], *, gpus: str = "none",
+                from_end: bool = False) -> ClusterSession:
+    """vLLM served over Ray: the head's one log holds every node's lines. The head (its own lines,
+    and its local actors') serves; each worker node (its actors' lines, which Ray leads with
+    ``ip=``) is a node of its own, added with its first line, so the barrier and the verdict see
+    each. ``make_session(spec, log=…, writers=…)`` makes a node's session (``default_session``)."""
+    from tui.sources.factory import log_tailer
+    from tui.sources.ray import RaySplit
+
+    def on_node(ip: str) -> None:
+        cluster.add_node(NodeSpec(ip, log, host, "none", role=core.WORKER))
+
+    split = RaySplit(log_tailer(log, host=host, from_end=from_end, writers=True), on_node)
+
+    def node_session(spec: NodeSpec) -> WatchSession:
+        if spec.role == core.SERVING:  # the head reads the log: its writers are the driver's processes
+            return make_session(spec, log=split.head(), writers=True)
+        return make_session(spec, log=split.feed(spec.name), writers=False)
+
+    cluster = ClusterSession([NodeSpec("head", log, host, gpus, role=core.SERVING)], make_session=node_session)
+    return cluster

@@ -287,6 +287,18 @@ def _not_joined(row: BarrierRow, who: Laggard) -> str:
             "is open between the nodes, and GLOO_SOCKET_IFNAME / NCCL_SOCKET_IFNAME")
 
 
+#: Ray's prefix on a line an actor on another node printed, as the driver streams it: "(RayWorkerWrapper
+#: pid=1234, ip=10.0.0.2) …" (ANSI-coloured in files too; vLLM's actor is RayWorkerVllm up to 0.3.2).
+#: An actor on the driver's own node is "(RayWorkerWrapper pid=1234)": no ip, the head's line.
+_RAY_IP = re.compile(rb"^(?:\x1b\[[\d;]*m)*\((?:[\w.]+ )?pid=\d+, ip=(?P<ip>[0-9A-Fa-f.:]+)\)")
+
+
+def ray_node(line: bytes) -> str | None:
+    """The node (its ip) a line of a Ray driver's log came from; None: the head's own line."""
+    match = _RAY_IP.match(line)
+    return match["ip"].decode() if match is not None else None
+
+
 def _running(phase: Phase) -> bool:
     """Whether a phase is still under way on some rank (a phase whose every rank ended it may stay
     open, waiting for ranks the node does not have)."""

@@ -102,3 +102,5 @@ class ClusterOptions:
     gpus: GpuOptions = field(default_factory=GpuOptions)
     stall_limits: StallLimits | None = None  # --stall-limit: per node, per phase
     health: str | None = None  # --health URL: the serving node's (asked from its host)
+    ray_log: str | None = None  # --ray: one log (vLLM's head under Ray) holding every node's lines
+    ray_host: str | None = None  # where that log is ([user@]host[:port]; None: this machine)
