@@ -104,3 +104,19 @@ def test_a_worker_node_that_fails_is_named(tmp_path):
     verdict = next(line for line in out.splitlines() if "FAILED on" in line)
     assert "FAILED on 10.0.0.3" in verdict and "OutOfMemoryError" in verdict, out
     assert "[10.0.0.2]" in out and "[head]" in out
+
+
+async def test_the_dashboard_shows_each_node_of_a_ray_log(tmp_path):
+    """The worker nodes appear in the dashboard's node rows as their first lines are read."""
+    from tests.test_app_cluster import text_of, wait_until
+    from tui.app.dashboard import build_app
+    from tui.core.options import ClusterOptions, GpuOptions
+    from tui.wiring import make_cluster
+
+    log = tmp_path / "vllm-head.log"
+    log.write_text(ray_head_log())
+    session = make_cluster(ClusterOptions(ray_log=str(log), gpus=GpuOptions(kind="none")))
+    app = build_app(None, nodes=session)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_until(pilot, lambda: app.verdict().text.startswith("READY: head serving, 10.0.0.2 worker"))
+        await wait_until(pilot, lambda: all(n in text_of(app, "#nodes") for n in ("head", "10.0.0.2", "10.0.0.3")))
