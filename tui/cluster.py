@@ -345,7 +345,7 @@ class ClusterSession:
             waiting = session.waiting
             conn = session.connection
             if conn is not None and conn.state != "connected":
-                waiting = connection_words(conn)
+                waiting = session.blind() or connection_words(conn)  # "never connected to …" says more
             suspect = self.suspects.get(name) or self._writer_suspects().get(name)
             out.append(core.NodeStatus(name, state, quiet_for=quiet, waiting=waiting, suspect=suspect,
                                        role=self.specs[name].role))

@@ -269,7 +269,10 @@ def verdict(nodes: Mapping[str, NodeStatus] | list[NodeStatus]) -> Verdict:
     if behind is None:
         return Verdict(VerdictKind.STARTING, "starting")
     row, who = behind
-    return Verdict(VerdictKind.STARTING, f"{row.words}: {row.reached}/{row.total} ranks · waiting for {who.label}")
+    waited = next(n for n in statuses if n.name == who.node)
+    # a node with no line yet: why (never connected to its host, its log's directory missing, …)
+    why = f" ({waited.waiting})" if waited.waiting and not waited.state.lines else ""
+    return Verdict(VerdictKind.STARTING, f"{row.words}: {row.reached}/{row.total} ranks · waiting for {who.label}{why}")
 
 
 def _not_joined(row: BarrierRow, who: Laggard) -> str:
