@@ -157,3 +157,13 @@ async def test_a_node_still_starting_when_its_job_ended_is_closed_with_it(tmp_pa
         assert session.verdict() == Verdict(FAILED, "job 7 FAILED exit 1:0")
     finally:
         await session.stop()
+
+
+def test_the_task_steps_sstat_lists():
+    """`sstat -n -P -a -j 6 -o JobID` on the test cluster: the batch step is no task step; a step
+    one of whose nodes' part has ended is no longer listed."""
+    from tui.core.slurm import answering_steps
+
+    assert answering_steps("6.batch\n6.0\n") == {"6.0"}
+    assert answering_steps("6.batch\n") == set()
+    assert answering_steps("") == set()

@@ -95,11 +95,14 @@ async def until(session, predicate, timeout: float = 60.0) -> None:
             pass
 
 
-async def test_a_task_that_ends_silently_while_its_job_runs_is_named_dead(slurm_env, tmp_path):
+@pytest.mark.parametrize("where", ["on a node", "on a login node"])
+async def test_a_task_that_ends_silently_while_its_job_runs_is_dead(slurm_env, tmp_path, monkeypatch, where):
     """n2's task exits 0 mid-startup: srun says nothing (exit 0), the job runs on (n1's task lives),
-    and — as on a login node, where no process of the job can be seen — no writer discovery tells.
-    Slurm's step state does: n2 is DEAD, named, and the job not left "starting". When n1's task
-    then ends too (exit 0, the job COMPLETED), n1's state is closed, never left "starting"."""
+    and no writer discovery tells (as where the job's processes cannot be seen). Slurm's step state
+    does: on a node (its slurmd answers ``scontrol listpids``) n2 is DEAD, named; on a login node
+    (no slurmd here: a client config whose spool directory does not exist) sstat says a task of the
+    step is gone. Either way the job is not left "starting". When n1's task then ends too (exit 0,
+    the job COMPLETED), n1's state is closed, never left "starting"."""
     from functools import partial
 
     from tui.cluster import ClusterSession, default_session
@@ -120,6 +123,11 @@ async def test_a_task_that_ends_silently_while_its_job_runs_is_named_dead(slurm_
     script = tmp_path / "job.sh"
     script.write_text(f"#!/bin/bash\nsrun -o {tmp_path}/wt-%j-%t.out {sys.executable} {task}\n")
     job = slurm_env.run("sbatch", "--parsable", "-N", "2", "-o", f"{tmp_path}/batch-%j.out", str(script)).stdout.strip()
+    if where == "on a login node":
+        conf = tmp_path / "login.conf"
+        conf.write_text(re.sub(r"(?m)^SlurmdSpoolDir=.*$", f"SlurmdSpoolDir={tmp_path}/no-slurmd-here/%n",
+                               slurm_env.conf.read_text()))
+        monkeypatch.setenv("SLURM_CONF", str(conf))
 
     async def outputs(state):
         return [NodeSpec(node, path) for node, path in await task_logs(state)]
@@ -134,8 +142,12 @@ async def test_a_task_that_ends_silently_while_its_job_runs_is_named_dead(slurm_
         (tmp_path / "go").touch()
         await until(session, lambda: session.verdict().kind == DEAD)
         verdict = session.verdict()
-        assert verdict.node == "n2", verdict
-        assert f"Slurm has no process of job {job} left on n2 (scontrol listpids)" in verdict.detail, verdict
+        if where == "on a node":
+            assert verdict.node == "n2", verdict
+            assert f"Slurm has no process of job {job} left on n2 (scontrol listpids)" in verdict.detail, verdict
+        else:
+            assert verdict.detail.startswith(f"job {job} RUNNING on n1,n2: a task of step {job}.0 is gone: "
+                                             "sstat no longer reaches every node of it (n[1-2])"), verdict
         assert session.node_verdict("n1").kind == STARTING  # the other node runs on
         batch = (tmp_path / f"batch-{job}.out").read_text()
         assert "srun: error" not in batch  # srun said nothing: Slurm's step state told

@@ -197,6 +197,7 @@ class ClusterSession:
         self.job_connection: ConnectionState | None = None
         self.cancelled_by: str | None = None  # set by whoever cancels the job (the Slurm runner)
         self.task_deaths: dict[str, str] = {}  # node -> how its process died ("task 1: Killed (srun)")
+        self.task_lost: str | None = None  # a task of the job gone on a node Slurm does not name from here
         self.suspects: dict[str, str] = {}  # node -> why its command is suspect (tui.core.multinode)
         self._suspects_of: tuple[tuple[Any, ...], dict[str, str]] = ((), {})  # writers' commands -> suspects
         self.gpu_samples: dict[str, deque[GpuSample]] = {}  # recent samples per node (loading vs stalled?)
@@ -307,7 +308,10 @@ class ClusterSession:
     async def _follow_task_ends(self, job: SlurmJobState) -> None:
         """A task that died silently while its job runs on, as Slurm's step state shows it."""
         async for ended in self._job_source.task_ends(job):
-            if ended.node in self.nodes:
+            if ended.node is None:
+                self.task_lost = ended.detail
+                self._notify(None, Update(frozenset({"state"})))
+            elif ended.node in self.nodes:
                 self.node_died(ended.node, ended.detail)
 
     def node_stopped(self, node: str, words: str) -> None:
@@ -481,6 +485,8 @@ class ClusterSession:
             return Verdict(STOPPED_KIND, f"stopped after ready: {self.job_words()}")  # every task ends with its job
         if nodes is not None and nodes.kind in (READY_KIND, FAILED_KIND, DEAD, STOPPED_KIND):
             return nodes
+        if self.task_lost is not None and not ended:  # no node named: the job's words, not "starting"
+            return Verdict(DEAD, f"{self.job_words()}: {self.task_lost}")
         if job is not None and ended:
             before = ", before the server was ready" if job.state == "COMPLETED" else ""
             return Verdict(FAILED_KIND, self.job_words() + before)

@@ -346,10 +346,11 @@ class SlurmJobState:
 @dataclass(frozen=True, slots=True)
 class SlurmTaskEnded:
     """A running job's task on ``node`` is gone, as Slurm's own step state shows it (the job runs
-    on: no ``--kill-on-bad-exit``, and srun said nothing)."""
+    on: no ``--kill-on-bad-exit``, and srun said nothing); ``node`` None: a task of the job's step,
+    on a node Slurm does not name from here."""
 
     job_id: str
-    node: str
+    node: str | None
     detail: str  # how Slurm shows it: "Slurm has no process of job 5 left on n2 (scontrol listpids)"
 
 

@@ -127,6 +127,12 @@ def node_has_task(code: int, out: str, err: str) -> bool | None:
     return False
 
 
+def answering_steps(out: str) -> set[str]:
+    """The task steps (``5.0``, not ``5.batch``) that ``sstat -n -P -a -j JOB -o JobID`` reports:
+    a step is left out as soon as one of its nodes no longer has its part running."""
+    return {step for step in out.split() if step.rpartition(".")[2].isdigit()}
+
+
 def task_outputs(script: str) -> str | None:
     """The per-task output pattern an ``srun -o …%t`` line of a batch script gives, if any."""
     for line in script.splitlines():
