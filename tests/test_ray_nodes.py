@@ -19,20 +19,24 @@ CYAN, DIM, RESET = "\x1b[36m", "\x1b[2m", "\x1b[0m"
 pytestmark = pytest.mark.timeout(120)
 
 
-def ray_head_log(fail: str | None = None) -> str:
+def ray_head_log(fail: str | None = None, dedup: bool = False) -> str:
     """A vLLM V0 start over Ray on three nodes (pipeline parallel 3 × tensor parallel 2): the head's
     driver worker (no prefix) and its local actor (no ip), two actors on each other node. Ray
     colours its prefix, as it writes it into a file too. ``fail``: that node's first actor raises
-    in its CUDA graph capture."""
+    in its CUDA graph capture. ``dedup``: Ray's default log deduplication folds the actors' like
+    lines after the first into one "[repeated Nx across cluster]" line: 10.0.0.3's actors' "Graph
+    capturing finished" never appear under their own prefix."""
     actors = {"head": ["(RayWorkerWrapper pid=2201)"],
               "10.0.0.2": ["(RayWorkerWrapper pid=3101, ip=10.0.0.2)", "(RayWorkerWrapper pid=3102, ip=10.0.0.2)"],
               "10.0.0.3": ["(RayWorkerWrapper pid=4101, ip=10.0.0.3)", "(RayWorkerWrapper pid=4102, ip=10.0.0.3)"]}
 
-    def every(message: str, second: int, file: str = "model_runner.py:1110") -> list[str]:
+    def every(message: str, second: int, file: str = "model_runner.py:1110", folded: bool = False) -> list[str]:
         line = f"INFO 02-26 06:24:{second:02d} {file}] {message}"
         own = [line]
         for tags in actors.values():
             own += [f"{CYAN}{tag}{RESET} {line}" for tag in tags]
+        if folded:  # the first actor's line, then the rest folded into one, led by another's prefix
+            return own[:2] + [f"{CYAN}{actors['10.0.0.2'][1]}{RESET} {line}{DIM} [repeated {len(own) - 2}x across cluster]{RESET}"]
         return own
 
     lines = [
@@ -55,7 +59,7 @@ def ray_head_log(fail: str | None = None) -> str:
                   "Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.10 GiB of which 1.20 GiB is free."]
         return "\n".join(lines) + "\n"
     lines += [
-        *every("Graph capturing finished in 21 secs, took 0.40 GiB", 55, "model_runner.py:1562"),
+        *every("Graph capturing finished in 21 secs, took 0.40 GiB", 55, "model_runner.py:1562", folded=dedup),
         "INFO 02-26 06:24:56 llm_engine.py:436] init engine (profile, create kv cache, warmup model) took 12.5 seconds",
         "INFO 02-26 06:24:57 api_server.py:958] Starting vLLM API server on http://0.0.0.0:8000",
         "INFO:     Started server process [2100]",
@@ -70,6 +74,7 @@ def ray_head_log(fail: str | None = None) -> str:
     (b"\x1b[36m(RayWorkerWrapper pid=3101, ip=10.0.0.2)\x1b[0m INFO 02-26 06:24:20 x.py:1] hi", "10.0.0.2"),
     (b"\x1b[2m\x1b[36m(RayWorkerVllm pid=17, ip=192.168.1.7)\x1b[0m hi", "192.168.1.7"),  # vLLM <= 0.3.2, Ray 2.x's DIM
     (b"(pid=17, ip=fd00::2) a task's line", "fd00::2"),
+    (b"\x1b[33m(raylet, ip=10.0.0.3)\x1b[0m A worker died or was killed while executing a task", "10.0.0.3"),
     (b"\x1b[36m(RayWorkerWrapper pid=2201)\x1b[0m INFO on the head's own node", None),
     (b"INFO 02-26 06:24:20 x.py:1] the driver", None),
     (b"INFO 02-26 06:24:20 x.py:1] text that mentions (RayWorkerWrapper pid=1, ip=10.0.0.9) later", None),
@@ -93,6 +98,18 @@ def test_a_healthy_three_node_start_reads_ready_with_each_node_seen(tmp_path):
     assert "READY: head serving, 10.0.0.2 worker past CUDA graphs, 10.0.0.3 worker past CUDA graphs" in out
     assert "barrier: weight load done on all 5 ranks of 3 nodes" in out  # the head's actor, two per worker node
     assert "[10.0.0.3] weight load done" in out
+
+
+def test_with_ray_folding_like_lines_the_heads_ready_still_decides(tmp_path):
+    """Ray's deduplication (on by default) leaves a worker node's own lines short of its last
+    set-up step: vLLM's engine serves only once every actor is set up, so the head's ready says it."""
+    log = tmp_path / "vllm-head.log"
+    log.write_text(ray_head_log(dedup=True))
+    result = watch(log)
+    out = result.stdout
+    assert result.returncode == 0, out + result.stderr
+    assert "READY: head serving, 10.0.0.2 worker, 10.0.0.3 worker" in out
+    assert "[10.0.0.3] CUDA graphs done" not in out  # (their own lines never said so)
 
 
 def test_a_worker_node_that_fails_is_named(tmp_path):

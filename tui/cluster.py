@@ -198,6 +198,9 @@ class ClusterSession:
         self.cancelled_by: str | None = None  # set by whoever cancels the job (the Slurm runner)
         self.task_deaths: dict[str, str] = {}  # node -> how its process died ("task 1: Killed (srun)")
         self.task_lost: str | None = None  # a task of the job gone on a node Slurm does not name from here
+        #: The serving node is ready only once every worker is set up (vLLM over Ray): a worker is then
+        #: set up when it is, whatever its own lines show (``core.cluster.worker_done``).
+        self.workers_join_serving = False
         self.suspects: dict[str, str] = {}  # node -> why its command is suspect (tui.core.multinode)
         self._suspects_of: tuple[tuple[Any, ...], dict[str, str]] = ((), {})  # writers' commands -> suspects
         self.gpu_samples: dict[str, deque[GpuSample]] = {}  # recent samples per node (loading vs stalled?)
@@ -352,7 +355,7 @@ class ClusterSession:
                 waiting = session.blind() or connection_words(conn)  # "never connected to …" says more
             suspect = self.suspects.get(name) or self._writer_suspects().get(name)
             out.append(core.NodeStatus(name, state, quiet_for=quiet, waiting=waiting, suspect=suspect,
-                                       role=self.specs[name].role))
+                                       role=self.specs[name].role, joins_serving=self.workers_join_serving))
         return out
 
     def _writer_suspects(self) -> dict[str, str]:
@@ -416,7 +419,9 @@ class ClusterSession:
                 blind=session.blind(),
             )
         if role == core.WORKER and serving is not None and verdict.kind in (STARTING_KIND, LOADING, STALLED):
-            passed = core.worker_passed(session.state, serving)
+            passed = core.worker_done(node, serving)
+            if passed == 0:  # (its lines folded into other workers' by Ray: the serving node's ready says it)
+                return Verdict(READY_KIND, "worker, set up: the serving node is ready")
             if passed:  # its log ends after its set-up: silence is all a healthy worker has left to say
                 past = core.PAST[core.MILESTONES[passed - 1][0]]
                 if serving.outcome == READY:
@@ -562,4 +567,5 @@ def ray_cluster(log: str, host: str | None, make_session: Callable[..., WatchSes
         return make_session(spec, log=split.feed(spec.name), writers=False)
 
     cluster = ClusterSession([NodeSpec("head", log, host, gpus, role=core.SERVING)], make_session=node_session)
+    cluster.workers_join_serving = True  # vLLM's engine serves only once every actor is set up
     return cluster
