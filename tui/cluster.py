@@ -433,10 +433,11 @@ class ClusterSession:
         """A node whose task has ended (srun said so, or its job ended): its output file is final, and
         is read to its end — the tracker judging every line — before the node is judged: what is left
         ("reading the rest of the log (380 MB)"), None once read. The file's end is then the log's
-        end: an open traceback or unterminated last line is taken as it is (``finish``, once)."""
+        end: an open traceback or unterminated last line is taken as it is (``finish``, once) — only
+        where it is known read to its end (a local file: over SSH the last lines may be on their way)."""
         session = self.nodes[name]
         reading = session.rest_to_read()
-        if reading is None and name not in self._read_to_end:
+        if reading is None and name not in self._read_to_end and session.unread_bytes() == 0:
             self._read_to_end.add(name)
             session.finish()
         return reading
