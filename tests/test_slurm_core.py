@@ -110,3 +110,60 @@ def test_srun_l_task_labels_are_read_past_ranks_and_phase_times_are_right():
     assert load.done and load.end_ts - load.start_ts == 73.0  # 23:39:00 → 23:40:13, not 0.0 s
     error = state.first_error
     assert error is not None and error.kind == "RuntimeError" and error.rank == "TP1"
+
+
+# What `scontrol listpids JOB NODE` printed on the test cluster (Slurm 22.05): (rc, stdout, stderr).
+HEADER = "PID      JOBID    STEPID   LOCALID GLOBALID\n"
+
+
+@pytest.mark.parametrize("answer, has", [
+    ((0, HEADER + "13581    5        0        0       1       \n13582    5        0        -       -       \n", ""), True),
+    ((1, HEADER, "JobId=5 does not exist on node n2.\n"), False),  # its slurmstepd is gone
+    ((0, HEADER + "13554    5        batch    0       0       \n", ""), False),  # only the batch script's step
+    ((1, HEADER, "scontrol: error: Domain socket directory /var/spool/slurmd: No such file or directory\n"
+                 "JobId=5 does not exist on node n9.\n"), None),  # no slurmd of that node here: cannot tell
+    ((127, "", "scontrol: No such file or directory"), None),
+])
+def test_whether_a_node_still_has_its_task(answer, has):
+    from tui.core.slurm import node_has_task
+
+    assert node_has_task(*answer) is has
+
+
+async def test_a_node_still_starting_when_its_job_ended_is_closed_with_it(tmp_path):
+    """The job ended (its tasks with it) while n2 had said nothing final: n2 is not left "starting"
+    but closed as its task's end; the attempt's verdict stays the job's own words."""
+
+    from tests.test_cluster_core import node_log
+    from tui.cluster import ClusterSession, default_session
+    from tui.core.options import NodeSpec
+    from tui.core.verdict import DEAD, FAILED, STARTING, Verdict
+
+    logs = {}
+    for rank, name in enumerate(("n1", "n2")):
+        logs[name] = tmp_path / f"{name}.log"
+        logs[name].write_text("\n".join(node_log([f"TP{rank}"], until="load_begin", node_rank=rank)) + "\n")
+    session = ClusterSession([NodeSpec(name, str(path)) for name, path in logs.items()], make_session=default_session)
+    session.job = SlurmJobState("7", "RUNNING", nodes=("n1", "n2"))
+    session.start()
+    try:
+        while any(node.state.current_phase is None for node in session.nodes.values()):
+            session.changed.clear()
+            await session.changed.wait()
+        assert session.node_verdict("n2").kind == STARTING
+        session.job = SlurmJobState("7", "FAILED", nodes=("n1", "n2"), exit_code="1:0")
+        n2 = session.node_verdict("n2")
+        assert n2.kind == DEAD and n2.detail == "its task ended with the job: job 7 FAILED exit 1:0", n2
+        assert session.verdict() == Verdict(FAILED, "job 7 FAILED exit 1:0")
+    finally:
+        await session.stop()
+
+
+def test_the_task_steps_sstat_lists():
+    """`sstat -n -P -a -j 6 -o JobID` on the test cluster: the batch step is no task step; a step
+    one of whose nodes' part has ended is no longer listed."""
+    from tui.core.slurm import answering_steps
+
+    assert answering_steps("6.batch\n6.0\n") == {"6.0"}
+    assert answering_steps("6.batch\n") == set()
+    assert answering_steps("") == set()

@@ -93,3 +93,24 @@ def test_a_node_whose_host_does_not_resolve_is_said_at_once_and_exit_2(sshd_node
                    "--timeout", "60")
     assert result.returncode == 2, result.stdout + result.stderr
     assert "cannot resolve host 'n2.invalid'" in result.stdout and "Traceback" not in result.stdout + result.stderr
+
+
+def test_a_host_never_reached_and_a_missing_log_directory_are_said_at_the_timeout(sshd_nodes, tmp_path):
+    """Issue 18 item 8: node 1's log directory does not exist on its host; node 2's host is never
+    reached (nothing listens on its port). Each is said as such, never "the log is empty"."""
+    import socket
+
+    a, b = sshd_nodes
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind((b.host, 0))
+        closed = probe.getsockname()[1]
+    result = watch(sshd_nodes, "--host", f"{a.spec}:{tmp_path}/gone/n1.log",
+                   "--host", f"{b.username}@{b.host}:{closed}:/var/log/n2.log", "--timeout", "4")
+    out = result.stdout
+    assert result.returncode == 3, out + result.stderr
+    assert f"[127.0.0.2] STARTING: waiting for the log ({tmp_path}/gone/n1.log: its directory {tmp_path}/gone does not exist" in out
+    n2 = next(line for line in out.splitlines() if line.split("  ", 2)[-1].startswith("[127.0.0.3] "))
+    assert f"cannot tell: never connected to {b.username}@{b.host}:{closed}" in n2, out
+    timeout = next(line for line in out.splitlines() if "TIMEOUT after" in line)
+    assert "does not exist" in timeout or "never connected to" in timeout, out
+    assert "the log is empty" not in out

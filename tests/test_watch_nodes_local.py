@@ -136,3 +136,23 @@ async def test_nodes_that_never_meet_at_the_dist_init_address_are_said_so_with_t
         assert code == 3
     finally:
         stop(*procs)
+
+
+def test_a_node_whose_log_directory_does_not_exist_is_said_so_at_the_timeout(tmp_path):
+    """Issue 18 item 8: not "the log is empty", nor a bare "waiting for n2": the directory that is
+    missing, on the node's own line and on the attempt's."""
+    from tests.test_cluster_core import node_log
+
+    n1 = tmp_path / "n1.log"
+    n1.write_text("\n".join(node_log(["TP0"], until="load_begin")) + "\n")
+    conf = tmp_path / "cluster.toml"
+    conf.write_text(f'[[node]]\nname = "n1"\nlog = "{n1}"\n\n[[node]]\nname = "n2"\nlog = "{tmp_path}/gone/logs/n2.log"\n')
+    result = subprocess.run([sys.executable, "-m", "tui.cli", "watch", "--cluster", str(conf), "--plain", "--gpus", "none",
+                             "--timeout", "3"], capture_output=True, text=True, timeout=60, cwd=REPO)
+    out = result.stdout
+    assert result.returncode == 3, out + result.stderr
+    missing = f"{tmp_path}/gone/logs/n2.log: its directory {tmp_path}/gone does not exist"
+    timeout = next(line for line in out.splitlines() if "TIMEOUT after" in line)
+    assert f"waiting for n2 ({missing}" in timeout, out
+    assert f"[n2] STARTING: waiting for the log ({missing}" in out
+    assert "the log is empty" not in out

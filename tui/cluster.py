@@ -200,12 +200,17 @@ class ClusterSession:
         self.job_connection: ConnectionState | None = None
         self.cancelled_by: str | None = None  # set by whoever cancels the job (the Slurm runner)
         self.task_deaths: dict[str, str] = {}  # node -> how its process died ("task 1: Killed (srun)")
+        self.task_lost: str | None = None  # a task of the job gone on a node Slurm does not name from here
+        #: The serving node is ready only once every worker is set up (vLLM over Ray): a worker is then
+        #: set up when it is, whatever its own lines show (``core.cluster.worker_done``).
+        self.workers_join_serving = False
         self.suspects: dict[str, str] = {}  # node -> why its command is suspect (tui.core.multinode)
         self._suspects_of: tuple[tuple[Any, ...], dict[str, str]] = ((), {})  # writers' commands -> suspects
         self.gpu_samples: dict[str, deque[GpuSample]] = {}  # recent samples per node (loading vs stalled?)
         self.launched = False  # its processes are ours (a launch): alive until their runner says not
         self.stopping = False  # the launch is stopping them (x): their exits and last words are no failure
         self.stopped: dict[str, str] = {}  # node -> how the stop ended it ("stopped (SIGKILL after …)")
+        self._read_to_end: set[str] = set()  # nodes whose task ended and whose final log was read to its end
         self._job_source = job
         self._job_outputs = job_outputs
         self._subscribers: list[ClusterSubscriber] = []
@@ -296,6 +301,8 @@ class ClusterSession:
                         self.add_node(spec)
                     if event.stdout and event.stdout not in {spec.log for spec in specs}:
                         self._tasks.append(asyncio.create_task(self._follow_batch_output(event.stdout)))
+                    if hasattr(self._job_source, "task_ends"):
+                        self._tasks.append(asyncio.create_task(self._follow_task_ends(event)))
             self._notify(None, Update(frozenset({"job"}), (event,)))
 
     async def _follow_batch_output(self, path: str) -> None:
@@ -320,6 +327,15 @@ class ClusterSession:
         finally:
             await tailer.close()
 
+    async def _follow_task_ends(self, job: SlurmJobState) -> None:
+        """A task that died silently while its job runs on, as Slurm's step state shows it."""
+        async for ended in self._job_source.task_ends(job):
+            if ended.node is None:
+                self.task_lost = ended.detail
+                self._notify(None, Update(frozenset({"state"})))
+            elif ended.node in self.nodes:
+                self.node_died(ended.node, ended.detail)
+
     def node_stopped(self, node: str, words: str) -> None:
         """A node's processes are gone because the launch stopped them (``x``, a relaunch)."""
         if node not in self.stopped:
@@ -334,13 +350,15 @@ class ClusterSession:
 
     # ---------------------------------------------------------------- models
 
-    def statuses(self, *, deaths: bool = True) -> list[core.NodeStatus]:
+    def statuses(self, *, deaths: bool = True, closed: bool = True) -> list[core.NodeStatus]:
         """Each node as the barrier view and the verdict see it, with its own verdict (``deaths``:
-        with the tasks srun said died; not once the job has ended, when every task ends)."""
+        with the tasks srun said died; not once the job has ended, when every task ends; ``closed``:
+        a node still undecided when its job ended is closed as such, its task gone with the job)."""
         logs = self._log_statuses()
         roles = core.roles(logs)
         serving = next((n.state for n in logs if roles[n.name] == core.SERVING), None)
-        return [dataclasses.replace(n, verdict=self._node_verdict(n, roles[n.name], serving, deaths)) for n in logs]
+        return [dataclasses.replace(n, verdict=self._node_verdict(n, roles[n.name], serving, deaths, closed))
+                for n in logs]
 
     def _log_statuses(self) -> list[core.NodeStatus]:
         out = []
@@ -353,10 +371,10 @@ class ClusterSession:
             waiting = session.waiting
             conn = session.connection
             if conn is not None and conn.state != "connected":
-                waiting = connection_words(conn)
+                waiting = session.blind() or connection_words(conn)  # "never connected to …" says more
             suspect = self.suspects.get(name) or self._writer_suspects().get(name)
             out.append(core.NodeStatus(name, state, quiet_for=quiet, waiting=waiting, suspect=suspect,
-                                       role=self.specs[name].role))
+                                       role=self.specs[name].role, joins_serving=self.workers_join_serving))
         return out
 
     def _writer_suspects(self) -> dict[str, str]:
@@ -385,7 +403,17 @@ class ClusterSession:
                 return status.verdict
         raise KeyError(name)
 
-    def _node_verdict(self, node: core.NodeStatus, role: str, serving: StartupState | None, deaths: bool) -> Verdict:
+    def _node_verdict(self, node: core.NodeStatus, role: str, serving: StartupState | None, deaths: bool,
+                      closed: bool = True) -> Verdict:
+        verdict = self._open_node_verdict(node, role, serving, deaths)
+        job = self.job
+        if (closed and job is not None and (job.state in ENDED or job.state == GONE)
+                and verdict.kind in (STARTING_KIND, LOADING, STALLED)):  # its task ended with the job
+            return Verdict(DEAD, f"its task ended with the job: {self.job_words()}")
+        return verdict
+
+    def _open_node_verdict(self, node: core.NodeStatus, role: str, serving: StartupState | None,
+                           deaths: bool) -> Verdict:
         session = self.nodes[node.name]
         if node.name in self.stopped:
             return Verdict(STOPPED_KIND, self.stopped[node.name])
@@ -393,7 +421,11 @@ class ClusterSession:
             return Verdict(STOPPING, "stopping its processes")
         death = self.task_deaths.get(node.name) if deaths else None
         if death is not None and session.state.outcome != FAILED:
-            return Verdict(DEAD, death)
+            reading = self._final_log(node.name)
+            if reading is not None:
+                return Verdict(STARTING_KIND, f"{death}: {reading} before judging")
+            if session.state.outcome != FAILED:  # (the end of the log may have held the cause)
+                return Verdict(DEAD, death)
         if session.writers.status() is not None or not self.processes_known:
             verdict = session.verdict()  # its writers (discovery), GPUs, silence and limits: as `watch` judges one node
         else:  # a job that runs, or a launch of ours: its processes live until their runner says not
@@ -407,13 +439,38 @@ class ClusterSession:
                 smoke=session.smoke if session.smoke_wanted else None,
             )
         if role == core.WORKER and serving is not None and verdict.kind in (STARTING_KIND, LOADING, STALLED):
-            passed = core.worker_passed(session.state, serving)
+            passed = core.worker_done(node, serving)
+            if passed == 0:  # (its lines folded into other workers' by Ray: the serving node's ready says it)
+                return Verdict(READY_KIND, "worker, set up: the serving node is ready")
             if passed:  # its log ends after its set-up: silence is all a healthy worker has left to say
                 past = core.PAST[core.MILESTONES[passed - 1][0]]
                 if serving.outcome == READY:
                     return Verdict(READY_KIND, f"worker past {past}")
                 return Verdict(STARTING_KIND, f"worker past {past}, waiting for the serving node")
         return verdict
+
+    def _final_log(self, name: str) -> str | None:
+        """A node whose task has ended (srun said so, or its job ended): its output file is final, and
+        is read to its end — the tracker judging every line — before the node is judged: what is left
+        ("reading the rest of the log (380 MB)"), None once read. The file's end is then the log's
+        end: an open traceback or unterminated last line is taken as it is (``finish``, once) — only
+        where it is known read to its end (a local file: over SSH the last lines may be on their way)."""
+        session = self.nodes[name]
+        reading = session.rest_to_read()
+        if reading is None and name not in self._read_to_end and session.unread_bytes() == 0:
+            self._read_to_end.add(name)
+            session.finish()
+        return reading
+
+    def _reading_final_logs(self, ended: bool) -> tuple[str, str] | None:
+        """(node, words) of the first node whose task ended — every node's, once the job ended — whose
+        log is still being read to its end."""
+        for name in self.nodes:
+            if ended or name in self.task_deaths:
+                reading = self._final_log(name)
+                if reading is not None:
+                    return name, reading
+        return None
 
     @property
     def processes_known(self) -> bool:
@@ -453,13 +510,20 @@ class ClusterSession:
         ended = job is not None and (job.state in ENDED or job.state == GONE)
         if ended and self.stopping:  # the launch cancelled it: a stop, whatever the tasks said as they went
             return Verdict(STOPPED_KIND, self.job_words())
-        nodes = core.verdict(self.statuses()) if self.nodes else None
+        reading = self._reading_final_logs(ended) if not self.stopping else None
+        if reading is not None:  # not judged before its last line is read: the cause is often there
+            node, words = reading
+            gone = self.job_words() if ended else self.task_deaths[node]
+            return Verdict(STARTING_KIND, f"{gone}: {words} before judging", node=node)
+        nodes = core.verdict(self.statuses(closed=False)) if self.nodes else None  # (the job's end says it)
         if nodes is not None and nodes.kind == READY_KIND:
             nodes = self._smoke_weighed(nodes)
         if ended and nodes is not None and core.verdict(self.statuses(deaths=False)).kind == READY_KIND:
             return Verdict(STOPPED_KIND, f"stopped after ready: {self.job_words()}")  # every task ends with its job
         if nodes is not None and nodes.kind in (READY_KIND, FAILED_KIND, DEAD, STOPPED_KIND):
             return nodes
+        if self.task_lost is not None and not ended:  # no node named: the job's words, not "starting"
+            return Verdict(DEAD, f"{self.job_words()}: {self.task_lost}")
         if job is not None and ended:
             before = ", before the server was ready" if job.state == "COMPLETED" else ""
             return Verdict(FAILED_KIND, self.job_words() + before)
@@ -524,18 +588,44 @@ class ClusterSession:
 
 def default_session(spec: NodeSpec, *, profile: Any = None, from_end: bool = False, gpu_interval: float = 1.0,
                     max_rate: float = 15.0, writers: bool = False, stall_limits: Any = None,
-                    smoke: bool = False) -> WatchSession:
-    """A node's session: its tailer (local or over SSH), its GPU source and — with ``writers``, for
-    servers Watchtower did not start — the discovery of the processes writing its log, so that a
-    node whose server dies is named as `watch` names one (a launch knows its own processes)."""
+                    smoke: bool = False, log: Any = None) -> WatchSession:
+    """A node's session: its tailer (local or over SSH; ``log``: another source of its lines, a
+    share of a log several nodes write), its GPU source and — with ``writers``, for servers
+    Watchtower did not start — the discovery of the processes writing its log, so that a node
+    whose server dies is named as `watch` names one (a launch knows its own processes)."""
     from tui.sources.factory import log_tailer, make_gpu_source, writer_source
 
     gpu = make_gpu_source(spec.gpus, spec.host, gpu_interval)
     info = SessionInfo(host=spec.host or "localhost", log_path=spec.log, title=spec.name)
-    session = WatchSession(log=log_tailer(spec.log, host=spec.host, from_end=from_end, writers=writers), gpu=gpu,
-                           profile=profile, info=info, max_rate=max_rate, stall_limits=stall_limits)
+    if log is None:
+        log = log_tailer(spec.log, host=spec.host, from_end=from_end, writers=writers)
+    session = WatchSession(log=log, gpu=gpu, profile=profile, info=info, max_rate=max_rate, stall_limits=stall_limits)
     if writers and (found := writer_source(spec.log, host=spec.host)) is not None:
         session.add_source(found)
     if smoke:  # --smoke: sent by the node whose log says ready, to its host
         session.want_smoke(spec.host)
     return session
+
+
+def ray_cluster(log: str, host: str | None, make_session: Callable[..., WatchSession], *, gpus: str = "none",
+                from_end: bool = False) -> ClusterSession:
+    """vLLM served over Ray: the head's one log holds every node's lines. The head (its own lines,
+    and its local actors') serves; each worker node (its actors' lines, which Ray leads with
+    ``ip=``) is a node of its own, added with its first line, so the barrier and the verdict see
+    each. ``make_session(spec, log=…, writers=…)`` makes a node's session (``default_session``)."""
+    from tui.sources.factory import log_tailer
+    from tui.sources.ray import RaySplit
+
+    def on_node(ip: str) -> None:
+        cluster.add_node(NodeSpec(ip, log, host, "none", role=core.WORKER))
+
+    split = RaySplit(log_tailer(log, host=host, from_end=from_end, writers=True), on_node)
+
+    def node_session(spec: NodeSpec) -> WatchSession:
+        if spec.role == core.SERVING:  # the head reads the log: its writers are the driver's processes
+            return make_session(spec, log=split.head(), writers=True)
+        return make_session(spec, log=split.feed(spec.name), writers=False)
+
+    cluster = ClusterSession([NodeSpec("head", log, host, gpus, role=core.SERVING)], make_session=node_session)
+    cluster.workers_join_serving = True  # vLLM's engine serves only once every actor is set up
+    return cluster

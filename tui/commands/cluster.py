@@ -38,12 +38,21 @@ def add_cluster_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--task-output", metavar="PATTERN",
                         help="with --slurm: the tasks' output files as an srun -o pattern (default: from the job)")
     parser.add_argument("--slurm-interval", type=seconds, default=1.0, metavar="S", help=argparse.SUPPRESS)
+    parser.add_argument("--ray", action="store_true", help="LOG is vLLM's head log under Ray: each worker node's "
+                        "lines (Ray's '(RayWorkerWrapper pid=N, ip=…)' prefix) are a node of their own")
     parser.set_defaults(host=None)
 
 
 def cluster_options(args: argparse.Namespace) -> ClusterOptions:
-    nodes = () if args.slurm else tuple(node_specs(args))
+    ray_host, ray_log = one_host(args) if args.ray else (None, None)
+    if args.ray and not ray_log:
+        raise UsageError("--ray: which log? (the head's: LOG or --host HOST:/path/log)")
+    if args.ray and (args.slurm or args.cluster):
+        raise UsageError("--ray reads one log: not with --slurm or --cluster")
+    nodes = () if args.slurm or args.ray else tuple(node_specs(args))
     return ClusterOptions(
+        ray_log=ray_log,
+        ray_host=ray_host,
         nodes=nodes,
         slurm_job=args.slurm,
         task_output=args.task_output,
@@ -63,7 +72,8 @@ def cluster_options(args: argparse.Namespace) -> ClusterOptions:
 def wants_cluster(args: argparse.Namespace) -> bool:
     """Several nodes (or a Slurm job) rather than one log."""
     hosts = getattr(args, "hosts", None) or []
-    return bool(getattr(args, "slurm", None) or getattr(args, "cluster", None) or len(hosts) > 1)
+    return bool(getattr(args, "slurm", None) or getattr(args, "cluster", None) or getattr(args, "ray", False)
+                or len(hosts) > 1)
 
 
 def one_host(args: argparse.Namespace) -> tuple[str | None, str | None]:

@@ -64,6 +64,9 @@ class NodeStatus:
     #: The node's own verdict where its processes or its silence say more than its log: DEAD (its
     #: server process gone), FAILED (a rank's process gone), STALLED? (silent past its limit).
     verdict: Verdict | None = None
+    #: A worker the serving node cannot be ready without (vLLM's engine over Ray waits for every
+    #: actor before it serves): set up once the serving node is ready, whatever its own lines show.
+    joins_serving: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +154,16 @@ def worker_passed(worker: StartupState, serving: StartupState) -> int | None:
     return passed if passed >= needed and passed > 0 else None
 
 
+def worker_done(node: NodeStatus, serving: StartupState) -> int | None:
+    """The set-up milestones a worker node has passed (``worker_passed``), or 0 for one that
+    ``joins_serving`` once the serving node is ready though its own lines do not show them (Ray
+    folds like lines of several workers into one: "[repeated 3x across cluster]"); None: not yet."""
+    passed = worker_passed(node.state, serving)
+    if passed is None and node.joins_serving and serving.outcome == READY and node.state.outcome != FAILED:
+        return 0
+    return passed
+
+
 def _reached(state: StartupState, rank: str, milestone: str) -> bool:
     key = "main" if rank == WHOLE_NODE else rank
     later = PHASES[PHASES.index(milestone) + 1 :]
@@ -185,7 +198,7 @@ def barrier(nodes: Mapping[str, NodeStatus] | list[NodeStatus]) -> list[BarrierR
     for node in statuses:
         # a worker never prints ready: it is there when the serving node is and its set-up is done
         arrived = (role[node.name] == WORKER and serving is not None and serving.outcome == READY
-                   and not _gone(node) and worker_passed(node.state, serving) is not None)
+                   and not _gone(node) and worker_done(node, serving) is not None)
         for rank in node_ranks(node.state):
             # a rank with no phase yet (its tag seen on other lines) is where its node's log is
             last_line = (_rank_last_line(node.state, rank) if rank != WHOLE_NODE else None) or node.state.last_line
@@ -247,12 +260,13 @@ def verdict(nodes: Mapping[str, NodeStatus] | list[NodeStatus]) -> Verdict:
         return dataclasses.replace(node.verdict, node=node.name)
     if serving and len(ready) == len(serving):
         workers = [n for n in statuses if role[n.name] == WORKER]
-        passed = {n.name: worker_passed(n.state, serving[0].state) for n in workers}
+        passed = {n.name: worker_done(n, serving[0].state) for n in workers}
         if all(count is not None for count in passed.values()):
             if any(n.state.outcome == STOPPED for n in serving):
                 return Verdict(VerdictKind.STOPPED, "stopped after ready")
             words = [f"{n.name} serving" for n in serving]
-            words += [f"{name} worker past {PAST[MILESTONES[count - 1][0]]}" for name, count in passed.items() if count]
+            words += [f"{name} worker" + (f" past {PAST[MILESTONES[count - 1][0]]}" if count else "")
+                      for name, count in passed.items()]
             return Verdict(VerdictKind.READY, ", ".join(words))
     for node in statuses:  # a node silent past its limit, while the others wait for it or not
         if node.verdict is not None and node.verdict.kind == STALLED:
@@ -262,14 +276,17 @@ def verdict(nodes: Mapping[str, NodeStatus] | list[NodeStatus]) -> Verdict:
                 return Verdict(STALLED, _not_joined(row, who), node=who.node)
             return dataclasses.replace(node.verdict, node=node.name)
     if serving and len(ready) == len(serving):
-        setting_up = [n.name for n in statuses if role[n.name] == WORKER and worker_passed(n.state, serving[0].state) is None]
+        setting_up = [n.name for n in statuses if role[n.name] == WORKER and worker_done(n, serving[0].state) is None]
         return Verdict(VerdictKind.STARTING, f"{', '.join(n.name for n in serving)} ready; "
                        f"{', '.join(setting_up)} still setting up")
     behind = laggard(statuses)
     if behind is None:
         return Verdict(VerdictKind.STARTING, "starting")
     row, who = behind
-    return Verdict(VerdictKind.STARTING, f"{row.words}: {row.reached}/{row.total} ranks · waiting for {who.label}")
+    waited = next(n for n in statuses if n.name == who.node)
+    # a node with no line yet: why (never connected to its host, its log's directory missing, …)
+    why = f" ({waited.waiting})" if waited.waiting and not waited.state.lines else ""
+    return Verdict(VerdictKind.STARTING, f"{row.words}: {row.reached}/{row.total} ranks · waiting for {who.label}{why}")
 
 
 def _not_joined(row: BarrierRow, who: Laggard) -> str:
@@ -285,6 +302,19 @@ def _not_joined(row: BarrierRow, who: Laggard) -> str:
         return f"{words} · {who.suspect}"
     return (f"{words} · check each node's --dist-init-addr (the same host:port, IPv6 in brackets), that the port "
             "is open between the nodes, and GLOO_SOCKET_IFNAME / NCCL_SOCKET_IFNAME")
+
+
+#: Ray's prefix on a line an actor on another node printed, as the driver streams it: "(RayWorkerWrapper
+#: pid=1234, ip=10.0.0.2) …" (ANSI-coloured in files too; vLLM's actor is RayWorkerVllm up to 0.3.2).
+#: An actor on the driver's own node is "(RayWorkerWrapper pid=1234)": no ip, the head's line. A
+#: node's raylet speaks as "(raylet, ip=10.0.0.2) …" (a worker it saw die, killed for memory).
+_RAY_IP = re.compile(rb"^(?:\x1b\[[\d;]*m)*\((?:(?:[\w.]+ )?pid=\d+|raylet), ip=(?P<ip>[0-9A-Fa-f.:]+)\)")
+
+
+def ray_node(line: bytes) -> str | None:
+    """The node (its ip) a line of a Ray driver's log came from; None: the head's own line."""
+    match = _RAY_IP.match(line)
+    return match["ip"].decode() if match is not None else None
 
 
 def _running(phase: Phase) -> bool:

@@ -364,6 +364,17 @@ class HealthStatus:
     detail: str = "not checked yet"
 
 
+@dataclass(frozen=True, slots=True)
+class SlurmTaskEnded:
+    """A running job's task on ``node`` is gone, as Slurm's own step state shows it (the job runs
+    on: no ``--kill-on-bad-exit``, and srun said nothing); ``node`` None: a task of the job's step,
+    on a node Slurm does not name from here."""
+
+    job_id: str
+    node: str | None
+    detail: str  # how Slurm shows it: "Slurm has no process of job 5 left on n2 (scontrol listpids)"
+
+
 SourceEvent = (
     LogChunk
     | LogGap
@@ -386,6 +397,7 @@ SourceEvent = (
     | SlurmJobState
     | HealthStatus
     | CacheGrowth
+    | SlurmTaskEnded
 )
 
 

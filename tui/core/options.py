@@ -116,3 +116,5 @@ class ClusterOptions:
     health: str | None = None  # --health URL: the serving node's (asked from its host)
     metrics: MetricsOptions = field(default_factory=MetricsOptions)
     smoke: bool = False  # --smoke: ready once the node whose log says ready answered one completion
+    ray_log: str | None = None  # --ray: one log (vLLM's head under Ray) holding every node's lines
+    ray_host: str | None = None  # where that log is ([user@]host[:port]; None: this machine)

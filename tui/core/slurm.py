@@ -112,6 +112,27 @@ def task_failures(output: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
+def node_has_task(code: int, out: str, err: str) -> bool | None:
+    """Whether ``scontrol listpids JOB NODE`` shows a process of one of the job's task steps (not
+    its batch or extern step) on that node: True, False ("JobId=5 does not exist on node n2": its
+    slurmstepd is gone), or None where it cannot tell (no slurmd of that node reachable from here:
+    listpids asks the node's slurmd through its local socket)."""
+    if "error:" in err:
+        return None
+    steps = [row.split()[2] for row in out.splitlines()[1:] if len(row.split()) >= 3]
+    if any(step.isdigit() for step in steps):
+        return True
+    if code != 0 and "does not exist on node" not in err and "no steps for job" not in err:
+        return None
+    return False
+
+
+def answering_steps(out: str) -> set[str]:
+    """The task steps (``5.0``, not ``5.batch``) that ``sstat -n -P -a -j JOB -o JobID`` reports:
+    a step is left out as soon as one of its nodes no longer has its part running."""
+    return {step for step in out.split() if step.rpartition(".")[2].isdigit()}
+
+
 def task_outputs(script: str) -> str | None:
     """The per-task output pattern an ``srun -o …%t`` line of a batch script gives, if any."""
     for line in script.splitlines():

@@ -212,6 +212,7 @@ class SlurmLaunch(ClusterLaunch):
         if self.run is None:
             return True
         if self.session is not None:
+            self.finish(self.session)  # the outcome as it stands (ready stays ready: a node's update may be pending)
             self.session.cancelled_by = "Watchtower (stop)"
             self.session.stopping = True
         gone = (await self.runner.stop(self.run)).gone
@@ -326,6 +327,7 @@ class NodesLaunch(ClusterLaunch):
         """Every node's process group, each stopped (SIGINT → SIGTERM → SIGKILL) at once; all gone?"""
         self.stopping = True
         if self.session is not None:
+            self.finish(self.session)  # the outcome as it stands (ready stays ready: a node's update may be pending)
             self.session.stopping = True  # what the servers print meanwhile (a KeyboardInterrupt) is no failure
         self.old_pids = {node: set(self.runners[node].members(run)) for node, run in self.runs.items()}
         stops = [self.runners[node].stop(run, self.plan) for node, run in self.runs.items()]

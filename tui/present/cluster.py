@@ -36,6 +36,7 @@ from tui.core.events import (
     Ready,
     ServerDetected,
     SlurmJobState,
+    SlurmTaskEnded,
     SmokeAnswered,
     Stopped,
     WarningFound,
@@ -44,7 +45,9 @@ from tui.core.events import (
 )
 from tui.core.lines import Line
 from tui.core.lines import clean
-from tui.core.verdict import DEAD, EXIT_FAILED, EXIT_READY, EXIT_STARTING, EXIT_USAGE, FAILED, READY, STALLED, STOPPED
+from tui.core.verdict import (
+    DEAD, EXIT_FAILED, EXIT_READY, EXIT_STARTING, EXIT_USAGE, FAILED, READY, STALLED, STARTING, STOPPED,
+)
 from tui.core.wording import clock, duration
 from tui.present.event_words import EventWords, hint_said
 from tui.present.records import JsonLines, Said
@@ -91,6 +94,7 @@ class PlainCluster:
         self.last_job: str | None = None
         self.failed_at: float | None = None
         self.stalled: str | None = None  # the node the last "stalled?" line named
+        self.said_reading: set[str] = set()  # nodes whose final log is being read to its end, said once
         self.words: dict[str, EventWords] = {}  # each node's events in the one wording, led by its node
         self.seen: dict[str, set[int]] = {}  # each node's writer processes already named
         self.queues: dict = {}  # node -> its events, none lost (ClusterSession.listen)
@@ -196,7 +200,7 @@ class PlainCluster:
                 self.node_words(node).show(event)
             case (Line() | LogChunk() | LogGap() | LogRestart() | LogTruncated() | LogWaiting() | LogMoved()
                   | ConnectionState() | ReadCounters() | CheckpointFound() | GpuSample() | GpuUnavailable()
-                  | ProcessStarted() | ProcessExited() | ProcessStopping() | HealthStatus() | CacheGrowth()):
+                  | ProcessStarted() | ProcessExited() | ProcessStopping() | HealthStatus() | CacheGrowth() | SlurmTaskEnded()):
                 pass  # a node's connection, log and process notices: its row in the barrier view says them
             case _:
                 assert_never(event)
@@ -270,6 +274,10 @@ class PlainCluster:
         if verdict.kind == STALLED and verdict.node != self.stalled:  # said once per silent node, not every second
             self.verdict(verdict)
         self.stalled = verdict.node if verdict.kind == STALLED else None
+        reading = self.session.nodes[verdict.node].reading_rest if verdict.node in self.session.nodes else None
+        if verdict.kind == STARTING and reading and verdict.node not in self.said_reading:  # its task ended
+            self.said_reading.add(verdict.node)
+            self.emit(Said("reading_rest", verdict.detail, fields={"bytes": reading}), verdict.node)
         if verdict.kind in (READY, STOPPED):
             self.verdict(verdict)
             if verdict.kind == READY:

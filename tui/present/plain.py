@@ -40,6 +40,7 @@ from tui.core.events import (
     Ready,
     ServerDetected,
     SlurmJobState,
+    SlurmTaskEnded,
     SmokeAnswered,
     Stopped,
     WarningFound,
@@ -377,7 +378,7 @@ class PlainWatch:
                   | Ready() | Stopped() | NewStartup() | NoteFound()):
                 self.words.show(event)
             case (LogChunk() | GpuSample() | GpuUnavailable() | ReadCounters() | CheckpointFound() | HealthStatus()
-                  | ProcessStarted() | ProcessExited() | ProcessStopping() | SlurmJobState() | CacheGrowth()):
+                  | ProcessStarted() | ProcessExited() | ProcessStopping() | SlurmJobState() | SlurmTaskEnded() | CacheGrowth()):
                 pass  # not a line of their own: the verdict, progress and GPU lines say what they change
             case _:
                 assert_never(event)
@@ -572,7 +573,7 @@ class PlainPrinter:
             case (Line() | LogChunk() | LogGap() | LogRestart() | LogTruncated() | LogWaiting() | LogMoved()
                   | ConnectionState() | WritersFound() | WriterGone() | NoWriter() | ReadCounters() | CheckpointFound()
                   | GpuSample() | GpuUnavailable() | ProcessStarted() | ProcessExited() | ProcessStopping()
-                  | SlurmJobState() | HealthStatus() | CacheGrowth()):
+                  | SlurmJobState() | SlurmTaskEnded() | HealthStatus() | CacheGrowth()):
                 pass  # no words of their own here: the verdict and progress lines say what they change
             case _:
                 assert_never(event)

@@ -51,6 +51,7 @@ from tui.core.events import (
     ServerDetected,
     Ready,
     SlurmJobState,
+    SlurmTaskEnded,
     SmokeAnswered,
     SourceEvent,
     Stopped,
@@ -433,6 +434,12 @@ class WatchSession:
         self.reading_rest = unread or None
         return unread
 
+    def rest_to_read(self) -> str | None:
+        """For a log known to be final (its Slurm task ended): "reading the rest of the log (1.4 GB)"
+        while bytes are left to read, None once read to its end (or when it cannot be read further)."""
+        rest = self._unread_rest()
+        return f"reading the rest of the log ({_size(rest)})" if rest else None
+
     def _judge(self, state: StartupState, status: Any, samples: Any, now: float, last_line: str | None) -> Verdict:
         writers = self.writers
         phase = state.current_phase
@@ -547,8 +554,8 @@ class WatchSession:
                 self.load.download(self.clock(), event.on_disk, event.downloading)
                 if self.load.running:
                     self._changed("state")
-            case ProcessStopping() | SlurmJobState():
-                pass  # a stop's countdown is the launch's; a job's state is the node set's
+            case ProcessStopping() | SlurmJobState() | SlurmTaskEnded():
+                pass  # a stop's countdown is the launch's; a job's state and its tasks' ends are the node set's
             case _:
                 assert_never(event)
         for handler in self.handlers.get(type(event), ()):

@@ -86,6 +86,19 @@ WAIT: "Final" = "wait"
 MOVED: "Final" = "moved"
 
 
+def _missing_directory(path: str) -> "str | None":
+    """The highest directory on the log's path that does not exist (None: its directory exists)."""
+    missing = None
+    folder = os.path.dirname(path)
+    while folder and not os.path.isdir(folder):
+        missing = folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    return missing
+
+
 def _file_type(mode: int) -> str:
     if stat.S_ISDIR(mode):
         return "a directory"
@@ -300,6 +313,10 @@ class Follower:
             try:
                 fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
             except FileNotFoundError:
+                missing = _missing_directory(path)
+                if missing is not None:  # (the server may make it as it starts: waited for, said as it is)
+                    return self._wait("%s: its directory %s does not exist, waiting for it to appear" % (path, missing),
+                                      events)
                 return self._wait("%s: no such file yet, waiting for it to appear" % path, events)
             except PermissionError:
                 return self._wait("%s: permission denied, retrying" % path, events)

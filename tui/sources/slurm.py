@@ -18,8 +18,10 @@ import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 
-from tui.core.events import ConnectionState, SlurmJobState
-from tui.core.slurm import ENDED, GONE, QUEUED, fields, output_path, parse_job, task_failures, task_outputs
+from tui.core.events import ConnectionState, SlurmJobState, SlurmTaskEnded
+from tui.core.slurm import (
+    ENDED, GONE, QUEUED, answering_steps, fields, node_has_task, output_path, parse_job, task_failures, task_outputs,
+)
 from tui.sources.base import pause
 
 #: Seconds one Slurm client command may take before the poll counts as failed.
@@ -84,11 +86,13 @@ class SlurmJobSource:
         *,
         interval: float = 1.0,
         detail_every: float = 5.0,
+        task_every: float = 2.0,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.job_id = str(job_id)
         self.interval = interval
         self.detail_every = detail_every
+        self.task_every = task_every
         self.clock = clock
         self.latest: SlurmJobState | None = None
         self._closed = asyncio.Event()
@@ -147,8 +151,70 @@ class SlurmJobSource:
                     ahead += 1
         return ahead
 
-    async def _pause(self) -> None:
-        await pause(self._closed, self.interval)
+    async def task_ends(self, job: SlurmJobState) -> AsyncIterator[SlurmTaskEnded]:
+        """While the job runs, each node whose task Slurm shows gone (``scontrol listpids JOB NODE``
+        every ``task_every`` s), once: a task that died silently (no ``--kill-on-bad-exit``, srun
+        said nothing) while the others run on. A node counts once its task was seen running (one
+        not started yet looks the same), and only while the job still runs (at its end every task
+        ends). listpids asks the node's slurmd through a local socket: it answers on the job's nodes
+        (or a one-host cluster). Where it cannot (a login node), ``sstat`` can, without the node:
+        it stops listing a step as soon as one of its nodes' part has ended, while the step runs on."""
+        seen: set[str] = set()
+        ended: set[str] = set()
+        steps: set[str] = set()  # the task steps sstat listed
+        by_node = True
+        while not self._closed.is_set() and len(ended) < len(job.nodes):
+            for node in job.nodes if by_node else ():
+                if node in ended:
+                    continue
+                has = node_has_task(*await slurm_command("scontrol", "listpids", job.job_id, node))
+                if has is None:
+                    by_node = False
+                    break
+                if has:
+                    seen.add(node)
+                elif node in seen:
+                    if not await self._running():  # the job is ending: its end says it all
+                        return
+                    ended.add(node)
+                    yield SlurmTaskEnded(job.job_id, node, f"its task is gone: Slurm has no process of job "
+                                         f"{job.job_id} left on {node} (scontrol listpids)")
+            if not by_node:
+                lost = await self._step_lost(steps)
+                if lost is not None:  # a task lost (words), or "": sstat cannot tell, or the job is ending
+                    if lost:
+                        yield SlurmTaskEnded(job.job_id, None, lost)
+                    return
+            await self._pause(self.task_every)
+
+    async def _step_lost(self, steps: set[str]) -> str | None:
+        """A task step that sstat no longer lists while it still runs: words for the task it lost;
+        None while every step is whole; "" where sstat cannot tell or the job is ending (its end
+        says it all). ``steps``: the steps listed so far (updated)."""
+        code, out, err = await slurm_command("sstat", "-n", "-P", "-a", "-j", self.job_id, "-o", "JobID")
+        if code != 0 or ("error:" in err and "No steps running" not in err):
+            return ""
+        listed = answering_steps(out)
+        gone = steps - listed
+        steps |= listed
+        for step in sorted(gone):
+            code, out, _ = await slurm_command("scontrol", "show", "step", "-o", step)
+            info = fields(out.splitlines()[0]) if code == 0 and out.strip() else {}
+            if info.get("State") != "RUNNING":
+                steps.discard(step)  # a step that ended whole: no task lost
+                continue
+            if not await self._running():
+                return ""
+            return (f"a task of step {step} is gone: sstat no longer reaches every node of it "
+                    f"({info.get('NodeList', '?')}) while it runs on; which node, only the nodes' own slurmd can say")
+        return None
+
+    async def _running(self) -> bool:
+        code, out, _ = await slurm_command("squeue", "-j", self.job_id, "-h", "-o", "%T")
+        return code == 0 and out.strip() == "RUNNING"
+
+    async def _pause(self, seconds: float | None = None) -> None:
+        await pause(self._closed, self.interval if seconds is None else seconds)
 
     async def close(self) -> None:
         self._closed.set()

@@ -19,6 +19,15 @@ def make_cluster(options: ClusterOptions, *, max_rate: float = 15.0) -> Any:
 
     from tui.cluster import ClusterSession, default_session
 
+    if options.ray_log is not None:  # vLLM over Ray: one log, each node's lines split out (vLLM's unless --server)
+        from tui.cluster import ray_cluster
+
+        shared = partial(default_session, profile=load_profile(options.server or "vllm"), gpu_interval=options.gpus.interval,
+                         max_rate=max_rate, stall_limits=options.stall_limits)
+        cluster = ray_cluster(options.ray_log, options.ray_host, shared, gpus=options.gpus.kind, from_end=options.from_end)
+        if options.health:
+            cluster.nodes["head"].probe_health(options.health, options.ray_host)
+        return cluster
     make = partial(default_session, profile=load_profile(options.server), from_end=options.from_end,
                    gpu_interval=options.gpus.interval, max_rate=max_rate, writers=True,
                    stall_limits=options.stall_limits, smoke=options.smoke)
