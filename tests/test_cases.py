@@ -47,6 +47,8 @@ EXPECTED = {
     "case_llamacpp_load_oom.log": (FAILED, (7, "cuda_oom", "main"), None, "llamacpp-offload-oom"),
     "case_vllm_json_logs.log": (FAILED, (6, "ValueError", "EngineCore_DP0"), None, "kv-too-small"),
     "case_sglang_tp8_body_in_one_piece.log": (FAILED, (3, "RuntimeError", "TP2"), None, None),
+    "case_vllm_dist_init_every_worker.log": (READY, None, None, None),
+    "case_vllm_dist_init_rank0_alone.log": (FAILED, (34, "OutOfMemoryError", "Worker_TP2"), None, "graph-capture-oom-vllm"),
 }
 
 # name: [(phase, start_line, end_line)] as scan --json gives them
@@ -66,6 +68,17 @@ PHASES = {
     ],
     "case_llamacpp_load_oom.log": [("server_args", 1, 1), ("weight_load", 2, None)],
     "case_vllm_json_logs.log": [("server_args", 1, 2), ("weight_load", 3, 5)],
+    # vLLM 0.8.5-0.11 at INFO: "vLLM is using nccl" begins a worker's part, "rank N in world size 4
+    # is assigned as …" ends it; the last worker's line ends the phase
+    "case_vllm_dist_init_every_worker.log": [
+        ("server_args", 1, 2), ("dist_init", 4, 11), ("weight_load", 12, 28), ("memory_pool", 28, 30),
+        ("cuda_graph", 31, 31), ("ready", 33, 34),
+    ],
+    # rank 0 alone says it is through: a barrier, so the others are too (not open until the failure)
+    "case_vllm_dist_init_rank0_alone.log": [
+        ("server_args", 1, 2), ("dist_init", 4, 9), ("weight_load", 10, 29), ("memory_pool", 29, 31),
+        ("cuda_graph", 32, None),
+    ],
 }
 
 # name: (server, ready line)
@@ -151,3 +164,16 @@ def test_each_sglang_rank_keeps_its_own_exception():
 def test_each_ranks_exception_stays_with_its_own_traceback():
     state, _ = scan_with_hints(str(FIXTURES / "case_vllm_ranks_first_exception.log"))
     assert sorted((e.rank, e.message[-8:]) for e in state.errors) == [("rank2", "(rank 2)"), ("rank5", "(rank 5)")]
+
+
+def test_a_barrier_one_rank_is_through_is_one_every_rank_is_through():
+    """Every worker that began dist init ends it when rank 0 says it is through, none is left
+    open or marked failed; a worker whose line comes after rank 0's ends at its own line."""
+    state, _ = scan_with_hints(str(FIXTURES / "case_vllm_dist_init_rank0_alone.log"))
+    dist = state.phase("dist_init")
+    assert dist is not None and dist.done and not dist.failed
+    assert sorted(dist.ranks) == [f"Worker_TP{r}" for r in range(4)]
+    assert all(entry.end_line is not None for entry in dist.ranks.values())
+    state, _ = scan_with_hints(str(FIXTURES / "case_vllm_dist_init_every_worker.log"))
+    ends = {rank: entry.end_line for rank, entry in state.phase("dist_init").ranks.items()}
+    assert ends == {"Worker_TP1": 8, "Worker_TP0": 9, "Worker_TP3": 10, "Worker_TP2": 11}
