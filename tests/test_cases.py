@@ -49,6 +49,8 @@ EXPECTED = {
     "case_sglang_tp8_body_in_one_piece.log": (FAILED, (3, "RuntimeError", "TP2"), None, None),
     "case_vllm_dist_init_every_worker.log": (READY, None, None, None),
     "case_vllm_dist_init_rank0_alone.log": (FAILED, (34, "OutOfMemoryError", "Worker_TP2"), None, "graph-capture-oom-vllm"),
+    "case_sglang_weights_overlap_graphs.log": (READY, None, None, None),
+    "case_sglang_draft_loads_while_target_captures.log": (READY, None, None, None),
 }
 
 # name: [(phase, start_line, end_line)] as scan --json gives them
@@ -78,6 +80,16 @@ PHASES = {
     "case_vllm_dist_init_rank0_alone.log": [
         ("server_args", 1, 2), ("dist_init", 4, 9), ("weight_load", 10, 29), ("memory_pool", 29, 31),
         ("cuda_graph", 32, None),
+    ],
+    # the weights are committed after the graphs: the load runs beside the pool and the capture
+    "case_sglang_weights_overlap_graphs.log": [
+        ("server_args", 1, 1), ("dist_init", 2, 5), ("weight_load", 6, 18), ("memory_pool", 8, 11),
+        ("cuda_graph", 12, 16), ("ready", 20, 21),
+    ],
+    # TP0 loads the draft (17) while TP1 still captures the target's graphs (until 19)
+    "case_sglang_draft_loads_while_target_captures.log": [
+        ("server_args", 1, 1), ("dist_init", 2, 5), ("weight_load", 6, 9), ("memory_pool", 8, 13),
+        ("cuda_graph", 14, 19), ("draft_init", 17, 27), ("ready", 29, 30),
     ],
 }
 
@@ -177,3 +189,14 @@ def test_a_barrier_one_rank_is_through_is_one_every_rank_is_through():
     state, _ = scan_with_hints(str(FIXTURES / "case_vllm_dist_init_every_worker.log"))
     ends = {rank: entry.end_line for rank, entry in state.phase("dist_init").ranks.items()}
     assert ends == {"Worker_TP1": 8, "Worker_TP0": 9, "Worker_TP3": 10, "Worker_TP2": 11}
+
+
+@pytest.mark.parametrize(("name", "phase", "beside"), [
+    ("case_sglang_weights_overlap_graphs.log", "weight_load", ["memory_pool", "cuda_graph"]),
+    ("case_sglang_weights_overlap_graphs.log", "cuda_graph", ["weight_load"]),
+    ("case_sglang_draft_loads_while_target_captures.log", "draft_init", ["cuda_graph"]),
+    ("case_vllm_dist_init_every_worker.log", "weight_load", []),  # back to back is no overlap
+])
+def test_scan_json_says_which_phases_ran_at_the_same_time(name, phase, beside):
+    doc = to_json(scan_with_hints(str(FIXTURES / name))[0])
+    assert next(p for p in doc["phases"] if p["name"] == phase)["overlaps"] == beside

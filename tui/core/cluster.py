@@ -154,6 +154,10 @@ def worker_passed(worker: StartupState, serving: StartupState) -> int | None:
 def _reached(state: StartupState, rank: str, milestone: str) -> bool:
     key = "main" if rank == WHOLE_NODE else rank
     later = PHASES[PHASES.index(milestone) + 1 :]
+    own = state.phase(milestone)
+    entry = own.ranks.get(key) if own is not None else None
+    if own is not None and not own.done and entry is not None and entry.end_line is None:
+        return False  # still under way on this rank, whatever began beside it (phases can overlap)
     for phase in state.phases:
         entry = phase.ranks.get(key)
         if phase.name == milestone and (phase.done or (entry is not None and entry.end_line is not None)):
