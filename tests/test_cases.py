@@ -51,6 +51,8 @@ EXPECTED = {
     "case_vllm_dist_init_rank0_alone.log": (FAILED, (34, "OutOfMemoryError", "Worker_TP2"), None, "graph-capture-oom-vllm"),
     "case_sglang_weights_overlap_graphs.log": (READY, None, None, None),
     "case_sglang_draft_loads_while_target_captures.log": (READY, None, None, None),
+    "case_vllm_tp8_tagged_lines_interleaved.log": (FAILED, (32, "OutOfMemoryError", "Worker_TP6"), None, "weights-oom"),
+    "case_sglang_tp8_bodies_interleaved_by_line.log": (FAILED, (15, "OutOfMemoryError", "TP6"), None, "weights-oom"),
 }
 
 # name: [(phase, start_line, end_line)] as scan --json gives them
@@ -200,3 +202,29 @@ def test_a_barrier_one_rank_is_through_is_one_every_rank_is_through():
 def test_scan_json_says_which_phases_ran_at_the_same_time(name, phase, beside):
     doc = to_json(scan_with_hints(str(FIXTURES / name))[0])
     assert next(p for p in doc["phases"] if p["name"] == phase)["overlaps"] == beside
+
+
+@pytest.mark.parametrize(("name", "prefix"), [
+    ("case_vllm_tp8_tagged_lines_interleaved.log", "Worker_TP"),
+    ("case_sglang_tp8_bodies_interleaved_by_line.log", "TP"),
+])
+def test_eight_tracebacks_interleaved_line_by_line_stay_apart(name, prefix):
+    """Each rank's exception stays with its own traceback, its lines are its own (every other line
+    of the file belongs to another rank), and the first failure is the rank whose exception came
+    first (TP6), not the first header seen (TP5)."""
+    state, _ = scan_with_hints(str(FIXTURES / name))
+    text = (FIXTURES / name).read_text().split("\n")
+    blocks = [e for e in state.errors if e.kind in ("OutOfMemoryError", "RuntimeError", "DistBackendError")]
+    assert sorted(e.rank for e in blocks) == sorted(f"{prefix}{r}" for r in range(8))
+    for error in blocks:
+        rank = error.rank[len(prefix):]
+        assert error.message.endswith(f"(rank {rank})") or (rank == "6" and "GPU 6" in error.message)
+        lines = [n for first, last in error.spans for n in range(first, last + 1)]
+        assert len(lines) == (6 if rank == "6" else 10)  # the Traceback line, its frames, its exception
+        if prefix == "Worker_TP":  # every line tagged: each one the block's own rank's
+            assert all(text[n - 1].startswith(f"({prefix}{rank} pid=") for n in lines)
+        else:  # the tagged header is its own, the exception line too
+            assert f" {prefix}{rank}] Scheduler hit an exception" in text[lines[0] - 1]
+            assert lines[-1] == error.exc_line and text[lines[-1] - 1].endswith(error.message.split(": ", 1)[1])
+    first = state.first_error
+    assert first is not None and first.rank == f"{prefix}6" and first.exc_line < min(e.exc_line for e in blocks if e is not first)
