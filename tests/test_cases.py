@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tui.commands.scan import scan_with_hints, to_json
-from tui.core.state import FAILED, READY
+from tui.core.state import FAILED, READY, STARTING
 from tui.core.verdict import judge
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -53,6 +53,13 @@ EXPECTED = {
     "case_sglang_draft_loads_while_target_captures.log": (READY, None, None, None),
     "case_vllm_tp8_tagged_lines_interleaved.log": (FAILED, (32, "OutOfMemoryError", "Worker_TP6"), None, "weights-oom"),
     "case_sglang_tp8_bodies_interleaved_by_line.log": (FAILED, (15, "OutOfMemoryError", "TP6"), None, "weights-oom"),
+    # each new hint class: a fixture where it must fire, and one of the same shape where it must not
+    "case_sglang_router_gave_up_while_loading.log": (FAILED, (23, "router_gave_up", None), None, "router-startup-timeout"),
+    "case_sglang_router_timeout_after_crash.log": (FAILED, (7, "OutOfMemoryError", "TP1"), None, "weights-oom"),
+    "case_vllm_hub_download_silent.log": (STARTING, None, None, "hub-download-silent"),
+    "case_vllm_hub_download_done.log": (STARTING, None, None, None),
+    "case_vllm_compile_key_changed_on_restart.log": (STARTING, None, None, "compile-cache-changed-on-restart"),
+    "case_vllm_compile_same_key_on_restart.log": (STARTING, None, None, None),
 }
 
 # name: [(phase, start_line, end_line)] as scan --json gives them
@@ -228,3 +235,31 @@ def test_eight_tracebacks_interleaved_line_by_line_stay_apart(name, prefix):
             assert lines[-1] == error.exc_line and text[lines[-1] - 1].endswith(error.message.split(": ", 1)[1])
     first = state.first_error
     assert first is not None and first.rank == f"{prefix}6" and first.exc_line < min(e.exc_line for e in blocks if e is not first)
+
+
+# hint id: (the fixture where it must fire, the fixtures of the same shape where it must not)
+FIRES = {
+    "router-startup-timeout": ("case_sglang_router_gave_up_while_loading.log", ["case_sglang_router_timeout_after_crash.log"]),
+    "hub-download-silent": ("case_vllm_hub_download_silent.log", ["case_vllm_hub_download_done.log"]),
+    "compile-cache-changed-on-restart": (
+        "case_vllm_compile_key_changed_on_restart.log", ["case_vllm_compile_same_key_on_restart.log", "vllm_compile_cache_changed.log"]),
+}
+
+
+@pytest.mark.parametrize("hint_id", sorted(FIRES))
+def test_a_hint_fires_on_its_evidence_and_nowhere_else(hint_id):
+    """The router's timeout is the cause only when nothing failed before it; a download is silent
+    only while nothing came after its first line; a restart compiles cold only when its cache key
+    changed (a ready start with a changed key has the speed hint of its profile instead)."""
+    fires, quiet = FIRES[hint_id]
+    assert hint_id in [h.id for h in scan_with_hints(str(FIXTURES / fires))[1]]
+    for name in quiet:
+        assert hint_id not in [h.id for h in scan_with_hints(str(FIXTURES / name))[1]], name
+    for name in sorted(p.name for p in FIXTURES.glob("*.log")):  # and no other fixture has its evidence
+        if name not in (fires, *quiet):
+            assert hint_id not in [h.id for h in scan_with_hints(str(FIXTURES / name))[1]], name
+
+
+def test_the_router_hint_names_the_flag_and_the_seconds_of_its_own_line():
+    _, hints = scan_with_hints(str(FIXTURES / "case_sglang_router_gave_up_while_loading.log"))
+    assert "after 300 s" in hints[0].why and hints[0].why.endswith("a larger --router-worker-startup-timeout-secs")

@@ -40,7 +40,7 @@ def test_builtin_file_loads_and_every_fix_is_an_action():
     kb = knowledge()
     assert len(kb.hints) >= 25
     for hint in kb.hints:
-        assert hint.why and (hint.kinds or hint.pattern or hint.lines), hint.id
+        assert hint.why and (hint.kinds or hint.pattern or hint.lines or hint.quiet_after), hint.id
 
 
 def test_every_hint_can_speak_from_its_own_match_alone():
@@ -50,7 +50,7 @@ def test_every_hint_can_speak_from_its_own_match_alone():
 
     for hint in knowledge().hints:
         groups = set()
-        for pattern in (hint.pattern, hint.lines):
+        for pattern in (hint.pattern, hint.lines, hint.quiet_after):
             if pattern is not None:
                 groups |= set(pattern.groupindex)
         names = {f.split("*")[0].split("//")[0] for _, f, _, _ in string.Formatter().parse(hint.why[-1]) if f}
@@ -250,6 +250,8 @@ def test_user_file_goes_first_and_replaces_a_builtin_id(tmp_path, monkeypatch):
         ('[[hints]]\nid = "x"\nwhy = "w"\npattern = "(a"\n', ["hints.x.pattern", "bad pattern"]),
         ('[[hints]]\nid = "x"\nwhy = "w"\npattern = "a"\nfix = ["reboot now"]\n', ["hints.x.fix", "unknown fix action"]),
         ('[[hints]]\nid = "x"\nwhy = "w"\n', ["hints.x", "needs a 'kind'"]),
+        ('[[hints]]\nid = "x"\nwhy = "w"\nkind = "a"\nquiet_after = "b"\n', ["hints.x", "'quiet_after' matches a quiet log"]),
+        ('[[hints]]\nid = "x"\nwhy = "w"\nkind = "a"\nroot = "yes"\n', ["hints.x.root"]),
         ('[[hints]]\nid = "x"\npattern = "a"\n', ["hints.x.why"]),
         ("[[hints]\n", ["not valid TOML"]),
     ],
