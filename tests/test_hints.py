@@ -379,6 +379,26 @@ async def test_a_warning_that_predicts_a_long_silence_is_noted_while_starting():
         assert header.size.height == 3 and "note (line 3): slow, not stuck" in screen_text(app)
 
 
+async def test_a_silent_hub_download_is_noted_while_the_log_is_quiet_after_it():
+    """vLLM prints nothing while it downloads from the Hub: the header says so while that line is
+    the last, and no longer once the download is over."""
+    from tests.app_support import feed, fixed_session, make_app, screen_text
+    from tui.app.header import VerdictHeader
+
+    session = fixed_session(VL.encode() + b"INFO 08-14 11:00:01 [gpu_model_runner.py:1953] Starting to load model Qwen/Qwen3-8B...\n")
+    app = make_app(session)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause(0.1)
+        header = app.query_one(VerdictHeader)
+        assert header.size.height == 2
+        feed(session, b"INFO 08-14 11:00:02 [weight_utils.py:296] Using model weights format ['*.safetensors']\n")
+        await pilot.pause(0.2)
+        assert header.size.height == 3 and "note (line 3): downloading the weights from the Hugging Face Hub" in screen_text(app)
+        feed(session, b"INFO 08-14 11:09:02 [weight_utils.py:312] Time spent downloading weights for Qwen/Qwen3-8B: 540.1 seconds\n")
+        await pilot.pause(0.2)
+        assert header.size.height == 2 and "Hugging Face" not in screen_text(app)
+
+
 def test_watch_plain_prints_a_warnings_hint_once(tmp_path):
     log = tmp_path / "w.log"
     warning = (b"[2026-03-04 11:00:02] WARNING: Entering DeepGEMM JIT Pre-Compile session. It may take a long time "

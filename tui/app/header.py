@@ -27,7 +27,8 @@ STYLE = {DEAD: "failed", REFUSED: "failed", LOADING: "starting", STALLED: "start
 class VerdictHeader(Widget):
     """Two lines: the source (server, host, log, attempt, elapsed, connection), then the verdict;
     a third under FAILED with the hint for a known failure (why, and the fix the F key applies), or
-    while starting with the note of a warning that predicts trouble ("slow, not stuck")."""
+    while starting with a note: what a server quiet after its last line is doing (a silent download),
+    else the note of a warning that predicts trouble ("slow, not stuck")."""
 
     DEFAULT_CSS = """
     VerdictHeader { height: 2; }
@@ -110,8 +111,7 @@ class VerdictHeader(Widget):
         if found:
             apply = bool(getattr(self.app, "can_apply_fix", False))
             rows.extend(hint_rows(found[0], width, palette, self.app.console, apply=apply))
-        elif kind == "starting" and self.notes and self._notes_attempt == info.attempt:
-            note = list(self.notes.values())[-1]
+        elif kind == "starting" and (note := self._quiet_note() or self._warning_note(info.attempt)) is not None:
             hint = Text(no_wrap=True, overflow="ellipsis", end="")
             hint.append(f" note (line {note.line}): ", palette.style("dim"))
             hint.append(clean(note.why), palette.style("dim"))
@@ -120,6 +120,19 @@ class VerdictHeader(Widget):
         if self.styles.height is None or self.styles.height.value != len(rows):
             self.styles.height = len(rows)
         return Text("\n", end="").join(rows)
+
+    def _quiet_note(self) -> Diagnosis | None:
+        """What a server quiet after its last line is doing meanwhile (a silent Hub download)."""
+        try:
+            return knowledge().for_quiet(self.session.state)
+        except ProfileError:
+            return None
+
+    def _warning_note(self, attempt: int) -> Diagnosis | None:
+        """The latest warning's note of this attempt."""
+        if not self.notes or self._notes_attempt != attempt:
+            return None
+        return list(self.notes.values())[-1]
 
 
 def hint_rows(hint: Diagnosis, width: int, palette: Palette, console: Console, apply: bool = True) -> list[Text]:
