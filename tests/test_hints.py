@@ -379,6 +379,17 @@ async def test_a_warning_that_predicts_a_long_silence_is_noted_while_starting():
         assert header.size.height == 3 and "note (line 3): slow, not stuck" in screen_text(app)
 
 
+def test_a_warning_sglang_logs_without_its_level_still_carries_its_note(tmp_path):
+    """SGLang's lines name no level: its DeepGEMM logger.warning reads like an INFO line, and is
+    still the warning it is (the profile says which lines are)."""
+    log = tmp_path / "dg.log"
+    log.write_text(SG + "[2026-03-04 11:00:01 TP0] Load weight begin. avail mem=78.00 GB\n"
+                   "[2026-03-04 11:00:02 TP0] Entering DeepGEMM JIT Pre-Compile session. It may take a long time "
+                   "(typically 10-20 mins) if you have not run `sglang.compile_deep_gemm`.\n")
+    state, hints = scan_with_hints(str(log))
+    assert state.warnings == 1 and [h.id for h in hints] == ["deepgemm-precompile"] and hints[0].line == 3
+
+
 async def test_a_silent_hub_download_is_noted_while_the_log_is_quiet_after_it():
     """vLLM prints nothing while it downloads from the Hub: the header says so while that line is
     the last, and no longer once the download is over."""
