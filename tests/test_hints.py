@@ -410,6 +410,18 @@ async def test_a_silent_hub_download_is_noted_while_the_log_is_quiet_after_it():
         assert header.size.height == 2 and "Hugging Face" not in screen_text(app)
 
 
+async def test_a_restart_that_compiles_cold_again_is_noted_while_it_compiles():
+    from tests.app_support import fixed_session, make_app, screen_text
+    from tui.app.header import VerdictHeader
+
+    session = fixed_session((FIXTURES / "case_vllm_compile_key_changed_on_restart.log").read_bytes())
+    app = make_app(session)
+    async with app.run_test(size=(160, 30)) as pilot:
+        await pilot.pause(0.2)
+        assert app.query_one(VerdictHeader).size.height == 3
+        assert "note: torch.compile starts cold again: its cache key changed since the previous attempt" in screen_text(app)
+
+
 def test_watch_plain_prints_a_warnings_hint_once(tmp_path):
     log = tmp_path / "w.log"
     warning = (b"[2026-03-04 11:00:02] WARNING: Entering DeepGEMM JIT Pre-Compile session. It may take a long time "

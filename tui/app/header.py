@@ -113,7 +113,7 @@ class VerdictHeader(Widget):
             rows.extend(hint_rows(found[0], width, palette, self.app.console, apply=apply))
         elif kind == "starting" and (note := self._quiet_note() or self._warning_note(info.attempt)) is not None:
             hint = Text(no_wrap=True, overflow="ellipsis", end="")
-            hint.append(f" note (line {note.line}): ", palette.style("dim"))
+            hint.append(f" note (line {note.line}): " if note.line else " note: ", palette.style("dim"))
             hint.append(clean(note.why), palette.style("dim"))
             hint.truncate(width, overflow="ellipsis")
             rows.append(hint)
@@ -122,11 +122,13 @@ class VerdictHeader(Widget):
         return Text("\n", end="").join(rows)
 
     def _quiet_note(self) -> Diagnosis | None:
-        """What a server quiet after its last line is doing meanwhile (a silent Hub download)."""
+        """What a server quiet after its last line is doing meanwhile (a silent Hub download), else
+        why it takes long this time (a restart whose torch.compile cache key changed)."""
         try:
-            return knowledge().for_quiet(self.session.state)
+            kb = knowledge()
         except ProfileError:
             return None
+        return kb.for_quiet(self.session.state) or next(iter(kb.restart_advice(self.session.state)), None)
 
     def _warning_note(self, attempt: int) -> Diagnosis | None:
         """The latest warning's note of this attempt."""
