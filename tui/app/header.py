@@ -122,13 +122,13 @@ class VerdictHeader(Widget):
         return Text("\n", end="").join(rows)
 
     def _quiet_note(self) -> Diagnosis | None:
-        """What a server quiet after its last line is doing meanwhile (a silent Hub download), else
-        why it takes long this time (a restart whose torch.compile cache key changed)."""
+        """Why a startup takes long this time (a restart whose torch.compile cache key changed), else
+        what a server quiet after its last line is doing meanwhile (a silent Hub download, a compile)."""
         try:
             kb = knowledge()
         except ProfileError:
             return None
-        return kb.for_quiet(self.session.state) or next(iter(kb.restart_advice(self.session.state)), None)
+        return next(iter(kb.restart_advice(self.session.state)), None) or kb.for_quiet(self.session.state)
 
     def _warning_note(self, attempt: int) -> Diagnosis | None:
         """The latest warning's note of this attempt."""

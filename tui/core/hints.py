@@ -234,10 +234,10 @@ class KnowledgeBase:
             )
             if found is not None and found.id not in out:
                 out[found.id] = found
+        out.update((d.id, d) for d in self.restart_advice(state) if d.id not in out)
         quiet = self.for_quiet(state, command)
         if quiet is not None and quiet.id not in out:
             out[quiet.id] = quiet
-        out.update((d.id, d) for d in self.restart_advice(state) if d.id not in out)
         return list(out.values())
 
     def for_quiet(self, state: StartupState, command: ServerCommand | None = None) -> Diagnosis | None:
