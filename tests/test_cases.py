@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tui.commands.scan import scan_with_hints, to_json
-from tui.core.state import FAILED, READY
+from tui.core.state import FAILED, READY, STARTING
 from tui.core.verdict import judge
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -47,6 +47,19 @@ EXPECTED = {
     "case_llamacpp_load_oom.log": (FAILED, (7, "cuda_oom", "main"), None, "llamacpp-offload-oom"),
     "case_vllm_json_logs.log": (FAILED, (6, "ValueError", "EngineCore_DP0"), None, "kv-too-small"),
     "case_sglang_tp8_body_in_one_piece.log": (FAILED, (3, "RuntimeError", "TP2"), None, None),
+    "case_vllm_dist_init_every_worker.log": (READY, None, None, None),
+    "case_vllm_dist_init_rank0_alone.log": (FAILED, (34, "OutOfMemoryError", "Worker_TP2"), None, "graph-capture-oom-vllm"),
+    "case_sglang_weights_overlap_graphs.log": (READY, None, None, None),
+    "case_sglang_draft_loads_while_target_captures.log": (READY, None, None, None),
+    "case_vllm_tp8_tagged_lines_interleaved.log": (FAILED, (32, "OutOfMemoryError", "Worker_TP6"), None, "weights-oom"),
+    "case_sglang_tp8_bodies_interleaved_by_line.log": (FAILED, (15, "OutOfMemoryError", "TP6"), None, "weights-oom"),
+    # each new hint class: a fixture where it must fire, and one of the same shape where it must not
+    "case_sglang_router_gave_up_while_loading.log": (FAILED, (23, "router_gave_up", None), None, "router-startup-timeout"),
+    "case_sglang_router_timeout_after_crash.log": (FAILED, (7, "OutOfMemoryError", "TP1"), None, "weights-oom"),
+    "case_vllm_hub_download_silent.log": (STARTING, None, None, "hub-download-silent"),
+    "case_vllm_hub_download_done.log": (STARTING, None, None, None),
+    "case_vllm_compile_key_changed_on_restart.log": (STARTING, None, None, "compile-cache-changed-on-restart"),
+    "case_vllm_compile_same_key_on_restart.log": (STARTING, None, None, "torch-compile-quiet"),
 }
 
 # name: [(phase, start_line, end_line)] as scan --json gives them
@@ -66,6 +79,27 @@ PHASES = {
     ],
     "case_llamacpp_load_oom.log": [("server_args", 1, 1), ("weight_load", 2, None)],
     "case_vllm_json_logs.log": [("server_args", 1, 2), ("weight_load", 3, 5)],
+    # vLLM 0.8.5-0.11 at INFO: "vLLM is using nccl" begins a worker's part, "rank N in world size 4
+    # is assigned as …" ends it; the last worker's line ends the phase
+    "case_vllm_dist_init_every_worker.log": [
+        ("server_args", 1, 2), ("dist_init", 4, 11), ("weight_load", 12, 28), ("memory_pool", 28, 30),
+        ("cuda_graph", 31, 31), ("ready", 33, 34),
+    ],
+    # rank 0 alone says it is through: a barrier, so the others are too (not open until the failure)
+    "case_vllm_dist_init_rank0_alone.log": [
+        ("server_args", 1, 2), ("dist_init", 4, 9), ("weight_load", 10, 29), ("memory_pool", 29, 31),
+        ("cuda_graph", 32, None),
+    ],
+    # the weights are committed after the graphs: the load runs beside the pool and the capture
+    "case_sglang_weights_overlap_graphs.log": [
+        ("server_args", 1, 1), ("dist_init", 2, 5), ("weight_load", 6, 18), ("memory_pool", 8, 11),
+        ("cuda_graph", 12, 16), ("ready", 20, 21),
+    ],
+    # TP0 loads the draft (17) while TP1 still captures the target's graphs (until 19)
+    "case_sglang_draft_loads_while_target_captures.log": [
+        ("server_args", 1, 1), ("dist_init", 2, 5), ("weight_load", 6, 9), ("memory_pool", 8, 13),
+        ("cuda_graph", 14, 19), ("draft_init", 17, 27), ("ready", 29, 30),
+    ],
 }
 
 # name: (server, ready line)
@@ -151,3 +185,87 @@ def test_each_sglang_rank_keeps_its_own_exception():
 def test_each_ranks_exception_stays_with_its_own_traceback():
     state, _ = scan_with_hints(str(FIXTURES / "case_vllm_ranks_first_exception.log"))
     assert sorted((e.rank, e.message[-8:]) for e in state.errors) == [("rank2", "(rank 2)"), ("rank5", "(rank 5)")]
+
+
+def test_a_barrier_one_rank_is_through_is_one_every_rank_is_through():
+    """Every worker that began dist init ends it when rank 0 says it is through, none is left
+    open or marked failed; a worker whose line comes after rank 0's ends at its own line."""
+    state, _ = scan_with_hints(str(FIXTURES / "case_vllm_dist_init_rank0_alone.log"))
+    dist = state.phase("dist_init")
+    assert dist is not None and dist.done and not dist.failed
+    assert sorted(dist.ranks) == [f"Worker_TP{r}" for r in range(4)]
+    assert all(entry.end_line is not None for entry in dist.ranks.values())
+    state, _ = scan_with_hints(str(FIXTURES / "case_vllm_dist_init_every_worker.log"))
+    ends = {rank: entry.end_line for rank, entry in state.phase("dist_init").ranks.items()}
+    assert ends == {"Worker_TP1": 8, "Worker_TP0": 9, "Worker_TP3": 10, "Worker_TP2": 11}
+
+
+@pytest.mark.parametrize(("name", "phase", "beside"), [
+    ("case_sglang_weights_overlap_graphs.log", "weight_load", ["memory_pool", "cuda_graph"]),
+    ("case_sglang_weights_overlap_graphs.log", "cuda_graph", ["weight_load"]),
+    ("case_sglang_draft_loads_while_target_captures.log", "draft_init", ["cuda_graph"]),
+    ("case_vllm_dist_init_every_worker.log", "weight_load", []),  # back to back is no overlap
+])
+def test_scan_json_says_which_phases_ran_at_the_same_time(name, phase, beside):
+    doc = to_json(scan_with_hints(str(FIXTURES / name))[0])
+    assert next(p for p in doc["phases"] if p["name"] == phase)["overlaps"] == beside
+
+
+@pytest.mark.parametrize(("name", "prefix"), [
+    ("case_vllm_tp8_tagged_lines_interleaved.log", "Worker_TP"),
+    ("case_sglang_tp8_bodies_interleaved_by_line.log", "TP"),
+])
+def test_eight_tracebacks_interleaved_line_by_line_stay_apart(name, prefix):
+    """Each rank's exception stays with its own traceback, its lines are its own (every other line
+    of the file belongs to another rank), and the first failure is the rank whose exception came
+    first (TP6), not the first header seen (TP5)."""
+    state, _ = scan_with_hints(str(FIXTURES / name))
+    text = (FIXTURES / name).read_text().split("\n")
+    blocks = [e for e in state.errors if e.kind in ("OutOfMemoryError", "RuntimeError", "DistBackendError")]
+    assert sorted(e.rank for e in blocks) == sorted(f"{prefix}{r}" for r in range(8))
+    for error in blocks:
+        rank = error.rank[len(prefix):]
+        assert error.message.endswith(f"(rank {rank})") or (rank == "6" and "GPU 6" in error.message)
+        lines = [n for first, last in error.spans for n in range(first, last + 1)]
+        assert len(lines) == (6 if rank == "6" else 10)  # the Traceback line, its frames, its exception
+        if prefix == "Worker_TP":  # every line tagged: each one the block's own rank's
+            assert all(text[n - 1].startswith(f"({prefix}{rank} pid=") for n in lines)
+        else:  # the tagged header is its own, the exception line too
+            assert f" {prefix}{rank}] Scheduler hit an exception" in text[lines[0] - 1]
+            assert lines[-1] == error.exc_line and text[lines[-1] - 1].endswith(error.message.split(": ", 1)[1])
+    first = state.first_error
+    assert first is not None and first.rank == f"{prefix}6" and first.exc_line < min(e.exc_line for e in blocks if e is not first)
+
+
+# hint id: (the fixture where it must fire, the fixtures of the same shape where it must not)
+FIRES = {
+    "router-startup-timeout": (["case_sglang_router_gave_up_while_loading.log"], ["case_sglang_router_timeout_after_crash.log"]),
+    "hub-download-silent": (["case_vllm_hub_download_silent.log"], ["case_vllm_hub_download_done.log"]),
+    "compile-cache-changed-on-restart": (
+        ["case_vllm_compile_key_changed_on_restart.log"], ["case_vllm_compile_same_key_on_restart.log", "vllm_compile_cache_changed.log"]),
+    # vLLM logs its compile at INFO: a start quiet after a compile line is compiling; one quiet
+    # after it moved on (KV sizing, graphs), or that failed or got ready, is not
+    "torch-compile-quiet": (
+        ["shape_vllm_compile_stall.log", "case_vllm_compile_key_changed_on_restart.log", "case_vllm_compile_same_key_on_restart.log"],
+        ["shape_vllm_031_compile_oom.log", "vllm_v1_ready.log"]),
+}
+
+
+@pytest.mark.parametrize("hint_id", sorted(FIRES))
+def test_a_hint_fires_on_its_evidence_and_nowhere_else(hint_id):
+    """The router's timeout is the cause only when nothing failed before it; a download is silent
+    only while nothing came after its first line; a restart compiles cold only when its cache key
+    changed (a ready start with a changed key has the speed hint of its profile instead)."""
+    fires, quiet = FIRES[hint_id]
+    for name in fires:
+        assert hint_id in [h.id for h in scan_with_hints(str(FIXTURES / name))[1]], name
+    for name in quiet:
+        assert hint_id not in [h.id for h in scan_with_hints(str(FIXTURES / name))[1]], name
+    for name in sorted(p.name for p in FIXTURES.glob("*.log")):  # and no other fixture has its evidence
+        if name not in (*fires, *quiet):
+            assert hint_id not in [h.id for h in scan_with_hints(str(FIXTURES / name))[1]], name
+
+
+def test_the_router_hint_names_the_flag_and_the_seconds_of_its_own_line():
+    _, hints = scan_with_hints(str(FIXTURES / "case_sglang_router_gave_up_while_loading.log"))
+    assert "after 300 s" in hints[0].why and hints[0].why.endswith("a larger --router-worker-startup-timeout-secs")

@@ -354,3 +354,39 @@ def test_a_watchtower_process_naming_a_server_is_no_leftover(tmp_path):
         server.kill()
         runner.wait()
         server.wait()
+
+
+def test_logind_removeipc_is_read_from_its_file_and_drop_ins_and_linger(tmp_path):
+    """The probe reads what logind would do at logout from the files it reads itself: logind.conf,
+    then drop-ins by name (a later one wins), and the user's linger file."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tui" / "sources"))
+    import probe_agent
+
+    assert probe_agent.logind(str(tmp_path)) is None  # no systemd: nothing to say
+    (tmp_path / "run/systemd/system").mkdir(parents=True)
+    conf = tmp_path / "etc/systemd/logind.conf"
+    conf.parent.mkdir(parents=True)
+    conf.write_text("[Login]\n#RemoveIPC=no\n")
+    found = probe_agent.logind(str(tmp_path))
+    assert found["remove_ipc"] is None and found["linger"] is False and found["uid"] == os.getuid()
+    (tmp_path / "etc/systemd/logind.conf.d").mkdir()
+    (tmp_path / "etc/systemd/logind.conf.d/10-ipc.conf").write_text("[Login]\nRemoveIPC=no\n")
+    (tmp_path / "etc/systemd/logind.conf.d/20-ipc.conf").write_text("[Login]\nRemoveIPC=yes\n[Other]\nRemoveIPC=no\n")
+    assert probe_agent.logind(str(tmp_path))["remove_ipc"] == "yes"
+    (tmp_path / "var/lib/systemd/linger").mkdir(parents=True)
+    (tmp_path / "var/lib/systemd/linger" / found["user"]).write_text("")
+    assert probe_agent.logind(str(tmp_path))["linger"] is True
+
+
+@pytest.mark.parametrize(("logind", "status", "words"), [
+    ({"uid": 1000, "user": "ana", "linger": False, "remove_ipc": None}, "warn", "RemoveIPC unset, logind's default is yes"),
+    ({"uid": 1000, "user": "ana", "linger": False, "remove_ipc": "yes"}, "warn", "loginctl enable-linger ana"),
+    ({"uid": 1000, "user": "ana", "linger": True, "remove_ipc": "yes"}, "ok", "ana lingers"),
+    ({"uid": 1000, "user": "ana", "linger": False, "remove_ipc": "no"}, "ok", "RemoveIPC=no"),
+    ({"uid": 0, "user": "root", "linger": False, "remove_ipc": "yes"}, "ok", "system user"),
+])
+def test_check_warns_where_logind_would_delete_the_servers_ipc_at_logout(logind, status, words):
+    command = cmdline.parse(["vllm", "serve", "/models/m"])
+    checks = {c.name: c for c in preflight.judge(command, {"logind": logind}, None, knowledge())}
+    assert checks["IPC at logout"].status == status and words in checks["IPC at logout"].why
+    assert "IPC at logout" not in {c.name for c in preflight.judge(command, {"logind": None}, None, knowledge())}

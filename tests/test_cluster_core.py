@@ -203,3 +203,19 @@ def test_vllm_workers_across_two_nodes_are_node_worker_pairs_one_per_worker():
     rows = barrier([head, loading])
     assert rows[0].done and rows[1].total == 4
     assert sorted(m.label for m in rows[1].missing) == ["n1 Worker_TP0", "n1 Worker_TP1", "n2 Worker_TP2", "n2 Worker_TP3"]
+
+
+def test_a_rank_still_loading_weights_while_it_captures_graphs_has_not_passed_the_weight_load():
+    """Phases overlap (SGLang's startup weight load runs on while the graphs capture): a rank that
+    began a later phase has not passed one still under way on it."""
+    ts = "2026-02-22 23:39:00"
+    lines = [f"[{ts}] server_args=ServerArgs(model_path='/models/m', tp_size=2)"]
+    for step in ("Load weight begin. avail mem=78.12 GB", "Memory pool end. avail mem=19.80 GB",
+                 "Capture target decode CUDA graph begin. backend=fa3, num_tokens_per_req=1, avail mem=19.80 GB"):
+        lines += [f"[{ts} TP{r}] {step}" for r in (0, 1)]
+    rows = {r.milestone: r for r in barrier([status("n1", lines)])}
+    assert [m.label for m in rows["weight_load"].missing] == ["n1 TP0", "n1 TP1"]
+    lines += [f"[{ts} TP{r}] Load weight end. Committed real weights after CUDA graph capture in 41.20 s "
+              "(capture overlap window 30.10 s, startup overlap total 38.00 s)" for r in (0, 1)]
+    rows = {r.milestone: r for r in barrier([status("n1", lines)])}
+    assert rows["weight_load"].done and rows["memory_pool"].done and not rows["cuda_graph"].done

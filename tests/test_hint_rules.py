@@ -163,7 +163,7 @@ def test_a_template_names_only_values_it_can_get():
     computed = {n[1:] for n in dir(Context) if n.startswith("_") and not n.startswith("__")}
     for hint in knowledge().hints:
         groups = set()
-        for pattern in (hint.pattern, hint.lines):
+        for pattern in (hint.pattern, hint.lines, hint.quiet_after):
             if pattern is not None:
                 groups |= set(pattern.groupindex)
         for template in (*hint.why, *hint.fix):

@@ -39,7 +39,7 @@ def test_builtin_file_loads_and_every_fix_is_an_action():
     kb = knowledge()
     assert len(kb.hints) >= 25
     for hint in kb.hints:
-        assert hint.why and (hint.kinds or hint.pattern or hint.lines), hint.id
+        assert hint.why and (hint.kinds or hint.pattern or hint.lines or hint.quiet_after), hint.id
 
 
 def test_every_hint_can_speak_from_its_own_match_alone():
@@ -49,7 +49,7 @@ def test_every_hint_can_speak_from_its_own_match_alone():
 
     for hint in knowledge().hints:
         groups = set()
-        for pattern in (hint.pattern, hint.lines):
+        for pattern in (hint.pattern, hint.lines, hint.quiet_after):
             if pattern is not None:
                 groups |= set(pattern.groupindex)
         names = {f.split("*")[0].split("//")[0] for _, f, _, _ in string.Formatter().parse(hint.why[-1]) if f}
@@ -246,6 +246,8 @@ def test_user_file_goes_first_and_replaces_a_builtin_id(tmp_path, monkeypatch):
         ('[[hints]]\nid = "x"\nwhy = "w"\npattern = "(a"\n', ["hints.x.pattern", "bad pattern"]),
         ('[[hints]]\nid = "x"\nwhy = "w"\npattern = "a"\nfix = ["reboot now"]\n', ["hints.x.fix", "unknown fix action"]),
         ('[[hints]]\nid = "x"\nwhy = "w"\n', ["hints.x", "needs a 'kind'"]),
+        ('[[hints]]\nid = "x"\nwhy = "w"\nkind = "a"\nquiet_after = "b"\n', ["hints.x", "'quiet_after' matches a quiet log"]),
+        ('[[hints]]\nid = "x"\nwhy = "w"\nkind = "a"\nroot = "yes"\n', ["hints.x.root"]),
         ('[[hints]]\nid = "x"\npattern = "a"\n', ["hints.x.why"]),
         ("[[hints]\n", ["not valid TOML"]),
     ],
@@ -372,6 +374,51 @@ async def test_a_warning_that_predicts_a_long_silence_is_noted_while_starting():
         note = header.judging.last.note  # diagnosed once, by the judging stage, and pushed
         assert header.verdict.word == "STARTING" and note is not None and note.id == "deepgemm-precompile"
         assert header.size.height == 3 and "note (line 3): slow, not stuck" in screen_text(app)
+
+
+def test_a_warning_sglang_logs_without_its_level_still_carries_its_note(tmp_path):
+    """SGLang's lines name no level: its DeepGEMM logger.warning reads like an INFO line, and is
+    still the warning it is (the profile says which lines are)."""
+    log = tmp_path / "dg.log"
+    log.write_text(SG + "[2026-03-04 11:00:01 TP0] Load weight begin. avail mem=78.00 GB\n"
+                   "[2026-03-04 11:00:02 TP0] Entering DeepGEMM JIT Pre-Compile session. It may take a long time "
+                   "(typically 10-20 mins) if you have not run `sglang.compile_deep_gemm`.\n")
+    state, hints = scan_with_hints(str(log))
+    assert state.warnings == 1 and [h.id for h in hints] == ["deepgemm-precompile"] and hints[0].line == 3
+
+
+async def test_a_silent_hub_download_is_noted_while_the_log_is_quiet_after_it():
+    """vLLM prints nothing while it downloads from the Hub: the header says so while that line is
+    the last, and no longer once the download is over."""
+    from tests.app_support import feed, fixed_session, make_app
+    from tests.support import screen_text
+    from tui.app.header import VerdictHeader
+
+    session = fixed_session(VL.encode() + b"INFO 08-14 11:00:01 [gpu_model_runner.py:1953] Starting to load model Qwen/Qwen3-8B...\n")
+    app = make_app(session)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause(0.1)
+        header = app.query_one(VerdictHeader)
+        assert header.size.height == 2
+        feed(session, b"INFO 08-14 11:00:02 [weight_utils.py:296] Using model weights format ['*.safetensors']\n")
+        await pilot.pause(0.2)
+        assert header.size.height == 3 and "note (line 3): downloading the weights from the Hugging Face Hub" in screen_text(app)
+        feed(session, b"INFO 08-14 11:09:02 [weight_utils.py:312] Time spent downloading weights for Qwen/Qwen3-8B: 540.1 seconds\n")
+        await pilot.pause(0.2)
+        assert header.size.height == 2 and "Hugging Face" not in screen_text(app)
+
+
+async def test_a_restart_that_compiles_cold_again_is_noted_while_it_compiles():
+    from tests.app_support import fixed_session, make_app
+    from tests.support import screen_text
+    from tui.app.header import VerdictHeader
+
+    session = fixed_session((FIXTURES / "case_vllm_compile_key_changed_on_restart.log").read_bytes())
+    app = make_app(session)
+    async with app.run_test(size=(160, 30)) as pilot:
+        await pilot.pause(0.2)
+        assert app.query_one(VerdictHeader).size.height == 3
+        assert "note: torch.compile starts cold again: its cache key changed since the previous attempt" in screen_text(app)
 
 
 def test_watch_plain_prints_a_warnings_hint_once(tmp_path):

@@ -153,8 +153,10 @@ def test_vllm_v1_start_with_ansi_tags():
     assert state.server == "vllm" and state.outcome == READY
     assert state.ready_line == 41  # vLLM's ready line is "Application startup complete."
     assert state.errors == [] and state.warnings == 1  # the ulimit WARNING; its "error" words are no alarm
+    # each worker's "rank N in world size 2 is assigned as …" (0.8.5-0.11, at INFO) is its dist init
+    assert list(by) == ["server_args", "dist_init", "weight_load", "compile", "memory_pool", "cuda_graph", "ready"]
+    assert set(by["dist_init"].ranks) == {"Worker_TP0", "Worker_TP1"} and by["dist_init"].done
     # torch.compile is its own phase, between the weights and KV sizing, on each worker
-    assert list(by) == ["server_args", "weight_load", "compile", "memory_pool", "cuda_graph", "ready"]
     assert set(by["compile"].ranks) == {"Worker_TP0", "Worker_TP1"} and by["compile"].seconds == pytest.approx(27.51, abs=0.01)  # as the log says
     assert by["memory_pool"].start_line == by["compile"].end_line
     assert set(by["weight_load"].ranks) == {"Worker_TP0", "Worker_TP1"}

@@ -23,8 +23,9 @@ STYLE = {DEAD: "failed", REFUSED: "failed", LOADING: "starting", STALLED: "start
 class VerdictHeader(Widget):
     """Two lines: the source (server, host, log, attempt, elapsed, connection), then the verdict;
     a third under FAILED with the hint for a known failure (why, and the fix the F key applies), or
-    while starting with the note of a warning that predicts trouble ("slow, not stuck"). The
-    verdict, hints and note are the judging stage's last push (``tui.session.judging``)."""
+    while starting with a note: what a server quiet after its last line is doing (a silent download),
+    else the note of a warning that predicts trouble ("slow, not stuck"). The verdict, hints and note
+    are the judging stage's last push (``tui.session.judging``)."""
 
     DEFAULT_CSS = """
     VerdictHeader { height: 2; }
@@ -93,7 +94,7 @@ class VerdictHeader(Widget):
         elif kind == "starting" and pushed.note is not None:
             note = pushed.note
             hint = Text(no_wrap=True, overflow="ellipsis", end="")
-            hint.append(f" note (line {note.line}): ", palette.style("dim"))
+            hint.append(f" note (line {note.line}): " if note.line else " note: ", palette.style("dim"))
             hint.append(clean(note.why), palette.style("dim"))
             hint.truncate(width, overflow="ellipsis")
             rows.append(hint)

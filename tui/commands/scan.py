@@ -17,7 +17,7 @@ from tui.core.hints import Diagnosis, KnowledgeBase, hint_lines, load_knowledge
 from tui.core.lines import clean
 from tui.core.profiles import ProfileError, builtin_profiles, load_profile, prefilter_words
 from tui.core.scan import Scanner, prefilter
-from tui.core.state import PHASE_TITLES, StartupState
+from tui.core.state import PHASE_TITLES, StartupState, overlapping
 from tui.core.tracker import StartupTracker
 from tui.core.verdict import judge
 from tui.core.wording import duration
@@ -152,6 +152,7 @@ def to_json(state: StartupState, hints: Sequence[Diagnosis] = ()) -> dict:
                 "seconds": None if p.seconds is None else round(p.seconds, 3),
                 "ranks": len(p.ranks),
                 "slowest_rank": p.slowest_rank,
+                "overlaps": overlapping(state, p),
             }
             for p in state.phases
         ],
@@ -180,9 +181,10 @@ def render(path: str, state: StartupState, hints: Sequence[Diagnosis] = ()) -> s
         out.append(f"  {'phase':<13} {'lines':>17} {'took':>8}  {'ranks':>5}  slowest")
         for p in state.phases:
             span = f"{p.start_line}-{p.end_line if p.end_line is not None else '…'}"
+            beside = ", ".join(PHASE_TITLES.get(n, n) for n in overlapping(state, p))
             out.append(
                 f"  {PHASE_TITLES.get(p.name, p.name):<13} {span:>17} {duration(p.seconds):>8}  "
-                f"{len(p.ranks):>5}  {p.slowest_rank or '-'}"
+                f"{len(p.ranks):>5}  {p.slowest_rank or '-'}" + (f"  (beside {beside})" if beside else "")
             )
     same: dict[tuple[str, str], list] = {}  # 8 ranks raising one error: one row naming them
     for e in state.errors:

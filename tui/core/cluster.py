@@ -167,6 +167,14 @@ def worker_done(node: NodeStatus, serving: StartupState) -> int | None:
 def _reached(state: StartupState, rank: str, milestone: str) -> bool:
     key = "main" if rank == WHOLE_NODE else rank
     later = PHASES[PHASES.index(milestone) + 1 :]
+    own = state.phase(milestone)
+    entry = own.ranks.get(key) if own is not None else None
+    if (own is not None and not own.done and entry is not None and entry.end_line is None
+            and all(e.end_line is None for e in own.ranks.values())):
+        # still under way on this rank, whatever began beside it (phases can overlap); once some
+        # rank has ended it, one that never says so may be a rank that does not print its end
+        # (vLLM's info_once lines): a later phase begun there counts, as before
+        return False
     for phase in state.phases:
         entry = phase.ranks.get(key)
         if phase.name == milestone and (phase.done or (entry is not None and entry.end_line is not None)):

@@ -38,11 +38,15 @@ from tui.core.profiles import (
     _table,
     trusted_patterns,
 )
-from tui.core.state import ErrorReport, Phase, StartupState
+from tui.core.startup_profile import restart_evidence
+from tui.core.state import ErrorReport, Outcome, Phase, StartupState
 
 Pattern = re.Pattern[str]
 
-_HINT_KEYS = {"id", "kind", "pattern", "lines", "match", "server", "phase", "warning", "why", "fix", "link", "unless", "noise"}
+_HINT_KEYS = {
+    "id", "kind", "pattern", "lines", "match", "server", "phase", "warning", "why", "fix", "link", "unless", "noise",
+    "root", "quiet_after",
+}
 _VERSION_KEYS = {"id", "package", "below", "at_least", "with", "with_below", "with_at_least", "why", "fix", "link"}
 
 
@@ -65,6 +69,12 @@ class Hint:
     #: a warning that an earlier failure explains (vLLM's shm_broadcast waits after a worker died):
     #: not shown once the startup has a root cause before it
     noise: bool = False
+    #: only for the startup's root cause: the same line after an earlier failure is its consequence
+    #: (a router that gave up on a server that had already died), and the advice would be wrong
+    root: bool = False
+    #: no error: a startup still under way whose log went quiet after a line like this (its last
+    #: line) is doing what the hint says (vLLM downloading from the Hub shows no progress)
+    quiet_after: Pattern | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,13 +172,17 @@ class KnowledgeBase:
         command: ServerCommand | None = None,
         identity: Mapping[str, str] | None = None,
         seen: frozenset[str] = frozenset(),
+        root: bool = True,
     ) -> Diagnosis | None:
         """The first hint that explains ``error`` (``phase``: the phase it happened in; ``identity``:
         what the log's argument lines said of the run, e.g. its memory fraction; ``seen``: the
-        kinds and categories of every error of the startup, lower-case, for a hint's ``unless``)."""
+        kinds and categories of every error of the startup, lower-case, for a hint's ``unless``;
+        ``root``: whether ``error`` is the startup's root cause)."""
         kinds = {k.lower() for k in (error.kind, error.category) if k}
         for hint in self.hints:
-            if hint.warning or (hint.servers and server not in hint.servers) or (hint.unless & seen):
+            if hint.warning or hint.quiet_after is not None or (hint.servers and server not in hint.servers):
+                continue
+            if (hint.unless & seen) or (hint.root and not root):
                 continue
             if hint.phases and (phase is None or phase.name not in hint.phases):
                 continue
@@ -219,11 +233,42 @@ class KnowledgeBase:
         for error in errors:
             found = self.for_error(
                 error, server=state.server, phase=phase_at(state, error.line), phases=state.phases, command=command,
-                identity=state.identity, seen=seen,
+                identity=state.identity, seen=seen, root=error is first,
             )
             if found is not None and found.id not in out:
                 out[found.id] = found
+        out.update((d.id, d) for d in self.restart_advice(state) if d.id not in out)
+        quiet = self.for_quiet(state, command)
+        if quiet is not None and quiet.id not in out:
+            out[quiet.id] = quiet
         return list(out.values())
+
+    def for_quiet(self, state: StartupState, command: ServerCommand | None = None) -> Diagnosis | None:
+        """A startup still under way, quiet after its last line: the first ``quiet_after`` hint that
+        explains what the server is doing meanwhile."""
+        if state.outcome != Outcome.STARTING or not state.last_text:
+            return None
+        for hint in self.hints:
+            if hint.quiet_after is None or (hint.servers and state.server not in hint.servers):
+                continue
+            found = hint.quiet_after.search(state.last_text)
+            if found is not None:
+                context = Context(state.last_text, state.phases, command, state.server, state.identity)
+                diagnosis = _fill(hint, _groups(found), context, state.last_line)
+                if diagnosis is not None:
+                    return diagnosis
+        return None
+
+    def restart_advice(self, state: StartupState) -> list[Diagnosis]:
+        """Speed hints a startup not yet ready already has the evidence of (a restart in the same log
+        whose torch.compile cache key changed: it compiles from scratch again)."""
+        out = []
+        for found in restart_evidence(state):
+            for hint in self.speed:
+                if hint.evidence == found.name and (text := hint.advice(found.values)) is not None:
+                    out.append(Diagnosis(hint.id, text, (), hint.link))
+                    break
+        return out
 
     def still_relevant(self, found: Diagnosis, state: StartupState) -> bool:
         """A warning's hint is shown unless it is noise after the startup's root cause."""
@@ -344,8 +389,11 @@ def parse(text: str, source: str) -> KnowledgeBase:
         lines = body.get("lines")
         kinds = _strings(f"{where}.kind", [body["kind"]] if isinstance(body.get("kind"), str) else body.get("kind"))
         warning = _bool(f"{where}.warning", body.get("warning"), False)
-        if not kinds and pattern is None and lines is None:
-            raise ProfileError(f"{where}: needs a 'kind', a 'pattern' or 'lines' to match")
+        quiet_after = body.get("quiet_after")
+        if not kinds and pattern is None and lines is None and quiet_after is None:
+            raise ProfileError(f"{where}: needs a 'kind', a 'pattern', 'lines' or 'quiet_after' to match")
+        if quiet_after is not None and (kinds or pattern is not None or lines is not None or warning):
+            raise ProfileError(f"{where}: 'quiet_after' matches a quiet log, not an error: no 'kind', 'pattern', 'lines' or 'warning' beside it")
         if warning and pattern is None:
             raise ProfileError(f"{where}: a warning hint needs a 'pattern'")
         match = body.get("match", "all")
@@ -369,6 +417,8 @@ def parse(text: str, source: str) -> KnowledgeBase:
                 either=match == "any",
                 unless=frozenset(k.lower() for k in _strings(f"{where}.unless", _listed(body.get("unless")))),
                 noise=_bool(f"{where}.noise", body.get("noise"), False),
+                root=_bool(f"{where}.root", body.get("root"), False),
+                quiet_after=_compile(f"{where}.quiet_after", quiet_after) if quiet_after is not None else None,
             )
         )
     versions = _versions(source, data.get("versions"))
@@ -377,7 +427,8 @@ def parse(text: str, source: str) -> KnowledgeBase:
 
 _SPEED_KEYS = {"id", "kind", "evidence", "why", "link", "server"}
 #: What a speed hint may rest on: the names ``tui.core.startup_profile.evidence`` gives.
-SPEED_EVIDENCE = frozenset({"compile_cache_changed", "graph_capture_many_sizes", "download_in_load"})
+SPEED_EVIDENCE = frozenset({"compile_cache_changed", "compile_cache_changed_on_restart", "graph_capture_many_sizes",
+                            "download_in_load"})
 
 
 def _speed_hint(where: str, hint_id: str, body: Mapping[str, Any]) -> SpeedHint:

@@ -184,6 +184,9 @@ class PhaseBook:
             phase = self._new_phase(spec.name, start[0], start[1], events)
         if action == "begin" and spec.once and phase.done:
             return  # printed once: a later begin line (vLLM 0.31's version banner after the args) is no new one
+        if action == "begin" and spec.collective and phase.done:
+            self._through(phase, rank, number, ts)
+            return
         entry = self._entry(phase, rank, number, ts)
         if action == "begin":
             if entry.end_line is not None:
@@ -207,7 +210,21 @@ class PhaseBook:
                 phase.first_detail = phase.first_detail or phase.detail
                 break
         if action == "end":
-            self._check_done(phase, spec, events)
+            if spec.collective:
+                self._end_phase(phase, events)  # one rank through a barrier: every rank is
+            else:
+                self._check_done(phase, spec, events)
+
+    def _through(self, phase: Phase, rank: str, number: int, ts: float | None) -> None:
+        """A rank's line of a collective phase another rank already ended: it was through it too
+        (its line only came later), so it ends there, and the phase no earlier."""
+        entry = self._entry(phase, rank, number, ts)
+        if entry.end_line is None:
+            entry.end_line, entry.end_ts = number, ts
+        if phase.end_line is not None and number > phase.end_line:
+            phase.end_line = number
+            if ts is not None and (phase.end_ts is None or ts > phase.end_ts):
+                phase.end_ts = ts
 
     def _entry(self, phase: Phase, rank: str, number: int, ts: float | None) -> RankPhase:
         entry = phase.ranks.get(rank)

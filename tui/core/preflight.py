@@ -375,6 +375,7 @@ def _machine(command: ServerCommand, facts: Mapping[str, Any]) -> list[Check]:
         text = f"{gib(free)} free at {disk.get('at')}"
         status = FAIL if free < DISK_FAIL else WARN if free < DISK_WARN else OK
         out.append(Check(f"disk ({what})", status, text + ("" if status == OK else ": compile and download caches need room")))
+    out += _logind(facts.get("logind"))
     soft, hard = (facts.get("nofile") or [None, None])[:2]
     if soft is not None:
         limit = max(soft, hard) if hard is not None and hard >= 0 else soft
@@ -387,6 +388,32 @@ def _machine(command: ServerCommand, facts: Mapping[str, Any]) -> list[Check]:
         else:
             out.append(Check("open files", OK, f"limit {soft} (hard {'unlimited' if hard is not None and hard < 0 else hard})"))
     return out
+
+
+#: logind leaves the IPC of users up to this uid alone (systemd's SYSTEM_UID_MAX as most distributions build it).
+SYSTEM_UID_MAX = 999
+_YES = ("yes", "true", "on", "1")
+
+
+def _logind(logind: Mapping[str, Any] | None) -> list[Check]:
+    """Will systemd-logind delete the server's shared memory and semaphores when the user's last
+    session ends (RemoveIPC=yes: the workers then die in SemLock._rebuild, the head waits on
+    shm_broadcast)? Nothing to say without systemd."""
+    if not logind:
+        return []
+    user, uid = logind.get("user") or "?", logind.get("uid")
+    name = "IPC at logout"
+    if uid is not None and uid <= SYSTEM_UID_MAX:
+        return [Check(name, OK, f"{user} (uid {uid}) is a system user: logind leaves its IPC alone")]
+    if logind.get("linger"):
+        return [Check(name, OK, f"{user} lingers (loginctl enable-linger): logind keeps its IPC after logout")]
+    setting = logind.get("remove_ipc")
+    if setting is not None and setting not in _YES:
+        return [Check(name, OK, f"RemoveIPC={setting}: logind keeps {user}'s IPC after logout")]
+    said = f"RemoveIPC={setting}" if setting is not None else "RemoveIPC unset, logind's default is yes"
+    return [Check(name, WARN, f"{said} and {user} does not linger: when {user}'s last session ends (the SSH "
+                  "session that started the server), logind deletes its shared memory and semaphores and the "
+                  f"server's workers die — `loginctl enable-linger {user}`, or RemoveIPC=no in /etc/systemd/logind.conf")]
 
 
 # ---------------------------------------------------------------- versions
@@ -425,7 +452,7 @@ def _versions(command: ServerCommand, facts: Mapping[str, Any], hints: Knowledge
 #: Checks of the machine the server would run on rather than of its command and files: for a
 #: Slurm job, which runs where Slurm puts it, the submitting host's answers would mislead.
 MACHINE_CHECKS = ("port", "dist-init port", "GPUs", "GPU memory", "GPU holders", "leftover servers",
-                  "/dev/shm", "open files", "disk", "weights")
+                  "/dev/shm", "open files", "disk", "weights", "IPC at logout")
 
 
 def portable(checks: list[Check]) -> list[Check]:

@@ -75,6 +75,9 @@ class PhaseSpec:
     repeat_is_draft: bool = False  # a rank's 2nd begin / end belongs to draft_init
     requires_begin: bool = False  # end / step lines count only on a rank that began the phase
     all_ranks: bool = False  # every rank tag seen prints this phase: over when all of them ended it
+    #: a barrier (joining the distributed group): no rank gets through before every rank is in,
+    #: so one rank's end is every rank's (vLLM prints some of its lines on one rank only)
+    collective: bool = False
     # A line this phase and one of these phases both claim belongs to that phase while it runs
     # on the line's rank (SGLang's "Compiling a graph …" inside piecewise graph capture).
     yield_to: tuple[str, ...] = ()
@@ -139,7 +142,7 @@ _TOP_KEYS = {
 _PREFIX_KEYS = {"headers", "timestamp", "rank_token", "rank_order", "bar_rank", "warning_levels"}
 _PHASE_KEYS = {
     "begin", "end", "step", "implicit_begin", "progress", "ranked", "settle", "repeat_is_draft",
-    "requires_begin", "all_ranks", "yield_to", "stall_after", "once",
+    "requires_begin", "all_ranks", "yield_to", "stall_after", "once", "collective",
 }
 _MARKER_KEYS = {"ready", "close", "stop", "figures", "startup", "ready_after", "ready_with"}
 _SIGNATURE_KEYS = {"kind", "pattern", "fatal", "secondary", "fallback", "cause"}
@@ -283,6 +286,7 @@ def _parse(data: dict[str, Any], source: str, common: dict[str, Any] | None) -> 
                 repeat_is_draft=_bool(f"{pw}.repeat_is_draft", body.get("repeat_is_draft"), False),
                 requires_begin=_bool(f"{pw}.requires_begin", body.get("requires_begin"), False),
                 all_ranks=_bool(f"{pw}.all_ranks", body.get("all_ranks"), False),
+                collective=_bool(f"{pw}.collective", body.get("collective"), False),
                 yield_to=_phase_names(f"{pw}.yield_to", body.get("yield_to")),
                 stall_after=_duration(f"{pw}.stall_after", body.get("stall_after")),
             )

@@ -325,3 +325,20 @@ def evidence(profile: StartupProfile) -> list[Evidence]:
             "saving": duration(per_size * (sizes - sizes // 2)),
         }))
     return out
+
+
+def restart_evidence(state: StartupState) -> list[Evidence]:
+    """What a startup not yet ready already shows: its torch.compile cache key differs from the
+    one the previous attempt in the same log compiled with (whatever that attempt's end), so it
+    compiles from scratch again — on every restart, where each one changes the key."""
+    if state.ready_line is not None:
+        return []
+    now = compile_cache(state)
+    previous = next((key for a in reversed(state.earlier) if (key := cache_key(a.compile_detail))), None)
+    if now is None or previous is None or now == previous:
+        return []
+    keys = [key for a in state.earlier if (key := cache_key(a.compile_detail))] + [now]
+    changes = sum(1 for a, b in zip(keys, keys[1:]) if a != b)
+    return [Evidence("compile_cache_changed_on_restart", {
+        "before": previous, "after": now, "changes": str(changes), "attempts": str(len(keys)),
+    })]

@@ -319,3 +319,16 @@ def skipped(state: StartupState, name: str) -> bool:
     if state.phase(name) is not None or name == "ready":
         return False
     return state.outcome in (READY, STOPPED) or state.phase("ready") is not None
+
+
+def overlapping(state: StartupState, phase: Phase) -> list[str]:
+    """The phases that ran at the same time as ``phase`` (by log line; one still open runs on):
+    SGLang loads weights while it captures graphs, DeepGEMM compiles inside capture, one rank
+    captures while another still loads. Back to back (one ends on the line the next begins) is
+    no overlap."""
+    end = phase.end_line if phase.end_line is not None else state.lines + 1
+    return [
+        other.name for other in state.phases
+        if other is not phase and other.start_line < end
+        and phase.start_line < (other.end_line if other.end_line is not None else state.lines + 1)
+    ]

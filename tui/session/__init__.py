@@ -235,7 +235,7 @@ class WatchSession:
         self._ts_offset = 0.0  # log time minus arrival time, as of the last timestamped line
         #: The verdict, decided here once (after each batch and each second) and pushed; a launch
         #: takes it over with its own evidence (``Launch.attach``).
-        self.judging = Judging(self.own_verdict, self.own_hints)
+        self.judging = Judging(self.own_verdict, self.own_hints, self.quiet_note)
         self._ticker: asyncio.Task[None] | None = None
         self._deadline: asyncio.TimerHandle | None = None  # --timeout's, from start()
         self._download_watched = False  # the model's cache folder is watched (once per session)
@@ -392,6 +392,15 @@ class WatchSession:
             return knowledge().diagnose(self.state)
         except ProfileError:  # refused with its one line when the watch began
             return []
+
+    def quiet_note(self) -> Diagnosis | None:
+        """Why this start takes long (a restart whose torch.compile cache key changed), else what a
+        server quiet after its last line is doing meanwhile (a silent Hub download, a compile)."""
+        try:
+            kb = knowledge()
+        except ProfileError:
+            return None
+        return next(iter(kb.restart_advice(self.state)), None) or kb.for_quiet(self.state)
 
     def own_verdict(self) -> Verdict:
         """The log, weighed with the GPUs, the silence limits and — for a server Watchtower did

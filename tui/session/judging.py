@@ -54,9 +54,12 @@ class Judging:
     """Decides with ``decide`` (the evidence as its owner has it now) and ``diagnose`` (a
     failure's hints); ``take_over`` hands both to a launch."""
 
-    def __init__(self, decide: Decide, diagnose: Diagnose) -> None:
+    def __init__(self, decide: Decide, diagnose: Diagnose, quiet_note: Callable[[], Diagnosis | None] = lambda: None) -> None:
         self.decide = decide
         self.diagnose = diagnose
+        #: What a startup still under way is doing meanwhile, from the log alone (a silent download,
+        #: a restart that compiles cold again): the note shown before any warning's.
+        self.quiet_note = quiet_note
         #: The last verdict pushed (None until the first decision).
         self.last: VerdictChanged | None = None
         self._subscribers: list[Subscriber] = []
@@ -79,7 +82,8 @@ class Judging:
         """Decide now; push a change (verdict, node, hints or note) to the subscribers."""
         verdict = self.decide()
         hints = tuple(self.diagnose(verdict)) if verdict.kind in FAILING else ()
-        note = next(reversed(self._notes.values()), None)
+        note = None if verdict.final else self.quiet_note()
+        note = note or next(reversed(self._notes.values()), None)
         last = self.last
         if last is not None and _key(last.verdict) == _key(verdict) and _ids(last.hints) == _ids(hints) and last.note == note:
             return last

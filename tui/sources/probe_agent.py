@@ -437,6 +437,54 @@ def space(path):
             "dev": os.stat(probe).st_dev}
 
 
+#: Where logind reads RemoveIPC=: its file, then drop-ins (sorted by name, the later winning).
+LOGIND_CONF = "etc/systemd/logind.conf"
+LOGIND_DROPINS = ("usr/lib/systemd/logind.conf.d", "usr/local/lib/systemd/logind.conf.d",
+                  "run/systemd/logind.conf.d", "etc/systemd/logind.conf.d")
+
+
+def logind(root="/"):
+    """What systemd-logind does with the user's IPC when their last session ends: RemoveIPC= as
+    configured (None: unset, logind's default), whether the user lingers (then it keeps it), and
+    who the user is (a system user's IPC is left alone). None without systemd."""
+    if not os.path.isdir(os.path.join(root, "run/systemd/system")):
+        return None
+    uid = os.getuid()
+    try:
+        import pwd
+        user = pwd.getpwuid(uid).pw_name
+    except (ImportError, KeyError):
+        user = os.environ.get("USER") or str(uid)
+    files = [os.path.join(root, LOGIND_CONF)]
+    dropins = {}
+    for folder in LOGIND_DROPINS:
+        try:
+            names = os.listdir(os.path.join(root, folder))
+        except OSError:
+            continue
+        for name in names:
+            if name.endswith(".conf"):
+                dropins[name] = os.path.join(root, folder, name)  # a later folder's file of the same name wins
+    files += [dropins[name] for name in sorted(dropins)]
+    remove_ipc, read = None, []
+    for path in files:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                text = handle.read(1 << 16)
+        except OSError:
+            continue
+        read.append(path)
+        section = None
+        for line in text.splitlines():
+            line = line.strip()
+            if line.startswith("["):
+                section = line
+            elif section == "[Login]" and line.startswith("RemoveIPC="):
+                remove_ipc = line.split("=", 1)[1].strip().lower() or None
+    linger = os.path.exists(os.path.join(root, "var/lib/systemd/linger", user))
+    return {"uid": uid, "user": user, "linger": linger, "remove_ipc": remove_ipc, "read": read}
+
+
 def cache_dirs():
     env, home = os.environ, os.path.expanduser("~")
     user = env.get("USER") or env.get("LOGNAME") or str(os.getuid())
@@ -492,6 +540,7 @@ def main(argv):
         disks.append(info)
     facts["disks"] = disks
     facts["nofile"] = list(resource.getrlimit(resource.RLIMIT_NOFILE))
+    facts["logind"] = logind()
     facts["versions"], facts["requires"] = versions(request.get("packages", []))
     facts["env"] = {k: os.environ[k] for k in ("CUDA_VISIBLE_DEVICES", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE",
                                                 "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN") if k in os.environ}
