@@ -1,14 +1,15 @@
 """The fast path for big logs: feed a tracker only the lines that can matter.
 
 A serving log grows by millions of lines ("Decode batch …", access lines) that no
-phase or error marker can match. The scanner searches whole blocks for the
+phase or error marker can match. ``Prefilter`` searches whole blocks for the
 profiles' prefilter words at once: with Hyperscan's literal matcher where its wheel
 is installed (on a 300 MB log 0.12 s), else with one linear-time RE2 regex (0.6 s;
-Python's ``re`` takes 3.8 s and ``bytes.find`` per word 4.3 s; see bench/scan.py). It
-counts the newlines it steps over and hands the tracker just the candidate lines with
-their true line numbers.
-While the tracker needs every line (server not yet detected, a traceback block
-open) it gets every line.
+Python's ``re`` takes 3.8 s and ``bytes.find`` per word 4.3 s; see bench/scan.py).
+``LineFeeder`` is the one rule both readers follow, line by line: a line with a word is
+fed to the tracker, one without is only counted (``skip``); while the tracker needs every
+line (server not yet detected, a traceback block open) it gets every line. The live
+session feeds it each line it shows; ``Scanner`` (``watchtower scan``) also steps over
+whole runs of word-free lines without building them, counting their newlines.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import bisect
 import functools
 import re
 from array import array
+from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
 from tui.core.lines import Line, LineAssembler, Progress, make_line
@@ -38,6 +40,8 @@ _ANSI = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\|$
 
 
 class Tracker(Protocol):
+    """What a feeder needs of a tracker (``StartupTracker``, or a stand-in that watches its events)."""
+
     @property
     def needs_every_line(self) -> bool: ...
 
@@ -151,12 +155,51 @@ def prefilter(words: tuple[str, ...]) -> Prefilter:
     return Prefilter(words)
 
 
+class LineFeeder:
+    """Hands a tracker the lines that can change its state, and only counts the others (its
+    ``skip``): the lines without any of ``words``, unless the tracker needs every line."""
+
+    def __init__(self, words: Prefilter) -> None:
+        self.words = words
+
+    def feed(self, tracker: Tracker, item: Line | Progress, at: float | None = None, found: bool | None = None) -> list[Any]:
+        """One line (a ``\\r`` update is always fed): ``found`` says whether a search of the block it
+        came in found a word in it; None (a line no block search saw whole): its text is searched."""
+        if isinstance(item, Line) and not tracker.needs_every_line:
+            if not (self.words.in_line(item) if found is None else found):
+                tracker.skip(item)
+                return []
+        return tracker.feed(item, at)
+
+    def lines(
+        self,
+        tracker: Tracker,
+        items: Sequence[Line | Progress],
+        at: float | None,
+        hits: Sequence[int] | None = None,
+        base: int = 0,
+    ) -> Iterator[tuple[Line | Progress, list[Any]]]:
+        """``items`` in order, each fed (or skipped) before it is handed back with its events.
+        ``hits``: ascending stream offsets of the words found in the block the items were
+        assembled from, which starts at offset ``base`` (a line that began before it is searched)."""
+        found: bool | None = None
+        for index, item in enumerate(items):
+            if hits is not None and isinstance(item, Line) and item.offset >= base:
+                at_or_after = bisect.bisect_left(hits, item.offset)
+                following = items[index + 1].offset if index + 1 < len(items) else None
+                found = at_or_after < len(hits) and (following is None or hits[at_or_after] < following)
+            else:
+                found = None
+            yield item, self.feed(tracker, item, at, found)
+
+
 class Scanner:
     """Feed blocks of a log in order; the tracker sees every line that can change its state."""
 
     def __init__(self, tracker: Tracker, words: list[str]) -> None:
         self.tracker = tracker
         self._prefilter = prefilter(tuple(words))
+        self._feeder = LineFeeder(self._prefilter)
         self._lines = LineAssembler(progress=False)
 
     @property
@@ -184,7 +227,7 @@ class Scanner:
         if self._lines.pending:  # finish the line left open by the previous block
             nl = block.find(b"\n")
             end = size if nl < 0 else nl + 1
-            self._take(block[:end], at, only_candidates=True)
+            self._take(block[:end], at)
             pos = end
         last_nl = block.rfind(b"\n", pos)
         if last_nl >= 0:
@@ -195,10 +238,7 @@ class Scanner:
 
     def finish(self) -> None:
         for line in self._lines.flush():
-            if self._wanted(line):
-                self.tracker.feed(line, None)
-            else:
-                self.tracker.skip(line)
+            self._feeder.feed(self.tracker, line)
         self.tracker.finish()
 
     def _whole_lines(self, block: bytes, pos: int, end: int, at: float | None) -> None:
@@ -208,7 +248,7 @@ class Scanner:
         while pos < end:
             if self.tracker.needs_every_line:
                 nl = block.index(b"\n", pos)
-                self._take(block[pos : nl + 1], at)
+                self._take(block[pos : nl + 1], at, found=True)
                 pos = nl + 1
                 continue
             i = bisect.bisect_left(hits, pos, i)
@@ -220,7 +260,7 @@ class Scanner:
             if start > pos:
                 self._skip(block, pos, start)
             nl = block.index(b"\n", hit)
-            self._take(block[start : nl + 1], at)
+            self._take(block[start : nl + 1], at, found=True)
             pos = nl + 1
 
     def _skip(self, block: bytes, start: int, end: int) -> None:
@@ -228,9 +268,7 @@ class Scanner:
         last one with something in it (what the log said last, as a tracker fed them all keeps).
         Until ready they are built (and not matched): their rank tags count."""
         if self.tracker.needs_rank_tags:
-            for item in self._lines.feed(block[start:end]):
-                if isinstance(item, Line):
-                    self.tracker.skip(item)
+            self._take(block[start:end], None, found=False)
             return
         self._lines.skip(block.count(b"\n", start, end), end - start)
         number, stop = self._lines.number, end - 1  # block[stop] is the region's last \n
@@ -244,15 +282,8 @@ class Scanner:
             number, stop = number - 1, begin - 1
         self.tracker.pass_over(self._lines.number)
 
-    def _take(self, data: bytes, at: float | None, only_candidates: bool = False) -> None:
+    def _take(self, data: bytes, at: float | None, found: bool | None = None) -> None:
+        """The lines ``data`` completes; ``found``: whether the block search found a word in each
+        (None: a line no block search saw whole, its text is searched)."""
         for item in self._lines.feed(data):
-            if not only_candidates or self._wanted(item):
-                self.tracker.feed(item, at)
-            elif isinstance(item, Line):
-                self.tracker.skip(item)
-
-    def _wanted(self, item: Line | Progress) -> bool:
-        """For the rare line assembled across blocks, where the block search could not see it whole."""
-        if self.tracker.needs_every_line:
-            return True
-        return self._prefilter.in_line(item) if isinstance(item, Line) else self._prefilter.in_text(item.text)
+            self._feeder.feed(self.tracker, item, at, found)
