@@ -62,14 +62,19 @@ def read_into(scanner: Scanner, log: BinaryIO, words: Prefilter, split_min: int 
 
 
 def _feed(scanner: Scanner, fd: int, start: int, end: int | None) -> int:
-    """Feed ``[start, end)`` (``end`` None: to the end of the file); the offset reached."""
+    """Feed ``[start, end)`` (``end`` None: to the end of the file); the offset reached.
+
+    Read into one buffer, again and again: a fresh block per read costs as much in page faults
+    as the copy itself (the scanner keeps no reference to a block once it is fed)."""
+    buf = bytearray(BLOCK if end is None else min(BLOCK, end - start))
+    view = memoryview(buf)
     pos = start
     while end is None or pos < end:
-        block = os.pread(fd, BLOCK if end is None else min(BLOCK, end - pos), pos)
-        if not block:
+        got = os.preadv(fd, [view if end is None else view[: end - pos]], pos)
+        if not got:
             break
-        scanner.feed(block)
-        pos += len(block)
+        scanner.feed(buf if got == len(buf) else bytes(view[:got]))
+        pos += got
     return pos
 
 

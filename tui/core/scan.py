@@ -62,23 +62,44 @@ class Prefilter:
     text (a line assembled across two blocks, which no block search saw whole)."""
 
     def __init__(self, words: tuple[str, ...], hyperscan: bool = True) -> None:
-        ordered = sorted(set(words), key=len, reverse=True)
-        engine = _re2 if _re2 is not None else re
-        # ESC too: an escape sequence inside a word ("Load \\x1b[1mweight") hides it from a byte
-        # search, and a line holding one is looked at only once the sequences are gone.
-        self.in_bytes = engine.compile(b"|".join([*(re.escape(w.encode()) for w in ordered), rb"\x1b"]))
-        self._in_text = engine.compile("|".join(re.escape(w) for w in ordered)).search
-        # the words alone, for a block whose escape sequences were taken out (see _coloured)
-        self._words_bytes = engine.compile(b"|".join(re.escape(w.encode()) for w in ordered)) if ordered else None
+        self._ordered = sorted(set(words), key=len, reverse=True)
+        self._engine: Any = _re2 if _re2 is not None else re
+        self._in_text = self._engine.compile("|".join(re.escape(w) for w in self._ordered)).search
         self._hs: Any = None  # a hyperscan.Database (it takes memoryviews too)
-        self._hs_words: Any = None  # the same without ESC
-        if _hs is not None and hyperscan and ordered:
+        self._use_hs = _hs is not None and hyperscan and bool(self._ordered)
+        if self._use_hs:
             try:
-                encoded = [w.encode() for w in ordered]
-                self._hs = _literals(encoded + [b"\x1b"])  # ESC, as above
-                self._hs_words = _literals(encoded)
+                # ESC too: an escape sequence inside a word ("Load \x1b[1mweight") hides it from a
+                # byte search, and a line holding one is looked at only once the sequences are gone.
+                self._hs = _literals([*self._encoded, b"\x1b"])
             except Exception:  # an engine that refuses the words: the regex does it all
-                self._hs = self._hs_words = None
+                self._use_hs = False
+
+    # Each engine below is built on first need: most logs need one of them (a start-up cost per scan).
+
+    @functools.cached_property
+    def _encoded(self) -> list[bytes]:
+        return [w.encode() for w in self._ordered]
+
+    @functools.cached_property
+    def in_bytes(self) -> Any:
+        """The words or ESC (as ``_hs`` finds them), where Hyperscan is not at hand."""
+        return self._engine.compile(b"|".join([*(re.escape(w) for w in self._encoded), rb"\x1b"]))
+
+    @functools.cached_property
+    def _words_bytes(self) -> Any:
+        """The words alone, for a block whose escape sequences were taken out (see _coloured)."""
+        return self._engine.compile(b"|".join(re.escape(w) for w in self._encoded)) if self._ordered else None
+
+    @functools.cached_property
+    def _hs_words(self) -> Any:
+        """``_words_bytes`` on Hyperscan (None where it is not used)."""
+        if not self._use_hs:
+            return None
+        try:
+            return _literals(self._encoded)
+        except Exception:
+            return None
 
     def in_line(self, line: Line) -> bool:
         return any(self._in_text(segment) is not None for segment in line.segments)
@@ -94,7 +115,7 @@ class Prefilter:
             coloured = self._coloured(data, start, end)
             if coloured is not None:
                 return coloured
-        return self._positions(data, start, end, self._hs, self.in_bytes)
+        return self._positions(data, start, end, self._hs, None if self._hs is not None else self.in_bytes)
 
     def _coloured(self, data: bytes | bytearray, start: int, end: int) -> array[int] | None:
         """``positions`` of a block with escape sequences (a log coloured on every line): the words
@@ -102,12 +123,13 @@ class Prefilter:
         the lines that hold one are handed on, not every coloured line. None if a stray ESC is
         left (then every line with one is looked at, as before)."""
         plain = _ANSI.sub(b"", data[start:end])
-        if b"\x1b" in plain or self._words_bytes is None:
+        if b"\x1b" in plain or not self._ordered:
             return None
+        hs_words = self._hs_words
         out = array("q")
         raw = start  # the start of line ``line`` in ``data``
         seen = 0  # where the newlines of ``plain`` were counted up to
-        for hit in self._positions(plain, 0, len(plain), self._hs_words, self._words_bytes):
+        for hit in self._positions(plain, 0, len(plain), hs_words, None if hs_words is not None else self._words_bytes):
             for _ in range(plain.count(b"\n", seen, hit)):
                 raw = data.index(b"\n", raw, end) + 1
             seen = hit
@@ -221,7 +243,8 @@ class Scanner:
         self._lines.skip(lines, nbytes)
         self.tracker.pass_over(self._lines.number)
 
-    def feed(self, block: bytes, at: float | None = None) -> None:
+    def feed(self, block: bytes | bytearray, at: float | None = None) -> None:
+        """The next block of the log (a buffer the caller may fill again once this returns)."""
         pos = 0
         size = len(block)
         if self._lines.pending:  # finish the line left open by the previous block
@@ -241,7 +264,7 @@ class Scanner:
             self._feeder.feed(self.tracker, line)
         self.tracker.finish()
 
-    def _whole_lines(self, block: bytes, pos: int, end: int, at: float | None) -> None:
+    def _whole_lines(self, block: bytes | bytearray, pos: int, end: int, at: float | None) -> None:
         """Lines ``block[pos:end]``, each ending in ``\\n``."""
         hits = self._prefilter.positions(block, pos, end)
         i, found = 0, len(hits)
@@ -263,7 +286,7 @@ class Scanner:
             self._take(block[start : nl + 1], at, found=True)
             pos = nl + 1
 
-    def _skip(self, block: bytes, start: int, end: int) -> None:
+    def _skip(self, block: bytes | bytearray, start: int, end: int) -> None:
         """Whole lines ``block[start:end]`` without a word: counted, never built, except the
         last one with something in it (what the log said last, as a tracker fed them all keeps).
         Until ready they are built (and not matched): their rank tags count."""
@@ -274,7 +297,7 @@ class Scanner:
         number, stop = self._lines.number, end - 1  # block[stop] is the region's last \n
         while stop > start:
             begin = block.rfind(b"\n", start, stop) + 1 or start
-            raw = block[begin:stop]
+            raw = bytes(block[begin:stop])
             text = make_line(number, begin, raw[:-1] if raw.endswith(b"\r") else raw).text
             if text and not text.isspace():
                 self.tracker.pass_over(number, text)
@@ -282,8 +305,8 @@ class Scanner:
             number, stop = number - 1, begin - 1
         self.tracker.pass_over(self._lines.number)
 
-    def _take(self, data: bytes, at: float | None, found: bool | None = None) -> None:
+    def _take(self, data: bytes | bytearray, at: float | None, found: bool | None = None) -> None:
         """The lines ``data`` completes; ``found``: whether the block search found a word in each
         (None: a line no block search saw whole, its text is searched)."""
-        for item in self._lines.feed(data):
+        for item in self._lines.feed(bytes(data)):
             self._feeder.feed(self.tracker, item, at, found)
