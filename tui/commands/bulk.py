@@ -66,7 +66,10 @@ def _feed(scanner: Scanner, fd: int, start: int, end: int | None) -> int:
 
     Read into one buffer, again and again: a fresh block per read costs as much in page faults
     as the copy itself (the scanner keeps no reference to a block once it is fed)."""
-    buf = bytearray(BLOCK if end is None else min(BLOCK, end - start))
+    # No bigger than what is left to read (a small log does not pay for zeroing 8 MiB), none smaller
+    # than 64 KiB (a log that grows meanwhile is read on in blocks of that size at least).
+    left = (os.fstat(fd).st_size if end is None else end) - start
+    buf = bytearray(min(BLOCK, max(left, 1 << 16)) if end is None else max(1, min(BLOCK, left)))
     view = memoryview(buf)
     pos = start
     while end is None or pos < end:

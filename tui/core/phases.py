@@ -92,6 +92,7 @@ class PhaseBook:
             state.stop_reason = msg.strip()[:500]
             events.append(Stopped(number, state.stop_reason))
             return
+        bar = self._any_bar is not None and self._any_bar.search(msg) is not None  # once a line, not once a phase
         for spec in profile.phases:
             for action, patterns in (
                 ("implicit", spec.implicit_begin),
@@ -106,7 +107,7 @@ class PhaseBook:
                             break
                         self._mark(spec, action, match, number, msg, rank, ts, events)
                         break
-            if self._any_bar is not None and self._any_bar.search(msg) is not None:
+            if bar:
                 for pattern in spec.progress:
                     match = pattern.search(msg)
                     if match is not None:

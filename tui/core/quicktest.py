@@ -33,24 +33,23 @@ class QuickTest:
     Only where RE2 cannot take the patterns: each pattern's own ``search``.
     """
 
-    __slots__ = ("_bodies", "_patterns", "_re2", "_wide")
+    __slots__ = ("_bodies", "_patterns", "_narrow", "_wide")
 
     def __init__(self, patterns: list[Pattern]) -> None:
-        bodies = [_body(p.pattern) for p in patterns]
-        self._bodies = bodies
+        self._bodies = [_body(p.pattern) for p in patterns]
         self._patterns = patterns
-        self._re2 = None
-        self._wide: Any = None  # for non-ASCII text: compiled on first need, False if RE2 cannot
-        if _re2 is not None:
-            try:
-                self._re2 = _re2.compile("|".join(f"(?:{_loose(b)})" for b in bodies), _options())
-            except Exception:  # a construct RE2 lacks: each pattern's own search
-                self._re2 = None
+        # RE2 programs for ASCII and for other text, each compiled on first need (a tracker builds
+        # tests it may never run: the generic profile's, until the first line names the server),
+        # False where RE2 cannot take the patterns
+        self._narrow: Any = None
+        self._wide: Any = None
 
     def search(self, text: str) -> Any:
         if text.isascii():
-            if self._re2 is not None:
-                return self._re2.search(text)
+            if self._narrow is None:
+                self._narrow = _narrow(self._bodies)
+            if self._narrow is not False:
+                return self._narrow.search(text)
         else:
             if self._wide is None:
                 self._wide = _wide(self._bodies)
@@ -63,6 +62,16 @@ def _options() -> Any:
     options = _re2.Options()
     options.log_errors = False
     return options
+
+
+def _narrow(bodies: list[str]) -> Any:
+    """One RE2 program for ASCII text, lookarounds dropped; False where RE2 cannot."""
+    if _re2 is None:
+        return False
+    try:
+        return _re2.compile("|".join(f"(?:{_loose(b)})" for b in bodies), _options())
+    except Exception:  # a construct RE2 lacks: each pattern's own search
+        return False
 
 
 def _wide(bodies: list[str]) -> Any:
