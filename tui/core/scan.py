@@ -63,43 +63,39 @@ class Prefilter:
 
     def __init__(self, words: tuple[str, ...], hyperscan: bool = True) -> None:
         self._ordered = sorted(set(words), key=len, reverse=True)
+        self._encoded = [w.encode() for w in self._ordered]
         self._engine: Any = _re2 if _re2 is not None else re
         self._in_text = self._engine.compile("|".join(re.escape(w) for w in self._ordered)).search
-        self._hs: Any = None  # a hyperscan.Database (it takes memoryviews too)
-        self._use_hs = _hs is not None and hyperscan and bool(self._ordered)
-        if self._use_hs:
+        self._hs_words: Any = None  # a hyperscan.Database of the words (it takes memoryviews too)
+        if _hs is not None and hyperscan and self._encoded:
             try:
-                # ESC too: an escape sequence inside a word ("Load \x1b[1mweight") hides it from a
-                # byte search, and a line holding one is looked at only once the sequences are gone.
-                self._hs = _literals([*self._encoded, b"\x1b"])
+                self._hs_words = _literals(self._encoded)
             except Exception:  # an engine that refuses the words: the regex does it all
-                self._use_hs = False
+                self._hs_words = None
 
-    # Each engine below is built on first need: most logs need one of them (a start-up cost per scan).
-
-    @functools.cached_property
-    def _encoded(self) -> list[bytes]:
-        return [w.encode() for w in self._ordered]
+    # The engines below are built on first need (a start-up cost of every scan): most logs need none.
+    # They find ESC too: an escape sequence inside a word ("Load \x1b[1mweight") hides it from a byte
+    # search, so a line holding one left after _coloured is handed on as if it held a word.
 
     @functools.cached_property
-    def in_bytes(self) -> Any:
-        """The words or ESC (as ``_hs`` finds them), where Hyperscan is not at hand."""
+    def _hs_esc(self) -> Any:
+        """The words or ESC on Hyperscan (None where it is not used)."""
+        if self._hs_words is None:
+            return None
+        try:
+            return _literals([*self._encoded, b"\x1b"])
+        except Exception:
+            return None
+
+    @functools.cached_property
+    def _regex_esc(self) -> Any:
+        """The words or ESC on a regex engine."""
         return self._engine.compile(b"|".join([*(re.escape(w) for w in self._encoded), rb"\x1b"]))
 
     @functools.cached_property
-    def _words_bytes(self) -> Any:
-        """The words alone, for a block whose escape sequences were taken out (see _coloured)."""
-        return self._engine.compile(b"|".join(re.escape(w) for w in self._encoded)) if self._ordered else None
-
-    @functools.cached_property
-    def _hs_words(self) -> Any:
-        """``_words_bytes`` on Hyperscan (None where it is not used)."""
-        if not self._use_hs:
-            return None
-        try:
-            return _literals(self._encoded)
-        except Exception:
-            return None
+    def _regex_words(self) -> Any:
+        """The words alone on a regex engine."""
+        return self._engine.compile(b"|".join(re.escape(w) for w in self._encoded))
 
     def in_line(self, line: Line) -> bool:
         return any(self._in_text(segment) is not None for segment in line.segments)
@@ -111,11 +107,20 @@ class Prefilter:
         """Ascending offsets into ``data``, one inside each line of ``data[start:end]`` that holds
         a word (a line cut at ``end`` counts as ending there)."""
         end = len(data) if end is None else end
-        if data.find(b"\x1b", start, end) >= 0:
-            coloured = self._coloured(data, start, end)
-            if coloured is not None:
-                return coloured
-        return self._positions(data, start, end, self._hs, None if self._hs is not None else self.in_bytes)
+        if data.find(b"\x1b", start, end) < 0:  # (a memchr: far faster than ESC among the words)
+            return self._words(data, start, end)
+        coloured = self._coloured(data, start, end)
+        if coloured is not None:
+            return coloured
+        hs = self._hs_esc
+        return self._positions(data, start, end, hs, None if hs is not None else self._regex_esc)
+
+    def _words(self, data: bytes | bytearray, start: int, end: int) -> array[int]:
+        """``positions`` of a block without ESC."""
+        if not self._encoded:
+            return array("q")
+        hs = self._hs_words
+        return self._positions(data, start, end, hs, None if hs is not None else self._regex_words)
 
     def _coloured(self, data: bytes | bytearray, start: int, end: int) -> array[int] | None:
         """``positions`` of a block with escape sequences (a log coloured on every line): the words
@@ -123,13 +128,12 @@ class Prefilter:
         the lines that hold one are handed on, not every coloured line. None if a stray ESC is
         left (then every line with one is looked at, as before)."""
         plain = _ANSI.sub(b"", data[start:end])
-        if b"\x1b" in plain or not self._ordered:
+        if b"\x1b" in plain or not self._encoded:
             return None
-        hs_words = self._hs_words
         out = array("q")
         raw = start  # the start of line ``line`` in ``data``
         seen = 0  # where the newlines of ``plain`` were counted up to
-        for hit in self._positions(plain, 0, len(plain), hs_words, None if hs_words is not None else self._words_bytes):
+        for hit in self._words(plain, 0, len(plain)):
             for _ in range(plain.count(b"\n", seen, hit)):
                 raw = data.index(b"\n", raw, end) + 1
             seen = hit
