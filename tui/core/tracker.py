@@ -131,7 +131,7 @@ class StartupTracker:
 
     def _reset(self) -> None:
         """A new log: nothing learnt about it."""
-        self.detection = Detection(self._candidates, settled=self._forced is not None)
+        self._detection = Detection(self._candidates, settled=self._forced is not None)
         self._fresh()
 
     def _fresh(self) -> None:
@@ -139,10 +139,10 @@ class StartupTracker:
         self.state = StartupState()
         self.profile: Profile | None = None
         self._announced = False
-        self.clock = Timestamps()
-        self.ranks = Ranks()
-        self.phases: PhaseBook | None = None
-        self.attempts: Attempts | None = None
+        self._clock = Timestamps()
+        self._ranks = Ranks()
+        self._phases: PhaseBook | None = None
+        self._attempts: Attempts | None = None
         self._error_ids: set[int] = set()
         self._causes: list[ErrorReport] = []  # lines that explain a failure if one follows (held back)
         self._offset: int | None = None  # stream offset of the line being fed
@@ -158,10 +158,10 @@ class StartupTracker:
         self.state.server = profile.name
         self.state.stall_after = profile.stall_after
         self.classifier.set_profile(profile)
-        self.clock = Timestamps(profile.timestamp)
-        self.ranks = Ranks(profile)
-        self.phases = PhaseBook(profile, self.state, self.ranks)
-        self.attempts = Attempts(profile)
+        self._clock = Timestamps(profile.timestamp)
+        self._ranks = Ranks(profile)
+        self._phases = PhaseBook(profile, self.state, self._ranks)
+        self._attempts = Attempts(profile)
         everything = [*profile.ready, *profile.close, *profile.stop, *profile.startup]
         for spec in profile.phases:
             everything += [*spec.begin, *spec.end, *spec.step, *spec.implicit_begin, *spec.progress]
@@ -176,7 +176,7 @@ class StartupTracker:
     def needs_every_line(self) -> bool:
         """True while a traceback is open or the server is not yet settled: no line may be skipped
         (every path through the tracker must weigh the same evidence)."""
-        return self.classifier.open or not self.detection.done
+        return self.classifier.open or not self._detection.done
 
     def feed(self, item: Line | Progress, at: float | None = None) -> list[TrackerEvent]:
         """One line (or a live ``\\r`` update of the open line); ``at``: when it arrived.
@@ -199,11 +199,11 @@ class StartupTracker:
 
     def _feed(self, item: Line | Progress, at: float | None, events: list[TrackerEvent]) -> None:
         if isinstance(item, Progress):
-            if self.phases is not None:
-                last = self.clock.last
-                self.phases.bar_only(item.number, item.text, last if last is not None else at, events)
+            if self._phases is not None:
+                last = self._clock.last
+                self._phases.bar_only(item.number, item.text, last if last is not None else at, events)
             return
-        detection = self.detection
+        detection = self._detection
         detecting = not detection.done
         if detecting:
             detection.count()
@@ -342,7 +342,7 @@ class StartupTracker:
             yield text
 
     def _one(self, number: int, text: str, at: float | None, events: list[TrackerEvent]) -> None:
-        detection = self.detection
+        detection = self._detection
         if not detection.settled and not detection.replaying:
             switch = detection.weigh(text, self.profile)
             if switch is not None:
@@ -382,7 +382,7 @@ class StartupTracker:
         events: list[TrackerEvent],
     ) -> None:
         profile = self.profile or self._generic
-        if self.attempts is not None and self.attempts.begins_anew(msg, self.state):
+        if self._attempts is not None and self._attempts.begins_anew(msg, self.state):
             self._new_startup(number, events)
         if groups is not None and self.state.ready_line is None:
             self._register(groups)
@@ -397,7 +397,7 @@ class StartupTracker:
             # Nothing can match: the common case, one search. Such a line leaves what one a
             # prefilter skipped leaves (see skip), so scan == watch: no timestamp, for one.
             return
-        rank = None if groups is None else self.ranks.name(groups.get("ranks"), groups.get("proc"))
+        rank = None if groups is None else self._ranks.name(groups.get("ranks"), groups.get("proc"))
         ts = self._time(ts_text, at)
         errors, warning, consumed = self.classifier.feed(number, msg, rank, record, level, ts, self._offset)
         if errors:
@@ -405,12 +405,12 @@ class StartupTracker:
         if warning:
             self.state.warnings += 1
             events.append(WarningFound(number, msg.strip()[:500]))
-        if consumed or self.phases is None:
+        if consumed or self._phases is None:
             return
         if self._any_marker is not None and self._any_marker.search(msg) is None:
             return
         before = len(events)
-        self.phases.markers(number, msg, MAIN if rank is None else rank, ts, events)
+        self._phases.markers(number, msg, MAIN if rank is None else rank, ts, events)
         if self._causes and any(isinstance(e, PhaseEnded) for e in events[before:]):
             # a phase ended on every rank after them: those lines did not stop the startup
             self._causes = [c for c in self._causes if c.line >= number]
@@ -424,26 +424,26 @@ class StartupTracker:
             self._announced = True
             events.append(ServerDetected(profile.name, number))
             return
-        kept = self.detection.kept()
+        kept = self._detection.kept()
         self._fresh()
         self._use(profile)
         self._announced = True
         events.append(ServerDetected(profile.name, number))
-        self.detection.replaying = True
+        self._detection.replaying = True
         try:
             for line, at in kept:
                 self._line(line, at, events)
         finally:
-            self.detection.replaying = False
+            self._detection.replaying = False
 
     def _new_startup(self, number: int, events: list[TrackerEvent]) -> None:
         """Line ``number`` begins a new startup: the earlier one is summarised, all else restarts
         (what was learnt of the log itself, its server, clock and rank names, stays)."""
         events.extend(self.finish())
         self.state = Attempts.next(self.state, number)
-        self.ranks.new_startup()
-        if self.phases is not None:
-            self.phases.new_startup(self.state)
+        self._ranks.new_startup()
+        if self._phases is not None:
+            self._phases.new_startup(self.state)
         self._error_ids.clear()
         self._causes.clear()
         self.classifier.reset()
@@ -451,13 +451,13 @@ class StartupTracker:
 
     def _register(self, groups: dict[str, str | None]) -> None:
         """A line's rank tag (or process name) is one of the server's ranks (a renamed process's phases move)."""
-        renamed = self.ranks.register(groups, self.state.ranks)
-        if renamed is not None and self.phases is not None:
-            self.phases.rename(*renamed)
+        renamed = self._ranks.register(groups, self.state.ranks)
+        if renamed is not None and self._phases is not None:
+            self._phases.rename(*renamed)
 
     def _time(self, ts_text: str | None, at: float | None) -> float | None:
         """The line's time (``Timestamps.time``), the first and last of the startup kept."""
-        ts = self.clock.time(ts_text, at)
+        ts = self._clock.time(ts_text, at)
         if ts is not None:
             state = self.state
             if state.first_ts is None:
@@ -467,8 +467,8 @@ class StartupTracker:
 
     def _settle(self, events: list[TrackerEvent]) -> None:
         """Phases that ended on every rank and waited to be settled are over."""
-        if self.phases is not None:
-            self.phases.settle(len(PHASES), events)
+        if self._phases is not None:
+            self._phases.settle(len(PHASES), events)
 
     # ------------------------------------------------------------ errors
 
