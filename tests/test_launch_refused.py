@@ -61,12 +61,10 @@ async def test_a_refused_launch_says_refused_lists_every_check_and_f_applies_the
         listed = app.checks_panel.lines()
         for check in not_ok:
             assert f"  {check.line}" in listed
-        # the hint row names the fix (it may come a refresh after the verdict: wait for it, then read the screen)
-        await until(pilot, lambda: f"set_env {CONTEXT_ENV}=1" in screen_text(app))
         shown = screen_text(app)
         assert "REFUSED" in shown and "✗ draft context" in shown
         assert "x" not in [key for key, _, _ in app.footer_entries()]  # the footer offers no stop: nothing runs
-        assert "[F] apply" in shown
+        assert f"set_env {CONTEXT_ENV}=1" in shown and "[F] apply" in shown  # the hint row names the fix
         await pilot.press("F")  # the check's fix, in the editor
         await until(pilot, lambda: isinstance(app.screen, EditScreen))
         assert f"+{CONTEXT_ENV}=1" in str(app.screen.query_one("#fix").render())
