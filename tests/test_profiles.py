@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import re
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from tui.core.profiles import (
     load_profile,
     prefilter_words,
 )
+from tui.core.profiles import all_patterns as every_pattern
 from tui.core.state import PHASES
 from tui.core.tracker import StartupTracker
 
@@ -54,9 +56,8 @@ def test_builtin_profiles_load_and_compile_every_pattern():
     for profile in profiles:
         assert profile.detect and profile.headers and profile.ready
         assert {spec.name for spec in profile.phases} <= set(PHASES)
-        for spec in profile.phases:
-            for pattern in spec.begin + spec.end + spec.step + spec.progress + spec.implicit_begin:
-                assert isinstance(pattern, re.Pattern)
+        for pattern in [*every_pattern(profile), *profile.headers]:  # compiled on first use: used here
+            assert pattern.groups == re.compile(pattern.pattern).groups
         kinds = {sig.kind for sig in profile.signatures}
         assert {"cuda_oom", "nccl", "nccl_timeout", "killed", "segfault", "port_in_use"} <= kinds
 
@@ -281,3 +282,19 @@ def test_prime_leaves_the_tracker_untouched():
     tracker = StartupTracker()
     tracker.prime()
     assert tracker.state.lines == 0 and tracker.state.server is None and not tracker.state.phases
+
+
+def test_a_builtin_pattern_compiled_on_first_use_is_the_compiled_pattern_from_then_on():
+    from tui.core.profiles import _compile, trusted_patterns
+
+    with trusted_patterns():
+        pattern = _compile("test", r"Load weight end\. elapsed=(?P<seconds>[\d.]+)")
+        broken = _compile("test", r"(unclosed")  # a built-in file's mistake shows on first use
+    compiled = re.compile(pattern.pattern)
+    assert "search" not in vars(pattern)  # not compiled yet
+    assert pattern.search("Load weight end. elapsed=4.30 s").group("seconds") == "4.30"
+    assert pattern.groupindex == compiled.groupindex and pattern.groups == 1
+    assert vars(pattern)["search"] == compiled.search  # the compiled pattern's own method now
+    assert copy.deepcopy(pattern) == pattern
+    with pytest.raises(re.error):
+        broken.search("x")

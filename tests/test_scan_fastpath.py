@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tui.core.lines import Line
-from tui.core.scan import Scanner
+from tui.core.scan import Prefilter, Scanner
 
 
 class RecordingTracker:
@@ -123,3 +124,12 @@ def test_coloured_lines_feed_what_plain_ones_do(rows, colour, cuts):
     got, _ = scan([data[a:b] for a, b in zip(bounds, bounds[1:])])
     plain, _ = scan([b"\n".join(rows) + b"\n"])
     assert [n for n, _ in got] == [n for n, _ in plain]
+
+
+@pytest.mark.parametrize("hyperscan", [True, False])
+def test_a_block_without_esc_is_searched_for_the_words_and_a_stray_esc_line_is_handed_on(hyperscan):
+    words = Prefilter(("Load weight", "fired up"), hyperscan=hyperscan)
+    plain = b"Decode batch\nLoad weight begin\nDecode batch\nfired up\n"
+    assert [plain.count(b"\n", 0, at) for at in words.positions(plain)] == [1, 3]
+    stray = b"Decode batch\nLoad \x1b weight, hidden by a stray ESC\nDecode batch\nfired up\n"
+    assert [stray.count(b"\n", 0, at) for at in words.positions(stray)] == [1, 3]

@@ -1,53 +1,38 @@
 """Many startups in one log, for ``StartupTracker``: a startup marker after the current startup
 got somewhere means the server was started again into the same log; the earlier startup is
-summarised into ``state.earlier`` and everything derived from its lines starts over.
-A mixin: the tracker owns the state, the classifier and the tables cleared here.
+summarised into ``state.earlier`` and the next one begins with a fresh state.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from tui.core.classifier import Classifier
-from tui.core.events import NewStartup, TrackerEvent
-from tui.core.state import INTERRUPTED, STARTING, ErrorReport, StartupState
+from tui.core.profiles import Profile, any_of
+from tui.core.state import INTERRUPTED, STARTING, AttemptSummary, StartupState
 
 #: Earlier startups of the same log kept in ``state.earlier`` (a crash-looping service makes thousands).
 MAX_ATTEMPTS = 1000
 
 
 class Attempts:
-    """Tells a new startup in the same log and keeps the earlier ones' summaries (a mixin of
-    ``StartupTracker``, which sets these attributes)."""
+    """Tells where a new startup of ``profile``'s server begins (its ``markers.startup`` lines)."""
 
-    state: StartupState
-    classifier: Classifier
-    _implicit: dict[tuple[str, str], tuple[int, float | None]]
-    _tentative: set[str]
-    _placeholders: dict[str, str]
-    _error_ids: set[int]
-    _tagged: set[str]
-    _causes: list[ErrorReport]
-    _ready_parts: set[str]
+    def __init__(self, profile: Profile) -> None:
+        self._startup = any_of(list(profile.startup))
 
-    if TYPE_CHECKING:
+    def begins_anew(self, msg: str, state: StartupState) -> bool:
+        """Does the line ``msg`` start the server again, the startup of ``state`` having got somewhere
+        (ready, failed, stopped, or past its arguments)?"""
+        if self._startup is None:
+            return False
+        ended = state.outcome != STARTING or any(p.name != "server_args" for p in state.phases)
+        return ended and self._startup.search(msg) is not None
 
-        def finish(self) -> list[TrackerEvent]: ...
-
-    def _ended(self) -> bool:
-        """The current startup got somewhere (ready, failed, stopped, or past its arguments):
-        a startup marker now means the server was started again, into the same log."""
-        state = self.state
-        return state.outcome != STARTING or any(p.name != "server_args" for p in state.phases)
-
-    def _new_startup(self, number: int, events: list[TrackerEvent]) -> None:
-        """Line ``number`` begins a new startup: the earlier one is summarised, all else restarts
-        (a ready line of the earlier startup can never count for this one)."""
-        events.extend(self.finish())
-        old = self.state
+    @staticmethod
+    def next(old: StartupState, number: int) -> StartupState:
+        """The state of the startup that begins at line ``number``, ``old`` summarised in its
+        ``earlier`` (a ready line of the earlier startup can never count for this one)."""
         summary = old.summary(old.outcome if old.outcome != STARTING else INTERRUPTED, end_line=number - 1)
-        earlier = [*old.earlier[-(MAX_ATTEMPTS - 1) :], summary]
-        self.state = StartupState(
+        earlier: list[AttemptSummary] = [*old.earlier[-(MAX_ATTEMPTS - 1) :], summary]
+        return StartupState(
             server=old.server,
             lines=old.lines,
             last_line=old.last_line,
@@ -57,12 +42,3 @@ class Attempts:
             earlier=earlier,
             stall_after=old.stall_after,
         )
-        self._implicit.clear()
-        self._tentative.clear()
-        self._placeholders.clear()
-        self._error_ids.clear()
-        self._tagged.clear()
-        self._causes.clear()
-        self._ready_parts.clear()
-        self.classifier.reset()
-        events.append(NewStartup(number, self.state.attempt, summary))

@@ -1,9 +1,8 @@
-"""The per-rank phase bookkeeping of ``StartupTracker``: markers begin, end and step phases.
+"""The per-rank phases of one startup, for ``StartupTracker``: markers begin, end and step them.
 
 A phase begins and ends per rank; it is over when the last rank that began it has ended it
 (the slowest rank is named), tqdm bars advance the phase they belong to (rank 0's), the draft
-model's repeats are told apart by count, and ready closes what is still open. A mixin: the
-tracker owns the state and the profile-derived tables it reads.
+model's repeats are told apart by count, and ready closes what is still open.
 """
 
 from __future__ import annotations
@@ -13,11 +12,11 @@ import re
 from typing import TypeGuard
 
 from tui.core.events import PhaseEnded, PhaseProgress, PhaseStarted, Ready, Stopped, TrackerEvent
-from tui.core.profiles import PhaseSpec, Profile, QuickTest
+from tui.core.profiles import PhaseSpec, Profile, any_of
+from tui.core.ranks import MAIN, Ranks
 from tui.core.state import FAILED, READY, STOPPED, Phase, RankPhase, StartupState
 
 DRAFT = "draft_init"
-MAIN = "main"  # the rank of lines whose prefix names none
 _DIGITS = re.compile(r"\d+")
 
 
@@ -38,34 +37,54 @@ def _seconds(text: str | None) -> float | None:
 
 
 class PhaseBook:
-    """Phases per rank, from the marker lines and bars of the tracker's profile (a mixin of
-    ``StartupTracker``, which sets these attributes)."""
+    """The phases of ``state`` per rank, from the marker lines and bars of ``profile``'s server;
+    ``ranks`` says which ranks print (a phase all of them print waits for every one)."""
 
-    state: StartupState
-    _specs: dict[str, PhaseSpec]
-    _draft: PhaseSpec | None
-    _any_bar: QuickTest | None
-    _last_ts: float | None
-    _implicit: dict[tuple[str, str], tuple[int, float | None]]
-    _tentative: set[str]
-    _placeholders: dict[str, str]
-    _tagged: set[str]
-    _ready_parts: set[str]  # of a ready that needs two lines: "ready", "with" seen so far
+    def __init__(self, profile: Profile, state: StartupState, ranks: Ranks) -> None:
+        self._profile = profile
+        self._ranks = ranks
+        self._specs = {spec.name: spec for spec in profile.phases}
+        self._draft = self._specs.get(DRAFT)
+        self._any_bar = any_of([p for spec in profile.phases for p in spec.progress])
+        self.new_startup(state)
 
-    def _markers(self, profile: Profile, number: int, msg: str, rank: str, ts: float | None, events: list[TrackerEvent]) -> None:
-        state = self.state
+    def new_startup(self, state: StartupState) -> None:
+        """The phases of a new startup, whose state is ``state``: nothing of the last one's is left."""
+        self.state = state
+        #: (phase, rank) -> the line and time of the last line before the phase showed on the rank
+        self._implicit: dict[tuple[str, str], tuple[int, float | None]] = {}
+        self._tentative: set[str] = set()  # settle phases whose ranks have all ended
+        self._placeholders: dict[str, str] = {}  # phase -> rank key a bar started it under
+        self._ready_parts: set[str] = set()  # of a ready that needs two lines: "ready", "with" seen so far
+
+    def rename(self, old: str, new: str) -> None:
+        """One process's tag changed ("Worker pid=N" before device init, "Worker_TP1" after):
+        what it did under the old name is the new name's."""
+        for phase in self.state.phases:
+            entry = phase.ranks.pop(old, None)
+            if entry is not None and new not in phase.ranks:
+                entry.rank = new
+                phase.ranks[new] = entry
+        for (name, rank) in [k for k in self._implicit if k[1] == old]:
+            self._implicit.setdefault((name, new), self._implicit.pop((name, rank)))
+        for name, rank in list(self._placeholders.items()):
+            if rank == old:
+                self._placeholders[name] = new
+
+    def markers(self, number: int, msg: str, rank: str, ts: float | None, events: list[TrackerEvent]) -> None:
+        state, profile = self.state, self._profile
         if profile.identity and len(state.identity) < len(profile.identity) and len(state.phases) <= 1:
-            self._identify(profile, msg)  # the argument lines, before the first real phase
+            self._identify(msg)  # the argument lines, before the first real phase
         if state.ready_line is None:
             if any(p.search(msg) for p in profile.ready):
                 self._ready_parts.add("ready")
-                if self._owns_ready(profile):
+                if self._owns_ready():
                     self._ready(number, ts, events)
                     return
                 # not (yet) the server's ready: the line may still begin a phase
             elif profile.ready_with and any(p.search(msg) for p in profile.ready_with):
                 self._ready_parts.add("with")
-                if "ready" in self._ready_parts and self._owns_ready(profile):
+                if "ready" in self._ready_parts and self._owns_ready():
                     self._ready(number, ts, events)
                     return
         elif state.outcome == READY and any(p.search(msg) for p in profile.stop):
@@ -73,6 +92,7 @@ class PhaseBook:
             state.stop_reason = msg.strip()[:500]
             events.append(Stopped(number, state.stop_reason))
             return
+        bar = self._any_bar is not None and self._any_bar.search(msg) is not None  # once a line, not once a phase
         for spec in profile.phases:
             for action, patterns in (
                 ("implicit", spec.implicit_begin),
@@ -85,29 +105,29 @@ class PhaseBook:
                     if match is not None:
                         if action in ("begin", "step") and spec.yield_to and self._yields(spec, msg, rank):
                             break
-                        self._mark(profile, spec, action, match, number, msg, rank, ts, events)
+                        self._mark(spec, action, match, number, msg, rank, ts, events)
                         break
-            if self._any_bar is not None and self._any_bar.search(msg) is not None:
+            if bar:
                 for pattern in spec.progress:
                     match = pattern.search(msg)
                     if match is not None:
-                        self._bar(profile, spec, match, number, msg, ts, events)
+                        self._bar(spec, match, number, msg, ts, events)
                         break
         if any(p.search(msg) for p in profile.close):
             self._close_phases(events)
 
-    def _owns_ready(self, profile: Profile) -> bool:
+    def _owns_ready(self) -> bool:
         """Is a ready line the server's own? By the order of evidence: before the server has loaded
         anything, a line such as uvicorn's "Application startup complete." is another program's
         (vLLM tags it in some versions and not in others, so the tag cannot say)."""
-        state = self.state
+        state, profile = self.state, self._profile
         if profile.ready_with and "with" not in self._ready_parts:
             return False  # listening, but the model is not in yet (llama.cpp answers 503 meanwhile)
         return not profile.ready_after or any(state.phase(name) is not None for name in profile.ready_after)
 
-    def _identify(self, profile: Profile, msg: str) -> None:
+    def _identify(self, msg: str) -> None:
         identity = self.state.identity
-        for key, patterns in profile.identity:
+        for key, patterns in self._profile.identity:
             if key in identity:
                 continue
             for pattern in patterns:
@@ -129,21 +149,19 @@ class PhaseBook:
                 return True
         return False
 
-    def _bar_only(self, profile: Profile, number: int, text: str, at: float | None, events: list[TrackerEvent]) -> None:
-        """A live update of a still-open line: only its progress bar matters."""
+    def bar_only(self, number: int, text: str, ts: float | None, events: list[TrackerEvent]) -> None:
+        """A live update of a still-open line (at ``ts``): only its progress bar matters."""
         if self._any_bar is None or self._any_bar.search(text) is None:
             return
-        ts = self._last_ts if self._last_ts is not None else at
-        for spec in profile.phases:
+        for spec in self._profile.phases:
             for pattern in spec.progress:
                 match = pattern.search(text)
                 if match is not None:
-                    self._bar(profile, spec, match, number, text, ts, events)
+                    self._bar(spec, match, number, text, ts, events)
                     return
 
     def _mark(
         self,
-        profile: Profile,
         spec: PhaseSpec,
         action: str,
         match: re.Match[str],
@@ -168,7 +186,7 @@ class PhaseBook:
                 if action != "begin" and (phase is None or rank not in phase.ranks):
                     return  # a second end with no second begin: not a draft
         if self._tentative:
-            self._settle(spec.index, events)
+            self.settle(spec.index, events)
         if spec.requires_begin and action != "begin" and (phase is None or rank not in phase.ranks):
             return
         took = _seconds(match.groupdict().get("seconds"))  # the line says how long it took
@@ -203,7 +221,7 @@ class PhaseBook:
         elif entry.end_line is not None:
             return  # a step after this rank's end
         entry.last_line, entry.last_ts = number, ts
-        for figure in profile.figures:
+        for figure in self._profile.figures:
             found = figure.search(msg)
             if found is not None:
                 phase.detail = found.group(0)
@@ -255,14 +273,15 @@ class PhaseBook:
     def _check_done(self, phase: Phase, spec: PhaseSpec, events: list[TrackerEvent]) -> None:
         if any(r.end_line is None for r in phase.ranks.values()):
             return
-        if spec.all_ranks and spec.ranked and not self._tagged.issubset(phase.ranks):
+        if spec.all_ranks and spec.ranked and not self._ranks.tagged.issubset(phase.ranks):
             return  # a rank that prints this phase has not even begun it yet
         if spec.settle:
             self._tentative.add(phase.name)  # over once a later phase shows (or a close marker)
             return
         self._end_phase(phase, events)
 
-    def _settle(self, index: int, events: list[TrackerEvent]) -> None:
+    def settle(self, index: int, events: list[TrackerEvent]) -> None:
+        """The phases that wait to be settled and come before phase ``index`` are over."""
         for name in list(self._tentative):
             if self._specs[name].index < index:
                 phase = self.state.phase(name)
@@ -308,7 +327,6 @@ class PhaseBook:
 
     def _bar(
         self,
-        profile: Profile,
         spec: PhaseSpec,
         match: re.Match[str],
         number: int,
@@ -324,9 +342,9 @@ class PhaseBook:
             phase = draft
         elif phase is None:
             if self._tentative:
-                self._settle(spec.index, events)
+                self.settle(spec.index, events)
             phase = self._new_phase(spec.name, number, ts, events)
-            rank = profile.bar_rank
+            rank = self._profile.bar_rank
             phase.ranks[rank] = RankPhase(rank, number, ts)
             self._placeholders[spec.name] = rank
         elif phase.done:
@@ -342,7 +360,7 @@ class PhaseBook:
             detail = f"{pct}%"
         else:
             detail = ""
-        for figure in profile.figures:
+        for figure in self._profile.figures:
             found = figure.search(text)
             if found is not None:
                 detail = f"{detail} {found.group(0)}".strip()

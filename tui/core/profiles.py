@@ -5,10 +5,10 @@ A profile says how to recognise the server, how to split a line into its prefix
 each canonical phase, which lines mean ready / stopped, and the server's own error
 signatures. ``common.toml`` holds what every server shares (CUDA, NCCL, OOM,
 Python warnings, benign lines) and is merged into each profile. A user's own
-``.toml`` file works exactly like the built-in ones. Every regex is compiled once,
-here; a bad file raises ``ProfileError`` with one line naming the key at fault.
-The per-line first test over many patterns is ``tui.core.quicktest``. (Over 400 lines: the
-loader checks every key of the profile format in one place, beside the types it fills.)
+``.toml`` file works exactly like the built-in ones. A user's regex is compiled here, so a
+bad file raises ``ProfileError`` with one line naming the key at fault; a built-in one on its
+first use (most are never used by one run: another server's, a hint for another failure).
+The per-line first test over many patterns is ``tui.core.quicktest``.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from tui.core.files import read_text
 from tui.core.limits import parse_duration
@@ -157,7 +157,9 @@ def _compile(where: str, pattern: Any) -> Pattern:
     if "(?P=" in pattern:
         raise ProfileError(f"{where}: back-references are not allowed in {pattern!r}")
     try:
-        if _trusted.get() or pattern in _vetted():
+        if _trusted.get():
+            return cast(Pattern, _Deferred(pattern))
+        if pattern in _vetted():
             return re.compile(pattern)
         return compile_linear(pattern)
     except re.error as exc:
@@ -167,6 +169,40 @@ def _compile(where: str, pattern: Any) -> Pattern:
             f"{where}: pattern {pattern!r} refused: {exc} (a user's patterns run on a linear-time engine, RE2, so none can freeze the tool)"
         ) from None
 
+
+class _Deferred:
+    """A built-in pattern, compiled by Python's ``re`` on its first use (a start-up of `scan` would
+    otherwise compile some 500 patterns, a third of its fixed cost). Once compiled, its methods
+    and attributes are the compiled pattern's own, looked up as fast."""
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+
+    def __getattr__(self, name: str) -> Any:  # only for what is not set yet: the first use
+        if name.startswith("__"):  # (copy and pickle ask for hooks it does not have)
+            raise AttributeError(name)
+        compiled = re.compile(self.pattern)
+        for attr in _PATTERN_ATTRS:
+            setattr(self, attr, getattr(compiled, attr))
+        return getattr(compiled, name)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Deferred) and other.pattern == self.pattern
+
+    def __copy__(self) -> _Deferred:  # immutable, as a compiled pattern is
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _Deferred:
+        return self
+
+    def __hash__(self) -> int:
+        return hash(self.pattern)
+
+    def __repr__(self) -> str:
+        return f"re.compile({self.pattern!r})"
+
+
+_PATTERN_ATTRS = ("search", "match", "fullmatch", "findall", "finditer", "sub", "subn", "split", "groupindex", "groups", "flags")
 
 _trusted: contextvars.ContextVar[bool] = contextvars.ContextVar("trusted_patterns", default=False)
 _vetted_cache: frozenset[str] | None = None

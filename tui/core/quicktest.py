@@ -8,6 +8,7 @@ on a line (``tui.core.linear``).
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -32,24 +33,23 @@ class QuickTest:
     Only where RE2 cannot take the patterns: each pattern's own ``search``.
     """
 
-    __slots__ = ("_bodies", "_patterns", "_re2", "_wide")
+    __slots__ = ("_bodies", "_patterns", "_narrow", "_wide")
 
     def __init__(self, patterns: list[Pattern]) -> None:
-        bodies = [_NAMED_GROUP.sub("(?:", p.pattern) for p in patterns]
-        self._bodies = bodies
+        self._bodies = [_body(p.pattern) for p in patterns]
         self._patterns = patterns
-        self._re2 = None
-        self._wide: Any = None  # for non-ASCII text: compiled on first need, False if RE2 cannot
-        if _re2 is not None:
-            try:
-                self._re2 = _re2.compile("|".join(f"(?:{_drop_lookarounds(b)})" for b in bodies), _options())
-            except Exception:  # a construct RE2 lacks: each pattern's own search
-                self._re2 = None
+        # RE2 programs for ASCII and for other text, each compiled on first need (a tracker builds
+        # tests it may never run: the generic profile's, until the first line names the server),
+        # False where RE2 cannot take the patterns
+        self._narrow: Any = None
+        self._wide: Any = None
 
     def search(self, text: str) -> Any:
         if text.isascii():
-            if self._re2 is not None:
-                return self._re2.search(text)
+            if self._narrow is None:
+                self._narrow = _narrow(self._bodies)
+            if self._narrow is not False:
+                return self._narrow.search(text)
         else:
             if self._wide is None:
                 self._wide = _wide(self._bodies)
@@ -64,18 +64,59 @@ def _options() -> Any:
     return options
 
 
+def _narrow(bodies: list[str]) -> Any:
+    """One RE2 program for ASCII text, lookarounds dropped; False where RE2 cannot."""
+    if _re2 is None:
+        return False
+    try:
+        return _re2.compile("|".join(f"(?:{_loose(b)})" for b in bodies), _options())
+    except Exception:  # a construct RE2 lacks: each pattern's own search
+        return False
+
+
 def _wide(bodies: list[str]) -> Any:
     """One RE2 program for non-ASCII text, looser than the patterns; False where RE2 cannot."""
     if _re2 is None:
         return False
     try:
-        return _re2.compile("|".join(f"(?:{translate(_drop_lookarounds(b), loose=True)})" for b in bodies), _options())
+        return _re2.compile("|".join(f"(?:{translate(_loose(b), loose=True)})" for b in bodies), _options())
     except Exception:
         return False
 
 
 def any_of(patterns: list[Pattern]) -> QuickTest | None:
-    return QuickTest(patterns) if patterns else None
+    """The first test for ``patterns`` (None for none). The same patterns share one: every tracker
+    builds the same few, and each is a compile."""
+    if not patterns:
+        return None
+    # (a built-in pattern's flags are in its text, and asking for them would compile it)
+    return _shared(tuple((type(p), p.pattern, p.flags if isinstance(p, re.Pattern) else 0) for p in patterns), patterns)
+
+
+_SHARED = 64  # first tests kept for reuse (a handful per profile)
+
+
+def _shared(key: tuple[tuple[type, str, int], ...], patterns: list[Pattern]) -> QuickTest:
+    found = _tests.get(key)
+    if found is None:
+        if len(_tests) >= _SHARED:
+            _tests.clear()
+        found = _tests[key] = QuickTest(patterns)
+    return found
+
+
+_tests: dict[tuple[tuple[type, str, int], ...], QuickTest] = {}
+
+
+@functools.lru_cache(maxsize=4096)
+def _body(pattern: str) -> str:
+    """``pattern`` with its named groups plain (RE2 and the alternation need no names)."""
+    return _NAMED_GROUP.sub("(?:", pattern)
+
+
+@functools.lru_cache(maxsize=4096)
+def _loose(body: str) -> str:
+    return _drop_lookarounds(body)
 
 
 def _drop_lookarounds(pattern: str) -> str:

@@ -1,76 +1,66 @@
-"""The rank bookkeeping of ``StartupTracker``: which rank a line is from, and the server's ranks.
+"""Which rank a line is from, and which ranks the server has, for ``StartupTracker``.
 
 A rank tag's tokens are one rank in any order ("TP3 DP0" is "DP0 TP3"), named in the profile's
 order and cached; until ready every tag counts as one of the server's ranks; and a process whose
-tag changed (same pid, new name) is the same rank under its new name, phases and all.
-A mixin: the tracker owns the state, the profile and the tables.
+tag changed (same pid, new name) is the same rank under its new name.
 """
 
 from __future__ import annotations
 
-from tui.core.phases import MAIN
 from tui.core.profiles import Profile
-from tui.core.state import StartupState
+
+MAIN = "main"  # the rank of lines whose prefix names none
 
 
-class RankBook:
-    """Names and registers the ranks of the tracker's lines (a mixin of ``StartupTracker``,
-    which sets these attributes)."""
+class Ranks:
+    """Names the ranks of one log's lines by ``profile``'s rank tags (None: a tag is its own text)."""
 
-    state: StartupState
-    profile: Profile | None
-    _rank_cache: dict[str, str]
-    _tagged: set[str]
-    _pid_rank: dict[str, str]
-    _implicit: dict[tuple[str, str], tuple[int, float | None]]
-    _placeholders: dict[str, str]
+    def __init__(self, profile: Profile | None = None) -> None:
+        self._profile = profile
+        self._names: dict[str, str] = {}  # a tag's text -> its rank's name
+        self._pids: dict[str, str] = {}  # process id -> the rank its tag last named
+        #: ranks named by a rank tag (not a process name) in this startup
+        self.tagged: set[str] = set()
 
-    def _rank(self, ranks: str | None, proc: str | None) -> str:
+    def new_startup(self) -> None:
+        """The server started again: its ranks are counted anew (names and processes stay known)."""
+        self.tagged.clear()
+
+    def name(self, ranks: str | None, proc: str | None) -> str:
+        """The rank of a line whose prefix has the rank tag ``ranks`` or the process name ``proc``."""
         if ranks:
-            rank = self._rank_cache.get(ranks)
+            rank = self._names.get(ranks)
             if rank is None:
-                rank = self._rank_cache[ranks] = self._rank_name(ranks)
+                rank = self._names[ranks] = self._name(ranks)
             return rank
         return proc or MAIN
 
-    def _register(self, groups: dict[str, str | None]) -> None:
-        """A line's rank tag (or process name) is one of the server's ranks; a process whose
-        name changed (its ``pid`` group) is the same rank under its new name."""
+    def register(self, groups: dict[str, str | None], known: set[str]) -> tuple[str, str] | None:
+        """A line's rank tag (or process name) is one of the server's ranks: add it to ``known``.
+        A process whose name changed (its ``pid`` group) is the same rank under its new name:
+        then the old name and the new one, for what was done under the old one to move."""
         ranks, proc, pid = groups.get("ranks"), groups.get("proc"), groups.get("pid")
+        renamed = None
         if proc and pid:
-            known = self._pid_rank.get(pid)
-            if known != proc:
-                self._pid_rank[pid] = proc
-                if known is not None:
-                    self._rename(known, proc)
+            before = self._pids.get(pid)
+            if before != proc:
+                self._pids[pid] = proc
+                if before is not None:
+                    known.discard(before)
+                    known.add(proc)
+                    renamed = (before, proc)
         if ranks:
-            rank = self._rank(ranks, None)
-            if rank != MAIN and rank not in self._tagged:
-                self._tagged.add(rank)
-                self.state.ranks.add(rank)
+            rank = self.name(ranks, None)
+            if rank != MAIN and rank not in self.tagged:
+                self.tagged.add(rank)
+                known.add(rank)
         elif proc:
-            self.state.ranks.add(proc)
+            known.add(proc)
+        return renamed
 
-    def _rename(self, old: str, new: str) -> None:
-        """One process's tag changed ("Worker pid=N" before device init, "Worker_TP1" after):
-        what it did under the old name is the new name's."""
-        state = self.state
-        state.ranks.discard(old)
-        state.ranks.add(new)
-        for phase in state.phases:
-            entry = phase.ranks.pop(old, None)
-            if entry is not None and new not in phase.ranks:
-                entry.rank = new
-                phase.ranks[new] = entry
-        for (name, rank) in [k for k in self._implicit if k[1] == old]:
-            self._implicit.setdefault((name, new), self._implicit.pop((name, rank)))
-        for name, rank in list(self._placeholders.items()):
-            if rank == old:
-                self._placeholders[name] = new
-
-    def _rank_name(self, ranks: str) -> str:
+    def _name(self, ranks: str) -> str:
         """Rank tokens as a set in the profile's order: "TP3 DP0" and "DP0 TP3" are one rank."""
-        profile = self.profile
+        profile = self._profile
         if profile is None or profile.rank_token is None:
             return ranks.strip() or MAIN
         order = profile.rank_order

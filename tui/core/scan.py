@@ -1,14 +1,15 @@
 """The fast path for big logs: feed a tracker only the lines that can matter.
 
 A serving log grows by millions of lines ("Decode batch …", access lines) that no
-phase or error marker can match. The scanner searches whole blocks for the
+phase or error marker can match. ``Prefilter`` searches whole blocks for the
 profiles' prefilter words at once: with Hyperscan's literal matcher where its wheel
 is installed (on a 300 MB log 0.12 s), else with one linear-time RE2 regex (0.6 s;
-Python's ``re`` takes 3.8 s and ``bytes.find`` per word 4.3 s; see bench/scan.py). It
-counts the newlines it steps over and hands the tracker just the candidate lines with
-their true line numbers.
-While the tracker needs every line (server not yet detected, a traceback block
-open) it gets every line.
+Python's ``re`` takes 3.8 s and ``bytes.find`` per word 4.3 s; see bench/scan.py).
+``LineFeeder`` is the one rule both readers follow, line by line: a line with a word is
+fed to the tracker, one without is only counted (``skip``); while the tracker needs every
+line (server not yet detected, a traceback block open) it gets every line. The live
+session feeds it each line it shows; ``Scanner`` (``watchtower scan``) also steps over
+whole runs of word-free lines without building them, counting their newlines.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import bisect
 import functools
 import re
 from array import array
+from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
 from tui.core.lines import Line, LineAssembler, Progress, make_line
@@ -38,6 +40,8 @@ _ANSI = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\|$
 
 
 class Tracker(Protocol):
+    """What a feeder needs of a tracker (``StartupTracker``, or a stand-in that watches its events)."""
+
     @property
     def needs_every_line(self) -> bool: ...
 
@@ -58,23 +62,40 @@ class Prefilter:
     text (a line assembled across two blocks, which no block search saw whole)."""
 
     def __init__(self, words: tuple[str, ...], hyperscan: bool = True) -> None:
-        ordered = sorted(set(words), key=len, reverse=True)
-        engine = _re2 if _re2 is not None else re
-        # ESC too: an escape sequence inside a word ("Load \\x1b[1mweight") hides it from a byte
-        # search, and a line holding one is looked at only once the sequences are gone.
-        self.in_bytes = engine.compile(b"|".join([*(re.escape(w.encode()) for w in ordered), rb"\x1b"]))
-        self._in_text = engine.compile("|".join(re.escape(w) for w in ordered)).search
-        # the words alone, for a block whose escape sequences were taken out (see _coloured)
-        self._words_bytes = engine.compile(b"|".join(re.escape(w.encode()) for w in ordered)) if ordered else None
-        self._hs: Any = None  # a hyperscan.Database (it takes memoryviews too)
-        self._hs_words: Any = None  # the same without ESC
-        if _hs is not None and hyperscan and ordered:
+        self._ordered = sorted(set(words), key=len, reverse=True)
+        self._encoded = [w.encode() for w in self._ordered]
+        self._engine: Any = _re2 if _re2 is not None else re
+        self._in_text = self._engine.compile("|".join(re.escape(w) for w in self._ordered)).search
+        self._hs_words: Any = None  # a hyperscan.Database of the words (it takes memoryviews too)
+        if _hs is not None and hyperscan and self._encoded:
             try:
-                encoded = [w.encode() for w in ordered]
-                self._hs = _literals(encoded + [b"\x1b"])  # ESC, as above
-                self._hs_words = _literals(encoded)
+                self._hs_words = _literals(self._encoded)
             except Exception:  # an engine that refuses the words: the regex does it all
-                self._hs = self._hs_words = None
+                self._hs_words = None
+
+    # The engines below are built on first need (a start-up cost of every scan): most logs need none.
+    # They find ESC too: an escape sequence inside a word ("Load \x1b[1mweight") hides it from a byte
+    # search, so a line holding one left after _coloured is handed on as if it held a word.
+
+    @functools.cached_property
+    def _hs_esc(self) -> Any:
+        """The words or ESC on Hyperscan (None where it is not used)."""
+        if self._hs_words is None:
+            return None
+        try:
+            return _literals([*self._encoded, b"\x1b"])
+        except Exception:
+            return None
+
+    @functools.cached_property
+    def _regex_esc(self) -> Any:
+        """The words or ESC on a regex engine."""
+        return self._engine.compile(b"|".join([*(re.escape(w) for w in self._encoded), rb"\x1b"]))
+
+    @functools.cached_property
+    def _regex_words(self) -> Any:
+        """The words alone on a regex engine."""
+        return self._engine.compile(b"|".join(re.escape(w) for w in self._encoded))
 
     def in_line(self, line: Line) -> bool:
         return any(self._in_text(segment) is not None for segment in line.segments)
@@ -86,11 +107,20 @@ class Prefilter:
         """Ascending offsets into ``data``, one inside each line of ``data[start:end]`` that holds
         a word (a line cut at ``end`` counts as ending there)."""
         end = len(data) if end is None else end
-        if data.find(b"\x1b", start, end) >= 0:
-            coloured = self._coloured(data, start, end)
-            if coloured is not None:
-                return coloured
-        return self._positions(data, start, end, self._hs, self.in_bytes)
+        if data.find(b"\x1b", start, end) < 0:  # (a memchr: far faster than ESC among the words)
+            return self._words(data, start, end)
+        coloured = self._coloured(data, start, end)
+        if coloured is not None:
+            return coloured
+        hs = self._hs_esc
+        return self._positions(data, start, end, hs, None if hs is not None else self._regex_esc)
+
+    def _words(self, data: bytes | bytearray, start: int, end: int) -> array[int]:
+        """``positions`` of a block without ESC."""
+        if not self._encoded:
+            return array("q")
+        hs = self._hs_words
+        return self._positions(data, start, end, hs, None if hs is not None else self._regex_words)
 
     def _coloured(self, data: bytes | bytearray, start: int, end: int) -> array[int] | None:
         """``positions`` of a block with escape sequences (a log coloured on every line): the words
@@ -98,12 +128,12 @@ class Prefilter:
         the lines that hold one are handed on, not every coloured line. None if a stray ESC is
         left (then every line with one is looked at, as before)."""
         plain = _ANSI.sub(b"", data[start:end])
-        if b"\x1b" in plain or self._words_bytes is None:
+        if b"\x1b" in plain or not self._encoded:
             return None
         out = array("q")
         raw = start  # the start of line ``line`` in ``data``
         seen = 0  # where the newlines of ``plain`` were counted up to
-        for hit in self._positions(plain, 0, len(plain), self._hs_words, self._words_bytes):
+        for hit in self._words(plain, 0, len(plain)):
             for _ in range(plain.count(b"\n", seen, hit)):
                 raw = data.index(b"\n", raw, end) + 1
             seen = hit
@@ -151,12 +181,51 @@ def prefilter(words: tuple[str, ...]) -> Prefilter:
     return Prefilter(words)
 
 
+class LineFeeder:
+    """Hands a tracker the lines that can change its state, and only counts the others (its
+    ``skip``): the lines without any of ``words``, unless the tracker needs every line."""
+
+    def __init__(self, words: Prefilter) -> None:
+        self.words = words
+
+    def feed(self, tracker: Tracker, item: Line | Progress, at: float | None = None, found: bool | None = None) -> list[Any]:
+        """One line (a ``\\r`` update is always fed): ``found`` says whether a search of the block it
+        came in found a word in it; None (a line no block search saw whole): its text is searched."""
+        if isinstance(item, Line) and not tracker.needs_every_line:
+            if not (self.words.in_line(item) if found is None else found):
+                tracker.skip(item)
+                return []
+        return tracker.feed(item, at)
+
+    def lines(
+        self,
+        tracker: Tracker,
+        items: Sequence[Line | Progress],
+        at: float | None,
+        hits: Sequence[int] | None = None,
+        base: int = 0,
+    ) -> Iterator[tuple[Line | Progress, list[Any]]]:
+        """``items`` in order, each fed (or skipped) before it is handed back with its events.
+        ``hits``: ascending stream offsets of the words found in the block the items were
+        assembled from, which starts at offset ``base`` (a line that began before it is searched)."""
+        found: bool | None = None
+        for index, item in enumerate(items):
+            if hits is not None and isinstance(item, Line) and item.offset >= base:
+                at_or_after = bisect.bisect_left(hits, item.offset)
+                following = items[index + 1].offset if index + 1 < len(items) else None
+                found = at_or_after < len(hits) and (following is None or hits[at_or_after] < following)
+            else:
+                found = None
+            yield item, self.feed(tracker, item, at, found)
+
+
 class Scanner:
     """Feed blocks of a log in order; the tracker sees every line that can change its state."""
 
     def __init__(self, tracker: Tracker, words: list[str]) -> None:
         self.tracker = tracker
         self._prefilter = prefilter(tuple(words))
+        self._feeder = LineFeeder(self._prefilter)
         self._lines = LineAssembler(progress=False)
 
     @property
@@ -178,13 +247,14 @@ class Scanner:
         self._lines.skip(lines, nbytes)
         self.tracker.pass_over(self._lines.number)
 
-    def feed(self, block: bytes, at: float | None = None) -> None:
+    def feed(self, block: bytes | bytearray, at: float | None = None) -> None:
+        """The next block of the log (a buffer the caller may fill again once this returns)."""
         pos = 0
         size = len(block)
         if self._lines.pending:  # finish the line left open by the previous block
             nl = block.find(b"\n")
             end = size if nl < 0 else nl + 1
-            self._take(block[:end], at, only_candidates=True)
+            self._take(block[:end], at)
             pos = end
         last_nl = block.rfind(b"\n", pos)
         if last_nl >= 0:
@@ -195,20 +265,17 @@ class Scanner:
 
     def finish(self) -> None:
         for line in self._lines.flush():
-            if self._wanted(line):
-                self.tracker.feed(line, None)
-            else:
-                self.tracker.skip(line)
+            self._feeder.feed(self.tracker, line)
         self.tracker.finish()
 
-    def _whole_lines(self, block: bytes, pos: int, end: int, at: float | None) -> None:
+    def _whole_lines(self, block: bytes | bytearray, pos: int, end: int, at: float | None) -> None:
         """Lines ``block[pos:end]``, each ending in ``\\n``."""
         hits = self._prefilter.positions(block, pos, end)
         i, found = 0, len(hits)
         while pos < end:
             if self.tracker.needs_every_line:
                 nl = block.index(b"\n", pos)
-                self._take(block[pos : nl + 1], at)
+                self._take(block[pos : nl + 1], at, found=True)
                 pos = nl + 1
                 continue
             i = bisect.bisect_left(hits, pos, i)
@@ -220,23 +287,21 @@ class Scanner:
             if start > pos:
                 self._skip(block, pos, start)
             nl = block.index(b"\n", hit)
-            self._take(block[start : nl + 1], at)
+            self._take(block[start : nl + 1], at, found=True)
             pos = nl + 1
 
-    def _skip(self, block: bytes, start: int, end: int) -> None:
+    def _skip(self, block: bytes | bytearray, start: int, end: int) -> None:
         """Whole lines ``block[start:end]`` without a word: counted, never built, except the
         last one with something in it (what the log said last, as a tracker fed them all keeps).
         Until ready they are built (and not matched): their rank tags count."""
         if self.tracker.needs_rank_tags:
-            for item in self._lines.feed(block[start:end]):
-                if isinstance(item, Line):
-                    self.tracker.skip(item)
+            self._take(block[start:end], None, found=False)
             return
         self._lines.skip(block.count(b"\n", start, end), end - start)
         number, stop = self._lines.number, end - 1  # block[stop] is the region's last \n
         while stop > start:
             begin = block.rfind(b"\n", start, stop) + 1 or start
-            raw = block[begin:stop]
+            raw = bytes(block[begin:stop])
             text = make_line(number, begin, raw[:-1] if raw.endswith(b"\r") else raw).text
             if text and not text.isspace():
                 self.tracker.pass_over(number, text)
@@ -244,15 +309,8 @@ class Scanner:
             number, stop = number - 1, begin - 1
         self.tracker.pass_over(self._lines.number)
 
-    def _take(self, data: bytes, at: float | None, only_candidates: bool = False) -> None:
-        for item in self._lines.feed(data):
-            if not only_candidates or self._wanted(item):
-                self.tracker.feed(item, at)
-            elif isinstance(item, Line):
-                self.tracker.skip(item)
-
-    def _wanted(self, item: Line | Progress) -> bool:
-        """For the rare line assembled across blocks, where the block search could not see it whole."""
-        if self.tracker.needs_every_line:
-            return True
-        return self._prefilter.in_line(item) if isinstance(item, Line) else self._prefilter.in_text(item.text)
+    def _take(self, data: bytes | bytearray, at: float | None, found: bool | None = None) -> None:
+        """The lines ``data`` completes; ``found``: whether the block search found a word in each
+        (None: a line no block search saw whole, its text is searched)."""
+        for item in self._lines.feed(bytes(data)):
+            self._feeder.feed(self.tracker, item, at, found)

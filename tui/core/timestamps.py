@@ -1,9 +1,8 @@
-"""The timestamp bookkeeping of ``StartupTracker``: a log line's own time as epoch seconds.
+"""A log's clock: each line's own time as epoch seconds, for ``StartupTracker``.
 
 strptime runs once per minute of log (the seconds are added by hand, the last second's text is
 cached), a log with no year gets the year of arrival (December's log read in January, the year
 before), and a line with no time of its own takes the log's latest one, else its arrival time.
-A mixin: the tracker owns the state, the profile and the caches (reset with each fresh state).
 """
 
 from __future__ import annotations
@@ -11,48 +10,44 @@ from __future__ import annotations
 import time
 from datetime import datetime
 
-from tui.core.profiles import Profile
-from tui.core.state import StartupState
+#: Minutes of log whose epoch value is cached (a long log starts the cache over).
+MAX_MINUTES = 4096
 
 
 class Timestamps:
-    """Parses and caches the timestamps of the tracker's profile (a mixin of ``StartupTracker``,
-    which sets these attributes)."""
+    """The times of one log whose timestamps have strptime format ``fmt`` (None: the log has
+    none, every line takes its arrival time). A new object is a clock with nothing read yet."""
 
-    state: StartupState
-    profile: Profile | None
-    _last_ts: float | None
-    _ts_base: tuple[str, float] | None
-    _year: int | None
-    _minutes: dict[str, float]
+    def __init__(self, fmt: str | None = None) -> None:
+        self.fmt = fmt
+        #: the latest time the log itself printed
+        self.last: float | None = None
+        self._base: tuple[str, float] | None = None  # the last timestamp text (to the second) and its value
+        self._year: int | None = None
+        self._minutes: dict[str, float] = {}  # "YYYY-MM-DD HH:MM:00" -> epoch seconds
 
-    def _time(self, ts_text: str | None, at: float | None) -> float | None:
-        """The line's own timestamp; else the log's latest one; else arrival time."""
-        state = self.state
+    def time(self, ts_text: str | None, at: float | None) -> float | None:
+        """The line's own timestamp (``ts_text``); else the log's latest one; else ``at``, its arrival."""
         ts = None
-        if ts_text is not None and self.profile is not None and self.profile.timestamp:
-            ts = self._parse_time(self.profile.timestamp, ts_text, at)
+        if ts_text is not None and self.fmt:
+            ts = self.parse(ts_text, at)
         if ts is not None:
-            self._last_ts = ts
-        else:
-            ts = self._last_ts if self._last_ts is not None else at
-        if ts is not None:
-            if state.first_ts is None:
-                state.first_ts = ts
-            state.last_ts = ts
-        return ts
+            self.last = ts
+            return ts
+        return self.last if self.last is not None else at
 
-    def _parse_time(self, fmt: str, text: str, at: float | None) -> float | None:
-        """``text`` (a timestamp in strptime format ``fmt``) as seconds since the epoch."""
+    def parse(self, text: str, at: float | None) -> float | None:
+        """``text`` (a timestamp in the clock's format) as seconds since the epoch; None if it is not one."""
+        assert self.fmt is not None
         base, _, fraction = text.replace(",", ".").partition(".")
-        cached = self._ts_base
+        cached = self._base
         if cached is not None and cached[0] == base:
             value = cached[1]
         else:
-            parsed = self._parse_base(fmt, base, at)
+            parsed = self._parse_base(self.fmt, base, at)
             if parsed is None:
                 return None
-            self._ts_base = (base, parsed)
+            self._base = (base, parsed)
             value = parsed
         if fraction.isdigit():
             value += float("0." + fraction)
@@ -78,7 +73,7 @@ class Timestamps:
                         value = datetime.strptime(f"{self._year - 1} {base}", f"%Y {fmt}").timestamp()
             except ValueError:
                 return None
-            if len(self._minutes) > 4096:
+            if len(self._minutes) > MAX_MINUTES:
                 self._minutes.clear()
             self._minutes[base] = value
         return value + seconds

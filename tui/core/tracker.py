@@ -6,9 +6,10 @@ is over when the last rank that began it has ended it, and the slowest rank is
 named), tqdm bars advance the phase they belong to, the draft model's repeats are
 told apart by count, ready is one marker, and errors come from the classifier.
 
-``StartupTracker`` reads each line and keeps the errors; its parts are mixins, one module
-each: ``detection`` (which server, by evidence), ``attempts`` (many startups in one log),
-``phases`` (the per-rank phase bookkeeping), ``ranks`` and ``timestamps``.
+``StartupTracker`` reads each line and keeps the errors; it holds the parts that own the rest,
+each with its own state and its own reset: ``Detection`` (which server, by evidence),
+``Attempts`` (many startups in one log), ``PhaseBook`` (the phases per rank), ``Ranks`` and
+``Timestamps``.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from tui.core.detection import Detection
 from tui.core.events import (
     ErrorFound,
     LineUnparsed,
+    NewStartup,
     PhaseEnded,
     ServerDetected,
     Stopped,
@@ -33,9 +35,9 @@ from tui.core.events import (
 )
 from tui.core.lines import Line, Progress
 from tui.core.linear import recompile
-from tui.core.phases import DRAFT, MAIN, PhaseBook
-from tui.core.profiles import Evidence, Profile, QuickTest, any_of, builtin_profiles, generic_profile
-from tui.core.ranks import RankBook
+from tui.core.phases import PhaseBook
+from tui.core.profiles import Profile, QuickTest, any_of, builtin_profiles, generic_profile
+from tui.core.ranks import MAIN, Ranks
 from tui.core.state import (
     FAILED,
     PHASES,
@@ -91,9 +93,13 @@ def json_record(text: str) -> tuple[list[str], dict[str, str | None]] | None:
 #: Lines that may explain a failure to come (``Signature.cause``) held at once, the first of each kind.
 MAX_CAUSES = 16
 
-#: Text of the lines kept while the server is only guessed, to read them again if a definitive
-#: marker names another server (beyond this, a switch keeps what was read so far).
-REPLAY_CHARS = 8 << 20
+def _quick_test(profile: Profile) -> QuickTest | None:
+    """One first test for a whole line: could any signature, warning or marker match it?"""
+    patterns = [s.regex for s in profile.signatures] + list(profile.warnings)
+    patterns += [*profile.ready, *profile.close, *profile.stop, *profile.startup]
+    for spec in profile.phases:
+        patterns += [*spec.begin, *spec.end, *spec.step, *spec.implicit_begin, *spec.progress]
+    return any_of(patterns)
 
 
 def _is_bar(text: str) -> bool:
@@ -105,7 +111,7 @@ def _is_bar(text: str) -> bool:
 _GLUED = re.compile(r"\[[\d:?]+<[\d:?]+,\s*[^\]]{0,40}\](?=\S)")
 
 
-class StartupTracker(Detection, Attempts, PhaseBook, RankBook, Timestamps):
+class StartupTracker:
     """Feed it lines in order; read ``state``; act on the events ``feed`` returns.
 
     ``profile=None`` detects the server among the built-in profiles by weighing the
@@ -119,19 +125,13 @@ class StartupTracker(Detection, Attempts, PhaseBook, RankBook, Timestamps):
         self._forced = profile
         self._candidates = [profile] if profile is not None else builtin_profiles()
         self._generic = generic_profile()
-        self._max_detect = min(p.max_detect_lines for p in self._candidates)
+        self._generic_test = _quick_test(self._generic)
         self.classifier = Classifier(profile or self._generic)
         self._reset()
 
     def _reset(self) -> None:
-        self._seen = 0  # lines fed while detecting
-        self._gave_up = False
-        self._settled = self._forced is not None  # a definitive marker (or --server) named it
-        self._evidence = Evidence(self._candidates)
-        self._any_identify = any_of([p for c in self._candidates for p in c.identify])
-        self._replay: list[tuple[Line, float | None]] | None = []  # lines read while guessing
-        self._replay_chars = 0
-        self._replaying = False
+        """A new log: nothing learnt about it."""
+        self._detection = Detection(self._candidates, settled=self._forced is not None)
         self._fresh()
 
     def _fresh(self) -> None:
@@ -139,52 +139,36 @@ class StartupTracker(Detection, Attempts, PhaseBook, RankBook, Timestamps):
         self.state = StartupState()
         self.profile: Profile | None = None
         self._announced = False
-        self._implicit: dict[tuple[str, str], tuple[int, float | None]] = {}
-        self._tentative: set[str] = set()  # settle phases whose ranks have all ended
-        self._placeholders: dict[str, str] = {}  # phase -> rank key a bar started it under
+        self._clock = Timestamps()
+        self._ranks = Ranks()
+        self._phases: PhaseBook | None = None
+        self._attempts: Attempts | None = None
         self._error_ids: set[int] = set()
-        self._causes: list[ErrorReport] = []
-        self._ready_parts: set[str] = set()  # lines that explain a failure if one follows (held back)
+        self._causes: list[ErrorReport] = []  # lines that explain a failure if one follows (held back)
         self._offset: int | None = None  # stream offset of the line being fed
-        self._last_ts: float | None = None
-        self._ts_base: tuple[str, float] | None = None  # the last timestamp text (to the second) and its value
-        self._year: int | None = None
-        self._minutes: dict[str, float] = {}  # "YYYY-MM-DD HH:MM:00" -> epoch seconds
-        self._rank_cache: dict[str, str] = {}
-        self._tagged: set[str] = set()  # ranks named by a rank tag (not a process name)
-        self._pid_rank: dict[str, str] = {}  # process id -> the rank its tag last named
         self.classifier.reset()
         self.classifier.set_profile(self._generic)
-        self._anything = self._quick_test(self._generic)
-        self._startup: QuickTest | None = None
+        self._anything = self._generic_test
         if self._forced is not None:
             self._use(self._forced)
 
     def _use(self, profile: Profile) -> None:
+        """Read the log as ``profile``'s server's from now on."""
         self.profile = profile
         self.state.server = profile.name
         self.state.stall_after = profile.stall_after
         self.classifier.set_profile(profile)
-        self._specs = {spec.name: spec for spec in profile.phases}
-        self._draft = self._specs.get(DRAFT)
-        self._startup = any_of(list(profile.startup))
+        self._clock = Timestamps(profile.timestamp)
+        self._ranks = Ranks(profile)
+        self._phases = PhaseBook(profile, self.state, self._ranks)
+        self._attempts = Attempts(profile)
         everything = [*profile.ready, *profile.close, *profile.stop, *profile.startup]
         for spec in profile.phases:
             everything += [*spec.begin, *spec.end, *spec.step, *spec.implicit_begin, *spec.progress]
         self._any_marker = any_of(everything)
-        self._anything = self._quick_test(profile)
+        self._anything = _quick_test(profile)
         # A bar may swallow the next record with no \r in between: find its header inside.
         self._inner_headers = [recompile(h, h.pattern.removeprefix("^")) for h in profile.headers if "ts" in h.groupindex]
-        self._any_bar = any_of([p for spec in profile.phases for p in spec.progress])
-
-    @staticmethod
-    def _quick_test(profile: Profile) -> QuickTest | None:
-        """One first test for a whole line: could any signature, warning or marker match it?"""
-        patterns = [s.regex for s in profile.signatures] + list(profile.warnings)
-        patterns += [*profile.ready, *profile.close, *profile.stop, *profile.startup]
-        for spec in profile.phases:
-            patterns += [*spec.begin, *spec.end, *spec.step, *spec.implicit_begin, *spec.progress]
-        return any_of(patterns)
 
     # ------------------------------------------------------------ public API
 
@@ -192,7 +176,7 @@ class StartupTracker(Detection, Attempts, PhaseBook, RankBook, Timestamps):
     def needs_every_line(self) -> bool:
         """True while a traceback is open or the server is not yet settled: no line may be skipped
         (every path through the tracker must weigh the same evidence)."""
-        return self.classifier.open or not (self._settled or self._gave_up)
+        return self.classifier.open or not self._detection.done
 
     def feed(self, item: Line | Progress, at: float | None = None) -> list[TrackerEvent]:
         """One line (or a live ``\\r`` update of the open line); ``at``: when it arrived.
@@ -215,22 +199,17 @@ class StartupTracker(Detection, Attempts, PhaseBook, RankBook, Timestamps):
 
     def _feed(self, item: Line | Progress, at: float | None, events: list[TrackerEvent]) -> None:
         if isinstance(item, Progress):
-            if self.profile is not None:
-                self._bar_only(self.profile, item.number, item.text, at, events)
+            if self._phases is not None:
+                last = self._clock.last
+                self._phases.bar_only(item.number, item.text, last if last is not None else at, events)
             return
-        detecting = not (self._settled or self._gave_up)
+        detection = self._detection
+        detecting = not detection.done
         if detecting:
-            self._seen += 1
-            if self._seen > self._max_detect:
-                self._gave_up = True
-                self._replay = None
+            detection.count()
         self._line(item, at, events)
-        if detecting and self._replay is not None and not self._settled:
-            self._replay_chars += sum(map(len, item.segments))
-            if self._replay_chars > REPLAY_CHARS:
-                self._replay = None
-            else:
-                self._replay.append((item, at))
+        if detecting:
+            detection.keep(item, at)
 
     def _line(self, item: Line, at: float | None, events: list[TrackerEvent]) -> None:
         number = item.number
@@ -275,7 +254,7 @@ class StartupTracker(Detection, Attempts, PhaseBook, RankBook, Timestamps):
         """End of input: close any open traceback block; phases every rank ended are over."""
         events: list[TrackerEvent] = []
         self._errors(self.classifier.close_all(), events)
-        self._settle(len(PHASES), events)
+        self._settle(events)
         return events
 
     def quiet(self) -> list[TrackerEvent]:
@@ -363,8 +342,11 @@ class StartupTracker(Detection, Attempts, PhaseBook, RankBook, Timestamps):
             yield text
 
     def _one(self, number: int, text: str, at: float | None, events: list[TrackerEvent]) -> None:
-        if not self._settled and not self._replaying:
-            self._detect(number, text, events)
+        detection = self._detection
+        if not detection.settled and not detection.replaying:
+            switch = detection.weigh(text, self.profile)
+            if switch is not None:
+                self._switch(switch, number, events)
         if not self._announced and self.profile is not None:
             self._announced = True
             events.append(ServerDetected(self.profile.name, number))
@@ -400,7 +382,7 @@ class StartupTracker(Detection, Attempts, PhaseBook, RankBook, Timestamps):
         events: list[TrackerEvent],
     ) -> None:
         profile = self.profile or self._generic
-        if self.profile is not None and self._startup is not None and self._ended() and self._startup.search(msg):
+        if self._attempts is not None and self._attempts.begins_anew(msg, self.state):
             self._new_startup(number, events)
         if groups is not None and self.state.ready_line is None:
             self._register(groups)
@@ -415,7 +397,7 @@ class StartupTracker(Detection, Attempts, PhaseBook, RankBook, Timestamps):
             # Nothing can match: the common case, one search. Such a line leaves what one a
             # prefilter skipped leaves (see skip), so scan == watch: no timestamp, for one.
             return
-        rank = None if groups is None else self._rank(groups.get("ranks"), groups.get("proc"))
+        rank = None if groups is None else self._ranks.name(groups.get("ranks"), groups.get("proc"))
         ts = self._time(ts_text, at)
         errors, warning, consumed = self.classifier.feed(number, msg, rank, record, level, ts, self._offset)
         if errors:
@@ -423,15 +405,70 @@ class StartupTracker(Detection, Attempts, PhaseBook, RankBook, Timestamps):
         if warning:
             self.state.warnings += 1
             events.append(WarningFound(number, msg.strip()[:500]))
-        if consumed or self.profile is None:
+        if consumed or self._phases is None:
             return
         if self._any_marker is not None and self._any_marker.search(msg) is None:
             return
         before = len(events)
-        self._markers(self.profile, number, msg, MAIN if rank is None else rank, ts, events)
+        self._phases.markers(number, msg, MAIN if rank is None else rank, ts, events)
         if self._causes and any(isinstance(e, PhaseEnded) for e in events[before:]):
             # a phase ended on every rank after them: those lines did not stop the startup
             self._causes = [c for c in self._causes if c.line >= number]
+
+    def _switch(self, profile: Profile, number: int, events: list[TrackerEvent]) -> None:
+        """Use ``profile`` (the likeliest server now): the first time at once; if another one was in
+        use, start over with this one and read the kept lines again (the current line goes on
+        from here)."""
+        if self.profile is None:
+            self._use(profile)
+            self._announced = True
+            events.append(ServerDetected(profile.name, number))
+            return
+        kept = self._detection.kept()
+        self._fresh()
+        self._use(profile)
+        self._announced = True
+        events.append(ServerDetected(profile.name, number))
+        self._detection.replaying = True
+        try:
+            for line, at in kept:
+                self._line(line, at, events)
+        finally:
+            self._detection.replaying = False
+
+    def _new_startup(self, number: int, events: list[TrackerEvent]) -> None:
+        """Line ``number`` begins a new startup: the earlier one is summarised, all else restarts
+        (what was learnt of the log itself, its server, clock and rank names, stays)."""
+        events.extend(self.finish())
+        self.state = Attempts.next(self.state, number)
+        self._ranks.new_startup()
+        if self._phases is not None:
+            self._phases.new_startup(self.state)
+        self._error_ids.clear()
+        self._causes.clear()
+        self.classifier.reset()
+        events.append(NewStartup(number, self.state.attempt, self.state.earlier[-1]))
+
+    def _register(self, groups: dict[str, str | None]) -> None:
+        """A line's rank tag (or process name) is one of the server's ranks (a renamed process's phases move)."""
+        renamed = self._ranks.register(groups, self.state.ranks)
+        if renamed is not None and self._phases is not None:
+            self._phases.rename(*renamed)
+
+    def _time(self, ts_text: str | None, at: float | None) -> float | None:
+        """The line's time (``Timestamps.time``), the first and last of the startup kept."""
+        ts = self._clock.time(ts_text, at)
+        if ts is not None:
+            state = self.state
+            if state.first_ts is None:
+                state.first_ts = ts
+            state.last_ts = ts
+        return ts
+
+    def _settle(self, events: list[TrackerEvent]) -> None:
+        """Phases that ended on every rank and waited to be settled are over."""
+        if self._phases is not None:
+            self._phases.settle(len(PHASES), events)
 
     # ------------------------------------------------------------ errors
 
@@ -478,7 +515,7 @@ class StartupTracker(Detection, Attempts, PhaseBook, RankBook, Timestamps):
                 error.fatal = False  # a serving-time error: not a failed startup
             if error.fatal and state.outcome == STARTING:
                 state.outcome = FAILED
-                self._settle(len(PHASES), events)  # what had ended on every rank did end
+                self._settle(events)  # what had ended on every rank did end
                 for phase in state.phases:
                     if not phase.done:
                         phase.failed = True

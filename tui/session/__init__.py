@@ -17,7 +17,6 @@ share its state), hence this module's length.
 from __future__ import annotations
 
 import asyncio
-import bisect
 import dataclasses
 import os
 import time
@@ -614,7 +613,7 @@ class WatchSession:
     def _hits(self, data: bytes) -> tuple[int, list[int]]:
         """The chunk's starting offset and the offsets of every marker word in it."""
         base = self._assembler.offset
-        return base, [base + at for at in self._markers.positions(data)]
+        return base, [base + at for at in self._feeder.words.positions(data)]
 
     def _feed_lines(self, items: Sequence[Line | Progress], hits: list[int] | None = None, base: int = 0) -> None:
         """Lines into the scrollback, and into the tracker when they can matter to it."""
@@ -626,14 +625,12 @@ class WatchSession:
         self.waiting = None
         scrollback = self.scrollback
         tracker = self.tracker
-        in_line = self._markers.in_line
-        for index, item in enumerate(items):
+        for item, events in self._feeder.lines(tracker, items, now, hits, base):  # fed to the tracker if it can matter
             if isinstance(item, Progress):
                 if scrollback.progress is None or scrollback.progress.number != item.number:
                     scrollback.progress = LogEntry(-1, item.number, item.text, PROGRESS)
                 else:
                     scrollback.progress.text = item.text
-                events = tracker.feed(item, now)
             else:
                 if scrollback.progress is not None and scrollback.progress.number == item.number:
                     scrollback.progress = None
@@ -643,17 +640,6 @@ class WatchSession:
                     self._listening = listening_port((item.text,)) or self._listening
                 for queue in self._line_listeners:
                     queue.put_nowait(item)
-                if not tracker.needs_every_line:
-                    if hits is None or item.offset < base:  # assembled across chunks: look at it
-                        wanted = in_line(item)
-                    else:
-                        found = bisect.bisect_left(hits, item.offset)
-                        following = items[index + 1].offset if index + 1 < len(items) else None
-                        wanted = found < len(hits) and (following is None or hits[found] < following)
-                    if not wanted:  # no marker word: cannot change the startup state
-                        tracker.skip(item)
-                        continue
-                events = tracker.feed(item, now)
             if events:
                 self._apply(events)
         if self._growing:
@@ -954,10 +940,11 @@ class WatchSession:
         self.scrollback.progress = None
 
     def _new_tracker(self) -> None:
+        from tui.core.scan import LineFeeder
         from tui.core.tracker import StartupTracker
 
         self.tracker = StartupTracker(profile=self.profile)
-        self._markers = marker_search(self.profile)
+        self._feeder = LineFeeder(marker_search(self.profile))
         self._assembler = LineAssembler()
         self.counts = CountEstimator()  # the running phase's bar count (graph capture …)
         self._growing = []
