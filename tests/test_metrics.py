@@ -4,6 +4,7 @@ Prometheus (Debian's package) scrapes it on loopback and its HTTP API answers fo
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import shutil
 import socket
@@ -85,7 +86,7 @@ async def test_the_endpoint_follows_the_startup_to_ready(tmp_path):
         assert after[f"watchtower_verdict{sorted([*where, ('watchtower_verdict', 'ready')])}"] == 1.0
         assert after[f"watchtower_ready_seconds{sorted(where)}"] == 186.0  # 23:38:50 to 23:41:56 in the log
     finally:
-        if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError):  # (it may have ended by itself: its verdict came)
             proc.kill()
         await proc.wait()
 
@@ -208,7 +209,7 @@ async def test_several_nodes_have_a_node_label_each_and_the_attempts_verdict(tmp
         await expect(proc, "FAILED")
         assert await proc.wait() == 1
     finally:
-        if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError):  # (it may have ended by itself: its verdict came)
             proc.kill()
         await proc.wait()
     final = samples(textfile.read_text())  # written once more as the watch ended: the final verdict stays
@@ -240,7 +241,8 @@ async def test_the_textfile_is_rewritten_while_the_startup_goes_on(tmp_path):
         assert value(got, "watchtower_ready_seconds", node="n1", **on) == 15.0  # 23:39:00 to 23:39:15 in n1's log
         assert value(got, "watchtower_ready_seconds", node="n2", **on) is None  # absent, not 0
     finally:
-        proc.kill()
+        with contextlib.suppress(ProcessLookupError):  # (it may have ended by itself: its verdict came)
+            proc.kill()
         await proc.wait()
 
 
