@@ -184,7 +184,8 @@ def test_builtin_first_test_runs_on_re2_for_non_ascii_lines(profile):
     assert any(p.search(text) for p in patterns)
     assert quick.search(text) is not None
     assert quick._wide not in (None, False)  # an RE2 program took the non-ASCII line
-    assert quick._re2 is not None  # and one takes ASCII lines (a bound over RE2's 1000 would lose both)
+    assert quick.search("torch.OutOfMemoryError: CUDA out of memory") is not None
+    assert quick._narrow not in (None, False)  # and one takes ASCII lines (a bound over RE2's 1000 would lose both)
 
 
 def test_a_copy_of_a_builtin_profile_keeps_its_vetted_lookarounds(tmp_path):
