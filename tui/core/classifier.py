@@ -16,7 +16,7 @@ Python's own shapes are known here: ``Exception ignored in: …`` before a block
 a warning (the program goes on), an ``ExceptionGroup``'s ``|`` gutter is read through,
 a bare ``raise Boom`` ends a block with the class alone, and a wrapper whose message is
 another exception (``InductorError: OutOfMemoryError: …``) is reported as that one.
-(Over 400 lines: interleaved blocks, chains and these shapes share one block state machine.)
+Interleaved blocks, chains and these shapes share one block state machine.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 Data flows one way: sources -> events -> state -> views. Sources (tailers, GPU
 pollers, the launched process) emit the *source events* below; the tracker turns
 log lines into *tracker events* (see ``tui.core.tracker``). Every event is a small
-frozen dataclass so it can be queued, recorded and replayed as-is. (Just over 400 lines:
-the catalogue of every event is kept in one place, so that a source and a view meet here.)
+frozen dataclass so it can be queued, recorded and replayed as-is. The catalogue of every
+event is kept in one place, so that a source and a view meet here.
 """
 
 from __future__ import annotations

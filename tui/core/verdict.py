@@ -21,8 +21,8 @@ silence weighed with the GPUs and the phase's limit (loading / stalled?), never 
 A watched server's processes, once discovery names them (``tui.core.writers``), are a
 process like a launched one's, with an exit status that may be unknown. Ready needs the log's ready marker *and*, when a
 health URL is watched, a 200 from it; the verdict says which one is still pending.
-Pure: no I/O, no clock. (Over 400 lines: every witness's reading is here, so that the one
-verdict every front end shows is made in one place.)
+Pure: no I/O, no clock. Every witness's reading is here, so that the one verdict every
+front end shows is made in one place (``tui.session.judging`` decides when).
 
 Extending it: a new witness is one more keyword argument of ``judge`` and, if it
 brings new words, one more ``VerdictKind``; the exit status follows from the kind.

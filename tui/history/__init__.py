@@ -10,7 +10,7 @@ sharing a connection between threads.
 
 The records themselves are ``tui.history.records`` and `watch`'s memory of log startups
 ``tui.history.watched``; what stays here is the schema and the one class that owns the file
-(over 400 lines: opening, migrating, locking and every query share its connection handling).
+Opening, migrating, locking and every query share its connection handling.
 """
 
 from __future__ import annotations

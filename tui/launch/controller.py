@@ -3,17 +3,19 @@
 A :class:`Launch` owns one named launch and only its lifecycle: it starts attempts
 through a :class:`~tui.launch.runner.Runner` (local process group, or detached over
 SSH), follows each attempt's own log (``tui.launch.attempt_log``), probes ``--health``,
-keeps recent GPU samples (``tui.launch.gpu_release``) and judges the verdict
-(``tui.core.verdict``). It is an event source for a :class:`~tui.session.WatchSession`
-(``events()``), and tells its subscribers what happened in typed events
-(``tui.launch.events``: AttemptStarted, VerdictChanged, AttemptFinished, Note); the
+keeps recent GPU samples (``tui.launch.gpu_release``) and gives the session's judging stage
+its evidence (``decide``: the process, ``--health``, the ETA; ``tui.session.judging``). It is an
+event source for a :class:`~tui.session.WatchSession` (``events()``), and tells its subscribers
+what happened in typed events (``tui.launch.events``: AttemptStarted, the stage's
+VerdictChanged, AttemptFinished, Note); the
 history record, bell, title and hooks are one such subscriber (``tui.launch.outcome``).
 No Textual: the dashboard and ``watchtower run --plain`` use it alike.
 
 Secrets: the real environment only lives in memory, for the next relaunch; what is
 shown, stored or handed to hooks goes through a :class:`~tui.core.secrets.Masker`.
-(One class over 400 lines: start, reattach, stop and relaunch share the attempt's state;
-the pieces that stand alone are the other modules of this package.)
+
+Start, reattach, stop and relaunch share the attempt's state, hence one class; the pieces
+that stand alone are the other modules of this package.
 """
 
 from __future__ import annotations

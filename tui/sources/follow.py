@@ -28,8 +28,8 @@ Guarantee: every byte appended is delivered exactly once and in order, except wh
 appended and truncated away between two looks at the file (the tailer never learnt they
 existed); ``copytruncate`` has the same window.
 
-(Over 400 lines on purpose: the agent ships this one file's source, so it must stand alone,
-and a split would only send two halves of one algorithm.)
+The agent ships this one file's source, so it stands alone: a split would only send two
+halves of one algorithm.
 
 A step reports what it did as tuples whose first item names them (``OPENED``, ``DATA``, …,
 documented below); the local tailer turns them into ``tui.core.events``, the agent into

@@ -11,8 +11,8 @@ interpreter in its ``#!`` line, and the agent re-runs itself there.
 Usage: probe_agent.py REQUEST (base64 of a JSON object: ports, models, eagle3_arch, shm,
 program, packages). Output: one JSON object on stdout (see ``tui.core.preflight``).
 
-(Over 400 lines on purpose: it is sent as one ``python -c`` program text, so every probe it
-runs must live in this one self-contained file.)
+It is sent as one ``python -c`` program text, so every probe it runs lives in this one
+self-contained file.
 """
 
 import ast

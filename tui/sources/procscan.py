@@ -12,8 +12,8 @@ The full scan stats every descriptor of every process, so it runs only when the 
 set is unknown or has changed; :class:`ServerTree` then keeps the tree current by looking
 at the known pids alone (their ``stat`` and ``children`` files), about once a second.
 
-(Over 400 lines on purpose: the agent ships this module's source as one self-contained text,
-so the writer scan and the tree it feeds stay together.)
+The agent ships this module's source as one self-contained text, so the writer scan and
+the tree it feeds stay together.
 """
 
 import os

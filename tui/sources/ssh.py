@@ -13,8 +13,8 @@ Tests and unusual setups can point at specific files per target (``SshTarget`` f
 the whole process with ``WATCHTOWER_SSH_KNOWN_HOSTS``, ``WATCHTOWER_SSH_IDENTITY`` (paths
 separated by ``os.pathsep``) and ``WATCHTOWER_SSH_CONFIG``.
 
-(Over 400 lines: targets, connecting, the shared pool, remote commands and detached
-processes all go through one connection policy, and each part is small; apart they would scatter it.)
+Targets, connecting, the shared pool, remote commands and detached processes all go
+through one connection policy; apart they would scatter it.
 """
 
 from __future__ import annotations
