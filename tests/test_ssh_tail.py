@@ -116,7 +116,7 @@ async def test_waits_for_a_directory_that_does_not_exist_yet(tmp_path, target):
     log = tmp_path / "logs" / "server.log"
     reader = Reader(RemoteTailer(target, str(log)))
     waiting = await reader.next()
-    assert isinstance(waiting, LogWaiting) and "no such file" in waiting.reason
+    assert isinstance(waiting, LogWaiting) and f"its directory {log.parent} does not exist" in waiting.reason
     log.parent.mkdir()
     append(log, b"server starting\n")
     assert await reader.data(16) == b"server starting\n"
