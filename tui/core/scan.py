@@ -208,15 +208,23 @@ class LineFeeder:
         """``items`` in order, each fed (or skipped) before it is handed back with its events.
         ``hits``: ascending stream offsets of the words found in the block the items were
         assembled from, which starts at offset ``base`` (a line that began before it is searched)."""
-        found: bool | None = None
+        skip, feed, in_line = tracker.skip, tracker.feed, self.words.in_line
+        count = len(items)
         for index, item in enumerate(items):
-            if hits is not None and isinstance(item, Line) and item.offset >= base:
+            if not isinstance(item, Line) or tracker.needs_every_line:  # a \r update, or every line counts now
+                yield item, feed(item, at)
+                continue
+            if hits is not None and item.offset >= base:
                 at_or_after = bisect.bisect_left(hits, item.offset)
-                following = items[index + 1].offset if index + 1 < len(items) else None
+                following = items[index + 1].offset if index + 1 < count else None
                 found = at_or_after < len(hits) and (following is None or hits[at_or_after] < following)
             else:
-                found = None
-            yield item, self.feed(tracker, item, at, found)
+                found = in_line(item)
+            if found:
+                yield item, feed(item, at)
+            else:
+                skip(item)
+                yield item, []
 
 
 class Scanner:

@@ -624,7 +624,9 @@ class WatchSession:
         self.last_output_at = now
         self.waiting = None
         scrollback = self.scrollback
+        append = scrollback.append
         tracker = self.tracker
+        smoke, listeners = self.smoke_wanted, self._line_listeners
         for item, events in self._feeder.lines(tracker, items, now, hits, base):  # fed to the tracker if it can matter
             if isinstance(item, Progress):
                 if scrollback.progress is None or scrollback.progress.number != item.number:
@@ -634,11 +636,10 @@ class WatchSession:
             else:
                 if scrollback.progress is not None and scrollback.progress.number == item.number:
                     scrollback.progress = None
-                style = PROGRESS if len(item.segments) > 1 else NORMAL
-                scrollback.append(item.number, item.text, style)
-                if self.smoke_wanted and "://" in item.text:
+                append(item.number, item.text, PROGRESS if len(item.segments) > 1 else NORMAL)
+                if smoke and "://" in item.text:
                     self._listening = listening_port((item.text,)) or self._listening
-                for queue in self._line_listeners:
+                for queue in listeners:
                     queue.put_nowait(item)
             if events:
                 self._apply(events)
