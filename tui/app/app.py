@@ -338,12 +338,13 @@ class WatchtowerApp(App[int]):
         if "gpu" in topics:
             self.query_one(GpuPanel).refresh(layout=True)
 
-    def on_verdict(self, _change: VerdictChanged) -> None:
+    def on_verdict(self, change: VerdictChanged) -> None:
         """The judging stage decided a new verdict (or hints): the header draws it, the footer
-        follows it (F, w)."""
+        follows its kind (F, w)."""
         if self.query(KeyBar):  # (not while the app is closing)
             self.query_one(VerdictHeader).refresh()
-            self.query_one(KeyBar).refresh()
+            if change.kind_changed:
+                self.query_one(KeyBar).refresh()
 
     def refresh_all(self) -> None:
         for widget in (VerdictHeader, PhaseTimeline, RankGrid, GpuPanel, LogStatus):

@@ -262,7 +262,7 @@ class LaunchApp(WatchtowerApp):
     def _on_launch_event(self, event: LaunchEvent) -> None:
         if isinstance(event, Note):
             self.notify(clean(event.text), timeout=6)
-        elif isinstance(event, VerdictChanged):
+        elif isinstance(event, VerdictChanged) and event.kind_changed:  # (new words alone: the header's)
             self._refresh_launch()
 
     def _refresh_launch(self) -> None:

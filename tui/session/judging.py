@@ -36,6 +36,12 @@ class VerdictChanged:
     hints: tuple[Diagnosis, ...] = ()
     note: Diagnosis | None = None
 
+    @property
+    def kind_changed(self) -> bool:
+        """Another kind of verdict (what the footer's keys and the launch panels follow), not only
+        new words for the same one (a count of lines read changes with every batch of a flood)."""
+        return self.previous is None or self.previous.kind != self.verdict.kind or bool(self.hints)
+
 
 @dataclass(frozen=True, slots=True)
 class NoteFound:
