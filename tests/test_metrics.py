@@ -192,9 +192,11 @@ async def test_several_nodes_have_a_node_label_each_and_the_attempts_verdict(tmp
     proc = await watch_nodes(conf, "--metrics", f"127.0.0.1:{port}", "--metrics-textfile", str(textfile))
     on = {"nodes": "n1,n2"}
     try:
-        def scraped() -> dict[str, float] | None:  # once both nodes' logs are read
+        def scraped() -> dict[str, float] | None:  # once both nodes' logs are read (each at its own pace)
             got = samples(get(f"http://127.0.0.1:{port}/metrics"))
-            return got if value(got, "watchtower_phase", node="n1", **on, watchtower_phase="cuda_graph") else None
+            both = (value(got, "watchtower_phase", node="n1", **on, watchtower_phase="cuda_graph")
+                    and value(got, "watchtower_phase", node="n2", **on, watchtower_phase="dist_init"))
+            return got if both else None
 
         got = await asyncio.to_thread(poll, scraped)
         assert value(got, "watchtower_phase", node="n2", **on, watchtower_phase="dist_init") == 1.0

@@ -229,4 +229,4 @@ async def test_a_job_cancelled_while_queued_is_stopped_in_the_history_at_once(sl
         slurm_env.run("scancel", blocker)
     (row,) = history.attempts("queued")
     assert row.outcome == "stopped" and row.ended_at is not None  # not "starting" for ever
-    assert row.exit_text == f"job {row.pid} cancelled by Watchtower (stop)"
+    assert row.exit_text == f"job {row.pid} CANCELLED by Watchtower (stop)"

@@ -140,7 +140,7 @@ class ClusterLaunch:
             record,
             outcome=outcome or "failed",
             first_error=session.first_error(verdict),
-            exit_text=session.job_words() or words or verdict.text,
+            exit_text=words or session.job_words() or verdict.text,  # the launch's own words first: it knows before the poll
             ended_at=time.time() if ended else None,
         )
 
@@ -219,7 +219,7 @@ class SlurmLaunch(ClusterLaunch):
         self._note(f"job {self.job_id} cancelled" if gone else
                    f"job {self.job_id} still in the queue after {STOP_TIMEOUT:.0f} s of scancel")
         if gone and self.session is not None:  # recorded now: Watchtower may quit before the poll sees it
-            self.finish(self.session, ended=True, words=f"job {self.job_id} cancelled by Watchtower (stop)")
+            self.finish(self.session, ended=True, words=f"job {self.job_id} CANCELLED by Watchtower (stop)")
         return gone
 
     async def close(self) -> None:
