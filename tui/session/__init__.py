@@ -238,6 +238,7 @@ class WatchSession:
         self._ticker: asyncio.Task[None] | None = None
         self._deadline: asyncio.TimerHandle | None = None  # --timeout's, from start()
         self._download_watched = False  # the model's cache folder is watched (once per session)
+        self._quiet_note: tuple[tuple[int, int, str], Diagnosis | None] | None = None  # (state key, note)
         self._new_tracker()
 
     # ---------------------------------------------------------------- public
@@ -395,11 +396,17 @@ class WatchSession:
     def quiet_note(self) -> Diagnosis | None:
         """Why this start takes long (a restart whose torch.compile cache key changed), else what a
         server quiet after its last line is doing meanwhile (a silent Hub download, a compile)."""
+        state = self.state
+        key = (state.lines, state.attempt, state.outcome)
+        if self._quiet_note is not None and self._quiet_note[0] == key:
+            return self._quiet_note[1]  # decided each second and each batch: only new lines change it
         try:
             kb = knowledge()
         except ProfileError:
             return None
-        return next(iter(kb.restart_advice(self.state)), None) or kb.for_quiet(self.state)
+        note = next(iter(kb.restart_advice(state)), None) or kb.for_quiet(state)
+        self._quiet_note = (key, note)
+        return note
 
     def own_verdict(self) -> Verdict:
         """The log, weighed with the GPUs, the silence limits and — for a server Watchtower did
@@ -951,9 +958,11 @@ class WatchSession:
         self._growing = []
         self._last_ts = None
         self._ts_offset = 0.0
+        self._quiet_note = None
 
     def _tracker_restart(self) -> None:
         self.tracker.restart()
+        self._quiet_note = None
         self.counts = CountEstimator()
         self._last_ts = None
         self._growing = []
