@@ -102,10 +102,9 @@ async def test_demo_reaches_its_verdict(scenario):
             await until(lambda: session.state.outcome != STARTING, timeout=20)
             await pilot.pause()
             assert session.state.outcome == outcome
-            header = app.query_one(VerdictHeader)
-            header.refresh()
-            await pilot.pause()
-            assert header.verdict.kind == outcome
+            header = app.query_one(VerdictHeader)  # the stage pushes at the session's next flush
+            await until(lambda: header.verdict.kind == outcome, timeout=5, what=f"the header to say {outcome}",
+                        seen=lambda: header.verdict)
             if words:
                 error = session.state.first_error
                 assert error is not None

@@ -195,7 +195,9 @@ class ClusterSession:
         self.clock = clock
         self.specs: dict[str, NodeSpec] = {}
         self.nodes: dict[str, WatchSession] = {}
-        self.scrollback = MergedScrollback(self.nodes)  # the merged log the dashboard shows
+        #: A single log, a cluster of one (``of_one``): its verdict, log and deadline are its node's own.
+        self.single = False
+        self.merged = MergedScrollback(self.nodes)  # the log across the nodes, by timestamp
         self.job: SlurmJobState | None = None
         self.job_connection: ConnectionState | None = None
         self.cancelled_by: str | None = None  # set by whoever cancels the job (the Slurm runner)
@@ -230,6 +232,27 @@ class ClusterSession:
         for spec in nodes or []:
             self.add_node(spec)
 
+    @classmethod
+    def of_one(cls, session: WatchSession, name: str = "local") -> ClusterSession:
+        """A single log watched as a node set of one: the one stack for 1..N nodes. Its verdict is
+        its node's own (the node's judging stage, which a launch takes over), its log the node's."""
+        spec = NodeSpec(name, session.info.log_path or "", None if session.info.host == "localhost" else session.info.host)
+        one = cls(make_session=lambda _spec: session)
+        one.single = True
+        one.judging = session.judging
+        one.add_node(spec)
+        return one
+
+    @property
+    def scrollback(self) -> Any:
+        """The log the dashboard shows: one node's own, or every node's merged (``MergedScrollback``)."""
+        return next(iter(self.nodes.values())).scrollback if self.single else self.merged
+
+    @property
+    def only(self) -> WatchSession | None:
+        """The node of a single log (None for a node set, even one of a single node so far)."""
+        return next(iter(self.nodes.values())) if self.single else None
+
     # ---------------------------------------------------------------- nodes
 
     def listen(self) -> dict[str, asyncio.Queue[Any]]:
@@ -259,6 +282,11 @@ class ClusterSession:
     def start(self) -> None:
         self._started = True
         self._started_at = self.clock()
+        if (one := self.only) is not None:  # its node judges itself, and keeps the --timeout deadline
+            if self.timeout is not None:
+                one.timeout = self.timeout
+            one.start()
+            return
         for session in self.nodes.values():
             session.start()
         if self._job_source is not None:
@@ -549,7 +577,8 @@ class ClusterSession:
 
     def first_error(self, verdict: Verdict) -> str | None:
         """The root cause the verdict's node logged, for the history."""
-        state = self.nodes[verdict.node].state if verdict.node in self.nodes else None
+        node = self.only or self.nodes.get(verdict.node or "")
+        state = node.state if node is not None else None
         error = state.first_error if state is not None else None
         return error.title if error is not None else None
 
@@ -566,13 +595,13 @@ class ClusterSession:
             session.flush()
 
     def _node_update(self, name: str, update: Update) -> None:
-        if "log" in update.topics:
-            self.scrollback.pull()
+        if "log" in update.topics and not self.single:
+            self.merged.pull()
         self._notify(name, update)
 
     def _notify(self, node: str | None, update: Update) -> None:
         self.changed.set()
-        if self.judging.subscribed and not self._judge_due:  # every node's updates of one turn judged once
+        if self.judging.subscribed and not self._judge_due and not self.single:  # every node's updates of one turn judged once
             self._judge_due = True
             try:
                 asyncio.get_running_loop().call_soon(self._judge)

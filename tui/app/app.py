@@ -38,14 +38,14 @@ from tui.app.processes import ProcessTree
 from tui.app.startups import StartupsPanel
 from tui.app.themes import Colourless, Palette, monochrome
 from tui.app.timeline import PhaseTimeline, RankGrid
+from tui.cluster import ClusterSession
 from tui.core.verdict import Verdict
 from tui.core.wording import plural
 from tui.present.report import build_report
 from tui.session import ERROR, LogEntry, Update, WatchSession
 from tui.session.judging import Judging, VerdictChanged
 
-if TYPE_CHECKING:  # (imported only for the types: the one-log dashboard starts without it)
-    from tui.cluster import ClusterSession
+if TYPE_CHECKING:
     from tui.core.cluster import NodeStatus
 
 QuitHook = Callable[[], "bool | Awaitable[bool]"]
@@ -69,18 +69,18 @@ class LogStatus(Static):
         scrollback = log.session.scrollback
         text = Text(no_wrap=True, overflow="ellipsis", end="")
         text.append(" Log ", palette.style("title"))
-        if app.nodes is not None:
+        if not app.nodes.single:
             text.append(f"{app.node_filter} only ({app.key_for('next_node')}: next node) · " if app.node_filter
                         else f"all nodes ({app.key_for('next_node')}: one node) · ",
                         palette.style("behind"))
         last = scrollback.get(scrollback.end_seq - 1)
-        current = last.number if last is not None and app.nodes is None else scrollback.end_seq
+        current = last.number if last is not None and app.nodes.single else scrollback.end_seq
         parts = [plural(current, "line")]  # one log: line numbers restart with each attempt's log
-        if app.nodes is None and scrollback.end_seq > current and self.session.info.attempt > 1:
+        if app.nodes.single and scrollback.end_seq > current and self.session.info.attempt > 1:
             parts[0] += f" in v{self.session.info.attempt} ({scrollback.end_seq:,} with earlier attempts)"
         if scrollback.dropped:
             parts.append(f"{scrollback.dropped:,} oldest dropped (kept {len(scrollback):,})")
-        states = [app.session.state] if app.nodes is None or app.node_filter else [s.state for s in app.nodes.nodes.values()]
+        states = [app.session.state] if app.nodes.single or app.node_filter else [s.state for s in app.nodes.nodes.values()]
         errors, warnings = sum(len(s.errors) for s in states), sum(s.warnings for s in states)
         if errors:
             parts.append(plural(errors, "error"))
@@ -139,10 +139,11 @@ class WatchtowerApp(App[int]):
         self.keymap = dict(active().keys if keymap is None else keymap)
         if self.keymap:
             self.set_keymap(self.keymap)
-        #: Several nodes (or a Slurm job): the attempt they make together. The header's verdict,
-        #: the barrier and node rows and the merged log are its; ``session`` is then the selected
-        #: node's (the timeline, rank grid, GPUs and processes show it).
-        self.nodes = nodes
+        #: The attempt across its nodes — one log is a node set of one (``ClusterSession.of_one``).
+        #: The header's verdict is its; with several nodes the barrier and node rows and the merged
+        #: log too, and ``session`` is the selected node's (the timeline, ranks, GPUs and processes).
+        self.nodes = nodes if nodes is not None else ClusterSession.of_one(session)
+        self.selected = next(iter(self.nodes.nodes), None)  # the node whose panels are shown
         self.node_filter: str | None = None  # the log shows this node's lines only (``o``); None: all
         self._statuses: list[NodeStatus] | None = None  # the nodes as last judged, for the panels
         self._nodes_due: str | None = None  # "full" or "gpu": a panel redraw is scheduled
@@ -182,14 +183,14 @@ class WatchtowerApp(App[int]):
                 yield RankGrid(self.session, id="ranks")
             yield GpuPanel(self.session, self.gpus_enabled, id="gpus")
         with Vertical(id="panels"):
-            if self.nodes is not None:
+            if not self.nodes.single:
                 yield BarrierPanel(self.nodes, id="barrier")
                 yield NodeRows(self.nodes, id="nodes")
             yield StartupsPanel(self.session, id="startups")
             yield ProcessTree(self.session, id="processes")
             yield from self._extra_panels
         yield LogStatus(self.session, id="log-status")
-        yield LogView(self.nodes if self.nodes is not None else self.session, id="log")
+        yield LogView(self.nodes, id="log")
         yield SearchBar(placeholder="search the log (Enter: find, Escape: close)", id="search")
         yield KeyBar(id="footer")
 
@@ -202,39 +203,35 @@ class WatchtowerApp(App[int]):
         self.log_view.focus()
         self.call_after_refresh(self.log_view.sync)
         self.judging.subscribe(self.on_verdict)
-        if self.nodes is not None:
+        if not self.nodes.single:
             self.screen.add_class("-nodes")
-            self._follow_nodes(self.nodes)
             self.add_key("next_node", self.action_next_node)
             self.set_interval(1.0, self._sync_nodes)  # quiet times move on while nothing arrives
-            return
-        self.session.subscribe(self.on_session_update)
-        if self._autostart:  # after the first paint: starting primes the tracker (~50 ms of regex set-up)
-            self.call_after_refresh(self.session.start)
+        self._follow_nodes(self.nodes)
 
     async def on_unmount(self) -> None:
-        if self.nodes is not None:
-            await self.nodes.stop()
-        else:
-            await self.session.stop()
+        await self.nodes.stop()
 
     def _status_changed(self) -> None:
         self.query_one(LogStatus).refresh()
 
-    # ---------------------------------------------------------------- several nodes
+    # ---------------------------------------------------------------- the nodes
 
     def _follow_nodes(self, nodes: ClusterSession) -> None:
         nodes.subscribe(self.on_nodes_update)
-        if nodes.nodes:
+        if nodes.nodes and not nodes.single:
             self.select_node(next(iter(nodes.nodes)))
-        if self._autostart:
+        if self._autostart:  # after the first paint: starting primes the tracker (~50 ms of regex set-up)
             self.call_after_refresh(nodes.start)
 
     def on_nodes_update(self, node: str | None, update: Update) -> None:
         """A node's update (``node``), or the Slurm job's (None): the selected node's panels, the
         merged log, the barrier and node rows, the header."""
         nodes = self.nodes
-        if nodes is None or not self.query(NodeRows):  # (an update that arrives while the app is closing)
+        if not self.query(KeyBar):  # (an update that arrives while the app is closing)
+            return
+        if nodes.single:
+            self.on_session_update(update)
             return
         if node is not None and self.selected not in nodes.nodes:
             self.select_node(next(iter(nodes.nodes)))  # a Slurm job's nodes came: the first one's panels
@@ -259,25 +256,16 @@ class WatchtowerApp(App[int]):
     def _sync_nodes(self, full: bool = True) -> None:
         """The barrier and node rows from the nodes as judged now (once for both); a GPU sample
         alone redraws the node rows with the last judgement."""
-        if self.nodes is None:
-            return
         if full or self._statuses is None:
             self._statuses = self.nodes.statuses()
         for panel in self.query(ClusterPanel):
             if full or isinstance(panel, NodeRows):
                 panel.sync(self._statuses)
 
-    @property
-    def selected(self) -> str | None:
-        """The node whose timeline, ranks, GPUs and processes are shown."""
-        rows = self.query(NodeRows)
-        return rows.first().selected if rows else None
-
     def select_node(self, name: str) -> None:
         """Show ``name``'s own panels (the header keeps the attempt's verdict)."""
-        assert self.nodes is not None
         session = self.nodes.nodes[name]
-        self.session = session
+        self.session, self.selected = session, name
         for widget in (VerdictHeader, PhaseTimeline, RankGrid, GpuPanel, StartupsPanel, ProcessTree, LogStatus):
             self.query_one(widget).session = session  # type: ignore[attr-defined]
         self.query_one(NodeRows).selected = name
@@ -292,7 +280,7 @@ class WatchtowerApp(App[int]):
     def action_next_node(self) -> None:
         """``o``: the log of every node → only the first node's → the next's → … → every node's."""
         nodes = self.nodes
-        if nodes is None or not nodes.nodes:
+        if nodes.single or not nodes.nodes:
             return
         names = list(nodes.nodes)
         if self.node_filter is None:
@@ -315,7 +303,7 @@ class WatchtowerApp(App[int]):
         nodes.judging.subscribe(self.on_verdict)
         for panel in self.query(ClusterPanel):
             panel.cluster = nodes
-        self.query_one(NodeRows).selected = None
+        self.query_one(NodeRows).selected = self.selected = None
         self.log_view.show(nodes)
         self._follow_nodes(nodes)
         self.refresh_all()
@@ -414,15 +402,16 @@ class WatchtowerApp(App[int]):
         """The log view's position of each error's exception line — the last line of its block,
         where a traceback says what was raised — (those still kept); every node's in the merged log."""
         source = self.log_view.session
-        if self.nodes is not None and source is self.nodes:
-            merged = self.nodes.scrollback
+        if source is self.nodes and not self.nodes.single:
+            merged = self.nodes.merged
             found = [merged.find_line(error.end_line or error.line, name) or merged.find_line(error.line, name)
                      for name, node in self.nodes.nodes.items() for error in node.state.errors]
         else:
-            assert isinstance(source, WatchSession)
-            scrollback = source.scrollback
+            node = source.only if isinstance(source, ClusterSession) else source
+            assert node is not None
+            scrollback = node.scrollback
             found = [scrollback.find_line(error.end_line or error.line) or scrollback.find_line(error.line)
-                     for error in source.state.errors]
+                     for error in node.state.errors]
         return sorted({entry.seq for entry in found if entry is not None})
 
     def _goto_error(self, forward: bool) -> None:
@@ -529,7 +518,7 @@ class WatchtowerApp(App[int]):
 
     def _entry_session(self, entry: LogEntry | None) -> WatchSession:
         """The node session a log line belongs to (the merged log's lines carry their node)."""
-        if entry is not None and entry.node and self.nodes is not None and entry.node in self.nodes.nodes:
+        if entry is not None and entry.node and entry.node in self.nodes.nodes:
             return self.nodes.nodes[entry.node]
         return self.session
 
@@ -580,9 +569,9 @@ class WatchtowerApp(App[int]):
 
     @property
     def judging(self) -> Judging:
-        """Whose verdict the header shows: the attempt's across the nodes where there are several
-        (a launch took its session's over with its own evidence)."""
-        return self.nodes.judging if self.nodes is not None else self.session.judging
+        """Whose verdict the header shows: the attempt's across its nodes (one log's: its node's,
+        which a launch took over with its own evidence)."""
+        return self.nodes.judging
 
     def verdict(self) -> Verdict:
         """The verdict the header shows, the report writes and the exit status follows, as the

@@ -9,7 +9,6 @@ shown as those characters; escape sequences were already removed by the core.
 from __future__ import annotations
 
 import bisect
-from typing import TYPE_CHECKING
 
 from rich.segment import Segment
 from rich.text import Text
@@ -18,11 +17,9 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from tui.cluster import ClusterSession
 from tui.core.lines import clean
 from tui.session import ERROR, MARK, NORMAL, PHASE, PROGRESS, WARNING, LogEntry, WatchSession
-
-if TYPE_CHECKING:  # (imported only for the types: the one-log dashboard starts without it)
-    from tui.cluster import ClusterSession
 
 MARKERS = {ERROR: "✖", WARNING: "▲", PHASE: "▶", PROGRESS: "↻", MARK: "─", NORMAL: " "}
 MAX_DISPLAY = 4000  # characters of one line drawn (the line itself is kept whole)
@@ -140,7 +137,7 @@ class LogView(ScrollView, can_focus=True):
     @property
     def merged(self) -> bool:
         """Several nodes' lines: each led by its node (a node set's merged log, not one node's)."""
-        return hasattr(self.session, "nodes")
+        return isinstance(self.session, ClusterSession) and not self.session.single
 
     # ---------------------------------------------------------------- follow / pause
 
