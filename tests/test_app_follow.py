@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.app_support import feed, fixed_session, make_app
-from tests.support import screen_text
+from tests.support import screen_text, until
 from tui.app.app import LogStatus
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -32,10 +32,9 @@ async def test_an_existing_log_opens_at_its_last_line(size):
     async with app.run_test(size=size) as pilot:
         await pilot.pause()
         feed(session, (FIXTURES / "sglang_eagle3_tp8_ready.log").read_bytes())
-        await pilot.pause()
-        await pilot.pause()
+        await until(lambda: bottom_on_screen(app) and "fired up" in screen_text(app), pilot=pilot,
+                    what="the last line on screen", seen=lambda: screen_text(app))
         assert app.log_view.follow and "following" in status(app)
-        assert bottom_on_screen(app), screen_text(app)
         assert "fired up and ready to roll" in screen_text(app)
 
 

@@ -33,6 +33,7 @@ from tui.app.gpus import GpuPanel
 from tui.app.header import VerdictHeader
 from tui.app.keys import ACTIONS, DESCRIPTIONS, KEYS, HelpScreen, KeyBar, app_keys, key_of, shown_key
 from tui.app.logview import LogView
+from tui.app.messages import Changes, NodesChanged
 from tui.app.nodes import BarrierPanel, ClusterPanel, NodeRows
 from tui.app.processes import ProcessTree
 from tui.app.startups import StartupsPanel
@@ -146,7 +147,7 @@ class WatchtowerApp(App[int]):
         self.selected = next(iter(self.nodes.nodes), None)  # the node whose panels are shown
         self.node_filter: str | None = None  # the log shows this node's lines only (``o``); None: all
         self._statuses: list[NodeStatus] | None = None  # the nodes as last judged, for the panels
-        self._nodes_due: str | None = None  # "full" or "gpu": a panel redraw is scheduled
+        self._changes = Changes()  # what the nodes changed since the app last drew (``NodesChanged``)
         self.session = session
         if self.no_color:  # NO_COLOR (read by Textual): bold, reverse and glyphs carry the meaning
             palettes = {name: monochrome(palette) for name, palette in palettes.items()}
@@ -218,40 +219,43 @@ class WatchtowerApp(App[int]):
     # ---------------------------------------------------------------- the nodes
 
     def _follow_nodes(self, nodes: ClusterSession) -> None:
-        nodes.subscribe(self.on_nodes_update)
+        nodes.subscribe(self._nodes_changed)
         if nodes.nodes and not nodes.single:
             self.select_node(next(iter(nodes.nodes)))
         if self._autostart:  # after the first paint: starting primes the tracker (~50 ms of regex set-up)
             self.call_after_refresh(nodes.start)
 
-    def on_nodes_update(self, node: str | None, update: Update) -> None:
-        """A node's update (``node``), or the Slurm job's (None): the selected node's panels, the
-        merged log, the barrier and node rows, the header."""
-        nodes = self.nodes
-        if not self.query(KeyBar):  # (an update that arrives while the app is closing)
-            return
-        if nodes.single:
-            self.on_session_update(update)
-            return
-        if node is not None and self.selected not in nodes.nodes:
-            self.select_node(next(iter(nodes.nodes)))  # a Slurm job's nodes came: the first one's panels
-        if node is None or node == self.selected:
-            self.on_session_update(update)
-        elif update.topics != {"gpu"}:  # (a GPU sample changes another node's row, no more)
-            if "log" in update.topics and self.node_filter is None:
-                self.log_view.sync()
-            self.query_one(VerdictHeader).refresh()
-            self.query_one(LogStatus).refresh()
-        if update.topics & {"state", "log", "gpu", "job", "process", "connection"}:
-            full = update.topics != {"gpu"}
-            if not self._nodes_due:  # every node's updates of one turn drawn once
-                self.call_later(self._sync_nodes_due)
-            self._nodes_due = "full" if full else (self._nodes_due or "gpu")
+    def _nodes_changed(self, node: str | None, update: Update) -> None:
+        """A node's flush (``node``), or the Slurm job's (None): gathered, and the app told."""
+        self._changes.add(node, update.topics)
+        self.post_message(NodesChanged())
 
-    def _sync_nodes_due(self) -> None:
-        due, self._nodes_due = self._nodes_due, None
-        if self.query(NodeRows):
-            self._sync_nodes(full=due == "full")
+    def on_nodes_changed(self, _message: NodesChanged) -> None:
+        """What changed since the app last drew, drawn once: the selected node's panels, the merged
+        log, the barrier and node rows, the header."""
+        changes = self._changes.take()
+        if not changes or not self.query(KeyBar):  # (drawn already, or the app is closing)
+            return
+        nodes = self.nodes
+        if nodes.single:
+            for topics in changes.values():
+                self._draw(topics)
+            return
+        panels: str | None = None  # "full" or "gpu": the barrier and node rows to redraw
+        for node, topics in changes.items():
+            if node is not None and self.selected not in nodes.nodes:
+                self.select_node(next(iter(nodes.nodes)))  # a Slurm job's nodes came: the first one's panels
+            if node is None or node == self.selected:
+                self._draw(topics)
+            elif topics != {"gpu"}:  # (a GPU sample changes another node's row, no more)
+                if "log" in topics and self.node_filter is None:
+                    self.log_view.sync()
+                self.query_one(VerdictHeader).refresh()
+                self.query_one(LogStatus).refresh()
+            if topics & {"state", "log", "gpu", "job", "process", "connection"}:
+                panels = "full" if topics != {"gpu"} else (panels or "gpu")
+        if panels is not None and self.query(NodeRows):
+            self._sync_nodes(full=panels == "full")
 
     def _sync_nodes(self, full: bool = True) -> None:
         """The barrier and node rows from the nodes as judged now (once for both); a GPU sample
@@ -308,8 +312,7 @@ class WatchtowerApp(App[int]):
         self._follow_nodes(nodes)
         self.refresh_all()
 
-    def on_session_update(self, update: Update) -> None:
-        topics = update.topics
+    def _draw(self, topics: set[str] | frozenset[str]) -> None:
         if "log" in topics:
             self.log_view.sync()
         if "process" in topics:

@@ -125,7 +125,7 @@ class LogView(ScrollView, can_focus=True):
         """Scroll without the scroll itself counting as the user pausing or resuming."""
         self._auto_scroll = True
         try:
-            self.scroll_to(y=y, animate=False, immediate=True)
+            self.scroll_to(y=y, animate=False, immediate=True, force=True)  # (before the scrollbars know the new size)
         finally:
             self._auto_scroll = False
 
