@@ -18,7 +18,7 @@ import re
 import shlex
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
@@ -46,7 +46,11 @@ from tui.core.verdict import READY as READY_KIND
 from tui.core.verdict import STARTING as STARTING_KIND
 from tui.core.verdict import STOPPED as STOPPED_KIND
 from tui.core.hints import Diagnosis
-from tui.session import LogEntry, SessionInfo, Update, WatchSession
+from tui.core.limits import StallLimits
+from tui.core.profiles import Profile
+from tui.session import LogEntry, Scrollback, SessionEvent, SessionInfo, Update, WatchSession
+from tui.sources.base import EventSource
+from tui.sources.slurm import SlurmJobSource
 from tui.session.judging import Judging
 
 #: Lines kept in the merged log (each node's own scrollback keeps more).
@@ -187,8 +191,8 @@ class ClusterSession:
         nodes: list[NodeSpec] | None = None,
         *,
         make_session: Callable[[NodeSpec], WatchSession],
-        job: Any = None,
-        job_outputs: Callable[[SlurmJobState], Any] | None = None,
+        job: SlurmJobSource | None = None,
+        job_outputs: Callable[[SlurmJobState], Awaitable[list[NodeSpec]]] | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.make_session = make_session
@@ -220,7 +224,7 @@ class ClusterSession:
         self._started = False
         self._started_at: float | None = None
         self.changed = asyncio.Event()
-        self.queues: dict[str, asyncio.Queue[Any]] = {}  # node -> its events (``listen``)
+        self.queues: dict[str, asyncio.Queue[SessionEvent]] = {}  # node -> its events (``listen``)
         self._listening = False
         #: ``--timeout``: seconds the startup was given; ``timed_out`` once they passed undecided.
         self.timeout: float | None = None
@@ -244,7 +248,7 @@ class ClusterSession:
         return one
 
     @property
-    def scrollback(self) -> Any:
+    def scrollback(self) -> Scrollback | MergedScrollback:
         """The log the dashboard shows: one node's own, or every node's merged (``MergedScrollback``)."""
         return next(iter(self.nodes.values())).scrollback if self.single else self.merged
 
@@ -255,7 +259,7 @@ class ClusterSession:
 
     # ---------------------------------------------------------------- nodes
 
-    def listen(self) -> dict[str, asyncio.Queue[Any]]:
+    def listen(self) -> dict[str, asyncio.Queue[SessionEvent]]:
         """Each node's lossless queue of tracker events and source notices (``WatchSession.listen``),
         for text presenters; a node added later (a Slurm job's task) gets one as it is added."""
         self._listening = True
@@ -290,7 +294,7 @@ class ClusterSession:
         for session in self.nodes.values():
             session.start()
         if self._job_source is not None:
-            self._tasks.append(asyncio.create_task(self._follow_job()))
+            self._tasks.append(asyncio.create_task(self._follow_job(self._job_source)))
         self._tasks.append(asyncio.create_task(self._tick()))
         if self.timeout is not None:
             self._deadline = asyncio.get_running_loop().call_later(self.timeout, self.time_out)
@@ -316,8 +320,8 @@ class ClusterSession:
 
     # ---------------------------------------------------------------- the job
 
-    async def _follow_job(self) -> None:
-        async for event in self._job_source.events():
+    async def _follow_job(self, source: SlurmJobSource) -> None:
+        async for event in source.events():
             if isinstance(event, ConnectionState):
                 self.job_connection = event
             else:
@@ -329,8 +333,7 @@ class ClusterSession:
                         self.add_node(spec)
                     if event.stdout and event.stdout not in {spec.log for spec in specs}:
                         self._tasks.append(asyncio.create_task(self._follow_batch_output(event.stdout)))
-                    if hasattr(self._job_source, "task_ends"):
-                        self._tasks.append(asyncio.create_task(self._follow_task_ends(event)))
+                    self._tasks.append(asyncio.create_task(self._follow_task_ends(source, event)))
             self._notify(None, Update(frozenset({"job"}), (event,)))
 
     async def _follow_batch_output(self, path: str) -> None:
@@ -355,9 +358,9 @@ class ClusterSession:
         finally:
             await tailer.close()
 
-    async def _follow_task_ends(self, job: SlurmJobState) -> None:
+    async def _follow_task_ends(self, source: SlurmJobSource, job: SlurmJobState) -> None:
         """A task that died silently while its job runs on, as Slurm's step state shows it."""
-        async for ended in self._job_source.task_ends(job):
+        async for ended in source.task_ends(job):
             if ended.node is None:
                 self.task_lost = ended.detail
                 self._notify(None, Update(frozenset({"state"})))
@@ -615,9 +618,9 @@ class ClusterSession:
         self.judging.evaluate()
 
 
-def default_session(spec: NodeSpec, *, profile: Any = None, from_end: bool = False, gpu_interval: float = 1.0,
-                    max_rate: float = 15.0, writers: bool = False, stall_limits: Any = None,
-                    smoke: bool = False, log: Any = None) -> WatchSession:
+def default_session(spec: NodeSpec, *, profile: Profile | None = None, from_end: bool = False, gpu_interval: float = 1.0,
+                    max_rate: float = 15.0, writers: bool = False, stall_limits: StallLimits | None = None,
+                    smoke: bool = False, log: EventSource | None = None) -> WatchSession:
     """A node's session: its tailer (local or over SSH; ``log``: another source of its lines, a
     share of a log several nodes write), its GPU source and — with ``writers``, for servers
     Watchtower did not start — the discovery of the processes writing its log, so that a node

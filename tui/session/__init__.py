@@ -134,6 +134,18 @@ def _size(nbytes: int) -> str:
     return f"{nbytes} bytes"
 
 
+def line_style(events: Sequence[TrackerEvent], number: int, style: str) -> str:
+    """The style line ``number`` is appended with, from what the tracker found on it: a phase's
+    line, a warning (the last event's wins) — styled once, before it is shown."""
+    for event in events:
+        match event:
+            case PhaseStarted() | PhaseEnded() | Ready() | Stopped() if event.line == number:
+                style = PHASE
+            case WarningFound() | LineUnparsed() if event.line == number:
+                style = WARNING
+    return style
+
+
 #: What ``listen()`` queues, in order: source notices, tracker events, warnings' notes (the
 #: judging stage's) and, when asked for, the log's lines. Presenters dispatch on it with ``match``.
 SessionEvent = SourceEvent | TrackerEvent | NoteFound | Line
@@ -643,13 +655,14 @@ class WatchSession:
             else:
                 if scrollback.progress is not None and scrollback.progress.number == item.number:
                     scrollback.progress = None
-                append(item.number, item.text, PROGRESS if len(item.segments) > 1 else NORMAL)
+                style = PROGRESS if len(item.segments) > 1 else NORMAL
+                append(item.number, item.text, line_style(events, item.number, style) if events else style)
                 if smoke and "://" in item.text:
                     self._listening = listening_port((item.text,)) or self._listening
                 for queue in listeners:
                     queue.put_nowait(item)
             if events:
-                self._apply(events)
+                self._apply(events, None if isinstance(item, Progress) else item.number)
         if self._growing:
             self._style_blocks()
         last_ts = tracker.state.last_ts
@@ -677,17 +690,22 @@ class WatchSession:
         elif self.tracker.classifier.open:
             self.quiet()
 
-    def _apply(self, events: Iterable[TrackerEvent]) -> None:
+    def _apply(self, events: Iterable[TrackerEvent], styled: int | None = None) -> None:
+        """The tracker's events into the session's models (``styled``: the line they came with,
+        already appended in its style)."""
         for event in events:
             note = None
-            match event:
+            match event:  # (the line just appended was styled as it was: ``line_style``)
                 case PhaseStarted() | PhaseEnded() | Ready() | Stopped():
-                    self._style_line(event.line, PHASE)
+                    if event.line != styled:
+                        self._style_line(event.line, PHASE)
                 case LineUnparsed():
-                    self._style_line(event.line, WARNING)
+                    if event.line != styled:
+                        self._style_line(event.line, WARNING)
                     self.scrollback.mark(f"⚠ {event.text}")
                 case WarningFound():
-                    self._style_line(event.line, WARNING)
+                    if event.line != styled:
+                        self._style_line(event.line, WARNING)
                     note = self.judging.warning(event.text, event.line, self.state.server)
                 case ErrorFound():
                     self._grow(event.error)
