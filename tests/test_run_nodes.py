@@ -61,10 +61,17 @@ def test_the_same_command_on_two_nodes_with_node_ranks_reaches_ready(sshd_nodes,
     a, b = sshd_nodes
     addr = f"127.0.0.2:{free_port()}"
     # --no-check: the simulator has no model directory and no real SGLang, which each node's preflight says
+    ready = tmp_path / "on-ready.txt"  # --on-ready runs for several nodes as for one (the one outcome code)
     result = cli(sshd_nodes, tmp_path, fake_sglang, "--nodes", f"{a.spec},{b.spec}", "--timeout", "60",
-                 "--no-check", "--metrics-textfile", str(tmp_path / "mn.prom"), "--", *command(addr))
+                 "--no-check", "--metrics-textfile", str(tmp_path / "mn.prom"),
+                 "--on-ready", f"echo $WATCHTOWER_OUTCOME $WATCHTOWER_NAME v$WATCHTOWER_ATTEMPT $WATCHTOWER_HOST > {ready}",
+                 "--", *command(addr))
     assert result.returncode == 0, result.stdout + result.stderr
     out = result.stdout
+    assert "hook ran (exit 0)" in out
+    assert ready.read_text() == f"ready mn v1 {a.spec},{b.spec}\n"
+    (record,) = History(tmp_path / "data" / "history.sqlite3").attempts("mn")  # written off the event loop, before the exit
+    assert record.outcome == "ready" and record.host == f"{a.spec},{b.spec}"
     assert f"check: ✓ dist-init address: {addr} on every node" in out
     assert "check: ✓ node ranks: 0…1, one per node" in out
     assert "check [127.0.0.3]: preflight: sglang on root@127.0.0.3:" in out  # each node probed where it runs

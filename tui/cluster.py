@@ -222,7 +222,7 @@ class ClusterSession:
         self._subscribers: list[ClusterSubscriber] = []
         self._tasks: list[asyncio.Task] = []
         self._started = False
-        self._started_at: float | None = None
+        self.started_at: float | None = None  # when it began to be watched
         self.changed = asyncio.Event()
         self.queues: dict[str, asyncio.Queue[SessionEvent]] = {}  # node -> its events (``listen``)
         self._listening = False
@@ -285,7 +285,7 @@ class ClusterSession:
 
     def start(self) -> None:
         self._started = True
-        self._started_at = self.clock()
+        self.started_at = self.clock()
         if (one := self.only) is not None:  # its node judges itself, and keeps the --timeout deadline
             if self.timeout is not None:
                 one.timeout = self.timeout
@@ -397,7 +397,7 @@ class ClusterSession:
             state = session.state
             quiet = None
             if state.outcome == STARTING:
-                last = session.last_output_at or self._started_at
+                last = session.last_output_at or self.started_at
                 quiet = None if last is None else max(0.0, self.clock() - last)
             waiting = session.waiting
             conn = session.connection
@@ -463,7 +463,7 @@ class ClusterSession:
             now = self.clock()
             verdict = judge(
                 session.state, ProcessStatus(alive=True), None, gpu_activity(list(self.gpu_samples.get(node.name, ())), now),
-                now=now, last_activity=session.last_output_at or self._started_at,
+                now=now, last_activity=session.last_output_at or self.started_at,
                 last_line=session.state.last_text or None, waiting=session.waiting,
                 limits=session.stall_limits,  # else the profile's per-phase limits
                 blind=session.blind(),

@@ -243,6 +243,8 @@ class WatchtowerApp(App[int]):
             return
         panels: str | None = None  # "full" or "gpu": the barrier and node rows to redraw
         for node, topics in changes.items():
+            if node is not None and node not in nodes.nodes:  # (the attempt before a relaunch's)
+                continue
             if node is not None and self.selected not in nodes.nodes:
                 self.select_node(next(iter(nodes.nodes)))  # a Slurm job's nodes came: the first one's panels
             if node is None or node == self.selected:
@@ -303,6 +305,7 @@ class WatchtowerApp(App[int]):
         """The next attempt across the nodes (a relaunch): its session in place of the last one."""
         self.nodes = nodes
         self.node_filter = None
+        self._changes.take()  # (the last attempt's)
         self.query_one(VerdictHeader).judging = nodes.judging
         nodes.judging.subscribe(self.on_verdict)
         for panel in self.query(ClusterPanel):
@@ -341,6 +344,16 @@ class WatchtowerApp(App[int]):
         for widget in (VerdictHeader, PhaseTimeline, RankGrid, GpuPanel, LogStatus):
             self.query_one(widget).refresh(layout=True)
         self.log_view.refresh()
+
+    def terminal(self, sequence: str) -> None:
+        """A launch's bell and window title through Textual's driver (never raw to stdout under Textual)."""
+        if "\a" in sequence:
+            self.bell()
+        driver = getattr(self, "_driver", None)
+        title = sequence.replace("\a", "", 1) if sequence.startswith("\a") else sequence
+        if driver is not None and title:
+            driver.write(title)
+            driver.flush()
 
     # ---------------------------------------------------------------- extension points
 

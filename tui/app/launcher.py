@@ -172,7 +172,7 @@ class LaunchApp(WatchtowerApp):
         self.checks_panel = ChecksPanel(launch, id="checks")
         kwargs["panels"] = [self.launch_line, self.checks_panel, self.attempts_panel, *kwargs.get("panels", ())]
         super().__init__(*args, **kwargs)
-        launch.terminal = self._terminal
+        launch.terminal = self.terminal
         launch.subscribe(self._on_launch_event)
         self.before_quit.append(self._confirm_quit)
         self.add_key("stop", self.key_stop)
@@ -248,16 +248,6 @@ class LaunchApp(WatchtowerApp):
         self.launch_line.say(f"not launched: a preflight check failed ({self.key_for('checks')} lists the checks)")
         self.checks_panel.add_class("-open")
         self.checks_panel.refresh(layout=True)
-
-    def _terminal(self, sequence: str) -> None:
-        """Bell and window title through Textual's driver (never raw to stdout under Textual)."""
-        if "\a" in sequence:
-            self.bell()
-        driver = getattr(self, "_driver", None)
-        title = sequence.replace("\a", "", 1) if sequence.startswith("\a") else sequence
-        if driver is not None and title:
-            driver.write(title)
-            driver.flush()
 
     def _on_launch_event(self, event: LaunchEvent) -> None:
         if isinstance(event, Note):

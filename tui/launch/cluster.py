@@ -28,8 +28,11 @@ from tui.core.events import GpuSample, ProcessExited
 from tui.core.multinode import master_host, node_commands, suspects
 from tui.core.options import NodeSpec
 from tui.core.slurm import ENDED, GONE
-from tui.core.verdict import DEAD, FAILED, READY, STOPPED
+from tui.core.secrets import Masker
+from tui.core.verdict import DEAD, FAILED, READY, STOPPED, Verdict
+from tui.history import AttemptRecord, History
 from tui.launch.gpu_release import GPU_RELEASE_TIMEOUT, GpuWatch
+from tui.launch.outcome import HistoryWrites, announce, run_outcome_hook
 from tui.launch.runner import AttemptRun
 from tui.launch.slurm import STOP_TIMEOUT, SlurmRunner
 from tui.launch.spec import LaunchError, StopPlan, attempt_paths
@@ -39,13 +42,16 @@ Notify = Callable[[str], None]
 
 
 class ClusterLaunch:
-    """What both kinds share: the attempt counter, the history record, the notes, x and r."""
+    """What both kinds share: the attempt counter, the history record, the notes, x and r; and
+    what an attempt's end leaves behind as a launch on one host leaves it (``tui.launch.outcome``):
+    the history written off the event loop, masked; the bell and title; ``--on-ready``/``--on-fail``."""
 
     host = "cluster"
 
     def __init__(
         self, name: str, command: Sequence[str], env: Mapping[str, str], *, make_session: Callable[[NodeSpec], Any],
-        history: Any = None, cwd: str | None = None, gpus: str = "none",
+        history: History | None = None, cwd: str | None = None, gpus: str = "none", on_ready: str | None = None,
+        on_fail: str | None = None, terminal: Callable[[str], None] | None = None,
     ) -> None:
         self.name = name
         self.command = list(command)
@@ -54,10 +60,15 @@ class ClusterLaunch:
         self.history = history
         self.cwd = cwd
         self.gpus = gpus
+        self.hooks = {READY: on_ready, FAILED: on_fail}
+        self.terminal = terminal  # writes the bell and title sequences, if any
+        self.masker = Masker.for_launch(self.env, self.command)
         self.attempt = 0
         self.session: ClusterSession | None = None
-        self.record: Any = None
+        self.record: AttemptRecord | None = None
         self.notes: list[Notify] = []
+        self.writes = HistoryWrites(self._note)
+        self._announced: int | None = None  # the attempt whose final verdict was announced
 
     # ------------------------------------------------------------ what each kind says
 
@@ -81,7 +92,8 @@ class ClusterLaunch:
         raise NotImplementedError
 
     async def close(self) -> None:
-        """Stop following (what runs keeps running)."""
+        """Stop following (what runs keeps running); the history keeps what it was told."""
+        await self.writes.close()
 
     async def released(self, session: ClusterSession) -> None:
         """Before the next attempt: until the stopped one's GPU memory is released (where it can be told)."""
@@ -90,12 +102,12 @@ class ClusterLaunch:
 
     async def start(self) -> ClusterSession:
         """Start the next attempt and return the session that follows it."""
-        attempt = self.history.next_attempt(self.name) if self.history is not None else self.attempt + 1
+        attempt = await self.writes.db(self.history.next_attempt, self.name) if self.history is not None else self.attempt + 1
         session = await self.submit(attempt)
         record = None
         if self.history is not None:
-            record = self.history.start(self.name, command=self.command, env=self.env, attempt=attempt,
-                                        **self.history_fields())
+            record = await self.writes.db(self.history.start, self.name, command=self.command, env=self.env,
+                                          attempt=attempt, **self.history_fields())
         return self._follow(attempt, session, record)
 
     def _follow(self, attempt: int, session: ClusterSession, record: Any) -> ClusterSession:
@@ -122,10 +134,13 @@ class ClusterLaunch:
         """Keep the history up to date: the outcome once decided (ready stays ready after a stop;
         a stop before ready is "stopped"), then how the attempt ended, in words. Called on every
         update (``ended``: the launch knows it is over before the job's state says so, ``words``: how)."""
-        record = self.record
-        if self.history is None or record is None or session is not self.session or record.ended_at is not None:
+        if session is not self.session:
             return
         verdict = session.verdict()
+        self._announce(verdict)
+        record = self.record
+        if self.history is None or record is None or record.ended_at is not None:
+            return
         ended = ended or self.ended(session)
         outcome = {READY: "ready", FAILED: "failed", DEAD: "failed", STOPPED: "stopped"}.get(verdict.kind)
         if outcome is None and ended and session.stopping:
@@ -136,13 +151,34 @@ class ClusterLaunch:
             return  # still queued or starting
         if outcome == record.outcome and not ended:
             return
-        self.history.update(
-            record,
-            outcome=outcome or "failed",
-            first_error=session.first_error(verdict),
-            exit_text=words or session.job_words() or verdict.text,  # the launch's own words first: it knows before the poll
-            ended_at=time.time() if ended else None,
-        )
+        fields: dict[str, Any] = {
+            "outcome": outcome or "failed",
+            "first_error": session.first_error(verdict),
+            "exit_text": words or session.job_words() or verdict.text,  # the launch's own words first: it knows before the poll
+            "ended_at": time.time() if ended else None,
+        }
+        record.outcome = fields["outcome"]  # decided now (the next update's guards): the write follows off the loop
+        record.ended_at = fields["ended_at"]
+        self.writes.store(self.history, record, self.masker, **fields)
+
+    def _announce(self, verdict: Verdict) -> None:
+        """The attempt's first final verdict, ready or failed: the bell and title, and its hook."""
+        outcome = {READY: READY, FAILED: FAILED, DEAD: FAILED}.get(verdict.kind)
+        session = self.session
+        if outcome is None or self._announced == self.attempt or session is None or session.stopping:
+            return
+        self._announced = self.attempt
+        announce(self.terminal, self.name, self.attempt, outcome)
+        run_outcome_hook(self.writes, self.hooks[outcome], {
+            "outcome": outcome,
+            "verdict": verdict.text,
+            "error": session.first_error(verdict) or (verdict.detail if outcome != READY else ""),
+            "attempt": self.attempt,
+            "name": self.name,
+            "host": self.history_fields()["host"],
+            "node": verdict.node or "",
+            "seconds": f"{time.time() - session.started_at:.1f}" if session.started_at is not None else "",
+        }, self.masker)
 
     def ended(self, session: ClusterSession) -> bool:
         """Whether the attempt is over (so its record is closed)."""
@@ -223,6 +259,7 @@ class SlurmLaunch(ClusterLaunch):
         return gone
 
     async def close(self) -> None:
+        await super().close()
         await self.runner.close()
 
 
@@ -366,6 +403,7 @@ class NodesLaunch(ClusterLaunch):
             self._note(f"GPU memory still held after {GPU_RELEASE_TIMEOUT:.0f} s on {', '.join(late)}: launching anyway")
 
     async def close(self) -> None:
+        await super().close()
         for runner in self.runners.values():
             await runner.close()
 

@@ -378,7 +378,7 @@ class Launch:
         how = describe_exit(*found) if found is not None else "exited (status unknown)"
         outcome = record.outcome if record.outcome == READY else DEAD
         if self.history is not None:
-            await self.outcome.db(self.history.update, record, outcome=outcome, exit_text=f"{how}, while unwatched")
+            await self.outcome.writes.db(self.history.update, record, outcome=outcome, exit_text=f"{how}, while unwatched")
 
     async def launch(self, command: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> AttemptRun:
         """Start the next attempt (the current one must have ended)."""
@@ -416,7 +416,7 @@ class Launch:
         await self._load_expectations()
         record, history = None, self.history
         if history is not None:  # recorded first: a history that cannot be written stops us here
-            record = await self.outcome.db(
+            record = await self.outcome.writes.db(
                 history.start,
                 self.spec.name,
                 command=self.spec.command,
@@ -430,7 +430,7 @@ class Launch:
             run = await self.runner.start(number, self.spec.command, self.spec.env, log_path, pid_path, self.spec.cwd)
         except BaseException:
             if history is not None and record is not None:
-                await self.outcome.db(history.forget, record)  # nothing was launched: no attempt
+                await self.outcome.writes.db(history.forget, record)  # nothing was launched: no attempt
             raise
         self.run = run
         self.reattached = False
@@ -438,7 +438,7 @@ class Launch:
         if history is not None and record is not None:
             self.record = record
             self.records.append(record)
-            await self.outcome.stored(history.update, record, masker=self.masker, pid=run.pid)
+            await self.outcome.writes.stored(history.update, record, masker=self.masker, pid=run.pid)
         self._follow(run)
         self.publish(AttemptStarted(run, reattached=False))
         return run
@@ -574,7 +574,7 @@ class Launch:
 
     async def settle(self) -> None:
         """Until the history writes and hooks started so far have finished."""
-        await self.outcome.settle()
+        await self.outcome.writes.settle()
 
     async def close(self, stop_server: bool = False) -> None:
         """Stop following (and the server too when asked); the server otherwise keeps running."""
@@ -584,7 +584,7 @@ class Launch:
         for task in list(self._tasks):
             task.cancel()
         self._queue.put_nowait(_END)
-        await self.outcome.close()
+        await self.outcome.writes.close()
 
     @property
     def server_running(self) -> bool:

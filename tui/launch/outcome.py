@@ -85,6 +85,78 @@ async def run_hook(command: str, env: Mapping[str, str], timeout: float = 120.0)
     return proc.returncode, (first[0] if first else "")
 
 
+class HistoryWrites:
+    """An attempt's history writes while its server runs: in a worker thread, one at a time, never
+    on the event loop; a failure is said once (``note``) and watching goes on. Hooks run here too,
+    so that quitting waits for the writes (``close``) but never for a hook."""
+
+    def __init__(self, note: Callable[[str], None]) -> None:
+        self.note = note
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._lock = asyncio.Lock()
+        self._failed = ""  # the last write failure said
+
+    def store(self, history: History | None, record: AttemptRecord | None, masker: Masker, **fields: Any) -> None:
+        """Update ``record`` with ``fields`` (masked), in the background."""
+        if history is not None and record is not None:
+            self.spawn(self.stored(history.update, record, masker=masker, **fields))
+
+    async def stored(self, *args: Any, **kwargs: Any) -> None:
+        """A history write; a failure is said, once."""
+        try:
+            await self.db(*args, **kwargs)
+        except LaunchError as exc:
+            if str(exc) != self._failed:
+                self._failed = str(exc)
+                self.note(f"history not updated: {exc}")
+
+    async def db(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """A history call in a worker thread, one at a time; a ``HistoryError`` comes out as a
+        ``LaunchError`` (one line, never a traceback)."""
+        async with self._lock:
+            try:
+                return await asyncio.to_thread(fn, *args, **kwargs)
+            except HistoryError as exc:
+                raise LaunchError(str(exc)) from None
+
+    def spawn(self, coro: Coroutine[Any, Any, Any], *, name: str | None = None) -> None:
+        task = asyncio.create_task(coro, name=name)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def settle(self) -> None:
+        """Until the writes and hooks started so far have finished."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    async def close(self) -> None:
+        writes = [t for t in self._tasks if not t.get_name().startswith("hook")]
+        if writes:  # the history keeps what it was told; a hook keeps running on its own
+            await asyncio.wait(writes, timeout=5.0)
+
+
+def announce(terminal: Callable[[str], None] | None, name: str, attempt: int, outcome: str) -> None:
+    """The bell and the window title of an attempt's final verdict (tmux flags the window)."""
+    if terminal is not None:
+        mark = "✓" if outcome == READY else "✗"
+        terminal(BELL + title_sequence(f"{mark} {name} v{attempt} {outcome}"))
+
+
+def run_outcome_hook(writes: HistoryWrites, command: str | None, values: Mapping[str, str | int | float | None],
+                     masker: Masker) -> None:
+    """``--on-ready`` / ``--on-fail``: ``command`` through the shell with ``values`` as ``WATCHTOWER_*``
+    (secrets removed from its environment); how it went is said as a note."""
+    if not command:
+        return
+
+    async def hook() -> None:
+        code, first = await run_hook(command, hook_env(values, masker))
+        said = f": {masker.text(first)}" if first else ""
+        writes.note(f"hook {'ran' if code == 0 else 'failed'} ({'timeout' if code is None else f'exit {code}'}){said}")
+
+    writes.spawn(hook(), name="hook")
+
+
 class Launch(Protocol):
     """What an outcome reads of its launch (``tui.launch.controller.Launch``)."""
 
@@ -106,9 +178,7 @@ class Outcome:
 
     def __init__(self, launch: Launch) -> None:
         self.launch = launch
-        self._writes: set[asyncio.Task[Any]] = set()  # history updates and hooks
-        self._db_lock = asyncio.Lock()
-        self._failed = ""  # the last history write failure said
+        self.writes = HistoryWrites(lambda text: launch.publish(Note(text)))  # history updates and hooks
         launch.subscribe(self.on_event)
 
     def on_event(self, event: LaunchEvent) -> None:
@@ -146,70 +216,20 @@ class Outcome:
             return
         ok = outcome == READY
         spec = launch.spec
-        if launch.terminal is not None:
-            mark = "✓" if ok else "✗"
-            launch.terminal(BELL + title_sequence(f"{mark} {spec.name} v{run.attempt} {outcome}"))
-        hook = spec.on_ready if ok else spec.on_fail
-        if hook:
-            env = hook_env(
-                {
-                    "outcome": outcome,
-                    "verdict": verdict.text,
-                    "error": error_text or (verdict.detail if not ok else ""),
-                    "attempt": run.attempt,
-                    "name": spec.name,
-                    "host": spec.host_label,
-                    "log": str(run.log_path),
-                    "pid": run.pid,
-                    "exit": "" if run.alive else run.exited_event().detail,
-                    "seconds": f"{now - run.started_at:.1f}",
-                },
-                launch.masker,
-            )
-            self._spawn(self._hook(hook, env), name="hook")
-
-    async def _hook(self, command: str, env: dict[str, str]) -> None:
-        code, first = await run_hook(command, env)
-        said = f": {self.launch.masker.text(first)}" if first else ""
-        self.launch.publish(
-            Note(f"hook {'ran' if code == 0 else 'failed'} ({'timeout' if code is None else f'exit {code}'}){said}")
-        )
+        announce(launch.terminal, spec.name, run.attempt, outcome)
+        run_outcome_hook(self.writes, spec.on_ready if ok else spec.on_fail, {
+            "outcome": outcome,
+            "verdict": verdict.text,
+            "error": error_text or (verdict.detail if not ok else ""),
+            "attempt": run.attempt,
+            "name": spec.name,
+            "host": spec.host_label,
+            "log": str(run.log_path),
+            "pid": run.pid,
+            "exit": "" if run.alive else run.exited_event().detail,
+            "seconds": f"{now - run.started_at:.1f}",
+        }, launch.masker)
 
     def store(self, **fields: Any) -> None:
         launch = self.launch
-        if launch.history is None or launch.record is None:
-            return
-        self._spawn(self.stored(launch.history.update, launch.record, masker=launch.masker, **fields))
-
-    async def stored(self, *args: Any, **kwargs: Any) -> None:
-        """A history write while the server runs: a failure is said, once, and watching goes on."""
-        try:
-            await self.db(*args, **kwargs)
-        except LaunchError as exc:
-            if str(exc) != self._failed:
-                self._failed = str(exc)
-                self.launch.publish(Note(f"history not updated: {exc}"))
-
-    async def db(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        """A history call in a worker thread, one at a time; a ``HistoryError`` comes out as a
-        ``LaunchError`` (one line, never a traceback)."""
-        async with self._db_lock:
-            try:
-                return await asyncio.to_thread(fn, *args, **kwargs)
-            except HistoryError as exc:
-                raise LaunchError(str(exc)) from None
-
-    def _spawn(self, coro: Coroutine[Any, Any, Any], *, name: str | None = None) -> None:
-        task = asyncio.create_task(coro, name=name)
-        self._writes.add(task)
-        task.add_done_callback(self._writes.discard)
-
-    async def settle(self) -> None:
-        """Until the history writes and hooks started so far have finished."""
-        while self._writes:
-            await asyncio.gather(*list(self._writes), return_exceptions=True)
-
-    async def close(self) -> None:
-        writes = [t for t in self._writes if not t.get_name().startswith("hook")]
-        if writes:  # the history keeps what it was told; a hook keeps running on its own
-            await asyncio.wait(writes, timeout=5.0)
+        self.writes.store(launch.history, launch.record, launch.masker, **fields)

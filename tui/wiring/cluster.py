@@ -5,18 +5,18 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import sys
+from functools import partial
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from tui.core.errors import UsageError
 from tui.core.options import ClusterOptions, LaunchOptions
+from tui.wiring.launch import tty_terminal
 from tui.wiring.watch import load_profile, serving_metrics
 
 
 def make_cluster(options: ClusterOptions, *, max_rate: float = 15.0) -> Any:
     """The ClusterSession for ``watch`` with several nodes, or a Slurm job's tasks as its nodes."""
-    from functools import partial
-
     from tui.cluster import ClusterSession, default_session
 
     if options.ray_log is not None:  # vLLM over Ray: one log, each node's lines split out (vLLM's unless --server)
@@ -63,7 +63,6 @@ def known_job(job_id: str) -> None:
 
 def watch_cluster(options: ClusterOptions, *, plain: bool, json: bool = False) -> int:
     """`watch` across nodes: the plain lines or the cluster dashboard; the verdict's exit status."""
-
     from tui.present.metrics import node_set
 
     session = make_cluster(options)
@@ -100,8 +99,6 @@ def watch_cluster(options: ClusterOptions, *, plain: bool, json: bool = False) -
 
 def slurm_launch(spec: Any, request: Any, options: LaunchOptions, *, history: Any = None, interval: float = 1.0) -> Any:
     """The Slurm launch of ``spec`` (name, command, env, log dir), its sessions watching each job."""
-    from functools import partial
-
     from tui.cluster import default_session
     from tui.launch.cluster import SlurmLaunch
     from tui.launch.slurm import SlurmRunner
@@ -113,7 +110,7 @@ def slurm_launch(spec: Any, request: Any, options: LaunchOptions, *, history: An
     make = partial(default_session, profile=load_profile(options.server), gpu_interval=options.gpus.interval)
     return SlurmLaunch(spec.name, spec.command, spec.env, SlurmRunner(request), spec.log_dir, make_session=make,
                        history=history, cwd=spec.cwd, gpus=options.gpus.kind if options.gpus.kind == "sim" else "none",
-                       interval=interval)
+                       interval=interval, on_ready=spec.on_ready, on_fail=spec.on_fail)
 
 
 def _history() -> Any:
@@ -195,6 +192,7 @@ async def _cluster_plain(launch: Any, options: LaunchOptions, begin: Callable[[]
             print(text, flush=True)
 
     launch.notes.append(note)
+    launch.terminal = partial(tty_terminal, sys.stdout)
     session = await begin()
     presenter = PlainCluster(session, timeout=options.timeout, title=f"run {launch.name} v{launch.attempt}", json=json)
     try:
@@ -226,15 +224,14 @@ async def _node_preflights(launch: Any, gpus: str) -> list[tuple[str, Any]]:
 def nodes_launch(spec: Any, hosts: list[str], options: LaunchOptions, *, names: list[str] | None = None,
                  extra: dict[int, Any] | None = None) -> Any:
     """The launch of ``spec``'s command on these hosts over SSH, its sessions watching each node."""
-    from functools import partial
-
     from tui.cluster import default_session
     from tui.launch.cluster import NodesLaunch
 
     make = partial(default_session, profile=load_profile(options.server), gpu_interval=options.gpus.interval,
                    smoke=spec.smoke)
     return NodesLaunch(spec.name, spec.command, spec.env, hosts, spec.log_dir, names=names, extra=extra,
-                       plan=spec.plan, make_session=make, history=_history(), gpus=options.gpus.kind)
+                       plan=spec.plan, make_session=make, history=_history(), gpus=options.gpus.kind,
+                       on_ready=spec.on_ready, on_fail=spec.on_fail)
 
 
 def nodes_attach(spec: Any, record: Any, options: LaunchOptions, *, plain: bool, json: bool = False) -> int:
@@ -332,4 +329,5 @@ def cluster_launch_app(launch: Any, session: Any, *, theme: str | None = None, t
     app.add_key("stop", stop)
     app.add_key("relaunch", relaunch)
     launch.notes.append(lambda text: app.notify(text, timeout=4))
+    launch.terminal = app.terminal
     return app

@@ -6,7 +6,7 @@ import asyncio
 import functools
 import sys
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, TextIO
 
 from tui.core.errors import UsageError
 from tui.core.lines import clean
@@ -134,18 +134,19 @@ def launch_plain(spec: Any, options: LaunchOptions, *, json: bool = False) -> in
     return asyncio.run(main())
 
 
+def tty_terminal(out: TextIO, sequence: str) -> None:
+    """A launch's bell and window title, written where they mean something: a terminal."""
+    if out.isatty():
+        out.write(sequence)
+        out.flush()
+
+
 async def run_plain(spec: Any, options: LaunchOptions, *, json: bool = False) -> int:
     """`run --plain` of one launch (``--json``: JSON objects, the last an ``exit`` one)."""
     from tui.present.plain import PlainPrinter
 
     out = sys.stdout
-
-    def terminal(seq: str) -> None:
-        if out.isatty():
-            out.write(seq)
-            out.flush()
-
-    session, launch = make_launch(spec, options, terminal)
+    session, launch = make_launch(spec, options, functools.partial(tty_terminal, out))
     printer = PlainPrinter(out, session, launch, json=json)
     async with serving_metrics(options.metrics, launch_metrics(launch, session), {"launch": spec.name}):
         return await _run_plain(spec, options, session, launch, printer)
