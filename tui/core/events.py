@@ -437,6 +437,9 @@ class PhaseProgress:
     detail: str
     done: int | None = None  # the bar's count, where it gives one (16 of 36 batch sizes)
     total: int | None = None
+    #: an item line's own figures (a torch.compile range: how long it took, whether it came from the cache)
+    took: float | None = None
+    cached: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -699,8 +699,8 @@ class WatchSession:
                     assert_never(event)
             if getattr(event, "phase", None) == "weight_load":
                 self._load_event(event)
-            if isinstance(event, PhaseProgress) and event.total:
-                self.counts.feed(event.phase, self.clock(), event.done or 0, event.total)
+            if isinstance(event, PhaseProgress) and (event.total or event.took is not None):
+                self.counts.feed(event.phase, self.clock(), event.done or 0, event.total, event.took, event.cached)
             for follower in self._followers:
                 follower(event)
             for queue in self._listeners:
