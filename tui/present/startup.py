@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
 from tui.core.hints import knowledge
 from tui.core.profiles import ProfileError
-from tui.core.startup_profile import StartupProfile, across_nodes, evidence, for_state, from_seconds
+from tui.core.loading import LoadFacts
+from tui.core.startup_profile import StartupProfile, across_nodes, evidence, for_state, from_seconds, with_load
 from tui.core.state import StartupState
 
 
@@ -22,13 +22,13 @@ def advice(profile: StartupProfile) -> list[tuple[str, str]]:
         return []
 
 
-def profile_json(state: StartupState, download: tuple[int, float] | None = None) -> dict[str, Any] | None:
-    """Where the time went, once ready (and what would make the next start faster); ``download``:
-    (bytes, seconds) of a Hugging Face download watched during the weight load."""
+def profile_json(state: StartupState, load: LoadFacts | None = None) -> dict[str, Any] | None:
+    """Where the time went, once ready (and what would make the next start faster); ``load``:
+    what was watched of the weight load (a Hugging Face download, what its processes read)."""
     profile = for_state(state)
     if profile is None:
         return None
-    return as_json(dataclasses.replace(profile, download=download))
+    return as_json(with_load(profile, load))
 
 
 def as_json(profile: StartupProfile) -> dict[str, Any]:
@@ -45,12 +45,12 @@ def nodes_profile(states: Mapping[str, StartupState], serving: str) -> tuple[lis
     return None if profile is None else (with_advice(profile), {**as_json(profile), "serving": serving})
 
 
-def profile_lines(state: StartupState, download: tuple[int, float] | None = None) -> list[str]:
+def profile_lines(state: StartupState, load: LoadFacts | None = None) -> list[str]:
     """The startup profile and its speed advice as text rows (none before ready)."""
     profile = for_state(state)
     if profile is None:
         return []
-    return with_advice(dataclasses.replace(profile, download=download))
+    return with_advice(with_load(profile, load))
 
 
 def with_advice(profile: StartupProfile) -> list[str]:
