@@ -265,3 +265,25 @@ def test_the_session_puts_the_watched_reads_and_the_device_in_the_profile_and_it
     assert "cold: 30.0 of the 30.0 GB checkpoint came off the storage (ext4)" in text, text
     assert "faster next time: the weight load waited on the storage: 30.0 GB came off it" in text, text
     assert "enable_multithread_load" in text  # SGLang's own way to read with several threads
+
+
+def test_history_keeps_each_attempts_page_cache_and_its_profile_flags_unlike_loads(tmp_path: Path, monkeypatch) -> None:
+    """`run` relaunches: v1 loaded cold, v2 warm; `history`'s profile of v2 beside v1 says so."""
+    from tui.history import History
+    from tui.present.startup import history_lines
+
+    monkeypatch.setenv("WATCHTOWER_DATA_DIR", str(tmp_path / "data"))
+    history = History()
+    cmd = ["vllm", "serve", "/models/m"]
+    v1 = history.start("m", command=cmd, env={}, host="gpu1", log_path="/l/v1.log", started_at=100.0)
+    history.update(v1, outcome="ready", phases={"weight_load": 190.0, "compile": 40.0}, ready_seconds=260.0, page_cache="cold")
+    v2 = history.start("m", command=cmd, env={}, host="gpu1", log_path="/l/v2.log", started_at=400.0)
+    history.update(v2, outcome="ready", phases={"weight_load": 21.0, "compile": 40.0}, ready_seconds=90.0, page_cache="warm")
+    rows = history.attempts("m")
+    assert [r.page_cache for r in rows] == ["cold", "warm"]
+    lines = history_lines(rows)
+    assert any("this weight load was warm, the previous attempt's cold: their times are not like for like" in line
+               for line in lines), lines
+    v3 = history.start("m", command=cmd, env={}, host="gpu1", log_path="/l/v3.log", started_at=600.0)
+    history.update(v3, outcome="ready", phases={"weight_load": 20.0, "compile": 40.0}, ready_seconds=88.0, page_cache="warm")
+    assert not any("like for like" in line for line in history_lines(history.attempts("m")))

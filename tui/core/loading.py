@@ -325,6 +325,8 @@ class LoadEstimator:
         self._cached_before = self._cached_last
         for series in self._series.values():
             series.points.clear()
+        if self._watched:
+            self._series["disk"].add(at, 0.0)  # the counters' base: the load's reads count from here
 
     def end(self, at: float) -> None:
         self.ended = at
@@ -393,6 +395,7 @@ class LoadEstimator:
             self._read_one = 0
             for name in ("read", "gpu", "disk"):
                 self._series[name].points.clear()
+            self._series["disk"].add(at, 0.0)
 
     def downloaded(self) -> tuple[int, float] | None:
         """(bytes, seconds) a Hugging Face download took during this load (None: none seen)."""

@@ -65,7 +65,8 @@ def with_load(profile: StartupProfile, load: LoadFacts | None) -> StartupProfile
     if load is None:
         return profile
     previous = load.earlier.get(profile.previous_attempt) if profile.previous_attempt is not None else None
-    return dataclasses.replace(profile, download=load.download, reads=load.reads, previous_reads=previous)
+    return dataclasses.replace(profile, download=load.download, reads=load.reads, page_cache=page_cache(load.reads),
+                               previous_page_cache=page_cache(previous))
 
 
 def weight_bytes(state: StartupState) -> int | None:
@@ -131,7 +132,8 @@ class StartupProfile:
     download: tuple[int, float] | None = None  # (bytes, seconds) downloaded during the weight load, as watched
     reads: LoadReads | None = None  # what the weight load's processes read, as watched
     previous_attempt: int | None = None  # the previous good attempt's number in the log
-    previous_reads: LoadReads | None = None  # ... and what its weight load read, where watched
+    page_cache: str | None = None  # the weight load came from the page cache ("warm") or the storage ("cold")
+    previous_page_cache: str | None = None  # ... the previous good attempt's (None: cannot be told)
 
     @property
     def weight_rate(self) -> float | None:
@@ -143,10 +145,9 @@ class StartupProfile:
         """The weight-load times beside each other are not like for like: this load and the
         previous good attempt's came one from the page cache, the other from the storage (or
         this one's is known and that one's cannot be told)."""
-        now = page_cache(self.reads)
+        now, before = self.page_cache, self.previous_page_cache
         if now is None or not any(p.name == "weight_load" and p.previous is not None for p in self.phases):
             return None
-        before = page_cache(self.previous_reads)
         if before == now:
             return None
         if before is None:
@@ -179,10 +180,10 @@ class StartupProfile:
             "graph_sizes": self.graph_sizes,
             "download": None if self.download is None else {"bytes": self.download[0], "seconds": _r(self.download[1])},
             "page_cache": None if self.reads is None else {
-                "verdict": page_cache(self.reads), "disk_bytes": self.reads.disk, "read_bytes": self.reads.read,
+                "verdict": self.page_cache, "disk_bytes": self.reads.disk, "read_bytes": self.reads.read,
                 "checkpoint_bytes": self.reads.total, "filesystem": self.reads.filesystem,
                 "device_busy": None if self.reads.busy is None else round(self.reads.busy, 3),
-                "previous_verdict": None if self.previous_reads is None else page_cache(self.previous_reads),
+                "previous_verdict": self.previous_page_cache,
             },
         }
 
@@ -210,8 +211,8 @@ class StartupProfile:
                        "(their shares add up past the whole)")
         if self.reads is not None:
             out.append(f"  {'page cache':<13} {'':>8}  {page_cache_words(self.reads)}")
-            if (unlike := self.unlike_loads()) is not None:
-                out.append(f"  {'':<13} {'':>8}  {unlike}")
+        if (unlike := self.unlike_loads()) is not None:
+            out.append(f"  {'page cache' if self.reads is None else '':<13} {'':>8}  {unlike}")
         if self.weight_bytes is not None and self.weight_rate is not None:
             out.append(f"  weights: {self.weight_bytes / 1e9:.1f} GB per GPU in {duration(self.weight_seconds)}"
                        f" ({self.weight_rate / 1e9:.2f} GB/s per GPU, as the log says)")

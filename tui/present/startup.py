@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -69,6 +70,8 @@ def history_lines(attempts: list[Any]) -> list[str]:
     before = next((a for a in reversed(ready[:-1]) if a.name == latest.name), None)
     profile = from_seconds(latest.phases, latest.duration, before.phases if before else None,
                            before.duration if before else None)
+    profile = dataclasses.replace(profile, page_cache=latest.page_cache,
+                                  previous_page_cache=before.page_cache if before else None)
     which = f"{latest.name} {latest.label}" + (f", beside {before.label}" if before else "")
     rows = with_advice(profile)
     return [f"{rows[0]} of {which}", *rows[1:]]
