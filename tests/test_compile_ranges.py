@@ -170,3 +170,18 @@ def test_plain_and_json_progress_say_the_ranges_and_whether_cold() -> None:
     words.show(PhaseProgress("compile", 9, 0.25, "1/4", 1, 4, 30.0, False))
     assert said[-1].text == "compile 25% 1/4 · cold, compiling · 30.0 s each · time left: cannot tell yet", said[-1].text
     assert said[-1].fields["count"]["scope"] == "items"
+
+
+def test_the_timeline_row_says_the_ranges_and_cold_not_the_cache_folder() -> None:
+    from tui.app.themes import discover
+    from tui.app.timeline import render_timeline
+
+    now = [1000.0]
+    session, offset = _session(HEAD, now)
+    now[0] += 30
+    offset = _more(session, offset, compiled(0, "(8193, 8192)", 30.0), now)
+    now[0] += 29
+    _more(session, offset, compiled(0, "(2049, 8192)", 29.0), now)
+    now[0] += 3
+    row = next(line for line in render_timeline(session, 160, discover()["dark"]).plain.splitlines() if "compile" in line)
+    assert "50% 2/4 · cold, compiling · 29.0 s each · ~0:56 left" in row, row
