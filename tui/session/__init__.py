@@ -587,7 +587,7 @@ class WatchSession:
                 assert_never(event)
         for handler in self.handlers.get(type(event), ()):
             handler(event)
-        if self._listeners and not isinstance(event, (LogChunk, GpuSample, GpuUnavailable, ReadCounters)):
+        if self._listeners and not isinstance(event, (LogChunk, GpuSample, GpuUnavailable, ReadCounters, DiskBusy)):
             for queue in self._listeners:
                 queue.put_nowait(event)
 
