@@ -287,3 +287,66 @@ def test_history_keeps_each_attempts_page_cache_and_its_profile_flags_unlike_loa
     v3 = history.start("m", command=cmd, env={}, host="gpu1", log_path="/l/v3.log", started_at=600.0)
     history.update(v3, outcome="ready", phases={"weight_load": 20.0, "compile": 40.0}, ready_seconds=88.0, page_cache="warm")
     assert not any("like for like" in line for line in history_lines(history.attempts("m")))
+
+
+# A stand-in for SGLang started by hand: it names its model folder, reads the checkpoint at a
+# throttled rate while its log is silent, and says ready.
+SERVER = r'''
+import os, sys, time
+log_path, model, rate = sys.argv[1], sys.argv[2], float(sys.argv[3])
+log = open(log_path, "a", buffering=1)
+log.write(f"[2026-03-14 21:04:10] server_args=ServerArgs(model_path='{model}', tp_size=1, port=30000)\n")
+time.sleep(1.5)  # the watch finds this writer and reads its counters before the load begins
+log.write("[2026-03-14 21:04:20] Load weight begin. avail mem=139.26 GB\n")
+t0, done = time.monotonic(), 0
+with open(os.path.join(model, "model.safetensors"), "rb", buffering=0) as f:
+    while data := f.read(4 << 20):
+        done += len(data)
+        time.sleep(max(0.0, done / rate - (time.monotonic() - t0)))
+log.write("[2026-03-14 21:04:25] Load weight end. type=X, dtype=torch.bfloat16, avail mem=100.00 GB, mem usage=39.26 GB.\n")
+time.sleep(1.5)
+log.write("[2026-03-14 21:04:27] The server is fired up and ready to roll!\n")
+time.sleep(2)
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(90)
+def test_watch_says_the_first_load_was_cold_and_the_second_warm(tmp_path: Path) -> None:
+    """The real CLI (`watch --plain`) over a server that reads its checkpoint off this machine's
+    disk twice: the first profile says cold, the second warm."""
+    from tui.core.hints import knowledge
+    from tui.sources.diskstats import mount_of
+
+    model = tmp_path / "model"
+    model.mkdir()
+    shard = model / "model.safetensors"
+    with open(shard, "wb") as f:
+        for _ in range(128):
+            f.write(os.urandom(1 << 20))
+        f.flush()
+        os.fsync(f.fileno())
+        os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+    (model / "config.json").write_text("{}")
+    mount = mount_of(str(model))
+    if knowledge().storage.kind(mount[0] if mount else None) != "block":
+        pytest.skip(f"{model} is on {mount}: its reads do not show as disk reads")
+    script = tmp_path / "fake_server.py"
+    script.write_text(SERVER)
+    said = []
+    for run in ("first", "second"):
+        log = tmp_path / f"{run}.log"
+        log.touch()
+        watch = subprocess.Popen([sys.executable, "-m", "tui.cli", "watch", "--plain", "--gpus", "none", "--timeout", "40",
+                                  str(log)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            assert watch.stdout is not None and "watching" in watch.stdout.readline()
+            subprocess.run([sys.executable, str(script), str(log), str(model), str(64 << 20)], check=True, timeout=40)
+            out, _ = watch.communicate(timeout=40)
+        finally:
+            if watch.poll() is None:
+                watch.kill()
+                watch.wait()
+        said.append(next((line for line in out.splitlines() if "page cache" in line), out))
+    assert "cold: " in said[0] and "of the 0.13 GB checkpoint came off the storage (" in said[0], said
+    assert "warm: " in said[1] and "the checkpoint was in the page cache" in said[1], said
