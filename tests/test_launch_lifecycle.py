@@ -196,3 +196,24 @@ async def test_a_judgement_between_the_exit_and_the_logs_last_words_is_not_final
         final = await life.verdict(lambda v: v.final)  # then, once they came: the traceback's
         assert final.kind == "failed" and "ValueError" in final.detail, final
         assert ends == ["failed"]
+
+
+async def test_an_attempts_history_record_keeps_whether_its_weight_load_was_cold(tmp_path):
+    """The load's processes read the checkpoint off an ext4 disk (their I/O counters): the
+    attempt's record says cold, for `history`'s profile to set beside the next attempt's."""
+    from tui.core.events import CheckpointFound, ReadCounters
+
+    gb = 10**9
+    async with Lifecycle(tmp_path) as life:
+        v1 = await life.launch.start()
+        life.session.handle(CheckpointFound("/models/m", 15 * gb, 1, filesystem="ext4"))
+        life.session.handle(ReadCounters("launch", "localhost", time.time(), ((v1.pid, 2 * gb, gb),)))
+        life.runner.log(v1).say(START)
+        await until(lambda: life.session.load.running, what="the weight load under way")
+        life.session.handle(ReadCounters("launch", "localhost", time.time(), ((v1.pid, 17 * gb, 16 * gb),)))
+        life.runner.log(v1).say(READY)
+        ready = await life.verdict(lambda v: v.final)
+        assert ready.kind == "ready"
+        await life.launch.settle()
+    (row,) = History().attempts("sim")
+    assert row.page_cache == "cold"

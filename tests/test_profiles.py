@@ -86,6 +86,7 @@ def test_a_user_profile_file_works_like_the_builtin(tmp_path):
         ("name = 'x'\n[prefix]\nheaders = ['^no message group']\n", "needs a (?P<msg>"),
         ("name = [unclosed\n", "not valid TOML"),
         ("name = 'x'\n[phases.ready]\nranked = 'yes'\n", "phases.ready.ranked: expected true or false"),
+        ("name = 'x'\n[phases.compile]\nitems_total = 'ranges'\n", "phases.compile.items_total: expected one of the [identity] keys"),
     ],
 )
 def test_a_bad_profile_is_one_clear_line(tmp_path, text, needle):

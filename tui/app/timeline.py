@@ -116,9 +116,13 @@ def render_timeline(session: WatchSession, width: int, palette, height: int | No
                 room, percent = b - a + 1, f"{phase.progress:.0%}"
                 gauge = _gauge(phase.progress, 8)
                 count = session.count_estimate()  # a counting bar's time left (graph capture's batch sizes)
-                left = f"· {count.left_words()} " if count is not None and count.phase == name else ""
-                label = next((t for t in (f" {gauge} {percent} {phase.detail} {left}", f" {gauge} {percent} {left}",
-                                          f" {gauge} {percent} {phase.detail} ", f" {gauge} {percent} ",
+                ours = count is not None and count.phase == name
+                left = f"· {count.left_words()} " if count is not None and ours else ""
+                detail = phase.detail
+                if count is not None and ours and count.timed:  # items that say cold or warm: their words
+                    detail, left = count.words(), ""
+                label = next((t for t in (f" {gauge} {percent} {detail} {left}", f" {gauge} {percent} {left}",
+                                          f" {gauge} {percent} {detail} ", f" {gauge} {percent} ",
                                           f" {percent} ", percent) if len(t) <= room), "")
             cells = Text(" " * a, end="")
             for c in range(a, b + 1):

@@ -212,6 +212,17 @@ class ReadCounters:
 
 
 @dataclass(frozen=True, slots=True)
+class DiskBusy:
+    """The block device the checkpoint lies on (``tui.sources.diskstats``): ``busy_ms`` the
+    milliseconds it has had I/O in flight since boot (``/proc/diskstats`` io_ticks), about once a
+    second: near 1000 a second, whatever reads it waits on the storage."""
+
+    device: str
+    busy_ms: int
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
 class CacheGrowth:
     """A Hugging Face download seen from the cache folder (``tui.sources.download``): ``on_disk``
     bytes of the repo's weights there now (finished files and those still coming), ``downloading``
@@ -234,6 +245,8 @@ class CheckpointFound:
     split: int = 1
     draft: int = 0
     detail: str = ""
+    filesystem: str | None = None  # the type of the filesystem it lies on (ext4, nfs4, …)
+    device: str | None = None  # that filesystem's block device (``major:minor``; None: it has none)
 
 
 @dataclass(frozen=True, slots=True)
@@ -397,6 +410,7 @@ SourceEvent = (
     | SlurmJobState
     | HealthStatus
     | CacheGrowth
+    | DiskBusy
     | SlurmTaskEnded
 )
 
@@ -437,6 +451,9 @@ class PhaseProgress:
     detail: str
     done: int | None = None  # the bar's count, where it gives one (16 of 36 batch sizes)
     total: int | None = None
+    #: an item line's own figures (a torch.compile range: how long it took, whether it came from the cache)
+    took: float | None = None
+    cached: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)

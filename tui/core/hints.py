@@ -17,6 +17,7 @@ replaces it. A bad key or pattern is refused with one line naming it, as for pro
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -144,11 +145,31 @@ class SpeedHint:
 
 
 @dataclass(frozen=True, slots=True)
+class Storage:
+    """What a filesystem type says of a checkpoint's reads (``[storage]``): ``block`` ones lie on a
+    local block device, so a read the page cache misses shows in ``/proc/PID/io`` ``read_bytes``;
+    ``network`` ones (and FUSE) read over the network. Names may end in ``*`` (``fuse.*``)."""
+
+    block: tuple[str, ...] = ()
+    network: tuple[str, ...] = ()
+
+    def kind(self, filesystem: str | None) -> str | None:
+        """"block", "network" or None (not known, or not said)."""
+        if not filesystem:
+            return None
+        for kind, names in (("block", self.block), ("network", self.network)):
+            if any(fnmatch.fnmatchcase(filesystem, name) for name in names):
+                return kind
+        return None
+
+
+@dataclass(frozen=True, slots=True)
 class KnowledgeBase:
     hints: tuple[Hint, ...]
     versions: tuple[VersionRule, ...] = ()
     source: str = "hints.toml"
     speed: tuple[SpeedHint, ...] = ()
+    storage: Storage = Storage()
 
     def speed_advice(self, evidence: Sequence[Any]) -> list[tuple[str, str]]:
         """``(sentence, link)`` of each speed hint whose evidence the startup profile found."""
@@ -356,7 +377,7 @@ def _in_range(version: str, at_least: str | None, below: str | None) -> bool:
 def parse(text: str, source: str) -> KnowledgeBase:
     """A knowledge base from TOML text; ``ProfileError`` with one line naming the bad key."""
     data = _read_toml(text, source)
-    _table(source, data, {"hints", "versions"})
+    _table(source, data, {"hints", "versions", "storage"})
     hints_raw = data.get("hints") or []
     if not isinstance(hints_raw, list):
         raise ProfileError(f"{source}: hints: expected an array of tables ([[hints]])")
@@ -422,13 +443,24 @@ def parse(text: str, source: str) -> KnowledgeBase:
             )
         )
     versions = _versions(source, data.get("versions"))
-    return KnowledgeBase(tuple(hints), versions, source, tuple(speed))
+    return KnowledgeBase(tuple(hints), versions, source, tuple(speed), _storage(source, data.get("storage")))
+
+
+def _storage(source: str, value: Any) -> Storage:
+    table = _table(f"{source}: storage", value, {"block", "network"})
+    lists = {}
+    for key in ("block", "network"):
+        names = table.get(key, [])
+        if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names):
+            raise ProfileError(f"{source}: storage.{key}: expected a list of filesystem types such as \"ext4\"")
+        lists[key] = tuple(names)
+    return Storage(lists["block"], lists["network"])
 
 
 _SPEED_KEYS = {"id", "kind", "evidence", "why", "link", "server"}
 #: What a speed hint may rest on: the names ``tui.core.startup_profile.evidence`` gives.
 SPEED_EVIDENCE = frozenset({"compile_cache_changed", "compile_cache_changed_on_restart", "graph_capture_many_sizes",
-                            "download_in_load"})
+                            "download_in_load", "weight_load_storage_bound", "weight_load_network_filesystem"})
 
 
 def _speed_hint(where: str, hint_id: str, body: Mapping[str, Any]) -> SpeedHint:
@@ -489,6 +521,7 @@ def merge(user: KnowledgeBase, builtin: KnowledgeBase) -> KnowledgeBase:
         user.versions + tuple(v for v in builtin.versions if v.id not in version_ids),
         f"{user.source} + {builtin.source}",
         user.speed + tuple(h for h in builtin.speed if h.id not in speed_ids),
+        Storage(user.storage.block + builtin.storage.block, user.storage.network + builtin.storage.network),
     )
 
 

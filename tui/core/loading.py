@@ -22,6 +22,16 @@ server's reads start over when it ends (a socket's bytes count in ``rchar`` too)
 The first signal that has moved is used (the loader's bar first while the total is unknown). Time left is a *range* from the rate of the
 recent past against the rate of the whole phase, and "cannot tell yet" until a few
 seconds of samples agree: an estimate, honestly worded.
+
+Once the load is over, :meth:`LoadEstimator.reading` says what its processes read (``LoadReads``)
+and :func:`page_cache` whether the checkpoint came off the disk (cold) or from the page cache
+(warm) — a second load of the same files is much faster, and the two must not be set side by
+side as if equal. Cold: the disk reads (``read_bytes``) reached half the checkpoint. Warm: one
+process ``read()`` half the checkpoint while the disk gave a tenth of that at most, on a
+filesystem whose misses show as disk reads (a local block device: data in hints.toml's
+``[storage]``; a network or FUSE filesystem's reads never do). Anything else — a loader that
+``mmap``s its shards and found them cached (neither counter moves), counters not watched from
+the load's start — is "cannot tell".
 """
 
 from __future__ import annotations
@@ -29,7 +39,7 @@ from __future__ import annotations
 import json
 from collections import deque
 from collections.abc import Collection, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from tui.core.events import GpuSample
 from tui.core.wording import clock
@@ -51,6 +61,12 @@ RECENT_S = 10.0
 MOVING_S = 5.0
 #: A time left is counted from the last reading; at most this much of that reading's age is taken off.
 AGE_LIMIT_S = 2.0
+#: Cold: the disk gave at least this share of the checkpoint during the load. Warm: a process
+#: read() this share of it, and the disk gave at most WARM_DISK_SHARE of what it read.
+COLD_SHARE = 0.5
+WARM_DISK_SHARE = 0.1
+#: The device's busy time counts once its samples cover this share of the load's time.
+BUSY_SEEN = 0.5
 
 
 def checkpoint_size(index_text: str | None, files: Iterable[tuple[str, int]]) -> int | None:
@@ -95,6 +111,9 @@ class Checkpoint:
     total: int
     split: int = 1
     draft: int = 0  # the draft model's bytes (speculative decoding), loaded by its own phase
+    filesystem: str | None = None  # the type of the filesystem it lies on (ext4, nfs4, …), where known
+    storage: str | None = None  # "block" or "network": what that filesystem is (hints.toml [storage])
+    device: str | None = None  # the block device it lies on (``major:minor``), where it has one
 
     @property
     def per_gpu(self) -> int:
@@ -172,6 +191,67 @@ class LoadEstimate:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class LoadReads:
+    """What the server's processes read during one weight load (``/proc/PID/io``, watched from
+    the load's start to its end): ``disk`` bytes off the storage (Σ ``read_bytes``), ``read`` the
+    most one process ``read()`` (``rchar``), over ``seconds``; ``total``: the checkpoint's bytes.
+    ``busy``: the share of the load's time the checkpoint's block device had I/O in flight
+    (``/proc/diskstats`` io_ticks: near 1, the load waited on the storage the whole time)."""
+
+    disk: int
+    read: int
+    seconds: float
+    total: int | None
+    filesystem: str | None = None
+    storage: str | None = None  # "block", "network" or None (hints.toml [storage])
+    busy: float | None = None  # the share of the load's time its device had I/O in flight (None: not watched)
+    device: str | None = None  # that block device (``major:minor``)
+
+
+def page_cache(reads: LoadReads | None) -> str | None:
+    """"cold" (the checkpoint came off the storage), "warm" (from the page cache) or None: cannot
+    tell (see the module docstring for what each rests on)."""
+    if reads is None or not reads.total:
+        return None
+    if reads.disk >= COLD_SHARE * reads.total:
+        return "cold"
+    if reads.storage == "block" and reads.read >= COLD_SHARE * reads.total and reads.disk <= WARM_DISK_SHARE * reads.read:
+        return "warm"
+    return None
+
+
+def page_cache_words(reads: LoadReads) -> str:
+    """``cold: 14.2 of the 15.0 GB came from disk (ext4)``: the verdict and the figures it rests on."""
+    verdict = page_cache(reads)
+    where = f" ({reads.filesystem})" if reads.filesystem else ""
+    total = f"{gb(reads.total)} GB" if reads.total else "? GB"
+    if verdict == "cold":
+        return f"cold: {gb(reads.disk)} of the {total} checkpoint came off the storage{where}"
+    if verdict == "warm":
+        return (f"warm: {gb(reads.read)} GB read, {gb(reads.disk)} GB of it off the storage{where}: the checkpoint "
+                "was in the page cache")
+    if reads.storage == "network":
+        why = "a network filesystem's reads never show as disk reads"
+    elif reads.storage == "block":
+        why = "the loader may map the files (mapped reads the page cache serves count nowhere)"
+    else:
+        why = "a filesystem not known to show its reads as disk reads"
+    return (f"cannot tell: {gb(reads.disk)} GB off the storage, {gb(reads.read)} GB read() of the {total} "
+            f"checkpoint{where}; {why}")
+
+
+@dataclass(frozen=True, slots=True)
+class LoadFacts:
+    """What was watched of a log's weight loads, for its startup profile: ``download`` (bytes,
+    seconds) of a Hugging Face download during the current one, ``reads`` what the current one's
+    processes read, ``earlier`` what earlier attempts' did (by attempt number in the log)."""
+
+    download: tuple[int, float] | None = None
+    reads: LoadReads | None = None
+    earlier: dict[int, LoadReads] = field(default_factory=dict)
+
+
 class Series:
     """One signal's (time, bytes or fraction) samples since the phase began."""
 
@@ -224,7 +304,10 @@ class LoadEstimator:
         self._base_io: dict[int, tuple[int, int]] = {}  # pid -> counters when the phase began
         self._io_last: dict[int, tuple[int, int]] = {}  # pid -> latest counters (ended ones kept)
         self._gpu_base: dict[tuple[int, bool], int] = {}  # (GPU, the server's own?) -> bytes at the start
-        self._series = {"download": Series(), "read": Series(), "gpu": Series(), "log": Series()}
+        self._series = {"download": Series(), "read": Series(), "gpu": Series(), "log": Series(), "disk": Series(),
+                        "busy": Series()}
+        self._read_one = 0  # the most one process read() since the load began
+        self._watched = False  # counters were read before the load began (a base to count from)
         self._simulated = False
         self._downloading = False
         self._download_span: list[tuple[float, int]] = []  # (time, bytes) where it began, where it last grew
@@ -235,11 +318,15 @@ class LoadEstimator:
         """The weight load began (its log line, by arrival time): counters from here on count."""
         self.started, self.ended = at, None
         self._base_io = dict(self._io_last)
+        self._watched = bool(self._base_io)
+        self._read_one = 0
         self._gpu_base = {}
         self._download_span = []
         self._cached_before = self._cached_last
         for series in self._series.values():
             series.points.clear()
+        if self._watched:
+            self._series["disk"].add(at, 0.0)  # the counters' base: the load's reads count from here
 
     def end(self, at: float) -> None:
         self.ended = at
@@ -261,6 +348,8 @@ class LoadEstimator:
             disk += max(0, read_bytes - base[1])
             one = max(one, rchar - base[0])
         self._series["read"].add(at, float(max(disk, one)))
+        self._series["disk"].add(at, float(disk))
+        self._read_one = one
 
     def gpus(self, sample: GpuSample, at: float, pids: Collection[int] | None = None) -> None:
         """GPU memory now: growth since the phase began, summed over the GPUs — the server's own
@@ -303,8 +392,10 @@ class LoadEstimator:
         if ended:
             self._base_io = dict(self._io_last)
             self._gpu_base = {}
-            for name in ("read", "gpu"):
+            self._read_one = 0
+            for name in ("read", "gpu", "disk"):
                 self._series[name].points.clear()
+            self._series["disk"].add(at, 0.0)
 
     def downloaded(self) -> tuple[int, float] | None:
         """(bytes, seconds) a Hugging Face download took during this load (None: none seen)."""
@@ -312,6 +403,31 @@ class LoadEstimator:
         if len(span) < 2 or span[1][1] - span[0][1] < MOVED_BYTES:
             return None
         return span[1][1] - span[0][1], span[1][0] - span[0][0]
+
+    def reading(self) -> LoadReads | None:
+        """What the ended load's processes read (None: no load ended, or its counters were not
+        watched from its start — a process's reads before it would count as the load's)."""
+        disk = self._series["disk"]
+        if self.started is None or self.ended is None or not self._watched or len(disk.points) < 2:
+            return None
+        checkpoint = self.checkpoint
+        busy = self._series["busy"]
+        share = None
+        if len(busy.points) >= 3 and busy.points[-1][0] - busy.points[0][0] >= BUSY_SEEN * (self.ended - self.started):
+            (t0, b0), (t1, b1) = busy.points[0], busy.points[-1]
+            share = min(1.0, (b1 - b0) / 1000 / (t1 - t0))
+        return LoadReads(
+            int(disk.points[-1][1]), self._read_one, self.ended - self.started,
+            checkpoint.total if checkpoint is not None else None,
+            checkpoint.filesystem if checkpoint is not None else None,
+            checkpoint.storage if checkpoint is not None else None, share,
+            checkpoint.device if checkpoint is not None else None,
+        )
+
+    def disk_busy(self, at: float, busy_ms: int) -> None:
+        """The checkpoint's block device: milliseconds it has had I/O in flight (cumulative)."""
+        if self.running:
+            self._series["busy"].add(at, float(busy_ms))
 
     def bar(self, at: float, fraction: float) -> None:
         """The loader's own progress bar: ``fraction`` 0..1 done."""

@@ -36,6 +36,13 @@ def _seconds(text: str | None) -> float | None:
     return value if value is not None and 0.0 <= value < 1e9 else None
 
 
+def items_total(listed: str | None) -> int | None:
+    """How many items an ``[identity]`` value lists (``[] , [2048]`` → 1): its count of numbers."""
+    if listed is None:
+        return None
+    return len(_DIGITS.findall(listed)) or None
+
+
 class PhaseBook:
     """The phases of ``state`` per rank, from the marker lines and bars of ``profile``'s server;
     ``ranks`` says which ranks print (a phase all of them print waits for every one)."""
@@ -56,6 +63,7 @@ class PhaseBook:
         self._tentative: set[str] = set()  # settle phases whose ranks have all ended
         self._placeholders: dict[str, str] = {}  # phase -> rank key a bar started it under
         self._ready_parts: set[str] = set()  # of a ready that needs two lines: "ready", "with" seen so far
+        self._items: dict[tuple[str, str], list[int]] = {}  # (phase, rank) -> [items done, of them cached]
 
     def rename(self, old: str, new: str) -> None:
         """One process's tag changed ("Worker pid=N" before device init, "Worker_TP1" after):
@@ -227,6 +235,8 @@ class PhaseBook:
                 phase.detail = found.group(0)
                 phase.first_detail = phase.first_detail or phase.detail
                 break
+        if action == "step" and spec.items:
+            self._item(spec, phase, rank, number, msg, events)
         if action == "end":
             if spec.collective:
                 self._end_phase(phase, events)  # one rank through a barrier: every rank is
@@ -377,6 +387,30 @@ class PhaseBook:
             phase.count = max(phase.count or 0, total)
         events.append(PhaseProgress(phase.name, number, fraction, detail, n if counted else None,
                                     total if counted else None))
+
+    def _item(self, spec: PhaseSpec, phase: Phase, rank: str, number: int, msg: str, events: list[TrackerEvent]) -> None:
+        """A line that says one item of the phase is done (a torch.compile range compiled, or
+        loaded from the cache): counted per rank; the count of the phase's first rank (rank 0,
+        as for a bar) is reported, against the total the startup's arguments listed."""
+        match = next((found for p in spec.items if (found := p.search(msg)) is not None), None)
+        if match is None:
+            return
+        counts = self._items.setdefault((phase.name, rank), [0, 0])
+        groups = match.groupdict()
+        cached = groups.get("cached") is not None
+        counts[0] += 1
+        counts[1] += cached
+        if rank != self._bar_owner(phase):
+            return
+        total = items_total(self.state.identity.get(spec.items_total or ""))
+        done = counts[0]
+        if total is not None and done > total:
+            total = None  # more than the arguments listed (a second model compiling): no total
+        if total is not None:
+            phase.count, phase.progress = total, done / total
+        detail = f"{done}/{total}" if total is not None else f"{done} done"
+        events.append(PhaseProgress(phase.name, number, None if total is None else done / total, detail, done, total,
+                                    _seconds(groups.get("seconds")), cached))
 
     def _ready(self, number: int, ts: float | None, events: list[TrackerEvent]) -> None:
         state = self.state

@@ -82,6 +82,11 @@ class PhaseSpec:
     # on the line's rank (SGLang's "Compiling a graph …" inside piecewise graph capture).
     yield_to: tuple[str, ...] = ()
     stall_after: float | None = None  # seconds of log silence in this phase before "stalled?"
+    #: lines that each say one item of the phase is done (vLLM's torch.compile ranges): groups
+    #: ``seconds`` (the item's own time) and ``cached`` (it came from a cache, not made afresh)
+    items: tuple[Pattern, ...] = ()
+    #: an ``[identity]`` key whose value lists the items to do: its count of numbers is the total
+    items_total: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +147,7 @@ _TOP_KEYS = {
 _PREFIX_KEYS = {"headers", "timestamp", "rank_token", "rank_order", "bar_rank", "warning_levels"}
 _PHASE_KEYS = {
     "begin", "end", "step", "implicit_begin", "progress", "ranked", "settle", "repeat_is_draft",
-    "requires_begin", "all_ranks", "yield_to", "stall_after", "once", "collective",
+    "requires_begin", "all_ranks", "yield_to", "stall_after", "once", "collective", "items", "items_total",
 }
 _MARKER_KEYS = {"ready", "close", "stop", "figures", "startup", "ready_after", "ready_with"}
 _SIGNATURE_KEYS = {"kind", "pattern", "fatal", "secondary", "fallback", "cause"}
@@ -239,7 +244,7 @@ def all_patterns(profile: Profile) -> list[Pattern]:
     out = [*profile.detect, *profile.identify, *profile.ready, *profile.close, *profile.stop, *profile.startup]
     out += [*profile.figures, *profile.warnings, *profile.carry_on, *profile.benign, *(s.regex for s in profile.signatures)]
     for spec in profile.phases:
-        out += [*spec.begin, *spec.end, *spec.step, *spec.implicit_begin, *spec.progress]
+        out += [*spec.begin, *spec.end, *spec.step, *spec.implicit_begin, *spec.progress, *spec.items]
     for _key, patterns in profile.identity:
         out += patterns
     return out
@@ -325,6 +330,8 @@ def _parse(data: dict[str, Any], source: str, common: dict[str, Any] | None) -> 
                 collective=_bool(f"{pw}.collective", body.get("collective"), False),
                 yield_to=_phase_names(f"{pw}.yield_to", body.get("yield_to")),
                 stall_after=_duration(f"{pw}.stall_after", body.get("stall_after")),
+                items=_patterns(f"{pw}.items", body.get("items")),
+                items_total=_identity_key(f"{pw}.items_total", body.get("items_total")),
             )
         )
 
@@ -395,8 +402,21 @@ def _parse(data: dict[str, Any], source: str, common: dict[str, Any] | None) -> 
     )
 
 
+#: What ``[identity]`` may name (``compile_items``: the torch.compile ranges and sizes to compile).
+IDENTITY_KEYS = frozenset({"model", "tp_size", "mem_fraction", "node_rank", "headless", "pp_size", "port",
+                           "draft_model", "compile_items"})
+
+
+def _identity_key(where: str, value: Any) -> str | None:
+    if value is None:
+        return None
+    if value not in IDENTITY_KEYS:
+        raise ProfileError(f"{where}: expected one of the [identity] keys ({', '.join(sorted(IDENTITY_KEYS))})")
+    return str(value)
+
+
 def _identity(where: str, value: Any) -> tuple[tuple[str, tuple[Pattern, ...]], ...]:
-    table = _table(f"{where}: identity", value, {"model", "tp_size", "mem_fraction", "node_rank", "headless", "pp_size", "port", "draft_model"})
+    table = _table(f"{where}: identity", value, set(IDENTITY_KEYS))
     out = []
     for key, patterns in table.items():
         compiled = _patterns(f"{where}: identity.{key}", patterns)

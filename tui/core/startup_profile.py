@@ -4,8 +4,11 @@ Each phase's time and share of the whole (to the ready line), its slowest rank, 
 phase accounts for (a stretch between two phases that nobody logged), the bytes per GPU the
 log says the weights took and their rate, and the same figures of the previous good attempt
 beside them. :func:`evidence` names what the figures show that could make the next start
-faster (a torch.compile cache that changed since the previous attempt: a cold compile); the
-advice itself is data (``tui/profiles/hints.toml``, ``kind = "speed"``).
+faster (a torch.compile cache that changed since the previous attempt: a cold compile; a weight
+load that waited on its storage); the advice itself is data (``tui/profiles/hints.toml``,
+``kind = "speed"``). Where what the load's processes read was watched (:func:`with_load`), the
+profile says whether the checkpoint came from the page cache (warm) or the storage (cold) —
+and that a warm load beside a cold one is not like for like.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from tui.core.loading import LoadFacts, LoadReads, gb, page_cache, page_cache_words
 from tui.core.state import PHASE_TITLES, PHASES, StartupState, origin
 from tui.core.wording import duration
 
@@ -24,6 +28,9 @@ GAP_S = 5.0
 GRAPH_S, GRAPH_SHARE, GRAPH_SIZES = 30.0, 0.25, 8
 #: A download during the weight load worth advice: at least this long (seconds).
 DOWNLOAD_S = 10.0
+#: A weight load worth storage advice: at least this long (seconds); storage-bound: cold, and its
+#: device had I/O in flight for at least STORAGE_BUSY of the load's time.
+STORAGE_S, STORAGE_BUSY = 20.0, 0.9
 _CACHE = re.compile(r"torch_compile_cache/(?P<hash>[0-9a-f]{6,})")
 _TOOK = re.compile(r"took (?P<n>[\d.]+) ?(?P<unit>GiB|GB)")
 _AVAIL = re.compile(r"avail[ _]mem=\s*(?P<n>[\d.]+) ?GB")
@@ -48,7 +55,18 @@ def for_state(state: StartupState) -> StartupProfile | None:
     previous = next((a for a in reversed(state.earlier) if a.outcome in ("ready", "stopped") and a.phases), None)
     if previous is None:
         return build(state)
-    return build(state, dict(previous.phases), cache_key(previous.compile_detail), previous.seconds)
+    profile = build(state, dict(previous.phases), cache_key(previous.compile_detail), previous.seconds)
+    return None if profile is None else dataclasses.replace(profile, previous_attempt=previous.number)
+
+
+def with_load(profile: StartupProfile, load: LoadFacts | None) -> StartupProfile:
+    """The profile with what was watched of the weight load: a download during it, what its
+    processes read (and the previous good attempt's, where it was watched too)."""
+    if load is None:
+        return profile
+    previous = load.earlier.get(profile.previous_attempt) if profile.previous_attempt is not None else None
+    return dataclasses.replace(profile, download=load.download, reads=load.reads, page_cache=page_cache(load.reads),
+                               previous_page_cache=page_cache(previous))
 
 
 def weight_bytes(state: StartupState) -> int | None:
@@ -112,12 +130,31 @@ class StartupProfile:
     graph_sizes: int | None = None  # the sizes graph capture's bar counted
     overlaps: tuple[Overlap, ...] = ()
     download: tuple[int, float] | None = None  # (bytes, seconds) downloaded during the weight load, as watched
+    reads: LoadReads | None = None  # what the weight load's processes read, as watched
+    previous_attempt: int | None = None  # the previous good attempt's number in the log
+    page_cache: str | None = None  # the weight load came from the page cache ("warm") or the storage ("cold")
+    previous_page_cache: str | None = None  # ... the previous good attempt's (None: cannot be told)
 
     @property
     def weight_rate(self) -> float | None:
         if self.weight_bytes and self.weight_seconds:
             return self.weight_bytes / self.weight_seconds
         return None
+
+    def unlike_loads(self) -> str | None:
+        """The weight-load times beside each other are not like for like: this load and the
+        previous good attempt's came one from the page cache, the other from the storage (or
+        this one's is known and that one's cannot be told)."""
+        now, before = self.page_cache, self.previous_page_cache
+        if now is None or not any(p.name == "weight_load" and p.previous is not None for p in self.phases):
+            return None
+        if before == now:
+            return None
+        if before is None:
+            return (f"this weight load was {now}; the previous attempt's page cache cannot be told, so its time "
+                    "beside this one may not be like for like")
+        return (f"this weight load was {now}, the previous attempt's {before}: their times are not like for like "
+                "(a warm load skips the storage)")
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -142,6 +179,12 @@ class StartupProfile:
             "overlaps": [{"seconds": _r(o.seconds), "phases": [o.first, o.second]} for o in self.overlaps],
             "graph_sizes": self.graph_sizes,
             "download": None if self.download is None else {"bytes": self.download[0], "seconds": _r(self.download[1])},
+            "page_cache": None if self.reads is None else {
+                "verdict": self.page_cache, "disk_bytes": self.reads.disk, "read_bytes": self.reads.read,
+                "checkpoint_bytes": self.reads.total, "filesystem": self.reads.filesystem,
+                "device_busy": None if self.reads.busy is None else round(self.reads.busy, 3),
+                "previous_verdict": self.previous_page_cache,
+            },
         }
 
     def lines(self) -> list[str]:
@@ -166,6 +209,10 @@ class StartupProfile:
         for overlap in self.overlaps:
             out.append(f"  {'overlap':<13} {duration(overlap.seconds):>8}  {overlap.first} and {overlap.second} ran at once "
                        "(their shares add up past the whole)")
+        if self.reads is not None:
+            out.append(f"  {'page cache':<13} {'':>8}  {page_cache_words(self.reads)}")
+        if (unlike := self.unlike_loads()) is not None:
+            out.append(f"  {'page cache' if self.reads is None else '':<13} {'':>8}  {unlike}")
         if self.weight_bytes is not None and self.weight_rate is not None:
             out.append(f"  weights: {self.weight_bytes / 1e9:.1f} GB per GPU in {duration(self.weight_seconds)}"
                        f" ({self.weight_rate / 1e9:.2f} GB/s per GPU, as the log says)")
@@ -314,6 +361,7 @@ def evidence(profile: StartupProfile) -> list[Evidence]:
             "size": f"{size / 1e9:.1f} GB", "took": duration(seconds), "rate": f"{size / seconds / 1e9:.2f} GB/s",
             "saving": duration(seconds),
         }))
+    out += _storage_evidence(profile)
     graph = next((p for p in profile.phases if p.name == "cuda_graph"), None)
     sizes = profile.graph_sizes
     if (graph is not None and graph.seconds is not None and graph.share is not None and sizes
@@ -325,6 +373,27 @@ def evidence(profile: StartupProfile) -> list[Evidence]:
             "saving": duration(per_size * (sizes - sizes // 2)),
         }))
     return out
+
+
+def _storage_evidence(profile: StartupProfile) -> list[Evidence]:
+    """A weight load that waited on its storage: cold, long enough, and its block device had I/O
+    in flight nearly the whole time — or one from a network filesystem (how busy it was cannot be
+    read there, so it is said as that, not as storage-bound)."""
+    reads = profile.reads
+    if reads is None or reads.seconds < STORAGE_S:
+        return []
+    took, server = duration(reads.seconds), profile.server or ""
+    if page_cache(reads) == "cold" and reads.busy is not None and reads.busy >= STORAGE_BUSY:
+        return [Evidence("weight_load_storage_bound", {
+            "server": server, "size": f"{gb(reads.disk)} GB", "filesystem": reads.filesystem or "filesystem unknown",
+            "rate": f"{reads.disk / reads.seconds / 1e9:.2f} GB/s", "busy": f"{reads.busy * 100:.0f}%", "took": took,
+        })]
+    if reads.storage == "network" and reads.total and page_cache(reads) != "warm":
+        return [Evidence("weight_load_network_filesystem", {
+            "server": server, "size": f"{gb(reads.total)} GB", "filesystem": reads.filesystem or "",
+            "rate": f"{reads.total / reads.seconds / 1e9:.2f} GB/s", "took": took,
+        })]
+    return []
 
 
 def restart_evidence(state: StartupState) -> list[Evidence]:

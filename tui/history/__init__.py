@@ -78,6 +78,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         CREATE INDEX IF NOT EXISTS log_startups_by_key ON log_startups (key, recorded_at)
         """,
     ),
+    (  # 4: whether the weight load came from the page cache ("warm") or the storage ("cold"), where told
+        "ALTER TABLE attempts ADD COLUMN page_cache TEXT",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -294,8 +297,8 @@ class History:
     def _insert(db: sqlite3.Connection, record: AttemptRecord) -> int | None:
         cur = db.execute(
             "INSERT INTO attempts (name, attempt, host, command, env, env_diff, command_diff, started_at,"
-            " log_path, pid, phases, outcome, first_error, ended_at, ready_seconds, exit_text, applied)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " log_path, pid, phases, outcome, first_error, ended_at, ready_seconds, exit_text, applied, page_cache)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 record.name,
                 record.attempt,
@@ -314,6 +317,7 @@ class History:
                 record.ready_seconds,
                 record.exit_text,
                 record.applied,
+                record.page_cache,
             ),
         )
         return cur.lastrowid
@@ -334,6 +338,7 @@ class History:
         ready_seconds: float | None = None,
         pid: int | None = None,
         exit_text: str | None = None,
+        page_cache: str | None = None,
         masker: Masker | None = None,
     ) -> AttemptRecord:
         """Store progress of an attempt (per-phase seconds; the rest as given, masked)."""
@@ -352,10 +357,12 @@ class History:
             record.pid = pid
         if exit_text is not None:
             record.exit_text = masker.text(exit_text)
+        if page_cache is not None:
+            record.page_cache = page_cache
         with self._connect() as db:
             cur = db.execute(
                 "UPDATE attempts SET phases = ?, outcome = ?, first_error = ?, ended_at = ?, ready_seconds = ?,"
-                " pid = ?, exit_text = ? WHERE name = ? AND attempt = ?",
+                " pid = ?, exit_text = ?, page_cache = ? WHERE name = ? AND attempt = ?",
                 (
                     json.dumps(record.phases),
                     record.outcome,
@@ -364,6 +371,7 @@ class History:
                     record.ready_seconds,
                     record.pid,
                     record.exit_text,
+                    record.page_cache,
                     record.name,
                     record.attempt,
                 ),
@@ -395,6 +403,7 @@ class History:
             pid=row["pid"],
             exit_text=row["exit_text"],
             applied=row["applied"],
+            page_cache=row["page_cache"],
         )
 
     def attempts(self, name: str | None = None) -> list[AttemptRecord]:

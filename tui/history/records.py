@@ -30,6 +30,7 @@ class AttemptRecord:
     pid: int | None = None
     exit_text: str | None = None
     applied: str | None = None  # id of the hint whose fix started this attempt
+    page_cache: str | None = None  # its weight load came from the page cache ("warm") or the storage ("cold")
     id: int | None = None
 
     @property

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 from tui.core.events import PhaseEnded, ProcessExited
 from tui.core.lines import clean
+from tui.core.loading import page_cache
 from tui.core.secrets import Masker, is_secret_name
 from tui.core.state import READY, STOPPED
 from tui.core.verdict import log_error
@@ -187,8 +188,11 @@ class Outcome:
 
     def on_update_events(self, events: tuple[Any, ...]) -> None:
         """The session's tracker events: a phase that ended updates the record's phase times."""
-        if any(isinstance(e, PhaseEnded) for e in events) and self.launch.session is not None:
-            self.store(phases=phase_seconds(self.launch.session.state))
+        session = self.launch.session
+        if any(isinstance(e, PhaseEnded) for e in events) and session is not None:
+            loaded = any(isinstance(e, PhaseEnded) and e.phase == "weight_load" for e in events)
+            warm_or_cold = page_cache(session.load.reading()) if loaded else None
+            self.store(phases=phase_seconds(session.state), **({"page_cache": warm_or_cold} if warm_or_cold else {}))
 
     def on_exit(self, event: ProcessExited, notified: bool) -> None:
         record = self.launch.record

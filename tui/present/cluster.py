@@ -12,6 +12,7 @@ from typing import Any, assert_never
 from tui.core.cluster import BarrierRow
 from tui.core.events import (
     CacheGrowth,
+    DiskBusy,
     CheckpointFound,
     ConnectionState,
     ErrorFound,
@@ -200,7 +201,7 @@ class PlainCluster:
                 self.node_words(node).show(event)
             case (Line() | LogChunk() | LogGap() | LogRestart() | LogTruncated() | LogWaiting() | LogMoved()
                   | ConnectionState() | ReadCounters() | CheckpointFound() | GpuSample() | GpuUnavailable()
-                  | ProcessStarted() | ProcessExited() | ProcessStopping() | HealthStatus() | CacheGrowth() | SlurmTaskEnded()):
+                  | ProcessStarted() | ProcessExited() | ProcessStopping() | HealthStatus() | CacheGrowth() | DiskBusy() | SlurmTaskEnded()):
                 pass  # a node's connection, log and process notices: its row in the barrier view says them
             case _:
                 assert_never(event)

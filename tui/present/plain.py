@@ -16,6 +16,7 @@ from typing import Any, TextIO, assert_never
 
 from tui.core.events import (
     CacheGrowth,
+    DiskBusy,
     CheckpointFound,
     ConnectionState,
     ErrorFound,
@@ -378,7 +379,7 @@ class PlainWatch:
                   | Ready() | Stopped() | NewStartup() | NoteFound()):
                 self.words.show(event)
             case (LogChunk() | GpuSample() | GpuUnavailable() | ReadCounters() | CheckpointFound() | HealthStatus()
-                  | ProcessStarted() | ProcessExited() | ProcessStopping() | SlurmJobState() | SlurmTaskEnded() | CacheGrowth()):
+                  | ProcessStarted() | ProcessExited() | ProcessStopping() | SlurmJobState() | SlurmTaskEnded() | CacheGrowth() | DiskBusy()):
                 pass  # not a line of their own: the verdict, progress and GPU lines say what they change
             case _:
                 assert_never(event)
@@ -469,10 +470,10 @@ class PlainWatch:
         """After READY: the startup profile and its speed advice (one ``profile`` record with --json)."""
         from tui.present.startup import profile_json, profile_lines
 
-        download = self.session.load.downloaded()  # a Hugging Face download watched during the load
-        lines = profile_lines(state, download)
+        load = self.session.load_facts()  # a download, what the load's processes read, as watched
+        lines = profile_lines(state, load)
         if lines:
-            self.emit(Said("profile", "\n".join(lines), indent="  ", fields=profile_json(state, download) or {}))
+            self.emit(Said("profile", "\n".join(lines), indent="  ", fields=profile_json(state, load) or {}))
 
 
 class PlainPrinter:
@@ -573,7 +574,7 @@ class PlainPrinter:
             case (Line() | LogChunk() | LogGap() | LogRestart() | LogTruncated() | LogWaiting() | LogMoved()
                   | ConnectionState() | WritersFound() | WriterGone() | NoWriter() | ReadCounters() | CheckpointFound()
                   | GpuSample() | GpuUnavailable() | ProcessStarted() | ProcessExited() | ProcessStopping()
-                  | SlurmJobState() | SlurmTaskEnded() | HealthStatus() | CacheGrowth()):
+                  | SlurmJobState() | SlurmTaskEnded() | HealthStatus() | CacheGrowth() | DiskBusy()):
                 pass  # no words of their own here: the verdict and progress lines say what they change
             case _:
                 assert_never(event)

@@ -9,7 +9,8 @@ from typing import Any
 
 from tui.core.hints import knowledge
 from tui.core.profiles import ProfileError
-from tui.core.startup_profile import StartupProfile, across_nodes, evidence, for_state, from_seconds
+from tui.core.loading import LoadFacts
+from tui.core.startup_profile import StartupProfile, across_nodes, evidence, for_state, from_seconds, with_load
 from tui.core.state import StartupState
 
 
@@ -22,13 +23,13 @@ def advice(profile: StartupProfile) -> list[tuple[str, str]]:
         return []
 
 
-def profile_json(state: StartupState, download: tuple[int, float] | None = None) -> dict[str, Any] | None:
-    """Where the time went, once ready (and what would make the next start faster); ``download``:
-    (bytes, seconds) of a Hugging Face download watched during the weight load."""
+def profile_json(state: StartupState, load: LoadFacts | None = None) -> dict[str, Any] | None:
+    """Where the time went, once ready (and what would make the next start faster); ``load``:
+    what was watched of the weight load (a Hugging Face download, what its processes read)."""
     profile = for_state(state)
     if profile is None:
         return None
-    return as_json(dataclasses.replace(profile, download=download))
+    return as_json(with_load(profile, load))
 
 
 def as_json(profile: StartupProfile) -> dict[str, Any]:
@@ -45,12 +46,12 @@ def nodes_profile(states: Mapping[str, StartupState], serving: str) -> tuple[lis
     return None if profile is None else (with_advice(profile), {**as_json(profile), "serving": serving})
 
 
-def profile_lines(state: StartupState, download: tuple[int, float] | None = None) -> list[str]:
+def profile_lines(state: StartupState, load: LoadFacts | None = None) -> list[str]:
     """The startup profile and its speed advice as text rows (none before ready)."""
     profile = for_state(state)
     if profile is None:
         return []
-    return with_advice(dataclasses.replace(profile, download=download))
+    return with_advice(with_load(profile, load))
 
 
 def with_advice(profile: StartupProfile) -> list[str]:
@@ -69,6 +70,8 @@ def history_lines(attempts: list[Any]) -> list[str]:
     before = next((a for a in reversed(ready[:-1]) if a.name == latest.name), None)
     profile = from_seconds(latest.phases, latest.duration, before.phases if before else None,
                            before.duration if before else None)
+    profile = dataclasses.replace(profile, page_cache=latest.page_cache,
+                                  previous_page_cache=before.page_cache if before else None)
     which = f"{latest.name} {latest.label}" + (f", beside {before.label}" if before else "")
     rows = with_advice(profile)
     return [f"{rows[0]} of {which}", *rows[1:]]

@@ -28,6 +28,7 @@ from tui.core.events import (
     CacheGrowth,
     CheckpointFound,
     ConnectionState,
+    DiskBusy,
     ErrorFound,
     GpuSample,
     GpuUnavailable,
@@ -62,7 +63,7 @@ from tui.core.events import (
 from tui.core.limits import StallLimits
 from tui.core.lines import Line, LineAssembler, Progress
 from tui.core.counting import CountEstimate, CountEstimator
-from tui.core.loading import Checkpoint, LoadEstimate, LoadEstimator, split_of
+from tui.core.loading import Checkpoint, LoadEstimate, LoadEstimator, LoadFacts, LoadReads, split_of
 from tui.core.state import FAILED, PHASE_TITLES, READY, STARTING, StartupState, origin
 from tui.core.hints import Diagnosis, knowledge
 from tui.core.profiles import Profile, ProfileError
@@ -250,6 +251,9 @@ class WatchSession:
         self._ticker: asyncio.Task[None] | None = None
         self._deadline: asyncio.TimerHandle | None = None  # --timeout's, from start()
         self._download_watched = False  # the model's cache folder is watched (once per session)
+        self._disk_watched = False  # the checkpoint's block device is watched (once per session)
+        #: attempt number in the log -> what its weight load's processes read (the profile sets them beside)
+        self._earlier_reads: dict[int, LoadReads] = {}
         self._quiet_note: tuple[tuple[int, int, str], Diagnosis | None] | None = None  # (state key, note)
         self._new_tracker()
 
@@ -347,6 +351,7 @@ class WatchSession:
         self._new_tracker()
         self.judging.new_attempt()
         self.load = LoadEstimator(self.load.checkpoint)
+        self._earlier_reads.clear()  # a fresh tracker: its attempts are numbered afresh
         self.smoke, self._listening = None, None
         self.scrollback.mark(f"── attempt v{attempt} ──")
         self.scrollback.new_file()
@@ -563,10 +568,17 @@ class WatchSession:
                         self.scrollback.mark(f"✖ smoke test: {event.detail}")
                 self._changed("state")
             case CheckpointFound():
+                before = self.checkpoint
+                if before is not None and before.model == event.model and event.filesystem is None:
+                    event = dataclasses.replace(event, filesystem=before.filesystem, device=before.device)
                 self.checkpoint = event
                 if event.total:
-                    self.load.checkpoint = Checkpoint(event.model, event.total, event.split, event.draft)
+                    self.load.checkpoint = Checkpoint(event.model, event.total, event.split, event.draft, event.filesystem,
+                                                      self._storage_kind(event.filesystem), event.device)
+                self._watch_disk(event.device)
                 self._changed("state")
+            case DiskBusy():  # the checkpoint's block device: how much of the time it had I/O in flight
+                self.load.disk_busy(self.clock(), event.busy_ms)
             case ProcessStarted():
                 self.process = event
                 self._changed("process")
@@ -587,7 +599,7 @@ class WatchSession:
                 assert_never(event)
         for handler in self.handlers.get(type(event), ()):
             handler(event)
-        if self._listeners and not isinstance(event, (LogChunk, GpuSample, GpuUnavailable, ReadCounters)):
+        if self._listeners and not isinstance(event, (LogChunk, GpuSample, GpuUnavailable, ReadCounters, DiskBusy)):
             for queue in self._listeners:
                 queue.put_nowait(event)
 
@@ -717,8 +729,8 @@ class WatchSession:
                     assert_never(event)
             if getattr(event, "phase", None) == "weight_load":
                 self._load_event(event)
-            if isinstance(event, PhaseProgress) and event.total:
-                self.counts.feed(event.phase, self.clock(), event.done or 0, event.total)
+            if isinstance(event, PhaseProgress) and (event.total or event.took is not None):
+                self.counts.feed(event.phase, self.clock(), event.done or 0, event.total, event.took, event.cached)
             for follower in self._followers:
                 follower(event)
             for queue in self._listeners:
@@ -812,6 +824,29 @@ class WatchSession:
         if self.measure_checkpoints:  # the cache folder is here to watch
             self._watch_download(key[0], split)
 
+    @staticmethod
+    def _storage_kind(filesystem: str | None) -> str | None:
+        """"block" or "network": what the hints file says of the checkpoint's filesystem."""
+        try:
+            return knowledge().storage.kind(filesystem)
+        except ProfileError:
+            return None  # a hints file that cannot be read: its errors are said where hints are shown
+
+    def _watch_disk(self, device: str | None) -> None:
+        """The checkpoint's block device: how busy it is while the weights load (once per session,
+        and only here: a remote host's device is not this machine's)."""
+        from tui.sources.diskstats import DiskSource
+
+        if device is None or self._disk_watched or not self.measure_checkpoints:
+            return
+        self._disk_watched = True
+        self.add_source(DiskSource(device))
+
+    def load_facts(self) -> LoadFacts:
+        """What was watched of the weight loads: a download during the current one, what its
+        processes read, and what earlier attempts' loads read (for the startup profile)."""
+        return LoadFacts(self.load.downloaded(), self.load.reading(), dict(self._earlier_reads))
+
     def _watch_download(self, model: str, split: int) -> None:
         """A repo id: watch its Hugging Face cache folder grow while the server downloads it
         (``tui.sources.download``), once per session."""
@@ -863,6 +898,10 @@ class WatchSession:
         self._style_line(event.line, PHASE)
         self.scrollback.mark(f"── new startup at line {event.line} (attempt {event.attempt} in this log) ──")
         self.judging.new_attempt()
+        reads = self.load.reading()
+        if reads is not None:
+            self._earlier_reads[event.previous.number] = reads
+        self.load = LoadEstimator(self.load.checkpoint)
         self.started_at = self.clock()
         self.finished_at = None
         self.silences.clear()

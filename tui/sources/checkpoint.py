@@ -2,7 +2,8 @@
 
 The model folder (or a Hugging Face repo id resolved in the local HF cache, as the
 preflight's agent does) is looked at once: its index file's text and its files' sizes;
-``tui.core.loading.checkpoint_size`` does the arithmetic. Blocking (a directory listing,
+``tui.core.loading.checkpoint_size`` does the arithmetic; the folder's mount says what storage it
+lies on (``tui.sources.diskstats``). Blocking (a directory listing,
 one small file): :func:`measure_async` runs it in a worker thread.
 """
 
@@ -13,6 +14,7 @@ import os
 
 from tui.core.events import CheckpointFound
 from tui.core.loading import INDEX_FILES, checkpoint_size
+from tui.sources.diskstats import mount_of
 from tui.sources.probe_agent import resolve_model
 
 #: An index file larger than this is not one (its text is read whole).
@@ -72,7 +74,9 @@ def measure(model: str, split: int = 1, draft: str | None = None) -> CheckpointF
         draft_bytes = (folder_bytes(draft_dir) or 0) if draft_dir else 0
     if total is None:
         return CheckpointFound(model, None, split, draft_bytes, detail=f"{directory}: no weight files")
-    return CheckpointFound(model, total, split, draft_bytes)
+    mount = mount_of(directory)
+    return CheckpointFound(model, total, split, draft_bytes, filesystem=mount[0] if mount else None,
+                           device=mount[1] if mount else None)
 
 
 async def measure_async(model: str, split: int = 1, draft: str | None = None) -> CheckpointFound:
