@@ -44,6 +44,7 @@ from tui.core.verdict import Verdict
 from tui.core.wording import plural
 from tui.present.report import build_report
 from tui.session import ERROR, LogEntry, Update, WatchSession
+from tui.session.models import Topic
 from tui.session.judging import Judging, VerdictChanged
 
 if TYPE_CHECKING:
@@ -315,7 +316,7 @@ class WatchtowerApp(App[int]):
         self._follow_nodes(nodes)
         self.refresh_all()
 
-    def _draw(self, topics: set[str] | frozenset[str]) -> None:
+    def _draw(self, topics: set[Topic] | frozenset[Topic]) -> None:
         if "log" in topics:
             self.log_view.sync()
         if "process" in topics:

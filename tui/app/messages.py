@@ -9,17 +9,19 @@ from __future__ import annotations
 
 from textual.message import Message
 
+from tui.session.models import Topic
+
 
 class Changes:
     """What changed since the app last looked: the topics of each node (None: the Slurm job's)."""
 
     def __init__(self) -> None:
-        self._topics: dict[str | None, set[str]] = {}
+        self._topics: dict[str | None, set[Topic]] = {}
 
-    def add(self, node: str | None, topics: frozenset[str]) -> None:
+    def add(self, node: str | None, topics: frozenset[Topic]) -> None:
         self._topics.setdefault(node, set()).update(topics)
 
-    def take(self) -> dict[str | None, set[str]]:
+    def take(self) -> dict[str | None, set[Topic]]:
         taken, self._topics = self._topics, {}
         return taken
 

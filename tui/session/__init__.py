@@ -88,6 +88,7 @@ from tui.session.models import (
     Scrollback,
     SessionInfo,
     Silence,
+    Topic,
     Update,
 )
 from tui.sources.base import EventSource, StartupFollower
@@ -236,7 +237,7 @@ class WatchSession:
         self._subscribers: list[Subscriber] = []
         self._listeners: list[asyncio.Queue[SessionEvent]] = []
         self._line_listeners: list[asyncio.Queue[SessionEvent]] = []
-        self._topics: set[str] = set()
+        self._topics: set[Topic] = set()
         self._events: list[Any] = []
         self._flush_handle: asyncio.TimerHandle | None = None
         self._quiet_handle: asyncio.TimerHandle | None = None
@@ -1027,7 +1028,7 @@ class WatchSession:
 
     # ---------------------------------------------------------------- notifying
 
-    def _changed(self, *topics: str) -> None:
+    def _changed(self, *topics: Topic) -> None:
         self._topics.update(topics)
         if self._flush_handle is not None or not self._subscribers:
             return

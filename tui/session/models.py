@@ -5,7 +5,7 @@ from __future__ import annotations
 import bisect
 from collections import deque
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from tui.core.events import GpuSample
 
@@ -196,11 +196,16 @@ class GpuBoard:
         self.unavailable = reason
 
 
+#: What an update can be about (the views redraw what shows it): typed, so that a misspelt topic
+#: is a type error, not a panel that never redraws.
+Topic = Literal["log", "state", "gpu", "connection", "process", "job"]
+
+
 @dataclass(frozen=True, slots=True)
 class Update:
     """What changed since the last notification: a set of topics and the tracker events."""
 
-    topics: frozenset[str]  # of "log", "state", "gpu", "connection", "process"
+    topics: frozenset[Topic]
     events: tuple[Any, ...] = ()
 
 
