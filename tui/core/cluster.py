@@ -27,9 +27,9 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from tui.core.state import FAILED, PHASES, READY, STOPPED, Phase, StartupState
+from tui.core.state import FAILED, PHASES, QUEUED, READY, STOPPED, Phase, StartupState
 from tui.core.verdict import DEAD, STALLED, STOPPING, Verdict, VerdictKind
-from tui.core.wording import clock
+from tui.core.wording import clock, phase_words
 
 #: (milestone, words): a milestone is reached by a rank that ended the phase of that name,
 #: or began any later phase (a log that prints no distributed init: the rank began loading
@@ -287,6 +287,10 @@ def verdict(nodes: Mapping[str, NodeStatus] | list[NodeStatus]) -> Verdict:
         setting_up = [n.name for n in statuses if role[n.name] == WORKER and worker_done(n, serving[0].state) is None]
         return Verdict(VerdictKind.STARTING, f"{', '.join(n.name for n in serving)} ready; "
                        f"{', '.join(setting_up)} still setting up")
+    for node in statuses:  # waiting for resources (vLLM's Ray placement group): phase zero, as a queued job's
+        phase = node.state.current_phase
+        if phase is not None and phase.name == QUEUED:
+            return Verdict(VerdictKind.STARTING, phase_words(phase), node=node.name)
     behind = laggard(statuses)
     if behind is None:
         return Verdict(VerdictKind.STARTING, "starting")

@@ -73,8 +73,7 @@ class PhaseBook:
 
     def markers(self, number: int, msg: str, rank: str, ts: float | None, events: list[TrackerEvent]) -> None:
         state, profile = self.state, self._profile
-        if profile.identity and len(state.identity) < len(profile.identity) and len(state.phases) <= 1:
-            self._identify(msg)  # the argument lines, before the first real phase
+        self.identify(msg)
         if state.ready_line is None:
             if any(p.search(msg) for p in profile.ready):
                 self._ready_parts.add("ready")
@@ -125,10 +124,17 @@ class PhaseBook:
             return False  # listening, but the model is not in yet (llama.cpp answers 503 meanwhile)
         return not profile.ready_after or any(state.phase(name) is not None for name in profile.ready_after)
 
-    def _identify(self, msg: str) -> None:
-        identity = self.state.identity
+    def identify(self, msg: str) -> None:
+        """What the run is, from its argument lines (before the first real phase): the first value
+        of a key stays, but one read before the server's first phase may be replaced by a later one
+        (a job script's ``ray status`` before and after the other nodes joined: the last is what the
+        server met)."""
+        state, identity = self.state, self.state.identity
+        if not self._profile.identity or len(identity) >= len(self._profile.identity) or len(state.phases) > 1:
+            return
+        early = not state.phases
         for key, patterns in self._profile.identity:
-            if key in identity:
+            if key in identity and not early:
                 continue
             for pattern in patterns:
                 match = pattern.search(msg)

@@ -396,7 +396,8 @@ def _parse(data: dict[str, Any], source: str, common: dict[str, Any] | None) -> 
 
 
 def _identity(where: str, value: Any) -> tuple[tuple[str, tuple[Pattern, ...]], ...]:
-    table = _table(f"{where}: identity", value, {"model", "tp_size", "mem_fraction", "node_rank", "headless", "pp_size", "port", "draft_model"})
+    table = _table(f"{where}: identity", value, {"model", "tp_size", "mem_fraction", "node_rank", "headless", "pp_size", "port", "draft_model",
+                                                      "ray_gpus", "dist_init_addr"})
     out = []
     for key, patterns in table.items():
         compiled = _patterns(f"{where}: identity.{key}", patterns)
