@@ -131,3 +131,13 @@ def test_a_ray_start_that_placed_at_once_has_no_queued_phase():
     phase, and nothing is said to be queued."""
     state, _ = scan_with_hints(str(FIXTURES / "vllm_v1_ready.log"))
     assert state.phase("queued") is None
+
+
+def test_only_what_ray_has_is_read_from_the_job_scripts_lines(tmp_path):
+    """Before the server's first line only the job script's ``ray status`` counts: a ``--port=6379``
+    it echoed is Ray's, not the port the server will answer on."""
+    log = tmp_path / "job.out"
+    log.write_text("+ ray start --head --port=6379 --num-gpus=8\n" + WAIT.read_text())
+    state, _ = scan_with_hints(str(log))
+    assert state.identity.get("ray_gpus") == "8.0"
+    assert "port" not in state.identity

@@ -395,6 +395,12 @@ def _parse(data: dict[str, Any], source: str, common: dict[str, Any] | None) -> 
     )
 
 
+#: Identity keys a job script's own lines give, before the server's first line and on lines no
+#: phase claims (``ray status``): read from any line, the last one before the server counting. The
+#: others come from the server's argument lines only, the first one counting.
+SCRIPT_IDENTITY = frozenset({"ray_gpus"})
+
+
 def _identity(where: str, value: Any) -> tuple[tuple[str, tuple[Pattern, ...]], ...]:
     table = _table(f"{where}: identity", value, {"model", "tp_size", "mem_fraction", "node_rank", "headless", "pp_size", "port", "draft_model",
                                                       "ray_gpus", "dist_init_addr"})

@@ -36,7 +36,7 @@ from tui.core.events import (
 from tui.core.lines import Line, Progress
 from tui.core.linear import recompile
 from tui.core.phases import PhaseBook
-from tui.core.profiles import Profile, QuickTest, any_of, builtin_profiles, generic_profile
+from tui.core.profiles import SCRIPT_IDENTITY, Profile, QuickTest, any_of, builtin_profiles, generic_profile
 from tui.core.ranks import MAIN, Ranks
 from tui.core.state import (
     FAILED,
@@ -113,9 +113,9 @@ def _header(profile: Profile, text: str) -> tuple[str, dict[str, str | None] | N
 
 
 def _identity_patterns(profile: Profile) -> list[re.Pattern[str]]:
-    """What the run is may be said on a line no phase claims (a job script's ``ray status`` before
-    the server starts): those lines are markers too."""
-    return [pattern for _key, patterns in profile.identity for pattern in patterns]
+    """What a job script says of the run, on lines no phase claims (its ``ray status`` before the
+    server starts): those lines are markers too."""
+    return [pattern for key, patterns in profile.identity if key in SCRIPT_IDENTITY for pattern in patterns]
 
 
 def _is_bar(text: str) -> bool:
@@ -454,7 +454,7 @@ class StartupTracker:
             return
         for line, _at in self._detection.kept():
             for text in self._texts(line.segments):
-                self._phases.identify(_header(profile, text)[0])
+                self._phases.identify(_header(profile, text)[0], SCRIPT_IDENTITY)
 
     def _new_startup(self, number: int, events: list[TrackerEvent]) -> None:
         """Line ``number`` begins a new startup: the earlier one is summarised, all else restarts
