@@ -26,6 +26,8 @@ EXPECTED = {
     "case_vllm_ray_gpus_short.log": (FAILED, (4, "ray_gpus_short", "main"), 9, "ray-gpus-short"),
     "case_vllm_ray_placement_wait.log": (STARTING, None, None, "ray-placement"),
     "case_vllm_ray_placement_wait_node_joined.log": (STARTING, None, None, "ray-placement"),
+    "case_vllm_ray_placement_group_small.log": (FAILED, (3, "ValueError", None), None, "ray-placement-group-small"),
+    "case_vllm_ray_gpus_short_raised.log": (FAILED, (3, "ValueError", None), None, "ray-gpus-short"),
     "case_vllm_ray_placement_timeout.log": (FAILED, (24, "ray_gpus_short", "EngineCore_DP0"), 32, "ray-gpus-short"),
     "case_sglang_deepep_ibgda.log": (FAILED, (19, "nvshmem", None), 20, "nvshmem-ibgda"),
     "case_vllm_peer_gpu_not_accessible.log": (FAILED, (5, "p2p", None), 7, "nvshmem-peer-gpu"),
