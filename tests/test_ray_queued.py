@@ -141,3 +141,12 @@ def test_only_what_ray_has_is_read_from_the_job_scripts_lines(tmp_path):
     state, _ = scan_with_hints(str(log))
     assert state.identity.get("ray_gpus") == "8.0"
     assert "port" not in state.identity
+
+
+def test_a_launch_gives_no_eta_for_the_wait():
+    """History's usual phase times make no estimate of a queue: the verdict keeps saying what it
+    waits for, not "queued 0:30 of ~2:00"."""
+    from tui.history.records import Expectations
+
+    assert Expectations(None, {}).eta("queued", 30.0, 40.0) is None
+    assert Expectations(None, {}).eta("weight_load", 30.0, 40.0) == "weight load 0:30"
