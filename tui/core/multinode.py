@@ -4,7 +4,9 @@
 ``{nnodes}`` and ``{master}`` substituted (or, for SGLang and vLLM, ``--nnodes`` and
 ``--node-rank`` added when the command has neither). Before launching, :func:`agreement`
 checks what multi-node startups most often die of in silence: a node given another
-dist-init address, another model, another node count, or a node rank twice.
+dist-init address (or an IPv6 one without brackets), another model, another node count, a node
+rank twice, or another network interface variable. Once a node never joins the others,
+:func:`never_joined_causes` says what else is likely and how to check it.
 """
 
 from __future__ import annotations
@@ -143,9 +145,11 @@ def never_joined_causes(commands: Mapping[str, Sequence[str]], env: Mapping[str,
     address ("each node" when none did), each with its check, beyond what its own ✗ says
     (:func:`suspects`, :func:`logged_suspects`): an IPv6 address without brackets, the network
     interface variables where the launch's environment is known, and last the port closed between
-    the nodes, which no log can show. ``commands``: the nodes' command lines as launched or as their writers run them (``env``:
-    the launch's environment, None where it is not known); ``logged``: the dist-init address each
-    node's log printed; ``said``: what the waiting node's own ✗ says already."""
+    the nodes, which no log can show (the check is said, never run from here).
+
+    ``commands``: the nodes' command lines as launched or as their writers run them; ``env``: the
+    launch's environment (None where it is not known: servers started by hand); ``logged``: the
+    dist-init address each node's log printed; ``said``: what the waiting node's own ✗ says already."""
     causes = []
     parsed = [cmdline.parse(list(argv), env) for argv in commands.values()]
     given = [p.dist_init_addr for p in parsed if p.server == cmdline.SGLANG and p.dist_init_addr] or list(logged.values())
