@@ -211,6 +211,8 @@ class ClusterSession:
         #: set up when it is, whatever its own lines show (``core.cluster.worker_done``).
         self.workers_join_serving = False
         self.suspects: dict[str, str] = {}  # node -> why its command is suspect (tui.core.multinode)
+        self.commands: dict[str, list[str]] = {}  # node -> its command as launched (a launch sets it)
+        self.launch_env: dict[str, str] | None = None  # the environment the launch gave the nodes
         self._suspects_of: tuple[tuple[Any, ...], dict[str, str]] = ((), {})  # writers' commands -> suspects
         self.gpu_samples: dict[str, deque[GpuSample]] = {}  # recent samples per node (loading vs stalled?)
         self.launched = False  # its processes are ours (a launch): alive until their runner says not
@@ -393,6 +395,7 @@ class ClusterSession:
 
     def _log_statuses(self) -> list[core.NodeStatus]:
         out = []
+        writers = self._writer_commands()
         for name, session in self.nodes.items():
             state = session.state
             quiet = None
@@ -403,14 +406,24 @@ class ClusterSession:
             conn = session.connection
             if conn is not None and conn.state != "connected":
                 waiting = session.blind() or connection_words(conn)  # "never connected to …" says more
-            suspect = self.suspects.get(name) or self._writer_suspects().get(name)
+            suspect = self.suspects.get(name) or self._writer_suspects(writers).get(name)
+            launched = name in self.commands
+            command = self.commands[name] if launched else writers.get(name, [])
             out.append(core.NodeStatus(name, state, quiet_for=quiet, waiting=waiting, suspect=suspect,
-                                       role=self.specs[name].role, joins_serving=self.workers_join_serving))
+                                       role=self.specs[name].role, joins_serving=self.workers_join_serving,
+                                       command=tuple(command), env=self.launch_env if launched else None))
         return out
 
-    def _writer_suspects(self) -> dict[str, str]:
+    def _writer_suspects(self, commands: dict[str, list[str]]) -> dict[str, str]:
         """For servers started by hand: each node's command line as its writer discovery shows it,
         checked for what the nodes must agree on (the dist-init address, model, node count, ranks)."""
+        key = tuple(sorted((name, tuple(argv)) for name, argv in commands.items()))
+        if key != self._suspects_of[0]:
+            self._suspects_of = (key, suspects(commands) if len(commands) > 1 else {})
+        return self._suspects_of[1]
+
+    def _writer_commands(self) -> dict[str, list[str]]:
+        """Each node's server command line as its writer discovery shows it (servers started by hand)."""
         commands: dict[str, list[str]] = {}
         for name, session in self.nodes.items():
             writers = session.writers
@@ -420,10 +433,7 @@ class ClusterSession:
                     commands[name] = shlex.split(main.command)
                 except ValueError:  # (a masked or cut command line)
                     continue
-        key = tuple(sorted((name, tuple(argv)) for name, argv in commands.items()))
-        if key != self._suspects_of[0]:
-            self._suspects_of = (key, suspects(commands) if len(commands) > 1 else {})
-        return self._suspects_of[1]
+        return commands
 
     def node_verdict(self, name: str) -> Verdict:
         """One node's own verdict: starting, loading (log quiet, GPU memory moving), stalled?, ready,

@@ -27,9 +27,10 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from tui.core.state import FAILED, PHASES, READY, STOPPED, Phase, StartupState
+from tui.core.multinode import logged_suspects, never_joined_causes
+from tui.core.state import FAILED, PHASES, QUEUED, READY, STOPPED, Phase, StartupState
 from tui.core.verdict import DEAD, STALLED, STOPPING, Verdict, VerdictKind
-from tui.core.wording import clock
+from tui.core.wording import clock, phase_words
 
 #: (milestone, words): a milestone is reached by a rank that ended the phase of that name,
 #: or began any later phase (a log that prints no distributed init: the rank began loading
@@ -67,6 +68,11 @@ class NodeStatus:
     #: A worker the serving node cannot be ready without (vLLM's engine over Ray waits for every
     #: actor before it serves): set up once the serving node is ready, whatever its own lines show.
     joins_serving: bool = False
+    #: Its server command line, as launched or as its writer runs it (empty: not known), and the
+    #: environment the launch gave it (None: not known, a server started by hand): what the causes
+    #: of a node that never joined are read from (``tui.core.multinode.never_joined_causes``).
+    command: tuple[str, ...] = ()
+    env: Mapping[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,6 +208,7 @@ def barrier(nodes: Mapping[str, NodeStatus] | list[NodeStatus]) -> list[BarrierR
     statuses = list(nodes.values()) if isinstance(nodes, Mapping) else list(nodes)
     role = roles(statuses)
     serving = next((n.state for n in statuses if role[n.name] == SERVING), None)
+    logged = logged_suspects(_logged_addresses(statuses))  # (a node whose command is known says it there)
     pairs: list[Laggard] = []
     for node in statuses:
         # a worker never prints ready: it is there when the serving node is and its set-up is done
@@ -215,7 +222,7 @@ def barrier(nodes: Mapping[str, NodeStatus] | list[NodeStatus]) -> list[BarrierR
                 text = f"(no log yet: {node.waiting})"
             pairs.append(
                 Laggard(node.name, rank, len(MILESTONES) if arrived else milestones_reached(node.state, rank), last_line,
-                        text, node.quiet_for, node.suspect)
+                        text, node.quiet_for, node.suspect or logged.get(node.name))
             )
     # a node that failed or whose process is gone first (it is what holds the others up), then the
     # furthest behind; among equals a node whose command disagrees, then the quietest
@@ -281,12 +288,16 @@ def verdict(nodes: Mapping[str, NodeStatus] | list[NodeStatus]) -> Verdict:
             behind = laggard(statuses)
             if behind is not None and behind[0].milestone == "dist_init":  # the classic hang: say it as such
                 row, who = behind
-                return Verdict(STALLED, _not_joined(row, who), node=who.node)
+                return Verdict(STALLED, _not_joined(row, who, statuses), node=who.node)
             return dataclasses.replace(node.verdict, node=node.name)
     if serving and len(ready) == len(serving):
         setting_up = [n.name for n in statuses if role[n.name] == WORKER and worker_done(n, serving[0].state) is None]
         return Verdict(VerdictKind.STARTING, f"{', '.join(n.name for n in serving)} ready; "
                        f"{', '.join(setting_up)} still setting up")
+    for node in statuses:  # waiting for resources (vLLM's Ray placement group): phase zero, as a queued job's
+        phase = node.state.current_phase
+        if phase is not None and phase.name == QUEUED:
+            return Verdict(VerdictKind.STARTING, phase_words(phase), node=node.name)
     behind = laggard(statuses)
     if behind is None:
         return Verdict(VerdictKind.STARTING, "starting")
@@ -297,19 +308,22 @@ def verdict(nodes: Mapping[str, NodeStatus] | list[NodeStatus]) -> Verdict:
     return Verdict(VerdictKind.STARTING, f"{row.words}: {row.reached}/{row.total} ranks · waiting for {who.label}{why}")
 
 
-def _not_joined(row: BarrierRow, who: Laggard) -> str:
+def _not_joined(row: BarrierRow, who: Laggard, statuses: list[NodeStatus]) -> str:
     """The classic multi-node hang, in words: ranks waiting in the distributed init for a node that
-    never joins (another dist-init address, a firewall, the wrong network interface)."""
+    never joins, and its likely causes with their checks (the node's odd command first; then the
+    logs' addresses, the network interface variables, a firewall on the port)."""
     nodes = list(dict.fromkeys(lag.node for lag in row.missing))
     quiet = clock(who.quiet_for, unknown="—")
     if row.reached:
         words = f"{who.node} never joined: {row.reached}/{row.total} ranks past dist-init, {who.node} quiet {quiet}"
     else:
         words = f"no rank past dist-init, quiet {quiet}, on {', '.join(nodes)}: the nodes never met at the dist-init address"
+    env = next((n.env for n in statuses if n.env is not None), None)
+    causes = never_joined_causes({n.name: n.command for n in statuses if n.command}, env, _logged_addresses(statuses),
+                                 who.node if row.reached else "each node", said=who.suspect or "")
     if who.suspect:
-        return f"{words} · {who.suspect}"
-    return (f"{words} · check each node's --dist-init-addr (the same host:port, IPv6 in brackets), that the port "
-            "is open between the nodes, and GLOO_SOCKET_IFNAME / NCCL_SOCKET_IFNAME")
+        return f"{words} · {who.suspect} · other causes: {'; '.join(causes)}"
+    return f"{words} · likely causes: {'; '.join(causes)}"
 
 
 #: Ray's prefix on a line an actor on another node printed, as the driver streams it: "(RayWorkerWrapper
@@ -323,6 +337,11 @@ def ray_node(line: bytes) -> str | None:
     """The node (its ip) a line of a Ray driver's log came from; None: the head's own line."""
     match = _RAY_IP.match(line)
     return match["ip"].decode() if match is not None else None
+
+
+def _logged_addresses(statuses: list[NodeStatus]) -> dict[str, str]:
+    """The dist-init address each node's log printed in its server arguments, where it did."""
+    return {n.name: addr for n in statuses if (addr := n.state.identity.get("dist_init_addr"))}
 
 
 def _running(phase: Phase) -> bool:

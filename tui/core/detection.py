@@ -64,13 +64,13 @@ class Detection:
             self.settled = True
         best = self._evidence.best
         switch = best if best is not None and best is not current else None
-        if self.settled and (switch is None or current is None):
-            self._kept = None  # nothing to read again: the kept lines were read under no other server
+        if self.settled and switch is None:
+            self._kept = None  # nothing to read again: the kept lines were read under this server
         return switch
 
     def kept(self) -> list[tuple[Line, float | None]]:
-        """The lines read so far while guessing, to read again under another server (once the
-        server is settled, for the last time)."""
+        """The lines read so far while guessing, to read again under another server, or under the
+        first one named for what they say of the run (once the server is settled, for the last time)."""
         kept = self._kept or []
         if self.settled:
             self._kept = None

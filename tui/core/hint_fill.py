@@ -33,6 +33,11 @@ _KV = re.compile(r"(?P<needed>[\d.]+) GiB KV cache is needed, which is larger th
 # vLLM: "Free memory on device (60.12/79.19 GiB) on startup is less than desired GPU memory
 # utilization (0.9, 71.27 GiB)"
 _FREE = re.compile(r"Free memory on device \((?P<free>[\d.]+)/(?P<total>[\d.]+) GiB\)")
+# vLLM over Ray: the placement group it asks for, one bundle a worker ("specs=[{'GPU': 1.0,
+# 'node:10.0.0.1': 0.001}, {'GPU': 1.0}, …]", "placement_group_specs=[…]"), or newer its sum
+# ("a placement group requiring 16.0 GPUs"); a list cut off by the line's end counts nothing.
+_SPECS = re.compile(r"specs=\[(?P<body>[^\]]*)\]")
+_REQUIRING = re.compile(r"placement group requiring (?P<gpus>\d+)(?:\.0)? GPUs")
 _FIELD = re.compile(r"^(?P<name>\w+)(?:(?P<op>\*|//)(?P<n>\d+))?$")
 
 
@@ -85,6 +90,33 @@ class Context:
 
     def _tp(self) -> int | None:
         return self.command.tp if self.command is not None else None
+
+    def _world_size(self) -> int | None:
+        """The GPUs the run asks Ray for: its placement group as the message lists it, else tensor ×
+        pipeline parallel size from the command or the log's argument line."""
+        specs = _SPECS.search(self.message)
+        if specs is not None and "GPU" in specs["body"]:
+            return specs["body"].count("'GPU'")
+        requiring = _REQUIRING.search(self.message)
+        if requiring is not None:
+            return int(requiring["gpus"])
+        if self.command is not None:
+            return self.command.tp * self.command.pp
+        tp, pp = self.identity.get("tp_size"), self.identity.get("pp_size", "1")
+        return int(tp) * int(pp) if tp is not None and tp.isdigit() and pp.isdigit() else None
+
+    def _ray_gpus(self) -> int | None:
+        """The GPUs Ray has, as the log's ``ray status`` said them before the server started."""
+        said = self.identity.get("ray_gpus")
+        try:
+            return None if said is None else int(float(said))
+        except ValueError:
+            return None
+
+    def _ray_short_by(self) -> int | None:
+        """How many GPUs Ray lacks for the run; None unless both are known and it lacks some."""
+        asked, seen = self._world_size(), self._ray_gpus()
+        return asked - seen if asked is not None and seen is not None and asked > seen else None
 
     def _avail_before(self) -> float | None:
         """GB free when the weights began to load (SGLang's "Load weight begin. avail mem=")."""

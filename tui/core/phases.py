@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Collection
 from typing import TypeGuard
 
 from tui.core.events import PhaseEnded, PhaseProgress, PhaseStarted, Ready, Stopped, TrackerEvent
-from tui.core.profiles import PhaseSpec, Profile, any_of
+from tui.core.profiles import SCRIPT_IDENTITY, PhaseSpec, Profile, any_of
 from tui.core.ranks import MAIN, Ranks
 from tui.core.state import FAILED, READY, STOPPED, Phase, RankPhase, StartupState
 
@@ -81,8 +82,7 @@ class PhaseBook:
 
     def markers(self, number: int, msg: str, rank: str, ts: float | None, events: list[TrackerEvent]) -> None:
         state, profile = self.state, self._profile
-        if profile.identity and len(state.identity) < len(profile.identity) and len(state.phases) <= 1:
-            self._identify(msg)  # the argument lines, before the first real phase
+        self.identify(msg)
         if state.ready_line is None:
             if any(p.search(msg) for p in profile.ready):
                 self._ready_parts.add("ready")
@@ -133,10 +133,17 @@ class PhaseBook:
             return False  # listening, but the model is not in yet (llama.cpp answers 503 meanwhile)
         return not profile.ready_after or any(state.phase(name) is not None for name in profile.ready_after)
 
-    def _identify(self, msg: str) -> None:
-        identity = self.state.identity
+    def identify(self, msg: str, keys: Collection[str] | None = None) -> None:
+        """What the run is, from its argument lines (before the first real phase; ``keys``: only
+        these): the first value of a key stays, but a job script's (``SCRIPT_IDENTITY``: its ``ray
+        status`` before and after the other nodes joined) is the last one before the server's first
+        phase, what the server met."""
+        state, identity = self.state, self.state.identity
+        if not self._profile.identity or len(identity) >= len(self._profile.identity) or len(state.phases) > 1:
+            return
+        early = not state.phases
         for key, patterns in self._profile.identity:
-            if key in identity:
+            if (keys is not None and key not in keys) or (key in identity and not (early and key in SCRIPT_IDENTITY)):
                 continue
             for pattern in patterns:
                 match = pattern.search(msg)

@@ -404,7 +404,11 @@ def _parse(data: dict[str, Any], source: str, common: dict[str, Any] | None) -> 
 
 #: What ``[identity]`` may name (``compile_items``: the torch.compile ranges and sizes to compile).
 IDENTITY_KEYS = frozenset({"model", "tp_size", "mem_fraction", "node_rank", "headless", "pp_size", "port",
-                           "draft_model", "compile_items"})
+                           "draft_model", "compile_items", "ray_gpus", "dist_init_addr"})
+#: Identity keys a job script's own lines give, before the server's first line and on lines no
+#: phase claims (``ray status``): read from any line, the last one before the server counting. The
+#: others come from the server's argument lines only, the first one counting.
+SCRIPT_IDENTITY = frozenset({"ray_gpus"})
 
 
 def _identity_key(where: str, value: Any) -> str | None:

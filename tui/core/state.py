@@ -19,8 +19,12 @@ from enum import StrEnum
 #: ``dist_init`` is each rank joining the distributed group (SGLang's "Init torch distributed",
 #: vLLM's ``world_size=… rank=…`` / "rank N in world size M is assigned as …"): where a
 #: multi-node start waits for its last node; shown only when the log printed it.
+#: ``queued`` is a wait for resources the server asked a scheduler for, before any worker starts
+#: (vLLM over Ray waiting for its placement group): the log's own phase zero, as a pending Slurm
+#: job is the session's. Silence there is the wait, not work: never "loading" or "stalled?".
 PHASES: tuple[str, ...] = (
     "server_args",
+    "queued",
     "dist_init",
     "weight_load",
     "compile",
@@ -30,8 +34,12 @@ PHASES: tuple[str, ...] = (
     "ready",
 )
 
+#: The phase that is a wait for resources (see PHASES).
+QUEUED = "queued"
+
 PHASE_TITLES: dict[str, str] = {
     "server_args": "server args",
+    "queued": "queued",
     "dist_init": "dist init",
     "weight_load": "weight load",
     "compile": "compile",
@@ -300,9 +308,9 @@ def origin(state: StartupState) -> float | None:
     return state.first_ts
 
 
-#: Phases shown only when the log had them (many starts compile nothing, many logs print no
-#: distributed init; a row of "skipped" for them would be noise).
-OPTIONAL_PHASES = frozenset({"dist_init", "compile"})
+#: Phases shown only when the log had them (many starts compile nothing or wait for nothing, many
+#: logs print no distributed init; a row of "skipped" for them would be noise).
+OPTIONAL_PHASES = frozenset({"queued", "dist_init", "compile"})
 
 
 def shown(state: StartupState, names: Iterable[str]) -> list[str]:

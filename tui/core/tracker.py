@@ -36,7 +36,7 @@ from tui.core.events import (
 from tui.core.lines import Line, Progress
 from tui.core.linear import recompile
 from tui.core.phases import PhaseBook
-from tui.core.profiles import Profile, QuickTest, any_of, builtin_profiles, generic_profile
+from tui.core.profiles import SCRIPT_IDENTITY, Profile, QuickTest, any_of, builtin_profiles, generic_profile
 from tui.core.ranks import MAIN, Ranks
 from tui.core.state import (
     FAILED,
@@ -96,10 +96,26 @@ MAX_CAUSES = 16
 def _quick_test(profile: Profile) -> QuickTest | None:
     """One first test for a whole line: could any signature, warning or marker match it?"""
     patterns = [s.regex for s in profile.signatures] + list(profile.warnings)
-    patterns += [*profile.ready, *profile.close, *profile.stop, *profile.startup]
+    patterns += [*profile.ready, *profile.close, *profile.stop, *profile.startup, *_identity_patterns(profile)]
     for spec in profile.phases:
         patterns += [*spec.begin, *spec.end, *spec.step, *spec.implicit_begin, *spec.progress]
     return any_of(patterns)
+
+
+def _header(profile: Profile, text: str) -> tuple[str, dict[str, str | None] | None]:
+    """A line's message and its prefix's groups (None: no header of the profile's matched)."""
+    for header in profile.headers:
+        match = header.match(text)
+        if match is not None:
+            groups = match.groupdict()
+            return groups["msg"] or "", groups
+    return text, None
+
+
+def _identity_patterns(profile: Profile) -> list[re.Pattern[str]]:
+    """What a job script says of the run, on lines no phase claims (its ``ray status`` before the
+    server starts): those lines are markers too."""
+    return [pattern for key, patterns in profile.identity if key in SCRIPT_IDENTITY for pattern in patterns]
 
 
 def _is_bar(text: str) -> bool:
@@ -162,7 +178,7 @@ class StartupTracker:
         self._ranks = Ranks(profile)
         self._phases = PhaseBook(profile, self.state, self._ranks)
         self._attempts = Attempts(profile)
-        everything = [*profile.ready, *profile.close, *profile.stop, *profile.startup]
+        everything = [*profile.ready, *profile.close, *profile.stop, *profile.startup, *_identity_patterns(profile)]
         for spec in profile.phases:
             everything += [*spec.begin, *spec.end, *spec.step, *spec.implicit_begin, *spec.progress]
         self._any_marker = any_of(everything)
@@ -358,16 +374,10 @@ class StartupTracker:
                 for i, line in enumerate(lines):
                     self._message(number, line, fields, i == 0, fields["lvl"] if i == 0 else None, None, at, events)
                 return
-        msg, groups, record, level, ts_text = text, None, False, None, None
-        for header in profile.headers:
-            match = header.match(text)
-            if match is not None:
-                groups = match.groupdict()
-                msg = groups["msg"] or ""
-                ts_text = groups.get("ts")
-                level = groups.get("lvl")
-                record = ts_text is not None or level is not None
-                break
+        msg, groups = _header(profile, text)
+        ts_text = groups.get("ts") if groups is not None else None
+        level = groups.get("lvl") if groups is not None else None
+        record = ts_text is not None or level is not None
         self._message(number, msg, groups, record, level, ts_text, at, events)
 
     def _message(
@@ -423,6 +433,7 @@ class StartupTracker:
             self._use(profile)
             self._announced = True
             events.append(ServerDetected(profile.name, number))
+            self._identify_kept(profile)
             return
         kept = self._detection.kept()
         self._fresh()
@@ -435,6 +446,15 @@ class StartupTracker:
                 self._line(line, at, events)
         finally:
             self._detection.replaying = False
+
+    def _identify_kept(self, profile: Profile) -> None:
+        """The lines read before the server was named, read again for what they say of the run
+        only (a job script's ``ray status`` before the server's first line)."""
+        if self._phases is None:
+            return
+        for line, _at in self._detection.kept():
+            for text in self._texts(line.segments):
+                self._phases.identify(_header(profile, text)[0], SCRIPT_IDENTITY)
 
     def _new_startup(self, number: int, events: list[TrackerEvent]) -> None:
         """Line ``number`` begins a new startup: the earlier one is summarised, all else restarts

@@ -38,8 +38,8 @@ from enum import StrEnum
 
 from tui.core.events import GpuSample, HealthStatus, SmokeAnswered
 from tui.core.limits import NO_LIMITS, StallLimits
-from tui.core.state import PHASE_TITLES, ErrorReport, Outcome, StartupState, earliest, origin
-from tui.core.wording import clock
+from tui.core.state import PHASE_TITLES, QUEUED, ErrorReport, Outcome, StartupState, earliest, origin
+from tui.core.wording import clock, phase_words
 
 
 class VerdictKind(StrEnum):
@@ -399,7 +399,7 @@ def judge(
         if loading is not None:
             log = Verdict(STARTING, loading, silence=silence)
         phase = state.current_phase
-        where = loading or (PHASE_TITLES.get(phase.name, phase.name) if phase else "starting")
+        where = loading or (phase_words(phase) if phase else "starting")
         return _quiet_verdict(state, silence, None, gpus, expected_phase, limits, where, loading=loading) or log
     said = f"log said last: {last_line!r}" if last_line else "the log is empty"
     error = log_error(state)
@@ -454,7 +454,7 @@ def judge(
                        pending, (), silence)
 
     phase = state.current_phase
-    where = loading or eta or (PHASE_TITLES.get(phase.name, phase.name) if phase else "starting")
+    where = loading or eta or (phase_words(phase) if phase else "starting")
     if health is not None and not health.ok:
         where += f" · health: {health.detail}{_pending(pending)}"
     quiet = _quiet_verdict(state, silence, process, gpus, expected_phase, limits, where, pending, loading=loading)
@@ -478,8 +478,13 @@ def _quiet_verdict(
     loading: str | None = None,
 ) -> Verdict | None:
     """A quiet log: still loading (the GPUs work) or stalled? (past the phase's limit, GPUs idle,
-    the process alive); None while neither can be said."""
+    the process alive); None while neither can be said. A wait for resources (queued) is neither:
+    its silence is the wait, and busy GPUs are another job's (it holds none yet); only a limit the
+    user set for it (``--stall-limit queued=…``) makes it stalled?."""
     phase = state.current_phase
+    queued = phase is not None and phase.name == QUEUED
+    if queued and QUEUED not in (limits or NO_LIMITS).phases:
+        return None
     threshold, why = (limits or NO_LIMITS).threshold(
         phase.name if phase else None, expected=expected_phase, profile=state.stall_after
     )
@@ -488,7 +493,7 @@ def _quiet_verdict(
     if loading is not None:  # the checkpoint's bytes still move: where says how far
         busy = f"{gpus.text} · " if gpus is not None and gpus.active else ""
         return Verdict(LOADING, f"log quiet {clock(silence)} · {busy}{where}", pending, (), silence)
-    if gpus is not None and gpus.active:
+    if gpus is not None and gpus.active and not queued:
         return Verdict(LOADING, f"log quiet {clock(silence)} · {gpus.text} · {where}", pending, (), silence)
     if silence <= threshold or (process is not None and not process.alive):
         return None
@@ -543,10 +548,10 @@ def _starting_words(state: StartupState, silence: float | None, waiting: str | N
         return f"waiting for the log ({waiting or 'no log output yet'})"
     parts = []
     if phase is not None:
-        parts.append(PHASE_TITLES.get(phase.name, phase.name))
+        parts.append(phase_words(phase))
         if phase.progress is not None:
             parts.append(f"{phase.progress:.0%}")
-        if phase.detail:
+        if phase.detail and phase.name != QUEUED:  # (a wait's detail is in its words)
             parts.append(phase.detail)
     if silence is not None and silence >= QUIET_NOTE:
         parts.append(f"log quiet for {clock(silence, unknown='—')}")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import assert_never
 
 from tui.core.events import LogGap, LogMoved, LogRestart, LogTruncated
+from tui.core.state import PHASE_TITLES, QUEUED, Phase
 
 
 def clock(seconds: float | None, unknown: str = "?") -> str:
@@ -23,6 +24,14 @@ def duration(seconds: float | None, unknown: str = "?") -> str:
     if seconds is not None and seconds < 60:
         return f"{max(0.0, seconds):.1f} s"
     return clock(seconds, unknown)
+
+
+def phase_words(phase: Phase) -> str:
+    """A running phase in words: its title, or what a wait for resources waits for (``queued:
+    waiting for resources (placement group)``), so that no front end reads it as work."""
+    if phase.name == QUEUED:
+        return "queued: waiting for resources" + (f" ({phase.detail})" if phase.detail else "")
+    return PHASE_TITLES.get(phase.name, phase.name)
 
 
 def plural(count: int, word: str, many: str | None = None) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from tui.core.state import PHASE_TITLES, StartupState
+from tui.core.state import PHASE_TITLES, QUEUED, StartupState
 from tui.core.wording import clock
 
 
@@ -133,8 +133,9 @@ class Expectations:
         return self.last_success.phases.get(phase)
 
     def eta(self, phase: str | None, phase_elapsed: float | None, attempt_elapsed: float) -> str | None:
-        """``weight load 4:51 of ~10:28 · ready in ~6:40`` for the running phase, or None."""
-        if phase is None:
+        """``weight load 4:51 of ~10:28 · ready in ~6:40`` for the running phase, or None (a wait for
+        resources has no usual length: the verdict says what it waits for)."""
+        if phase is None or phase == QUEUED:
             return None
         text = PHASE_TITLES.get(phase, phase)
         if phase_elapsed is not None:

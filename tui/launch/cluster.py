@@ -25,7 +25,7 @@ from typing import Any
 from tui.cluster import ClusterSession
 from tui.core.errors import UsageError
 from tui.core.events import GpuSample, ProcessExited
-from tui.core.multinode import master_host, node_commands, suspects
+from tui.core.multinode import SOCKET_IFNAMES, master_host, node_commands, suspects
 from tui.core.options import NodeSpec
 from tui.core.slurm import ENDED, GONE
 from tui.core.secrets import Masker
@@ -305,7 +305,9 @@ class NodesLaunch(ClusterLaunch):
         specs = [NodeSpec(node, str(attempt_paths(self.log_dir, f"{self.name}-{node}", attempt)[0]), host, self.gpus)
                  for host, node in zip(self.hosts, self.names)]
         session = ClusterSession(specs, make_session=self.make_session)
-        session.suspects = suspects(commands)
+        session.suspects = suspects(commands, self.env)
+        session.commands = {node: list(argv) for node, argv in commands.items()}
+        session.launch_env = {k: v for k, v in self.env.items() if k in SOCKET_IFNAMES}  # (what is read of it)
         session.launched = True
         self.session = session  # (its node events arrive from now on)
         return session

@@ -71,12 +71,14 @@ def barrier_lines(rows: list[BarrierRow], limit: int = 4) -> list[str]:
             out.append(f"{row.words}: {row.reached}/{row.total} ranks; not yet: the same {len(labels)}")
             continue
         said = labels
-        who = []
+        who, suspected = [], set()
         for lag in row.missing[:limit]:
             quiet = f", quiet {clock(lag.quiet_for)}" if lag.quiet_for is not None else ""
             line = f" line {lag.last_line}" if lag.last_line else ""
             text = f": {lag.last_text[:80]}" if lag.last_text else ""
-            why = f" [suspect: {lag.suspect}]" if lag.suspect else ""
+            why = f" [suspect: {lag.suspect}]" if lag.suspect and lag.node not in suspected else ""  # once a node
+            if lag.suspect:
+                suspected.add(lag.node)
             who.append(f"{lag.label} ({line.strip() or 'no line'}{quiet}{text}){why}")
         more = f", +{len(row.missing) - limit} more" if len(row.missing) > limit else ""
         out.append(f"{row.words}: {row.reached}/{row.total} ranks; not yet: {'; '.join(who)}{more}")

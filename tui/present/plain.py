@@ -51,7 +51,7 @@ from tui.core.events import (
 from tui.core.hints import hint_lines
 from tui.core.lines import Line, clean
 from tui.core.options import WatchOptions
-from tui.core.state import FAILED, READY, STOPPED
+from tui.core.state import FAILED, QUEUED, READY, STOPPED
 from tui.core.verdict import (
     DEAD,
     EXIT_FAILED,
@@ -62,7 +62,7 @@ from tui.core.verdict import (
     STARTING,
     judge,
 )
-from tui.core.wording import duration, log_notice
+from tui.core.wording import duration, log_notice, phase_words
 from tui.present.event_words import EventWords, error_fields, hint_said, title
 from tui.launch.events import AttemptFinished, AttemptStarted, LaunchEvent, Note
 from tui.present.records import JsonLines, Said
@@ -454,7 +454,8 @@ class PlainWatch:
         where = ""
         if current is not None:
             pct = "" if current.progress is None else f" {current.progress * 100:.0f}%"
-            where = f"; in {title(current.name)}{pct} since line {current.start_line}"
+            doing = phase_words(current) if current.name == QUEUED else f"in {title(current.name)}"  # (a wait is no work)
+            where = f"; {doing}{pct} since line {current.start_line}"
         last = f"; last line {state.last_line}" if state.last_line else "; the log is empty"
         fields = {"final": True, "phase": current.name if current else None,
                   "progress": current.progress if current else None, "last_line": state.last_line or None}
@@ -463,6 +464,9 @@ class PlainWatch:
                            fields={"verdict": "timeout", **fields}))
         else:
             self.emit(Said("verdict", f"the log ended: still starting{where}{last}", fields={"verdict": "starting", **fields}))
+        note = self.session.judging.evaluate().note  # what it is doing meanwhile (waiting for Ray's GPUs, …)
+        if note is not None:
+            self.emit(hint_said(note))
         return status
 
 

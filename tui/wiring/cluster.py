@@ -251,7 +251,7 @@ def nodes_run(spec: Any, nodes: list[Any], options: LaunchOptions, *, plain: boo
     launch = nodes_launch(spec, [n.host for n in nodes], options, names=[n.name for n in nodes],
                           extra={i: n.args for i, n in enumerate(nodes) if n.args})
     out = sys.stdout if plain and not json else sys.stderr  # --json: stdout holds JSON objects alone
-    checks = agreement(launch.commands())
+    checks = agreement(launch.commands(), launch.env)
     for check in checks:
         print(f"check: {check.line}", file=out, flush=True)
     failed = [c for c in checks if c.status == FAIL]
