@@ -181,14 +181,15 @@ async def test_dashboard_shows_the_tree_and_stalled_then_dead(tmp_path, servers)
         await until(lambda: len(session.writers.processes) == 3, timeout=WAIT)
         await until(lambda: session.verdict().kind == STALLED, timeout=WAIT)
         app.query_one(VerdictHeader).refresh()  # (it redraws every second on its own)
-        await pilot.pause()
+        await until(lambda: "STALLED?" in screen_text(app) and "sglang::scheduler_TP0" in screen_text(app), timeout=WAIT,
+                    pilot=pilot, what="the header and the process tree drawn")
         text = screen_text(app)
         assert "STALLED?" in text and "weight load (0:02, --stall-limit)" in text
         assert "Server processes" in text and str(server.pid) in text
         assert str(server.ranks[0]) in text and "sglang::scheduler_TP0" in text
         os.kill(server.pid, signal.SIGKILL)
         await until(lambda: session.verdict().kind == "dead", timeout=WAIT)
-        await pilot.pause()  # the process update redraws the header
+        await until(lambda: "DEAD" in screen_text(app), timeout=WAIT, pilot=pilot, what="the header redrawn")
         text = screen_text(app)
         assert "DEAD" in text and f"main process pid {server.pid}" in text
         assert app.exit_code_for_state() == 1

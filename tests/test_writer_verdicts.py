@@ -6,7 +6,7 @@ from __future__ import annotations
 import signal
 
 from tests.app_support import CLOCK, feed, fixed_session, make_app
-from tests.support import screen_text
+from tests.support import screen_text, until
 from tui.core.events import GpuInfo, GpuProcess, GpuSample, NoWriter, NoWriterReason, ServerProcess, WriterGone, WritersFound
 from tui.core.verdict import DEAD, FAILED, LOADING, STALLED, STARTING
 from tui.core.writers import WriterState
@@ -109,13 +109,13 @@ async def test_dashboard_shows_the_process_tree_and_says_no_writer_once():
         assert text.count("no writer found") == 1 and "tee from a pipe" in text
         session.handle(TREE)
         session.flush()
-        await pilot.pause()
+        await until(lambda: "sglang::scheduler_TP1" in screen_text(app), pilot=pilot, what="the process tree drawn")
         text = screen_text(app)
         assert "no writer found" not in text
         assert "Server processes" in text and "4242" in text and "TP1" in text and "sglang::scheduler_TP1" in text
         session.handle(gone(MAIN, main=True))
         feed(session, b"")
-        await pilot.pause()
+        await until(lambda: "DEAD" in screen_text(app), pilot=pilot, what="the header redrawn")
         text = screen_text(app)
         assert "DEAD" in text and "gone, exit status unknown" in text
 

@@ -31,7 +31,8 @@ class ProcessTree(OccasionalPanel):
     def compact(self) -> bool:
         """Under 34 rows (80×24), or beside several nodes' panels, the tree takes one line, so that
         the log keeps its lines."""
-        return self.app.size.height < TALL or getattr(self.app, "nodes", None) is not None
+        nodes = getattr(self.app, "nodes", None)
+        return self.app.size.height < TALL or (nodes is not None and not nodes.single)
 
     def on_mount(self) -> None:
         super().on_mount()

@@ -284,7 +284,6 @@ def _run_cluster_launch(launch: Any, options: LaunchOptions, *, plain: bool, tit
             async with serving_metrics(options.metrics, launch_metrics(launch), {"launch": launch.name}):
                 await app.run_async()
         finally:
-            assert app.nodes is not None
             launch.finish(app.nodes)
             try:
                 left = await launch.alive()
