@@ -20,7 +20,8 @@ async def test_the_dashboard_times_out_and_q_exits_3(tmp_path):
     log = tmp_path / "server.log"
     log.write_text(HALF)
     session = WatchSession(log=LocalTailer(log))
-    app = build_app(session, timeout=0.5, output_dir=tmp_path)
+    session.timeout = 0.5
+    app = build_app(session, output_dir=tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
         await until(lambda: session.timed_out)
         await pilot.pause()
@@ -38,7 +39,8 @@ async def test_the_dashboard_times_out_and_q_exits_3(tmp_path):
 
 async def test_no_timeout_once_ready(tmp_path):
     session = fixed_session((HALF + "[2026-03-14 21:05:13] The server is fired up and ready to roll!\n").encode())
-    app = build_app(session, timeout=0.2, output_dir=tmp_path)  # (started: its deadline runs)
+    session.timeout = 0.2
+    app = build_app(session, output_dir=tmp_path)  # (started: its deadline runs)
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause(0.4)  # past the deadline (time passing is what is tested)
         assert not session.timed_out and session.verdict().word == "READY"
@@ -64,7 +66,8 @@ async def test_the_dashboard_of_several_nodes_times_out_too(tmp_path):
         (tmp_path / f"{name}.log").write_text(HALF)
         specs.append(NodeSpec(name, str(tmp_path / f"{name}.log"), None, "none"))
     nodes = ClusterSession(specs, make_session=partial(default_session, gpu_interval=0.1))
-    app = build_app(None, timeout=0.5, output_dir=tmp_path, nodes=nodes)
+    nodes.timeout = 0.5
+    app = build_app(None, output_dir=tmp_path, nodes=nodes)
     async with app.run_test(size=(120, 35)) as pilot:
         await until(lambda: nodes.timed_out)
         await pilot.pause()

@@ -17,7 +17,6 @@ def build_app(
     panels: Iterable[Any] = (),
     output_dir: str | os.PathLike[str] = ".",
     autostart: bool = True,
-    timeout: float | None = None,
     nodes: Any = None,
 ):
     """The app for ``session`` with the chosen theme (UsageError for an unknown one); with
@@ -27,10 +26,6 @@ def build_app(
 
     palettes = themes.discover()
     palette = themes.resolve(theme, palettes)
-    if nodes is not None:  # --timeout: the session keeps its own deadline
-        nodes.timeout = timeout
-    elif session is not None:
-        session.timeout = timeout
     if session is None:  # several nodes: the first one's panels, or (a job still queued) none yet
         session = next(iter(nodes.nodes.values()), None) if nodes is not None else None
         session = session or WatchSession(info=SessionInfo(title="waiting for the job's nodes"))

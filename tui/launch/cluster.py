@@ -69,6 +69,7 @@ class ClusterLaunch:
         self.notes: list[Notify] = []
         self.writes = HistoryWrites(self._note)
         self._announced: int | None = None  # the attempt whose final verdict was announced
+        self.timeout: float | None = None  # --timeout: each attempt's session keeps its own deadline
 
     # ------------------------------------------------------------ what each kind says
 
@@ -113,6 +114,7 @@ class ClusterLaunch:
     def _follow(self, attempt: int, session: ClusterSession, record: Any) -> ClusterSession:
         """Attempt ``attempt`` is ``session``'s, written to ``record`` as it goes."""
         self.attempt, self.session, self.record = attempt, session, record
+        session.timeout = self.timeout
         session.subscribe(lambda _node, _update: self.finish(session))
         return session
 

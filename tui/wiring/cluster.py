@@ -84,7 +84,8 @@ def watch_cluster(options: ClusterOptions, *, plain: bool, json: bool = False) -
             return 130
     from tui.app.dashboard import build_app
 
-    app = build_app(None, theme=options.theme, timeout=options.timeout, nodes=session)
+    session.timeout = options.timeout  # --timeout: the session keeps its own deadline
+    app = build_app(None, theme=options.theme, nodes=session)
     if not options.metrics:
         app.run()
         return session.verdict().exit_status
@@ -275,11 +276,12 @@ def _run_cluster_launch(launch: Any, options: LaunchOptions, *, plain: bool, tit
     with it and the dashboard never drew)."""
 
     begin = begin or launch.start
+    launch.timeout = options.timeout
     if plain or json:
         return asyncio.run(_cluster_plain(launch, options, begin, json))
 
     async def dashboard() -> int:
-        app = cluster_launch_app(launch, await begin(), theme=options.theme, timeout=options.timeout)
+        app = cluster_launch_app(launch, await begin(), theme=options.theme)
         try:
             async with serving_metrics(options.metrics, launch_metrics(launch), {"launch": launch.name}):
                 await app.run_async()
@@ -308,12 +310,12 @@ def launch_metrics(launch: Any) -> Any:
     return node_set(lambda: launch.session, lambda: launch.attempt or None)
 
 
-def cluster_launch_app(launch: Any, session: Any, *, theme: str | None = None, timeout: float | None = None) -> Any:
+def cluster_launch_app(launch: Any, session: Any, *, theme: str | None = None) -> Any:
     """The dashboard of an attempt across nodes (a ClusterLaunch's session): the one dashboard,
     with the launch's keys — x stops it on every node (or cancels the job), r relaunches as vN+1."""
     from tui.app.dashboard import build_app
 
-    app = build_app(None, theme=theme, timeout=timeout, nodes=session)
+    app = build_app(None, theme=theme, nodes=session)
 
     async def relaunch() -> None:
         try:

@@ -59,7 +59,8 @@ def watch_dashboard(options: WatchOptions) -> int:
     memory = WatchedStartups()  # phase times of this server, model and TP size: the stall limits
     session.expected = memory.longest
     session.subscribe(lambda update: memory.update(session.state) if "state" in update.topics else None)
-    app = build_app(session, theme=options.theme, gpus_enabled=gpus is not None, timeout=options.timeout)
+    session.timeout = options.timeout  # --timeout: the session keeps its own deadline
+    app = build_app(session, theme=options.theme, gpus_enabled=gpus is not None)
     if not options.metrics:
         return int(app.run() or 0)
 
