@@ -15,7 +15,7 @@ import pytest
 
 from tests.test_cluster_core import wait_outcome
 from tests.test_metrics import samples, value
-from tests.support import run_cli, until
+from tests.support import run_cli, screen_text, until
 from tui.cluster import default_session
 from tui.core.slurm import SlurmRequest
 from tui.history import History
@@ -114,6 +114,7 @@ async def test_the_dashboards_r_resubmits_and_x_cancels(slurm_env, tmp_path):
         await until(lambda: app.nodes is not session, timeout=90, pilot=pilot)
         assert launch.job_id != first
         await until(lambda: app.verdict().text == ready, timeout=90, pilot=pilot)
+        await until(lambda: "attempt v2" in screen_text(app), pilot=pilot)  # the header says which attempt
         await pilot.press("x")
         await until(lambda: "CANCELLED by Watchtower" in app.verdict().text, timeout=90, pilot=pilot)
         assert not await launch.runner.alive(launch.run)

@@ -201,6 +201,7 @@ class ClusterSession:
         self.nodes: dict[str, WatchSession] = {}
         #: A single log, a cluster of one (``of_one``): its verdict, log and deadline are its node's own.
         self.single = False
+        self.attempt = 1  # which attempt of a launch it follows (each node's header says it)
         self.merged = MergedScrollback(self.nodes)  # the log across the nodes, by timestamp
         self.job: SlurmJobState | None = None
         self.job_connection: ConnectionState | None = None
@@ -271,6 +272,8 @@ class ClusterSession:
 
     def add_node(self, spec: NodeSpec) -> WatchSession:
         session = self.make_session(spec)
+        if not self.single:
+            session.info.attempt = self.attempt
         self.specs[spec.name] = spec
         self.nodes[spec.name] = session
         if self._listening:

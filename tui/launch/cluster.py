@@ -115,6 +115,9 @@ class ClusterLaunch:
         """Attempt ``attempt`` is ``session``'s, written to ``record`` as it goes."""
         self.attempt, self.session, self.record = attempt, session, record
         session.timeout = self.timeout
+        session.attempt = attempt
+        for node in session.nodes.values():  # (a Slurm job's nodes are told as they come)
+            node.info.attempt = attempt
         session.subscribe(lambda _node, _update: self.finish(session))
         return session
 
