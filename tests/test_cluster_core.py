@@ -9,7 +9,7 @@ from tui.core.cluster import NodeStatus, barrier, laggard, roles, verdict
 from tui.core.lines import LineAssembler
 from tui.core.profiles import load_profile
 from tui.core.tracker import StartupTracker
-from tui.core.verdict import DEAD, Verdict
+from tui.core.verdict import DEAD, READY, STARTING, Verdict
 
 SGLANG = load_profile("sglang")
 
@@ -98,6 +98,18 @@ def test_a_healthy_two_node_sglang_startup_is_ready_though_the_worker_never_prin
     v = verdict(nodes)
     assert (v.kind, v.text) == ("ready", "READY: n1 serving, n2 worker past CUDA graphs")
     assert v.exit_status == 0
+
+
+def test_ready_waits_for_the_serving_nodes_health_answer_as_one_log_does():
+    """Its ready line is half of READY with --health: the serving node's own verdict (waiting for the
+    URL to answer) is the attempt's until it answers."""
+    nodes = [status(f"n{i + 1}", node_log([f"TP{2 * i}", f"TP{2 * i + 1}"], until="ready", node_rank=i)) for i in (0, 1)]
+    waiting = Verdict(STARTING, "ready marker seen; waiting for http://n1:30000/health to answer", ("health check",))
+    nodes[0] = dataclasses.replace(nodes[0], verdict=waiting)
+    v = verdict(nodes)
+    assert (v.kind, v.node) == ("starting", "n1") and "waiting for http://n1:30000/health" in v.text
+    nodes[0] = dataclasses.replace(nodes[0], verdict=Verdict(READY, "ready"))
+    assert verdict(nodes).text == "READY: n1 serving, n2 worker past CUDA graphs"
 
 
 def test_ready_waits_for_a_worker_still_capturing_graphs():

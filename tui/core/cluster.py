@@ -273,6 +273,10 @@ def verdict(nodes: Mapping[str, NodeStatus] | list[NodeStatus]) -> Verdict:
         node = gone[0]
         assert node.verdict is not None
         return dataclasses.replace(node.verdict, node=node.name)
+    answering = next((n for n in serving if n.state.outcome == READY and n.verdict is not None
+                      and n.verdict.kind == VerdictKind.STARTING), None)
+    if answering is not None and answering.verdict is not None and len(ready) == len(serving):
+        return dataclasses.replace(answering.verdict, node=answering.name)  # its ready line, not yet its --health
     if serving and len(ready) == len(serving):
         workers = [n for n in statuses if role[n.name] == WORKER]
         passed = {n.name: worker_done(n, serving[0].state) for n in workers}
