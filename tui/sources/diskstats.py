@@ -37,15 +37,20 @@ def _unescape(field: str) -> str:
     return "".join(out)
 
 
+def _proc_text(name: str, limit: int) -> str | None:
+    """The start of ``/proc/NAME`` (``limit`` bytes at most); None when it cannot be read."""
+    try:
+        with open(f"{PROC}/{name}", encoding="utf-8", errors="replace") as f:
+            return f.read(limit)
+    except OSError:
+        return None
+
+
 def mount_of(path: str, mountinfo: str | None = None) -> tuple[str, str | None] | None:
     """(filesystem type, ``major:minor`` of its block device or None) of the mount ``path`` lies
     on; None when it cannot be told. ``mountinfo``: the table's text (read from /proc when None)."""
-    if mountinfo is None:
-        try:
-            with open(f"{PROC}/self/mountinfo", encoding="utf-8", errors="replace") as f:
-                mountinfo = f.read(4 << 20)
-        except OSError:
-            return None
+    if mountinfo is None and (mountinfo := _proc_text("self/mountinfo", 4 << 20)) is None:
+        return None
     target = os.path.realpath(path)
     best: tuple[int, str, str] | None = None
     for line in mountinfo.splitlines():
@@ -66,12 +71,8 @@ def mount_of(path: str, mountinfo: str | None = None) -> tuple[str, str | None] 
 def busy_ms(device: str, diskstats: str | None = None) -> int | None:
     """Milliseconds the block device ``major:minor`` has had I/O in flight since boot (io_ticks);
     None when it has no line. ``diskstats``: the table's text (read from /proc when None)."""
-    if diskstats is None:
-        try:
-            with open(f"{PROC}/diskstats", encoding="ascii", errors="replace") as f:
-                diskstats = f.read(1 << 20)
-        except OSError:
-            return None
+    if diskstats is None and (diskstats := _proc_text("diskstats", 1 << 20)) is None:
+        return None
     major, _, minor = device.partition(":")
     for line in diskstats.splitlines():
         fields = line.split()
