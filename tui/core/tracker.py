@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from tui.core.attempts import Attempts
 from tui.core.classifier import Classifier
 from tui.core.detection import Detection
-from tui.core.events import (
+from tui.core.tracker_events import (
     ErrorFound,
     LineUnparsed,
     NewStartup,
