@@ -57,6 +57,47 @@ def test_a_crash_after_serving_noise_and_at_the_split(tmp_path, tail):
     assert [e["kind"] for e in two["errors"]] == ["KeyError"]
 
 
+class WaitingForTheHelper(Scanner):
+    """A scanner that, handed its first block, waits until the helper has searched the whole log
+    back to its start and exited (the helper holds a pipe's write end until then); it counts
+    the bytes the parent reads."""
+
+    def __init__(self, tracker, words) -> None:
+        super().__init__(tracker, words)
+        self.helper_gone, self.held_by_helper = os.pipe()
+        self.read = 0
+
+    def feed(self, block, at=None):
+        if self.held_by_helper is not None:  # the first block: the helper is forked by now
+            os.close(self.held_by_helper)
+            self.held_by_helper = None
+            assert os.read(self.helper_gone, 1) == b""  # end of file: the helper has exited
+            os.close(self.helper_gone)
+        self.read += len(block)
+        super().feed(block, at)
+
+
+@pytest.mark.parametrize("tail", [b"", b"no newline at the end"])
+def test_a_helper_ahead_of_the_parent_does_most_of_the_search(tmp_path, tail):
+    """The parent, held up at its first block, takes the helper's windows from there on: it reads
+    only the windows it must (a word, a traceback's lines, a line longer than a window), and
+    ends where it would alone."""
+    ready = (Path(__file__).parent / "fixtures" / "sglang_eagle3_tp8_ready.log").read_bytes()
+    crash = b"Traceback (most recent call last):\n  File \"/sgl/scheduler.py\", line 10, in run\nKeyError: 'layers.61.mlp'\n"
+    data = ready + NOISE * 3000 + b"x" * 20000 + b"\n" + NOISE * 3000 + crash + NOISE * 100 + tail
+    log = tmp_path / "serving.log"
+    log.write_bytes(data)
+    tracker, words = make_tracker(None)
+    scanner = WaitingForTheHelper(tracker, words)
+    with open(log, "rb") as f:
+        read_into(scanner, f, prefilter(tuple(words)), split_min=0, window=8192)
+    scanner.finish()
+    two = to_json(tracker.state)
+    assert two == state_of(log, split_min=1 << 62)
+    assert [e["kind"] for e in two["errors"]] == ["KeyError"]
+    assert scanner.read < len(data) // 4
+
+
 class FailingInTheChild(Prefilter):
     """A prefilter that breaks in the helper only: the parent must then read everything itself."""
 
