@@ -14,12 +14,12 @@ The per-line first test over many patterns is ``tui.core.quicktest``.
 from __future__ import annotations
 
 import contextvars
+import pkgutil
 import re
 import tomllib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any, cast
 
@@ -485,7 +485,12 @@ def _read_toml(text: str, source: str) -> dict[str, Any]:
 
 
 def _builtin_text(name: str) -> str:
-    return resources.files("tui.profiles").joinpath(f"{name}.toml").read_text(encoding="utf-8")
+    """The built-in file ``name``.toml of tui/profiles, read by the package's loader (with
+    ``pkgutil``: importlib.resources' readers import zipfile, 3 ms of every `scan`)."""
+    data = pkgutil.get_data("tui.profiles", f"{name}.toml")
+    if data is None:  # a loader that cannot read its package's files
+        raise ProfileError(f"{name}.toml: the built-in file cannot be read")
+    return data.decode("utf-8")
 
 
 _common_cache: dict[str, Any] | None = None
