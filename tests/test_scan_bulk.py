@@ -11,12 +11,24 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.test_scan_fastpath import WORDS, RecordingTracker, _rows, expected
+from tui.commands import bulk
 from tui.commands.scan import make_tracker, to_json
 from tui.core.scan import Prefilter, Scanner, prefilter
 from tui.commands.bulk import read_into
 
 FIXTURES = sorted(Path(__file__).parent.joinpath("fixtures").glob("*.log"))
 NOISE = b"[2026-02-22 23:50:01 TP0] Decode batch, #running-req: 3, #token: 4000, cuda graph: True, #queue-req: 0\n"
+
+
+@pytest.fixture(autouse=True, scope="module")
+def helper_forks():
+    """Every read here forks its helper, whatever threads earlier tests left in this process (with
+    any, ``_can_fork`` says no, and a read in one process would pass every test here unseen). It
+    guards the app, whose threads may hold a lock; the helper's reads, searches and writes to its
+    pipe take none that an idle thread left behind by a test can hold."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(bulk, "_can_fork", lambda: True)
+        yield
 
 
 def state_of(path: Path, split_min: int, window: int = 4096) -> dict:
