@@ -110,6 +110,27 @@ def test_a_helper_ahead_of_the_parent_does_most_of_the_search(tmp_path, tail):
     assert scanner.read < len(data) // 4
 
 
+def test_a_rank_seen_only_in_the_helpers_windows_still_counts_before_ready(tmp_path):
+    """Until ready every line's rank tag counts: TP3, which says nothing but word-free lines in
+    the middle of the log, holds the weight load open (every tagged rank prints its end) whether
+    the parent or the helper came across its lines first."""
+    idle = b"[2026-02-22 23:40:01 TP%d] Scheduler is idle, polling the queue\n"
+    data = b"[2026-02-22 23:40:00] server_args=ServerArgs(model_path='/m', tp_size=4)\n"
+    data += b"".join(b"[2026-02-22 23:40:00 TP%d] Load weight begin. avail mem=78.00 GB\n" % r for r in (0, 1, 2))
+    data += idle % 0 * 3000 + idle % 3 * 1000 + idle % 0 * 3000
+    data += b"".join(b"[2026-02-22 23:40:09 TP%d] Load weight end. type=X, dtype=torch.bfloat16, avail mem=60.00 GB, mem usage=18.00 GB.\n" % r for r in (0, 1, 2))
+    log = tmp_path / "serving.log"
+    log.write_bytes(data)
+    tracker, words = make_tracker(None)
+    scanner = WaitingForTheHelper(tracker, words)
+    with open(log, "rb") as f:
+        read_into(scanner, f, prefilter(tuple(words)), split_min=0, window=8192)
+    scanner.finish()
+    two = to_json(tracker.state)
+    assert two == state_of(log, split_min=1 << 62)
+    assert [(p["name"], p["end_line"]) for p in two["phases"]] == [("server_args", 1), ("weight_load", None)]
+
+
 class FailingInTheChild(Prefilter):
     """A prefilter that breaks in the helper only: the parent must then read everything itself."""
 

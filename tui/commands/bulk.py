@@ -6,8 +6,8 @@ the log from its start, a child process walks it from its last whole line backwa
 of whole lines, and tells the parent, per window, how many lines it holds and whether any holds
 a word. Where the two meet the parent stops, and steps over the child's word-free windows
 without reading them; it feeds the rest (a window with a word, one inside a line longer than
-a window, one where the tracker needs every line or a line is still open) exactly as a
-one-process read would. Meeting wherever they
+a window, one where the tracker needs every line or, until ready, every rank tag, or where a
+line is still open) exactly as a one-process read would. Meeting wherever they
 meet shares the work whatever each gets of the machine: a helper kept off a busy core leaves
 the parent reading on, instead of waiting for a fixed half. The child is only an optimisation:
 if it dies or the file changes under it, the parent reads on by itself, so the result is always
@@ -51,7 +51,8 @@ def read_into(scanner: Scanner, log: BinaryIO, words: Prefilter, split_min: int 
         finally:
             helper.close()
         for start, end, lines, read in helper.windows(pos):
-            if read or scanner.pending or scanner.tracker.needs_every_line:
+            tracker = scanner.tracker
+            if read or scanner.pending or tracker.needs_every_line or tracker.needs_rank_tags:
                 got = _feed(scanner, fd, start, end)
                 pos = got
                 if got != end:
