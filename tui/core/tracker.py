@@ -57,7 +57,7 @@ SRUN_LABEL = re.compile(r" {0,4}\d{1,5}: ")
 SRUN_LABEL_STARTS = frozenset(" 0123456789")
 # JSON log lines (vLLM's --logging-config with a JSON formatter, SGLang's SGLANG_LOGGING_CONFIG_PATH):
 # the fields that hold the message, its traceback, the level, the process and the time (logging's
-# asctime, read in the profile's own timestamp format as a header's is; one it does not fit is no time).
+# asctime, read as a header's time is; one in neither that format nor the profile's is no time).
 _JSON_MESSAGE = ("message", "msg")
 _JSON_EXTRA = ("exc_info", "exc_text", "exception", "stack_info")
 _JSON_LEVEL = ("levelname", "level", "severity")
