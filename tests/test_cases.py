@@ -51,6 +51,7 @@ EXPECTED = {
     "case_llamacpp_listen_first_ready.log": (READY, None, None, None),
     "case_llamacpp_load_oom.log": (FAILED, (7, "cuda_oom", "main"), None, "llamacpp-offload-oom"),
     "case_vllm_json_logs.log": (FAILED, (6, "ValueError", "EngineCore_DP0"), None, "kv-too-small"),
+    "case_sglang_json_logs.log": (READY, None, None, None),
     "case_sglang_tp8_body_in_one_piece.log": (FAILED, (3, "RuntimeError", "TP2"), None, None),
     "case_vllm_dist_init_every_worker.log": (READY, None, None, None),
     "case_vllm_dist_init_rank0_alone.log": (FAILED, (34, "OutOfMemoryError", "Worker_TP2"), None, "graph-capture-oom-vllm"),
@@ -84,6 +85,11 @@ PHASES = {
     ],
     "case_llamacpp_load_oom.log": [("server_args", 1, 1), ("weight_load", 2, None)],
     "case_vllm_json_logs.log": [("server_args", 1, 2), ("weight_load", 3, 5)],
+    # SGLang's JSON records carry no rank tag: each scheduler is the process its record names
+    "case_sglang_json_logs.log": [
+        ("server_args", 1, 1), ("dist_init", 2, 5), ("weight_load", 6, 10), ("memory_pool", 9, 14),
+        ("cuda_graph", 15, 19), ("ready", 21, 28),
+    ],
     # vLLM 0.8.5-0.11 at INFO: "vLLM is using nccl" begins a worker's part, "rank N in world size 4
     # is assigned as …" ends it; the last worker's line ends the phase
     "case_vllm_dist_init_every_worker.log": [
@@ -114,6 +120,7 @@ SERVERS = {
     "case_llamacpp_listen_first_ready.log": ("llamacpp", 20),  # listening at 3, loaded at 20
     "case_llamacpp_load_oom.log": ("llamacpp", None),
     "case_vllm_json_logs.log": ("vllm", None),
+    "case_sglang_json_logs.log": ("sglang", 28),
 }
 
 
@@ -121,6 +128,23 @@ SERVERS = {
 def test_tgi_llamacpp_and_json_lines_are_read(name):
     doc = to_json(scan_with_hints(str(FIXTURES / name))[0])
     assert (doc["server"], doc["ready_line"]) == SERVERS[name]
+
+
+@pytest.mark.parametrize(
+    ("name", "took", "to_ready"),
+    [
+        # its uvicorn lines have a header of their own: to ready is not the 0 s between those
+        ("case_sglang_json_logs.log", {"dist_init": 2.0, "weight_load": 6.0, "cuda_graph": 10.0}, 25.0),
+        # logging's asctime has the year vLLM's own headers lack
+        ("case_vllm_json_logs.log", {"weight_load": 5.0}, None),
+    ],
+)
+def test_a_json_records_time_is_its_asctime(name, took, to_ready):
+    """A JSON record says when only in its asctime: the phases' times and the time to ready come from it."""
+    doc = to_json(scan_with_hints(str(FIXTURES / name))[0])
+    seconds = {p["name"]: p["seconds"] for p in doc["phases"]}
+    assert {phase: seconds[phase] for phase in took} == took
+    assert (doc["profile"] or {}).get("total_s") == to_ready
 
 
 def test_every_case_fixture_has_an_expectation():

@@ -62,6 +62,15 @@ def test_builtin_profiles_load_and_compile_every_pattern():
         assert {"cuda_oom", "nccl", "nccl_timeout", "killed", "segfault", "port_in_use"} <= kinds
 
 
+@pytest.mark.parametrize("name", BUILTIN)
+def test_each_builtin_file_passes_the_checks_a_users_file_gets(name):
+    """A built-in profile's load leaves its patterns' groups unchecked until their first use: loaded
+    as a user's file, each is compiled and checked (a header's (?P<msg>…), identity's (?P<value>…))."""
+    as_users = load_profile(str(PROFILES_DIR / f"{name}.toml"))  # a failed check: ProfileError
+    assert as_users.headers and all("msg" in h.groupindex for h in as_users.headers)
+    assert all("value" in p.groupindex for _key, patterns in as_users.identity for p in patterns)
+
+
 def test_a_user_profile_file_works_like_the_builtin(tmp_path):
     user = tmp_path / "my-sglang.toml"
     user.write_text((PROFILES_DIR / "sglang.toml").read_text().replace('name = "sglang"', 'name = "mine"'))

@@ -161,3 +161,19 @@ def test_scan_json_on_a_missing_file_prints_an_error_object(tmp_path):
     assert done.returncode == 2
     answer = json.loads(done.stdout)
     assert answer == {"schema": 1, "error": f"{missing}: no such file", "log": str(missing)}
+
+
+def test_a_scan_builds_no_class_it_does_not_use():
+    """`scan`'s start-up is most of a small log's scan (bench/scan.py): a scan imports neither the
+    source events (two dozen dataclasses, a tenth of its start-up when it did) nor the command
+    options, nor importlib's resource readers (zipfile, threading)."""
+    code = (
+        "import sys, contextlib, io\n"
+        "from tui.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    main(['scan', '--json', {str(Path(__file__).parent / 'fixtures' / 'sglang_eagle3_tp8_ready.log')!r}])\n"
+        "print(' '.join(m for m in ('tui.core.events', 'tui.core.options', 'importlib.readers', 'zipfile') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == ""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import signal
 
-from tui.core.events import GpuInfo, GpuSample
+from tui.core.events import GpuInfo, GpuSample, HealthStatus
 from tui.core.limits import StallLimits
 from tui.core.state import FAILED, READY, STOPPED, ErrorReport, Phase, RankPhase, StartupState
 from tui.core.verdict import (
@@ -12,7 +12,6 @@ from tui.core.verdict import (
     LOADING,
     STALLED,
     STARTING,
-    HealthStatus,
     ProcessStatus,
     clock,
     describe_exit,

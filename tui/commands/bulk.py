@@ -1,31 +1,34 @@
-"""Reading a whole log into a Scanner on both cores: a forked helper searches the second half.
+"""Reading a whole log into a Scanner on both cores: a forked helper searches it from the end.
 
 Counting newlines and searching for the prefilter words are most of a big scan's time, and
-both are stateless, while the tracker must see the lines in order. So a child process walks
-the second half of the file ahead of time, in windows of whole lines, and tells the parent,
-per window, how many lines it holds and whether any holds a word. While the parent feeds the
-first half itself, the child works; the parent then steps over the child's word-free windows
-without reading them, and feeds the rest (a window with a word, one without a newline, one
-where the tracker needs every line or a line is still open) exactly as a one-process read
-would. The child is only an optimisation: if it dies or the file changes under it, the parent
-reads on by itself from where the child's reports stop, so the result is always the same.
+both are stateless, while the tracker must see the lines in order. So while the parent feeds
+the log from its start, a child process walks it from its last whole line backwards, in windows
+of whole lines, and tells the parent, per window, how many lines it holds and whether any holds
+a word. Where the two meet the parent stops, and steps over the child's word-free windows
+without reading them; it feeds the rest (a window with a word, one inside a line longer than
+a window, one where the tracker needs every line or, until ready, every rank tag, or where a
+line is still open) exactly as a one-process read would. Meeting wherever they
+meet shares the work whatever each gets of the machine: a helper kept off a busy core leaves
+the parent reading on, instead of waiting for a fixed half. The child is only an optimisation:
+if it dies or the file changes under it, the parent reads on by itself, so the result is always
+the same.
 """
 
 from __future__ import annotations
 
+import bisect
 import os
 import stat
 import struct
 import sys
-from collections.abc import Iterator
 from typing import BinaryIO
 
 from tui.core.scan import Prefilter, Scanner
 
-#: Bytes the parent reads at a time: small enough that the word search and the newline count that
-#: follow the read find the block still in the core's cache (1 MiB: 25 % faster than 8 MiB here).
+#: Bytes read at a time: small enough that the word search and the newline count that follow
+#: the read find the block still in the core's cache (1 MiB: 25 % faster than 8 MiB here).
 BLOCK = 1 << 20
-WINDOW = 1 << 20  # bytes the child searches at a time (the same reason; a window with a word is read again)
+WINDOW = 1 << 20  # bytes each side takes at a time (the same reason; a window with a word is read again)
 SPLIT_MIN = 32 << 20  # below this a second process costs more than it saves
 
 #: One window's report: start offset, end offset, newlines in it, 1 when the parent must read it.
@@ -40,27 +43,42 @@ def read_into(scanner: Scanner, log: BinaryIO, words: Prefilter, split_min: int 
         while block := log.read(BLOCK):
             scanner.feed(block)
         return
-    size = info.st_size
-    mid = _middle_line_start(fd, size) if size >= split_min and _can_fork() else None
     pos = 0
-    if mid is not None:
-        helper = _Helper(fd, mid, size, words, window)
+    if info.st_size >= split_min and _can_fork():
+        helper = _Helper(fd, info.st_size, words, window)
         try:
-            pos = _feed(scanner, fd, 0, mid)
-            for start, end, lines, read in helper.reports():
-                if start != pos:
-                    break
-                if read or scanner.pending or scanner.tracker.needs_every_line:
-                    got = _feed(scanner, fd, start, end)
-                    pos = got
-                    if got != end:
-                        break
-                else:
-                    scanner.skip(lines, end - start)
-                    pos = end
+            pos = _meet(scanner, fd, helper, window)
         finally:
             helper.close()
+        for start, end, lines, read in helper.windows(pos):
+            tracker = scanner.tracker
+            if read or scanner.pending or tracker.needs_every_line or tracker.needs_rank_tags:
+                got = _feed(scanner, fd, start, end)
+                pos = got
+                if got != end:
+                    break
+            else:
+                scanner.skip(lines, end - start)
+                pos = end
     _feed(scanner, fd, pos, None)
+
+
+def _meet(scanner: Scanner, fd: int, helper: _Helper, step: int) -> int:
+    """Feed the log from its start, ``step`` bytes at a time, up to the first place at or after the
+    offset reached where the helper's windows begin (or to the end: a helper that reports nothing);
+    the offset reached."""
+    buf = bytearray(step)
+    view = memoryview(buf)
+    pos = 0
+    while True:
+        limit = helper.bound(pos)
+        if limit == pos:
+            return pos
+        got = os.preadv(fd, [view if limit is None else view[: min(step, limit - pos)]], pos)
+        if not got:
+            return pos
+        scanner.feed(buf if got == len(buf) else bytes(view[:got]))
+        pos += got
 
 
 def _feed(scanner: Scanner, fd: int, start: int, end: int | None) -> int:
@@ -89,39 +107,69 @@ def _can_fork() -> bool:
     return hasattr(os, "fork") and (threading is None or threading.active_count() == 1)
 
 
-def _middle_line_start(fd: int, size: int) -> int | None:
-    """The first line start at or after the middle of the file (None: no newline near it)."""
-    half = size // 2
-    if half == 0:
-        return None
-    probe = os.pread(fd, 1 << 20, half - 1)
-    nl = probe.find(b"\n")
-    return None if nl < 0 or half + nl >= size else half + nl
-
-
 class _Helper:
-    """The forked child searching ``[start, end)`` and its pipe of window reports."""
+    """The forked child searching the log backwards, and what its reports said so far."""
 
-    def __init__(self, fd: int, start: int, end: int, words: Prefilter, window: int) -> None:
+    def __init__(self, fd: int, size: int, words: Prefilter, window: int) -> None:
         read_end, write_end = os.pipe()
         self.pid = os.fork()
         if self.pid == 0:  # the child: search, report, and leave without running any cleanup
             status = 1
             try:
                 os.close(read_end)
-                _search(fd, start, end, words, window, write_end)
+                _search(fd, size, words, window, write_end)
                 status = 0
             finally:
                 os._exit(status)
         os.close(write_end)
-        self._pipe = os.fdopen(read_end, "rb")
+        os.set_blocking(read_end, False)  # the parent looks between its own blocks, never waits
+        self._pipe: int | None = read_end
+        self._unread = b""
+        self._windows: dict[int, tuple[int, int, int]] = {}  # start: (end, lines, read)
+        self._bounds: list[int] = []  # the windows' starts and the last one's end, ascending
 
-    def reports(self) -> Iterator[tuple[int, int, int, int]]:
-        while len(data := self._pipe.read(_REPORT.size)) == _REPORT.size:
-            yield _REPORT.unpack(data)
+    def bound(self, pos: int) -> int | None:
+        """The first window start (or the end of the last window) at or after ``pos``; None if none
+        is known yet. The windows reported are contiguous, from the lowest start up."""
+        self._take_reports()
+        i = bisect.bisect_left(self._bounds, pos)
+        return self._bounds[i] if i < len(self._bounds) else None
+
+    def windows(self, pos: int) -> list[tuple[int, int, int, int]]:
+        """The reported windows from ``pos`` on, in order: (start, end, lines, read)."""
+        out = []
+        while pos in self._windows:
+            end, lines, read = self._windows[pos]
+            out.append((pos, end, lines, read))
+            pos = end
+        return out
+
+    def _take_reports(self) -> None:
+        if self._pipe is None:
+            return
+        try:
+            data = os.read(self._pipe, 1 << 16)
+        except BlockingIOError:
+            return
+        if not data:  # the child is done (or gone)
+            self._close_pipe()
+            return
+        data = self._unread + data
+        whole = len(data) - len(data) % _REPORT.size
+        self._unread = data[whole:]
+        for start, end, lines, read in _REPORT.iter_unpack(data[:whole]):
+            if not self._bounds:
+                self._bounds.append(end)
+            self._windows[start] = (end, lines, read)
+            bisect.insort(self._bounds, start)
+
+    def _close_pipe(self) -> None:
+        if self._pipe is not None:
+            os.close(self._pipe)
+            self._pipe = None
 
     def close(self) -> None:
-        self._pipe.close()  # a child still writing gets EPIPE and exits
+        self._close_pipe()  # a child still writing gets EPIPE and exits
         try:
             os.kill(self.pid, 9)
         except ProcessLookupError:
@@ -129,19 +177,41 @@ class _Helper:
         os.waitpid(self.pid, 0)
 
 
-def _search(fd: int, start: int, end: int, words: Prefilter, window: int, out: int) -> None:
-    """The child's work: one report per window of whole lines (or of bytes without a newline)."""
+def _search(fd: int, size: int, words: Prefilter, window: int, out: int) -> None:
+    """The child's work: from the last whole line of the first ``size`` bytes back to the start,
+    one report per window of whole lines (a window with no line start in it grows back to one,
+    and is the parent's to read)."""
     buf = bytearray(window)
-    view = memoryview(buf)
-    pos = start
-    while pos < end:
-        got = os.preadv(fd, [view[: min(window, end - pos)]], pos)
-        if got <= 0:
-            return
-        cut = buf.rfind(b"\n", 0, got) + 1
-        if cut == 0:  # a line longer than the window: the parent reads it
-            report = (pos, pos + got, 0, 1)
+    end = _line_start(fd, size, buf)
+    while end > 0:
+        start = max(0, end - window)
+        got = _read(fd, buf, start, end)
+        # where the first line that starts in the window starts (its last byte ends the line before `end`)
+        cut = buf.find(b"\n", 0, got - 1) + 1 if start else 0
+        if start and not cut:  # the window is inside one line, longer than the window
+            report = (_line_start(fd, start, buf), end, 0, 1)
         else:
-            report = (pos, pos + cut, buf.count(b"\n", 0, cut), 1 if len(words.positions(buf, 0, cut)) else 0)
+            hit = len(words.positions(buf, cut, got)) > 0
+            report = (start + cut, end, buf.count(b"\n", cut, got), int(hit))
         os.write(out, _REPORT.pack(*report))
-        pos = report[1]
+        end = report[0]
+
+
+def _line_start(fd: int, pos: int, buf: bytearray) -> int:
+    """The offset just after the last newline before ``pos`` (0: none), read back with ``buf``."""
+    while pos > 0:
+        start = max(0, pos - len(buf))
+        got = _read(fd, buf, start, pos)
+        nl = buf.rfind(b"\n", 0, got)
+        if nl >= 0:
+            return start + nl + 1
+        pos = start
+    return 0
+
+
+def _read(fd: int, buf: bytearray, start: int, end: int) -> int:
+    """Read ``[start, end)`` into the start of ``buf``; OSError if the file no longer holds it."""
+    got = os.preadv(fd, [memoryview(buf)[: end - start]], start)
+    if got != end - start:
+        raise OSError("the log changed under the helper")
+    return got

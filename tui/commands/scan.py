@@ -12,7 +12,7 @@ import stat
 
 from tui.commands.bulk import read_into
 from tui.core.errors import UsageError
-from tui.core.events import WarningFound
+from tui.core.tracker_events import WarningFound
 from tui.core.hints import Diagnosis, KnowledgeBase, hint_lines, load_knowledge
 from tui.core.lines import clean
 from tui.core.profiles import ProfileError, builtin_profiles, load_profile, prefilter_words

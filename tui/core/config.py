@@ -49,7 +49,6 @@ from typing import Any
 
 from tui.core.errors import UsageError
 from tui.core.limits import StallLimits
-from tui.core.options import GPU_SOURCES
 
 DEFAULT, FILE, ENVIRONMENT, FLAG = "default", "file", "environment", "flag"
 #: Tmux's and screen's prefix keys: no default binding uses them (``[keys]`` may, on purpose).
@@ -88,6 +87,8 @@ def switch_text(text: str) -> Any:
 
 
 def _gpu_source(value: Any) -> str:
+    from tui.core.options import GPU_SOURCES  # (here: the options' classes are not built for `scan`)
+
     if value not in GPU_SOURCES:
         raise TypeError(f"one of {', '.join(GPU_SOURCES)}")
     return str(value)

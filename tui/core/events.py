@@ -2,7 +2,7 @@
 
 Data flows one way: sources -> events -> state -> views. Sources (tailers, GPU
 pollers, the launched process) emit the *source events* below; the tracker turns
-log lines into *tracker events* (see ``tui.core.tracker``). Every event is a small
+log lines into *tracker events* (``tui.core.tracker_events``, named here too). Every event is a small
 frozen dataclass so it can be queued, recorded and replayed as-is. The catalogue of every
 event is kept in one place, so that a source and a view meet here.
 """
@@ -12,7 +12,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from tui.core.state import AttemptSummary, ErrorReport
+from tui.core.tracker_events import (  # the tracker's events, named here too
+    ServerDetected as ServerDetected,
+    PhaseStarted as PhaseStarted,
+    PhaseEnded as PhaseEnded,
+    PhaseProgress as PhaseProgress,
+    ErrorFound as ErrorFound,
+    WarningFound as WarningFound,
+    LineUnparsed as LineUnparsed,
+    Ready as Ready,
+    Stopped as Stopped,
+    NewStartup as NewStartup,
+    TrackerEvent as TrackerEvent,
+)
 
 
 # ---------------------------------------------------------------- log sources
@@ -412,96 +424,4 @@ SourceEvent = (
     | CacheGrowth
     | DiskBusy
     | SlurmTaskEnded
-)
-
-
-# ---------------------------------------------------------------- tracker events
-# What the core tracker reports as it reads lines (tui.core.tracker.StartupTracker.feed).
-# The plain watcher prints them; the app updates its views from them.
-
-
-@dataclass(frozen=True, slots=True)
-class ServerDetected:
-    server: str  # profile name, e.g. "sglang"
-    line: int
-
-
-@dataclass(frozen=True, slots=True)
-class PhaseStarted:
-    phase: str
-    line: int
-    ts: float | None
-
-
-@dataclass(frozen=True, slots=True)
-class PhaseEnded:
-    phase: str
-    line: int
-    ts: float | None
-    seconds: float | None
-    slowest_rank: str | None
-    ranks: int
-
-
-@dataclass(frozen=True, slots=True)
-class PhaseProgress:
-    phase: str
-    line: int
-    fraction: float | None
-    detail: str
-    done: int | None = None  # the bar's count, where it gives one (16 of 36 batch sizes)
-    total: int | None = None
-    #: an item line's own figures (a torch.compile range: how long it took, whether it came from the cache)
-    took: float | None = None
-    cached: bool | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ErrorFound:
-    """An error was classified (or its report grew: a later line named its cause)."""
-
-    error: ErrorReport
-
-
-@dataclass(frozen=True, slots=True)
-class WarningFound:
-    line: int
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class LineUnparsed(WarningFound):
-    """The tracker failed on this line (a bug, or a user profile's pattern): it was skipped,
-    counted in ``StartupState.unparsed``, and following went on. ``text`` says so."""
-
-
-@dataclass(frozen=True, slots=True)
-class Ready:
-    line: int
-    ts: float | None
-    seconds: float | None  # from the first line's timestamp
-
-
-@dataclass(frozen=True, slots=True)
-class Stopped:
-    """A ready server shut down (e.g. SIGQUIT after SIGTERM): a stop, not a failed startup."""
-
-    line: int
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class NewStartup:
-    """The log holds a new startup (a ``server_args=`` / vLLM banner line after an earlier one
-    was ready, failed or stopped): from ``line`` on, a fresh attempt (``attempt`` 2, 3 … in
-    this log). ``previous`` is the earlier one's ``tui.core.state.AttemptSummary``."""
-
-    line: int
-    attempt: int
-    previous: AttemptSummary
-
-
-TrackerEvent = (
-    ServerDetected | PhaseStarted | PhaseEnded | PhaseProgress | ErrorFound | WarningFound | Ready | Stopped
-    | NewStartup
 )

@@ -22,7 +22,6 @@ import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +32,7 @@ from tui.core.hint_fill import Context, render
 from tui.core.profiles import (
     ProfileError,
     _bool,
+    _builtin_text,
     _compile,
     _read_toml,
     _strings,
@@ -553,7 +553,7 @@ def knowledge() -> KnowledgeBase:
     """
     global _builtin
     if _builtin is None:
-        text = resources.files("tui.profiles").joinpath("hints.toml").read_text(encoding="utf-8")
+        text = _builtin_text("hints")
         with trusted_patterns():  # a user's hints file: the linear-time engine (tui.core.linear)
             _builtin = parse(text, "hints.toml")
     path = user_path()

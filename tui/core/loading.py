@@ -40,9 +40,12 @@ import json
 from collections import deque
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from tui.core.events import GpuSample
 from tui.core.wording import clock
+
+if TYPE_CHECKING:  # (an annotation only: `scan` does without the source events' classes)
+    from tui.core.events import GpuSample
 
 #: Files that hold weights (the folder's other files are config and tokenizer).
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")

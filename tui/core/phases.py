@@ -12,10 +12,10 @@ import re
 from collections.abc import Collection
 from typing import TypeGuard
 
-from tui.core.events import PhaseEnded, PhaseProgress, PhaseStarted, Ready, Stopped, TrackerEvent
 from tui.core.profiles import SCRIPT_IDENTITY, PhaseSpec, Profile, any_of
 from tui.core.ranks import MAIN, Ranks
 from tui.core.state import FAILED, READY, STOPPED, Phase, RankPhase, StartupState
+from tui.core.tracker_events import PhaseEnded, PhaseProgress, PhaseStarted, Ready, Stopped, TrackerEvent
 
 DRAFT = "draft_init"
 _DIGITS = re.compile(r"\d+")

@@ -250,7 +250,7 @@ class Scanner:
         """``lines`` whole lines (``nbytes`` bytes) known to hold no word: counted, never read.
 
         For a helper that searched them already (``tui.commands.bulk``); only while the tracker
-        does not need every line and no line is open.
+        needs neither every line nor their rank tags, and no line is open.
         """
         self._lines.skip(lines, nbytes)
         self.tracker.pass_over(self._lines.number)

@@ -12,6 +12,9 @@ from datetime import datetime
 
 #: Minutes of log whose epoch value is cached (a long log starts the cache over).
 MAX_MINUTES = 4096
+#: Python logging's ``asctime`` (its fraction ``,mmm`` apart): what a JSON record's time field holds
+#: whatever the server's own headers print (vLLM's have no year).
+ASCTIME = "%Y-%m-%d %H:%M:%S"
 
 
 class Timestamps:
@@ -37,7 +40,8 @@ class Timestamps:
         return self.last if self.last is not None else at
 
     def parse(self, text: str, at: float | None) -> float | None:
-        """``text`` (a timestamp in the clock's format) as seconds since the epoch; None if it is not one."""
+        """``text`` (a timestamp in the clock's format, or logging's asctime) as seconds since the
+        epoch; None if it is neither."""
         assert self.fmt is not None
         base, _, fraction = text.replace(",", ".").partition(".")
         cached = self._base
@@ -45,6 +49,8 @@ class Timestamps:
             value = cached[1]
         else:
             parsed = self._parse_base(self.fmt, base, at)
+            if parsed is None and self.fmt != ASCTIME:
+                parsed = self._parse_base(ASCTIME, base, at)
             if parsed is None:
                 return None
             self._base = (base, parsed)

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from tui.core.attempts import Attempts
 from tui.core.classifier import Classifier
 from tui.core.detection import Detection
-from tui.core.events import (
+from tui.core.tracker_events import (
     ErrorFound,
     LineUnparsed,
     NewStartup,
@@ -56,16 +56,18 @@ MAX_ERRORS = 1000
 SRUN_LABEL = re.compile(r" {0,4}\d{1,5}: ")
 SRUN_LABEL_STARTS = frozenset(" 0123456789")
 # JSON log lines (vLLM's --logging-config with a JSON formatter, SGLang's SGLANG_LOGGING_CONFIG_PATH):
-# the fields that hold the message, its traceback, the level and the process.
+# the fields that hold the message, its traceback, the level, the process and the time (logging's
+# asctime, read as a header's time is; one in neither that format nor the profile's is no time).
 _JSON_MESSAGE = ("message", "msg")
 _JSON_EXTRA = ("exc_info", "exc_text", "exception", "stack_info")
 _JSON_LEVEL = ("levelname", "level", "severity")
 _JSON_PROCESS = ("processName", "process_name")
+_JSON_TIME = ("asctime",)
 
 
 def json_record(text: str) -> tuple[list[str], dict[str, str | None]] | None:
     """A JSON log line as the lines of its message (then its traceback) and header fields (``lvl``,
-    ``proc``); None for a line that is no JSON object with a message."""
+    ``proc``, ``ts``); None for a line that is no JSON object with a message."""
     stripped = text.strip()
     if not stripped.endswith("}"):
         return None
@@ -87,7 +89,8 @@ def json_record(text: str) -> tuple[list[str], dict[str, str | None]] | None:
     proc = next((v for k in _JSON_PROCESS if isinstance(v := data.get(k), str)), None)
     if proc == "MainProcess":
         proc = None
-    return lines, {"msg": message, "lvl": level, "proc": proc, "ts": None, "ranks": None, "pid": None}
+    ts = next((v for k in _JSON_TIME if isinstance(v := data.get(k), str)), None)
+    return lines, {"msg": message, "lvl": level, "proc": proc, "ts": ts, "ranks": None, "pid": None}
 
 
 #: Lines that may explain a failure to come (``Signature.cause``) held at once, the first of each kind.
@@ -372,7 +375,8 @@ class StartupTracker:
             if parsed is not None:  # a JSON log line: the message (and its traceback), the process, the level
                 lines, fields = parsed
                 for i, line in enumerate(lines):
-                    self._message(number, line, fields, i == 0, fields["lvl"] if i == 0 else None, None, at, events)
+                    first = i == 0
+                    self._message(number, line, fields, first, fields["lvl"] if first else None, fields["ts"] if first else None, at, events)
                 return
         msg, groups = _header(profile, text)
         ts_text = groups.get("ts") if groups is not None else None

@@ -35,11 +35,14 @@ import signal as _signal
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
-from tui.core.events import GpuSample, HealthStatus, SmokeAnswered
 from tui.core.limits import NO_LIMITS, StallLimits
 from tui.core.state import PHASE_TITLES, QUEUED, ErrorReport, Outcome, StartupState, earliest, origin
 from tui.core.wording import clock, phase_words
+
+if TYPE_CHECKING:  # (annotations only: `scan` does without the source events' classes)
+    from tui.core.events import GpuSample, HealthStatus, SmokeAnswered
 
 
 class VerdictKind(StrEnum):

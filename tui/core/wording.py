@@ -3,10 +3,12 @@ dashboard, history): one place."""
 
 from __future__ import annotations
 
-from typing import assert_never
+from typing import TYPE_CHECKING, assert_never
 
-from tui.core.events import LogGap, LogMoved, LogRestart, LogTruncated
 from tui.core.state import PHASE_TITLES, QUEUED, Phase
+
+if TYPE_CHECKING:
+    from tui.core.events import LogGap, LogMoved, LogRestart, LogTruncated
 
 
 def clock(seconds: float | None, unknown: str = "?") -> str:
@@ -42,6 +44,8 @@ def plural(count: int, word: str, many: str | None = None) -> str:
 def log_notice(event: LogGap | LogRestart | LogTruncated | LogMoved) -> str:
     """What happened to the log file itself (a gap, a new file, a truncation, a move), worded once:
     the scrollback marks it with these words, the plain output prints them."""
+    from tui.core.events import LogGap, LogMoved, LogRestart, LogTruncated  # (here: `scan` does without them)
+
     match event:
         case LogGap() if event.files:
             return f"{plural(event.files, 'log file')} could not be read ({event.reason})"
