@@ -19,6 +19,7 @@ import pytest
 from tests.conftest import sshd_available
 from tests.launch_helpers import kill_attempts, no_leftover_servers  # noqa: F401  (autouse)
 from tests.support import run_cli, screen_text
+from tui.core.lines import LineAssembler
 from tui.core.secrets import LogMasker, mask_secret_bytes, mask_secrets
 
 SIM = str(Path(__file__).with_name("server_sim.py"))
@@ -70,10 +71,14 @@ def assert_no_secret(text: str) -> None:
         ("{'hf_token': b'bytesSecret99', 'x': 1}", "{'hf_token': b'****', 'x': 1}"),
         ("api_key=('t1secret', \"t2secret\")", "api_key=('****', \"****\")"),
         ("'max_tokens': [1, 2], 'tokenizer': '/m/tok', '--tokenizer-path', '/m'", "'max_tokens': [1, 2], 'tokenizer': '/m/tok', '--tokenizer-path', '/m'"),
+        # a value whose first characters are digits (a hex token) is no number: the cheap test let it through
+        ("env HF_TOKEN=0123456789abcdef0123 started", "env HF_TOKEN=**** started"),
+        ("api_key: 9f86d081884c7d659a2f", "api_key: ****"),
     ],
 )
 def test_masked_by_shape_and_by_name(text, masked):
     assert mask_secrets(text) == masked
+    assert LineAssembler().feed(f"{text}\n".encode())[0].text == masked  # (a log's line, as every view reads it)
 
 
 @pytest.mark.parametrize(

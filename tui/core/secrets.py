@@ -72,10 +72,11 @@ _URL_CREDENTIALS = r"(?P<userinfo>\b[a-z][a-z0-9+.-]*://[^\s/:@]*:)(?P<password>
 _FREE = re.compile(f"{_SHAPES}|{_AUTH}|{_URL_CREDENTIALS}|{_NAMED}")
 #: The cheap first test, on raw bytes (a whole chunk at once): can this hold a secret? It is looser
 #: than the masks (any token prefix, a secret's name before a separator and a value that is not a
-#: number, ESC since an escape sequence can sit inside a name) and never misses what they mask.
+#: number — a hex token's leading digits are no number —, ESC since an escape sequence can sit inside
+#: a name) and never misses what they mask.
 SECRET_HINT = (
     rb"hf_|sk-|://|Bearer|Basic|ghp_|gho_|ghs_|ghu_|github_pat|glpat|xox|AKIA|eyJ|\x1b"
-    rb"|(?i:key|token|secret|passw|pwd|auth|credential)[\w.-]*['\"]?[ \t]*[=:][ \t]*(?:['\"\[(][ \t]*['\"]?[^\s'\"]|[^0-9\s'\"])"
+    rb"|(?i:key|token|secret|passw|pwd|auth|credential)[\w.-]*['\"]?[ \t]*[=:][ \t]*(?:['\"\[(][ \t]*['\"]?[^\s'\"]|[^0-9\s'\"]|[0-9]+[A-Za-z_])"
     rb"|-(?i:[\w-]*(?:key|token|secret|passw|pwd|auth|credential))[\w-]*(?:['\"],)?[ \t]+[^\s-]"
 )
 _HINT = re.compile(SECRET_HINT.decode("latin-1"))
