@@ -222,7 +222,6 @@ class ClusterSession:
         self.changed = asyncio.Event()
         self.queues: dict[str, asyncio.Queue[Any]] = {}  # node -> its events (``listen``)
         self._listening = False
-        self._listening_lines = False
         #: ``--timeout``: seconds the startup was given; ``timed_out`` once they passed undecided.
         self.timeout: float | None = None
         self.timed_out = False
@@ -256,14 +255,12 @@ class ClusterSession:
 
     # ---------------------------------------------------------------- nodes
 
-    def listen(self, *, lines: bool = False) -> dict[str, asyncio.Queue[Any]]:
-        """Each node's lossless queue of tracker events and source notices (``WatchSession.listen``;
-        with ``lines`` each log line too), for text presenters; a node added later (a Slurm job's
-        task) gets one as it is added."""
+    def listen(self) -> dict[str, asyncio.Queue[Any]]:
+        """Each node's lossless queue of tracker events and source notices (``WatchSession.listen``),
+        for text presenters; a node added later (a Slurm job's task) gets one as it is added."""
         self._listening = True
-        self._listening_lines = lines
         for name, session in self.nodes.items():
-            self.queues.setdefault(name, session.listen(lines=lines))
+            self.queues.setdefault(name, session.listen())
         return self.queues
 
     def add_node(self, spec: NodeSpec) -> WatchSession:
@@ -271,7 +268,7 @@ class ClusterSession:
         self.specs[spec.name] = spec
         self.nodes[spec.name] = session
         if self._listening:
-            self.queues[spec.name] = session.listen(lines=self._listening_lines)
+            self.queues[spec.name] = session.listen()
         samples = self.gpu_samples[spec.name] = deque(maxlen=120)
         session.handlers.setdefault(GpuSample, []).append(samples.append)
         session.subscribe(partial(self._node_update, spec.name))

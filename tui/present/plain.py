@@ -18,7 +18,7 @@ import asyncio
 import sys
 import time
 from collections.abc import Callable
-from typing import Any, TextIO, assert_never
+from typing import Any, TextIO, assert_never, cast
 
 from tui.cluster import ClusterSession
 from tui.core.cluster import BarrierRow
@@ -170,7 +170,10 @@ class PlainPresenter:
         self.json = JsonLines(out, mask=mask, started=self.began) if json else None  # --json: the records
         self.words: dict[str, EventWords] = {}  # each node's events in the one wording
         self.seen: dict[str, set[int]] = {}  # each node's writer processes already named
-        self.queues: dict[str, Heard] = cluster.listen(lines=echo)  # node -> its events, none lost
+        # node -> its events, none lost: a single log's with its lines too (--echo), a node set's with
+        # those of the nodes added later (a Slurm job's tasks); a launch's events and a replay's end join them
+        self.queues = cast(dict[str, Heard], {self.cluster_node: self.one.listen(lines=echo)} if self.one is not None
+                           else cluster.listen())
         if launch is not None:  # the launch's events join its node's queue: everything in the order it happened
             assert self.one is not None, "a launch's events are printed over its single node"
             launch.subscribe(self.queue.put_nowait)
