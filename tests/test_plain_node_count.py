@@ -6,6 +6,7 @@ fix, the exit status, a timeout, Ctrl-C. Only where there are several nodes is e
 from __future__ import annotations
 
 import asyncio
+import ctypes.util
 import json
 import shutil
 import signal
@@ -135,3 +136,13 @@ async def test_ctrl_c_ends_with_the_verdict_so_far_for_one_node_or_two(tmp_path,
     last = said(rest.decode())[-1]
     assert last.startswith("interrupted (Ctrl-C); the verdict so far: "), last
     assert "Traceback" not in err.decode()
+
+
+@pytest.mark.skipif(ctypes.util.find_library("nvidia-ml") is not None, reason="NVML is here: its GPUs have figures")
+@pytest.mark.parametrize("nodes", [1, 2])
+def test_a_node_without_gpu_figures_says_why_once_for_one_node_or_two(tmp_path, nodes):
+    """No NVML on this machine: each node says so once, led by its node where there are several."""
+    plain = cli("watch", *watched(tmp_path, nodes, UNDER_WAY), "--plain", "--gpus", "nvml", "--timeout", "3")
+    assert plain.returncode == 3, plain.stdout + plain.stderr
+    notes = [line.split("no GPU data: ")[0] for line in said(plain.stdout) if "no GPU data: NVML not found" in line]
+    assert sorted(notes) == ([""] if nodes == 1 else ["[n1] ", "[n2] "]), plain.stdout

@@ -178,7 +178,8 @@ class PlainPresenter:
             assert self.one is not None, "a launch's events are printed over its single node"
             launch.subscribe(self.queue.put_nowait)
         self.final = asyncio.Event()  # a launch's verdict became final
-        self.progress_said: tuple[float, Any] | None = None  # (when, estimate) of the last progress line
+        self.progress_said: dict[str, tuple[float, Any]] = {}  # node -> (when, estimate) of its last progress line
+        self.gpu_note: dict[str, str] = {}  # node -> why it has no GPU samples, once said
         self.waiting: str | None = None  # why the log is not there, as last said
         self.seen_kind = STARTING  # a launch: the kind of the last verdict printed
         # a single log's watch
@@ -187,7 +188,6 @@ class PlainPresenter:
         self.said_reading: set[str] = set()  # nodes whose final log is being read to its end, said once
         self.judged = STARTING  # the kind of the last quiet-log verdict printed
         self.health_said: str | None = None  # what --health's URL answered, as last said
-        self.gpu_note: str | None = None  # why there are no GPU samples, once said
         # several nodes
         self.done_milestones: set[str] = set()
         self.last_job: str | None = None
@@ -335,12 +335,19 @@ class PlainPresenter:
                 if not isinstance(event, _Done):
                     self.handle(name, event)
 
-    def load_progress(self, now: float, indent: str = "  ") -> None:
-        """A weight-load progress line (see :func:`progress_due`)."""
-        estimate = self.session.load_estimate()
-        if estimate is not None and progress_due(self.progress_said, now, estimate):
-            self.progress_said = (now, estimate)
-            self.emit(Said("weight_load_progress", f"{indent}weight load {estimate.words()}", fields=estimate.to_json()))
+    def samples_said(self, node: str, now: float, indent: str = "  ") -> None:
+        """What a node's samples say and its events do not: its weight load's progress (see
+        :func:`progress_due`), and why it has no GPU figures (once)."""
+        session = self.cluster.nodes[node]
+        estimate = session.load_estimate()
+        if estimate is not None and progress_due(self.progress_said.get(node), now, estimate):
+            self.progress_said[node] = (now, estimate)
+            self.emit(Said("weight_load_progress", f"{indent}weight load {estimate.words()}", fields=estimate.to_json()),
+                      node)
+        unavailable = session.gpus.unavailable
+        if unavailable and unavailable != self.gpu_note.get(node):
+            self.gpu_note[node] = unavailable
+            self.emit(Said("gpu_unavailable", f"no GPU data: {clean(unavailable)}", fields={"reason": unavailable}), node)
 
     def start_said(self) -> Said:
         """The first line: what is watched."""
@@ -450,10 +457,7 @@ class PlainPresenter:
         session = self.session
         state = session.state
         now = time.monotonic()
-        self.load_progress(now)
-        if session.gpus.unavailable and session.gpus.unavailable != self.gpu_note:
-            self.gpu_note = session.gpus.unavailable
-            self.emit(Said("gpu_unavailable", f"no GPU data: {clean(self.gpu_note)}", fields={"reason": self.gpu_note}))
+        self.samples_said(self.cluster_node, now)
         if state.outcome == READY and self.health_pending():
             self.decided_at = None  # the log says ready; the URL has not answered 200 yet
         elif state.outcome in (READY, STOPPED, FAILED):
@@ -699,6 +703,8 @@ class PlainPresenter:
             cluster.flush()  # the nodes' last events before the verdict
             self.drain()
         now = time.monotonic()
+        for name in cluster.nodes:
+            self.samples_said(name, now)
         if verdict.kind == STALLED and verdict.node != self.stalled:  # said once per silent node, not every second
             self.emit(verdict_said(verdict, verdict.text))
         self.stalled = verdict.node if verdict.kind == STALLED else None
@@ -777,7 +783,7 @@ class PlainPresenter:
         self.seen_kind = verdict.kind
         if verdict.final:
             self.final.set()
-        self.load_progress(time.monotonic(), indent="")  # re-judged once a second: the weight load's bytes
+        self.samples_said(self.cluster_node, time.monotonic(), indent="")  # re-judged once a second: the weight load's bytes
 
     def left_running(self) -> None:
         launch = self.launch
