@@ -24,7 +24,7 @@ from tui.cluster import ClusterSession
 from tui.present.plain import PlainPresenter
 from tui.session import MARK, WatchSession
 from tui.sources.local import LocalTailer
-from tui.wiring.watch import one_log
+from tui.wiring.watch import log_session
 
 START = b"[2026-02-22 23:38:50] server_args=ServerArgs(model_path='/m', tp_size=8)\n"
 READY_LINE = b"[2026-02-22 23:41:00] The server is fired up and ready to roll!\n"
@@ -117,7 +117,7 @@ async def test_the_live_session_marks_the_line_and_keeps_following_a_real_file(t
 async def test_watch_plain_prints_the_warning_and_reaches_ready(tmp_path, capsys):
     log = tmp_path / "server.log"
     log.write_bytes(START + b"[2026-02-22 23:38:59 TP0] Load weight BOOM\n" + READY_LINE)
-    session = one_log(WatchOptions(log=str(log), timeout=30.0), scrollback=10)
+    session = log_session(WatchOptions(log=str(log), timeout=30.0), scrollback=10)
     session.tracker = FailingTracker()
     watch = PlainPresenter(ClusterSession.of_one(session), timeout=30.0)
     assert await asyncio.wait_for(watch.run(), 40) == 0

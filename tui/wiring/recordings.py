@@ -105,7 +105,7 @@ def _play_plain(replay: Any, recorded: str, stall_limits: StallLimits | None = N
     it names the ``recorded`` log, and ends once the replay has played out."""
     from tui.cluster import ClusterSession
     from tui.present.plain import PlainPresenter
-    from tui.wiring.watch import one_log, remembered
+    from tui.wiring.watch import log_session, remembered
 
     async def drain() -> None:
         async for _ in replay.events():
@@ -115,7 +115,7 @@ def _play_plain(replay: Any, recorded: str, stall_limits: StallLimits | None = N
         feeder = asyncio.create_task(drain())
         # the replay plays the GPU samples back itself: no GPU of this machine's is polled
         options = WatchOptions(log=str(replay.log_path), stall_limits=stall_limits, gpus=GpuOptions(kind="none"))
-        session = one_log(options, live=False, scrollback=10)  # (its writer is the replay)
+        session = log_session(options, live=False, scrollback=10)  # (its writer is the replay)
         memory = remembered(session)
         try:
             plain = PlainPresenter(ClusterSession.of_one(session), title=f"watching {recorded} (replayed)",

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import asyncio
 from contextlib import AbstractAsyncContextManager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tui.core.errors import UsageError
 from tui.core.options import MetricsOptions, WatchOptions
 from tui.session import SessionInfo, WatchSession
+
+if TYPE_CHECKING:
+    from tui.history.watched import WatchedStartups
 
 
 def load_profile(server: str | None) -> Any:
@@ -34,7 +37,7 @@ def serving_metrics(metrics: MetricsOptions, watched: Any, labels: dict[str, str
 # ---------------------------------------------------------------- watch
 
 
-def one_log(options: WatchOptions, *, live: bool = True, scrollback: int = 100_000) -> WatchSession:
+def log_session(options: WatchOptions, *, live: bool = True, scrollback: int = 100_000) -> WatchSession:
     """The session of `watch LOG`: its tailer (local, or over SSH with ``--host``), GPUs, ``--health``
     and ``--smoke``; ``live``: the server behind the log is looked for (not a replay's: its writer is
     the replay itself). ``scrollback``: lines kept (the plain lines keep a few, the dashboard many)."""
@@ -57,7 +60,7 @@ def one_log(options: WatchOptions, *, live: bool = True, scrollback: int = 100_0
     return session
 
 
-def remembered(session: WatchSession) -> Any:
+def remembered(session: WatchSession) -> WatchedStartups:
     """The phase times of this server, model and TP size (``WatchedStartups``), kept as the session's
     state changes: the stall limits of the next watch. Close it once the watch is over."""
     from tui.history.watched import WatchedStartups
@@ -72,16 +75,17 @@ def watch_dashboard(options: WatchOptions) -> int:
     """`watchtower watch LOG` in the dashboard; returns 0 ready, 1 failed, 3 still starting."""
     from tui.app.dashboard import build_app
 
-    session = one_log(options)
+    session = log_session(options)
     remembered(session)
-    app = build_app(session, theme=options.theme, gpus_enabled=(options.gpus.kind or "auto").lower() != "none", timeout=options.timeout)
+    gpus_enabled = (options.gpus.kind or "auto").lower() != "none"  # --gpus none: no GPU panel
+    app = build_app(session, theme=options.theme, gpus_enabled=gpus_enabled, timeout=options.timeout)
     if not options.metrics:
         return int(app.run() or 0)
 
     async def served() -> int:
-        from tui.present.metrics import one_log as metrics_of
+        from tui.present.metrics import one_log
 
-        async with serving_metrics(options.metrics, metrics_of(session), watch_labels(options)):
+        async with serving_metrics(options.metrics, one_log(session), watch_labels(options)):
             return int(await app.run_async() or 0)
 
     return asyncio.run(served())
@@ -95,16 +99,16 @@ def watch_labels(options: WatchOptions) -> dict[str, str]:
 def watch_plain(options: WatchOptions, *, json: bool = False) -> int:
     """`watchtower watch LOG --plain`: one line per event (``--json``: one JSON object); the verdict's exit status."""
     from tui.cluster import ClusterSession
-    from tui.present.metrics import one_log as metrics_of
+    from tui.present.metrics import one_log
     from tui.present.plain import PlainPresenter
 
-    session = one_log(options, scrollback=10)
+    session = log_session(options, scrollback=10)
     presenter = PlainPresenter(ClusterSession.of_one(session), json=json, timeout=options.timeout, echo=options.echo)
 
     async def served() -> int:
         memory = remembered(session)
         try:
-            async with serving_metrics(options.metrics, metrics_of(session), watch_labels(options)):
+            async with serving_metrics(options.metrics, one_log(session), watch_labels(options)):
                 return await presenter.run()
         finally:
             await memory.close()
