@@ -73,7 +73,7 @@ from tui.core.wording import clock, duration, log_notice
 from tui.launch.events import AttemptFinished, AttemptStarted, LaunchEvent, Note
 from tui.present.event_words import EventWords, error_fields, hint_said, title
 from tui.present.records import JsonLines, Said
-from tui.session import SessionEvent, WatchSession
+from tui.session import SessionEvent, Update, WatchSession
 from tui.session.judging import NoteFound, VerdictChanged
 
 #: A single log: after the first fatal error or a ready line, keep reading this long (the root
@@ -324,11 +324,11 @@ class PlainPresenter:
 
     @property
     def cluster_node(self) -> str:
-        """A single log's node name."""
+        """A single log's node (a launch's): the name its queue and words are kept under."""
         return next(iter(self.cluster.nodes))
 
     def drain(self) -> None:
-        """Say every node's events so far, in each node's order (a launch's: the watch is over)."""
+        """Say every node's events so far, in each node's order."""
         for name, queue in self.queues.items():
             while not queue.empty():
                 event = queue.get_nowait()
@@ -372,6 +372,13 @@ class PlainPresenter:
         self.flush()
         return status
 
+    def refused(self, node: str, conn: ConnectionState) -> int:
+        """A node's host refused the connection (a host key or login problem: retrying will not fix
+        it): said, and the exit status of bad input."""
+        self.emit(Said("connection", f"{conn.host}: connection refused: {clean(conn.detail or '')}", fields={
+            "host": conn.host, "state": conn.state, "detail": conn.detail}), node)
+        return EXIT_USAGE
+
     def interrupted(self) -> None:
         """Ctrl-C: the verdict so far, so that an interrupted watch still ends with one."""
         try:
@@ -412,9 +419,7 @@ class PlainPresenter:
                 if isinstance(event, _Done):
                     return self.finish()
                 if isinstance(event, ConnectionState) and event.state == "refused":
-                    self.emit(Said("connection", f"{event.host}: connection refused: {clean(event.detail or '')}",
-                                   fields={"host": event.host, "state": event.state, "detail": event.detail}))
-                    return EXIT_USAGE  # a host key or login problem: retrying will not fix it
+                    return self.refused(self.cluster_node, event)
                 if event is not None:
                     self.handle(self.cluster_node, event)
                     while not queue.empty():  # everything already queued, then one flush
@@ -620,7 +625,7 @@ class PlainPresenter:
         cluster = self.cluster
         refused: list[tuple[str, ConnectionState]] = []
 
-        def on_update(node: str | None, update: Any) -> None:
+        def on_update(node: str | None, update: Update) -> None:
             if node is None:  # the job's own events (the nodes' come through their queues, none lost)
                 for event in update.events:
                     self.job_event(event)
@@ -641,10 +646,7 @@ class PlainPresenter:
                 except TimeoutError:
                     pass
                 if refused:
-                    node, conn = refused[0]
-                    self.emit(Said("connection", f"{conn.host}: connection refused: {conn.detail}", fields={
-                        "host": conn.host, "state": conn.state, "detail": conn.detail}), node)
-                    return EXIT_USAGE
+                    return self.refused(*refused[0])
                 self.barrier_news()
                 status = self.check_nodes(deadline)
                 self.flush()
