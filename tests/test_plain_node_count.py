@@ -146,3 +146,14 @@ def test_a_node_without_gpu_figures_says_why_once_for_one_node_or_two(tmp_path, 
     assert plain.returncode == 3, plain.stdout + plain.stderr
     notes = [line.split("no GPU data: ")[0] for line in said(plain.stdout) if "no GPU data: NVML not found" in line]
     assert sorted(notes) == ([""] if nodes == 1 else ["[n1] ", "[n2] "]), plain.stdout
+
+
+@pytest.mark.parametrize("nodes", [1, 2])
+def test_a_bad_hints_file_is_one_line_and_exit_2_before_anything_for_one_node_or_two(tmp_path, nodes):
+    hints = tmp_path / "hints.toml"
+    hints.write_text("not [[ toml")
+    plain = cli("watch", *watched(tmp_path, nodes, FAILING), "--plain", "--gpus", "none", "--timeout", "30",
+                env={"WATCHTOWER_HINTS": str(hints)})
+    assert plain.returncode == 2, plain.stdout + plain.stderr
+    assert plain.stdout == "" and "Traceback" not in plain.stderr
+    assert plain.stderr.count("\n") == 1 and "hints.toml: not valid TOML" in plain.stderr, plain.stderr

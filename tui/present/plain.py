@@ -55,6 +55,7 @@ from tui.core.events import (
     WriterGone,
     WritersFound,
 )
+from tui.core.hints import load_knowledge
 from tui.core.lines import Line, clean
 from tui.core.state import FAILED, READY, STOPPED
 from tui.core.verdict import (
@@ -168,7 +169,8 @@ class PlainPresenter:
         mask = launch.masker.text if launch is not None else None
         self.mask: Callable[[str], str] = mask or (lambda text: text)
         self.json = JsonLines(out, mask=mask, started=self.began) if json else None  # --json: the records
-        self.words: dict[str, EventWords] = {}  # each node's events in the one wording
+        load_knowledge()  # a bad hints file is refused now, in one line, before the first line (not mid-watch)
+        self.words: dict[str, EventWords] = {}  # each node's events in the one wording (made as its first event comes)
         self.seen: dict[str, set[int]] = {}  # each node's writer processes already named
         # node -> its events, none lost: a single log's with its lines too (--echo), a node set's with
         # those of the nodes added later (a Slurm job's tasks); a launch's events and a replay's end join them
