@@ -182,6 +182,7 @@ class PlainPresenter:
         self.final = asyncio.Event()  # a launch's verdict became final
         self.progress_said: dict[str, tuple[float, Any]] = {}  # node -> (when, estimate) of its last progress line
         self.gpu_note: dict[str, str] = {}  # node -> why it has no GPU samples, once said
+        self.health_said: dict[str, str] = {}  # node -> what its --health URL answered, as last said
         self.waiting: str | None = None  # why the log is not there, as last said
         self.seen_kind = STARTING  # a launch: the kind of the last verdict printed
         # a single log's watch
@@ -189,7 +190,6 @@ class PlainPresenter:
         self.ended_at: float | None = None  # when its processes said the server is gone
         self.said_reading: set[str] = set()  # nodes whose final log is being read to its end, said once
         self.judged = STARTING  # the kind of the last quiet-log verdict printed
-        self.health_said: str | None = None  # what --health's URL answered, as last said
         # several nodes
         self.done_milestones: set[str] = set()
         self.last_job: str | None = None
@@ -339,7 +339,8 @@ class PlainPresenter:
 
     def samples_said(self, node: str, now: float, indent: str = "  ") -> None:
         """What a node's samples say and its events do not: its weight load's progress (see
-        :func:`progress_due`), and why it has no GPU figures (once)."""
+        :func:`progress_due`), why it has no GPU figures (once), and — once its log says ready —
+        what its ``--health`` URL answers, as it changes (ready needs a 200 too)."""
         session = self.cluster.nodes[node]
         estimate = session.load_estimate()
         if estimate is not None and progress_due(self.progress_said.get(node), now, estimate):
@@ -350,6 +351,15 @@ class PlainPresenter:
         if unavailable and unavailable != self.gpu_note.get(node):
             self.gpu_note[node] = unavailable
             self.emit(Said("gpu_unavailable", f"no GPU data: {clean(unavailable)}", fields={"reason": unavailable}), node)
+        health = session.health
+        if health is not None and session.state.outcome == READY and health.detail != self.health_said.get(node):
+            self.health_said[node] = health.detail
+            fields = {"url": health.url, "ok": health.ok, "detail": health.detail}
+            if health.ok:
+                self.emit(Said("health", f"{health.url} answers: {clean(health.detail)}", fields=fields), node)
+            else:
+                self.emit(Said("health", f"{health.url}: {clean(health.detail)}; not ready until it answers 200",
+                               fields=fields), node)
 
     def start_said(self) -> Said:
         """The first line: what is watched."""
@@ -465,7 +475,7 @@ class PlainPresenter:
         state = session.state
         now = time.monotonic()
         self.samples_said(self.cluster_node, now)
-        if state.outcome == READY and self.health_pending():
+        if state.outcome == READY and session.health is not None and not session.health.ok:
             self.decided_at = None  # the log says ready; the URL has not answered 200 yet
         elif state.outcome in (READY, STOPPED, FAILED):
             if self.decided_at is None:
@@ -483,21 +493,6 @@ class PlainPresenter:
         if deadline is not None and now >= deadline:
             return self.finish(timed_out=True)
         return None
-
-    def health_pending(self) -> bool:
-        """``--health``: the URL has not answered 200 yet (said as it changes)."""
-        health = self.session.health
-        if health is None:
-            return False
-        if health.detail != self.health_said:
-            self.health_said = health.detail
-            fields = {"url": health.url, "ok": health.ok, "detail": health.detail}
-            if health.ok:
-                self.emit(Said("health", f"{health.url} answers: {clean(health.detail)}", fields=fields))
-            elif self.session.state.outcome == READY:
-                self.emit(Said("health", f"{health.url}: {clean(health.detail)}; not ready until it answers 200",
-                               fields=fields))
-        return not health.ok
 
     def quiet_verdict(self, now: float) -> int | None:
         """What the log alone does not say: dead or failed (the processes behind it), and
