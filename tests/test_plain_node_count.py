@@ -161,7 +161,7 @@ def test_a_bad_hints_file_is_one_line_and_exit_2_before_anything_for_one_node_or
 
 
 @pytest.mark.parametrize("nodes", [1, 2])
-def test_the_ready_line_waits_for_the_health_url_said_by_the_serving_node_for_one_node_or_two(tmp_path, nodes, fake):
+def test_the_ready_line_waits_for_the_health_url_said_by_the_serving_node_for_one_node_or_two(tmp_path, nodes, fake):  # noqa: F811
     """--health: the log's ready line is only half of READY; what the URL answers is said, by the
     serving node's name where there are several."""
     url = f"http://127.0.0.1:{fake(0.0).port}/v1/models"
@@ -176,7 +176,7 @@ def test_the_ready_line_waits_for_the_health_url_said_by_the_serving_node_for_on
 @pytest.mark.parametrize("nodes", [1, pytest.param(2, marks=pytest.mark.xfail(
     strict=True, reason="the node set's verdict is READY on the ready lines alone: it does not wait for the "
     "serving node's --health answer (tui/cluster.py, not the presenter)"))])
-def test_ready_comes_after_the_health_url_answers_for_one_node_or_two(tmp_path, nodes, fake):
+def test_ready_comes_after_the_health_url_answers_for_one_node_or_two(tmp_path, nodes, fake):  # noqa: F811
     url = f"http://127.0.0.1:{fake(0.0).port}/v1/models"
     lines, _ = both_ways([*watched(tmp_path, nodes, HEALTHY), "--health", url], 0)
     answers = next(i for i, line in enumerate(lines) if f"{url} answers: HTTP 200" in line)
