@@ -312,6 +312,7 @@ SLOW_MODULES = frozenset({
     "test_launch_oom", "test_seed_attempts", "test_history_faults", "test_demo_plain", "test_watch_nodes_local",
     "test_watch_writers", "test_writers", "test_watch_plain", "test_record_cli", "test_exit_statuses",
     "test_setup_script", "test_plain_flood", "test_writer_verdicts", "test_stall_limits", "test_secrets_everywhere",
+    "test_plain_node_count",
 })
 
 

@@ -20,9 +20,11 @@ from tui.core.profiles import builtin_profiles, prefilter_words
 from tui.core.scan import Scanner
 from tui.core.state import READY
 from tui.core.tracker import StartupTracker
-from tui.present.plain import PlainWatch
+from tui.cluster import ClusterSession
+from tui.present.plain import PlainPresenter
 from tui.session import MARK, WatchSession
 from tui.sources.local import LocalTailer
+from tui.wiring.watch import log_session
 
 START = b"[2026-02-22 23:38:50] server_args=ServerArgs(model_path='/m', tp_size=8)\n"
 READY_LINE = b"[2026-02-22 23:41:00] The server is fired up and ready to roll!\n"
@@ -115,8 +117,9 @@ async def test_the_live_session_marks_the_line_and_keeps_following_a_real_file(t
 async def test_watch_plain_prints_the_warning_and_reaches_ready(tmp_path, capsys):
     log = tmp_path / "server.log"
     log.write_bytes(START + b"[2026-02-22 23:38:59 TP0] Load weight BOOM\n" + READY_LINE)
-    watch = PlainWatch(WatchOptions(log=str(log), timeout=30.0), None)
-    watch.session.tracker = FailingTracker()
+    session = log_session(WatchOptions(log=str(log), timeout=30.0), scrollback=10)
+    session.tracker = FailingTracker()
+    watch = PlainPresenter(ClusterSession.of_one(session), timeout=30.0)
     assert await asyncio.wait_for(watch.run(), 40) == 0
     out = capsys.readouterr().out
     assert "warning: line 2 could not be parsed (RuntimeError: injected fault)" in out

@@ -1,34 +1,62 @@
 """`watch --plain` and `--json` say the same things for one node or two (a single log is a node set
-of one): the verdict, the failing line, the known-failure hint and its fix, the exit status."""
+of one, and one presenter words both): the verdict, the failing line, the known-failure hint and its
+fix, the exit status, a timeout, Ctrl-C. Only where there are several nodes is each line led by its
+``[node]`` (a ``node`` field in the JSON), and only there do the barrier and milestone lines come."""
 
 from __future__ import annotations
 
+import asyncio
+import ctypes.util
 import json
 import shutil
+import signal
 
 import pytest
 
-from tests.test_json_output import FIXTURES, cli
+from tests.support import start_cli
+from tests.test_smoke import fake  # noqa: F401  (a fixture: a real local HTTP server)
+from tests.test_json_output import FIXTURES, STAMP, cli
+from tests.test_watch_plain import WAIT, lines_of
 
 pytestmark = pytest.mark.timeout(120)
 
 FAILING = "sglang_context_length.log"
 HEALTHY = "sglang_eagle3_tp8_ready.log"
 HINT = "--context-length 262144 is longer than the model's own context (131072)"
+#: The healthy startup cut inside its weight load: a node still starting.
+UNDER_WAY = b"".join(lines_of(HEALTHY)[:40])
 
 
-def watched(tmp_path, nodes: int, last: str) -> list[str]:
-    """The arguments that watch ``nodes`` logs, the last one a copy of fixture ``last``."""
-    names = [HEALTHY] * (nodes - 1) + [last]
+def watched(tmp_path, nodes: int, last: str | bytes) -> list[str]:
+    """The arguments that watch ``nodes`` logs, the last one a copy of fixture ``last`` (or these bytes)."""
     logs = []
-    for i, name in enumerate(names):
+    for i in range(nodes):
         logs.append(tmp_path / f"n{i + 1}.log")
-        shutil.copy(FIXTURES / name, logs[-1])
+        if i < nodes - 1 or isinstance(last, str):
+            shutil.copy(FIXTURES / (HEALTHY if i < nodes - 1 else str(last)), logs[-1])
+        else:
+            logs[-1].write_bytes(last)
     if nodes == 1:
         return [str(logs[0])]
     conf = tmp_path / "nodes.toml"
     conf.write_text("".join(f'[[node]]\nname = "n{i + 1}"\nlog = "{log}"\n\n' for i, log in enumerate(logs)))
     return ["--cluster", str(conf)]
+
+
+def both_ways(args: list[str], status: int, timeout: str = "30") -> tuple[list[str], list[dict]]:
+    """The watch of ``args`` with --plain (what its stamped lines say) and with --json (its records),
+    each ending with exit status ``status``."""
+    plain = cli("watch", *args, "--plain", "--gpus", "none", "--timeout", timeout)
+    assert plain.returncode == status, plain.stdout + plain.stderr
+    as_json = cli("watch", *args, "--json", "--gpus", "none", "--timeout", timeout)
+    records = [json.loads(line) for line in as_json.stdout.splitlines()]
+    assert records[0]["event"] == "start" and records[-1] == {**records[-1], "event": "exit", "exit": status}
+    return said(plain.stdout), records
+
+
+def said(out: str) -> list[str]:
+    """What each stamped line says (the stamp cut off); the lines that continue a record are left out."""
+    return [line[STAMP.match(line).end():] for line in out.splitlines() if STAMP.match(line)]
 
 
 @pytest.mark.parametrize("nodes", [1, 2])
@@ -40,12 +68,18 @@ def test_a_failure_is_named_with_its_hint_for_one_node_or_two(tmp_path, nodes):
     assert "line 3" in verdict and ("on n2" in verdict) == (nodes == 2)
     assert HINT in plain.stdout and "--context-length 131072" in plain.stdout
     assert "␊" not in plain.stdout  # the hint's link on a line of its own, not a shown control character
+    lines = plain.stdout.splitlines()
+    hint = next(i for i, line in enumerate(lines) if HINT in line)
+    assert lines[hint + 1].strip().startswith("https://"), lines[hint:hint + 2]
+    # the link continues its hint, under it (not under the stamp, left of the node's name)
+    assert lines[hint + 1].index("https://") == lines[hint].index("hint") + 6, lines[hint:hint + 2]
+    assert (f"[n{nodes}] " in lines[hint]) == (nodes == 2)
 
     as_json = cli("watch", *args, "--json", "--gpus", "none", "--timeout", "30")
     assert as_json.returncode == 1
     records = [json.loads(line) for line in as_json.stdout.splitlines()]
-    (hint,) = [r for r in records if r["event"] == "hint"]
-    assert hint["id"] and HINT in hint["why"] and hint["link"].startswith("https://")
+    (hint_record,) = [r for r in records if r["event"] == "hint"]
+    assert hint_record["id"] and HINT in hint_record["why"] and hint_record["link"].startswith("https://")
     assert records[-1]["event"] == "exit" and records[-1]["exit"] == 1
 
 
@@ -54,3 +88,94 @@ def test_a_healthy_startup_is_ready_for_one_node_or_two(tmp_path, nodes):
     plain = cli("watch", *watched(tmp_path, nodes, HEALTHY), "--plain", "--gpus", "none", "--timeout", "30")
     assert plain.returncode == 0, plain.stdout + plain.stderr
     assert "READY" in plain.stdout and "hint:" not in plain.stdout
+
+
+@pytest.mark.parametrize("nodes", [1, 2])
+def test_each_line_is_led_by_its_node_and_the_barrier_said_only_for_several(tmp_path, nodes):
+    lines, records = both_ways(watched(tmp_path, nodes, HEALTHY), 0)
+    phases = [line for line in lines if "weight load started" in line]
+    assert len(phases) == nodes
+    if nodes == 1:
+        assert phases[0].startswith("weight load started")
+        assert not any(line.startswith("[") for line in lines), lines
+        assert not any(line.startswith("barrier:") for line in lines)
+    else:
+        assert sorted(line.split(" ", 1)[0] for line in phases) == ["[n1]", "[n2]"]
+        assert any(line.startswith("barrier: weight load done on all 16 ranks of 2 nodes") for line in lines), lines
+
+    started = [r for r in records if r["event"] == "phase_started" and r["phase"] == "weight_load"]
+    assert sorted(str(r.get("node")) for r in started) == (["None"] if nodes == 1 else ["n1", "n2"])
+    assert any(r["event"] == "barrier" for r in records) == (nodes == 2)
+
+
+@pytest.mark.parametrize("nodes", [1, 2])
+def test_a_startup_still_under_way_at_the_timeout_for_one_node_or_two(tmp_path, nodes):
+    lines, records = both_ways(watched(tmp_path, nodes, UNDER_WAY), 3, timeout="3")
+    timeout = next(line for line in lines if "TIMEOUT after 3.0 s" in line)
+    assert "weight load" in timeout or nodes == 2 and "n2" in timeout, timeout
+    # who is not there yet: the barrier view, for several nodes only
+    missing = [line for line in lines if "ranks; not yet:" in line]
+    assert bool(missing) == (nodes == 2), lines
+    assert not missing or "not yet: n2 " in missing[0] and not any("n1 " in line for line in missing), missing
+    (final,) = [r for r in records if r["event"] == "verdict" and r["verdict"] == "timeout"]
+    assert final["final"] is True
+
+
+@pytest.mark.parametrize("nodes", [1, 2])
+async def test_ctrl_c_ends_with_the_verdict_so_far_for_one_node_or_two(tmp_path, nodes):
+    proc = await start_cli("watch", *watched(tmp_path, nodes, UNDER_WAY), "--plain", "--gpus", "none",
+                           "--timeout", "60", env={"NO_COLOR": "1"})
+    assert proc.stdout is not None
+    while True:  # the weight load's start read: the watch is under way
+        raw = await asyncio.wait_for(proc.stdout.readline(), WAIT)
+        assert raw, "the watch ended before its weight load was read"
+        if b"weight load started" in raw and (nodes == 1 or b"[n2]" in raw):
+            break
+    proc.send_signal(signal.SIGINT)
+    rest, err = await asyncio.wait_for(proc.communicate(), WAIT)
+    assert proc.returncode == 130, err.decode()
+    last = said(rest.decode())[-1]
+    assert last.startswith("interrupted (Ctrl-C); the verdict so far: "), last
+    assert "Traceback" not in err.decode()
+
+
+@pytest.mark.skipif(ctypes.util.find_library("nvidia-ml") is not None, reason="NVML is here: its GPUs have figures")
+@pytest.mark.parametrize("nodes", [1, 2])
+def test_a_node_without_gpu_figures_says_why_once_for_one_node_or_two(tmp_path, nodes):
+    """No NVML on this machine: each node says so once, led by its node where there are several."""
+    plain = cli("watch", *watched(tmp_path, nodes, UNDER_WAY), "--plain", "--gpus", "nvml", "--timeout", "3")
+    assert plain.returncode == 3, plain.stdout + plain.stderr
+    notes = [line.split("no GPU data: ")[0] for line in said(plain.stdout) if "no GPU data: NVML not found" in line]
+    assert sorted(notes) == ([""] if nodes == 1 else ["[n1] ", "[n2] "]), plain.stdout
+
+
+@pytest.mark.parametrize("nodes", [1, 2])
+def test_a_bad_hints_file_is_one_line_and_exit_2_before_anything_for_one_node_or_two(tmp_path, nodes):
+    hints = tmp_path / "hints.toml"
+    hints.write_text("not [[ toml")
+    plain = cli("watch", *watched(tmp_path, nodes, FAILING), "--plain", "--gpus", "none", "--timeout", "30",
+                env={"WATCHTOWER_HINTS": str(hints)})
+    assert plain.returncode == 2, plain.stdout + plain.stderr
+    assert plain.stdout == "" and "Traceback" not in plain.stderr
+    assert plain.stderr.count("\n") == 1 and "hints.toml: not valid TOML" in plain.stderr, plain.stderr
+
+
+@pytest.mark.parametrize("nodes", [1, 2])
+def test_the_ready_line_waits_for_the_health_url_said_by_the_serving_node_for_one_node_or_two(tmp_path, nodes, fake):  # noqa: F811
+    """--health: the log's ready line is only half of READY; what the URL answers is said, by the
+    serving node's name where there are several."""
+    url = f"http://127.0.0.1:{fake(0.0).port}/v1/models"
+    lines, records = both_ways([*watched(tmp_path, nodes, HEALTHY), "--health", url], 0)
+    marker = next(line for line in lines if "ready marker (line 125)" in line)
+    assert marker.startswith("[n1] " if nodes == 2 else "ready marker") and f"waiting for {url} to answer" in marker
+    health = [r for r in records if r["event"] == "health"]
+    assert health and {r.get("node") for r in health} == {"n1" if nodes == 2 else None}, health
+    assert all(line.startswith("[n1] ") == (nodes == 2) for line in lines if line.split("] ")[-1].startswith(url))
+
+
+@pytest.mark.parametrize("nodes", [1, 2])
+def test_ready_comes_after_the_health_url_answers_for_one_node_or_two(tmp_path, nodes, fake):  # noqa: F811
+    url = f"http://127.0.0.1:{fake(0.0).port}/v1/models"
+    lines, _ = both_ways([*watched(tmp_path, nodes, HEALTHY), "--health", url], 0)
+    answers = next(i for i, line in enumerate(lines) if f"{url} answers: HTTP 200" in line)
+    assert any(line.startswith("READY") for line in lines[answers + 1:]), lines

@@ -1,10 +1,15 @@
-"""`watch --plain` and `run --plain`: one line per event, a clear verdict, an exit status.
+"""`watch --plain`, `run --plain` (and ``--json``), for one log or several nodes: one line per
+event, a clear verdict, an exit status.
 
 The operator's old bash loop (tail, grep a list of error words, sleep 15) done right:
-event-driven, every exception type, one line per event and a verdict. Both front ends
-are a :class:`~tui.session.WatchSession` and a presenter reading the session's lossless
-event queue (``WatchSession.listen``): text output never drops an event, however fast
-the log grows. :class:`~tui.present.event_words.EventWords` words the tracker's events for both.
+event-driven, every exception type, one line per event and a verdict. One presenter for 1..N
+nodes (a single log is a node set of one, ``ClusterSession.of_one``): it reads each node's
+lossless event queue (``ClusterSession.listen``), so text output never drops an event however
+fast the logs grow, and words every node's events in the one wording
+(:class:`~tui.present.event_words.EventWords`). Where there are several nodes (or a Slurm job,
+or Ray's), each line is led by its ``[node]``, a line says each milestone every rank has passed,
+and the barrier view (who is not there yet) comes with the verdict. With a launch (``run
+--plain``) it prints the launch's own events too, in the order they happened.
 """
 
 from __future__ import annotations
@@ -12,8 +17,11 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
-from typing import Any, TextIO, assert_never
+from collections.abc import Callable
+from typing import Any, TextIO, assert_never, cast
 
+from tui.cluster import ClusterSession
+from tui.core.cluster import BarrierRow
 from tui.core.events import (
     CacheGrowth,
     DiskBusy,
@@ -48,35 +56,37 @@ from tui.core.events import (
     WriterGone,
     WritersFound,
 )
-from tui.core.hints import hint_lines
+from tui.core.hints import load_knowledge
 from tui.core.lines import Line, clean
-from tui.core.options import WatchOptions
 from tui.core.state import FAILED, QUEUED, READY, STOPPED
 from tui.core.verdict import (
     DEAD,
     EXIT_FAILED,
+    EXIT_READY,
     EXIT_STARTING,
     EXIT_USAGE,
     LOADING,
     STALLED,
     STARTING,
+    Verdict,
     judge,
 )
-from tui.core.wording import duration, log_notice, phase_words
-from tui.present.event_words import EventWords, error_fields, hint_said, title
+from tui.core.wording import clock, duration, log_notice, phase_words
 from tui.launch.events import AttemptFinished, AttemptStarted, LaunchEvent, Note
+from tui.present.event_words import EventWords, error_fields, hint_said, title
 from tui.present.records import JsonLines, Said
-from tui.session import SessionEvent, WatchSession
+from tui.session import SessionEvent, Update, WatchSession
 from tui.session.judging import NoteFound, VerdictChanged
 
-#: After the first fatal error or a ready line, keep reading this long (the root cause may
-#: follow an error; a new startup in the same log may follow a ready line).
+#: A single log: after the first fatal error or a ready line, keep reading this long (the root
+#: cause may follow an error; a new startup in the same log may follow a ready line).
 GRACE_S = 2.0
 #: ... or until the log has been quiet this long.
 QUIET_S = 0.5
+#: Several nodes: after the first failure, this long for the root cause to follow before the verdict.
+FAIL_SETTLE_S = 0.5
 #: Seconds between two weight-load progress lines (sooner when the time left moves a lot).
 PROGRESS_EVERY_S = 5.0
-
 
 
 class _Done:
@@ -84,11 +94,11 @@ class _Done:
 
 
 _DONE = _Done()
-Heard = asyncio.Queue[SessionEvent | _Done]
+Heard = asyncio.Queue[SessionEvent | LaunchEvent | _Done]
 
 
-def verdict_said(verdict: Any, text: str, **more: Any) -> Said:
-    """A verdict change (loading, stalled?, dead, failed …) as a record."""
+def verdict_said(verdict: Verdict, text: str, /, **more: Any) -> Said:
+    """A verdict change (loading, stalled?, dead, failed …) as a record; ``more`` adds or overrides fields."""
     return Said("verdict", text, fields={"verdict": str(verdict.kind), "detail": verdict.detail,
                                          "ranks": list(verdict.ranks), "silence": verdict.silence,
                                          "node": verdict.node, "final": verdict.final, **more})
@@ -110,251 +120,196 @@ def progress_due(said: tuple[float, Any] | None, now: float, estimate: Any) -> b
     return now - when >= PROGRESS_EVERY_S or jumped
 
 
-class PlainWatch:
-    """Follow one log (local, or remote with --host); print events; return the exit status."""
+def barrier_lines(rows: list[BarrierRow], limit: int = 4) -> list[str]:
+    """The barrier view as text: per milestone not everyone reached, who is missing, laggard first."""
+    out = []
+    said: tuple[str, ...] = ()
+    for row in rows:
+        if row.done:
+            continue
+        labels = tuple(lag.label for lag in row.missing)
+        if labels == said:  # the same ranks as the row above: not the same long list again
+            out.append(f"{row.words}: {row.reached}/{row.total} ranks; not yet: the same {len(labels)}")
+            continue
+        said = labels
+        who, suspected = [], set()
+        for lag in row.missing[:limit]:
+            quiet = f", quiet {clock(lag.quiet_for)}" if lag.quiet_for is not None else ""
+            line = f" line {lag.last_line}" if lag.last_line else ""
+            text = f": {lag.last_text[:80]}" if lag.last_text else ""
+            why = f" [suspect: {lag.suspect}]" if lag.suspect and lag.node not in suspected else ""  # once a node
+            if lag.suspect:
+                suspected.add(lag.node)
+            who.append(f"{lag.label} ({line.strip() or 'no line'}{quiet}{text}){why}")
+        more = f", +{len(row.missing) - limit} more" if len(row.missing) > limit else ""
+        out.append(f"{row.words}: {row.reached}/{row.total} ranks; not yet: {'; '.join(who)}{more}")
+    return out
+
+
+class PlainPresenter:
+    """One line per event of 1..N nodes (``[node]`` first where there are several), and the
+    verdict; ``run`` follows a watch to its exit status. With ``launch`` (a single node's
+    ``tui.launch.controller.Launch``), the launch's events are printed too, under its own lines
+    (unstamped, masked), and the wiring drives it: ``consume``, ``final``, ``exit``."""
 
     def __init__(
-        self, options: WatchOptions, profile: Any, label: str | None = None, ended: asyncio.Event | None = None,
-        json: bool = False,
+        self, cluster: ClusterSession, *, out: TextIO | None = None, json: bool = False, launch: Any = None,
+        title: str = "", timeout: float | None = None, echo: bool = False, ended: asyncio.Event | None = None,
     ) -> None:
-        from tui.history.watched import WatchedStartups
-        from tui.sources.factory import log_tailer, make_gpu_source, writer_source
-
-        self.args = options
-        self.label = label or clean(options.log)  # the log as named to the user
+        self.cluster = cluster
+        self.one = cluster.only  # a single log's node (None for a node set)
+        self.launch = launch
+        self.out = out  # None: sys.stdout as it is when written to (a test's capture)
+        self.title = title  # the first line's words (default: what is watched)
+        self.timeout = timeout  # --timeout: a watch still starting after it ends with TIMEOUT (exit 3)
         self.ended = ended  # set when nothing more will be written (a replay played out)
-        self.session = WatchSession(
-            log=log_tailer(options.log, host=options.host, from_end=options.from_end, writers=True),
-            gpu=make_gpu_source(options.gpus.kind, options.host, options.gpus.interval),  # loading or stalled?
-            profile=profile,
-            scrollback=10,
-            stall_limits=options.stall_limits,
-        )
-        # the server behind the log; none for a replay, whose writer is the replay itself
-        writers = writer_source(options.log, host=options.host) if ended is None else None
-        if writers is not None:
-            self.session.add_source(writers)
-        if options.health:
-            self.session.probe_health(options.health, options.host)
-        if options.smoke:
-            self.session.want_smoke(options.host)
-        self.memory = WatchedStartups()  # this server/model/TP size's phase times: stall limits
-        self.session.expected = self.memory.longest
-        self.words = EventWords(self.emit, lambda: self.session.state, health_url=options.health,
-                                count=lambda: self.session.count_estimate())
-        self.started = time.monotonic()
-        self.json = JsonLines(started=self.started) if json else None  # --json: the records, not the words
+        self.prefixed = not cluster.single  # several nodes (a Slurm job, Ray's): each line led by its node
+        #: A single log's notices (waiting, restarts, gaps, its connection) get lines of their own; a
+        #: node of several has its row in the barrier view for them, and a launch's log is its own.
+        self.notices = cluster.single and launch is None
+        self.indent = "" if launch is None else "  "  # the events' lines, under a launch's own
+        self.began = time.monotonic()
+        mask = launch.masker.text if launch is not None else None
+        self.mask: Callable[[str], str] = mask or (lambda text: text)
+        self.json = JsonLines(out, mask=mask, started=self.began) if json else None  # --json: the records
+        load_knowledge()  # a bad hints file is refused now, in one line, before the first line (not mid-watch)
+        self.words: dict[str, EventWords] = {}  # each node's events in the one wording (made as its first event comes)
+        self.seen: dict[str, set[int]] = {}  # each node's writer processes already named
+        # node -> its events, none lost: a single log's with its lines too (--echo), a node set's with
+        # those of the nodes added later (a Slurm job's tasks); a launch's events and a replay's end join them
+        self.queues = cast(dict[str, Heard], {self.cluster_node: self.one.listen(lines=echo)} if self.one is not None
+                           else cluster.listen())
+        if launch is not None:  # the launch's events join its node's queue: everything in the order it happened
+            assert self.one is not None, "a launch's events are printed over its single node"
+            launch.subscribe(self.queue.put_nowait)
+        self.final = asyncio.Event()  # a launch's verdict became final
+        self.progress_said: dict[str, tuple[float, Any]] = {}  # node -> (when, estimate) of its last progress line
+        self.gpu_note: dict[str, str] = {}  # node -> why it has no GPU samples, once said
+        self.health_said: dict[str, str] = {}  # node -> what its --health URL answered, as last said
+        self.waiting: str | None = None  # why the log is not there, as last said
+        self.seen_kind = STARTING  # a launch: the kind of the last verdict printed
+        # a single log's watch
         self.decided_at: float | None = None  # when the current startup became ready or failed
         self.ended_at: float | None = None  # when its processes said the server is gone
-        self.said_reading = False  # "reading the rest of the log" said (its writer is gone)
+        self.said_reading: set[str] = set()  # nodes whose final log is being read to its end, said once
         self.judged = STARTING  # the kind of the last quiet-log verdict printed
-        self.health_said: str | None = None  # what --health's URL answered, as last said
-        self.seen_pids: set[int] = set()
-        self.gpu_note: str | None = None  # why there are no GPU samples, once said
-        self.waiting: str | None = None
-        self.progress_said: tuple[float, Any] | None = None  # (when, estimate) of the last progress line
+        # several nodes
+        self.done_milestones: set[str] = set()
+        self.last_job: str | None = None
+        self.failed_at: float | None = None
+        self.stalled: str | None = None  # the node the last "stalled?" line named
 
-    def say(self, text: str, indent: str = "") -> None:
-        now = time.monotonic() - self.started
-        minutes, secs = divmod(now, 60)
-        stamp = f"{time.strftime('%H:%M:%S')}  +{int(minutes):02d}:{secs:04.1f}"
-        for i, line in enumerate(text.split("\n")):  # \n only: clean() shows U+2028 and the rest
-            line = clean(line)
-            print(f"{stamp}  {indent}{line}" if i == 0 else f"{' ' * len(stamp)}  {indent}{line}")
+    @property
+    def queue(self) -> Heard:
+        """A single log's queue."""
+        return next(iter(self.queues.values()))
 
-    def emit(self, said: Said) -> None:
-        """One record: its words (plain), or the whole record as a JSON line (``--json``)."""
+    @property
+    def session(self) -> WatchSession:
+        """A single log's session."""
+        assert self.one is not None
+        return self.one
+
+    # ------------------------------------------------------------ output
+
+    def say(self, text: str, indent: str = "", node: str | None = None) -> None:
+        """Words, a line each (\\n only: clean() shows U+2028 and the rest): stamped in a watch, led by
+        ``[node]`` where there are several; the lines after the first aligned under it."""
+        where = clean(f"[{node}] ") if node is not None and self.prefixed else ""
+        stamp = ""
+        if self.launch is None:
+            minutes, secs = divmod(time.monotonic() - self.began, 60)
+            stamp = f"{time.strftime('%H:%M:%S')}  +{int(minutes):02d}:{secs:04.1f}  "
+        for i, line in enumerate(text.split("\n")):
+            lead = stamp + where if i == 0 else " " * len(stamp + where)
+            print(f"{lead}{indent}{clean(self.mask(line))}", file=self.out or sys.stdout)
+
+    def emit(self, said: Said, node: str | None = None, *, own: bool = False) -> None:
+        """One record: its words (plain), or the whole record as a JSON line (``--json``), with
+        ``node`` where there are several; ``own``: a line of the launch's, not under it."""
         if self.json is not None:
-            self.json.write(said)
+            self.json.write(said, node if self.prefixed else None)
         elif said.text:
-            self.say(said.text, said.indent)
+            self.say(said.text, ("" if own else self.indent) + said.indent, node)
 
-    # ------------------------------------------------------------ main loop
+    def flush(self) -> None:
+        (self.out or sys.stdout).flush()
 
-    async def run(self) -> int:
-        status = await self.follow()
-        self.emit(Said("exit", fields={"exit": status, "verdict": str(self.session.verdict().kind)}))
-        sys.stdout.flush()
-        return status
+    def node_words(self, node: str) -> EventWords:
+        words = self.words.get(node)
+        if words is None:
+            session = self.cluster.nodes[node]
+            words = self.words[node] = EventWords(lambda said: self.emit(said, node), lambda: session.state,
+                                                  health_url=self.health_url(session), count=session.count_estimate)
+        return words
 
-    async def follow(self) -> int:
-        session = self.session
-        queue: Heard = session.listen(lines=self.args.echo)  # type: ignore[assignment]  # (and _DONE, queued below)
-        profile = session.profile
-        self.emit(Said("start", f"watching {self.label}" + (f" (server: {profile.name})" if profile else ""),
-                       fields={"log": self.label, "host": self.args.host, "server": profile.name if profile else None}))
-        session.start()  # primes the tracker first: the first marker finds the automata built
+    def health_url(self, session: WatchSession) -> str | None:
+        """--health: the URL whose 200 ready also needs (the launch's, or the node's)."""
+        if self.launch is not None:
+            return self.launch.spec.health_url
+        return session.health.url if session.health is not None else None
 
-        async def ended() -> None:
-            await session.wait()
-            queue.put_nowait(_DONE)
+    # ------------------------------------------------------------ events
 
-        watcher = asyncio.create_task(ended())
-        deadline = None if self.args.timeout is None else self.started + self.args.timeout
-        try:
-            while True:
-                now = time.monotonic()
-                wait = QUIET_S
-                if deadline is not None:
-                    wait = min(wait, deadline - now)
-                if self.decided_at is not None:
-                    wait = min(wait, self.decided_at + GRACE_S - now)
-                try:
-                    async with asyncio.timeout(max(0.0, wait)):  # no task per wait, unlike wait_for
-                        event = await queue.get()
-                except TimeoutError:
-                    event = None
-                if isinstance(event, _Done):
-                    return self.finish(queue)
-                if isinstance(event, ConnectionState) and event.state == "refused":
-                    self.emit(Said("connection", f"{event.host}: connection refused: {clean(event.detail or '')}",
-                                   fields={"host": event.host, "state": event.state, "detail": event.detail}))
-                    return EXIT_USAGE  # a host key or login problem: retrying will not fix it
-                if event is not None:
-                    self.handle(event)
-                    while not queue.empty():  # everything already queued, then one flush
-                        nxt = queue.get_nowait()
-                        if isinstance(nxt, _Done) or isinstance(nxt, ConnectionState) and nxt.state == "refused":
-                            queue.put_nowait(nxt)  # handled on the next turn, after what came before
-                            break
-                        self.handle(nxt)
-                elif self.ended is not None and self.ended.is_set():  # written out, and read to the end
-                    return self.finish(queue)
-                elif self.log_quiet():
-                    session.quiet()
-                    self.drain(queue)
-                sys.stdout.flush()  # once per batch: all it printed goes out in one write
-                status = self.check(deadline, queue)
-                if status is not None:
-                    return status
-        finally:
-            sys.stdout.flush()
-            watcher.cancel()
-            await session.stop()
-            await self.memory.close()
-
-    def interrupted(self) -> None:
-        """Ctrl-C: the verdict so far, so that an interrupted watch still ends with one."""
-        try:
-            verdict = self.session.verdict()
-        except Exception as exc:  # noqa: BLE001  (a last line must never become a traceback)
-            self.emit(Said("interrupted", f"interrupted (Ctrl-C); no verdict: {exc}", fields={"exit": 130}))
-        else:
-            self.emit(Said("interrupted", f"interrupted (Ctrl-C); the verdict so far: {verdict.text}",
-                           fields={"verdict": str(verdict.kind), "detail": verdict.detail, "exit": 130}))
-        self.emit(Said("exit", fields={"exit": 130, "verdict": None}))  # --json's last object, as always
-        sys.stdout.flush()
-
-    def log_quiet(self) -> bool:
-        """No log bytes for QUIET_S."""
-        last = self.session.last_output_at
-        return last is None or self.session.clock() - last >= QUIET_S
-
-    def drain(self, queue: Heard) -> None:
-        while not queue.empty():
-            event = queue.get_nowait()
-            if not isinstance(event, _Done):
-                self.handle(event)
-
-    def finish(self, queue: Heard, timed_out: bool = False) -> int:
-        self.session.finish()
-        self.drain(queue)
-        return self.verdict(timed_out)
-
-    def check(self, deadline: float | None, queue: Heard) -> int | None:
-        """The exit status once the watch is over, else None.
-
-        Ready or failed is final once everything read is handled and the log has been quiet
-        a moment, or after a grace period (a log that keeps growing): what follows may be the
-        root cause of a failure, or a new startup in the same log that makes this one moot.
-        """
-        session = self.session
-        state = session.state
-        now = time.monotonic()
-        self.memory.update(state)
-        self.load_progress(now)
-        if session.gpus.unavailable and session.gpus.unavailable != self.gpu_note:
-            self.gpu_note = session.gpus.unavailable
-            self.emit(Said("gpu_unavailable", f"no GPU data: {clean(self.gpu_note)}", fields={"reason": self.gpu_note}))
-        if state.outcome == READY and self.health_pending():
-            self.decided_at = None  # the log says ready; the URL has not answered 200 yet
-        elif state.outcome in (READY, STOPPED, FAILED):
-            if self.decided_at is None:
-                self.decided_at = now
-            smoke = session.smoke
-            if state.outcome == READY and session.smoke_wanted and (smoke is None or smoke.url and not smoke.answer):
-                self.decided_at = now  # ready means it answers: wait for the smoke test's answer
-            elif now - self.decided_at >= GRACE_S or (queue.empty() and self.log_quiet()):
-                return self.finish(queue)
-        else:
-            self.decided_at = None  # a new startup: undecided again
-            status = self.quiet_verdict(now, queue)
-            if status is not None:
-                return status
-        if deadline is not None and now >= deadline:
-            return self.finish(queue, timed_out=True)
-        return None
-
-    def health_pending(self) -> bool:
-        """``--health``: the URL has not answered 200 yet (said as it changes)."""
-        health = self.session.health
-        if health is None:
-            return False
-        if health.detail != self.health_said:
-            self.health_said = health.detail
-            fields = {"url": health.url, "ok": health.ok, "detail": health.detail}
-            if health.ok:
-                self.emit(Said("health", f"{health.url} answers: {clean(health.detail)}", fields=fields))
-            elif self.session.state.outcome == READY:
-                self.emit(Said("health", f"{health.url}: {clean(health.detail)}; not ready until it answers 200",
-                               fields=fields))
-        return not health.ok
-
-    def load_progress(self, now: float) -> None:
-        """A weight-load progress line (see :func:`progress_due`)."""
-        estimate = self.session.load_estimate()
-        if estimate is not None and progress_due(self.progress_said, now, estimate):
-            self.progress_said = (now, estimate)
-            self.emit(Said("weight_load_progress", f"  weight load {estimate.words()}", fields=estimate.to_json()))
-
-    def quiet_verdict(self, now: float, queue: Heard) -> int | None:
-        """What the log alone does not say: dead or failed (the processes behind it), and
-        loading or stalled? (said once as it begins, and when the log moves again)."""
-        verdict = self.session.verdict()
-        if verdict.kind in (DEAD, FAILED):  # the server's processes say so; its last words may follow
-            if self.ended_at is None:
-                self.ended_at = now
-            if not queue.empty() or now - self.ended_at < QUIET_S:
-                return None
-            self.session.finish()
-            self.drain(queue)
-            final = self.session.verdict()
-            self.emit(verdict_said(final, f"{final.word}: {final.detail}"))
-            return EXIT_FAILED if final.kind in (DEAD, FAILED) else self.verdict()
-        self.ended_at = None
-        if self.session.reading_rest and not self.said_reading:  # the writer is gone: reading its log to the end
-            self.said_reading = True
-            self.emit(Said("reading_rest", verdict.detail, fields={"bytes": self.session.reading_rest}))
-        kind = verdict.kind if verdict.kind in (LOADING, STALLED) else STARTING
-        if kind != self.judged:
-            if kind != STARTING:
-                self.emit(verdict_said(verdict, f"{verdict.word}: {verdict.detail}"))
-            elif self.judged == STALLED:
-                self.emit(verdict_said(verdict, "the log moves again"))
-            self.judged = kind
-        return None
-
-    def handle(self, event: SessionEvent) -> None:
+    def job_event(self, event: SessionEvent) -> None:
+        """The Slurm job's own events: its state, and its poller's connection."""
         match event:
-            case Line():
+            case SlurmJobState():
+                words = self.cluster.job_words()
+                if words != self.last_job:
+                    self.last_job = words
+                    self.emit(Said("slurm_job", words, fields={
+                        "job": event.job_id, "state": event.state, "reason": event.reason, "nodes": list(event.nodes),
+                        "exit_code": event.exit_code, "ahead": event.ahead}))
+            case ConnectionState():
+                self.emit(Said("connection", f"slurm: {event.state}" + (f": {event.detail}" if event.detail else ""),
+                               fields={"host": "slurm", "state": event.state, "detail": event.detail}))
+            case _:
+                pass  # the job's source says nothing else
+
+    def handle(self, node: str, event: SessionEvent | LaunchEvent) -> None:
+        """One event of ``node``, in words."""
+        match event:
+            case VerdictChanged():
+                self.verdict_changed(event)
+            case Note():
+                self.emit(Said("note", event.text))
+            case AttemptStarted() | AttemptFinished():
+                pass  # said by ``started`` and the final verdict
+            case Line():  # (queued with --echo only)
                 self.emit(Said("log", event.text, "| ", line=event.number, fields={"truncated": event.truncated}))
                 self.waiting = None
+            case LogWaiting() | LogRestart() | LogTruncated() | LogMoved() | ConnectionState() | LogGap():
+                if self.notices:
+                    self.notice(event)
+            case WritersFound() | WriterGone() | NoWriter():
+                session = self.cluster.nodes[node]
+                self.node_words(node).process(event, self.seen.setdefault(node, set()), session.writers.main_pid)
+            case Ready() if self.cluster.nodes[node].smoke_wanted:  # READY once it answered
+                self.node_words(node).ready_marker(event, self.health_url(self.cluster.nodes[node]))
+            case SmokeAnswered():
+                self.node_words(node).smoke(event)
+            case ErrorFound() if event.error.secondary and self.launch is not None:
+                pass  # a consequence of the cause: it is in the launch's log
+            case (ServerDetected() | PhaseStarted() | PhaseEnded() | PhaseProgress() | ErrorFound() | WarningFound()
+                  | Ready() | Stopped() | NewStartup() | NoteFound()):
+                self.node_words(node).show(event)
+            case (LogChunk() | GpuSample() | GpuUnavailable() | ReadCounters() | CheckpointFound() | HealthStatus()
+                  | ProcessStarted() | ProcessExited() | ProcessStopping() | SlurmJobState() | SlurmTaskEnded()
+                  | CacheGrowth() | DiskBusy()):
+                pass  # not a line of their own: the verdict, progress and GPU lines say what they change
+            case _:
+                assert_never(event)
+
+    def notice(self, event: LogWaiting | LogRestart | LogTruncated | LogMoved | ConnectionState | LogGap) -> None:
+        """A single log's notice: waiting for it, a restart, a gap, a move, its connection."""
+        match event:
             case LogWaiting():
                 if event.reason != self.waiting:
                     self.waiting = event.reason
                     self.emit(Said("waiting", f"waiting for the log: {clean(event.reason)}", fields={"reason": event.reason}))
             case LogRestart():
-                self.words.restarted()
+                self.node_words(self.cluster_node).restarted()
                 self.emit(Said("log_restart", log_notice(event), fields={"reason": event.reason}))
             case LogTruncated():  # a gap in the same startup, not a new attempt
                 self.emit(Said("log_truncated", f"note: {log_notice(event)}", line=event.lines + 1, fields={"size": event.size}))
@@ -369,45 +324,234 @@ class PlainWatch:
             case LogGap():
                 fields = {"files": event.files} if event.files else {"offset": event.offset, "bytes": event.nbytes}
                 self.emit(Said("log_gap", f"note: {log_notice(event)}", fields={**fields, "reason": event.reason}))
-            case WritersFound() | WriterGone() | NoWriter():
-                self.words.process(event, self.seen_pids, self.session.writers.main_pid)
-            case Ready() if self.session.smoke_wanted:  # READY once it answered
-                self.words.ready_marker(event, self.session.health.url if self.session.health is not None else None)
-            case SmokeAnswered():
-                self.words.smoke(event)
-            case (ServerDetected() | PhaseStarted() | PhaseEnded() | PhaseProgress() | ErrorFound() | WarningFound()
-                  | Ready() | Stopped() | NewStartup() | NoteFound()):
-                self.words.show(event)
-            case (LogChunk() | GpuSample() | GpuUnavailable() | ReadCounters() | CheckpointFound() | HealthStatus()
-                  | ProcessStarted() | ProcessExited() | ProcessStopping() | SlurmJobState() | SlurmTaskEnded() | CacheGrowth() | DiskBusy()):
-                pass  # not a line of their own: the verdict, progress and GPU lines say what they change
             case _:
                 assert_never(event)
 
-    # ------------------------------------------------------------ verdict
+    @property
+    def cluster_node(self) -> str:
+        """A single log's node (a launch's): the name its queue and words are kept under."""
+        return next(iter(self.cluster.nodes))
 
-    def verdict(self, timed_out: bool = False) -> int:
-        state = self.session.state
+    def drain(self) -> None:
+        """Say every node's events so far, in each node's order."""
+        for name, queue in self.queues.items():
+            while not queue.empty():
+                event = queue.get_nowait()
+                if not isinstance(event, _Done):
+                    self.handle(name, event)
+
+    def samples_said(self, node: str, now: float, indent: str = "  ") -> None:
+        """What a node's samples say and its events do not: its weight load's progress (see
+        :func:`progress_due`), why it has no GPU figures (once), and — once its log says ready —
+        what its ``--health`` URL answers, as it changes (ready needs a 200 too)."""
+        session = self.cluster.nodes[node]
+        estimate = session.load_estimate()
+        if estimate is not None and progress_due(self.progress_said.get(node), now, estimate):
+            self.progress_said[node] = (now, estimate)
+            self.emit(Said("weight_load_progress", f"{indent}weight load {estimate.words()}", fields=estimate.to_json()),
+                      node)
+        unavailable = session.gpus.unavailable
+        if unavailable and unavailable != self.gpu_note.get(node):
+            self.gpu_note[node] = unavailable
+            self.emit(Said("gpu_unavailable", f"no GPU data: {clean(unavailable)}", fields={"reason": unavailable}), node)
+        health = session.health
+        if health is not None and session.state.outcome == READY and health.detail != self.health_said.get(node):
+            self.health_said[node] = health.detail
+            fields = {"url": health.url, "ok": health.ok, "detail": health.detail}
+            if health.ok:
+                self.emit(Said("health", f"{health.url} answers: {clean(health.detail)}", fields=fields), node)
+            else:
+                self.emit(Said("health", f"{health.url}: {clean(health.detail)}; not ready until it answers 200",
+                               fields=fields), node)
+
+    def start_said(self) -> Said:
+        """The first line: what is watched."""
+        if self.one is not None:
+            profile = self.one.profile
+            log = self.one.info.log_path
+            host = self.cluster.specs[self.cluster_node].host
+            return Said("start", (self.title or f"watching {clean(log or '')}") + (f" (server: {profile.name})" if profile else ""),
+                        fields={"log": log, "host": host, "server": profile.name if profile else None})
+        specs = self.cluster.specs.values()
+        return Said("start", self.title or "watching " + ", ".join(
+            f"{s.name} ({s.host + ':' if s.host else ''}{s.log})" for s in specs), fields={
+                "nodes": [{"node": s.name, "host": s.host, "log": s.log} for s in specs]})
+
+    # ------------------------------------------------------------ a watch
+
+    async def run(self) -> int:
+        """Follow the watch to its verdict; the exit status (``--json``'s last object says it)."""
+        self.emit(self.start_said())
+        status = await (self.follow_one() if self.one is not None else self.follow_nodes())
+        self.emit(Said("exit", fields={"exit": status, "verdict": str(self.cluster.verdict().kind)}))
+        self.flush()
+        return status
+
+    def refused(self, node: str, conn: ConnectionState) -> int:
+        """A node's host refused the connection (a host key or login problem: retrying will not fix
+        it): said, and the exit status of bad input."""
+        self.emit(Said("connection", f"{conn.host}: connection refused: {clean(conn.detail or '')}", fields={
+            "host": conn.host, "state": conn.state, "detail": conn.detail}), node)
+        return EXIT_USAGE
+
+    def interrupted(self) -> None:
+        """Ctrl-C: the verdict so far, so that an interrupted watch still ends with one."""
+        try:
+            verdict = self.cluster.verdict()
+        except Exception as exc:  # noqa: BLE001  (a last line must never become a traceback)
+            self.emit(Said("interrupted", f"interrupted (Ctrl-C); no verdict: {exc}", fields={"exit": 130}))
+        else:
+            self.emit(Said("interrupted", f"interrupted (Ctrl-C); the verdict so far: {verdict.text}",
+                           fields={"verdict": str(verdict.kind), "detail": verdict.detail, "exit": 130}))
+        self.emit(Said("exit", fields={"exit": 130, "verdict": None}))  # --json's last object, as always
+        self.flush()
+
+    # ------------------------------------------------------------ a single log
+
+    async def follow_one(self) -> int:
+        session, queue = self.session, self.queue
+        self.cluster.start()  # primes the tracker first: the first marker finds the automata built
+
+        async def ended() -> None:
+            await session.wait()
+            queue.put_nowait(_DONE)
+
+        watcher = asyncio.create_task(ended())
+        deadline = None if self.timeout is None else self.began + self.timeout
+        try:
+            while True:
+                now = time.monotonic()
+                wait = QUIET_S
+                if deadline is not None:
+                    wait = min(wait, deadline - now)
+                if self.decided_at is not None:
+                    wait = min(wait, self.decided_at + GRACE_S - now)
+                try:
+                    async with asyncio.timeout(max(0.0, wait)):  # no task per wait, unlike wait_for
+                        event = await queue.get()
+                except TimeoutError:
+                    event = None
+                if isinstance(event, _Done):
+                    return self.finish()
+                if isinstance(event, ConnectionState) and event.state == "refused":
+                    return self.refused(self.cluster_node, event)
+                if event is not None:
+                    self.handle(self.cluster_node, event)
+                    while not queue.empty():  # everything already queued, then one flush
+                        nxt = queue.get_nowait()
+                        if isinstance(nxt, _Done) or isinstance(nxt, ConnectionState) and nxt.state == "refused":
+                            queue.put_nowait(nxt)  # handled on the next turn, after what came before
+                            break
+                        self.handle(self.cluster_node, nxt)
+                elif self.ended is not None and self.ended.is_set():  # written out, and read to the end
+                    return self.finish()
+                elif self.log_quiet():
+                    session.quiet()
+                    self.drain()
+                self.flush()  # once per batch: all it printed goes out in one write
+                status = self.check_one(deadline)
+                if status is not None:
+                    return status
+        finally:
+            self.flush()
+            watcher.cancel()
+            await self.cluster.stop()
+
+    def log_quiet(self) -> bool:
+        """No log bytes for QUIET_S."""
+        last = self.session.last_output_at
+        return last is None or self.session.clock() - last >= QUIET_S
+
+    def finish(self, timed_out: bool = False) -> int:
+        self.session.finish()
+        self.drain()
+        return self.final_one(timed_out)
+
+    def check_one(self, deadline: float | None) -> int | None:
+        """The exit status once the watch is over, else None.
+
+        Ready or failed is final once everything read is handled and the log has been quiet
+        a moment, or after a grace period (a log that keeps growing): what follows may be the
+        root cause of a failure, or a new startup in the same log that makes this one moot.
+        """
+        session = self.session
+        state = session.state
+        now = time.monotonic()
+        self.samples_said(self.cluster_node, now)
+        if state.outcome == READY and session.health is not None and not session.health.ok:
+            self.decided_at = None  # the log says ready; the URL has not answered 200 yet
+        elif state.outcome in (READY, STOPPED, FAILED):
+            if self.decided_at is None:
+                self.decided_at = now
+            smoke = session.smoke
+            if state.outcome == READY and session.smoke_wanted and (smoke is None or smoke.url and not smoke.answer):
+                self.decided_at = now  # ready means it answers: wait for the smoke test's answer
+            elif now - self.decided_at >= GRACE_S or (self.queue.empty() and self.log_quiet()):
+                return self.finish()
+        else:
+            self.decided_at = None  # a new startup: undecided again
+            status = self.quiet_verdict(now)
+            if status is not None:
+                return status
+        if deadline is not None and now >= deadline:
+            return self.finish(timed_out=True)
+        return None
+
+    def quiet_verdict(self, now: float) -> int | None:
+        """What the log alone does not say: dead or failed (the processes behind it), and
+        loading or stalled? (said once as it begins, and when the log moves again)."""
+        session = self.session
+        verdict = session.verdict()
+        if verdict.kind in (DEAD, FAILED):  # the server's processes say so; its last words may follow
+            if self.ended_at is None:
+                self.ended_at = now
+            if not self.queue.empty() or now - self.ended_at < QUIET_S:
+                return None
+            session.finish()
+            self.drain()
+            final = session.verdict()
+            self.emit(verdict_said(final, f"{final.word}: {final.detail}"))
+            return EXIT_FAILED if final.kind in (DEAD, FAILED) else self.final_one()
+        self.ended_at = None
+        self.reading_rest(self.cluster_node, verdict, session.reading_rest)
+        kind = verdict.kind if verdict.kind in (LOADING, STALLED) else STARTING
+        if kind != self.judged:
+            if kind != STARTING:
+                self.emit(verdict_said(verdict, f"{verdict.word}: {verdict.detail}"))
+            elif self.judged == STALLED:
+                self.emit(verdict_said(verdict, "the log moves again"))
+            self.judged = kind
+        return None
+
+    def reading_rest(self, node: str, verdict: Verdict, reading: int | None) -> None:
+        """The writer (a node's task) is gone: its log is read to its end before judging, said once."""
+        if reading and node not in self.said_reading:
+            self.said_reading.add(node)
+            self.emit(Said("reading_rest", verdict.detail, fields={"bytes": reading}), node)
+
+    def final_one(self, timed_out: bool = False) -> int:
+        """A single log's last verdict line, with what explains it; its exit status."""
+        session = self.session
+        state = session.state
         status = judge(state).exit_status
-        health = self.session.health
+        health = session.health
+        timeout = f"TIMEOUT after {duration(self.timeout)}: " if timed_out else ""
         if state.outcome == READY and health is not None and not health.ok:
-            self.emit(Said("verdict", f"{'TIMEOUT after ' + duration(self.args.timeout) + ': ' if timed_out else ''}"
-                           f"the log says ready (line {state.ready_line}) but {health.url} has not answered 200: "
-                           f"{clean(health.detail)}", line=state.ready_line,
+            self.emit(Said("verdict", f"{timeout}the log says ready (line {state.ready_line}) but {health.url} has not "
+                           f"answered 200: {clean(health.detail)}", line=state.ready_line,
                            fields={"verdict": "timeout" if timed_out else "starting", "final": True,
                                    "health": health.url, "detail": health.detail}))
             return EXIT_STARTING
-        if state.outcome == READY and self.session.smoke_wanted:
-            smoke = self.session.verdict()  # ready means it answered the smoke test
-            answer = self.session.smoke.answer if self.session.smoke is not None else None
+        if state.outcome == READY and session.smoke_wanted:
+            smoke = session.verdict()  # ready means it answered the smoke test
+            answer = session.smoke.answer if session.smoke is not None else None
             fields = {"smoke": None if answer is None else answer.url, "detail": smoke.detail,
                       "ttft_s": None if answer is None or answer.ttft is None else round(answer.ttft, 3)}
             if smoke.kind != READY:
-                timeout = f"TIMEOUT after {duration(self.args.timeout)}: " if timed_out else ""
                 kind = "failed" if smoke.kind == FAILED else "timeout" if timed_out else "starting"
                 self.emit(Said("verdict", f"{timeout}{smoke.word}: {smoke.detail}", line=state.ready_line,
                                fields={"verdict": kind, "final": True, **fields}))
-                scrollback = self.session.scrollback
+                scrollback = session.scrollback
                 around = [e for e in scrollback.entries(scrollback.end_seq - 5) if e.number > 0]
                 if around:  # what the log said around it: the server may have logged the error too
                     self.emit(Said("", "the log's last lines:\n" + "\n".join(f"{e.number}: {e.text}" for e in around),
@@ -415,24 +559,25 @@ class PlainWatch:
                 return EXIT_FAILED if smoke.kind == FAILED else EXIT_STARTING
             self.emit(Said("verdict", f"{smoke.word}: {smoke.detail}", line=state.ready_line,
                            fields={"verdict": "ready", "final": True, **fields}))
-            self.profile(state)
+            self.profile_one()
             return status
         if state.outcome == READY and health is not None:
-            self.profile(state)
+            self.profile_one()
             self.emit(Said("verdict", f"READY: the log's ready line (line {state.ready_line}) and {health.url} "
                            "answering 200", line=state.ready_line,
                            fields={"verdict": "ready", "final": True, "health": health.url}))
             return status
-        totals = self.words.totals()
+        words = self.node_words(self.cluster_node)
+        totals = words.totals()
         if totals:
-            self.emit(Said("note", totals, fields={"warnings": self.words.warnings}))
+            self.emit(Said("note", totals, fields={"warnings": words.warnings}))
         if state.outcome == FAILED:
             error = state.first_error
             if error is None:
                 self.emit(Said("verdict", "FAILED", fields={"verdict": str(FAILED), "final": True}))
                 return status
             rank = f" [{error.rank}]" if error.rank else ""
-            also = self.words.also_on(error)
+            also = words.also_on(error)
             others = f" (also on {', '.join(also)})" if also else ""
             which = f" (attempt {state.attempt} in this log)" if state.attempt > 1 else ""
             after = state.follow_on(error)
@@ -442,12 +587,12 @@ class PlainWatch:
                                    "follow_on": None if after is None else {"line": after.line, **error_fields(after)}}))
             if after is not None:  # the line that explains it came first: the exception follows from it
                 self.emit(Said("", f"then, at line {after.line}: {after.title}", "  ", line=after.line))
-            for hint in self.session.judging.evaluate().hints:  # as the judging stage diagnosed them
+            for hint in session.judging.evaluate().hints:  # as the judging stage diagnosed them
                 self.emit(hint_said(hint))
             return status
         if status != EXIT_STARTING:
             if state.outcome == READY:  # where the time went, and what would make the next start faster
-                self.profile(state)
+                self.profile_one()
             self.emit(Said("verdict", fields={"verdict": str(judge(state).kind), "final": True}))  # READY said it
             return status
         current = state.current_phase
@@ -460,8 +605,7 @@ class PlainWatch:
         fields = {"final": True, "phase": current.name if current else None,
                   "progress": current.progress if current else None, "last_line": state.last_line or None}
         if timed_out:
-            self.emit(Said("verdict", f"TIMEOUT after {duration(self.args.timeout)}: still starting{where}{last}",
-                           fields={"verdict": "timeout", **fields}))
+            self.emit(Said("verdict", f"{timeout}still starting{where}{last}", fields={"verdict": "timeout", **fields}))
         else:
             self.emit(Said("verdict", f"the log ended: still starting{where}{last}", fields={"verdict": "starting", **fields}))
         note = self.session.judging.evaluate().note  # what it is doing meanwhile (waiting for Ray's GPUs, …)
@@ -469,136 +613,183 @@ class PlainWatch:
             self.emit(hint_said(note))
         return status
 
-
-    def profile(self, state: Any) -> None:
+    def profile_one(self) -> None:
         """After READY: the startup profile and its speed advice (one ``profile`` record with --json)."""
         from tui.present.startup import profile_json, profile_lines
 
+        state = self.session.state
         load = self.session.load_facts()  # a download, what the load's processes read, as watched
         lines = profile_lines(state, load)
         if lines:
             self.emit(Said("profile", "\n".join(lines), indent="  ", fields=profile_json(state, load) or {}))
 
+    # ------------------------------------------------------------ several nodes
 
-class PlainPrinter:
-    """`run --plain` (and ``--json``): the attempt's lines, the tracker's events and each verdict
-    change, masked.
+    async def follow_nodes(self) -> int:
+        cluster = self.cluster
+        refused: list[tuple[str, ConnectionState]] = []
 
-    Tracker events come from the session's lossless queue and launch events are put into
-    the same queue, so everything prints in the order it happened.
-    """
+        def on_update(node: str | None, update: Update) -> None:
+            if node is None:  # the job's own events (the nodes' come through their queues, none lost)
+                for event in update.events:
+                    self.job_event(event)
+            self.drain()
+            if node is not None and (conn := cluster.nodes[node].connection) is not None and conn.state == "refused":
+                refused.append((node, conn))
 
-    def __init__(self, out: TextIO, session: WatchSession, launch: Any, json: bool = False) -> None:
-        self.launch = launch
-        self.out = out
-        self.session = session
-        self.progress_said: tuple[float, Any] | None = None  # (when, estimate) of the last progress line
-        self.queue: asyncio.Queue[SessionEvent | LaunchEvent] = session.listen()  # type: ignore[assignment]
-        self.words = EventWords(self.emit, lambda: session.state, health_url=launch.spec.health_url,
-                                count=session.count_estimate)
-        self.final = asyncio.Event()
-        self._last_kind = STARTING
-        self.json = JsonLines(out, mask=launch.masker.text) if json else None
-        launch.subscribe(self.queue.put_nowait)
+        cluster.subscribe(on_update)
+        cluster.start()
+        deadline = None if self.timeout is None else self.began + self.timeout
+        try:
+            while True:
+                wait = 1.0 if deadline is None else max(0.0, min(1.0, deadline - time.monotonic()))
+                cluster.changed.clear()
+                try:
+                    async with asyncio.timeout(wait):
+                        await cluster.changed.wait()
+                except TimeoutError:
+                    pass
+                if refused:
+                    return self.refused(*refused[0])
+                self.barrier_news()
+                status = self.check_nodes(deadline)
+                self.flush()
+                if status is not None:
+                    return status
+        finally:
+            self.flush()
+            await cluster.stop()
 
-    def say(self, text: str) -> None:
-        self.out.write(clean(self.launch.masker.text(text)) + "\n")
-        self.out.flush()
+    def barrier_news(self) -> None:
+        """A milestone every rank of every node has now reached."""
+        nodes = len(self.cluster.nodes)
+        if not nodes:
+            return
+        for row in self.cluster.barrier():
+            if row.done and row.milestone not in self.done_milestones and row.milestone != "ready":
+                self.done_milestones.add(row.milestone)
+                self.emit(Said("barrier", f"barrier: {row.words} on all {row.total} ranks of {nodes} nodes",
+                               fields={"milestone": row.milestone, "ranks": row.total, "nodes": nodes}))
 
-    def emit(self, said: Said) -> None:
-        """One record: its words, indented under the attempt's lines, or a JSON line (``--json``)."""
+    def node_verdicts(self) -> None:
+        for name in self.cluster.nodes:
+            verdict = self.cluster.node_verdict(name)
+            self.emit(verdict_said(verdict, verdict.text, node=name, final=True), name)
+
+    def barrier_report(self) -> None:
+        """Who is not there yet, per milestone, with the verdict or the timeout."""
+        rows = self.cluster.barrier()
         if self.json is not None:
-            self.json.write(said)
-            self.out.flush()
-        elif said.text:
-            self.say(f"  {said.indent}{said.text}")
+            for row in rows:
+                if not row.done:
+                    self.emit(Said("barrier_missing", fields={
+                        "milestone": row.milestone, "reached": row.reached, "ranks": row.total,
+                        "missing": [{"rank": lag.label, "last_line": lag.last_line, "quiet_for": lag.quiet_for,
+                                     "suspect": lag.suspect} for lag in row.missing]}))
+            return
+        for line in barrier_lines(rows):
+            self.say(line)
+
+    def profile_nodes(self) -> None:
+        """After READY: where the time went, each phase's slowest node and rank (one ``profile`` record)."""
+        from tui.core.cluster import SERVING, roles
+        from tui.present.startup import nodes_profile
+
+        serving = next((name for name, role in roles(self.cluster.statuses()).items() if role == SERVING), None)
+        states = {name: session.state for name, session in self.cluster.nodes.items()}
+        found = nodes_profile(states, serving) if serving is not None else None
+        if found is not None:
+            lines, fields = found
+            self.emit(Said("profile", "\n".join(lines), indent="  ", fields=fields))
+
+    def check_nodes(self, deadline: float | None) -> int | None:
+        cluster = self.cluster
+        verdict = cluster.verdict()
+        if verdict.final or (deadline is not None and time.monotonic() >= deadline):
+            cluster.flush()  # the nodes' last events before the verdict
+            self.drain()
+        now = time.monotonic()
+        for name in cluster.nodes:
+            self.samples_said(name, now)
+        if verdict.kind == STALLED and verdict.node != self.stalled:  # said once per silent node, not every second
+            self.emit(verdict_said(verdict, verdict.text))
+        self.stalled = verdict.node if verdict.kind == STALLED else None
+        node = cluster.nodes.get(verdict.node or "")
+        if verdict.kind == STARTING and verdict.node is not None and node is not None:  # its task ended
+            self.reading_rest(verdict.node, verdict, node.reading_rest)
+        if verdict.kind in (READY, STOPPED):
+            self.emit(verdict_said(verdict, verdict.text))
+            if verdict.kind == READY:
+                self.profile_nodes()
+            return EXIT_READY
+        if verdict.kind in (FAILED, DEAD):
+            if self.failed_at is None:
+                self.failed_at = now
+            if now - self.failed_at >= FAIL_SETTLE_S:
+                change = cluster.judging.evaluate()  # the root cause may have arrived meanwhile
+                self.emit(verdict_said(change.verdict, change.verdict.text))
+                for hint in change.hints:  # the failing node's, as the judging stage diagnosed them
+                    self.emit(hint_said(hint), change.verdict.node)
+                self.node_verdicts()
+                self.barrier_report()
+                return EXIT_FAILED
+            return None
+        if deadline is not None and now >= deadline:
+            self.emit(verdict_said(verdict, f"TIMEOUT after {duration(self.timeout)}: {verdict.text}", verdict="timeout",
+                                   final=True))
+            self.node_verdicts()
+            self.barrier_report()
+            return EXIT_STARTING
+        return None
+
+    # ------------------------------------------------------------ a launch (run --plain)
 
     def note(self, text: str, event: str = "note", **fields: Any) -> None:
         """A line of the launch's own (not indented): a refusal, a timeout, a server left running."""
-        if self.json is not None:
-            self.emit(Said(event, text, fields=fields))
-        else:
-            self.say(text)
+        self.emit(Said(event, text, fields=fields), own=True)
+        self.flush()
 
     def preflight(self, report: Any) -> None:
-        """The checks before the launch: a summary, then each ⚠ and ✗ with its fix."""
-        if self.json is not None:
-            self.emit(Said("preflight", report.summary, fields={"checks": [c.to_json() for c in report.checks]}))
-            return
-        self.say(report.summary)
+        """The checks before the launch: a summary, then each ⚠ and ✗ with its fix (words alone:
+        the JSON record has them in ``checks``)."""
+        self.note(report.summary, "preflight", checks=[c.to_json() for c in report.checks])
         for check in report.checks:
             if check.status != "ok":
-                self.say(f"  {check.line}")
+                self.note(f"  {check.line}", "")
 
     def started(self) -> None:
-        run = self.launch.run
-        where = "" if self.launch.spec.host is None else f" on {self.launch.spec.host}"
-        how = "reattached to the running" if self.launch.reattached else "started"
-        text = f"v{run.attempt} {how}{where}: pid {run.pid}, log {run.log_path}"
-        if self.json is not None:
-            self.emit(Said("start", text, fields={
-                "name": self.launch.spec.name, "attempt": run.attempt, "pid": run.pid, "log": str(run.log_path),
-                "host": self.launch.spec.host, "reattached": self.launch.reattached,
-                "command": self.launch.command_text}))
-            return
-        self.say(text)
-        self.say(f"  {self.launch.command_text}")
+        launch = self.launch
+        run = launch.run
+        where = "" if launch.spec.host is None else f" on {launch.spec.host}"
+        how = "reattached to the running" if launch.reattached else "started"
+        self.note(f"v{run.attempt} {how}{where}: pid {run.pid}, log {run.log_path}", "start",
+                  name=launch.spec.name, attempt=run.attempt, pid=run.pid, log=str(run.log_path), host=launch.spec.host,
+                  reattached=launch.reattached, command=launch.command_text)
+        self.note(f"  {launch.command_text}", "")  # (words alone: the record has it in ``command``)
 
     async def consume(self) -> None:
         """Print everything queued, as it comes, until cancelled."""
         while True:
-            self.handle(await self.queue.get())
+            event = await self.queue.get()
+            if not isinstance(event, _Done):  # (none in a launch's)
+                self.handle(self.cluster_node, event)
+            self.drain()
+            self.flush()
 
-    def drain(self) -> None:
-        while not self.queue.empty():
-            self.handle(self.queue.get_nowait())
-
-    def handle(self, event: SessionEvent | LaunchEvent) -> None:
-        match event:
-            case VerdictChanged():
-                self.verdict(event)
-                estimate = self.session.load_estimate()  # re-judged once a second: the weight load's bytes
-                now = time.monotonic()
-                if estimate is not None and progress_due(self.progress_said, now, estimate):
-                    self.progress_said = (now, estimate)
-                    self.emit(Said("weight_load_progress", f"weight load {estimate.words()}", fields=estimate.to_json()))
-            case Note():
-                self.emit(Said("note", event.text))
-            case SmokeAnswered():
-                self.words.smoke(event)
-            case Ready() if self.launch.spec.smoke:
-                self.words.ready_marker(event, self.launch.spec.health_url)
-            case ErrorFound() if event.error.secondary:
-                pass  # a consequence of the cause: it is in the log
-            case (ServerDetected() | PhaseStarted() | PhaseEnded() | PhaseProgress() | ErrorFound() | WarningFound()
-                  | Ready() | Stopped() | NewStartup() | NoteFound()):
-                self.words.show(event)
-            case AttemptStarted() | AttemptFinished():
-                pass  # said by ``started`` and the final verdict
-            case (Line() | LogChunk() | LogGap() | LogRestart() | LogTruncated() | LogWaiting() | LogMoved()
-                  | ConnectionState() | WritersFound() | WriterGone() | NoWriter() | ReadCounters() | CheckpointFound()
-                  | GpuSample() | GpuUnavailable() | ProcessStarted() | ProcessExited() | ProcessStopping()
-                  | SlurmJobState() | SlurmTaskEnded() | HealthStatus() | CacheGrowth() | DiskBusy()):
-                pass  # no words of their own here: the verdict and progress lines say what they change
-            case _:
-                assert_never(event)
-
-    def verdict(self, change: VerdictChanged) -> None:
+    def verdict_changed(self, change: VerdictChanged) -> None:
+        """A launch's verdict as the judging stage pushed it: each new kind, and loading ⇄ stalled?."""
         verdict, previous = change.verdict, change.previous
-        if verdict.kind != self._last_kind or verdict.kind in (LOADING, STALLED) and previous is not None and (
+        if verdict.kind != self.seen_kind or verdict.kind in (LOADING, STALLED) and previous is not None and (
             previous.kind != verdict.kind
         ):
-            self.note(verdict.text, "verdict", **verdict_said(verdict, "").fields)
+            self.emit(verdict_said(verdict, verdict.text), own=True)
             if verdict.kind in (FAILED, DEAD):
                 for hint in change.hints:  # as the judging stage diagnosed them
-                    if self.json is not None:
-                        self.emit(hint_said(hint))
-                    else:
-                        for line in hint_lines([hint], indent="  "):
-                            self.say(line)
-        self._last_kind = verdict.kind
+                    self.emit(hint_said(hint), own=True)
+        self.seen_kind = verdict.kind
         if verdict.final:
             self.final.set()
+        self.samples_said(self.cluster_node, time.monotonic(), indent="")  # re-judged once a second: the weight load's bytes
 
     def left_running(self) -> None:
         launch = self.launch
@@ -609,7 +800,7 @@ class PlainPrinter:
                 attempt=launch.run.attempt, name=launch.spec.name,
             )
 
-    def exit(self, status: int, verdict: Any = None) -> None:
+    def exit(self, status: int, verdict: Verdict | None = None) -> None:
         """``--json``'s last object: the exit status (the plain output ends with its verdict line)."""
-        if self.json is not None:
-            self.emit(Said("exit", fields={"exit": status, "verdict": None if verdict is None else str(verdict.kind)}))
+        self.emit(Said("exit", fields={"exit": status, "verdict": None if verdict is None else str(verdict.kind)}))
+        self.flush()

@@ -2,7 +2,7 @@
 (``--json``) prints the whole record as one JSON object per line (NDJSON).
 
 Both read the same lossless event queue and fold, throttle and judge the same way
-(:class:`~tui.present.event_words.EventWords`, the loops in ``plain`` and ``cluster``); only
+(:class:`~tui.present.event_words.EventWords`, the loops of ``tui.present.plain``); only
 the last step differs. Every JSON object carries ``schema`` (:data:`SCHEMA`), ``ts`` (UTC,
 ISO 8601), ``elapsed`` (seconds since the watch began), ``event``, ``line`` (the log's line
 number, or null), ``text`` (the plain presenter's words) and the event's own fields.

@@ -72,15 +72,18 @@ def watch_cluster(options: ClusterOptions, *, plain: bool, json: bool = False) -
     watched = node_set(lambda: session)
     labels = {"slurm_job": options.slurm_job} if options.slurm_job else {"nodes": ",".join(session.nodes)}
     if plain or json:
-        from tui.present.cluster import PlainCluster
+        from tui.present.plain import PlainPresenter
+
+        presenter = PlainPresenter(session, timeout=options.timeout, title=title, json=json)
 
         async def plain_lines() -> int:
             async with serving_metrics(options.metrics, watched, labels):
-                return await PlainCluster(session, timeout=options.timeout, title=title, json=json).run()
+                return await presenter.run()
 
         try:
             return asyncio.run(plain_lines())
         except KeyboardInterrupt:
+            presenter.interrupted()  # the verdict so far, as a last line (as for one log)
             return 130
     from tui.app.dashboard import build_app
 
@@ -176,9 +179,9 @@ async def _cluster_plain(launch: Any, options: LaunchOptions, begin: Callable[[]
     """`run --slurm --plain` / `run --nodes … --plain` / `attach`: start (or resume) the attempt
     and print it to its verdict."""
     from tui.core.verdict import EXIT_READY
-    from tui.present.cluster import PlainCluster
+    from tui.present.plain import PlainPresenter
 
-    presenter: Any = None
+    presenter: PlainPresenter | None = None
     from tui.present.records import JsonLines, Said
 
     early = JsonLines() if json else None  # a note before the presenter exists
@@ -195,7 +198,7 @@ async def _cluster_plain(launch: Any, options: LaunchOptions, begin: Callable[[]
     launch.notes.append(note)
     launch.terminal = partial(tty_terminal, sys.stdout)
     session = await begin()
-    presenter = PlainCluster(session, timeout=options.timeout, title=f"run {launch.name} v{launch.attempt}", json=json)
+    presenter = PlainPresenter(session, timeout=options.timeout, title=f"run {launch.name} v{launch.attempt}", json=json)
     try:
         async with serving_metrics(options.metrics, launch_metrics(launch), {"launch": launch.name}):
             code = await presenter.run()

@@ -6,7 +6,7 @@ import asyncio
 import functools
 import sys
 from collections.abc import Callable, Iterable
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from tui.core.errors import UsageError
 from tui.core.lines import clean
@@ -14,6 +14,9 @@ from tui.core.options import LaunchOptions
 from tui.session import SessionInfo, Subscriber, WatchSession
 from tui.wiring.watch import serving_metrics
 from tui.wiring.watch import load_profile
+
+if TYPE_CHECKING:
+    from tui.present.plain import PlainPresenter
 
 
 def make_launch(
@@ -143,16 +146,17 @@ def tty_terminal(out: TextIO, sequence: str) -> None:
 
 async def run_plain(spec: Any, options: LaunchOptions, *, json: bool = False) -> int:
     """`run --plain` of one launch (``--json``: JSON objects, the last an ``exit`` one)."""
-    from tui.present.plain import PlainPrinter
+    from tui.cluster import ClusterSession
+    from tui.present.plain import PlainPresenter
 
     out = sys.stdout
     session, launch = make_launch(spec, options, functools.partial(tty_terminal, out))
-    printer = PlainPrinter(out, session, launch, json=json)
+    printer = PlainPresenter(ClusterSession.of_one(session), out=out, launch=launch, json=json)
     async with serving_metrics(options.metrics, launch_metrics(launch, session), {"launch": spec.name}):
         return await _run_plain(spec, options, session, launch, printer)
 
 
-async def _run_plain(spec: Any, options: LaunchOptions, session: Any, launch: Any, printer: Any) -> int:
+async def _run_plain(spec: Any, options: LaunchOptions, session: Any, launch: Any, printer: PlainPresenter) -> int:
     from tui.core.verdict import EXIT_FAILED, EXIT_READY, EXIT_STARTING, EXIT_USAGE
     from tui.launch.spec import LaunchError
     from tui.launch.controller import PreflightRefused

@@ -103,7 +103,9 @@ def play_recording(path: str | os.PathLike[str], options: PlaybackOptions, *, ti
 def _play_plain(replay: Any, recorded: str, stall_limits: StallLimits | None = None, json: bool = False) -> int:
     """The plain watcher (`watch --plain`) on the replayed log, with the replay running beside it;
     it names the ``recorded`` log, and ends once the replay has played out."""
-    from tui.present.plain import PlainWatch
+    from tui.cluster import ClusterSession
+    from tui.present.plain import PlainPresenter
+    from tui.wiring.watch import log_session, remembered
 
     async def drain() -> None:
         async for _ in replay.events():
@@ -111,13 +113,17 @@ def _play_plain(replay: Any, recorded: str, stall_limits: StallLimits | None = N
 
     async def main() -> int:
         feeder = asyncio.create_task(drain())
+        # the replay plays the GPU samples back itself: no GPU of this machine's is polled
+        options = WatchOptions(log=str(replay.log_path), stall_limits=stall_limits, gpus=GpuOptions(kind="none"))
+        session = log_session(options, live=False, scrollback=10)  # (its writer is the replay)
+        memory = remembered(session)
         try:
-            # the replay plays the GPU samples back itself: no GPU of this machine's is polled
-            options = WatchOptions(log=str(replay.log_path), stall_limits=stall_limits, gpus=GpuOptions(kind="none"))
-            plain = PlainWatch(options, None, label=f"{recorded} (replayed)", ended=replay.done, json=json)
+            plain = PlainPresenter(ClusterSession.of_one(session), title=f"watching {recorded} (replayed)",
+                                   ended=replay.done, json=json)
             return int(await plain.run() or 0)
         finally:
             feeder.cancel()
+            await memory.close()
 
     return asyncio.run(main())
 

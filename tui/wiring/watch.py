@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import asyncio
 from contextlib import AbstractAsyncContextManager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tui.core.errors import UsageError
 from tui.core.options import MetricsOptions, WatchOptions
 from tui.session import SessionInfo, WatchSession
+
+if TYPE_CHECKING:
+    from tui.history.watched import WatchedStartups
 
 
 def load_profile(server: str | None) -> Any:
@@ -34,33 +37,49 @@ def serving_metrics(metrics: MetricsOptions, watched: Any, labels: dict[str, str
 # ---------------------------------------------------------------- watch
 
 
-def watch_dashboard(options: WatchOptions) -> int:
-    """`watchtower watch LOG` in the dashboard; returns 0 ready, 1 failed, 3 still starting."""
-    from tui.app.dashboard import build_app
-    from tui.sources.factory import log_tailer, writer_source
-    from tui.sources.factory import make_gpu_source
+def log_session(options: WatchOptions, *, live: bool = True, scrollback: int = 100_000) -> WatchSession:
+    """The session of `watch LOG`: its tailer (local, or over SSH with ``--host``), GPUs, ``--health``
+    and ``--smoke``; ``live``: the server behind the log is looked for (not a replay's: its writer is
+    the replay itself). ``scrollback``: lines kept (the plain lines keep a few, the dashboard many)."""
+    from tui.sources.factory import log_tailer, make_gpu_source, writer_source
 
-    from tui.history.watched import WatchedStartups
-
-    gpus = make_gpu_source(options.gpus.kind, options.host, options.gpus.interval)
     session = WatchSession(
         log=log_tailer(options.log, host=options.host, from_end=options.from_end, writers=True),
-        gpu=gpus,
+        gpu=make_gpu_source(options.gpus.kind, options.host, options.gpus.interval),  # loading or stalled?
         profile=load_profile(options.server),
         info=SessionInfo(server=options.server, host=options.host or "localhost", log_path=str(options.log)),
         stall_limits=options.stall_limits,
+        scrollback=scrollback,
     )
-    if (writers := writer_source(options.log, host=options.host)) is not None:
+    if live and (writers := writer_source(options.log, host=options.host)) is not None:
         session.add_source(writers)  # the server behind the log (tui.core.events.WritersFound …)
     if options.health:
         session.probe_health(options.health, options.host)
     if options.smoke:
         session.want_smoke(options.host)
-    memory = WatchedStartups()  # phase times of this server, model and TP size: the stall limits
+    return session
+
+
+def remembered(session: WatchSession) -> WatchedStartups:
+    """The phase times of this server, model and TP size (``WatchedStartups``), kept as the session's
+    state changes: the stall limits of the next watch. Close it once the watch is over."""
+    from tui.history.watched import WatchedStartups
+
+    memory = WatchedStartups()
     session.expected = memory.longest
     session.subscribe(lambda update: memory.update(session.state) if "state" in update.topics else None)
+    return memory
+
+
+def watch_dashboard(options: WatchOptions) -> int:
+    """`watchtower watch LOG` in the dashboard; returns 0 ready, 1 failed, 3 still starting."""
+    from tui.app.dashboard import build_app
+
+    session = log_session(options)
+    remembered(session)
+    gpus_enabled = (options.gpus.kind or "auto").lower() != "none"  # --gpus none: no GPU panel
     session.timeout = options.timeout  # --timeout: the session keeps its own deadline
-    app = build_app(session, theme=options.theme, gpus_enabled=gpus is not None)
+    app = build_app(session, theme=options.theme, gpus_enabled=gpus_enabled)
     if not options.metrics:
         return int(app.run() or 0)
 
@@ -80,19 +99,23 @@ def watch_labels(options: WatchOptions) -> dict[str, str]:
 
 def watch_plain(options: WatchOptions, *, json: bool = False) -> int:
     """`watchtower watch LOG --plain`: one line per event (``--json``: one JSON object); the verdict's exit status."""
-    from tui.present.plain import PlainWatch
+    from tui.cluster import ClusterSession
+    from tui.present.metrics import one_log
+    from tui.present.plain import PlainPresenter
 
-    profile = load_profile(options.server)
-    watch = PlainWatch(options, profile, json=json)
+    session = log_session(options, scrollback=10)
+    presenter = PlainPresenter(ClusterSession.of_one(session), json=json, timeout=options.timeout, echo=options.echo)
 
     async def served() -> int:
-        from tui.present.metrics import one_log
-
-        async with serving_metrics(options.metrics, one_log(watch.session), watch_labels(options)):
-            return await watch.run()
+        memory = remembered(session)
+        try:
+            async with serving_metrics(options.metrics, one_log(session), watch_labels(options)):
+                return await presenter.run()
+        finally:
+            await memory.close()
 
     try:
         return asyncio.run(served())
     except KeyboardInterrupt:
-        watch.interrupted()  # the verdict so far, as a last line: Ctrl-C is how many watches end
+        presenter.interrupted()  # the verdict so far, as a last line: Ctrl-C is how many watches end
         return 130
