@@ -151,3 +151,38 @@ async def test_every_key_works_the_same_for_one_node_or_two(tmp_path, count):
         assert list(tmp_path.glob("watchtower-*.svg")) and app.palette.name != "dark"
         await pilot.press("question_mark")
         assert "next error" in screen_text(app)
+
+
+async def test_each_node_remembers_its_startups_phase_times_as_one_logs_watch_does(tmp_path, monkeypatch):
+    """The stall limits of the next watch come from the phase times of earlier ones (same server,
+    model and TP size): for each node of a `watch --cluster` as for one log's watch."""
+    from tui.core.options import ClusterOptions, GpuOptions
+    from tui.history import History
+    from tui.history.watched import log_key
+    from tui.wiring import make_cluster
+
+    monkeypatch.setenv("WATCHTOWER_DATA_DIR", str(tmp_path / "data"))
+    logs = {f"n{i + 1}": node_log([f"TP{2 * i}", f"TP{2 * i + 1}"], until="ready", node_rank=i) for i in (0, 1)}
+    specs = []
+    for name, lines in logs.items():
+        (tmp_path / f"{name}.log").write_text("\n".join(lines) + "\n")
+        specs.append(NodeSpec(name, str(tmp_path / f"{name}.log")))
+    options = ClusterOptions(nodes=tuple(specs), gpus=GpuOptions(kind="none"))
+
+    first = make_cluster(options)
+    first.start()
+    history = History(tmp_path / "data" / "history.sqlite3")
+    try:  # the serving node's startup ended READY: it is recorded (a worker's never ends, as a real worker's)
+        await until(lambda: first.nodes["n1"].state.outcome == "ready")
+        key = log_key(first.nodes["n1"].state)
+        await until(lambda: history.log_phase_longest(key), what="a recorded startup")
+    finally:
+        await first.stop()
+    second = make_cluster(options)
+    second.start()
+    try:
+        await until(lambda: all("weight_load" in node.expected for node in second.nodes.values()),
+                    what="each node's expected phase times", seen=lambda: {n: s.expected for n, s in second.nodes.items()})
+    finally:
+        await second.stop()
+

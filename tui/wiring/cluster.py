@@ -11,8 +11,19 @@ from typing import Any
 
 from tui.core.errors import UsageError
 from tui.core.options import ClusterOptions, LaunchOptions
+from tui.session import WatchSession
 from tui.wiring.launch import tty_terminal
-from tui.wiring.watch import load_profile, serving_metrics
+from tui.wiring.watch import load_profile, remembered, serving_metrics
+
+
+def remembering(make: Callable[..., WatchSession]) -> Callable[..., WatchSession]:
+    """``make`` (a node's session), each node remembering its startups' phase times as one log's
+    watch does (``remembered``): the stall limits of the next watch, for each node as for one log."""
+    def node(*args: Any, **kwargs: Any) -> WatchSession:
+        session = make(*args, **kwargs)
+        remembered(session)
+        return session
+    return node
 
 
 def make_cluster(options: ClusterOptions, *, max_rate: float = 15.0) -> Any:
@@ -22,15 +33,16 @@ def make_cluster(options: ClusterOptions, *, max_rate: float = 15.0) -> Any:
     if options.ray_log is not None:  # vLLM over Ray: one log, each node's lines split out (vLLM's unless --server)
         from tui.cluster import ray_cluster
 
-        shared = partial(default_session, profile=load_profile(options.server or "vllm"), gpu_interval=options.gpus.interval,
-                         max_rate=max_rate, stall_limits=options.stall_limits)
+        shared = remembering(partial(default_session, profile=load_profile(options.server or "vllm"),
+                                     gpu_interval=options.gpus.interval, max_rate=max_rate,
+                                     stall_limits=options.stall_limits))
         cluster = ray_cluster(options.ray_log, options.ray_host, shared, gpus=options.gpus.kind, from_end=options.from_end)
         if options.health:
             cluster.nodes["head"].probe_health(options.health, options.ray_host)
         return cluster
-    make = partial(default_session, profile=load_profile(options.server), from_end=options.from_end,
-                   gpu_interval=options.gpus.interval, max_rate=max_rate, writers=True,
-                   stall_limits=options.stall_limits, smoke=options.smoke)
+    make = remembering(partial(default_session, profile=load_profile(options.server), from_end=options.from_end,
+                               gpu_interval=options.gpus.interval, max_rate=max_rate, writers=True,
+                               stall_limits=options.stall_limits, smoke=options.smoke))
     if options.slurm_job is None:
         session = ClusterSession(list(options.nodes), make_session=make)
         if options.health and options.nodes:
