@@ -14,14 +14,14 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from tui.core.events import LogChunk, LogRestart
+from tui.core.events import LogChunk, LogRestart, SourceEvent
 from tui.core.secrets import Masker
 
 
 class AttemptLog:
     """The tailer of one attempt's log, pumping masked events into ``put``."""
 
-    def __init__(self, tailer: Any, masker: Masker, put: Callable[[object], None], *, local: bool) -> None:
+    def __init__(self, tailer: Any, masker: Masker, put: Callable[[SourceEvent], None], *, local: bool) -> None:
         self.tailer = tailer
         self.local = local  # its size can be stat-ed here (the remote agent polls every few ms)
         self._masker = masker

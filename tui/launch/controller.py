@@ -36,7 +36,7 @@ from tui.core.hints import Diagnosis, knowledge
 from tui.core.profiles import ProfileError
 from tui.core.secrets import MASK, Masker, mask_argv
 from tui.core.state import READY
-from tui.core.events import HealthStatus
+from tui.core.events import HealthStatus, SourceEvent
 from tui.core.verdict import DEAD, STARTING, ProcessStatus, Verdict, describe_exit, gpu_activity, judge
 from tui.history import AttemptRecord, Expectations, History, HistoryError
 from tui.launch.attempt_log import AttemptLog
@@ -52,11 +52,11 @@ from tui.launch.spec import LaunchError, LaunchSpec, attempt_paths, exit_path
 from tui.sources.health import HealthProbe
 
 if TYPE_CHECKING:
+    from tui.session import WatchSession
     from tui.sources.probe import PortHolder  # imported when used: it reads the agent's source
 
 #: Longest wait for the log's last bytes before a process exit is passed on.
 EXIT_DRAIN = 0.5
-_END = object()
 
 Subscriber = Callable[[LaunchEvent], None]
 #: Runs the preflight for (command, env); returns a report with ``.failed`` (tui.preflight.Report).
@@ -98,7 +98,7 @@ class Launch:
         self.expect = Expectations(None, {})
         self.health: HealthStatus | None = None
         self._io_pid: int | None = None  # the launched server whose I/O counters are read
-        self.session: Any = None
+        self.session: WatchSession | None = None
         self.gpus = GpuWatch(local=spec.host is None, mask=self.masker.text)
         self.gpu_enabled = False  # whether the session has a GPU source
         self.verdict_now: Verdict | None = None
@@ -112,7 +112,7 @@ class Launch:
         self.applied: str | None = None  # the hint whose fix the next attempt applies (the F key)
         self.stopping_since: float | None = None  # a confirmed stop is under way (since then)
         self._subscribers: list[Subscriber] = []
-        self._queue: asyncio.Queue[object] = asyncio.Queue()
+        self._queue: asyncio.Queue[SourceEvent | None] = asyncio.Queue()  # None: the end
         self._log: AttemptLog | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._notified: set[int] = set()
@@ -140,15 +140,15 @@ class Launch:
 
     # ------------------------------------------------------------ source interface
 
-    async def events(self) -> AsyncIterator[object]:
+    async def events(self) -> AsyncIterator[SourceEvent]:
         """Process and log events of the current attempt, in order, for the session."""
         while True:
             event = await self._queue.get()
-            if event is _END:
+            if event is None:
                 return
             yield event
 
-    def _emit(self, event: object) -> None:
+    def _emit(self, event: SourceEvent) -> None:
         if isinstance(event, ProcessExited):
             # the log's last words first: a traceback printed just before the exit must
             # reach the tracker before the exit does, or a failure would read as a silent death
@@ -158,7 +158,13 @@ class Launch:
 
     # ------------------------------------------------------------ session glue
 
-    def attach(self, session: Any) -> None:
+    @property
+    def watched(self) -> WatchSession:
+        """The session this launch feeds and judges (``attach``)."""
+        assert self.session is not None, "the launch is attached to no session"
+        return self.session
+
+    def attach(self, session: WatchSession) -> None:
         """Feed ``session`` and follow its state (attempt changes, GPU samples, outcome)."""
         self.session = session
         session.info.host = self.spec.host_label
@@ -177,7 +183,7 @@ class Launch:
         session.judging.subscribe(self._verdict_pushed)
 
     def _on_started(self, event: ProcessStarted) -> None:
-        session = self.session
+        session = self.watched
         if session.info.attempt != event.attempt or session.info.log_path != event.log_path:
             session.new_attempt(event.attempt, event.log_path)
             session.process = event
@@ -218,7 +224,7 @@ class Launch:
             kb = knowledge()
         except ProfileError:  # refused with its one line when the launch began
             return []
-        return kb.diagnose(self.session.state, cmdline.parse(self.spec.command, self.spec.env))
+        return kb.diagnose(self.watched.state, cmdline.parse(self.spec.command, self.spec.env))
 
     def status(self) -> ProcessStatus | None:
         return self.run.status if self.run else None
@@ -231,7 +237,7 @@ class Launch:
 
     def verdict(self) -> Verdict:
         """The verdict now, as the session's judging stage decides it with this launch's evidence."""
-        return self.session.judging.evaluate().verdict
+        return self.watched.judging.evaluate().verdict
 
     def decide(self) -> Verdict:
         """What the judging stage decides for a launch: REFUSED while the latest launch was refused;
@@ -240,12 +246,12 @@ class Launch:
         refused = self.refusal()
         if refused is not None:
             return refused
-        if self.run is None or self.session.timed_out:
-            return self.session.own_verdict()
+        if self.run is None or self.watched.timed_out:
+            return self.watched.own_verdict()
         now = self.clock()
         if self._last_words_due():
             return Verdict(STARTING, "the server's process exited: reading the rest of its log before judging")
-        session = self.session
+        session = self.watched
         state = session.state
         last_activity = session.last_output_at or (self.run.started_at if self.run else None)
         # what this attempt's log said last: the bar being rewritten, else the last line
@@ -283,7 +289,7 @@ class Launch:
         run = self.run
         if run is None or run.alive or run.exited_at is None or time.time() - run.exited_at > EXIT_DRAIN + 2.0:
             return False
-        seen = self.session.exit
+        seen = self.watched.exit
         return seen is None or seen.attempt != run.attempt
 
     def evaluate(self) -> Verdict | None:
@@ -583,7 +589,7 @@ class Launch:
         await self._close_log()
         for task in list(self._tasks):
             task.cancel()
-        self._queue.put_nowait(_END)
+        self._queue.put_nowait(None)
         await self.outcome.writes.close()
 
     @property

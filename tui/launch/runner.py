@@ -19,12 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tui.core.events import ProcessExited, ProcessStarted, ProcessStopping
+from tui.core.events import ProcessExited, ProcessStarted, ProcessStopping, SourceEvent
 from tui.core.verdict import ProcessStatus
 from tui.launch.oom import MemoryWatch
 from tui.launch.spec import StopPlan
 
-Emit = Callable[[object], None]
+Emit = Callable[[SourceEvent], None]
 
 
 @dataclass(frozen=True, slots=True)

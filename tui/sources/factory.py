@@ -5,16 +5,16 @@
 from __future__ import annotations
 
 import functools
-from typing import Any
 
 from tui.core.errors import UsageError
 from tui.core.options import GPU_SOURCES
+from tui.sources.base import EventSource
 from tui.sources.gpu import CommandLines, GpuSource, NvmlSource
 
 LOCAL_HOSTS = (None, "", "localhost")
 
 
-def log_tailer(path: str, *, host: str | None = None, from_end: bool = False, writers: bool = False) -> Any:
+def log_tailer(path: str, *, host: str | None = None, from_end: bool = False, writers: bool = False) -> EventSource:
     """The tailer for a log: local, or over SSH when ``host`` is ``[user@]host[:port]``.
 
     Both yield the same events (LogChunk, LogGap, LogRestart, LogTruncated, LogMoved,
@@ -31,7 +31,7 @@ def log_tailer(path: str, *, host: str | None = None, from_end: bool = False, wr
     return LocalTailer(path, from_end=from_end)
 
 
-def writer_source(path: str, *, host: str | None = None) -> Any:
+def writer_source(path: str, *, host: str | None = None) -> EventSource | None:
     """The source of the writer events of a log (the server behind it) where it is a
     separate one: a local log's :class:`~tui.sources.writers.WriterSource`; None with
     ``host``, whose tailer (``log_tailer(..., writers=True)``) carries them."""
