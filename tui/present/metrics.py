@@ -42,6 +42,8 @@ from typing import Any
 from tui.core.errors import UsageError
 from tui.core.state import PHASES
 from tui.core.verdict import Verdict, VerdictKind
+from tui.cluster import ClusterSession
+from tui.session import WatchSession
 
 SNAPSHOT_WAIT_S = 2.0
 #: Seconds between two writes of ``--metrics-textfile`` (node_exporter reads it at its own scrapes).
@@ -62,38 +64,42 @@ class Watched:
     """What the metrics read, on the loop's thread: the sessions by node (``{None: session}`` for one
     log: no ``node`` label), the attempt's verdict, each node's own, and the attempt's number."""
 
-    sessions: Callable[[], Mapping[str | None, Any]]
-    verdict: Callable[[], Any]
+    sessions: Callable[[], Mapping[str | None, WatchSession]]
+    verdict: Callable[[], Verdict]
     attempt: Callable[[], int | None] = lambda: None
-    node_verdict: Callable[[str], Any] | None = None  # several nodes: each one's own verdict
+    node_verdict: Callable[[str], Verdict] | None = None  # several nodes: each one's own verdict
 
     @property
     def several(self) -> bool:
         return self.node_verdict is not None
 
 
-def one_log(session: Any, verdict: Callable[[], Any] | None = None,
+def one_log(session: WatchSession, verdict: Callable[[], Verdict] | None = None,
             attempt: Callable[[], int | None] | None = None) -> Watched:
     """One log's startup (``watch LOG``, ``run``): ``verdict`` the launch's where it judges with its process."""
     return Watched(lambda: {None: session}, verdict or session.verdict, attempt or (lambda: None))
 
 
-def node_set(cluster: Callable[[], Any], attempt: Callable[[], int | None] | None = None) -> Watched:
+def node_set(cluster: Callable[[], ClusterSession | None], attempt: Callable[[], int | None] | None = None) -> Watched:
     """Several nodes or a Slurm job's tasks (``cluster()``: the ClusterSession of now; a relaunch
     makes another): each node's own metrics, labelled ``node``, and the attempt's verdict."""
 
-    def sessions() -> Mapping[str | None, Any]:
+    def sessions() -> Mapping[str | None, WatchSession]:
         now = cluster()
-        return dict(now.nodes) if now is not None else {}
+        return {name: node for name, node in now.nodes.items()} if now is not None else {}
 
-    def verdict() -> Any:
+    def verdict() -> Verdict:
         now = cluster()
         return now.verdict() if now is not None else Verdict(VerdictKind.STARTING, "not started yet")
 
-    return Watched(sessions, verdict, attempt or (lambda: None), lambda name: cluster().node_verdict(name))
+    def node_verdict(name: str) -> Verdict:
+        now = cluster()
+        return now.node_verdict(name) if now is not None else Verdict(VerdictKind.STARTING, "not started yet")
+
+    return Watched(sessions, verdict, attempt or (lambda: None), node_verdict)
 
 
-def node_snapshot(session: Any) -> dict[str, Any]:
+def node_snapshot(session: WatchSession) -> dict[str, Any]:
     """One node's part of the metrics (on the loop's thread)."""
     state = session.state
     current = state.current_phase
