@@ -7,7 +7,7 @@ import dataclasses
 import sys
 from functools import partial
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tui.core.errors import UsageError
 from tui.core.options import ClusterOptions, LaunchOptions
@@ -15,6 +15,16 @@ from tui.session import WatchSession
 from tui.wiring.launch import tty_terminal
 from tui.wiring.watch import load_profile, remembered, serving_metrics
 
+
+if TYPE_CHECKING:
+    from tui.app.app import WatchtowerApp
+    from tui.cluster import ClusterSession
+    from tui.core.options import NodeSpec
+    from tui.core.slurm import SlurmRequest
+    from tui.history import AttemptRecord, History
+    from tui.launch.cluster import ClusterLaunch, NodesLaunch, SlurmLaunch
+    from tui.launch.spec import LaunchSpec
+    from tui.present.metrics import Watched
 
 def remembering(make: Callable[..., WatchSession]) -> Callable[..., WatchSession]:
     """``make`` (a node's session), each node remembering its startups' phase times as one log's
@@ -26,7 +36,7 @@ def remembering(make: Callable[..., WatchSession]) -> Callable[..., WatchSession
     return node
 
 
-def make_cluster(options: ClusterOptions, *, max_rate: float = 15.0) -> Any:
+def make_cluster(options: ClusterOptions, *, max_rate: float = 15.0) -> ClusterSession:
     """The ClusterSession for ``watch`` with several nodes, or a Slurm job's tasks as its nodes."""
     from tui.cluster import ClusterSession, default_session
 
@@ -113,7 +123,8 @@ def watch_cluster(options: ClusterOptions, *, plain: bool, json: bool = False) -
     return asyncio.run(dashboard())
 
 
-def slurm_launch(spec: Any, request: Any, options: LaunchOptions, *, history: Any = None, interval: float = 1.0) -> Any:
+def slurm_launch(spec: LaunchSpec, request: SlurmRequest, options: LaunchOptions, *, history: History | None = None,
+                 interval: float = 1.0) -> SlurmLaunch:
     """The Slurm launch of ``spec`` (name, command, env, log dir), its sessions watching each job."""
     from tui.cluster import default_session
     from tui.launch.cluster import SlurmLaunch
@@ -139,7 +150,7 @@ def _history() -> Any:
         return None
 
 
-def slurm_run(spec: Any, request: Any, options: LaunchOptions, *, plain: bool, json: bool = False) -> int:
+def slurm_run(spec: LaunchSpec, request: SlurmRequest, options: LaunchOptions, *, plain: bool, json: bool = False) -> int:
     """`run --slurm`: check, submit vN, follow the job; the dashboard's x cancels it, r resubmits as vN+1."""
     launch = slurm_launch(spec, request, options, history=_history())
     if options.preflight:
@@ -169,7 +180,7 @@ def _slurm_preflight(spec: Any, out: Any) -> None:
         raise UsageError(f"{len(report.failed)} check(s) failed (✗ above): fix them, or --no-check to submit anyway")
 
 
-def slurm_attach(spec: Any, record: Any, options: LaunchOptions, *, plain: bool, json: bool = False) -> int:
+def slurm_attach(spec: LaunchSpec, record: AttemptRecord, options: LaunchOptions, *, plain: bool, json: bool = False) -> int:
     """`attach NAME` of a `run --slurm` launch: follow the job id its history keeps; x cancels
     it, r resubmits as vN+1 asking Slurm for what the attempt's batch script asked."""
     from tui.core.slurm import SlurmRequest
@@ -186,7 +197,7 @@ def slurm_attach(spec: Any, record: Any, options: LaunchOptions, *, plain: bool,
                                begin=lambda: launch.resume(record))
 
 
-async def _cluster_plain(launch: Any, options: LaunchOptions, begin: Callable[[], Awaitable[Any]],
+async def _cluster_plain(launch: ClusterLaunch, options: LaunchOptions, begin: Callable[[], Awaitable[ClusterSession]],
                          json: bool = False) -> int:
     """`run --slurm --plain` / `run --nodes … --plain` / `attach`: start (or resume) the attempt
     and print it to its verdict."""
@@ -237,8 +248,8 @@ async def _node_preflights(launch: Any, gpus: str) -> list[tuple[str, Any]]:
     return list(await asyncio.gather(*(one(n, h, commands[n]) for n, h in zip(launch.names, launch.hosts))))
 
 
-def nodes_launch(spec: Any, hosts: list[str], options: LaunchOptions, *, names: list[str] | None = None,
-                 extra: dict[int, Any] | None = None) -> Any:
+def nodes_launch(spec: LaunchSpec, hosts: list[str], options: LaunchOptions, *, names: list[str] | None = None,
+                 extra: dict[int, Any] | None = None) -> NodesLaunch:
     """The launch of ``spec``'s command on these hosts over SSH, its sessions watching each node."""
     from tui.cluster import default_session
     from tui.launch.cluster import NodesLaunch
@@ -250,7 +261,7 @@ def nodes_launch(spec: Any, hosts: list[str], options: LaunchOptions, *, names: 
                        on_ready=spec.on_ready, on_fail=spec.on_fail)
 
 
-def nodes_attach(spec: Any, record: Any, options: LaunchOptions, *, plain: bool, json: bool = False) -> int:
+def nodes_attach(spec: LaunchSpec, record: AttemptRecord, options: LaunchOptions, *, plain: bool, json: bool = False) -> int:
     """`attach NAME` of a `run --nodes` launch: follow its attempt on every node again (each node's
     pid file); x stops it on every node, r relaunches as vN+1."""
     launch = nodes_launch(spec, record.host.split(","), options)
@@ -258,13 +269,15 @@ def nodes_attach(spec: Any, record: Any, options: LaunchOptions, *, plain: bool,
                                begin=lambda: launch.resume(record))
 
 
-def nodes_run(spec: Any, nodes: list[Any], options: LaunchOptions, *, plain: bool, force: bool,
+def nodes_run(spec: LaunchSpec, nodes: list[NodeSpec], options: LaunchOptions, *, plain: bool, force: bool,
               json: bool = False) -> int:
     """`run --nodes H1,H2 -- CMD` (or `--cluster FILE`): the command on every node over SSH."""
     from tui.core.multinode import agreement
     from tui.core.preflight import FAIL
 
-    launch = nodes_launch(spec, [n.host for n in nodes], options, names=[n.name for n in nodes],
+    hosts = [n.host for n in nodes if n.host is not None]
+    assert len(hosts) == len(nodes)  # (the command's node list requires each node's host)
+    launch = nodes_launch(spec, hosts, options, names=[n.name for n in nodes],
                           extra={i: n.args for i, n in enumerate(nodes) if n.args})
     out = sys.stdout if plain and not json else sys.stderr  # --json: stdout holds JSON objects alone
     checks = agreement(launch.commands(), launch.env)
@@ -281,8 +294,8 @@ def nodes_run(spec: Any, nodes: list[Any], options: LaunchOptions, *, plain: boo
     return _run_cluster_launch(launch, options, plain=plain, json=json, title=f"run: {spec.name} on {len(nodes)} nodes")
 
 
-def _run_cluster_launch(launch: Any, options: LaunchOptions, *, plain: bool, title: str, json: bool = False,
-                        begin: Callable[[], Awaitable[Any]] | None = None) -> int:
+def _run_cluster_launch(launch: ClusterLaunch, options: LaunchOptions, *, plain: bool, title: str, json: bool = False,
+                        begin: Callable[[], Awaitable[ClusterSession]] | None = None) -> int:
     """A ClusterLaunch in the dashboard (x stop, r relaunch) or as plain text; the verdict's exit
     status. ``begin`` makes the first attempt's session (default: start the next attempt).
 
@@ -317,7 +330,7 @@ def _run_cluster_launch(launch: Any, options: LaunchOptions, *, plain: bool, tit
         return 130
 
 
-def launch_metrics(launch: Any) -> Any:
+def launch_metrics(launch: ClusterLaunch) -> Watched:
     """What the metrics of a launch across nodes read: its attempt of now (a relaunch makes
     another session), each node's metrics and verdict, the attempt's verdict and number."""
     from tui.present.metrics import node_set
@@ -325,7 +338,7 @@ def launch_metrics(launch: Any) -> Any:
     return node_set(lambda: launch.session, lambda: launch.attempt or None)
 
 
-def cluster_launch_app(launch: Any, session: Any, *, theme: str | None = None) -> Any:
+def cluster_launch_app(launch: ClusterLaunch, session: ClusterSession, *, theme: str | None = None) -> WatchtowerApp:
     """The dashboard of an attempt across nodes (a ClusterLaunch's session): the one dashboard,
     with the launch's keys — x stops it on every node (or cancels the job), r relaunches as vN+1."""
     from tui.app.dashboard import build_app

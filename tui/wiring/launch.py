@@ -16,15 +16,18 @@ from tui.wiring.watch import serving_metrics
 from tui.wiring.watch import load_profile
 
 if TYPE_CHECKING:
+    from tui.launch.controller import Launch
+    from tui.launch.spec import LaunchSpec
+    from tui.present.metrics import Watched
     from tui.present.plain import PlainPresenter
 
 
 def make_launch(
-    spec: Any,
+    spec: LaunchSpec,
     options: LaunchOptions,
     terminal: Callable[[str], None] | None = None,
     subscribers: Iterable[Subscriber] = (),
-) -> tuple[WatchSession, Any]:
+) -> tuple[WatchSession, Launch]:
     """The session and the launch controller, wired; ``subscribers`` hear of updates before the launch."""
     from tui.history import History, HistoryError
     from tui.launch.controller import Launch
@@ -60,7 +63,7 @@ async def preflight_for(command: Any, env: Any, *, host: str | None, gpus: str, 
         return Report.unavailable(list(command), dict(env), host, str(exc))
 
 
-def adopt_orphans(spec: Any) -> None:
+def adopt_orphans(spec: LaunchSpec) -> None:
     """The `run` / `attach` process adopts its local servers' orphans (``PR_SET_CHILD_SUBREAPER``,
     for the rest of its life: so only the command's own process, never one that merely imports
     the launch code, such as a test run)."""
@@ -70,7 +73,7 @@ def adopt_orphans(spec: Any) -> None:
         become_subreaper()
 
 
-def launch_dashboard(spec: Any, options: LaunchOptions) -> int:
+def launch_dashboard(spec: LaunchSpec, options: LaunchOptions) -> int:
     """`watchtower run` / `attach` in the dashboard; returns the verdict's exit status."""
     from tui.app import themes
     from tui.app.launcher import LaunchApp
@@ -98,7 +101,7 @@ def launch_dashboard(spec: Any, options: LaunchOptions) -> int:
     return asyncio.run(served())
 
 
-def launch_metrics(launch: Any, session: Any) -> Any:
+def launch_metrics(launch: Launch, session: WatchSession) -> Watched:
     """What the metrics of a launch read: its verdict as the dashboard has it (the session's judging
     stage, which the launch took over: REFUSED, or judged with the process: DEAD …) and its attempt (vN)."""
     from tui.present.metrics import one_log
@@ -106,7 +109,7 @@ def launch_metrics(launch: Any, session: Any) -> Any:
     return one_log(session, attempt=lambda: launch.run.attempt if launch.run is not None else None)
 
 
-def launch_plain(spec: Any, options: LaunchOptions, *, json: bool = False) -> int:
+def launch_plain(spec: LaunchSpec, options: LaunchOptions, *, json: bool = False) -> int:
     """`run --plain`: SIGTERM (``timeout``, a job scheduler) ends it like Ctrl-C does — the
     server is left running and named, the history writes finish — and exits 143."""
     import signal
@@ -144,7 +147,7 @@ def tty_terminal(out: TextIO, sequence: str) -> None:
         out.flush()
 
 
-async def run_plain(spec: Any, options: LaunchOptions, *, json: bool = False) -> int:
+async def run_plain(spec: LaunchSpec, options: LaunchOptions, *, json: bool = False) -> int:
     """`run --plain` of one launch (``--json``: JSON objects, the last an ``exit`` one)."""
     from tui.cluster import ClusterSession
     from tui.present.plain import PlainPresenter
@@ -156,7 +159,7 @@ async def run_plain(spec: Any, options: LaunchOptions, *, json: bool = False) ->
         return await _run_plain(spec, options, session, launch, printer)
 
 
-async def _run_plain(spec: Any, options: LaunchOptions, session: Any, launch: Any, printer: PlainPresenter) -> int:
+async def _run_plain(spec: LaunchSpec, options: LaunchOptions, session: WatchSession, launch: Launch, printer: PlainPresenter) -> int:
     from tui.core.verdict import EXIT_FAILED, EXIT_READY, EXIT_STARTING, EXIT_USAGE
     from tui.launch.spec import LaunchError
     from tui.launch.controller import PreflightRefused
