@@ -233,3 +233,21 @@ async def test_a_log_truncated_mid_watch_is_a_record_with_its_node_for_one_node_
     proc.send_signal(signal.SIGINT)
     out, err = await asyncio.wait_for(proc.communicate(), WAIT)
     assert proc.returncode == 130, err.decode()
+
+
+@pytest.mark.parametrize("nodes", [1, 2])
+async def test_a_log_not_there_yet_is_waited_for_led_by_its_node_for_one_node_or_two(tmp_path, nodes):
+    """The last node's server has not made its log yet: the watch says it waits for it, and why (a
+    node of several too: its verdict would say so only at the end), then follows it to READY."""
+    args = watched(tmp_path, nodes, HEALTHY)
+    log = tmp_path / f"n{nodes}.log"
+    log.unlink()
+    proc = await start_cli("watch", *args, "--plain", "--gpus", "none", "--timeout", "60", env={"NO_COLOR": "1"})
+    waiting = said(await until_line(proc, "waiting for the log"))[0]
+    assert waiting.startswith("[n2] waiting for the log: " if nodes == 2 else "waiting for the log: "), waiting
+    assert str(log) in waiting, waiting
+    shutil.copy(FIXTURES / HEALTHY, log)
+    out, err = await asyncio.wait_for(proc.communicate(), WAIT)
+    assert proc.returncode == 0, out.decode() + err.decode()
+    assert "waiting for the log" not in out.decode()  # said once
+    assert any(line.startswith("READY") for line in said(out.decode())), out.decode()

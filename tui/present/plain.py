@@ -164,12 +164,9 @@ class PlainPresenter:
         self.timeout = timeout  # --timeout: a watch still starting after it ends with TIMEOUT (exit 3)
         self.ended = ended  # set when nothing more will be written (a replay played out)
         self.prefixed = not cluster.single  # several nodes (a Slurm job, Ray's): each line led by its node
-        #: What happened to a log file (a restart, a truncation, a gap, a move) gets a line of its own,
-        #: a node's led by its name; a launch's log is its own (it says its restarts).
-        self.log_notices = launch is None
-        #: So do a single log's waiting and connection; a node of several has its verdict and its row
-        #: in the barrier view for them (``ClusterSession.statuses``: "never connected to …").
-        self.source_notices = cluster.single and launch is None
+        #: What happened to a log (a restart, a truncation, a gap, a move; waiting for it, its connection)
+        #: gets a line of its own, a node's led by its name; a launch's log is its own (it says its restarts).
+        self.notices = launch is None
         self.indent = "" if launch is None else "  "  # the events' lines, under a launch's own
         self.began = time.monotonic()
         mask = launch.masker.text if launch is not None else None
@@ -189,7 +186,8 @@ class PlainPresenter:
         self.progress_said: dict[str, tuple[float, Any]] = {}  # node -> (when, estimate) of its last progress line
         self.gpu_note: dict[str, str] = {}  # node -> why it has no GPU samples, once said
         self.health_said: dict[str, str] = {}  # node -> what its --health URL answered, as last said
-        self.waiting: str | None = None  # why the log is not there, as last said
+        self.waiting: dict[str, str] = {}  # node -> why its log is not there, as last said
+        self.trouble: dict[str, str] = {}  # node of several -> what its connection's trouble is, as said
         self.file_notice: LogRestart | LogTruncated | LogMoved | LogGap | None = None  # the last log notice said
         self.seen_kind = STARTING  # a launch: the kind of the last verdict printed
         # a single log's watch
@@ -282,13 +280,13 @@ class PlainPresenter:
                 pass  # said by ``started`` and the final verdict
             case Line():  # (queued with --echo only)
                 self.emit(Said("log", event.text, "| ", line=event.number, fields={"truncated": event.truncated}))
-                self.waiting = None
+                self.waiting.pop(node, None)
             case LogRestart() | LogTruncated() | LogMoved() | LogGap():
-                if self.log_notices:
+                if self.notices:
                     self.log_notice(node, event)
             case LogWaiting() | ConnectionState():
-                if self.source_notices:
-                    self.source_notice(event)
+                if self.notices:
+                    self.source_notice(node, event)
             case WritersFound() | WriterGone() | NoWriter():
                 session = self.cluster.nodes[node]
                 self.node_words(node).process(event, self.seen.setdefault(node, set()), session.writers.main_pid)
@@ -329,20 +327,38 @@ class PlainPresenter:
             self.file_notice = event
             self.emit(said, node)
 
-    def source_notice(self, event: LogWaiting | ConnectionState) -> None:
-        """A single log's source: waiting for the log, its connection."""
+    def source_notice(self, node: str, event: LogWaiting | ConnectionState) -> None:
+        """Waiting for ``node``'s log (once per reason), and its connection: each change for a single
+        log; for a node of several, what :meth:`connection_news` lets through."""
         match event:
             case LogWaiting():
-                if event.reason != self.waiting:
-                    self.waiting = event.reason
-                    self.emit(Said("waiting", f"waiting for the log: {clean(event.reason)}", fields={"reason": event.reason}))
+                if event.reason != self.waiting.get(node):
+                    self.waiting[node] = event.reason
+                    self.emit(Said("waiting", f"waiting for the log: {clean(event.reason)}", fields={"reason": event.reason}),
+                              node)
             case ConnectionState():
-                retry = f", retrying in {event.retry_in:.0f} s" if event.retry_in else ""
+                if self.prefixed and not self.connection_news(node, event):
+                    return
+                retry = f", retrying in {duration(event.retry_in)}" if event.retry_in else ""  # (not "in 0 s")
                 detail = f": {clean(event.detail)}" if event.detail else ""
                 self.emit(Said("connection", f"{event.host}: {event.state}{detail}{retry}", fields={
-                    "host": event.host, "state": event.state, "detail": event.detail, "retry_in": event.retry_in}))
+                    "host": event.host, "state": event.state, "detail": event.detail, "retry_in": event.retry_in}), node)
             case _:
                 assert_never(event)
+
+    def connection_news(self, node: str, event: ConnectionState) -> bool:
+        """Whether a node of several says this change of its connection: a trouble once (not each
+        retry of it), and connected again after one. Every node connecting as the watch begins and
+        each retry would bury the rest; its verdict and barrier row say where it stands. A refusal
+        ends the watch, said by :meth:`refused`."""
+        trouble = self.trouble.get(node)
+        if event.state == "connected":
+            self.trouble.pop(node, None)
+            return trouble is not None
+        if event.state in ("connecting", "refused") or (event.detail or event.state) == trouble:
+            return False
+        self.trouble[node] = event.detail or event.state
+        return True
 
     @property
     def cluster_node(self) -> str:
