@@ -179,3 +179,75 @@ def test_ready_comes_after_the_health_url_answers_for_one_node_or_two(tmp_path, 
     lines, _ = both_ways([*watched(tmp_path, nodes, HEALTHY), "--health", url], 0)
     answers = next(i for i, line in enumerate(lines) if f"{url} answers: HTTP 200" in line)
     assert any(line.startswith("READY") for line in lines[answers + 1:]), lines
+
+
+async def watch_live(tmp_path, nodes: int, *output: str):
+    """The watch of ``nodes`` logs, the last one still in its weight load, started with ``output``
+    (``--plain``, ``--json``); returns the process and the last node's log once its weight load was read."""
+    args = watched(tmp_path, nodes, UNDER_WAY)
+    proc = await start_cli("watch", *args, *output, "--gpus", "none", "--timeout", "60", env={"NO_COLOR": "1"})
+    assert proc.stdout is not None
+    while True:
+        raw = await asyncio.wait_for(proc.stdout.readline(), WAIT)
+        assert raw, "the watch ended before its weight load was read"
+        if (b"weight load started" in raw or b'"phase": "weight_load"' in raw) and (nodes == 1 or b"n2" in raw):
+            return proc, tmp_path / f"n{nodes}.log"
+
+
+async def until_line(proc, needle: str) -> str:
+    """The watch's output up to its first line holding ``needle``: that line."""
+    while True:
+        raw = await asyncio.wait_for(proc.stdout.readline(), WAIT)
+        assert raw, f"the watch ended before {needle!r}"
+        if needle in raw.decode():
+            return raw.decode()
+
+
+@pytest.mark.parametrize("nodes", [1, 2])
+async def test_a_log_replaced_mid_watch_is_said_led_by_its_node_for_one_node_or_two(tmp_path, nodes):
+    """The operator relaunched the last node's server: a new file at its log's path is a new attempt,
+    said as such (by that node's name where there are several), and its READY follows."""
+    proc, log = await watch_live(tmp_path, nodes, "--plain")
+    replacement = log.with_suffix(".new")
+    shutil.copy(FIXTURES / HEALTHY, replacement)
+    replacement.replace(log)
+    notice = said(await until_line(proc, "a new attempt starts at line 1"))[0]
+    assert notice.startswith("[n2] the log was " if nodes == 2 else "the log was "), notice
+    out, err = await asyncio.wait_for(proc.communicate(), WAIT)
+    assert proc.returncode == 0, out.decode() + err.decode()
+    assert any(line.startswith("READY") for line in said(out.decode())), out.decode()
+
+
+@pytest.mark.parametrize("nodes", [1, 2])
+async def test_a_log_truncated_mid_watch_is_a_record_with_its_node_for_one_node_or_two(tmp_path, nodes):
+    """copytruncate on the last node's log: a ``log_truncated`` record, with its ``node`` where there
+    are several; the watch goes on (Ctrl-C ends it with the verdict so far)."""
+    proc, log = await watch_live(tmp_path, nodes, "--json")
+    kept = b"".join(lines_of(HEALTHY)[:20])
+    with log.open("r+b") as f:
+        f.truncate(len(kept))
+    record = json.loads(await until_line(proc, '"log_truncated"'))
+    assert record.get("node") == ("n2" if nodes == 2 else None), record
+    assert record["size"] == len(kept) and record["line"] == 21, record
+    assert record["text"] == f"note: the log was truncated to {len(kept)} bytes: following on from line 21", record
+    proc.send_signal(signal.SIGINT)
+    out, err = await asyncio.wait_for(proc.communicate(), WAIT)
+    assert proc.returncode == 130, err.decode()
+
+
+@pytest.mark.parametrize("nodes", [1, 2])
+async def test_a_log_not_there_yet_is_waited_for_led_by_its_node_for_one_node_or_two(tmp_path, nodes):
+    """The last node's server has not made its log yet: the watch says it waits for it, and why (a
+    node of several too: its verdict would say so only at the end), then follows it to READY."""
+    args = watched(tmp_path, nodes, HEALTHY)
+    log = tmp_path / f"n{nodes}.log"
+    log.unlink()
+    proc = await start_cli("watch", *args, "--plain", "--gpus", "none", "--timeout", "60", env={"NO_COLOR": "1"})
+    waiting = said(await until_line(proc, "waiting for the log"))[0]
+    assert waiting.startswith("[n2] waiting for the log: " if nodes == 2 else "waiting for the log: "), waiting
+    assert str(log) in waiting, waiting
+    shutil.copy(FIXTURES / HEALTHY, log)
+    out, err = await asyncio.wait_for(proc.communicate(), WAIT)
+    assert proc.returncode == 0, out.decode() + err.decode()
+    assert "waiting for the log" not in out.decode()  # said once
+    assert any(line.startswith("READY") for line in said(out.decode())), out.decode()

@@ -4,6 +4,7 @@ and the verdict see each node: the head serves; a worker node that fails is name
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import start_cli
 from tui.core.cluster import ray_node
 
 REPO = Path(__file__).parent.parent
@@ -139,3 +141,27 @@ async def test_the_dashboard_shows_each_node_of_a_ray_log(tmp_path):
         await until(lambda: app.verdict().text.startswith("READY: head serving, 10.0.0.2 worker"), timeout=30, pilot=pilot)
         await until(lambda: all(n in text_of(app, "#nodes") for n in ("head", "10.0.0.2", "10.0.0.3")), timeout=30,
                     pilot=pilot)
+
+
+async def test_the_heads_log_replaced_is_said_once_not_once_per_node(tmp_path):
+    """Every node of a Ray start is read from the head's one log: a new file there is one notice, led
+    by the head (each node's startup begins again all the same), then the new attempt's READY."""
+    log = tmp_path / "vllm-head.log"
+    healthy = ray_head_log()
+    log.write_text(healthy[:healthy.index("Graph capturing finished")])  # every node in its CUDA graph capture
+    proc = await start_cli("watch", "--ray", str(log), "--plain", "--gpus", "none", "--timeout", "60",
+                           env={"NO_COLOR": "1"})
+    assert proc.stdout is not None
+    seen = []
+    while not any("[10.0.0.3] CUDA graphs started" in line for line in seen):
+        raw = await asyncio.wait_for(proc.stdout.readline(), 20)
+        assert raw, "the watch ended before node 10.0.0.3's CUDA graph capture was read: " + "".join(seen)
+        seen.append(raw.decode())
+    replacement = tmp_path / "vllm-head.log.new"
+    replacement.write_text(healthy)
+    replacement.replace(log)  # relaunched: a new file at the log's path
+    out, err = await asyncio.wait_for(proc.communicate(), 20)
+    assert proc.returncode == 0, "".join(seen) + out.decode() + err.decode()
+    notices = [line for line in out.decode().splitlines() if "a new attempt starts at line 1" in line]
+    assert len(notices) == 1 and "[head] the log was " in notices[0], out.decode()
+    assert "READY: head serving" in out.decode()

@@ -3,14 +3,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+import re
+import signal
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.test_cluster_core import node_log
-from tests.support import run_cli
+from tests.support import run_cli, start_cli
 
 pytestmark = [pytest.mark.ssh, pytest.mark.timeout(120)]
 
@@ -95,9 +98,10 @@ def test_a_node_whose_host_does_not_resolve_is_said_at_once_and_exit_2(sshd_node
     assert "cannot resolve host 'n2.invalid'" in result.stdout and "Traceback" not in result.stdout + result.stderr
 
 
-def test_a_host_never_reached_and_a_missing_log_directory_are_said_at_the_timeout(sshd_nodes, tmp_path):
+def test_a_host_never_reached_and_a_missing_log_directory_are_said_as_they_happen_and_at_the_timeout(sshd_nodes, tmp_path):
     """Issue 18 item 8: node 1's log directory does not exist on its host; node 2's host is never
-    reached (nothing listens on its port). Each is said as such, never "the log is empty"."""
+    reached (nothing listens on its port). Each is said as such, never "the log is empty": once as it
+    happens (a line led by the node; each retry is not news), then in the node's verdict."""
     import socket
 
     a, b = sshd_nodes
@@ -109,8 +113,50 @@ def test_a_host_never_reached_and_a_missing_log_directory_are_said_at_the_timeou
     out = result.stdout
     assert result.returncode == 3, out + result.stderr
     assert f"[127.0.0.2] STARTING: waiting for the log ({tmp_path}/gone/n1.log: its directory {tmp_path}/gone does not exist" in out
-    n2 = next(line for line in out.splitlines() if line.split("  ", 2)[-1].startswith("[127.0.0.3] "))
-    assert f"cannot tell: never connected to {b.username}@{b.host}:{closed}" in n2, out
-    timeout = next(line for line in out.splitlines() if "TIMEOUT after" in line)
-    assert "does not exist" in timeout or "never connected to" in timeout, out
+    lines = out.splitlines()
+    timeout = next(i for i, line in enumerate(lines) if "TIMEOUT after" in line)
+    assert "does not exist" in lines[timeout] or "never connected to" in lines[timeout], out
+    # each said as it happens, once (not only at the timeout, which a watch without one never reaches) ...
+    n1, n2 = ([line.split("  ", 2)[-1] for line in lines[:timeout] if line.split("  ", 2)[-1].startswith(f"[{node}] ")]
+              for node in (a.host, b.host))
+    assert n1 == [f"[127.0.0.2] waiting for the log: {tmp_path}/gone/n1.log: its directory {tmp_path}/gone does not exist, waiting for it to appear"], out
+    assert len(n2) == 1 and n2[0].startswith(f"[127.0.0.3] {b.username}@{b.host}:{closed}: retrying: "), out
+    assert f"connection refused by {b.host}:{closed}" in n2[0] and "retrying in 0 s" not in n2[0], out
+    # ... and its verdict, the node's last line
+    n2_verdict = [line for line in lines[timeout:] if line.split("  ", 2)[-1].startswith("[127.0.0.3] ")][-1]
+    assert f"cannot tell: never connected to {b.username}@{b.host}:{closed}" in n2_verdict, out
     assert "the log is empty" not in out
+
+
+async def test_a_nodes_connection_lost_and_back_is_said_once_each(sshd_nodes, tmp_path):
+    """The network to node 2 drops mid-watch: the watch says so (led by the node) and says it again
+    when the node is back; the nodes connecting as the watch began, and each retry, are no news."""
+    n1 = write(tmp_path / "n1.log", node_log(["TP0", "TP1"], until="load_begin"))
+    n2 = write(tmp_path / "n2.log", node_log(["TP2", "TP3"], until="load_begin"))
+    a, b = sshd_nodes
+    proc = await start_cli("watch", "--plain", "--gpus", "none", "--host", f"{a.spec}:{n1}", "--host", f"{b.spec}:{n2}",
+                           "--timeout", "60", env={"WATCHTOWER_SSH_KNOWN_HOSTS": str(a.known_hosts),
+                                                   "WATCHTOWER_SSH_IDENTITY": str(a.client_key), "NO_COLOR": "1"})
+    assert proc.stdout is not None
+    seen: list[str] = []
+
+    async def until(needle: str) -> str:
+        while True:
+            raw = await asyncio.wait_for(proc.stdout.readline(), 30)
+            assert raw, f"the watch ended before {needle!r}: {''.join(seen)}"
+            seen.append(raw.decode())
+            if needle in seen[-1]:
+                return seen[-1]
+
+    await until(f"[{b.host}] ")  # node 2's log is read: connected
+    assert b.kill_sessions() > 0  # the network drops
+    lost = await until(": lost")
+    back = await until(": connected")
+    proc.send_signal(signal.SIGINT)
+    rest, _ = await asyncio.wait_for(proc.communicate(), 30)
+    out = "".join(seen) + rest.decode()
+    assert lost.split("  ", 2)[-1].startswith(f"[{b.host}] {b.username}@{b.host}:{b.port}: lost: "), out
+    assert back.split("  ", 2)[-1] == f"[{b.host}] {b.username}@{b.host}:{b.port}: connected\n", out
+    connection = [line for line in out.splitlines() if re.search(r"\] \S+: (connecting|connected|lost|retrying)", line)]
+    assert connection == [lost.rstrip("\n"), back.rstrip("\n")], out
+    assert proc.returncode == 130

@@ -164,9 +164,9 @@ class PlainPresenter:
         self.timeout = timeout  # --timeout: a watch still starting after it ends with TIMEOUT (exit 3)
         self.ended = ended  # set when nothing more will be written (a replay played out)
         self.prefixed = not cluster.single  # several nodes (a Slurm job, Ray's): each line led by its node
-        #: A single log's notices (waiting, restarts, gaps, its connection) get lines of their own; a
-        #: node of several has its row in the barrier view for them, and a launch's log is its own.
-        self.notices = cluster.single and launch is None
+        #: What happened to a log (a restart, a truncation, a gap, a move; waiting for it, its connection)
+        #: gets a line of its own, a node's led by its name; a launch's log is its own (it says its restarts).
+        self.notices = launch is None
         self.indent = "" if launch is None else "  "  # the events' lines, under a launch's own
         self.began = time.monotonic()
         mask = launch.masker.text if launch is not None else None
@@ -186,7 +186,9 @@ class PlainPresenter:
         self.progress_said: dict[str, tuple[float, Any]] = {}  # node -> (when, estimate) of its last progress line
         self.gpu_note: dict[str, str] = {}  # node -> why it has no GPU samples, once said
         self.health_said: dict[str, str] = {}  # node -> what its --health URL answered, as last said
-        self.waiting: str | None = None  # why the log is not there, as last said
+        self.waiting: dict[str, str] = {}  # node -> why its log is not there, as last said
+        self.trouble: dict[str, str] = {}  # node of several -> what its connection's trouble is, as said
+        self.file_notice: LogRestart | LogTruncated | LogMoved | LogGap | None = None  # the last log notice said
         self.seen_kind = STARTING  # a launch: the kind of the last verdict printed
         # a single log's watch
         self.decided_at: float | None = None  # when the current startup became ready or failed
@@ -278,10 +280,13 @@ class PlainPresenter:
                 pass  # said by ``started`` and the final verdict
             case Line():  # (queued with --echo only)
                 self.emit(Said("log", event.text, "| ", line=event.number, fields={"truncated": event.truncated}))
-                self.waiting = None
-            case LogWaiting() | LogRestart() | LogTruncated() | LogMoved() | ConnectionState() | LogGap():
+                self.waiting.pop(node, None)
+            case LogRestart() | LogTruncated() | LogMoved() | LogGap():
                 if self.notices:
-                    self.notice(event)
+                    self.log_notice(node, event)
+            case LogWaiting() | ConnectionState():
+                if self.notices:
+                    self.source_notice(node, event)
             case WritersFound() | WriterGone() | NoWriter():
                 session = self.cluster.nodes[node]
                 self.node_words(node).process(event, self.seen.setdefault(node, set()), session.writers.main_pid)
@@ -301,31 +306,59 @@ class PlainPresenter:
             case _:
                 assert_never(event)
 
-    def notice(self, event: LogWaiting | LogRestart | LogTruncated | LogMoved | ConnectionState | LogGap) -> None:
-        """A single log's notice: waiting for it, a restart, a gap, a move, its connection."""
+    def log_notice(self, node: str, event: LogRestart | LogTruncated | LogMoved | LogGap) -> None:
+        """What happened to ``node``'s log file: a new file (a new attempt), a truncation, a move, a
+        gap. Said once per file: Ray's nodes share the head's log, and each gets its restart."""
         match event:
-            case LogWaiting():
-                if event.reason != self.waiting:
-                    self.waiting = event.reason
-                    self.emit(Said("waiting", f"waiting for the log: {clean(event.reason)}", fields={"reason": event.reason}))
             case LogRestart():
-                self.node_words(self.cluster_node).restarted()
-                self.emit(Said("log_restart", log_notice(event), fields={"reason": event.reason}))
+                self.node_words(node).restarted()
+                said = Said("log_restart", log_notice(event), fields={"reason": event.reason})
             case LogTruncated():  # a gap in the same startup, not a new attempt
-                self.emit(Said("log_truncated", f"note: {log_notice(event)}", line=event.lines + 1, fields={"size": event.size}))
+                said = Said("log_truncated", f"note: {log_notice(event)}", line=event.lines + 1, fields={"size": event.size})
             case LogMoved():
-                self.emit(Said("log_moved", log_notice(event), fields={  # (say() cleans the path it names)
-                    "moved_to": event.moved_to, "done": event.done, **({} if event.done else {"writers": list(event.writers)})}))
-            case ConnectionState():
-                retry = f", retrying in {event.retry_in:.0f} s" if event.retry_in else ""
-                detail = f": {clean(event.detail)}" if event.detail else ""
-                self.emit(Said("connection", f"{event.host}: {event.state}{detail}{retry}", fields={
-                    "host": event.host, "state": event.state, "detail": event.detail, "retry_in": event.retry_in}))
+                said = Said("log_moved", log_notice(event), fields={  # (say() cleans the path it names)
+                    "moved_to": event.moved_to, "done": event.done, **({} if event.done else {"writers": list(event.writers)})})
             case LogGap():
                 fields = {"files": event.files} if event.files else {"offset": event.offset, "bytes": event.nbytes}
-                self.emit(Said("log_gap", f"note: {log_notice(event)}", fields={**fields, "reason": event.reason}))
+                said = Said("log_gap", f"note: {log_notice(event)}", fields={**fields, "reason": event.reason})
             case _:
                 assert_never(event)
+        if event is not self.file_notice:  # (the same event handed to another node of the same file)
+            self.file_notice = event
+            self.emit(said, node)
+
+    def source_notice(self, node: str, event: LogWaiting | ConnectionState) -> None:
+        """Waiting for ``node``'s log (once per reason), and its connection: each change for a single
+        log; for a node of several, what :meth:`connection_news` lets through."""
+        match event:
+            case LogWaiting():
+                if event.reason != self.waiting.get(node):
+                    self.waiting[node] = event.reason
+                    self.emit(Said("waiting", f"waiting for the log: {clean(event.reason)}", fields={"reason": event.reason}),
+                              node)
+            case ConnectionState():
+                if self.prefixed and not self.connection_news(node, event):
+                    return
+                retry = f", retrying in {duration(event.retry_in)}" if event.retry_in else ""  # (not "in 0 s")
+                detail = f": {clean(event.detail)}" if event.detail else ""
+                self.emit(Said("connection", f"{event.host}: {event.state}{detail}{retry}", fields={
+                    "host": event.host, "state": event.state, "detail": event.detail, "retry_in": event.retry_in}), node)
+            case _:
+                assert_never(event)
+
+    def connection_news(self, node: str, event: ConnectionState) -> bool:
+        """Whether a node of several says this change of its connection: a trouble once (not each
+        retry of it), and connected again after one. Every node connecting as the watch begins and
+        each retry would bury the rest; its verdict and barrier row say where it stands. A refusal
+        ends the watch, said by :meth:`refused`."""
+        trouble = self.trouble.get(node)
+        if event.state == "connected":
+            self.trouble.pop(node, None)
+            return trouble is not None
+        if event.state in ("connecting", "refused") or (event.detail or event.state) == trouble:
+            return False
+        self.trouble[node] = event.detail or event.state
+        return True
 
     @property
     def cluster_node(self) -> str:
