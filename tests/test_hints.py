@@ -391,34 +391,34 @@ async def test_a_silent_hub_download_is_noted_while_the_log_is_quiet_after_it():
     """vLLM prints nothing while it downloads from the Hub: the header says so while that line is
     the last, and no longer once the download is over."""
     from tests.app_support import feed, fixed_session, make_app
-    from tests.support import screen_text
+    from tests.support import screen_text, until
     from tui.app.header import VerdictHeader
 
     session = fixed_session(VL.encode() + b"INFO 08-14 11:00:01 [gpu_model_runner.py:1953] Starting to load model Qwen/Qwen3-8B...\n")
     app = make_app(session)
+    note = "note (line 3): downloading the weights from the Hugging Face Hub"
     async with app.run_test(size=(120, 30)) as pilot:
-        await pilot.pause(0.1)
         header = app.query_one(VerdictHeader)
+        await until(lambda: "STARTING" in screen_text(app), pilot=pilot)
         assert header.size.height == 2
         feed(session, b"INFO 08-14 11:00:02 [weight_utils.py:296] Using model weights format ['*.safetensors']\n")
-        await pilot.pause(0.2)
-        assert header.size.height == 3 and "note (line 3): downloading the weights from the Hugging Face Hub" in screen_text(app)
+        await until(lambda: header.size.height == 3 and note in screen_text(app), pilot=pilot, what="the note")
         feed(session, b"INFO 08-14 11:09:02 [weight_utils.py:312] Time spent downloading weights for Qwen/Qwen3-8B: 540.1 seconds\n")
-        await pilot.pause(0.2)
-        assert header.size.height == 2 and "Hugging Face" not in screen_text(app)
+        await until(lambda: header.size.height == 2 and "Hugging Face" not in screen_text(app), pilot=pilot,
+                    what="the note gone")
 
 
 async def test_a_restart_that_compiles_cold_again_is_noted_while_it_compiles():
     from tests.app_support import fixed_session, make_app
-    from tests.support import screen_text
+    from tests.support import screen_text, until
     from tui.app.header import VerdictHeader
 
     session = fixed_session((FIXTURES / "case_vllm_compile_key_changed_on_restart.log").read_bytes())
     app = make_app(session)
+    note = "note: torch.compile starts cold again: its cache key changed since the previous attempt"
     async with app.run_test(size=(160, 30)) as pilot:
-        await pilot.pause(0.2)
+        await until(lambda: note in screen_text(app), pilot=pilot, what="the note")
         assert app.query_one(VerdictHeader).size.height == 3
-        assert "note: torch.compile starts cold again: its cache key changed since the previous attempt" in screen_text(app)
 
 
 def test_watch_plain_prints_a_warnings_hint_once(tmp_path):
