@@ -251,3 +251,19 @@ async def test_a_log_not_there_yet_is_waited_for_led_by_its_node_for_one_node_or
     assert proc.returncode == 0, out.decode() + err.decode()
     assert "waiting for the log" not in out.decode()  # said once
     assert any(line.startswith("READY") for line in said(out.decode())), out.decode()
+
+
+@pytest.mark.parametrize("nodes", [1, 2])
+def test_the_startup_is_remembered_for_the_next_watch_though_the_watch_ends_at_ready(tmp_path, nodes):
+    """`--plain` ends at the verdict: the phase times of the startup it saw (the serving node's, with
+    several) are in the history by then, for the next watch's stall limits."""
+    from tui.commands.scan import scan_with_hints
+    from tui.history import History
+    from tui.history.watched import log_key
+
+    data = tmp_path / "data"
+    plain = cli("watch", *watched(tmp_path, nodes, HEALTHY), "--plain", "--gpus", "none", "--timeout", "30",
+                env={"WATCHTOWER_DATA_DIR": str(data)})
+    assert plain.returncode == 0, plain.stdout + plain.stderr
+    key = log_key(scan_with_hints(str(FIXTURES / HEALTHY))[0])
+    assert key is not None and History(data / "history.sqlite3").log_phase_longest(key)

@@ -21,7 +21,7 @@ import dataclasses
 import os
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, assert_never
 
 from tui.core.events import (
@@ -237,6 +237,7 @@ class WatchSession:
         self._subscribers: list[Subscriber] = []
         self._listeners: list[asyncio.Queue[SessionEvent]] = []
         self._line_listeners: list[asyncio.Queue[SessionEvent]] = []
+        self._closers: list[Callable[[], Awaitable[None]]] = []  # ``close_with``
         self._topics: set[Topic] = set()
         self._events: list[Any] = []
         self._flush_handle: asyncio.TimerHandle | None = None
@@ -337,6 +338,13 @@ class WatchSession:
             if handle is not None:
                 handle.cancel()
         self._flush_handle = self._quiet_handle = None
+        for close in self._closers:
+            await close()
+
+    def close_with(self, close: Callable[[], Awaitable[None]]) -> None:
+        """Await ``close`` when the session stops, after its sources: what writes for it in the
+        background (the memory of its startups) finishes, whichever front end stops it."""
+        self._closers.append(close)
 
     async def wait(self) -> None:
         """Until every source has ended (a replay that has played out, for instance)."""

@@ -116,14 +116,13 @@ def _play_plain(replay: Any, recorded: str, stall_limits: StallLimits | None = N
         # the replay plays the GPU samples back itself: no GPU of this machine's is polled
         options = WatchOptions(log=str(replay.log_path), stall_limits=stall_limits, gpus=GpuOptions(kind="none"))
         session = log_session(options, live=False, scrollback=10)  # (its writer is the replay)
-        memory = remembered(session)
+        remembered(session)  # (its writes finish as the presenter stops the session)
         try:
             plain = PlainPresenter(ClusterSession.of_one(session), title=f"watching {recorded} (replayed)",
                                    ended=replay.done, json=json)
             return int(await plain.run() or 0)
         finally:
             feeder.cancel()
-            await memory.close()
 
     return asyncio.run(main())
 

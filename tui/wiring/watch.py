@@ -62,12 +62,13 @@ def log_session(options: WatchOptions, *, live: bool = True, scrollback: int = 1
 
 def remembered(session: WatchSession) -> WatchedStartups:
     """The phase times of this server, model and TP size (``WatchedStartups``), kept as the session's
-    state changes: the stall limits of the next watch. Close it once the watch is over."""
+    state changes: the stall limits of the next watch. Its writes finish when the session stops."""
     from tui.history.watched import WatchedStartups
 
     memory = WatchedStartups()
     session.expected = memory.longest
     session.subscribe(lambda update: memory.update(session.state) if "state" in update.topics else None)
+    session.close_with(memory.close)
     return memory
 
 
@@ -107,12 +108,9 @@ def watch_plain(options: WatchOptions, *, json: bool = False) -> int:
     presenter = PlainPresenter(ClusterSession.of_one(session), json=json, timeout=options.timeout, echo=options.echo)
 
     async def served() -> int:
-        memory = remembered(session)
-        try:
-            async with serving_metrics(options.metrics, one_log(session), watch_labels(options)):
-                return await presenter.run()
-        finally:
-            await memory.close()
+        remembered(session)
+        async with serving_metrics(options.metrics, one_log(session), watch_labels(options)):
+            return await presenter.run()
 
     try:
         return asyncio.run(served())
