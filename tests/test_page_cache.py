@@ -177,27 +177,33 @@ for line in sys.stdin:
 """
 
 
+def checkpoint_off_the_cache(shard: Path, mib: int) -> str:
+    """A shard of ``mib`` MiB on this machine's disk, not in the page cache (its first read is cold);
+    the type of its filesystem, a block device's (the test is skipped elsewhere: its reads would not
+    show as disk reads)."""
+    from tui.core.hints import knowledge
+    from tui.sources.diskstats import mount_of
+
+    mount = mount_of(str(shard.parent))
+    if mount is None or knowledge().storage.kind(mount[0]) != "block":
+        pytest.skip(f"{shard.parent} is on {mount}: its reads do not show as disk reads")
+    with open(shard, "wb") as f:
+        for _ in range(mib):
+            f.write(os.urandom(1 << 20))
+        f.flush()
+        os.fsync(f.fileno())
+        os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+    return mount[0]
+
+
 @pytest.mark.timeout(60)
 def test_a_real_file_read_cold_then_warm_is_told_apart(tmp_path: Path) -> None:
     """A process reads a 192 MB checkpoint on this machine's disk, first dropped from the page
     cache and then again: its counters, read by the real process-tree source, say cold then warm."""
-    from tui.core.hints import knowledge
-    from tui.sources.diskstats import mount_of
     from tui.sources.writers import ProcessTreeIO
 
     shard = tmp_path / "model-00001-of-00001.safetensors"
-    with open(shard, "wb") as f:
-        for _ in range(192):
-            f.write(os.urandom(1 << 20))
-        f.flush()
-        os.fsync(f.fileno())
-    mount = mount_of(str(tmp_path))
-    storage = knowledge().storage.kind(mount[0] if mount else None)
-    if storage != "block":
-        pytest.skip(f"{tmp_path} is on {mount}: its reads do not show as disk reads")
-    fd = os.open(shard, os.O_RDONLY)
-    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)  # off the page cache: the first read is cold
-    os.close(fd)
+    filesystem = checkpoint_off_the_cache(shard, 192)
     size = shard.stat().st_size
     reader = subprocess.Popen([sys.executable, "-c", READER, str(shard)], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, text=True)
@@ -225,7 +231,7 @@ def test_a_real_file_read_cold_then_warm_is_told_apart(tmp_path: Path) -> None:
         await source.close()
 
     try:
-        checkpoint = Checkpoint("m", size, filesystem=mount[0], storage=storage)
+        checkpoint = Checkpoint("m", size, filesystem=filesystem, storage="block")
         cold, warm = LoadEstimator(checkpoint), LoadEstimator(checkpoint)
         asyncio.run(load(cold))
         asyncio.run(load(warm))
@@ -315,22 +321,10 @@ time.sleep(2)
 def test_watch_says_the_first_load_was_cold_and_the_second_warm(tmp_path: Path) -> None:
     """The real CLI (`watch --plain`) over a server that reads its checkpoint off this machine's
     disk twice: the first profile says cold, the second warm."""
-    from tui.core.hints import knowledge
-    from tui.sources.diskstats import mount_of
-
     model = tmp_path / "model"
     model.mkdir()
-    shard = model / "model.safetensors"
-    with open(shard, "wb") as f:
-        for _ in range(128):
-            f.write(os.urandom(1 << 20))
-        f.flush()
-        os.fsync(f.fileno())
-        os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+    checkpoint_off_the_cache(model / "model.safetensors", 128)
     (model / "config.json").write_text("{}")
-    mount = mount_of(str(model))
-    if knowledge().storage.kind(mount[0] if mount else None) != "block":
-        pytest.skip(f"{model} is on {mount}: its reads do not show as disk reads")
     script = tmp_path / "fake_server.py"
     script.write_text(SERVER)
     said = []

@@ -89,14 +89,9 @@ class WaitingForTheHelper(Scanner):
         super().feed(block, at)
 
 
-@pytest.mark.parametrize("tail", [b"", b"no newline at the end"])
-def test_a_helper_ahead_of_the_parent_does_most_of_the_search(tmp_path, tail):
-    """The parent, held up at its first block, takes the helper's windows from there on: it reads
-    only the windows it must (a word, a traceback's lines, a line longer than a window), and
-    ends where it would alone."""
-    ready = (Path(__file__).parent / "fixtures" / "sglang_eagle3_tp8_ready.log").read_bytes()
-    crash = b"Traceback (most recent call last):\n  File \"/sgl/scheduler.py\", line 10, in run\nKeyError: 'layers.61.mlp'\n"
-    data = ready + NOISE * 3000 + b"x" * 20000 + b"\n" + NOISE * 3000 + crash + NOISE * 100 + tail
+def scanned_with_the_helper_ahead(tmp_path: Path, data: bytes) -> tuple[WaitingForTheHelper, dict]:
+    """``data`` scanned by a parent held at its first block until the helper is done: the scanner and
+    the state it reached, checked equal to one process's."""
     log = tmp_path / "serving.log"
     log.write_bytes(data)
     tracker, words = make_tracker(None)
@@ -106,6 +101,18 @@ def test_a_helper_ahead_of_the_parent_does_most_of_the_search(tmp_path, tail):
     scanner.finish()
     two = to_json(tracker.state)
     assert two == state_of(log, split_min=1 << 62)
+    return scanner, two
+
+
+@pytest.mark.parametrize("tail", [b"", b"no newline at the end"])
+def test_a_helper_ahead_of_the_parent_does_most_of_the_search(tmp_path, tail):
+    """The parent, held up at its first block, takes the helper's windows from there on: it reads
+    only the windows it must (a word, a traceback's lines, a line longer than a window), and
+    ends where it would alone."""
+    ready = (Path(__file__).parent / "fixtures" / "sglang_eagle3_tp8_ready.log").read_bytes()
+    crash = b"Traceback (most recent call last):\n  File \"/sgl/scheduler.py\", line 10, in run\nKeyError: 'layers.61.mlp'\n"
+    data = ready + NOISE * 3000 + b"x" * 20000 + b"\n" + NOISE * 3000 + crash + NOISE * 100 + tail
+    scanner, two = scanned_with_the_helper_ahead(tmp_path, data)
     assert [e["kind"] for e in two["errors"]] == ["KeyError"]
     assert scanner.read < len(data) // 4
 
@@ -119,15 +126,7 @@ def test_a_rank_seen_only_in_the_helpers_windows_still_counts_before_ready(tmp_p
     data += b"".join(b"[2026-02-22 23:40:00 TP%d] Load weight begin. avail mem=78.00 GB\n" % r for r in (0, 1, 2))
     data += idle % 0 * 3000 + idle % 3 * 1000 + idle % 0 * 3000
     data += b"".join(b"[2026-02-22 23:40:09 TP%d] Load weight end. type=X, dtype=torch.bfloat16, avail mem=60.00 GB, mem usage=18.00 GB.\n" % r for r in (0, 1, 2))
-    log = tmp_path / "serving.log"
-    log.write_bytes(data)
-    tracker, words = make_tracker(None)
-    scanner = WaitingForTheHelper(tracker, words)
-    with open(log, "rb") as f:
-        read_into(scanner, f, prefilter(tuple(words)), split_min=0, window=8192)
-    scanner.finish()
-    two = to_json(tracker.state)
-    assert two == state_of(log, split_min=1 << 62)
+    _, two = scanned_with_the_helper_ahead(tmp_path, data)
     assert [(p["name"], p["end_line"]) for p in two["phases"]] == [("server_args", 1), ("weight_load", None)]
 
 
