@@ -19,7 +19,9 @@ from tests.test_metrics import samples, value
 from tests.support import run_cli
 from tui.cluster import default_session
 from tui.history import History
-from tui.launch.cluster import NodesLaunch
+from tui.launch.controller import Launch
+from tui.launch.events import Note
+from tui.launch.nodes import NodesRunner
 
 pytestmark = [pytest.mark.ssh, pytest.mark.timeout(180)]
 REPO = Path(__file__).parent.parent
@@ -122,28 +124,33 @@ async def test_stop_and_relaunch_act_on_every_node(sshd_nodes, tmp_path, fake_sg
                                                    ssh_connections_closed):
     monkeypatch.setenv("WATCHTOWER_SSH_KNOWN_HOSTS", str(sshd_nodes[0].known_hosts))
     monkeypatch.setenv("WATCHTOWER_SSH_IDENTITY", str(sshd_nodes[0].client_key))
-    from tui.launch.spec import StopPlan
+    from tui.launch.spec import LaunchSpec, StopPlan
 
-    launch = NodesLaunch("mn", command(f"127.0.0.2:{free_port()}"), {"PYTHONPATH": str(fake_sglang)},
-                         [n.spec for n in sshd_nodes], tmp_path / "logs",
-                         make_session=partial(default_session, gpu_interval=0.2), gpus="sim",
-                         plan=StopPlan(after_int=2, after_term=2))
+    hosts = [n.spec for n in sshd_nodes]
+    spec = LaunchSpec("mn", command(f"127.0.0.2:{free_port()}"), {"PYTHONPATH": str(fake_sglang)},
+                      log_dir=tmp_path / "logs", plan=StopPlan(after_int=2, after_term=2))
+    launch = Launch(spec, runner=lambda emit: NodesRunner(hosts, emit, gpus="sim"),
+                    make_node=partial(default_session, gpu_interval=0.2))
     notes: list[str] = []
-    launch.notes.append(notes.append)
-    session = await launch.start()
+    launch.subscribe(lambda event: notes.append(event.text) if isinstance(event, Note) else None)
+    first = await launch.start()
+    session = launch.nodes
     session.start()
     try:
+        assert "v1: started on 127.0.0.2, 127.0.0.3" in notes
         assert (await wait_outcome(session, {"ready", "failed"})).kind == "ready"
-        first = dict(launch.runs)
-        new = await launch.relaunch()
-        assert all(not run.alive for run in first.values())  # v1 gone on both nodes before v2 started
+        parts = dict(launch.runner.nodes_of(first).runs)
+        await launch.relaunch()
+        new = launch.nodes
+        assert new is not session
+        assert all(not run.alive for run in parts.values())  # v1 gone on both nodes before v2 started
         assert "waiting for the GPU memory to be released on 127.0.0.2, 127.0.0.3" in notes
         assert not any("still held" in note for note in notes)
-        assert launch.attempt == 2 and set(launch.runs) == {"127.0.0.2", "127.0.0.3"}
+        assert launch.attempt == 2 and set(launch.runner.nodes_of(launch.run).runs) == {"127.0.0.2", "127.0.0.3"}
         new.start()
         assert (await wait_outcome(new, {"ready", "failed"})).kind == "ready"
         assert await launch.stop()
-        assert not await launch.alive()
+        assert not await launch.runner.alive(launch.run)
         # the worker's own Ctrl-C traceback is the stop's, not a failure; no node is left "running"
         await wait_outcome(new, {"stopped", "failed"})
         assert "KeyboardInterrupt" in (tmp_path / "logs" / "mn-127.0.0.3-v2.log").read_text()
@@ -151,7 +158,6 @@ async def test_stop_and_relaunch_act_on_every_node(sshd_nodes, tmp_path, fake_sg
         assert {new.node_verdict(n).kind for n in new.nodes} == {"stopped"}
     finally:
         await session.stop()
-        await launch.session.stop()
         await launch.close()
 
 

@@ -16,10 +16,12 @@ import pytest
 from tests.test_cluster_core import wait_outcome
 from tests.test_metrics import samples, value
 from tests.support import run_cli, screen_text, until
+from tui.app.launch_modals import ConfirmScreen
 from tui.cluster import default_session
 from tui.core.slurm import SlurmRequest
 from tui.history import History
-from tui.launch.cluster import SlurmLaunch
+from tui.launch.controller import Launch
+from tui.launch.spec import LaunchSpec
 from tui.launch.slurm import SlurmRunner
 
 REPO = Path(__file__).parent.parent
@@ -62,14 +64,14 @@ def test_run_slurm_plain_submits_a_two_node_job_and_follows_it_to_ready(slurm_en
 
 async def test_stop_cancels_verified_and_relaunch_submits_a_new_job(slurm_env, tmp_path):
     history = History(tmp_path / "history.db")
-    launch = SlurmLaunch("sim", SIM, {}, SlurmRunner(SlurmRequest(nodes=2)), tmp_path / "logs",
-                         make_session=partial(default_session), history=history, interval=0.2)
-    session = await launch.start()
+    launch = slurm_launch(tmp_path, "sim", history)
+    first = await launch.start()
+    session = launch.nodes
     session.start()
-    first = launch.run
     try:
         assert (await wait_outcome(session, {"ready", "failed"})).kind == "ready"
-        new = await launch.relaunch(command=[*SIM, "--step", "0.01"])
+        await launch.relaunch(command=[*SIM, "--step", "0.01"])
+        new = launch.nodes
         assert launch.run.pid != first.pid and launch.run.attempt == 2
         assert await launch.runner.state(first) in ("CANCELLED", "GONE")  # verified gone before v2
         new.start()
@@ -77,16 +79,23 @@ async def test_stop_cancels_verified_and_relaunch_submits_a_new_job(slurm_env, t
         assert await launch.stop()
         verdict = await wait_outcome(new, {"stopped", "failed"})
         assert launch.run.stopped_by_user and not await launch.runner.alive(launch.run)
-        assert f"job {launch.job_id} CANCELLED by Watchtower (stop)" in verdict.text
-        launch.finish(new)
+        assert f"job {launch.run.pid} CANCELLED by Watchtower (stop)" in verdict.text
+        await launch.settle()
     finally:
         await session.stop()
-        await launch.session.stop()
         await launch.close()
     rows = history.attempts("sim")
     assert [(r.attempt, r.pid) for r in rows] == [(1, first.pid), (2, launch.run.pid)]
-    assert rows[0].outcome == "ready" and "CANCELLED" in (rows[1].exit_text or "")
+    assert rows[0].outcome == "ready" and rows[1].outcome == "ready"  # ready stays ready after a stop
+    assert rows[1].exit_text == f"job {launch.run.pid} CANCELLED by Watchtower (stop)" and rows[1].ended_at
     assert rows[1].command[-2:] == ["--step", "0.01"]
+
+
+def slurm_launch(tmp_path: Path, name: str, history: History | None = None) -> Launch:
+    """A launch whose attempts are 2-node Slurm jobs of the simulator, polled every 0.2 s."""
+    return Launch(LaunchSpec(name, list(SIM), log_dir=tmp_path / "logs"), history=history,
+                  runner=lambda emit: SlurmRunner(SlurmRequest(nodes=2), emit, interval=0.2),
+                  make_node=partial(default_session))
 
 
 async def test_a_refused_submission_is_one_line(slurm_env, tmp_path):
@@ -102,23 +111,27 @@ async def test_a_refused_submission_is_one_line(slurm_env, tmp_path):
 async def test_the_dashboards_r_resubmits_and_x_cancels(slurm_env, tmp_path):
     from tui.wiring.cluster import cluster_launch_app
 
-    launch = SlurmLaunch("sim", SIM, {}, SlurmRunner(SlurmRequest(nodes=2)), tmp_path / "logs",
-                         make_session=partial(default_session), interval=0.2)
-    session = await launch.start()
-    app = cluster_launch_app(launch, session)
+    launch = slurm_launch(tmp_path, "sim", History(tmp_path / "history.db"))
+    app = cluster_launch_app(launch)
     ready = "READY: n1 serving, n2 worker past CUDA graphs"
     async with app.run_test(size=(140, 40)) as pilot:
         await until(lambda: app.verdict().text == ready, timeout=90, pilot=pilot)
-        first = launch.job_id
+        first, session = launch.run.pid, app.nodes
         await pilot.press("r")
+        await until(lambda: isinstance(app.screen, ConfirmScreen), pilot=pilot)  # v1 runs: stop it first?
+        await pilot.press("y")
         await until(lambda: app.nodes is not session, timeout=90, pilot=pilot)
-        assert launch.job_id != first
+        assert launch.run.pid != first and app.nodes is launch.nodes
         await until(lambda: app.verdict().text == ready, timeout=90, pilot=pilot)
         await until(lambda: "attempt v2" in screen_text(app), pilot=pilot)  # the header says which attempt
         await pilot.press("x")
+        await until(lambda: isinstance(app.screen, ConfirmScreen), pilot=pilot)  # asks first, as on one host
+        await pilot.press("y")
         await until(lambda: "CANCELLED by Watchtower" in app.verdict().text, timeout=90, pilot=pilot)
         assert not await launch.runner.alive(launch.run)
-    await launch.close()
+        await pilot.press("a")  # the attempts panel: v1 ready, v2 the current one
+        await until(lambda: app.attempts_panel.lines()[0].startswith("v1 ✓"), pilot=pilot)
+        assert app.attempts_panel.lines()[1].startswith("v2 ✓") and "← current" in app.attempts_panel.lines()[1]
 
 
 def cli(tmp_path: Path, *args: str, timeout: float = 150) -> subprocess.CompletedProcess:
@@ -146,7 +159,7 @@ def test_attach_follows_the_job_id_in_the_history_to_its_verdict(slurm_env, tmp_
     assert asyncio.run(SlurmRunner(SlurmRequest()).wait(SimpleNamespace(pid=job), 30))  # out of the queue
     gone = cli(tmp_path, "attach", "sim", "--plain", "--gpus", "none", "--timeout", "5")
     assert gone.returncode == 2, gone.stdout + gone.stderr
-    assert f"Slurm job {job} is no longer queued or running" in gone.stderr
+    assert "v1 of sim is not running any more" in gone.stderr
 
 
 def test_run_slurm_checks_the_command_on_the_submitting_host_and_refuses_on_a_fail(slurm_env, tmp_path):
@@ -206,6 +219,8 @@ def test_the_run_slurm_dashboard_draws_in_a_real_terminal_and_x_cancels_the_job(
         screen_until("READY  n1 serving, n2 worker past CUDA graphs", 90)
         job = History(tmp_path / "data" / "history.sqlite3").attempts("sim")[0].pid
         tmux("send-keys", "-t", "t", "x")
+        screen_until("Stop v1", 20)  # asks first, as a launch on one host does
+        tmux("send-keys", "-t", "t", "y")
         screen_until("CANCELLED by Watchtower", 60)
         queue = subprocess.run(["squeue", "-h", "-j", str(job)], capture_output=True, text=True,
                                env=dict(os.environ, SLURM_CONF=str(slurm_env.conf)))
@@ -220,8 +235,7 @@ def test_the_run_slurm_dashboard_draws_in_a_real_terminal_and_x_cancels_the_job(
 async def test_a_job_cancelled_while_queued_is_stopped_in_the_history_at_once(slurm_env, tmp_path):
     blocker = slurm_env.run("sbatch", "--parsable", "-N", "2", "-o", "/dev/null", "--wrap", "sleep 60").stdout.strip()
     history = History(tmp_path / "history.db")
-    launch = SlurmLaunch("queued", SIM, {}, SlurmRunner(SlurmRequest(nodes=2)), tmp_path / "logs",
-                         make_session=partial(default_session), history=history, interval=0.2)
+    launch = slurm_launch(tmp_path, "queued", history)
     try:
         await launch.start()  # never started following: Watchtower quits right after x
         assert await launch.stop()

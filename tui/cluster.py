@@ -378,6 +378,14 @@ class ClusterSession:
             self.stopped[node] = words
             self._notify(node, Update(frozenset({"state"})))
 
+    def job_cancelled(self, job_id: str, by: str) -> None:
+        """The launch cancelled the job and saw it leave the queue: over now, whatever the next poll
+        says (Watchtower may quit before it comes)."""
+        job = self.job or SlurmJobState(job_id, "CANCELLED")
+        self.job = dataclasses.replace(job, state="CANCELLED", cancelled_by=by)
+        self.cancelled_by = by
+        self._notify(None, Update(frozenset({"job", "state"}), (self.job,)))
+
     def node_died(self, node: str, words: str) -> None:
         """A node's server process is gone (its runner saw it, or srun said so)."""
         if node not in self.task_deaths:
@@ -597,6 +605,11 @@ class ClusterSession:
         state = node.state if node is not None else None
         error = state.first_error if state is not None else None
         return error.title if error is not None else None
+
+    @property
+    def job_ended(self) -> bool:
+        """Its Slurm job has ended (or Slurm forgot it): every task with it."""
+        return self.job is not None and (self.job.state in ENDED or self.job.state == GONE)
 
     def job_words(self) -> str:
         if self.job is None:

@@ -29,7 +29,7 @@ from tui.core.state import READY, STOPPED
 from tui.launch.gpu_release import GpuBusy, GpuHolder
 from tui.launch.controller import Launch, PreflightRefused
 from tui.launch.spec import LaunchError
-from tui.launch.events import LaunchEvent, Note, VerdictChanged
+from tui.launch.events import AttemptStarted, LaunchEvent, Note, VerdictChanged
 from tui.launch.keeper import hand_over
 
 
@@ -171,6 +171,8 @@ class LaunchApp(WatchtowerApp):
         self.attempts_panel = AttemptsPanel(launch, id="attempts")
         self.checks_panel = ChecksPanel(launch, id="checks")
         kwargs["panels"] = [self.launch_line, self.checks_panel, self.attempts_panel, *kwargs.get("panels", ())]
+        if launch.followed:  # one log's: the launch's node set of one (across nodes: each attempt's, as it starts)
+            kwargs.setdefault("nodes", launch.nodes)
         super().__init__(*args, **kwargs)
         launch.terminal = self.terminal
         launch.subscribe(self._on_launch_event)
@@ -252,6 +254,8 @@ class LaunchApp(WatchtowerApp):
     def _on_launch_event(self, event: LaunchEvent) -> None:
         if isinstance(event, Note):
             self.notify(clean(event.text), timeout=6)
+        elif isinstance(event, AttemptStarted) and self.launch.nodes is not self.nodes:
+            self.replace_nodes(self.launch.nodes)  # an attempt across nodes: its own node set
         elif isinstance(event, VerdictChanged) and event.kind_changed:  # (new words alone: the header's)
             self._refresh_launch()
 

@@ -52,6 +52,8 @@ from tui.launch.spec import LaunchError, LaunchSpec, attempt_paths, exit_path
 from tui.sources.health import HealthProbe
 
 if TYPE_CHECKING:
+    from tui.cluster import ClusterSession
+    from tui.core.options import NodeSpec
     from tui.session import WatchSession
     from tui.sources.probe import PortHolder  # imported when used: it reads the agent's source
 
@@ -84,6 +86,7 @@ class Launch:
         runner: Callable[[Emit], Runner] | None = None,
         clock: Callable[[], float] = time.time,
         terminal: Callable[[str], None] | None = None,
+        make_node: Callable[[NodeSpec], WatchSession] | None = None,
     ) -> None:
         self.spec = spec
         self.history = history
@@ -92,14 +95,21 @@ class Launch:
         self.masker = Masker.for_launch(spec.env, spec.command)
         # how attempts run, made with where the runner reports (default: here, or the spec's SSH host)
         self.runner = runner(self._emit) if runner is not None else self._default_runner()
+        #: A node's session, for a runner whose attempts span several nodes (``Runner.node_set``).
+        self.make_node = make_node
+        #: The attempt runs here: its processes, leftovers and log files can be looked at directly.
+        self.local = spec.host is None and not self.runner.spans
+        self.timeout: float | None = None  # --timeout: each attempt's node set keeps its own deadline
         self.run: AttemptRun | None = None
         self.record: AttemptRecord | None = None
         self.records: list[AttemptRecord] = []  # this launch's attempts, oldest first
         self.expect = Expectations(None, {})
         self.health: HealthStatus | None = None
         self._io_pid: int | None = None  # the launched server whose I/O counters are read
-        self.session: WatchSession | None = None
-        self.gpus = GpuWatch(local=spec.host is None, mask=self.masker.text)
+        self.session: WatchSession | None = None  # the one log's, across attempts (``attach``)
+        self._one: ClusterSession | None = None  # ... as a node set of one
+        self.attempt_nodes: ClusterSession | None = None  # an attempt across several nodes: its node set
+        self.gpus = GpuWatch(local=self.local, mask=self.masker.text)
         self.gpu_enabled = False  # whether the session has a GPU source
         self.verdict_now: Verdict | None = None
         self.old_pgids: list[int] = []  # process groups of earlier attempts
@@ -149,6 +159,11 @@ class Launch:
             yield event
 
     def _emit(self, event: SourceEvent) -> None:
+        if self.runner.spans:  # its nodes' own logs and deaths are the node set's (``Runner.node_set``)
+            if isinstance(event, ProcessExited):
+                self.evaluate()
+                self.outcome.on_exit(event, event.attempt in self._notified)
+            return
         if isinstance(event, ProcessExited):
             # the log's last words first: a traceback printed just before the exit must
             # reach the tracker before the exit does, or a failure would read as a silent death
@@ -164,9 +179,30 @@ class Launch:
         assert self.session is not None, "the launch is attached to no session"
         return self.session
 
+    @property
+    def nodes(self) -> ClusterSession:
+        """What follows the attempt: its node set (a runner's across several nodes, made for each
+        attempt), or the one log's session as a node set of one."""
+        nodes = self.attempt_nodes if self.runner.spans else self._one
+        assert nodes is not None, "no attempt is followed yet"
+        return nodes
+
+    @property
+    def followed(self) -> bool:
+        """Whether an attempt is followed (``nodes`` is there)."""
+        return (self.attempt_nodes if self.runner.spans else self._one) is not None
+
+    @property
+    def host_label(self) -> str:
+        """Where the attempts run, as the history keeps it: the host, or the nodes (``h1,h2``, ``slurm``)."""
+        return self.runner.host if self.runner.spans else self.spec.host_label
+
     def attach(self, session: WatchSession) -> None:
         """Feed ``session`` and follow its state (attempt changes, GPU samples, outcome)."""
+        from tui.cluster import ClusterSession
+
         self.session = session
+        self._one = ClusterSession.of_one(session)
         session.info.host = self.spec.host_label
         session.info.command = self.command_text
         session.add_source(self)
@@ -187,7 +223,7 @@ class Launch:
         if session.info.attempt != event.attempt or session.info.log_path != event.log_path:
             session.new_attempt(event.attempt, event.log_path)
             session.process = event
-        if self.spec.host is None and event.pid != self._io_pid and procscan_available():
+        if self.local and event.pid != self._io_pid and procscan_available():
             self._io_pid = event.pid  # the weight load's bytes read, from the server's /proc/PID/io
             session.add_source(ProcessTreeIO(event.pid, source=event.log_path))
         session.info.command = self.command_text
@@ -236,8 +272,8 @@ class Launch:
         return None if self.refused is None else refusal(self.refused.checks)
 
     def verdict(self) -> Verdict:
-        """The verdict now, as the session's judging stage decides it with this launch's evidence."""
-        return self.watched.judging.evaluate().verdict
+        """The verdict now, as the judging stage decides it (the one log's, with this launch's evidence)."""
+        return self.nodes.judging.evaluate().verdict
 
     def decide(self) -> Verdict:
         """What the judging stage decides for a launch: REFUSED while the latest launch was refused;
@@ -294,9 +330,9 @@ class Launch:
 
     def evaluate(self) -> Verdict | None:
         """Have the judging stage decide now (a change reaches the subscribers); None before an attempt."""
-        if self.session is None or self.run is None:
+        if not self.followed or self.run is None:
             return None
-        return self.session.judging.evaluate().verdict
+        return self.nodes.judging.evaluate().verdict
 
     def _verdict_pushed(self, change: VerdictChanged) -> None:
         """The stage decided a new verdict for the running attempt: tell the subscribers; a final
@@ -347,7 +383,7 @@ class Launch:
 
     async def reattach(self) -> AttemptRun | None:
         latest = self.records[-1] if self.records else None
-        if latest is None or latest.outcome not in (STARTING, READY) or latest.host != self.spec.host_label:
+        if latest is None or latest.outcome not in (STARTING, READY) or latest.host != self.host_label:
             return None
         log_path, pid_path = attempt_paths(Path(latest.log_path).parent, self.spec.name, latest.attempt)
         run = await self.runner.reattach(latest.attempt, latest.command, log_path, pid_path)
@@ -359,7 +395,7 @@ class Launch:
         self.reattached = True
         self._follow(run)
         await self._load_expectations()
-        self.publish(AttemptStarted(run, reattached=True))
+        self._started(run, reattached=True)
         return run
 
     def _restore_secrets(self) -> None:
@@ -427,7 +463,7 @@ class Launch:
                 self.spec.name,
                 command=self.spec.command,
                 env=self.spec.env,
-                host=self.spec.host_label,
+                host=self.host_label,
                 log_path=str(log_path),
                 attempt=number,
                 applied=applied,
@@ -446,7 +482,7 @@ class Launch:
             self.records.append(record)
             await self.outcome.writes.stored(history.update, record, masker=self.masker, pid=run.pid)
         self._follow(run)
-        self.publish(AttemptStarted(run, reattached=False))
+        self._started(run, reattached=False)
         return run
 
     async def stop(self) -> bool:
@@ -470,11 +506,11 @@ class Launch:
     def stop_handover(self) -> dict[str, Any] | None:
         """The rest of a stop under way, for a keeper to carry out when Watchtower must go (its
         terminal hung up): the signals still to send and when (``tui.launch.keeper``); None when
-        no stop is under way, or the attempt runs on another host."""
+        no stop is under way, or the attempt runs elsewhere."""
         from tui.launch.keeper import plan_of
 
         run = self.run
-        if run is None or self.stopping_since is None or self.spec.host is not None or run.pgid is None:
+        if run is None or self.stopping_since is None or not self.local or run.pgid is None:
             return None
         steps = list(self.spec.plan.steps())
         stopping, at = run.stopping, time.time()
@@ -519,9 +555,12 @@ class Launch:
         exited = self.run.exited_at if self.run is not None else None
         self.activity = "waiting for the old attempt's GPU memory to be released"
         try:
-            await self.gpus.wait_release(
-                old_pids, exited or self.clock(), gpu_timeout, lambda: any(h.ours for h in self.gpu_holders())
-            )
+            if self.runner.spans and self.run is not None:  # on each node, as its node set saw it
+                await self.runner.released(self.run, lambda text: self.publish(Note(text)))
+            else:
+                await self.gpus.wait_release(
+                    old_pids, exited or self.clock(), gpu_timeout, lambda: any(h.ours for h in self.gpu_holders())
+                )
         finally:
             self.activity = ""
         if not force:
@@ -548,6 +587,8 @@ class Launch:
 
     def gpu_unknown(self) -> str | None:
         """Why the processes holding GPU memory cannot be known now, in words; None when they can."""
+        if self.runner.spans:
+            return "the attempt runs on several nodes: their GPUs are each node's own (the node rows)"
         if not self.gpu_enabled:
             return "there is no GPU source (--gpus none)"
         if not self.gpus.pids_real:
@@ -559,7 +600,7 @@ class Launch:
     def leftovers(self) -> list[GpuHolder]:
         """Processes of this launch's attempts, other than the running one, still alive (their
         process groups, here): what may hold GPU memory when the GPUs cannot be asked."""
-        if self.spec.host is not None:
+        if not self.local:
             return []
         groups = list(self.old_pgids)
         if self.run is not None and not self.run.alive and self.run.pgid:
@@ -573,7 +614,7 @@ class Launch:
     async def kill_holders(self, pids: Sequence[int]) -> list[str]:
         """Kill leftover GPU holders (SIGTERM, then SIGKILL after a few seconds); errors in words."""
         errors = await self.runner.kill_pids(pids, signal.SIGTERM)
-        if self.spec.host is None:
+        if self.local:
             if not await wait_pids_gone(lambda: [p for p in pids if is_alive(p)], 5.0):
                 errors += await self.runner.kill_pids(pids, signal.SIGKILL)
         return errors
@@ -590,6 +631,10 @@ class Launch:
         for task in list(self._tasks):
             task.cancel()
         self._queue.put_nowait(None)
+        if self.runner.spans:  # the node set and the runner's watchers are the launch's own
+            if self.attempt_nodes is not None:
+                await self.attempt_nodes.stop()
+            await self.runner.close()
         await self.outcome.writes.close()
 
     @property
@@ -607,24 +652,41 @@ class Launch:
             self.old_pgids.append(self.run.pgid)
 
     async def _next_attempt(self) -> int:
-        number = (self.records[-1].attempt if self.records else 0) + 1
+        number = max(self.records[-1].attempt if self.records else 0, self.attempt) + 1
         if self.history is not None:
             number = max(number, await asyncio.to_thread(self.history.next_attempt, self.spec.name))
-        while self.spec.host is None and attempt_paths(self.spec.log_dir, self.spec.name, number)[0].exists():
+        while self.local and attempt_paths(self.spec.log_dir, self.spec.name, number)[0].exists():
             number += 1  # a log from a run the database does not know: never reuse it
         return number
 
     async def _load_expectations(self) -> None:
         if self.history is not None:
-            self.expect = await asyncio.to_thread(
-                self.history.expectations, self.spec.command, self.spec.host_label
-            )
+            self.expect = await asyncio.to_thread(self.history.expectations, self.spec.command, self.host_label)
 
     def _follow(self, run: AttemptRun) -> None:
-        """Tail the attempt's own log file, and probe its health URL."""
-        self._log = AttemptLog(self.runner.tailer(run), self.masker, self._queue.put_nowait, local=self.spec.host is None)
+        """Tail the attempt's own log file and probe its health URL; or, across several nodes,
+        follow the node set its runner makes (each node its own log), judged by its own stage."""
+        if self.runner.spans:
+            assert self.make_node is not None, "a launch across nodes is given how to follow a node"
+            nodes = self.runner.node_set(run, self.make_node)
+            assert nodes is not None
+            old, self.attempt_nodes = self.attempt_nodes, nodes
+            if old is not None:
+                self._spawn(old.stop())
+            nodes.timeout, nodes.attempt = self.timeout, run.attempt
+            for node in nodes.nodes.values():  # (a Slurm job's nodes are told as they come)
+                node.info.attempt = run.attempt
+            nodes.judging.subscribe(lambda change: self._verdict_pushed(change) if nodes is self.attempt_nodes else None)
+            return
+        self._log = AttemptLog(self.runner.tailer(run), self.masker, self._queue.put_nowait, local=self.local)
         if self.spec.health_url:
             self._spawn(self._probe(run))
+
+    def _started(self, run: AttemptRun, *, reattached: bool) -> None:
+        words = self.runner.started_words(run, reattached)
+        if words:  # where it runs, as only its runner can say (a Slurm job's id, the nodes)
+            self.publish(Note(f"v{run.attempt}: {words}"))
+        self.publish(AttemptStarted(run, reattached=reattached))
 
     async def _close_log(self) -> None:
         log, self._log = self._log, None

@@ -165,9 +165,15 @@ class Launch(Protocol):
     history: History | None
     record: AttemptRecord | None
     masker: Masker
-    session: Any
+    session: Any  # the one log's session; None for an attempt across nodes
     clock: Callable[[], float]
     terminal: Callable[[str], None] | None
+
+    @property
+    def host_label(self) -> str: ...
+
+    @property
+    def nodes(self) -> Any: ...
 
     def subscribe(self, callback: Callable[[LaunchEvent], None]) -> None: ...
 
@@ -198,23 +204,32 @@ class Outcome:
         record = self.launch.record
         if notified and record is not None and record.attempt == event.attempt:
             # the verdict came first (an error in the log); the exit completes the record
-            self.store(ended_at=event.at, exit_text=event.detail)
+            self.store(ended_at=event.at, exit_text=self._exit_text(event.detail))
 
     def _finished(self, event: AttemptFinished) -> None:
         """A final verdict for this attempt: record it, ring, retitle, run the hook."""
         launch, run, verdict = self.launch, event.run, event.verdict
-        state = launch.session.state
-        error = log_error(state) if verdict.kind != STOPPED else None  # a traceback our SIGINT caused is no cause
-        error_text = error.title if error is not None else None
+        session = launch.session
+        error_text, phases = None, None
+        if verdict.kind == STOPPED:
+            pass  # a traceback our SIGINT caused is no cause
+        elif session is not None:
+            error = log_error(session.state)
+            error_text = error.title if error is not None else None
+        else:  # across nodes: what the failing node logged
+            error_text = launch.nodes.first_error(verdict)
+        if session is not None:
+            phases = phase_seconds(session.state)
         outcome = verdict.kind
         now = launch.clock()
         self.store(
-            phases=phase_seconds(state),
+            phases=phases,
             outcome=outcome,
             first_error=error_text,
             ended_at=None if outcome == READY else (run.exited_at or now),
             ready_seconds=(now - run.started_at) if outcome == READY else None,
-            exit_text=None if run.alive else run.exited_event().detail,
+            exit_text=self._exit_text(None if run.alive else run.exited_event().detail,
+                                      verdict.text if launch.session is None else None),
         )
         if outcome == STOPPED:
             return
@@ -227,12 +242,19 @@ class Outcome:
             "error": error_text or (verdict.detail if not ok else ""),
             "attempt": run.attempt,
             "name": spec.name,
-            "host": spec.host_label,
+            "host": launch.host_label,
+            "node": verdict.node or "",
             "log": str(run.log_path),
             "pid": run.pid,
             "exit": "" if run.alive else run.exited_event().detail,
             "seconds": f"{now - run.started_at:.1f}",
         }, launch.masker)
+
+    def _exit_text(self, exited: str | None, otherwise: str | None = None) -> str | None:
+        """How the attempt ended, in words: a Slurm job's own state first (``job 7 CANCELLED by …``)."""
+        launch = self.launch
+        job = launch.nodes.job_words() if launch.session is None and launch.nodes.job_ended else ""
+        return job or exited or otherwise
 
     def store(self, **fields: Any) -> None:
         launch = self.launch

@@ -17,12 +17,17 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tui.core.events import ProcessExited, ProcessStarted, ProcessStopping, SourceEvent
 from tui.core.verdict import ProcessStatus
 from tui.launch.oom import MemoryWatch
 from tui.launch.spec import StopPlan
+
+if TYPE_CHECKING:
+    from tui.cluster import ClusterSession
+    from tui.core.options import NodeSpec
+    from tui.session import WatchSession
 
 Emit = Callable[[SourceEvent], None]
 
@@ -138,9 +143,15 @@ class StopResult:
 
 
 class Runner(abc.ABC):
-    """Starts, watches and stops attempts; reports ProcessStarted/Stopping/Exited through ``emit``."""
+    """Starts, watches and stops attempts; reports ProcessStarted/Stopping/Exited through ``emit``.
+
+    An attempt on one host is followed through its log (``tailer``); one that spans several
+    nodes (``spans``: SSH nodes, a Slurm job's tasks) by the node set its runner makes
+    (``node_set``), each node its own log."""
 
     host: str = "localhost"
+    #: Its attempts span several nodes: ``node_set`` follows each (``host`` names them all).
+    spans: bool = False
 
     def __init__(self, emit: Emit) -> None:
         self._emit = emit
@@ -197,6 +208,23 @@ class Runner(abc.ABC):
     def outside_group(self, run: AttemptRun) -> list[ProcessRef]:
         """Processes of the attempt a group signal does not reach (none, unless a runner tracks them)."""
         return []
+
+    def node_set(self, run: AttemptRun, make_session: Callable[[NodeSpec], WatchSession]) -> ClusterSession | None:
+        """The nodes that follow an attempt spanning several (``spans``); None: its one log (``tailer``)."""
+        return None
+
+    def started_words(self, run: AttemptRun, reattached: bool) -> str | None:
+        """Where an attempt of a node set runs, in words, once started or found again (None: the launch's own words)."""
+        return None
+
+    def stop_hint(self, run: AttemptRun, name: str) -> str:
+        """How the operator stops launch ``name``'s attempt left running, in words (a command to paste)."""
+        return f"kill -INT -- -{run.pgid}"
+
+    async def released(self, run: AttemptRun, note: Callable[[str], None]) -> None:
+        """Before the next attempt of a node set: until each node's GPU memory of this one is released
+        (an attempt on one host is waited for by the launch's own GPU watch)."""
+        return None
 
     async def stop(self, run: AttemptRun, plan: StopPlan) -> StopResult:
         """SIGINT, SIGTERM, SIGKILL to every process, each after the previous grace; gone or not."""

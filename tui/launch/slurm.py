@@ -15,16 +15,22 @@ import asyncio
 import os
 import signal as signals
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tui.core.errors import UsageError
 from tui.core.slurm import ENDED, GONE, SlurmRequest, batch_script, output_path, parse_job
 from tui.launch.runner import AttemptRun, Emit, ProcessRef, Runner, StopResult
 from tui.launch.spec import StopPlan
 from tui.sources.slurm import slurm_command
+
+if TYPE_CHECKING:
+    from tui.cluster import ClusterSession
+    from tui.core.events import SlurmJobState
+    from tui.core.options import NodeSpec
+    from tui.session import WatchSession
 
 #: How long a stop waits for the cancelled job to leave the queue before saying it has not.
 STOP_TIMEOUT = 60.0
@@ -48,14 +54,18 @@ class SlurmRunner(Runner):
     """Starts, signals and stops attempts as Slurm jobs (the Slurm client commands, no daemon of ours)."""
 
     host = "slurm"
+    spans = True
 
     def __init__(self, request: SlurmRequest, emit: Emit | None = None, *, poll: float = POLL,
-                 watch_poll: float = WATCH_POLL) -> None:
+                 watch_poll: float = WATCH_POLL, interval: float = 1.0, gpus: str = "none") -> None:
         super().__init__(emit or (lambda _event: None))
         self.request = request
         self.poll = poll
         self.watch_poll = watch_poll
+        self.interval = interval  # between two polls of a followed job's state
+        self.gpus = gpus  # each task's GPU source ("sim", or none: the tasks' GPUs are not here to ask)
         self.jobs: dict[str, SlurmJob] = {}  # by job id
+        self.watched: dict[str, ClusterSession] = {}  # by job id: the node set following it
 
     def job(self, run: AttemptRun) -> SlurmJob:
         return self.jobs[str(run.pid)]
@@ -125,9 +135,38 @@ class SlurmRunner(Runner):
         """Until the job has ended; then its ExitCode is the attempt's exit."""
         while await self.alive(run):
             await asyncio.sleep(self.watch_poll)
+        if run.exited_at is None:  # (a stop reports it at once)
+            await self._ended(run)
+
+    async def _ended(self, run: AttemptRun) -> None:
         status = await self.exit_status(run.pid_path)
+        if run.exited_at is not None:  # (reported meanwhile)
+            return
         returncode, signum = status if status is not None else (None, None)
         self._emit(run.exited(returncode, signum, known=status is not None))
+
+    def node_set(self, run: AttemptRun, make_session: Callable[[NodeSpec], WatchSession]) -> ClusterSession:
+        """The job's state first (queued is phase zero), then each task's log as a node."""
+        from tui.cluster import ClusterSession
+        from tui.core.options import NodeSpec
+        from tui.sources.slurm import SlurmJobSource, task_logs
+
+        job = self.job(run)
+
+        async def outputs(state: SlurmJobState) -> list[NodeSpec]:
+            return [NodeSpec(node, path, None, self.gpus) for node, path in await task_logs(state, job.task_output)]
+
+        session = ClusterSession(make_session=make_session, job=SlurmJobSource(job.job_id, interval=self.interval),
+                                 job_outputs=outputs)
+        self.watched[job.job_id] = session
+        return session
+
+    def started_words(self, run: AttemptRun, reattached: bool) -> str:
+        job = self.job(run)
+        return f"following Slurm job {job.job_id} again" if reattached else f"submitted as Slurm job {job.job_id} ({job.script})"
+
+    def stop_hint(self, run: AttemptRun, name: str) -> str:
+        return f"job {run.pid} (scancel {run.pid} stops it, or `watchtower attach {name}` then x)"
 
     async def state(self, run: AttemptRun) -> str:
         """The job's state from squeue; GONE once Slurm has forgotten it; "" when Slurm cannot say."""
@@ -161,8 +200,17 @@ class SlurmRunner(Runner):
         """``scancel`` the job (Slurm signals its tasks, then kills them after KillWait), then
         verify it is no longer queued or running."""
         run.stopped_by_user = True
+        watched = self.watched.get(str(run.pid))
+        if watched is not None:
+            watched.stopping = True
         await slurm_command("scancel", str(run.pid))
-        return StopResult(await self.wait(run, STOP_TIMEOUT))
+        gone = await self.wait(run, STOP_TIMEOUT)
+        if gone:  # over now: Watchtower may quit before its poll sees it
+            if watched is not None:
+                watched.job_cancelled(str(run.pid), "Watchtower (stop)")
+            if run.exited_at is None:
+                await self._ended(run)
+        return StopResult(gone)
 
     def processes(self, run: AttemptRun) -> list[ProcessRef]:
         """The job itself (its tasks live on the job's nodes, where Slurm tracks them)."""

@@ -6,23 +6,25 @@ import asyncio
 import dataclasses
 import sys
 from functools import partial
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from tui.core.errors import UsageError
 from tui.core.options import ClusterOptions, LaunchOptions
-from tui.session import WatchSession
+from tui.launch.spec import LaunchError
+from tui.session import SessionInfo, WatchSession
 from tui.wiring.launch import tty_terminal
 from tui.wiring.watch import load_profile, remembered, serving_metrics
 
 
 if TYPE_CHECKING:
-    from tui.app.app import WatchtowerApp
     from tui.cluster import ClusterSession
     from tui.core.options import NodeSpec
     from tui.core.slurm import SlurmRequest
     from tui.history import AttemptRecord, History
-    from tui.launch.cluster import ClusterLaunch, NodesLaunch, SlurmLaunch
+    from tui.app.launcher import LaunchApp
+    from tui.launch.controller import Launch
+    from tui.launch.nodes import NodesRunner
     from tui.launch.spec import LaunchSpec
     from tui.present.metrics import Watched
 
@@ -124,10 +126,10 @@ def watch_cluster(options: ClusterOptions, *, plain: bool, json: bool = False) -
 
 
 def slurm_launch(spec: LaunchSpec, request: SlurmRequest, options: LaunchOptions, *, history: History | None = None,
-                 interval: float = 1.0) -> SlurmLaunch:
-    """The Slurm launch of ``spec`` (name, command, env, log dir), its sessions watching each job."""
+                 interval: float = 1.0) -> Launch:
+    """The launch of ``spec`` whose attempts are Slurm jobs (the Slurm runner), each followed as its tasks' node set."""
     from tui.cluster import default_session
-    from tui.launch.cluster import SlurmLaunch
+    from tui.launch.controller import Launch
     from tui.launch.slurm import SlurmRunner
     from tui.sources.slurm import missing_clients
 
@@ -135,9 +137,9 @@ def slurm_launch(spec: LaunchSpec, request: SlurmRequest, options: LaunchOptions
     if missing:
         raise UsageError(f"--slurm needs the Slurm client commands ({', '.join(missing)} not found)")
     make = partial(default_session, profile=load_profile(options.server), gpu_interval=options.gpus.interval)
-    return SlurmLaunch(spec.name, spec.command, spec.env, SlurmRunner(request), spec.log_dir, make_session=make,
-                       history=history, cwd=spec.cwd, gpus=options.gpus.kind if options.gpus.kind == "sim" else "none",
-                       interval=interval, on_ready=spec.on_ready, on_fail=spec.on_fail)
+    gpus = options.gpus.kind if options.gpus.kind == "sim" else "none"
+    return Launch(spec, history=history, make_node=make,
+                  runner=lambda emit: SlurmRunner(request, emit, interval=interval, gpus=gpus))
 
 
 def _history() -> Any:
@@ -155,7 +157,7 @@ def slurm_run(spec: LaunchSpec, request: SlurmRequest, options: LaunchOptions, *
     launch = slurm_launch(spec, request, options, history=_history())
     if options.preflight:
         _slurm_preflight(spec, sys.stdout if plain and not json else sys.stderr)
-    return _run_cluster_launch(launch, options, plain=plain, json=json, title=f"run: {spec.name}")
+    return _run_cluster_launch(launch, options, plain=plain, json=json)
 
 
 def _slurm_preflight(spec: Any, out: Any) -> None:
@@ -192,81 +194,87 @@ def slurm_attach(spec: LaunchSpec, record: AttemptRecord, options: LaunchOptions
         request = SlurmRequest.from_script(script.read_text())
     except OSError:
         request = SlurmRequest()
-    launch = slurm_launch(spec, request, options, history=_history())
-    return _run_cluster_launch(launch, options, plain=plain, json=json, title=f"attach: {spec.name}",
-                               begin=lambda: launch.resume(record))
+    launch = slurm_launch(dataclasses.replace(spec, host=None), request, options, history=_history())
+    return _run_cluster_launch(launch, options, plain=plain, json=json, attach=True)
 
 
-async def _cluster_plain(launch: ClusterLaunch, options: LaunchOptions, begin: Callable[[], Awaitable[ClusterSession]],
-                         json: bool = False) -> int:
-    """`run --slurm --plain` / `run --nodes … --plain` / `attach`: start (or resume) the attempt
-    and print it to its verdict."""
+async def _cluster_plain(launch: Launch, options: LaunchOptions, attach: bool, json: bool = False) -> int:
+    """`run --slurm --plain` / `run --nodes … --plain` / `attach`: start (or follow again) the
+    attempt and print its node set to its verdict."""
     from tui.core.verdict import EXIT_READY
+    from tui.launch.events import Note
     from tui.present.plain import PlainPresenter
-
-    presenter: PlainPresenter | None = None
     from tui.present.records import JsonLines, Said
 
+    presenter: PlainPresenter | None = None
     early = JsonLines() if json else None  # a note before the presenter exists
 
-    def note(text: str) -> None:
+    def note(event: object) -> None:
+        if not isinstance(event, Note):
+            return
         if presenter is not None:
-            presenter.emit(Said("note", text))
+            presenter.emit(Said("note", event.text))
         elif early is not None:
-            early.write(Said("note", text))
+            early.write(Said("note", event.text))
             early.flush()
         else:
-            print(text, flush=True)
+            print(event.text, flush=True)
 
-    launch.notes.append(note)
+    launch.subscribe(note)
     launch.terminal = partial(tty_terminal, sys.stdout)
-    session = await begin()
-    presenter = PlainPresenter(session, timeout=options.timeout, title=f"run {launch.name} v{launch.attempt}", json=json)
     try:
-        async with serving_metrics(options.metrics, launch_metrics(launch), {"launch": launch.name}):
+        try:
+            await launch.start(launch=not attach)
+        except LaunchError as exc:
+            raise UsageError(str(exc)) from None
+        run = launch.run
+        assert run is not None
+        presenter = PlainPresenter(launch.nodes, timeout=options.timeout, title=f"run {launch.spec.name} v{run.attempt}",
+                                   json=json)
+        async with serving_metrics(options.metrics, launch_metrics(launch), {"launch": launch.spec.name}):
             code = await presenter.run()
-        launch.finish(session)
-        if code == EXIT_READY or await launch.alive():
-            presenter.emit(Said("left_running", f"left running: {launch.stop_hint()}",
-                                fields={"name": launch.name, "attempt": launch.attempt}))
+        launch.evaluate()
+        if code == EXIT_READY or run.alive and await launch.runner.alive(run):
+            presenter.emit(Said("left_running", f"left running: {launch.runner.stop_hint(run, launch.spec.name)}",
+                                fields={"name": launch.spec.name, "attempt": run.attempt}))
         return code
     finally:
         await launch.close()
 
 
-async def _node_preflights(launch: Any, gpus: str) -> list[tuple[str, Any]]:
+async def _node_preflights(launch: Launch, runner: NodesRunner, gpus: str) -> list[tuple[str, Any]]:
     """`watchtower check` of each node's own command, on that node, all at once: (node, report or why not)."""
     from tui.preflight import preflight_report
 
     async def one(node: str, host: str, argv: list[str]) -> tuple[str, Any]:
         try:
-            return node, await preflight_report(argv, dict(launch.env), host=host, gpus=gpus)
+            return node, await preflight_report(argv, dict(launch.spec.env), host=host, gpus=gpus)
         except UsageError as exc:
             return node, f"cannot probe {host}: {exc}"
 
-    commands = launch.commands()
-    return list(await asyncio.gather(*(one(n, h, commands[n]) for n, h in zip(launch.names, launch.hosts))))
+    commands = runner.commands(launch.spec.command)
+    return list(await asyncio.gather(*(one(n, h, commands[n]) for n, h in zip(runner.names, runner.hosts))))
 
 
 def nodes_launch(spec: LaunchSpec, hosts: list[str], options: LaunchOptions, *, names: list[str] | None = None,
-                 extra: dict[int, Any] | None = None) -> NodesLaunch:
-    """The launch of ``spec``'s command on these hosts over SSH, its sessions watching each node."""
+                 extra: dict[int, Any] | None = None) -> Launch:
+    """The launch of ``spec``'s command on these hosts over SSH (the node-set runner), each attempt
+    followed as its nodes' node set."""
     from tui.cluster import default_session
-    from tui.launch.cluster import NodesLaunch
+    from tui.launch.controller import Launch
+    from tui.launch.nodes import NodesRunner
 
     make = partial(default_session, profile=load_profile(options.server), gpu_interval=options.gpus.interval,
                    smoke=spec.smoke)
-    return NodesLaunch(spec.name, spec.command, spec.env, hosts, spec.log_dir, names=names, extra=extra,
-                       plan=spec.plan, make_session=make, history=_history(), gpus=options.gpus.kind,
-                       on_ready=spec.on_ready, on_fail=spec.on_fail)
+    return Launch(spec, history=_history(), make_node=make,
+                  runner=lambda emit: NodesRunner(hosts, emit, names=names, extra=extra, gpus=options.gpus.kind))
 
 
 def nodes_attach(spec: LaunchSpec, record: AttemptRecord, options: LaunchOptions, *, plain: bool, json: bool = False) -> int:
     """`attach NAME` of a `run --nodes` launch: follow its attempt on every node again (each node's
     pid file); x stops it on every node, r relaunches as vN+1."""
-    launch = nodes_launch(spec, record.host.split(","), options)
-    return _run_cluster_launch(launch, options, plain=plain, json=json, title=f"attach: {spec.name}",
-                               begin=lambda: launch.resume(record))
+    launch = nodes_launch(dataclasses.replace(spec, host=None), record.host.split(","), options)
+    return _run_cluster_launch(launch, options, plain=plain, json=json, attach=True)
 
 
 def nodes_run(spec: LaunchSpec, nodes: list[NodeSpec], options: LaunchOptions, *, plain: bool, force: bool,
@@ -280,83 +288,74 @@ def nodes_run(spec: LaunchSpec, nodes: list[NodeSpec], options: LaunchOptions, *
     launch = nodes_launch(spec, hosts, options, names=[n.name for n in nodes],
                           extra={i: n.args for i, n in enumerate(nodes) if n.args})
     out = sys.stdout if plain and not json else sys.stderr  # --json: stdout holds JSON objects alone
-    checks = agreement(launch.commands(), launch.env)
+    from tui.launch.nodes import NodesRunner
+
+    runner = launch.runner
+    assert isinstance(runner, NodesRunner)
+    checks = agreement(runner.commands(spec.command), spec.env)
     for check in checks:
         print(f"check: {check.line}", file=out, flush=True)
     failed = [c for c in checks if c.status == FAIL]
-    for node, report in asyncio.run(_node_preflights(launch, options.gpus.kind)):
+    for node, report in asyncio.run(_node_preflights(launch, runner, options.gpus.kind)):
         lines = report.text().splitlines() if not isinstance(report, str) else [f"preflight: {report}"]
         for line in lines:
             print(f"check [{node}]: {line.strip()}", file=out, flush=True)
         failed += [] if isinstance(report, str) else report.failed
     if failed and not force:
         raise UsageError(f"{len(failed)} check(s) failed (✗ above): fix them, or --no-check to launch anyway")
-    return _run_cluster_launch(launch, options, plain=plain, json=json, title=f"run: {spec.name} on {len(nodes)} nodes")
+    return _run_cluster_launch(launch, options, plain=plain, json=json)
 
 
-def _run_cluster_launch(launch: ClusterLaunch, options: LaunchOptions, *, plain: bool, title: str, json: bool = False,
-                        begin: Callable[[], Awaitable[ClusterSession]] | None = None) -> int:
-    """A ClusterLaunch in the dashboard (x stop, r relaunch) or as plain text; the verdict's exit
-    status. ``begin`` makes the first attempt's session (default: start the next attempt).
+def _run_cluster_launch(launch: Launch, options: LaunchOptions, *, plain: bool, json: bool = False,
+                        attach: bool = False) -> int:
+    """A launch across nodes in the dashboard (the launch's keys: x stops it on every node or
+    cancels the job, r relaunches as vN+1 …) or as plain text; the verdict's exit status.
+    ``attach``: follow the latest attempt again, never starting one.
 
     One event loop for the whole run: the attempt's sources (the Slurm job's poller, the nodes'
     tailers) are tasks of the loop the dashboard draws in (made in a loop of their own, they died
     with it and the dashboard never drew)."""
-
-    begin = begin or launch.start
     launch.timeout = options.timeout
     if plain or json:
-        return asyncio.run(_cluster_plain(launch, options, begin, json))
+        return asyncio.run(_cluster_plain(launch, options, attach, json))
 
     async def dashboard() -> int:
-        app = cluster_launch_app(launch, await begin(), theme=options.theme)
-        try:
-            async with serving_metrics(options.metrics, launch_metrics(launch), {"launch": launch.name}):
-                await app.run_async()
-        finally:
-            launch.finish(app.nodes)
-            try:
-                left = await launch.alive()
-            finally:
-                await launch.close()
-        if left:
-            print(f"watchtower: left running: {launch.stop_hint()}")
-        return int(app.verdict().exit_status)
+        app = cluster_launch_app(launch, theme=options.theme, attach_only=attach)
+        async with serving_metrics(options.metrics, launch_metrics(launch), {"launch": launch.spec.name}):
+            code = await app.run_async()
+        run = launch.run
+        if run is not None and run.alive and await launch.runner.alive(run):
+            print(f"watchtower: left running: {launch.runner.stop_hint(run, launch.spec.name)}")
+        return int(code if code is not None else app.verdict().exit_status)
 
     try:
         return asyncio.run(dashboard())
     except KeyboardInterrupt:  # (Ctrl-C outside the dashboard's own keys) what runs keeps running: say how to stop it
-        print(f"watchtower: interrupted; left running: {launch.stop_hint()}", file=sys.stderr)
+        run = launch.run
+        if run is not None:
+            print(f"watchtower: interrupted; left running: {launch.runner.stop_hint(run, launch.spec.name)}",
+                  file=sys.stderr)
         return 130
 
 
-def launch_metrics(launch: ClusterLaunch) -> Watched:
+def launch_metrics(launch: Launch) -> Watched:
     """What the metrics of a launch across nodes read: its attempt of now (a relaunch makes
-    another session), each node's metrics and verdict, the attempt's verdict and number."""
+    another node set), each node's metrics and verdict, the attempt's verdict and number."""
     from tui.present.metrics import node_set
 
-    return node_set(lambda: launch.session, lambda: launch.attempt or None)
+    return node_set(lambda: launch.nodes if launch.followed else None, lambda: launch.attempt or None)
 
 
-def cluster_launch_app(launch: ClusterLaunch, session: ClusterSession, *, theme: str | None = None) -> WatchtowerApp:
-    """The dashboard of an attempt across nodes (a ClusterLaunch's session): the one dashboard,
-    with the launch's keys — x stops it on every node (or cancels the job), r relaunches as vN+1."""
-    from tui.app.dashboard import build_app
+def cluster_launch_app(launch: Launch, *, theme: str | None = None, attach_only: bool = False) -> LaunchApp:
+    """The dashboard of a launch across nodes: the launch dashboard (every key of a launch on one
+    host), following each attempt's node set as it starts."""
+    from tui.app import themes
+    from tui.app.launcher import LaunchApp
+    from tui.cluster import ClusterSession
 
-    app = build_app(None, theme=theme, nodes=session)
-
-    async def relaunch() -> None:
-        try:
-            app.replace_nodes(await launch.relaunch())
-        except UsageError as exc:
-            app.notify(str(exc), severity="error", timeout=6)
-
-    async def stop() -> None:
-        await launch.stop()
-        app.refresh_all()
-
-    app.add_key("stop", stop)
-    app.add_key("relaunch", relaunch)
-    launch.notes.append(lambda text: app.notify(text, timeout=4))
-    launch.terminal = app.terminal
-    return app
+    assert launch.make_node is not None
+    palettes = themes.discover()
+    palette = themes.resolve(theme, palettes)
+    waiting = ClusterSession(make_session=launch.make_node)  # until the first attempt's nodes are known
+    placeholder = WatchSession(info=SessionInfo(title=f"run: {launch.spec.name}"))
+    return LaunchApp(launch, placeholder, palettes, palette.name, attach_only=attach_only, nodes=waiting)
