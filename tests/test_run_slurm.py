@@ -109,10 +109,10 @@ async def test_a_refused_submission_is_one_line(slurm_env, tmp_path):
 
 
 async def test_the_dashboards_r_resubmits_and_x_cancels(slurm_env, tmp_path):
-    from tui.wiring.cluster import cluster_launch_app
+    from tui.wiring.launch import launch_app
 
     launch = slurm_launch(tmp_path, "sim", History(tmp_path / "history.db"))
-    app = cluster_launch_app(launch)
+    app = launch_app(launch)
     ready = "READY: n1 serving, n2 worker past CUDA graphs"
     async with app.run_test(size=(140, 40)) as pilot:
         await until(lambda: app.verdict().text == ready, timeout=90, pilot=pilot)

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 from tui.core.errors import UsageError
 from tui.core.options import ClusterOptions, LaunchOptions
 from tui.launch.spec import LaunchError
-from tui.session import SessionInfo, WatchSession
-from tui.wiring.launch import tty_terminal
+from tui.session import WatchSession
+from tui.wiring.launch import run_dashboard, tty_terminal
 from tui.wiring.watch import load_profile, remembered, serving_metrics
 
 
@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from tui.core.options import NodeSpec
     from tui.core.slurm import SlurmRequest
     from tui.history import AttemptRecord, History
-    from tui.app.launcher import LaunchApp
     from tui.launch.controller import Launch
     from tui.launch.nodes import NodesRunner
     from tui.launch.spec import LaunchSpec
@@ -195,10 +194,10 @@ def slurm_attach(spec: LaunchSpec, record: AttemptRecord, options: LaunchOptions
     except OSError:
         request = SlurmRequest()
     launch = slurm_launch(dataclasses.replace(spec, host=None), request, options, history=_history())
-    return _run_cluster_launch(launch, options, plain=plain, json=json, attach=True)
+    return _run_cluster_launch(launch, options, plain=plain, json=json)
 
 
-async def _cluster_plain(launch: Launch, options: LaunchOptions, attach: bool, json: bool = False) -> int:
+async def _cluster_plain(launch: Launch, options: LaunchOptions, json: bool = False) -> int:
     """`run --slurm --plain` / `run --nodes … --plain` / `attach`: start (or follow again) the
     attempt and print its node set to its verdict."""
     from tui.core.verdict import EXIT_READY
@@ -224,7 +223,7 @@ async def _cluster_plain(launch: Launch, options: LaunchOptions, attach: bool, j
     launch.terminal = partial(tty_terminal, sys.stdout)
     try:
         try:
-            await launch.start(launch=not attach)
+            await launch.start(launch=not options.attach_only)
         except LaunchError as exc:
             raise UsageError(str(exc)) from None
         run = launch.run
@@ -274,7 +273,7 @@ def nodes_attach(spec: LaunchSpec, record: AttemptRecord, options: LaunchOptions
     """`attach NAME` of a `run --nodes` launch: follow its attempt on every node again (each node's
     pid file); x stops it on every node, r relaunches as vN+1."""
     launch = nodes_launch(dataclasses.replace(spec, host=None), record.host.split(","), options)
-    return _run_cluster_launch(launch, options, plain=plain, json=json, attach=True)
+    return _run_cluster_launch(launch, options, plain=plain, json=json)
 
 
 def nodes_run(spec: LaunchSpec, nodes: list[NodeSpec], options: LaunchOptions, *, plain: bool, force: bool,
@@ -307,35 +306,14 @@ def nodes_run(spec: LaunchSpec, nodes: list[NodeSpec], options: LaunchOptions, *
 
 
 def _run_cluster_launch(launch: Launch, options: LaunchOptions, *, plain: bool, json: bool = False,
-                        attach: bool = False) -> int:
-    """A launch across nodes in the dashboard (the launch's keys: x stops it on every node or
-    cancels the job, r relaunches as vN+1 …) or as plain text; the verdict's exit status.
-    ``attach``: follow the latest attempt again, never starting one.
-
-    One event loop for the whole run: the attempt's sources (the Slurm job's poller, the nodes'
-    tailers) are tasks of the loop the dashboard draws in (made in a loop of their own, they died
-    with it and the dashboard never drew)."""
+) -> int:
+    """A launch across nodes in the launch dashboard (x stops it on every node or cancels the job,
+    r relaunches as vN+1 …) or as plain text; the verdict's exit status. ``attach``: follow the
+    latest attempt again, never starting one."""
     launch.timeout = options.timeout
     if plain or json:
-        return asyncio.run(_cluster_plain(launch, options, attach, json))
-
-    async def dashboard() -> int:
-        app = cluster_launch_app(launch, theme=options.theme, attach_only=attach)
-        async with serving_metrics(options.metrics, launch_metrics(launch), {"launch": launch.spec.name}):
-            code = await app.run_async()
-        run = launch.run
-        if run is not None and run.alive and await launch.runner.alive(run):
-            print(f"watchtower: left running: {launch.runner.stop_hint(run, launch.spec.name)}")
-        return int(code if code is not None else app.verdict().exit_status)
-
-    try:
-        return asyncio.run(dashboard())
-    except KeyboardInterrupt:  # (Ctrl-C outside the dashboard's own keys) what runs keeps running: say how to stop it
-        run = launch.run
-        if run is not None:
-            print(f"watchtower: interrupted; left running: {launch.runner.stop_hint(run, launch.spec.name)}",
-                  file=sys.stderr)
-        return 130
+        return asyncio.run(_cluster_plain(launch, options, json))
+    return run_dashboard(launch, options, launch_metrics(launch))
 
 
 def launch_metrics(launch: Launch) -> Watched:
@@ -346,16 +324,3 @@ def launch_metrics(launch: Launch) -> Watched:
     return node_set(lambda: launch.nodes if launch.followed else None, lambda: launch.attempt or None)
 
 
-def cluster_launch_app(launch: Launch, *, theme: str | None = None, attach_only: bool = False) -> LaunchApp:
-    """The dashboard of a launch across nodes: the launch dashboard (every key of a launch on one
-    host), following each attempt's node set as it starts."""
-    from tui.app import themes
-    from tui.app.launcher import LaunchApp
-    from tui.cluster import ClusterSession
-
-    assert launch.make_node is not None
-    palettes = themes.discover()
-    palette = themes.resolve(theme, palettes)
-    waiting = ClusterSession(make_session=launch.make_node)  # until the first attempt's nodes are known
-    placeholder = WatchSession(info=SessionInfo(title=f"run: {launch.spec.name}"))
-    return LaunchApp(launch, placeholder, palettes, palette.name, attach_only=attach_only, nodes=waiting)

@@ -16,6 +16,7 @@ from tui.wiring.watch import serving_metrics
 from tui.wiring.watch import load_profile
 
 if TYPE_CHECKING:
+    from tui.app.launcher import LaunchApp
     from tui.launch.controller import Launch
     from tui.launch.spec import LaunchSpec
     from tui.present.metrics import Watched
@@ -74,31 +75,55 @@ def adopt_orphans(spec: LaunchSpec) -> None:
 
 
 def launch_dashboard(spec: LaunchSpec, options: LaunchOptions) -> int:
-    """`watchtower run` / `attach` in the dashboard; returns the verdict's exit status."""
-    from tui.app import themes
-    from tui.app.launcher import LaunchApp
-
+    """`watchtower run` / `attach` on one host in the dashboard; returns the verdict's exit status."""
     adopt_orphans(spec)
     session, launch = make_launch(spec, options)
     session.timeout = options.timeout  # the session keeps its own deadline (TIMEOUT, exit 3)
+    return run_dashboard(launch, options, launch_metrics(launch, session))
+
+
+def launch_app(launch: Launch, *, theme: str | None = None, attach_only: bool = False) -> LaunchApp:
+    """The launch dashboard of ``launch``: one log's session (``attach``ed), or — across nodes —
+    no node until the first attempt's node set (its node rows show each node's GPUs)."""
+    from tui.app import themes
+    from tui.app.launcher import LaunchApp
+    from tui.cluster import ClusterSession
+
     palettes = themes.discover()
-    palette = themes.resolve(options.theme, palettes)
-    app = LaunchApp(
-        launch,
-        session,
-        palettes,
-        palette.name,
-        gpus_enabled=launch.gpu_enabled,
-        attach_only=options.attach_only,
-    )
-    if not options.metrics:
-        return int(app.run() or 0)
+    palette = themes.resolve(theme, palettes)
+    if launch.followed:
+        return LaunchApp(launch, launch.watched, palettes, palette.name, gpus_enabled=launch.gpu_enabled,
+                         attach_only=attach_only)
+    assert launch.make_node is not None
+    waiting = ClusterSession(make_session=launch.make_node)
+    placeholder = WatchSession(info=SessionInfo(title=f"run: {launch.spec.name}"))
+    return LaunchApp(launch, placeholder, palettes, palette.name, attach_only=attach_only, nodes=waiting)
+
+
+def run_dashboard(launch: Launch, options: LaunchOptions, metrics: Watched) -> int:
+    """A launch in the launch dashboard — on one host, or across nodes (each attempt's node set
+    followed as it starts) —; the exit status. What is left running is named as Watchtower goes.
+
+    One event loop for the whole run: an attempt's sources (a Slurm job's poller, the nodes'
+    tailers) are tasks of the loop the dashboard draws in."""
+    app = launch_app(launch, theme=options.theme, attach_only=options.attach_only)
 
     async def served() -> int:
-        async with serving_metrics(options.metrics, launch_metrics(launch, session), {"launch": spec.name}):
-            return int(await app.run_async() or 0)
+        async with serving_metrics(options.metrics, metrics, {"launch": launch.spec.name}):
+            code = int(await app.run_async() or 0)
+        run = launch.run
+        if launch.runner.spans and run is not None and run.alive and await launch.runner.alive(run):
+            print(f"watchtower: left running: {launch.runner.stop_hint(run, launch.spec.name)}")
+        return code
 
-    return asyncio.run(served())
+    try:
+        return asyncio.run(served())
+    except KeyboardInterrupt:  # (Ctrl-C outside the dashboard's own keys) what runs keeps running: say how to stop it
+        run = launch.run
+        if run is not None:
+            print(f"watchtower: interrupted; left running: {launch.runner.stop_hint(run, launch.spec.name)}",
+                  file=sys.stderr)
+        return 130
 
 
 def launch_metrics(launch: Launch, session: WatchSession) -> Watched:
