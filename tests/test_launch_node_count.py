@@ -89,6 +89,7 @@ async def test_ready_is_recorded_announced_and_a_stop_keeps_it(nodes, sim, tmp_p
         assert said.read_text().split() == ["ready", "1", launch.host_label]
         (row,) = history.attempts("nc")
         assert (row.outcome, row.host, row.pid) == ("ready", ",".join(nodes), run.pid)
+        assert "fired up" in Path(row.log_path).read_text()  # a log there is (across nodes: the first node's)
         assert await launch.stop()
         assert not await launch.runner.alive(run)
         await until(lambda: history.attempts("nc")[0].ended_at is not None, timeout=30)

@@ -339,10 +339,13 @@ class History:
         pid: int | None = None,
         exit_text: str | None = None,
         page_cache: str | None = None,
+        log_path: str | None = None,
         masker: Masker | None = None,
     ) -> AttemptRecord:
         """Store progress of an attempt (per-phase seconds; the rest as given, masked)."""
         masker = masker or Masker()
+        if log_path is not None:
+            record.log_path = log_path
         if phases is not None:
             record.phases = dict(phases)
         if outcome is not None:
@@ -362,7 +365,7 @@ class History:
         with self._connect() as db:
             cur = db.execute(
                 "UPDATE attempts SET phases = ?, outcome = ?, first_error = ?, ended_at = ?, ready_seconds = ?,"
-                " pid = ?, exit_text = ?, page_cache = ? WHERE name = ? AND attempt = ?",
+                " pid = ?, exit_text = ?, page_cache = ?, log_path = ? WHERE name = ? AND attempt = ?",
                 (
                     json.dumps(record.phases),
                     record.outcome,
@@ -372,6 +375,7 @@ class History:
                     record.pid,
                     record.exit_text,
                     record.page_cache,
+                    record.log_path,
                     record.name,
                     record.attempt,
                 ),

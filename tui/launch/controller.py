@@ -480,7 +480,8 @@ class Launch:
         if history is not None and record is not None:
             self.record = record
             self.records.append(record)
-            await self.outcome.writes.stored(history.update, record, masker=self.masker, pid=run.pid)
+            await self.outcome.writes.stored(history.update, record, masker=self.masker, pid=run.pid,
+                                             log_path=str(run.log_path))  # (across nodes: the first node's)
         self._follow(run)
         self._started(run, reattached=False)
         return run
