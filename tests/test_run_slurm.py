@@ -245,3 +245,22 @@ async def test_a_job_cancelled_while_queued_is_stopped_in_the_history_at_once(sl
     (row,) = history.attempts("queued")
     assert row.outcome == "stopped" and row.ended_at is not None  # not "starting" for ever
     assert row.exit_text == f"job {row.pid} CANCELLED by Watchtower (stop)"
+
+
+async def test_a_job_that_ended_before_it_was_first_seen_running_still_shows_its_nodes_and_cause(slurm_env, tmp_path):
+    """A server that fails within a poll: the job is FAILED when first seen, never RUNNING. Its
+    tasks' logs are still its nodes, read to their end: the cause, not only the job's state."""
+    launch = slurm_launch(tmp_path, "fast")
+    launch.spec.command = [*SIM, "--outcome", "raise"]
+    run = await launch.start()
+    try:
+        async with asyncio.timeout(60):
+            while await launch.runner.alive(run):  # ended before anyone followed it
+                await asyncio.sleep(0.2)
+        session = launch.nodes
+        session.start()
+        verdict = await wait_outcome(session, {"failed", "dead"})
+        assert set(session.nodes) == {"n1", "n2"}
+        assert verdict.kind == "failed" and "ValueError: User-specified context_length (200000)" in verdict.text
+    finally:
+        await launch.close()

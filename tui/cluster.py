@@ -332,13 +332,15 @@ class ClusterSession:
             else:
                 self.job_connection = None
                 self.job = event
-                if event.state in ACTIVE and not self.nodes and self._job_outputs is not None:
+                ran = event.state in ACTIVE or event.state in ENDED and bool(event.nodes)  # (a fast failure: ended unseen running)
+                if ran and not self.nodes and self._job_outputs is not None:
                     specs = await self._job_outputs(event)
                     for spec in specs:
                         self.add_node(spec)
                     if event.stdout and event.stdout not in {spec.log for spec in specs}:
                         self._tasks.append(asyncio.create_task(self._follow_batch_output(event.stdout)))
-                    self._tasks.append(asyncio.create_task(self._follow_task_ends(source, event)))
+                    if event.state in ACTIVE:
+                        self._tasks.append(asyncio.create_task(self._follow_task_ends(source, event)))
             self._notify(None, Update(frozenset({"job"}), (event,)))
 
     async def _follow_batch_output(self, path: str) -> None:
