@@ -129,6 +129,10 @@ async def test_the_dashboards_r_resubmits_and_x_cancels(slurm_env, tmp_path):
         await pilot.press("y")
         await until(lambda: "CANCELLED by Watchtower" in app.verdict().text, timeout=90, pilot=pilot)
         assert not await launch.runner.alive(launch.run)
+        await pilot.press("k")  # GPU holders across nodes: cannot tell from here, and no all-clear
+        said = await until(lambda: [n.message for n in app._notifications if "GPU memory" in n.message],  # noqa: SLF001
+                           pilot=pilot)
+        assert "runs on several nodes" in said[-1] and "No process of an earlier attempt" not in said[-1]
         await pilot.press("a")  # the attempts panel: v1 ready, v2 the current one
         await until(lambda: app.attempts_panel.lines()[0].startswith("v1 ✓"), pilot=pilot)
         assert app.attempts_panel.lines()[1].startswith("v2 ✓") and "← current" in app.attempts_panel.lines()[1]

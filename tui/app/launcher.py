@@ -454,8 +454,9 @@ class LaunchApp(WatchtowerApp):
         if leftovers:
             self._offer_kill(leftovers, f"{said}\nProcesses of earlier attempts are still alive and may hold it:")
         else:
-            where = "" if launch.spec.host is None else " (not checked on a remote host)"
-            self.notify(f"{said} No process of an earlier attempt is still alive{where}.", severity="warning", timeout=8)
+            left = ("No process of an earlier attempt is still alive." if launch.local else
+                    "Earlier attempts' processes are not looked for where they ran (another host).")
+            self.notify(f"{said} {left}", severity="warning", timeout=8)
 
     def _offer_kill(self, holders: list[GpuHolder], why: str) -> None:
         async def kill() -> None:
