@@ -1,11 +1,15 @@
 """The launch loop: launch → watch → fix → relaunch, as attempts v1…vN.
 
-A :class:`Launch` owns one named launch and only its lifecycle: it starts attempts
-through a :class:`~tui.launch.runner.Runner` (local process group, or detached over
-SSH), follows each attempt's own log (``tui.launch.attempt_log``), probes ``--health``,
-keeps recent GPU samples (``tui.launch.gpu_release``) and gives the session's judging stage
-its evidence (``decide``: the process, ``--health``, the ETA; ``tui.session.judging``). It is an
-event source for a :class:`~tui.session.WatchSession` (``events()``), and tells its subscribers
+A :class:`Launch` owns one named launch and only its lifecycle, on one host or across
+nodes: it starts attempts through a :class:`~tui.launch.runner.Runner` (a local process
+group; detached over SSH; the same command on every node over SSH, ``tui.launch.nodes``; a
+Slurm job, ``tui.launch.slurm``). On one host it follows each attempt's own log
+(``tui.launch.attempt_log``), probes ``--health``, keeps recent GPU samples
+(``tui.launch.gpu_release``) and gives the session's judging stage its evidence (``decide``:
+the process, ``--health``, the ETA; ``tui.session.judging``): it is an event source for a
+:class:`~tui.session.WatchSession` (``events()``). An attempt across nodes is followed by the
+node set its runner makes (``Runner.node_set``; ``nodes`` either way), judged by that set's own
+stage. Relaunch, stop, attach, the history and the attempts are the same for both. It tells its subscribers
 what happened in typed events (``tui.launch.events``: AttemptStarted, the stage's
 VerdictChanged, AttemptFinished, Note); the
 history record, bell, title and hooks are one such subscriber (``tui.launch.outcome``).
@@ -76,7 +80,8 @@ class PreflightRefused(LaunchError):
 
 
 class Launch:
-    """One named launch and its attempts. Create, ``attach(session)``, then ``await start()``."""
+    """One named launch and its attempts. Create (across nodes: with ``make_node``, how a node is
+    followed), ``attach(session)`` (on one host: the session its log feeds), then ``await start()``."""
 
     def __init__(
         self,
