@@ -101,8 +101,12 @@ async def test_updates_are_coalesced_under_a_flood():
 
 
 def test_gpu_panel_states():
-    session = fixed_session()
+    from tui.sources.sim import SimGpuSource
+
+    session = fixed_session()  # no GPU source: no sample will come (a node with gpus = none)
     text = render_gpus(session, 100, PALETTE).plain
+    assert "none watched for this node" in text and "waiting" not in text
+    text = render_gpus(WatchSession(gpu=SimGpuSource()), 100, PALETTE).plain
     assert "waiting for the first GPU sample" in text
     text = render_gpus(session, 100, PALETTE, enabled=False).plain
     assert "off (--gpus none)" in text

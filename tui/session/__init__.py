@@ -231,6 +231,8 @@ class WatchSession:
         self._stream_base = 0  # file offset of the stream's first byte
         self._sources: list[EventSource] = [s for s in (log, gpu) if s is not None]
         self._gpu_source = gpu
+        #: A GPU source feeds it (else no sample will ever come: a node with ``gpus = none``).
+        self.gpu_watched = gpu is not None
         # sources that follow the startup (the simulated GPUs tie their memory curve to the phases)
         self._followers = [s.feed for s in self._sources if isinstance(s, StartupFollower)]
         self._tasks: list[asyncio.Task[None]] = []
