@@ -141,6 +141,23 @@ def test_a_node_whose_process_is_gone_is_named_even_before_its_log_says_anything
     assert v.exit_status == 1
 
 
+def test_a_node_that_is_out_is_named_as_such_in_the_barrier_not_waited_for():
+    from tui.app.nodes import barrier_text
+    from tui.app.themes import discover
+    from tui.present.plain import barrier_lines
+
+    nodes = [status("n1", node_log(["TP0"], until="load_begin")),
+             dataclasses.replace(status("n2", node_log(["TP1"], until="dist_begin", node_rank=1)),
+                                 verdict=Verdict(DEAD, "exited with code 127"))]
+    row = next(r for r in barrier(nodes) if not r.done)
+    assert [(lag.node, lag.out) for lag in row.missing] == [("n2", "dead")]
+    later = next(r for r in barrier(nodes) if r.milestone != row.milestone and not r.done)
+    assert {lag.node: lag.out for lag in later.missing} == {"n2": "dead", "n1": None}  # n1 may yet get there
+    drawn = barrier_text(barrier(nodes), 120, next(iter(discover().values()))).plain
+    assert "n2 TP1 dead" in drawn and "waiting: n2" not in drawn
+    assert "not yet: n2 TP1 (dead, line " in barrier_lines(barrier(nodes))[0]
+
+
 def test_the_first_failure_on_any_node_is_the_attempts_failure_node_and_rank_named():
     nodes = [
         status("n1", node_log(["TP0", "TP1"], until="load_begin")),

@@ -56,7 +56,10 @@ def barrier_text(rows: list[BarrierRow], width: int, palette: Palette, per_row: 
             lag = row.missing[0]
             quiet = f" quiet {clock(lag.quiet_for)}" if lag.quiet_for is not None else ""
             at = f" line {lag.last_line}" if lag.last_line else ""
-            line.append(f" waiting: {lag.label}", palette.style("behind"))
+            if lag.out:  # it will not get there: not waited for
+                line.append(f" {lag.label} {lag.out}", palette.style("failed"))
+            else:
+                line.append(f" waiting: {lag.label}", palette.style("behind"))
             line.append(f"{at}{quiet}", palette.style("dim"))
             if lag.suspect:
                 line.append(f"  suspect: {lag.suspect}", palette.style("failed"))

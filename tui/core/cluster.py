@@ -84,6 +84,8 @@ class Laggard:
     last_text: str
     quiet_for: float | None
     suspect: str | None = None
+    #: Why it will not get there: its node is out (``dead``, ``failed``, ``stopped``), not waited for.
+    out: str | None = None
 
     @property
     def label(self) -> str:
@@ -222,7 +224,7 @@ def barrier(nodes: Mapping[str, NodeStatus] | list[NodeStatus]) -> list[BarrierR
                 text = f"(no log yet: {node.waiting})"
             pairs.append(
                 Laggard(node.name, rank, len(MILESTONES) if arrived else milestones_reached(node.state, rank), last_line,
-                        text, node.quiet_for, node.suspect or logged.get(node.name))
+                        text, node.quiet_for, node.suspect or logged.get(node.name), _out(node))
             )
     # a node that failed or whose process is gone first (it is what holds the others up), then the
     # furthest behind; among equals a node whose command disagrees, then the quietest
@@ -352,6 +354,13 @@ def _running(phase: Phase) -> bool:
     """Whether a phase is still under way on some rank (a phase whose every rank ended it may stay
     open, waiting for ranks the node does not have)."""
     return not phase.done and (not phase.ranks or any(entry.end_line is None for entry in phase.ranks.values()))
+
+
+def _out(node: NodeStatus) -> str | None:
+    """Why a node will reach no further milestone (its own verdict's word), or None while it may."""
+    if node.verdict is not None and node.verdict.kind in (DEAD, VerdictKind.FAILED, VerdictKind.STOPPED):
+        return str(node.verdict.kind)
+    return "failed" if node.state.outcome == FAILED else None
 
 
 def _gone(node: NodeStatus) -> bool:

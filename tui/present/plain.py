@@ -140,7 +140,8 @@ def barrier_lines(rows: list[BarrierRow], limit: int = 4) -> list[str]:
             why = f" [suspect: {lag.suspect}]" if lag.suspect and lag.node not in suspected else ""  # once a node
             if lag.suspect:
                 suspected.add(lag.node)
-            who.append(f"{lag.label} ({line.strip() or 'no line'}{quiet}{text}){why}")
+            gone = f"{lag.out}, " if lag.out else ""  # it will not get there
+            who.append(f"{lag.label} ({gone}{line.strip() or 'no line'}{quiet}{text}){why}")
         more = f", +{len(row.missing) - limit} more" if len(row.missing) > limit else ""
         out.append(f"{row.words}: {row.reached}/{row.total} ranks; not yet: {'; '.join(who)}{more}")
     return out
