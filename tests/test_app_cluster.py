@@ -67,7 +67,7 @@ def test_lines_arriving_together_are_merged_by_their_timestamps_in_each_servers_
     from tui.core.events import LogChunk
     from tui.session import WatchSession
 
-    nodes = {"n1": WatchSession(), "n2": WatchSession(), "n3": WatchSession()}
+    nodes = {"n1": WatchSession(), "n2": WatchSession(), "n3": WatchSession(), "n4": WatchSession()}
     merged = MergedScrollback(nodes)
     nodes["n1"].handle(LogChunk("n1", 0, b"[2026-01-01 10:00:01] a1\n[2026-01-01 10:00:03] a3\n", 0.0))
     nodes["n2"].handle(LogChunk("n2", 0, b"[2026-01-01 10:00:02] b2\ncontinued\n[2026-01-01 10:00:04] b4\n", 0.0))
@@ -78,11 +78,84 @@ def test_lines_arriving_together_are_merged_by_their_timestamps_in_each_servers_
     nodes["n1"].handle(LogChunk("n1", 0, b"[2026-01-01 10:00:00] late\n", 0.0))
     assert merged.pull() == 1  # only what is new; arrived later, so below
     assert merged.view("n1")[-1].text.endswith("late") and merged.end_seq == 6
-    # vLLM's and TensorRT-LLM's prefixes are timestamps too (the year a vLLM line leaves out: this one's)
+    # vLLM's and TensorRT-LLM's prefixes are timestamps too (the year a vLLM line leaves out: the
+    # year it arrived in, or the one before for a date still to come this year)
     nodes["n3"].handle(LogChunk("n3", 0, b"(APIServer pid=9) INFO 12-31 23:59:59 [api.py:1] c1\n", 0.0))
-    nodes["n1"].handle(LogChunk("n1", 0, b"[01/01/2020-00:00:00] [TRT-LLM] [I] d0\n", 0.0))
+    nodes["n4"].handle(LogChunk("n4", 0, b"[01/01/2020-00:00:00] [TRT-LLM] [I] d0\n", 0.0))
     assert merged.pull() == 2
     assert [line.text.split()[-1] for line in merged.view()[-2:]] == ["d0", "c1"]
+
+
+#: A header line of each server's at second ``s`` of 2026-01-01 10:00 (vLLM's without its year),
+#: from rank ``r``: the timestamps as each server prints them.
+HEADER = {
+    "sglang": "[2026-01-01 10:00:{s:02d} TP{r}] {msg}",
+    "vllm": "(Worker_TP{r} pid=10{r}) INFO 01-01 10:00:{s:02d} [gpu_model_runner.py:1] {msg}",
+    "trtllm": "[01/01/2026-10:00:{s:02d}] [TRT-LLM] [RANK {r}] [I] {msg}",
+}
+
+
+def merged_nodes(logs: dict[str, list[str]], arrived: float):
+    """Nodes whose logs arrive in one batch each (at ``arrived``), merged."""
+    from tui.cluster import MergedScrollback
+    from tui.core.events import LogChunk
+    from tui.session import WatchSession
+
+    nodes = {name: WatchSession(clock=lambda: arrived) for name in logs}
+    for name, lines in logs.items():
+        nodes[name].handle(LogChunk(name, 0, "".join(f"{line}\n" for line in lines).encode(), arrived))
+    merged = MergedScrollback(nodes)
+    merged.pull()
+    return merged
+
+
+@pytest.mark.parametrize("server", sorted(HEADER))
+def test_two_nodes_lines_arriving_in_one_batch_interleave_by_time_and_a_traceback_stays_with_its_header(server):
+    from datetime import datetime
+
+    line = HEADER[server].format
+    merged = merged_nodes({
+        "a": [line(s=1, r=0, msg="a1"), line(s=3, r=0, msg="a3"),
+              "Traceback (most recent call last):", '  File "/srv/engine.py", line 7, in run',
+              "RuntimeError: the lease taken at 2026-01-01 10:00:59 ran out"],  # a date, but no header's
+        "b": [line(s=2, r=1, msg="b2"), line(s=4, r=1, msg="b4"), line(s=5, r=1, msg="b5")],
+    }, arrived=datetime(2026, 1, 1, 10, 1).timestamp())
+    assert [(entry.node, entry.text.split()[-1]) for entry in merged.view()] == [
+        ("a", "a1"), ("b", "b2"), ("a", "a3"), ("a", "last):"), ("a", "run"), ("a", "out"),
+        ("b", "b4"), ("b", "b5"),
+    ]
+
+
+def test_a_yearless_vllm_line_from_december_read_in_january_sorts_before_new_years_lines():
+    from datetime import datetime
+
+    merged = merged_nodes({
+        "sglang": ["[2021-01-01 00:00:01 TP0] Load weight begin."],
+        "vllm": ["(EngineCore pid=8) INFO 12-31 23:59:58 [core.py:1] old year", "(EngineCore pid=8) INFO 01-01 00:00:02 [core.py:1] new year"],
+    }, arrived=datetime(2021, 1, 1, 0, 0, 5).timestamp())  # the year the lines arrived in, not the clock's
+    assert [entry.text.split()[-1] for entry in merged.view()] == ["year", "begin.", "year"]
+    assert merged.view()[0].text.endswith("old year")
+
+
+def test_a_servers_own_timestamp_format_from_its_profile_orders_the_merged_log(tmp_path):
+    """A user's profile for a server that prints Go's ``2026/01/02 15:04:05``: no built-in reads it."""
+    from tui.cluster import MergedScrollback
+    from tui.core.events import LogChunk
+    from tui.core.profiles import load_profile
+    from tui.session import WatchSession
+
+    (tmp_path / "goserver.toml").write_text(
+        'name = "goserver"\ntitle = "a Go server"\n[prefix]\n'
+        "headers = ['^(?P<ts>\\d{4}/\\d{2}/\\d{2} \\d{2}:\\d{2}:\\d{2}) (?P<msg>.*)$']\n"
+        'timestamp = "%Y/%m/%d %H:%M:%S"\n'
+    )
+    profile = load_profile(tmp_path / "goserver.toml")
+    nodes = {name: WatchSession(profile=profile) for name in ("g1", "g2")}
+    nodes["g1"].handle(LogChunk("g1", 0, b"2026/01/01 10:00:01 g1 first\n2026/01/01 10:00:03 g1 second\n", 0.0))
+    nodes["g2"].handle(LogChunk("g2", 0, b"2026/01/01 10:00:02 g2 first\n", 0.0))
+    merged = MergedScrollback(nodes)
+    merged.pull()
+    assert [entry.text.split(maxsplit=2)[-1] for entry in merged.view()] == ["g1 first", "g2 first", "g1 second"]
 
 
 def test_each_node_has_its_own_verdict_loading_stalled_dead():

@@ -32,6 +32,34 @@ def test_scrollback_is_capped_and_counts_what_it_dropped():
     assert scrollback.find_line(10) is None  # dropped long ago
 
 
+def test_each_kept_lines_own_time_is_read_once_when_asked_for_even_across_a_trim():
+    """``Scrollback.times``: lines read lazily, each once, beside their seq; lines dropped before
+    they were read are never read; NaN where a line printed no time."""
+    import math
+
+    from tui.session.models import Scrollback
+
+    read: list[str] = []
+
+    def time_of(text: str) -> float | None:
+        read.append(text)
+        return float(text) if text.isdigit() else None
+
+    scrollback = Scrollback(capacity=10, time_of=time_of)
+    for n in range(5):
+        scrollback.append(n + 1, str(n))
+    assert list(scrollback.times(3)) == [(3, 3.0), (4, 4.0)] and len(read) == 5  # all kept lines read, once
+    for n in range(5, 30):  # past the capacity: the oldest go, read or not
+        scrollback.append(n + 1, str(n) if n % 2 else "no time")
+    def times(start: int = 0) -> list[tuple[int, float | None]]:
+        return [(seq, None if math.isnan(own) else own) for seq, own in scrollback.times(start)]
+
+    pairs = times()
+    assert pairs == [(seq, float(seq) if seq % 2 else None) for seq in range(scrollback.first_seq, 30)]
+    assert scrollback.first_seq > 5 and len(read) == 5 + len(pairs)  # the lines dropped unread: never read
+    assert times(28) == pairs[-2:] and len(read) == 5 + len(pairs)
+
+
 def test_lines_without_a_marker_still_count_and_are_what_the_log_said_last():
     """The session skips matching for lines with no marker word, not counting them: a server
     dying after a stretch of serving lines is reported with its true last line."""

@@ -6,6 +6,7 @@ from datetime import datetime
 
 from tui.core.attempts import Attempts
 from tui.core.detection import Detection
+from tui.core.line_time import LOOK_LINES, LineTimes
 from tui.core.lines import Line, LineAssembler
 from tui.core.phases import PhaseBook
 from tui.core.profiles import builtin_profiles, load_profile
@@ -140,3 +141,42 @@ def test_the_line_feeder_feeds_lines_with_a_word_and_skips_the_rest_unless_every
     everything = Recorder(every_line=True)
     list(feeder.lines(everything, items, 1.0, hits))
     assert (everything.fed, everything.skipped) == ([1, 2, 3], [])
+
+
+def test_each_lines_own_time_is_read_where_its_profiles_header_has_it():
+    at = datetime(2026, 3, 1, 12, 0).timestamp()
+    sglang, vllm = load_profile("sglang"), load_profile("vllm")
+    times = LineTimes()
+    assert times.time_of("[2026-02-22 23:38:50 TP0] Load weight begin.", sglang, at) == datetime(2026, 2, 22, 23, 38, 50).timestamp()
+    assert times.time_of("  3: [2026-02-22 23:38:51] INFO:     Started", sglang, at) == datetime(2026, 2, 22, 23, 38, 51).timestamp()  # srun -l
+    assert times.time_of("ValueError: made 2026-02-22 23:38:52", sglang, at) is None  # a date in a message is not the line's time
+    assert times.time_of("  File \"/x.py\", line 3, in f", sglang, at) is None
+    record = '{"asctime": "2026-02-22 23:38:57,250", "levelname": "INFO", "message": "Loading weights"}'  # vLLM's JSON formatter
+    assert LineTimes().time_of(record, vllm, at) == datetime(2026, 2, 22, 23, 38, 57).timestamp() + 0.25
+
+
+def test_remembered_timestamps_read_as_a_fresh_reader_would():
+    """Lines of a timestamp seen lately (the same second, the same minute at the same place) are read
+    without a regex: never differently from a reader that has seen nothing."""
+    at = datetime(2026, 3, 1, 12, 0).timestamp()
+    lines = {
+        "sglang": ["[2026-02-22 23:38:50 TP0] a", "[2026-02-22 23:38:50] INFO:     b", "[2026-02-22 23:38:59 TP1] c",
+                   "[2026-02-22 23:38:59.250 TP1] a fraction", "[2026-02-22 23:38:5x TP1] no time", "[2026-02-22 23:39:01] d",
+                   "(SGLangEngine pid=7, ip=10.0.0.2) [2026-02-22 23:39:02 TP3] e", "Traceback (most recent call last):",
+                   "[2026-02-22 23:39:123] not a time"],
+        "vllm": ["(EngineCore_DP0 pid=8) INFO 02-22 23:38:50 [core.py:1] a", "(APIServer pid=9) INFO 02-22 23:38:51 [api.py:1] b",
+                 "(EngineCore_DP0 pid=8) INFO 02-22 23:38:52 [core.py:1] c", "INFO 02-22 23:38:53 [core.py:1] d"],
+    }
+    for server, texts in lines.items():
+        profile, times = load_profile(server), LineTimes()
+        assert [times.time_of(text, profile, at) for text in texts] == [LineTimes().time_of(text, profile, at) for text in texts]
+
+
+def test_until_the_server_is_known_the_builtin_formats_are_tried_and_a_log_without_times_stops_costing():
+    at = datetime(2026, 3, 1, 12, 0).timestamp()
+    assert LineTimes().time_of("[01/15/2026-10:00:00] [TRT-LLM] [I] x", None, at) == datetime(2026, 1, 15, 10).timestamp()
+    times = LineTimes()
+    for _ in range(LOOK_LINES):
+        assert times.time_of("step: 1 of a script that prints no time", None, at) is None
+    assert times.time_of("[2026-02-22 23:38:50] late", None, at) is None  # read as a log without times
+    assert times.time_of("[2026-02-22 23:38:50] late", load_profile("sglang"), at) is not None  # until its server is known

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import heapq
-import re
+import math
 import shlex
 import time
 from collections import deque
@@ -55,28 +55,6 @@ from tui.session.judging import Judging
 
 #: Lines kept in the merged log (each node's own scrollback keeps more).
 MERGED_LINES = 20_000
-#: The timestamps servers print, as they print them (SGLang's ``[2026-02-22 23:38:50``, vLLM's
-#: ``INFO 02-26 06:24:24``, TensorRT-LLM's ``[01/15/2025-10:00:00]``), found near a line's start.
-_TS = re.compile(
-    r"(?P<iso>\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)"
-    r"|(?P<us>\d{2}/\d{2}/\d{4}-\d{2}:\d{2}:\d{2})"
-    r"|\b(?P<md>\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?)"
-)
-
-
-def time_key(text: str) -> str | None:
-    """A line's own timestamp as a key that sorts in time order across these formats (a year
-    that is not printed sorts as this one's), or None when its start holds none."""
-    match = _TS.search(text, 0, 80)
-    if match is None:
-        return None
-    if match["iso"]:
-        return match["iso"].replace("T", " ").replace(",", ".")
-    if match["us"]:
-        day, clock = match["us"].split("-", 1)
-        month, dom, year = day.split("/")
-        return f"{year}-{month}-{dom} {clock}"
-    return f"{time.strftime('%Y')}-{match['md']}"
 
 
 class MergedScrollback:
@@ -86,7 +64,8 @@ class MergedScrollback:
 
     New lines are pulled from each node after its update; lines that arrive together are merged
     by their timestamps (a line without one takes its node's previous one: a traceback stays with
-    its header); what arrived earlier stays above.
+    its header); what arrived earlier stays above. A line's timestamp is the one its node read,
+    once, by the node's profile (``Scrollback.times``): nothing is parsed here.
     """
 
     def __init__(self, nodes: dict[str, WatchSession], capacity: int = MERGED_LINES) -> None:
@@ -96,7 +75,7 @@ class MergedScrollback:
         self.dropped = 0
         self.progress: LogEntry | None = None  # (a node's live bar stays in its own view)
         self._seen: dict[str, int] = {}
-        self._last_ts: dict[str, str] = {}
+        self._last_time: dict[str, float] = {}  # node -> the time its latest line printed (or took)
 
     def pull(self) -> int:
         """Take what each node appended since the last pull; how many lines that was."""
@@ -104,12 +83,13 @@ class MergedScrollback:
         for name, session in self.nodes.items():
             start = self._seen.get(name, 0)
             self._seen[name] = session.scrollback.end_seq
-            ts = self._last_ts.get(name, "")
+            last = self._last_time.get(name, -math.inf)  # lines before a node's first time: first
             batch = []
-            for entry in session.scrollback.entries(start):
-                ts = time_key(entry.text) or ts
-                batch.append((ts, name, entry.seq))
-            self._last_ts[name] = ts
+            for seq, own in session.scrollback.times(start):
+                if not math.isnan(own):  # the line printed a time
+                    last = own
+                batch.append((last, name, seq))
+            self._last_time[name] = last
             if batch:
                 batches.append(batch)
         merged = list(heapq.merge(*batches, key=lambda item: item[0])) if len(batches) > 1 else batches[0] if batches else []

@@ -205,7 +205,7 @@ class WatchSession:
         self._listening: int | None = None  # the port the log last said the server listens on
         #: ``--health``'s answer must come before the smoke test is sent (run/attach set it).
         self.smoke_after_health: Callable[[], bool] | None = None
-        self.scrollback = Scrollback(scrollback)
+        self.scrollback = Scrollback(scrollback, time_of=self._line_time)
         self.gpus = GpuBoard()
         self.connection: ConnectionState | None = None
         self.connected_once = False  # the log's host was reached at least once (a later loss is "lost")
@@ -1015,11 +1015,18 @@ class WatchSession:
             self._feed_lines(self._assembler.flush())
         self.scrollback.progress = None
 
+    def _line_time(self, text: str) -> float | None:
+        """A scrollback line's own time, by the profile the tracker reads the log as now: read when
+        the log merged across nodes first asks for it, so a single node's flood pays nothing."""
+        return self._line_times.time_of(text, self.tracker.profile, self.clock())
+
     def _new_tracker(self) -> None:
+        from tui.core.line_time import LineTimes
         from tui.core.scan import LineFeeder
         from tui.core.tracker import StartupTracker
 
         self.tracker = StartupTracker(profile=self.profile)
+        self._line_times = LineTimes()  # each line's own time, by the profile the tracker reads the log as
         self._feeder = LineFeeder(marker_search(self.profile))
         self._assembler = LineAssembler()
         self.counts = CountEstimator()  # the running phase's bar count (graph capture …)

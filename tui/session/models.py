@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import bisect
+import math
+from array import array
 from collections import deque
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -35,14 +38,17 @@ class Scrollback:
     The still-open line a progress bar keeps rewriting is ``progress`` (not an entry).
     Stored as parallel lists of ints, strs and style codes (no object per line), so
     100k kept lines cost the garbage collector nothing; ``LogEntry`` views are made
-    on request.
+    on request. Beside them, each line's own time (``times``: what the log merged across
+    nodes is ordered by), read by ``time_of`` once, when first asked for.
     """
 
-    def __init__(self, capacity: int = 100_000) -> None:
+    def __init__(self, capacity: int = 100_000, time_of: Callable[[str], float | None] | None = None) -> None:
         self.capacity = max(10, capacity)
         self._numbers: list[int] = []
         self._texts: list[str] = []
         self._styles = bytearray()
+        self._times = array("d")  # the own times of the first len(_times) kept lines (NaN: none printed)
+        self._time_of = time_of
         self.dropped = 0
         self.progress: LogEntry | None = None
         self.notable: list[int] = []  # seqs of error/phase/marker entries, ascending
@@ -76,6 +82,18 @@ class Scrollback:
         lo = max(0, start - self.dropped)
         hi = len(self._texts) if stop is None else min(len(self._texts), max(lo, stop - self.dropped))
         return [self._entry(i) for i in range(lo, hi)]
+
+    def times(self, start: int = 0) -> Iterator[tuple[int, float]]:
+        """(seq, time) of the entries from ``start`` on, NaN where a line printed no time (or no
+        ``time_of`` reads them): the lines not read yet are read now, once."""
+        times, texts = self._times, self._texts
+        if len(times) < len(texts):
+            time_of = self._time_of
+            for index in range(len(times), len(texts)):
+                time = time_of(texts[index]) if time_of is not None else None
+                times.append(math.nan if time is None else time)
+        lo = max(0, start - self.dropped)
+        return zip(range(self.dropped + lo, self.end_seq), times[lo:])
 
     def widest(self, start: int) -> int:
         """Length of the longest text from ``start`` on (for the view's horizontal extent)."""
@@ -133,6 +151,7 @@ class Scrollback:
         del self._numbers[:excess]
         del self._texts[:excess]
         del self._styles[:excess]
+        del self._times[:excess]  # (those not read yet stay unread: the array is shorter still)
         self.dropped += excess
         cut = bisect.bisect_left(self.notable, self.dropped)
         if cut > len(self.notable) // 2:
