@@ -126,6 +126,7 @@ async def test_the_dashboards_r_resubmits_and_x_cancels(slurm_env, tmp_path):
         await until(lambda: "attempt v2" in screen_text(app), pilot=pilot)  # the header says which attempt
         await pilot.press("x")
         await until(lambda: isinstance(app.screen, ConfirmScreen), pilot=pilot)  # asks first, as on one host
+        assert f"Cancel v2 (Slurm job {launch.run.pid})?" in screen_text(app) and "SIGKILL" not in screen_text(app)
         await pilot.press("y")
         await until(lambda: "CANCELLED by Watchtower" in app.verdict().text, timeout=90, pilot=pilot)
         assert not await launch.runner.alive(launch.run)
@@ -223,7 +224,7 @@ def test_the_run_slurm_dashboard_draws_in_a_real_terminal_and_x_cancels_the_job(
         screen_until("READY  n1 serving, n2 worker past CUDA graphs", 90)
         job = History(tmp_path / "data" / "history.sqlite3").attempts("sim")[0].pid
         tmux("send-keys", "-t", "t", "x")
-        screen_until("Stop v1", 20)  # asks first, as a launch on one host does
+        screen_until("Cancel v1 (Slurm job", 20)  # asks first, as a launch on one host does
         tmux("send-keys", "-t", "t", "y")
         screen_until("CANCELLED by Watchtower", 60)
         queue = subprocess.run(["squeue", "-h", "-j", str(job)], capture_output=True, text=True,

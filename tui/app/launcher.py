@@ -60,7 +60,7 @@ class LaunchLine(Static):
         launch = self.launch
         text = Text(no_wrap=True, overflow="ellipsis", end="")
         run = launch.run
-        label = f" v{run.attempt} pid {run.pid} " if run is not None else " launch "
+        label = f" v{run.attempt} {launch.runner.label(run)} " if run is not None else " launch "
         text.append(label, palette.style("title"))
         countdown = launch.stop_countdown()
         if countdown:
@@ -216,7 +216,8 @@ class LaunchApp(WatchtowerApp):
             run = await self.launch.start(launch=not self.attach_only)
             if self.launch.reattached:
                 self.notify(
-                    f"Reattached to v{run.attempt} (pid {run.pid}), started earlier; {self.key_for('relaunch')} relaunches it", timeout=6
+                    f"Reattached to v{run.attempt} ({self.launch.runner.label(run)}), started earlier; "
+                    f"{self.key_for('relaunch')} relaunches it", timeout=6
                 )
         except PreflightRefused:
             self._refused()
@@ -319,12 +320,7 @@ class LaunchApp(WatchtowerApp):
             if key == "y":
                 self._work(launch.stop(), f"stopping v{run.attempt}…")
 
-        self._ask(
-            f"Stop v{run.attempt} (pid {run.pid}) and its whole process group?\n"
-            f"SIGINT, then SIGTERM after {plan.after_int:g} s, then SIGKILL after {plan.after_term:g} s more.",
-            [("y", "stop it")],
-            answer,
-        )
+        self._ask(launch.runner.stop_words(run, plan), [("y", "stop it")], answer)
 
     def key_relaunch(self, command: list[str] | None = None, env: dict[str, str] | None = None) -> None:
         launch = self.launch
@@ -490,7 +486,7 @@ class LaunchApp(WatchtowerApp):
         run = launch.run
         assert run is not None  # (a server running is a run's)
         self._ask(
-            f"v{run.attempt} (pid {run.pid}) is still running.",
+            f"v{run.attempt} ({launch.runner.label(run)}) is still running.",
             [("l", f"leave it running and quit (`watchtower attach {launch.spec.name}` follows it again)"),
              ("s", "stop it, then quit")],
             answer,

@@ -195,6 +195,13 @@ class NodesRunner(Runner):
     def outside_group(self, run: AttemptRun) -> list[ProcessRef]:
         return [p for node, part in self.nodes_of(run).runs.items() for p in self.runners[node].outside_group(part)]
 
+    def label(self, run: AttemptRun) -> str:
+        return ", ".join(f"{node} pid {part.pid}" for node, part in self.nodes_of(run).runs.items())
+
+    def stop_words(self, run: AttemptRun, plan: StopPlan) -> str:
+        return (f"Stop v{run.attempt} on every node ({self.label(run)}), each node's whole process group?\n"
+                f"SIGINT, then SIGTERM after {plan.after_int:g} s, then SIGKILL after {plan.after_term:g} s more.")
+
     def started_words(self, run: AttemptRun, reattached: bool) -> str:
         nodes = ", ".join(self.nodes_of(run).runs)
         return f"following it again on {nodes}" if reattached else f"started on {nodes}"

@@ -213,6 +213,15 @@ class Runner(abc.ABC):
         """The nodes that follow an attempt spanning several (``spans``); None: its one log (``tailer``)."""
         return None
 
+    def label(self, run: AttemptRun) -> str:
+        """The attempt's processes in a few words, for the screen: ``pid 4211``."""
+        return f"pid {run.pid}"
+
+    def stop_words(self, run: AttemptRun, plan: StopPlan) -> str:
+        """What ``x`` will do to the attempt, in words, asked before it is done."""
+        return (f"Stop v{run.attempt} ({self.label(run)}) and its whole process group?\n"
+                f"SIGINT, then SIGTERM after {plan.after_int:g} s, then SIGKILL after {plan.after_term:g} s more.")
+
     def started_words(self, run: AttemptRun, reattached: bool) -> str | None:
         """Where an attempt of a node set runs, in words, once started or found again (None: the launch's own words)."""
         return None

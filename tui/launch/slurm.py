@@ -161,6 +161,13 @@ class SlurmRunner(Runner):
         self.watched[job.job_id] = session
         return session
 
+    def label(self, run: AttemptRun) -> str:
+        return f"Slurm job {run.pid}"
+
+    def stop_words(self, run: AttemptRun, plan: StopPlan) -> str:
+        return (f"Cancel v{run.attempt} (Slurm job {run.pid})?\n"
+                f"scancel (Slurm signals its tasks), then until the job has left the queue (up to {STOP_TIMEOUT:g} s).")
+
     def started_words(self, run: AttemptRun, reattached: bool) -> str:
         job = self.job(run)
         return f"following Slurm job {job.job_id} again" if reattached else f"submitted as Slurm job {job.job_id} ({job.script})"
