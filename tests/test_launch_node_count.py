@@ -5,6 +5,7 @@ attempt followed by its node set. Each test runs for both."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from functools import partial
@@ -90,7 +91,10 @@ async def test_ready_is_recorded_announced_and_a_stop_keeps_it(nodes, sim, tmp_p
         (row,) = history.attempts("nc")
         assert (row.outcome, row.host, row.pid) == ("ready", ",".join(nodes), run.pid)
         assert "fired up" in Path(row.log_path).read_text()  # a log there is (across nodes: the first node's)
-        assert await launch.stop()
+        stopping = asyncio.create_task(launch.stop())
+        countdown = await until(launch.stop_countdown)  # what the launch line shows meanwhile
+        assert countdown.startswith("SIGINT sent, SIGTERM in "), countdown
+        assert await stopping and launch.stop_countdown() is None
         assert not await launch.runner.alive(run)
         await until(lambda: history.attempts("nc")[0].ended_at is not None, timeout=30)
         (row,) = history.attempts("nc")

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tui.core.errors import UsageError
-from tui.core.events import GpuSample, ProcessExited, SourceEvent
+from tui.core.events import GpuSample, ProcessExited, ProcessStopping, SourceEvent
 from tui.core.multinode import SOCKET_IFNAMES, master_host, node_commands, suspects
 from tui.core.options import NodeSpec
 from tui.launch.gpu_release import GPU_RELEASE_TIMEOUT, GpuWatch
@@ -51,6 +51,7 @@ class NodeRuns:
     gone: list[str] = field(default_factory=list)  # nodes whose process was not found (attach)
     held: dict[str, set[int]] = field(default_factory=dict)  # a stopped node's processes (its GPU memory's holders)
     watched: ClusterSession | None = None
+    whole: AttemptRun | None = None  # the attempt they make together
 
 
 class NodesRunner(Runner):
@@ -119,7 +120,7 @@ class NodesRunner(Runner):
         run = AttemptRun(attempt, tuple(command), dict(env), first.log_path, first.pid_path, host=self.host,
                          pid=first.pid, pgid=first.pgid, started_at=first.started_at)
         logs = {node: node_paths(log_path, node) for node in self.names}
-        self._attempts[id(run)] = NodeRuns(runs, commands, logs)
+        self._attempts[id(run)] = NodeRuns(runs, commands, logs, whole=run)
         self._emit(run.started_event())
         self._spawn(self._watch(run))
         return run
@@ -133,7 +134,14 @@ class NodesRunner(Runner):
         self._emit(run.exited(worst.returncode, worst.signal, known=worst.exit_known))
 
     def _node_event(self, node: str, event: SourceEvent) -> None:
-        """A node's process event: its exit is a death, or (while we stop it) the stop's end."""
+        """A node's process event: its exit is a death, or (while we stop it) the stop's end; a
+        signal of the stop is the attempt's (the countdown to the next one)."""
+        if isinstance(event, ProcessStopping):
+            for attempt in self._attempts.values():
+                part = attempt.runs.get(node)
+                if part is not None and part.pid == event.pid and attempt.whole is not None:
+                    attempt.whole.stopping = event
+            return
         if not isinstance(event, ProcessExited):
             return
         for attempt in self._attempts.values():
@@ -171,6 +179,7 @@ class NodesRunner(Runner):
             attempt.watched.stopping = True  # what the servers print meanwhile (a KeyboardInterrupt) is no failure
         attempt.held = {node: set(self.runners[node].members(part)) for node, part in attempt.runs.items()}
         results = await asyncio.gather(*(self.runners[node].stop(part, plan) for node, part in attempt.runs.items()))
+        run.stopping = None
         for node, result in zip(attempt.runs, results):
             if result.gone and attempt.watched is not None:
                 attempt.watched.node_stopped(node, "stopped")  # (its exit event may say more, first)
