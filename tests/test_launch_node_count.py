@@ -16,6 +16,7 @@ import pytest
 from tests.launch_helpers import no_leftover_servers  # noqa: F401 (autouse: no simulator outlives a test)
 from tests.support import launch_verdict, until
 from tests.test_run_nodes import command, fake_sglang, free_port  # noqa: F401 (a fixture)
+from tests.test_smoke import fake  # noqa: F401 (a fixture: a server answering /v1/models)
 from tui.cluster import default_session
 from tui.history import History
 from tui.launch.controller import Launch
@@ -132,3 +133,20 @@ async def test_attach_follows_the_running_attempt_and_stops_it(nodes, sim, tmp_p
         await launch_verdict(again, lambda v: v.kind == "ready", timeout=60, judge=False)
         assert await again.stop()
         assert not await again.runner.alive(found)
+
+
+async def test_ready_waits_for_the_health_url_of_the_serving_node(nodes, sim, tmp_path, fake):  # noqa: F811
+    """--health: the log's ready line is half of READY; the URL's 200, asked from the (serving) node, the other."""
+    silent = f"http://127.0.0.1:{free_port()}/v1/models"  # nothing listens there
+    async with following(make(nodes, tmp_path, History(tmp_path / "h1.db"), sim, health_url=silent)) as launch:
+        await launch.start()
+        waiting = await launch_verdict(launch, lambda v: silent in v.text, timeout=60, judge=False)
+        serving = next(iter(launch.nodes.nodes.values()))
+        await until(lambda: serving.state.outcome == "ready")  # its log's ready line came
+        assert waiting.kind == "starting" and launch.evaluate().kind == "starting"  # the ready line alone is not READY
+        assert await launch.stop()
+    answering = f"http://127.0.0.1:{fake(0.0).port}/v1/models"
+    async with following(make(nodes, tmp_path, History(tmp_path / "h2.db"), sim, health_url=answering)) as launch:
+        await launch.start()
+        await launch_verdict(launch, lambda v: v.kind == "ready", timeout=60, judge=False)
+        assert await launch.stop()

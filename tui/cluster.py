@@ -216,6 +216,7 @@ class ClusterSession:
         self.judging = Judging(self.own_verdict, self.failing_node_hints)
         self._judge_due = False
         self._deadline: asyncio.TimerHandle | None = None  # --timeout's, from start()
+        self.health_url: str | None = None  # --health: asked from the serving node's machine
         for spec in nodes or []:
             self.add_node(spec)
 
@@ -263,7 +264,21 @@ class ClusterSession:
         session.subscribe(partial(self._node_update, spec.name))
         if self._started:
             session.start()
+        if self.health_url is not None and len(self.specs) == 1:  # (a Slurm job's nodes come with its tasks)
+            self._probe_serving()
         return session
+
+    def probe_health(self, url: str) -> None:
+        """``--health URL``: the serving node (declared so, else the first) is ready only once it
+        answers 200 too, asked from that node's machine; now, or once the nodes are known."""
+        self.health_url = url
+        if self.specs:
+            self._probe_serving()
+
+    def _probe_serving(self) -> None:
+        assert self.health_url is not None
+        serving = next((s for s in self.specs.values() if s.role == "serving"), next(iter(self.specs.values())))
+        self.nodes[serving.name].probe_health(self.health_url, serving.host)
 
     def subscribe(self, callback: ClusterSubscriber) -> None:
         self._subscribers.append(callback)
@@ -465,7 +480,8 @@ class ClusterSession:
         else:  # a job that runs, or a launch of ours: its processes live until their runner says not
             now = self.clock()
             verdict = judge(
-                session.state, ProcessStatus(alive=True), None, gpu_activity(list(self.gpu_samples.get(node.name, ())), now),
+                session.state, ProcessStatus(alive=True), session.health,  # (--health: the serving node's URL)
+                gpu_activity(list(self.gpu_samples.get(node.name, ())), now),
                 now=now, last_activity=session.last_output_at or self.started_at,
                 last_line=session.state.last_text or None, waiting=session.waiting,
                 limits=session.stall_limits,  # else the profile's per-phase limits

@@ -683,6 +683,8 @@ class Launch:
             for node in nodes.nodes.values():  # (a Slurm job's nodes are told as they come)
                 node.info.attempt = run.attempt
             nodes.judging.subscribe(lambda change: self._verdict_pushed(change) if nodes is self.attempt_nodes else None)
+            if self.spec.health_url:  # ready once the serving node's URL answers too
+                nodes.probe_health(self.spec.health_url)
             return
         self._log = AttemptLog(self.runner.tailer(run), self.masker, self._queue.put_nowait, local=self.local)
         if self.spec.health_url:

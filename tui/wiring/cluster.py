@@ -56,9 +56,8 @@ def make_cluster(options: ClusterOptions, *, max_rate: float = 15.0) -> ClusterS
                                stall_limits=options.stall_limits, smoke=options.smoke))
     if options.slurm_job is None:
         session = ClusterSession(list(options.nodes), make_session=make)
-        if options.health and options.nodes:
-            serving = next((n for n in options.nodes if n.role == "serving"), options.nodes[0])
-            session.nodes[serving.name].probe_health(options.health, serving.host)
+        if options.health:
+            session.probe_health(options.health)
         return session
     from tui.core.options import NodeSpec
     from tui.sources.slurm import SlurmJobSource, missing_clients, task_logs
@@ -71,7 +70,10 @@ def make_cluster(options: ClusterOptions, *, max_rate: float = 15.0) -> ClusterS
         return [NodeSpec(node, path, None, options.gpus.kind) for node, path in await task_logs(job, options.task_output)]
 
     job = SlurmJobSource(options.slurm_job, interval=options.slurm_interval)
-    return ClusterSession(make_session=make, job=job, job_outputs=outputs)
+    session = ClusterSession(make_session=make, job=job, job_outputs=outputs)
+    if options.health:  # the job's serving task, once the tasks are known
+        session.probe_health(options.health)
+    return session
 
 
 def known_job(job_id: str) -> None:
