@@ -103,6 +103,8 @@ def test_usage_errors_are_one_line(tmp_path, env):
         (("run", "--plain", "--stop-grace", "x", "--", "true"), "--stop-grace"),
         (("run", "--plain", "--log-dir", str(tmp_path), "--", "no-such-binary-xyz"), "command not found"),
         (("attach", "nothing"), "no launch named 'nothing'"),
+        (("run", "--plain", "--slurm", "--smoke", "--", "true"), "--smoke with --slurm"),  # (not sent to this machine)
+        (("watch", "--plain", "--slurm", "7", "--smoke"), "--smoke with --slurm"),
     ):
         result = watchtower(env, *args)
         assert result.returncode == 2, (args, result.stdout, result.stderr)

@@ -21,7 +21,7 @@ import argparse
 import re
 import tomllib
 
-from tui.commands.options import gpu_options, metrics_options, seconds
+from tui.commands.options import SLURM_SMOKE, gpu_options, metrics_options, seconds
 from tui.core.cluster import ROLES
 from tui.core.errors import UsageError
 from tui.core.files import read_text
@@ -49,6 +49,9 @@ def cluster_options(args: argparse.Namespace) -> ClusterOptions:
         raise UsageError("--ray: which log? (the head's: LOG or --host HOST:/path/log)")
     if args.ray and (args.slurm or args.cluster):
         raise UsageError("--ray reads one log: not with --slurm or --cluster")
+    smoke = bool(getattr(args, "smoke", False))
+    if args.slurm and smoke:
+        raise UsageError(SLURM_SMOKE)
     nodes = () if args.slurm or args.ray else tuple(node_specs(args))
     return ClusterOptions(
         ray_log=ray_log,
@@ -65,7 +68,7 @@ def cluster_options(args: argparse.Namespace) -> ClusterOptions:
         stall_limits=getattr(args, "stall_limit", None),
         health=getattr(args, "health", None),
         metrics=metrics_options(args),
-        smoke=bool(getattr(args, "smoke", False)),
+        smoke=smoke,
     )
 
 

@@ -11,6 +11,11 @@ from tui.core.errors import UsageError
 from tui.core.options import GPU_SOURCES, GpuOptions, LaunchOptions, MetricsOptions, PlaybackOptions, WatchOptions
 
 
+#: Why --smoke and --slurm do not go together (yet): said by `run` and `watch` alike.
+SLURM_SMOKE = ("--smoke with --slurm: the completion would go to this machine, not to the job's serving node; "
+               "use --health http://NODE:PORT/health (the URL names the node)")
+
+
 def seconds(text: str) -> float:
     """An argparse type: a finite number greater than 0 (``nan``, ``inf``, 0 and below are refused
     at parse, with argparse's usage line and exit 2)."""

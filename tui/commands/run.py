@@ -15,11 +15,12 @@ import re
 import sys
 from pathlib import Path
 
-from tui.commands.options import add_launch_options, add_shm_option, launch_options
+from tui.commands.options import SLURM_SMOKE, add_launch_options, add_shm_option, launch_options
 from tui.core.errors import UsageError
 from tui.core.files import read_text
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -216,6 +217,8 @@ def run(args: argparse.Namespace) -> int:
     options = launch_options(args)
     load_knowledge()  # a bad hints file is refused now, in one line, not in the middle of a launch
     if args.slurm:
+        if spec.smoke:
+            raise UsageError(SLURM_SMOKE)
         request = slurm_request(args)
         if not args.log_dir:  # the nodes write there: the submit directory is the one they likely share
             spec.log_dir = Path(os.getcwd()) / "watchtower-logs"
