@@ -3,10 +3,12 @@ event, a clear verdict, an exit status.
 
 The operator's old bash loop (tail, grep a list of error words, sleep 15) done right:
 event-driven, every exception type, one line per event and a verdict. One presenter for 1..N
-nodes (a single log is a node set of one, ``ClusterSession.of_one``): it reads each node's
-lossless event queue (``ClusterSession.listen``), so text output never drops an event however
-fast the logs grow, and words every node's events in the one wording
-(:class:`~tui.present.event_words.EventWords`). Where there are several nodes (or a Slurm job,
+nodes (a single log is a node set of one, ``ClusterSession.of_one``), with one loop: it hears
+every node's events, losslessly and in order (``ClusterSession.hear``), so text output never
+drops an event however fast the logs grow, the verdict as the judging stage pushes it, and the
+end of the watch as the judging side decides it (``tui.session.ending.WatchOver``: a final verdict
+held for its root cause, or ``--timeout``); it words every node's events in the one wording
+(:class:`~tui.present.event_words.EventWords`) and decides nothing. Where there are several nodes (or a Slurm job,
 or Ray's), each line is led by its ``[node]``, a line says each milestone every rank has passed,
 and the barrier view (who is not there yet) comes with the verdict. With a launch (``run
 --plain``) it prints the launch's own events too, in the order they happened.
@@ -146,7 +148,8 @@ class PlainPresenter:
     """One line per event of 1..N nodes (``[node]`` first where there are several), and the
     verdict; ``run`` follows a watch to its exit status. With ``launch`` (a single node's
     ``tui.launch.controller.Launch``), the launch's events are printed too, under its own lines
-    (unstamped, masked), and the wiring drives it: ``consume``, ``final``, ``exit``."""
+    (unstamped, masked), and the wiring drives it: ``consume`` (the same loop as ``run``'s),
+    ``final`` (set as the launch's verdict is final), ``exit``."""
 
     def __init__(
         self, cluster: ClusterSession, *, out: TextIO | None = None, json: bool = False, launch: Any = None,
@@ -181,7 +184,7 @@ class PlainPresenter:
             launch.subscribe(partial(self.heard_from, self.cluster_node))
         #: When the watch is over, decided beside the verdict (a launch's: its verdict is final; the
         #: wiring then ends it). Pushed, as the last thing heard.
-        self.ending = (WatchEnding(cluster.judging, launch_hold) if launch is not None
+        self.ending = (WatchEnding(cluster.judging, launch_hold, pushes=launch.subscribe) if launch is not None
                        else WatchEnding.of_log(self.one, timeout=timeout, played_out=ended, began=self.began)
                        if self.one is not None
                        else WatchEnding(cluster.judging, nodes_hold, timeout=timeout, close=cluster.flush, began=self.began))

@@ -16,7 +16,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tui.core.ending import QUIET_S, Ending, Hold, Why, log_hold
 from tui.core.state import STARTING
@@ -44,16 +44,21 @@ class WatchEnding:
     ``quiet_for``: how long the log has been quiet (one log's hold waits for that);
     ``close``: the input's end, before the last verdict (a log's ``finish``, the nodes' ``flush``);
     ``played_out``: set when nothing more will be written (a replay): over once the log is quiet;
-    ``sources``: awaited: over when it returns (every source of the log ended).
+    ``sources``: awaited: over when it returns (every source of the log ended);
+    ``pushes``: where the verdicts it weighs are pushed, if not to ``judging``'s subscribers.
     """
 
     def __init__(
         self, judging: Judging, hold: Callable[[Verdict], Hold | None], *, timeout: float | None = None,
         quiet_for: Callable[[], float] = lambda: math.inf, close: Callable[[], None] = lambda: None,
         played_out: asyncio.Event | None = None, sources: Callable[[], Awaitable[None]] | None = None,
-        began: float | None = None,
+        began: float | None = None, pushes: Callable[[Callable[[Any], None]], None] | None = None,
     ) -> None:
         self.judging = judging
+        #: Where its verdicts are pushed (the judging stage's own, or a launch's, which pushes an
+        #: attempt's only): what is held is the last one pushed there.
+        self.pushes = pushes or judging.subscribe
+        self.last: VerdictChanged | None = None
         self.hold = hold
         self.quiet_for = quiet_for
         self.close = close
@@ -87,7 +92,7 @@ class WatchEnding:
 
     def start(self) -> None:
         """Follow the verdict's pushes and the clock (inside the running loop, its sources started)."""
-        self.judging.subscribe(self._pushed)
+        self.pushes(self._pushed)
         if self.sources is not None:
             self._waiter = asyncio.create_task(self._sources_end(self.sources))
         self.weigh()
@@ -103,8 +108,10 @@ class WatchEnding:
         self._ended = True
         self.weigh()
 
-    def _pushed(self, _change: VerdictChanged) -> None:
-        self.weigh()
+    def _pushed(self, change: Any) -> None:
+        if isinstance(change, VerdictChanged):  # (a launch pushes its other events there too)
+            self.last = change
+            self.weigh()
 
     def _tick(self) -> None:
         """The clock alone may end it: the verdict decided now (a change is pushed, and weighed), then weighed."""
@@ -122,7 +129,7 @@ class WatchEnding:
             self._timer = None
         now = time.monotonic()
         quiet = self.quiet_for()
-        last = self.judging.last  # (none before its first decision: nothing to hold yet)
+        last = self.last  # (none before its first push: nothing to hold yet)
         hold = None if last is None else self.hold(last.verdict)
         why: Why | None = "ended" if self._ended else self.ending.weigh(now, hold, quiet)
         played_out = self.played_out is not None and self.played_out.is_set()
