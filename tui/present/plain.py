@@ -161,7 +161,6 @@ class PlainPresenter:
         self.out = out  # None: sys.stdout as it is when written to (a test's capture)
         self.title = title  # the first line's words (default: what is watched)
         self.timeout = timeout  # --timeout: a watch still starting after it ends with TIMEOUT (exit 3)
-        self.ended = ended  # set when nothing more will be written (a replay played out)
         self.prefixed = not cluster.single  # several nodes (a Slurm job, Ray's): each line led by its node
         #: What happened to a log (a restart, a truncation, a gap, a move; waiting for it, its connection)
         #: gets a line of its own, a node's led by its name; a launch's log is its own (it says its restarts).
@@ -183,7 +182,8 @@ class PlainPresenter:
             assert self.one is not None, "a launch's events are printed over its single node"
             launch.subscribe(partial(self.heard_from, self.cluster_node))
         #: When the watch is over, decided beside the verdict (a launch's: its verdict is final; the
-        #: wiring then ends it). Pushed, as the last thing heard.
+        #: wiring then ends it; a replay's once ``ended`` is set, nothing more being written). Pushed,
+        #: as the last thing heard.
         self.ending = (WatchEnding(cluster.judging, launch_hold, pushes=launch.subscribe) if launch is not None
                        else WatchEnding.of_log(self.one, timeout=timeout, played_out=ended, began=self.began)
                        if self.one is not None
