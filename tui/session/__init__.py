@@ -6,7 +6,7 @@ and the startup tracker, and keeps the models the views render: the startup stat
 a bounded scrollback, GPU history and the connection state. Subscribers (the app)
 are told *that* something changed, at most ``max_rate`` times a second, however
 fast the log grows — the views pull what they need from the session then. Text
-presenters (``--plain``) ``listen()`` instead: a queue of their own that receives
+presenters (``--plain``) ``hear()`` instead (or ``listen()``, a queue of their own): told
 every tracker event and source notice as it happens, unthrottled and lossless.
 
 Data flows one way: sources -> events -> state (here) -> views. The models it keeps are
