@@ -161,6 +161,7 @@ def connection_words(conn: ConnectionState) -> str:
 
 
 ClusterSubscriber = Callable[[str | None, Update], None]  # (node or None for the cluster, update)
+NodeHearer = Callable[[str, SessionEvent], None]  # (node, one of its events)
 
 
 class ClusterSession:
@@ -207,8 +208,7 @@ class ClusterSession:
         self._started = False
         self.started_at: float | None = None  # when it began to be watched
         self.changed = asyncio.Event()
-        self.queues: dict[str, asyncio.Queue[SessionEvent]] = {}  # node -> its events (``listen``)
-        self._listening = False
+        self._hearers: list[tuple[NodeHearer, bool]] = []  # ``hear``: (told each node's events, with its lines)
         #: ``--timeout``: seconds the startup was given; ``timed_out`` once they passed undecided.
         self.timeout: float | None = None
         self.timed_out = False
@@ -243,13 +243,13 @@ class ClusterSession:
 
     # ---------------------------------------------------------------- nodes
 
-    def listen(self) -> dict[str, asyncio.Queue[SessionEvent]]:
-        """Each node's lossless queue of tracker events and source notices (``WatchSession.listen``),
-        for text presenters; a node added later (a Slurm job's task) gets one as it is added."""
-        self._listening = True
+    def hear(self, put: NodeHearer, *, lines: bool = False) -> None:
+        """``put`` is told each node's tracker events and source notices (``WatchSession.hear``,
+        lossless, in each node's order) with the node's name, for text presenters; a node added
+        later (a Slurm job's task) too, from when it is added."""
+        self._hearers.append((put, lines))
         for name, session in self.nodes.items():
-            self.queues.setdefault(name, session.listen())
-        return self.queues
+            session.hear(partial(put, name), lines=lines)
 
     def add_node(self, spec: NodeSpec) -> WatchSession:
         session = self.make_session(spec)
@@ -257,8 +257,8 @@ class ClusterSession:
             session.info.attempt = self.attempt
         self.specs[spec.name] = spec
         self.nodes[spec.name] = session
-        if self._listening:
-            self.queues[spec.name] = session.listen()
+        for put, lines in self._hearers:
+            session.hear(partial(put, spec.name), lines=lines)
         samples = self.gpu_samples[spec.name] = deque(maxlen=120)
         session.handlers.setdefault(GpuSample, []).append(samples.append)
         session.subscribe(partial(self._node_update, spec.name))

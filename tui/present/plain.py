@@ -3,10 +3,12 @@ event, a clear verdict, an exit status.
 
 The operator's old bash loop (tail, grep a list of error words, sleep 15) done right:
 event-driven, every exception type, one line per event and a verdict. One presenter for 1..N
-nodes (a single log is a node set of one, ``ClusterSession.of_one``): it reads each node's
-lossless event queue (``ClusterSession.listen``), so text output never drops an event however
-fast the logs grow, and words every node's events in the one wording
-(:class:`~tui.present.event_words.EventWords`). Where there are several nodes (or a Slurm job,
+nodes (a single log is a node set of one, ``ClusterSession.of_one``), with one loop: it hears
+every node's events, losslessly and in order (``ClusterSession.hear``), so text output never
+drops an event however fast the logs grow, the verdict as the judging stage pushes it, and the
+end of the watch as the judging side decides it (``tui.session.ending.WatchOver``: a final verdict
+held for its root cause, or ``--timeout``); it words every node's events in the one wording
+(:class:`~tui.present.event_words.EventWords`) and decides nothing. Where there are several nodes (or a Slurm job,
 or Ray's), each line is led by its ``[node]``, a line says each milestone every rank has passed,
 and the barrier view (who is not there yet) comes with the verdict. With a launch (``run
 --plain``) it prints the launch's own events too, in the order they happened.
@@ -18,7 +20,8 @@ import asyncio
 import sys
 import time
 from collections.abc import Callable
-from typing import Any, TextIO, assert_never, cast
+from functools import partial
+from typing import Any, TextIO, assert_never
 
 from tui.cluster import ClusterSession
 from tui.core.cluster import BarrierRow
@@ -75,26 +78,21 @@ from tui.core.wording import clock, duration, log_notice, phase_words
 from tui.launch.events import AttemptFinished, AttemptStarted, LaunchEvent, Note
 from tui.present.event_words import EventWords, error_fields, hint_said, title
 from tui.present.records import JsonLines, Said
+from tui.core.ending import launch_hold, nodes_hold
 from tui.session import SessionEvent, Update, WatchSession
+from tui.session.ending import WatchEnding, WatchOver
 from tui.session.judging import NoteFound, VerdictChanged
 
-#: A single log: after the first fatal error or a ready line, keep reading this long (the root
-#: cause may follow an error; a new startup in the same log may follow a ready line).
-GRACE_S = 2.0
-#: ... or until the log has been quiet this long.
-QUIET_S = 0.5
-#: Several nodes: after the first failure, this long for the root cause to follow before the verdict.
-FAIL_SETTLE_S = 0.5
 #: Seconds between two weight-load progress lines (sooner when the time left moves a lot).
 PROGRESS_EVERY_S = 5.0
 
 
-class _Done:
-    """The end of a replay's events, queued after its last one."""
-
-
-_DONE = _Done()
-Heard = asyncio.Queue[SessionEvent | LaunchEvent | _Done]
+#: What the presenter hears, in the order it happened, each with its node (None: the node set's
+#: own — the verdict's pushes, a Slurm job's events, the end of the watch): every node's events,
+#: a launch's, the nodes' updates (a barrier may have moved), and the watch's end.
+Heard = asyncio.Queue[tuple[str | None, SessionEvent | LaunchEvent | Update | WatchOver]]
+#: Seconds between two looks at what the samples say while nothing is heard (progress, GPUs, health).
+LOOK_EVERY_S = 0.5
 
 
 def verdict_said(verdict: Verdict, text: str, /, **more: Any) -> Said:
@@ -151,7 +149,8 @@ class PlainPresenter:
     """One line per event of 1..N nodes (``[node]`` first where there are several), and the
     verdict; ``run`` follows a watch to its exit status. With ``launch`` (a single node's
     ``tui.launch.controller.Launch``), the launch's events are printed too, under its own lines
-    (unstamped, masked), and the wiring drives it: ``consume``, ``final``, ``exit``."""
+    (unstamped, masked), and the wiring drives it: ``consume`` (the same loop as ``run``'s),
+    ``final`` (set as the launch's verdict is final), ``exit``."""
 
     def __init__(
         self, cluster: ClusterSession, *, out: TextIO | None = None, json: bool = False, launch: Any = None,
@@ -163,7 +162,6 @@ class PlainPresenter:
         self.out = out  # None: sys.stdout as it is when written to (a test's capture)
         self.title = title  # the first line's words (default: what is watched)
         self.timeout = timeout  # --timeout: a watch still starting after it ends with TIMEOUT (exit 3)
-        self.ended = ended  # set when nothing more will be written (a replay played out)
         self.prefixed = not cluster.single  # several nodes (a Slurm job, Ray's): each line led by its node
         #: What happened to a log (a restart, a truncation, a gap, a move; waiting for it, its connection)
         #: gets a line of its own, a node's led by its name; a launch's log is its own (it says its restarts).
@@ -176,13 +174,22 @@ class PlainPresenter:
         load_knowledge()  # a bad hints file is refused now, in one line, before the first line (not mid-watch)
         self.words: dict[str, EventWords] = {}  # each node's events in the one wording (made as its first event comes)
         self.seen: dict[str, set[int]] = {}  # each node's writer processes already named
-        # node -> its events, none lost: a single log's with its lines too (--echo), a node set's with
-        # those of the nodes added later (a Slurm job's tasks); a launch's events and a replay's end join them
-        self.queues = cast(dict[str, Heard], {self.cluster_node: self.one.listen(lines=echo)} if self.one is not None
-                           else cluster.listen())
-        if launch is not None:  # the launch's events join its node's queue: everything in the order it happened
+        # everything heard, none lost, in the order it happened: each node's events (a single log's with
+        # its lines too with --echo; a node set's with those of nodes added later, a Slurm job's tasks),
+        # a launch's events, the verdict's pushes and, last, the end of the watch
+        self.heard: Heard = asyncio.Queue()
+        cluster.hear(self.heard_from, lines=echo)
+        if launch is not None:  # the launch's events join its node's: everything in the order it happened
             assert self.one is not None, "a launch's events are printed over its single node"
-            launch.subscribe(self.queue.put_nowait)
+            launch.subscribe(partial(self.heard_from, self.cluster_node))
+        #: When the watch is over, decided beside the verdict (a launch's: its verdict is final; the
+        #: wiring then ends it; a replay's once ``ended`` is set, nothing more being written). Pushed,
+        #: as the last thing heard.
+        self.ending = (WatchEnding(cluster.judging, launch_hold, pushes=launch.subscribe) if launch is not None
+                       else WatchEnding.of_log(self.one, timeout=timeout, played_out=ended, began=self.began)
+                       if self.one is not None
+                       else WatchEnding(cluster.judging, nodes_hold, timeout=timeout, close=cluster.flush, began=self.began))
+        self.ending.subscribe(partial(self.heard_from, None))
         self.final = asyncio.Event()  # a launch's verdict became final
         self.progress_said: dict[str, tuple[float, Any]] = {}  # node -> (when, estimate) of its last progress line
         self.gpu_note: dict[str, str] = {}  # node -> why it has no GPU samples, once said
@@ -192,20 +199,16 @@ class PlainPresenter:
         self.file_notice: LogRestart | LogTruncated | LogMoved | LogGap | None = None  # the last log notice said
         self.seen_kind = STARTING  # a launch: the kind of the last verdict printed
         # a single log's watch
-        self.decided_at: float | None = None  # when the current startup became ready or failed
-        self.ended_at: float | None = None  # when its processes said the server is gone
         self.said_reading: set[str] = set()  # nodes whose final log is being read to its end, said once
         self.judged = STARTING  # the kind of the last quiet-log verdict printed
         # several nodes
         self.done_milestones: set[str] = set()
+        self.barrier_moved = False  # a node's update came: a milestone may have been passed by every rank
         self.last_job: str | None = None
-        self.failed_at: float | None = None
         self.stalled: str | None = None  # the node the last "stalled?" line named
 
-    @property
-    def queue(self) -> Heard:
-        """A single log's queue."""
-        return next(iter(self.queues.values()))
+    def heard_from(self, node: str | None, what: SessionEvent | LaunchEvent | Update | WatchOver) -> None:
+        self.heard.put_nowait((node, what))
 
     @property
     def session(self) -> WatchSession:
@@ -367,12 +370,39 @@ class PlainPresenter:
         return next(iter(self.cluster.nodes))
 
     def drain(self) -> None:
-        """Say every node's events so far, in each node's order."""
-        for name, queue in self.queues.items():
-            while not queue.empty():
-                event = queue.get_nowait()
-                if not isinstance(event, _Done):
-                    self.handle(name, event)
+        """Say everything heard so far, in the order it happened (the end of the watch aside)."""
+        heard = self.heard
+        while not heard.empty():
+            node, what = heard.get_nowait()
+            if isinstance(what, WatchOver):
+                self.final.set()  # (a launch's: its wiring ends it; a watch's is heard once, by ``follow``)
+            else:
+                self.dispatch(node, what)
+
+    def dispatch(self, node: str | None, what: SessionEvent | LaunchEvent | Update) -> None:
+        """One thing heard, in words: a node's event, or the node set's own."""
+        match what:
+            case VerdictChanged():
+                self.verdict_changed(what)
+            case Update():  # a node's (a barrier may have moved), or the Slurm job's with its events
+                self.barrier_moved = True
+                if node is None:
+                    for event in what.events:
+                        self.job_event(event)
+            case _ if node is None:
+                raise AssertionError(f"heard from no node: {what!r}")
+            case _:
+                self.handle(node, what)
+
+    def looked(self) -> None:
+        """What the samples say and the events do not (each node's), and the milestones every
+        rank has now passed."""
+        now = time.monotonic()
+        for name in self.cluster.nodes:
+            self.samples_said(name, now, "" if self.launch is not None else "  ")
+        if self.barrier_moved and not self.cluster.single:
+            self.barrier_moved = False
+            self.barrier_news()
 
     def samples_said(self, node: str, now: float, indent: str = "  ") -> None:
         """What a node's samples say and its events do not: its weight load's progress (see
@@ -416,10 +446,58 @@ class PlainPresenter:
     async def run(self) -> int:
         """Follow the watch to its verdict; the exit status (``--json``'s last object says it)."""
         self.emit(self.start_said())
-        status = await (self.follow_one() if self.one is not None else self.follow_nodes())
-        self.emit(Said("exit", fields={"exit": status, "verdict": str(self.cluster.verdict().kind)}))
+        cluster = self.cluster
+        if not cluster.single:  # the nodes' updates (a barrier may have moved) and the Slurm job's events
+            cluster.subscribe(self.heard_from)
+        cluster.judging.subscribe(partial(self.heard_from, None))  # the verdict, as the judging stage pushes it
+        cluster.start()  # primes the tracker first: the first marker finds the automata built
+        self.ending.start()
+        try:
+            status = await self.follow()
+        finally:
+            self.ending.stop()
+            self.flush()
+            await cluster.stop()
+        self.emit(Said("exit", fields={"exit": status, "verdict": str(cluster.verdict().kind)}))
         self.flush()
         return status
+
+    async def follow(self) -> int:
+        """The one loop, for one log, several nodes and a launch alike: say everything heard as it
+        comes, each batch written out at once; between batches (and every LOOK_EVERY_S) what the
+        samples say. A watch ends with the verdict the judging side pushed as final (or with a
+        refused connection); a launch's goes on until cancelled (its wiring awaits ``final``)."""
+        heard = self.heard
+        while True:
+            try:
+                async with asyncio.timeout(LOOK_EVERY_S):  # (no task per wait, unlike wait_for)
+                    node, what = await heard.get()
+            except TimeoutError:
+                pass
+            else:
+                while True:
+                    if isinstance(what, WatchOver):
+                        if self.launch is not None:
+                            self.final.set()
+                        else:
+                            return self.concluded(what)
+                    elif isinstance(what, ConnectionState) and what.state == "refused" and node is not None and (
+                        self.launch is None
+                    ):
+                        return self.refused(node, what)
+                    else:
+                        self.dispatch(node, what)
+                    if heard.empty():
+                        break
+                    node, what = heard.get_nowait()
+            self.looked()
+            self.flush()  # once per batch: all it printed goes out in one write
+
+    def concluded(self, over: WatchOver) -> int:
+        """The watch is over: what was heard before its end, then its last verdict; the exit status."""
+        self.drain()
+        self.looked()
+        return self.final_one(over) if self.one is not None else self.final_nodes(over)
 
     def refused(self, node: str, conn: ConnectionState) -> int:
         """A node's host refused the connection (a host key or login problem: retrying will not fix
@@ -442,111 +520,13 @@ class PlainPresenter:
 
     # ------------------------------------------------------------ a single log
 
-    async def follow_one(self) -> int:
-        session, queue = self.session, self.queue
-        self.cluster.start()  # primes the tracker first: the first marker finds the automata built
-
-        async def ended() -> None:
-            await session.wait()
-            queue.put_nowait(_DONE)
-
-        watcher = asyncio.create_task(ended())
-        deadline = None if self.timeout is None else self.began + self.timeout
-        try:
-            while True:
-                now = time.monotonic()
-                wait = QUIET_S
-                if deadline is not None:
-                    wait = min(wait, deadline - now)
-                if self.decided_at is not None:
-                    wait = min(wait, self.decided_at + GRACE_S - now)
-                try:
-                    async with asyncio.timeout(max(0.0, wait)):  # no task per wait, unlike wait_for
-                        event = await queue.get()
-                except TimeoutError:
-                    event = None
-                if isinstance(event, _Done):
-                    return self.finish()
-                if isinstance(event, ConnectionState) and event.state == "refused":
-                    return self.refused(self.cluster_node, event)
-                if event is not None:
-                    self.handle(self.cluster_node, event)
-                    while not queue.empty():  # everything already queued, then one flush
-                        nxt = queue.get_nowait()
-                        if isinstance(nxt, _Done) or isinstance(nxt, ConnectionState) and nxt.state == "refused":
-                            queue.put_nowait(nxt)  # handled on the next turn, after what came before
-                            break
-                        self.handle(self.cluster_node, nxt)
-                elif self.ended is not None and self.ended.is_set():  # written out, and read to the end
-                    return self.finish()
-                elif self.log_quiet():
-                    session.quiet()
-                    self.drain()
-                self.flush()  # once per batch: all it printed goes out in one write
-                status = self.check_one(deadline)
-                if status is not None:
-                    return status
-        finally:
-            self.flush()
-            watcher.cancel()
-            await self.cluster.stop()
-
-    def log_quiet(self) -> bool:
-        """No log bytes for QUIET_S."""
-        last = self.session.last_output_at
-        return last is None or self.session.clock() - last >= QUIET_S
-
-    def finish(self, timed_out: bool = False) -> int:
-        self.session.finish()
-        self.drain()
-        return self.final_one(timed_out)
-
-    def check_one(self, deadline: float | None) -> int | None:
-        """The exit status once the watch is over, else None.
-
-        Ready or failed is final once everything read is handled and the log has been quiet
-        a moment, or after a grace period (a log that keeps growing): what follows may be the
-        root cause of a failure, or a new startup in the same log that makes this one moot.
-        """
+    def log_verdict(self, verdict: Verdict) -> None:
+        """What a single log alone does not say, as its verdict is pushed while it is undecided:
+        its process gone while its log is read to its end, loading or stalled? (said once as it
+        begins, and when the log moves again). Its end is said by :meth:`final_one`."""
         session = self.session
-        state = session.state
-        now = time.monotonic()
-        self.samples_said(self.cluster_node, now)
-        if state.outcome == READY and session.health is not None and not session.health.ok:
-            self.decided_at = None  # the log says ready; the URL has not answered 200 yet
-        elif state.outcome in (READY, STOPPED, FAILED):
-            if self.decided_at is None:
-                self.decided_at = now
-            smoke = session.smoke
-            if state.outcome == READY and session.smoke_wanted and (smoke is None or smoke.url and not smoke.answer):
-                self.decided_at = now  # ready means it answers: wait for the smoke test's answer
-            elif now - self.decided_at >= GRACE_S or (self.queue.empty() and self.log_quiet()):
-                return self.finish()
-        else:
-            self.decided_at = None  # a new startup: undecided again
-            status = self.quiet_verdict(now)
-            if status is not None:
-                return status
-        if deadline is not None and now >= deadline:
-            return self.finish(timed_out=True)
-        return None
-
-    def quiet_verdict(self, now: float) -> int | None:
-        """What the log alone does not say: dead or failed (the processes behind it), and
-        loading or stalled? (said once as it begins, and when the log moves again)."""
-        session = self.session
-        verdict = session.verdict()
-        if verdict.kind in (DEAD, FAILED):  # the server's processes say so; its last words may follow
-            if self.ended_at is None:
-                self.ended_at = now
-            if not self.queue.empty() or now - self.ended_at < QUIET_S:
-                return None
-            session.finish()
-            self.drain()
-            final = session.verdict()
-            self.emit(verdict_said(final, f"{final.word}: {final.detail}"))
-            return EXIT_FAILED if final.kind in (DEAD, FAILED) else self.final_one()
-        self.ended_at = None
+        if verdict.final or session.state.outcome in (READY, STOPPED, FAILED):
+            return
         self.reading_rest(self.cluster_node, verdict, session.reading_rest)
         kind = verdict.kind if verdict.kind in (LOADING, STALLED) else STARTING
         if kind != self.judged:
@@ -555,7 +535,6 @@ class PlainPresenter:
             elif self.judged == STALLED:
                 self.emit(verdict_said(verdict, "the log moves again"))
             self.judged = kind
-        return None
 
     def reading_rest(self, node: str, verdict: Verdict, reading: int | None) -> None:
         """The writer (a node's task) is gone: its log is read to its end before judging, said once."""
@@ -563,8 +542,14 @@ class PlainPresenter:
             self.said_reading.add(node)
             self.emit(Said("reading_rest", verdict.detail, fields={"bytes": reading}), node)
 
-    def final_one(self, timed_out: bool = False) -> int:
+    def final_one(self, over: WatchOver) -> int:
         """A single log's last verdict line, with what explains it; its exit status."""
+        if over.why == "processes":  # the processes behind the log said it, after their last words
+            final = over.change.verdict
+            self.emit(verdict_said(final, f"{final.word}: {final.detail}"))
+            if final.kind in (DEAD, FAILED):
+                return EXIT_FAILED
+        timed_out = over.why == "timeout"
         session = self.session
         state = session.state
         status = judge(state).exit_status
@@ -659,40 +644,15 @@ class PlainPresenter:
 
     # ------------------------------------------------------------ several nodes
 
-    async def follow_nodes(self) -> int:
-        cluster = self.cluster
-        refused: list[tuple[str, ConnectionState]] = []
-
-        def on_update(node: str | None, update: Update) -> None:
-            if node is None:  # the job's own events (the nodes' come through their queues, none lost)
-                for event in update.events:
-                    self.job_event(event)
-            self.drain()
-            if node is not None and (conn := cluster.nodes[node].connection) is not None and conn.state == "refused":
-                refused.append((node, conn))
-
-        cluster.subscribe(on_update)
-        cluster.start()
-        deadline = None if self.timeout is None else self.began + self.timeout
-        try:
-            while True:
-                wait = 1.0 if deadline is None else max(0.0, min(1.0, deadline - time.monotonic()))
-                cluster.changed.clear()
-                try:
-                    async with asyncio.timeout(wait):
-                        await cluster.changed.wait()
-                except TimeoutError:
-                    pass
-                if refused:
-                    return self.refused(*refused[0])
-                self.barrier_news()
-                status = self.check_nodes(deadline)
-                self.flush()
-                if status is not None:
-                    return status
-        finally:
-            self.flush()
-            await cluster.stop()
+    def nodes_verdict(self, verdict: Verdict) -> None:
+        """What the node set's verdict says as it is pushed: a silent node (once, not every
+        second), a node whose task ended while its log is read to its end."""
+        if verdict.kind == STALLED and verdict.node != self.stalled:
+            self.emit(verdict_said(verdict, verdict.text))
+        self.stalled = verdict.node if verdict.kind == STALLED else None
+        node = self.cluster.nodes.get(verdict.node or "")
+        if verdict.kind == STARTING and verdict.node is not None and node is not None:  # its task ended
+            self.reading_rest(verdict.node, verdict, node.reading_rest)
 
     def barrier_news(self) -> None:
         """A milestone every rank of every node has now reached."""
@@ -736,45 +696,27 @@ class PlainPresenter:
             lines, fields = found
             self.emit(Said("profile", "\n".join(lines), indent="  ", fields=fields))
 
-    def check_nodes(self, deadline: float | None) -> int | None:
-        cluster = self.cluster
-        verdict = cluster.verdict()
-        if verdict.final or (deadline is not None and time.monotonic() >= deadline):
-            cluster.flush()  # the nodes' last events before the verdict
-            self.drain()
-        now = time.monotonic()
-        for name in cluster.nodes:
-            self.samples_said(name, now)
-        if verdict.kind == STALLED and verdict.node != self.stalled:  # said once per silent node, not every second
-            self.emit(verdict_said(verdict, verdict.text))
-        self.stalled = verdict.node if verdict.kind == STALLED else None
-        node = cluster.nodes.get(verdict.node or "")
-        if verdict.kind == STARTING and verdict.node is not None and node is not None:  # its task ended
-            self.reading_rest(verdict.node, verdict, node.reading_rest)
-        if verdict.kind in (READY, STOPPED):
-            self.emit(verdict_said(verdict, verdict.text))
-            if verdict.kind == READY:
-                self.profile_nodes()
-            return EXIT_READY
-        if verdict.kind in (FAILED, DEAD):
-            if self.failed_at is None:
-                self.failed_at = now
-            if now - self.failed_at >= FAIL_SETTLE_S:
-                change = cluster.judging.evaluate()  # the root cause may have arrived meanwhile
-                self.emit(verdict_said(change.verdict, change.verdict.text))
-                for hint in change.hints:  # the failing node's, as the judging stage diagnosed them
-                    self.emit(hint_said(hint), change.verdict.node)
-                self.node_verdicts()
-                self.barrier_report()
-                return EXIT_FAILED
-            return None
-        if deadline is not None and now >= deadline:
+    def final_nodes(self, over: WatchOver) -> int:
+        """The node set's last verdict, with each node's and — unless ready — who is not there
+        yet; the exit status."""
+        verdict = over.change.verdict
+        if over.why == "timeout":
             self.emit(verdict_said(verdict, f"TIMEOUT after {duration(self.timeout)}: {verdict.text}", verdict="timeout",
                                    final=True))
             self.node_verdicts()
             self.barrier_report()
             return EXIT_STARTING
-        return None
+        if verdict.kind in (READY, STOPPED):
+            self.emit(verdict_said(verdict, verdict.text))
+            if verdict.kind == READY:
+                self.profile_nodes()
+            return EXIT_READY
+        self.emit(verdict_said(verdict, verdict.text))  # the root cause may have arrived while it settled
+        for hint in over.change.hints:  # the failing node's, as the judging stage diagnosed them
+            self.emit(hint_said(hint), verdict.node)
+        self.node_verdicts()
+        self.barrier_report()
+        return EXIT_FAILED
 
     # ------------------------------------------------------------ a launch (run --plain)
 
@@ -802,16 +744,23 @@ class PlainPresenter:
         self.note(f"  {launch.command_text}", "")  # (words alone: the record has it in ``command``)
 
     async def consume(self) -> None:
-        """Print everything queued, as it comes, until cancelled."""
-        while True:
-            event = await self.queue.get()
-            if not isinstance(event, _Done):  # (none in a launch's)
-                self.handle(self.cluster_node, event)
-            self.drain()
-            self.flush()
+        """A launch's: print everything heard, as it comes, until cancelled (``final`` is set
+        once its verdict is final)."""
+        self.ending.start()
+        try:
+            await self.follow()
+        finally:
+            self.ending.stop()
 
     def verdict_changed(self, change: VerdictChanged) -> None:
-        """A launch's verdict as the judging stage pushed it: each new kind, and loading ⇄ stalled?."""
+        """The verdict as the judging stage pushed it: a launch's each new kind (and loading ⇄
+        stalled?), with a failure's hints; a watch's what its end will not say."""
+        if self.launch is None:
+            if self.one is not None:
+                self.log_verdict(change.verdict)
+            else:
+                self.nodes_verdict(change.verdict)
+            return
         verdict, previous = change.verdict, change.previous
         if verdict.kind != self.seen_kind or verdict.kind in (LOADING, STALLED) and previous is not None and (
             previous.kind != verdict.kind
@@ -821,9 +770,6 @@ class PlainPresenter:
                 for hint in change.hints:  # as the judging stage diagnosed them
                     self.emit(hint_said(hint), own=True)
         self.seen_kind = verdict.kind
-        if verdict.final:
-            self.final.set()
-        self.samples_said(self.cluster_node, time.monotonic(), indent="")  # re-judged once a second: the weight load's bytes
 
     def left_running(self) -> None:
         launch = self.launch

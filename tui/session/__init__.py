@@ -6,7 +6,7 @@ and the startup tracker, and keeps the models the views render: the startup stat
 a bounded scrollback, GPU history and the connection state. Subscribers (the app)
 are told *that* something changed, at most ``max_rate`` times a second, however
 fast the log grows — the views pull what they need from the session then. Text
-presenters (``--plain``) ``listen()`` instead: a queue of their own that receives
+presenters (``--plain``) ``hear()`` instead (or ``listen()``, a queue of their own): told
 every tracker event and source notice as it happens, unthrottled and lossless.
 
 Data flows one way: sources -> events -> state (here) -> views. The models it keeps are
@@ -151,6 +151,7 @@ def line_style(events: Sequence[TrackerEvent], number: int, style: str) -> str:
 #: What ``listen()`` queues, in order: source notices, tracker events, warnings' notes (the
 #: judging stage's) and, when asked for, the log's lines. Presenters dispatch on it with ``match``.
 SessionEvent = SourceEvent | TrackerEvent | NoteFound | Line
+Hearer = Callable[[SessionEvent], None]  # told each event ``listen`` would queue (``hear``)
 
 Subscriber = Callable[[Update], None]
 EventHandler = Callable[[Any], None]
@@ -237,8 +238,8 @@ class WatchSession:
         self._followers = [s.feed for s in self._sources if isinstance(s, StartupFollower)]
         self._tasks: list[asyncio.Task[None]] = []
         self._subscribers: list[Subscriber] = []
-        self._listeners: list[asyncio.Queue[SessionEvent]] = []
-        self._line_listeners: list[asyncio.Queue[SessionEvent]] = []
+        self._listeners: list[Hearer] = []  # ``hear``: each told every event, in order
+        self._line_listeners: list[Hearer] = []
         self._closers: list[Callable[[], Awaitable[None]]] = []  # ``close_with``
         self._topics: set[Topic] = set()
         self._events: list[Any] = []
@@ -274,10 +275,14 @@ class WatchSession:
         """A queue of every tracker event and source notice (not log chunks or GPU samples)
         from now on, in order, none dropped; with ``lines`` each log :class:`Line` too."""
         queue: asyncio.Queue[SessionEvent] = asyncio.Queue()
-        self._listeners.append(queue)
-        if lines:
-            self._line_listeners.append(queue)
+        self.hear(queue.put_nowait, lines=lines)
         return queue
+
+    def hear(self, put: Hearer, *, lines: bool = False) -> None:
+        """``put`` is told what :meth:`listen` queues, as it happens (several nodes' into one queue)."""
+        self._listeners.append(put)
+        if lines:
+            self._line_listeners.append(put)
 
     def quiet(self) -> None:
         """The log has been quiet a while: tracebacks whose exception line came are over."""
@@ -611,8 +616,8 @@ class WatchSession:
         for handler in self.handlers.get(type(event), ()):
             handler(event)
         if self._listeners and not isinstance(event, (LogChunk, GpuSample, GpuUnavailable, ReadCounters, DiskBusy)):
-            for queue in self._listeners:
-                queue.put_nowait(event)
+            for put in self._listeners:
+                put(event)
 
     def finish(self) -> None:
         """End of input (a finished replay): the unterminated last line counts."""
@@ -682,8 +687,8 @@ class WatchSession:
                 append(item.number, item.text, line_style(events, item.number, style) if events else style)
                 if smoke and "://" in item.text:
                     self._listening = listening_port((item.text,)) or self._listening
-                for queue in listeners:
-                    queue.put_nowait(item)
+                for put in listeners:
+                    put(item)
             if events:
                 self._apply(events, None if isinstance(item, Progress) else item.number)
         if self._growing:
@@ -744,10 +749,10 @@ class WatchSession:
                 self.counts.feed(event.phase, self.clock(), event.done or 0, event.total, event.took, event.cached)
             for follower in self._followers:
                 follower(event)
-            for queue in self._listeners:
-                queue.put_nowait(event)
+            for put in self._listeners:
+                put(event)
                 if note is not None:  # the warning's hint, new this attempt: after the warning itself
-                    queue.put_nowait(NoteFound(note))
+                    put(NoteFound(note))
             if len(self._events) < 1000:  # the screen needs no more per refresh; listeners get all
                 self._events.append(event)
             self._topics.add("state")
