@@ -235,6 +235,7 @@ async def _cluster_plain(launch: Launch, options: LaunchOptions, json: bool = Fa
         async with serving_metrics(options.metrics, launch_metrics(launch), {"launch": launch.spec.name}):
             code = await presenter.run()
         launch.evaluate()
+        await launch.settle()  # let hooks and the history writes finish (and say how they went)
         if code == EXIT_READY or run.alive and await launch.runner.alive(run):
             presenter.emit(Said("left_running", f"left running: {launch.runner.stop_hint(run, launch.spec.name)}",
                                 fields={"name": launch.spec.name, "attempt": run.attempt}))
