@@ -39,12 +39,14 @@ def test_rank_tags_are_one_rank_in_any_order_and_a_renamed_process_keeps_its_ran
     known: set[str] = set()
     assert ranks.name("TP3 DP0", None) == ranks.name("DP0 TP3", None) == "DP0 TP3"
     assert ranks.name(None, None) == MAIN
+    assert not ranks.counted("TP1") and ranks.counted(None)  # (no tag: nothing to count)
     ranks.register({"ranks": "TP1", "proc": None, "pid": None}, known)
+    assert ranks.counted("TP1") and not ranks.counted("TP2")  # a skipped line tagged TP1 adds nothing now
     assert ranks.register({"ranks": None, "proc": "Worker", "pid": "41"}, known) is None
     assert ranks.register({"ranks": None, "proc": "Worker_TP1", "pid": "41"}, known) == ("Worker", "Worker_TP1")
     assert known == {"TP1", "Worker_TP1"}
     ranks.new_startup()  # a new startup counts its tagged ranks anew; the process is still known
-    assert ranks.tagged == set()
+    assert ranks.tagged == set() and not ranks.counted("TP1")
     assert ranks.register({"ranks": None, "proc": "Worker_TP1", "pid": "41"}, known) is None
 
 

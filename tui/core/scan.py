@@ -210,9 +210,11 @@ class LineFeeder:
         assembled from, which starts at offset ``base`` (a line that began before it is searched)."""
         skip, feed, in_line = tracker.skip, tracker.feed, self.words.in_line
         count = len(items)
+        every = tracker.needs_every_line  # (only feeding a line changes it)
         for index, item in enumerate(items):
-            if not isinstance(item, Line) or tracker.needs_every_line:  # a \r update, or every line counts now
+            if not isinstance(item, Line) or every:  # a \r update, or every line counts now
                 yield item, feed(item, at)
+                every = tracker.needs_every_line
                 continue
             if hits is not None and item.offset >= base:
                 at_or_after = bisect.bisect_left(hits, item.offset)
@@ -222,6 +224,7 @@ class LineFeeder:
                 found = in_line(item)
             if found:
                 yield item, feed(item, at)
+                every = tracker.needs_every_line
             else:
                 skip(item)
                 yield item, []
