@@ -103,7 +103,7 @@ SILENCE_SECONDS = 5.0
 #: Log silence (s) after which an open traceback whose exception line came is over.
 QUIET_S = 0.5
 #: Bytes of a log chunk fed between two yields to the event loop (cut at a line's end): about
-#: 300 lines of a serving log, ~1.5 ms, so a key press in a flood waits behind little feeding.
+#: 270 serving-log lines, ~1 ms, so a key press in a flood waits behind little feeding.
 SLICE_BYTES = 32 * 1024
 #: Lines of one error block that copying or a report takes (its head and its tail beyond this).
 BLOCK_LINES = 2000
