@@ -72,7 +72,8 @@ async def test_g_and_G_always_move_and_e_or_search_say_paused():
 async def test_new_lines_alone_redraw_the_log_and_its_status_not_the_header():
     """A flood's lines change the log and its status line; the header (at the top of the screen)
     redraws when the verdict, state or connection changes, or its clock ticks: redrawing it with
-    every batch of lines made each refresh re-render the whole screen, not the rows under the log."""
+    every batch of lines made each refresh render it again and stretched the screen's update to its
+    top rows (the timeline and GPU panels with it)."""
     session = fixed_session(b"[2026-03-14 21:04:10] server_args=ServerArgs(model_path='/m', tp_size=1)\n"
                             b"[2026-03-14 21:04:11 TP0] Load weight begin. avail mem=70.00 GB\n")
     app = make_app(session)
