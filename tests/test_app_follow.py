@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,7 @@ import pytest
 from tests.app_support import feed, fixed_session, make_app
 from tests.support import screen_text, until
 from tui.app.app import LogStatus
+from tui.app.header import VerdictHeader
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
@@ -65,3 +67,30 @@ async def test_g_and_G_always_move_and_e_or_search_say_paused():
         await pilot.pause()
         assert not log.follow and "paused" in status(app)
         assert "Load weight" in log.current_entry().text
+
+
+async def test_new_lines_alone_redraw_the_log_and_its_status_not_the_header():
+    """A flood's lines change the log and its status line; the header (at the top of the screen)
+    redraws when the verdict, state or connection changes, or its clock ticks: redrawing it with
+    every batch of lines made each refresh render it again and stretched the screen's update to its
+    top rows (the timeline and GPU panels with it)."""
+    session = fixed_session(b"[2026-03-14 21:04:10] server_args=ServerArgs(model_path='/m', tp_size=1)\n"
+                            b"[2026-03-14 21:04:11 TP0] Load weight begin. avail mem=70.00 GB\n")
+    app = make_app(session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        header = app.query_one(VerdictHeader)
+        drawn = []  # who asked the header to redraw (its clock's ticks aside: they come from a timer)
+
+        def refresh(*args, refresh=header.refresh, **kwargs):
+            drawn.append(sys._getframe(1).f_code.co_name)
+            return refresh(*args, **kwargs)
+
+        header.refresh = refresh  # type: ignore[method-assign]
+        for start in range(0, 3000, 1000):
+            feed(session, b"".join(b"[2026-03-14 21:05:00 TP0] Decode batch. #running-req: %d\n" % i
+                                   for i in range(start, start + 1000)))
+            await until(lambda: app.log_view.virtual_size.height == start + 1002, pilot=pilot, what="the log drawn")
+        assert "_draw" not in drawn
+        feed(session, b"[2026-03-14 21:05:01 TP0] Load weight end. elapsed=6.91 s, avail mem=60.40 GB\n")  # a phase ends
+        await until(lambda: "_draw" in drawn, pilot=pilot, what="the header redrawn")

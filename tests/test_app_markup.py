@@ -67,3 +67,28 @@ async def test_a_giant_line_is_cut_for_display_and_the_view_stays_fast():
         text = screen_text(app)
         assert "after the giant" in text and "x[b]x[b]" in text
         assert text.splitlines()[0].lstrip().startswith("WATCHTOWER")
+
+
+async def test_a_row_marks_each_search_match_and_the_cursor_row_whole():
+    """The row is made of segments directly: each match of the search term (any case) in the
+    match style over the line's own, the rest of the text in the line's own; the cursor's row in
+    the cursor style end to end."""
+    session = fixed_session(b"[2026-03-14 21:04:10] Decode batch. #token: 12, token usage: 0.12\n"
+                            b"[2026-03-14 21:04:11] no term here\n")
+    app = make_app(session)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause()
+        log, style = app.log_view, app.palette.style
+        log.search = "TOKEN"
+        log.cursor = 1
+        await pilot.pause()
+        first, second = (log.render_line(log.row_of(seq) - int(log.scroll_y)) for seq in (0, 1))
+        text = style(log.entry_at(log.row_of(0)).style)
+        match = log.rich_style + text + style("match")
+        assert [seg.text for seg in first if seg.style == match] == ["token", "token"]
+        assert "".join(seg.text for seg in first if seg.style == log.rich_style + text) == \
+            "[2026-03-14 21:04:10] Decode batch. #: 12,  usage: 0.12"
+        assert not any(seg.style == match for seg in second)
+        cursor = style("cursor")
+        assert all(seg.style.bgcolor == cursor.bgcolor for seg in second if seg.text.strip())  # the cursor's row
+        assert not any(seg.style.bgcolor == cursor.bgcolor for seg in first)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 
 from tests.app_support import CLOCK, feed, fixed_session, make_app
-from tests.support import screen_text
+from tests.support import MemorySource, screen_text
 from tui.app.gpus import render_gpus
 from tui.app.themes import discover
 from tui.core.events import ConnectionState, GpuInfo, GpuSample, GpuUnavailable, LogChunk, LogGap, LogRestart, LogTruncated
-from tui.session import ERROR, MARK, WatchSession
+from tui.session import ERROR, MARK, SLICE_BYTES, WatchSession
 
 PALETTE = discover()["dark"]
 
@@ -126,6 +126,27 @@ async def test_updates_are_coalesced_under_a_flood():
     assert session.scrollback.end_seq == 50_000
     assert 1 <= len(updates) <= elapsed * 10 + 3  # at most max_rate notifications a second
     assert all("log" in u.topics for u in updates)
+
+
+async def test_a_big_read_is_fed_in_slices_with_the_event_loop_let_through_between():
+    """A 256 KiB read of a flood is fed a slice of whole lines at a time: whatever else waits on
+    the loop (a key press, the screen's refresh) waits behind one slice, not the whole read."""
+    flood = b"".join(b"[2026-03-14 21:05:00 TP%d] Decode batch. #running-req: %d, #token: %d, token usage: 0.12, "
+                     b"gen throughput (token/s): 1234.5\n" % (i % 8, i, i * 7) for i in range(20_000))
+    source = MemorySource()
+    session = WatchSession(log=source)
+    session.start()
+    source.say(flood)
+    seen = [0]  # the lines in the scrollback at each turn of the loop
+    while seen[-1] < 20_000:
+        await asyncio.sleep(0)
+        seen.append(session.scrollback.end_seq)
+    await session.stop()
+    widest_turn = max(b - a for a, b in zip(seen, seen[1:]))
+    lengths = [len(line) + 1 for line in flood.splitlines()]
+    shortest, longest = min(lengths), max(lengths)
+    assert widest_turn * shortest <= SLICE_BYTES + longest  # one slice (and its last line) a turn
+    assert [session.scrollback.get(seq).number for seq in (0, 19_999)] == [1, 20_000]  # every line, in order
 
 
 def test_gpu_panel_states():

@@ -133,5 +133,19 @@ def test_cap_is_chunking_independent(pieces, cut):
         lines_mod.MAX_LINE_BYTES = orig
 
 
+@settings(max_examples=300, deadline=None)
+@given(pieces=st.lists(st.sampled_from([b"a", b"TP0", b" ", b"\t", b"\n", b"\r", b"\x7f", b"\x00", b"\x1b[31m",
+                                         b"\xc2\x85", b"\xe2\x80\xae", b"\xff"]), max_size=60))
+def test_a_chunk_reads_as_its_lines_made_one_by_one(pieces):
+    """The assembler looks for bytes to clean (and secrets) once in a whole chunk: each line of a
+    chunk with none, or with some, reads as that line made alone."""
+    data = b"".join(pieces) + b"\n"
+    alone, offset = [], 0
+    for number, raw in enumerate(data.split(b"\n")[:-1], 1):
+        alone.append(make_line(number, offset, raw.removesuffix(b"\r")))
+        offset += len(raw) + 1
+    assert assemble([data]) == alone
+
+
 def test_make_line_matches_assembler():
     assert make_line(1, 0, b"a\rb") == assemble([b"a\rb\n"])[0]

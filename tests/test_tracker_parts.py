@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from tui.core.attempts import Attempts
 from tui.core.detection import Detection
 from tui.core.line_time import LOOK_LINES, LineTimes
@@ -11,7 +14,7 @@ from tui.core.lines import Line, LineAssembler
 from tui.core.phases import PhaseBook
 from tui.core.profiles import builtin_profiles, load_profile
 from tui.core.ranks import MAIN, Ranks
-from tui.core.scan import LineFeeder, prefilter
+from tui.core.scan import LineFeeder, Prefilter, prefilter
 from tui.core.state import FAILED, STARTING, Phase, RankPhase, StartupState
 from tui.core.timestamps import Timestamps
 
@@ -40,12 +43,14 @@ def test_rank_tags_are_one_rank_in_any_order_and_a_renamed_process_keeps_its_ran
     known: set[str] = set()
     assert ranks.name("TP3 DP0", None) == ranks.name("DP0 TP3", None) == "DP0 TP3"
     assert ranks.name(None, None) == MAIN
+    assert not ranks.counted("TP1") and ranks.counted(None)  # (no tag: nothing to count)
     ranks.register({"ranks": "TP1", "proc": None, "pid": None}, known)
+    assert ranks.counted("TP1") and not ranks.counted("TP2")  # a skipped line tagged TP1 adds nothing now
     assert ranks.register({"ranks": None, "proc": "Worker", "pid": "41"}, known) is None
     assert ranks.register({"ranks": None, "proc": "Worker_TP1", "pid": "41"}, known) == ("Worker", "Worker_TP1")
     assert known == {"TP1", "Worker_TP1"}
     ranks.new_startup()  # a new startup counts its tagged ranks anew; the process is still known
-    assert ranks.tagged == set()
+    assert ranks.tagged == set() and not ranks.counted("TP1")
     assert ranks.register({"ranks": None, "proc": "Worker_TP1", "pid": "41"}, known) is None
 
 
@@ -121,6 +126,28 @@ class Recorder:
 
     def finish(self):
         return []
+
+
+@settings(max_examples=200, deadline=None)
+@given(rows=st.lists(st.sampled_from(["Load weight begin", "x Load weight", "Decode batch", "", "Load", "weight",
+                                      "KV Cache is allocated", "Load weightLoad weight"]), max_size=30),
+       opened=st.sampled_from([b"", b"tail of a line read before, Load weight "]), hyperscan=st.booleans())
+def test_the_feeder_with_a_block_search_feeds_the_lines_whose_own_text_has_a_word(rows, opened, hyperscan):
+    """The block's word offsets (Hyperscan's match ends, or the regex's match starts) say which lines
+    hold a word, a word at a line's first byte too: exactly the lines a search of each line's own
+    text would feed."""
+    words = ("Load weight", "KV Cache")
+    feeder = LineFeeder(Prefilter(words, hyperscan=hyperscan))
+    lines = LineAssembler(progress=False)
+    lines.feed(opened)  # a line begun before the block: its text is searched
+    block = "".join(f"{row}\n" for row in rows).encode()
+    base = lines.offset
+    items = lines.feed(block)
+    hits = [base + at for at in feeder.words.positions(block)]
+    with_hits, by_line = Recorder(), Recorder()
+    list(feeder.lines(with_hits, items, 1.0, hits, base))
+    list(feeder.lines(by_line, items, 1.0))
+    assert with_hits.fed == by_line.fed == [item.number for item in items if any(w in item.text for w in words)]
 
 
 def test_the_line_feeder_feeds_lines_with_a_word_and_skips_the_rest_unless_every_line_is_needed():

@@ -323,8 +323,10 @@ class WatchtowerApp(App[int]):
             self.query_one(ProcessTree).sync()
         if topics & {"state", "process", "gpu"}:
             self.query_one(KeyBar).refresh()  # the keys that matter follow the verdict (and the GPUs' holders)
-        if topics & {"log", "state", "connection", "process"}:
+        # Not for new lines alone: the header's verdict is pushed (on_verdict) and its clock ticks on its own.
+        if topics & {"state", "connection", "process"}:
             self.query_one(VerdictHeader).refresh()
+        if topics & {"log", "state", "connection", "process"}:
             self.query_one(LogStatus).refresh()
         if "state" in topics:  # (a flood of plain lines changes no phase: no relayout for it)
             self.query_one(PhaseTimeline).refresh(layout=True)

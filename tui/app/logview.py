@@ -11,8 +11,8 @@ from __future__ import annotations
 import bisect
 
 from rich.segment import Segment
-from rich.text import Text
-from textual.geometry import Size
+from rich.style import Style
+from textual.geometry import Region, Size
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -50,6 +50,7 @@ class LogView(ScrollView, can_focus=True):
         self._measured = 0  # seq up to which _widest has been measured
         self._notable: list[int] = []
         self._auto_scroll = False
+        self._line_base: Style | None = None  # the widget's style while its lines are drawn
 
     def show(self, session: WatchSession | ClusterSession) -> None:
         """Show another log (one node's own, or every node's merged): from its end, following."""
@@ -185,36 +186,50 @@ class LogView(ScrollView, can_focus=True):
 
     # ---------------------------------------------------------------- drawing
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        self._line_base = self.rich_style  # (one look-up of the widget's style for the lines drawn now)
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._line_base = None
+
     def render_line(self, y: int) -> Strip:
+        """One row: [node] number, marker, text, as segments made directly (a row is drawn for
+        every new line in a flood: no rich ``Text`` to build and render per row)."""
         scroll_x, scroll_y = self.scroll_offset
         width = self.scrollable_content_region.width
         entry = self.entry_at(scroll_y + y)
-        base = self.rich_style
+        base = self.rich_style if self._line_base is None else self._line_base
         if entry is None:
             return Strip.blank(width, base)
-        palette = self.app.palette  # type: ignore[attr-defined]
+        style = self.app.palette.style  # type: ignore[attr-defined]
+        on_cursor = entry.seq >= 0 and entry.seq == self.cursor
+        cursor = style("cursor") if on_cursor else None
+        segments: list[Segment] = []
+
+        def part(text: str, part_style: Style) -> None:
+            if text:
+                segments.append(Segment(text, base + (part_style + cursor if cursor is not None else part_style)))
+
         gutter = self._gutter_width()
-        number = "" if entry.style == MARK else str(entry.number)
-        line = Text(no_wrap=True, end="")
         if self.merged:
-            line.append(f"{clean(entry.node):<{NODE_WIDTH}.{NODE_WIDTH}} ", palette.style("title"))
+            part(f"{clean(entry.node):<{NODE_WIDTH}.{NODE_WIDTH}} ", style("title"))
             gutter -= NODE_WIDTH + 1
-        line.append(number.rjust(gutter - 2), palette.style("line_number"))
-        marker_style = palette.style(entry.style) if entry.style != NORMAL else palette.style("line_number")
-        line.append(f" {MARKERS.get(entry.style, ' ')}", marker_style)
-        body = entry.text[:MAX_DISPLAY].expandtabs(8)[scroll_x : scroll_x + width]
-        text = Text(body, style=palette.style(entry.style), no_wrap=True, end="")  # literal: no markup
-        if self.search:
-            lowered, term = body.lower(), self.search.lower()
-            start = lowered.find(term)
-            while start >= 0 and term:
-                text.stylize(palette.style("match"), start, start + len(term))
-                start = lowered.find(term, start + len(term))
-        line.append(" ")
-        line.append_text(text)
-        if entry.seq >= 0 and entry.seq == self.cursor:
-            line.stylize(palette.style("cursor"))
-        segments = [Segment(s.text, base + s.style if s.style else base) for s in line.render(self.app.console)]
+        part(("" if entry.style == MARK else str(entry.number)).rjust(gutter - 2), style("line_number"))
+        part(f" {MARKERS.get(entry.style, ' ')}", style(entry.style) if entry.style != NORMAL else style("line_number"))
+        part(" ", Style())
+        body = entry.text[:MAX_DISPLAY].expandtabs(8)[scroll_x : scroll_x + width]  # literal: never markup
+        body_style, term = style(entry.style), self.search.lower()
+        start = 0
+        if term:
+            lowered, match = body.lower(), body_style + style("match")
+            found = lowered.find(term)
+            while found >= 0:
+                part(body[start:found], body_style)
+                part(body[found : found + len(term)], match)
+                start = found + len(term)
+                found = lowered.find(term, start)
+        part(body[start:], body_style)
         return Strip(segments).adjust_cell_length(width, base)
 
     # ---------------------------------------------------------------- queries for the app

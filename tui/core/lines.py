@@ -55,6 +55,16 @@ def clean(text: str) -> str:
     return _CONTROL.sub(_visible, text) if _CONTROL.search(text) else text
 
 
+#: The bytes that need no cleaning (printable ASCII and tab), with the ``\r`` and ``\n`` that split lines.
+_PLAIN_BYTES = bytes((0x09, 0x0A, 0x0D, *range(0x20, 0x7F)))
+
+
+def _plain(data: bytes) -> bool:
+    """Whether ``data`` holds only bytes that need no cleaning: a flood's serving lines, where
+    a check of the whole chunk (~0.04 µs a line) spares each line ``clean``'s two searches."""
+    return data.isascii() and not data.translate(None, _PLAIN_BYTES)
+
+
 def decode(raw: bytes) -> str:
     """Bytes to clean text; invalid UTF-8 becomes U+FFFD."""
     return clean(raw.decode("utf-8", "replace"))
@@ -64,9 +74,11 @@ def decode(raw: bytes) -> str:
 _secret_hint = (_re2 or re).compile(SECRET_HINT).search
 
 
-def _text(raw: bytes, secrets: bool) -> str:
-    """Log bytes as the text every part of Watchtower sees: clean, and with secrets masked."""
-    return mask_secrets(decode(raw)) if secrets else decode(raw)
+def _text(raw: bytes, secrets: bool, plain: bool = False) -> str:
+    """Log bytes as the text every part of Watchtower sees: clean, and with secrets masked
+    (``plain``: the bytes need no cleaning, ``_plain``)."""
+    text = raw.decode("ascii") if plain else decode(raw)
+    return mask_secrets(text) if secrets else text
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,20 +105,22 @@ class Progress:
     text: str
 
 
-def make_line(number: int, offset: int, raw: bytes, truncated: bool = False, secrets: bool | None = None) -> Line:
+def make_line(number: int, offset: int, raw: bytes, truncated: bool = False, secrets: bool | None = None,
+              plain: bool = False) -> Line:
     """Build a Line from the raw bytes of one line, without its ``\\n`` / ``\\r\\n``.
 
     This is where log text enters Watchtower, so secrets are masked here (by shape and by
     name, ``tui.core.secrets.mask_secrets``) for every view, report and record alike.
-    ``secrets=False``: the caller's search of the whole chunk found nothing that could be one.
+    ``secrets=False``: the caller's search of the whole chunk found nothing that could be one;
+    ``plain=True``: its check found nothing to clean (``_plain``).
     """
     if len(raw) > MAX_LINE_BYTES:
         raw, truncated = _cut(raw), True
     if secrets is None:
         secrets = _secret_hint(raw) is not None
     if b"\r" not in raw:
-        return Line(number, offset, (_text(raw, secrets),) if raw else (), truncated)
-    segments = tuple(_text(piece, secrets) for piece in raw.split(b"\r") if piece)
+        return Line(number, offset, (_text(raw, secrets, plain),) if raw else (), truncated)
+    segments = tuple(_text(piece, secrets, plain) for piece in raw.split(b"\r") if piece)
     return Line(number, offset, segments, truncated)
 
 
@@ -147,6 +161,7 @@ class LineAssembler:
     def feed(self, data: bytes) -> list[Line | Progress]:
         out: list[Line | Progress] = []
         secrets = None if _secret_hint(data) is not None else False  # one search for the whole chunk
+        plain = _plain(data)  # ... and one check for what cleaning would change
         rows = data.split(b"\n")
         rest = rows.pop()  # the bytes after the last \n: they open (or continue) a line
         if rows:
@@ -157,7 +172,8 @@ class LineAssembler:
             for raw in rows[1:]:  # whole lines inside this chunk: no open-line state needed
                 number += 1
                 size = len(raw)
-                out.append(make_line(number, offset, raw[:-1] if raw.endswith(b"\r") else raw, secrets=secrets))
+                out.append(make_line(number, offset, raw[:-1] if raw.endswith(b"\r") else raw, secrets=secrets,
+                                     plain=plain))
                 offset += size + 1
             self.number, self.offset, self._start = number, offset, offset
         self._append(rest, out)

@@ -35,6 +35,14 @@ class Ranks:
             return rank
         return proc or MAIN
 
+    def counted(self, ranks: str | None) -> bool:
+        """Whether a line tagged ``ranks`` (and no process) adds nothing to ``register``'s count:
+        it has no tag, or its rank was counted this startup — a flood's lines, checked cheaply."""
+        if not ranks:
+            return True
+        rank = self._names.get(ranks)
+        return rank is not None and (rank == MAIN or rank in self.tagged)
+
     def register(self, groups: dict[str, str | None], known: set[str]) -> tuple[str, str] | None:
         """A line's rank tag (or process name) is one of the server's ranks: add it to ``known``.
         A process whose name changed (its ``pid`` group) is the same rank under its new name:

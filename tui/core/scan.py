@@ -210,18 +210,23 @@ class LineFeeder:
         assembled from, which starts at offset ``base`` (a line that began before it is searched)."""
         skip, feed, in_line = tracker.skip, tracker.feed, self.words.in_line
         count = len(items)
+        every = tracker.needs_every_line  # (only feeding a line changes it)
+        hit, last_hit = 0, len(hits) if hits is not None else 0  # the first hit not before this line
         for index, item in enumerate(items):
-            if not isinstance(item, Line) or tracker.needs_every_line:  # a \r update, or every line counts now
+            if not isinstance(item, Line) or every:  # a \r update, or every line counts now
                 yield item, feed(item, at)
+                every = tracker.needs_every_line
                 continue
             if hits is not None and item.offset >= base:
-                at_or_after = bisect.bisect_left(hits, item.offset)
-                following = items[index + 1].offset if index + 1 < count else None
-                found = at_or_after < len(hits) and (following is None or hits[at_or_after] < following)
+                while hit < last_hit and hits[hit] < item.offset:
+                    hit += 1
+                following = items[index + 1].offset if hit < last_hit and index + 1 < count else None
+                found = hit < last_hit and (following is None or hits[hit] < following)
             else:
                 found = in_line(item)
             if found:
                 yield item, feed(item, at)
+                every = tracker.needs_every_line
             else:
                 skip(item)
                 yield item, []

@@ -125,6 +125,12 @@ def _is_bar(text: str) -> bool:
     return "%|" in text or "% Completed" in text
 
 
+def _one_plain(segments: tuple[str, ...]) -> bool:
+    """A line of one segment that is neither a bar nor led by an ``srun -l`` label: it is matched
+    as it is (``StartupTracker._texts`` would yield it alone) — most lines, in a flood."""
+    return len(segments) == 1 and segments[0][:1] not in SRUN_LABEL_STARTS and not _is_bar(segments[0])
+
+
 # A tqdm bar's end ("… 6/23 [00:06<00:17,  2.41it/s]") with other text glued after it, no
 # newline between: a C++ error written while the bar was drawn ("…it/s]terminate called …").
 _GLUED = re.compile(r"\[[\d:?]+<[\d:?]+,\s*[^\]]{0,40}\](?=\S)")
@@ -251,11 +257,14 @@ class StartupTracker:
         log said last, and (until ready) its rank tag."""
         if self.state.ready_line is None:
             headers = (self.profile or self._generic).headers
-            for text in self._texts(line.segments):
+            segments = line.segments
+            for text in segments if _one_plain(segments) else self._texts(segments):
                 for header in headers:
                     match = header.match(text)
                     if match is not None:
-                        self._register(match.groupdict())
+                        groups = match.groupdict()
+                        if groups.get("proc") or groups.get("pid") or not self._ranks.counted(groups.get("ranks")):
+                            self._register(groups)
                         break
         self.pass_over(line.number, line.text)
 

@@ -102,8 +102,9 @@ __all__ = [
 SILENCE_SECONDS = 5.0
 #: Log silence (s) after which an open traceback whose exception line came is over.
 QUIET_S = 0.5
-#: Lines processed between two yields to the event loop: keeps key presses flowing in a flood.
-YIELD_EVERY = 1000
+#: Bytes of a log chunk fed between two yields to the event loop (cut at a line's end): about
+#: 270 serving-log lines, ~1 ms, so a key press in a flood waits behind little feeding.
+SLICE_BYTES = 32 * 1024
 #: Lines of one error block that copying or a report takes (its head and its tail beyond this).
 BLOCK_LINES = 2000
 #: Bytes read at most when re-reading a block's lines from the log file.
@@ -526,8 +527,7 @@ class WatchSession:
             case LogChunk():
                 if self._assembler.offset == 0:
                     self._stream_base = event.offset
-                base, hits = self._hits(event.data)
-                self._feed_lines(self._assembler.feed(event.data), hits, base)
+                self._feed_chunk(event.data)
             case GpuSample():
                 self.gpus.update(event)
                 self.gpu_samples.append(dataclasses.replace(event, at=self.clock()))
@@ -641,21 +641,32 @@ class WatchSession:
 
     async def _pump_events(self, source: EventSource) -> None:
         async for event in source.events():
-            if isinstance(event, LogChunk) and len(event.data) > 64 * 1024:
+            if isinstance(event, LogChunk) and len(event.data) > SLICE_BYTES:
                 if self._assembler.offset == 0:
                     self._stream_base = event.offset
-                await self._feed_big_chunk(event.data)
+                await self._feed_in_slices(event.data)
                 for handler in self.handlers.get(LogChunk, ()):
                     handler(event)
             else:
                 self.handle(event)
 
-    async def _feed_big_chunk(self, data: bytes) -> None:
+    async def _feed_in_slices(self, data: bytes) -> None:
+        """A big chunk fed a slice of whole lines at a time, the event loop let through between
+        slices: assembling, searching and feeding a 256 KiB read in one go would hold a key press
+        (and the screen's refresh) back for ~10 ms."""
+        view = memoryview(data)
+        start = 0
+        while start < len(data):
+            end = data.find(b"\n", min(len(data), start + SLICE_BYTES) - 1) + 1 or len(data)
+            self._feed_chunk(bytes(view[start:end]))
+            start = end
+            if start < len(data):
+                await asyncio.sleep(0)
+
+    def _feed_chunk(self, data: bytes) -> None:
+        """Log bytes into lines, the lines into the scrollback and (where they can matter) the tracker."""
         base, hits = self._hits(data)
-        items = self._assembler.feed(data)
-        for start in range(0, len(items), YIELD_EVERY):
-            self._feed_lines(items[start : start + YIELD_EVERY], hits, base)
-            await asyncio.sleep(0)
+        self._feed_lines(self._assembler.feed(data), hits, base)
 
     def _hits(self, data: bytes) -> tuple[int, list[int]]:
         """The chunk's starting offset and the offsets of every marker word in it."""
