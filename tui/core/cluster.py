@@ -23,6 +23,7 @@ the log (``node_rank=`` in the server's arguments, ``headless``), else the first
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -368,6 +369,7 @@ def _gone(node: NodeStatus) -> bool:
     return node.verdict is not None and node.verdict.kind in (DEAD, VerdictKind.FAILED)
 
 
+@functools.lru_cache(maxsize=4096)
 def _rank_key(rank: str) -> tuple[int | str, ...]:
-    """"TP10" after "TP9": digit runs compare as numbers."""
+    """"TP10" after "TP9": digit runs compare as numbers (kept: a barrier sorts its ranks each second)."""
     return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", rank))
