@@ -208,8 +208,7 @@ class NodesRunner(Runner):
         return ", ".join(f"{node} pid {part.pid}" for node, part in self.nodes_of(run).runs.items())
 
     def stop_words(self, run: AttemptRun, plan: StopPlan) -> str:
-        return (f"Stop v{run.attempt} on every node ({self.label(run)}), each node's whole process group?\n"
-                f"SIGINT, then SIGTERM after {plan.after_int:g} s, then SIGKILL after {plan.after_term:g} s more.")
+        return f"Stop v{run.attempt} on every node ({self.label(run)}), each node's whole process group?\n{plan.words}"
 
     def started_words(self, run: AttemptRun, reattached: bool) -> str:
         nodes = ", ".join(self.nodes_of(run).runs)

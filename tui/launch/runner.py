@@ -219,8 +219,7 @@ class Runner(abc.ABC):
 
     def stop_words(self, run: AttemptRun, plan: StopPlan) -> str:
         """What ``x`` will do to the attempt, in words, asked before it is done."""
-        return (f"Stop v{run.attempt} ({self.label(run)}) and its whole process group?\n"
-                f"SIGINT, then SIGTERM after {plan.after_int:g} s, then SIGKILL after {plan.after_term:g} s more.")
+        return f"Stop v{run.attempt} ({self.label(run)}) and its whole process group?\n{plan.words}"
 
     def started_words(self, run: AttemptRun, reattached: bool) -> str | None:
         """Where an attempt of a node set runs, in words, once started or found again (None: the launch's own words)."""

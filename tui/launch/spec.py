@@ -22,6 +22,11 @@ class StopPlan:
     after_term: float = 10.0
     after_kill: float = 5.0
 
+    @property
+    def words(self) -> str:
+        """The escalation, as a stop asks before it begins."""
+        return f"SIGINT, then SIGTERM after {self.after_int:g} s, then SIGKILL after {self.after_term:g} s more."
+
     def steps(self) -> tuple[tuple[int, float], ...]:
         return (
             (signal.SIGINT, self.after_int),
