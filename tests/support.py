@@ -65,6 +65,14 @@ async def until(
             await asyncio.sleep(every)
 
 
+def updates_of(nodes: Any) -> asyncio.Event:
+    """An event set at each update of a node set (``ClusterSession.subscribe``): what a test that
+    waits for the nodes to change waits on (clear it, then wait)."""
+    changed = asyncio.Event()
+    nodes.subscribe(lambda _node, _update: changed.set())
+    return changed
+
+
 async def launch_verdict(launch: Any, predicate: Callable[[Any], object], *, timeout: float = 20.0,
                          judge: bool = True) -> Any:
     """A launch's verdict once it satisfies ``predicate``: judged afresh at each look (``judge``), or

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 
+from tests.support import updates_of
 from tui.core.cluster import NodeStatus, barrier, laggard, roles, verdict
 from tui.core.lines import LineAssembler
 from tui.core.profiles import load_profile
@@ -45,10 +46,11 @@ def node_log(ranks: list[str], *, until: str, second: int = 0, then_raise: bool 
 
 async def wait_outcome(session, wanted: set[str], timeout: float = 60.0):
     """Until a ClusterSession's verdict is one of ``wanted`` (woken by its updates); the verdict."""
+    changed = updates_of(session)
     async with asyncio.timeout(timeout):
         while session.verdict().kind not in wanted:
-            session.changed.clear()
-            await session.changed.wait()
+            changed.clear()
+            await changed.wait()
     return session.verdict()
 
 

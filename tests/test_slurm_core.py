@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support import updates_of
 from tui.core.events import SlurmJobState
 from tui.core.slurm import expand_nodes, job_words, output_path, parse_job, task_outputs
 
@@ -145,11 +146,12 @@ async def test_a_node_still_starting_when_its_job_ended_is_closed_with_it(tmp_pa
         logs[name].write_text("\n".join(node_log([f"TP{rank}"], until="load_begin", node_rank=rank)) + "\n")
     session = ClusterSession([NodeSpec(name, str(path)) for name, path in logs.items()], make_session=default_session)
     session.job = SlurmJobState("7", "RUNNING", nodes=("n1", "n2"))
+    changed = updates_of(session)
     session.start()
     try:
         while any(node.state.current_phase is None for node in session.nodes.values()):
-            session.changed.clear()
-            await session.changed.wait()
+            changed.clear()
+            await changed.wait()
         assert session.node_verdict("n2").kind == STARTING
         session.job = SlurmJobState("7", "FAILED", nodes=("n1", "n2"), exit_code="1:0")
         n2 = session.node_verdict("n2")

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import updates_of
 from tests.test_watch_plain import expect
 
 REPO = Path(__file__).parent.parent
@@ -86,11 +87,12 @@ async def until(session, predicate, timeout: float = 60.0) -> None:
     Slurm's own state changes notify nothing until polled)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
+    changed = updates_of(session)
     while not predicate():
         assert loop.time() < deadline, f"never: verdict {session.verdict()}"
-        session.changed.clear()
+        changed.clear()
         try:
-            await asyncio.wait_for(session.changed.wait(), 0.5)
+            await asyncio.wait_for(changed.wait(), 0.5)
         except TimeoutError:
             pass
 

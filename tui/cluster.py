@@ -207,7 +207,6 @@ class ClusterSession:
         self._tasks: list[asyncio.Task] = []
         self._started = False
         self.started_at: float | None = None  # when it began to be watched
-        self.changed = asyncio.Event()
         self._hearers: list[tuple[NodeHearer, bool]] = []  # ``hear``: (told each node's events, with its lines)
         #: ``--timeout``: seconds the startup was given; ``timed_out`` once they passed undecided.
         self.timeout: float | None = None
@@ -627,7 +626,6 @@ class ClusterSession:
         self._notify(name, update)
 
     def _notify(self, node: str | None, update: Update) -> None:
-        self.changed.set()
         if self.judging.subscribed and not self._judge_due and not self.single:  # every node's updates of one turn judged once
             self._judge_due = True
             try:
