@@ -166,8 +166,7 @@ class Launch:
     def _emit(self, event: SourceEvent) -> None:
         if self.runner.spans:  # its nodes' own logs and deaths are the node set's (``Runner.node_set``)
             if isinstance(event, ProcessExited):
-                self.evaluate()
-                self.outcome.on_exit(event, event.attempt in self._notified)
+                self._exit_seen(event)  # (no log of its own to drain first, nor a session to pass it through)
             return
         if isinstance(event, ProcessExited):
             # the log's last words first: a traceback printed just before the exit must
@@ -188,14 +187,18 @@ class Launch:
     def nodes(self) -> ClusterSession:
         """What follows the attempt: its node set (a runner's across several nodes, made for each
         attempt), or the one log's session as a node set of one."""
-        nodes = self.attempt_nodes if self.runner.spans else self._one
+        nodes = self._following
         assert nodes is not None, "no attempt is followed yet"
         return nodes
 
     @property
     def followed(self) -> bool:
         """Whether an attempt is followed (``nodes`` is there)."""
-        return (self.attempt_nodes if self.runner.spans else self._one) is not None
+        return self._following is not None
+
+    @property
+    def _following(self) -> ClusterSession | None:
+        return self.attempt_nodes if self.runner.spans else self._one
 
     @property
     def host_label(self) -> str:
@@ -500,6 +503,8 @@ class Launch:
         if self.run is None or not self.run.alive and not self.runner.processes(self.run):
             return True
         self.stopping_since = time.time()
+        if self.attempt_nodes is not None:  # what its nodes print meanwhile (a KeyboardInterrupt) is no failure
+            self.attempt_nodes.stopping = True
         try:
             result: StopResult = await self.runner.stop(self.run, self.spec.plan)
         finally:

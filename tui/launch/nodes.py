@@ -175,8 +175,6 @@ class NodesRunner(Runner):
         """Every node's process group, each stopped (SIGINT → SIGTERM → SIGKILL) at once; all gone?"""
         run.stopped_by_user = True
         attempt = self.nodes_of(run)
-        if attempt.watched is not None:
-            attempt.watched.stopping = True  # what the servers print meanwhile (a KeyboardInterrupt) is no failure
         attempt.held = {node: set(self.runners[node].members(part)) for node, part in attempt.runs.items()}
         results = await asyncio.gather(*(self.runners[node].stop(part, plan) for node, part in attempt.runs.items()))
         run.stopping = None

@@ -207,12 +207,10 @@ class SlurmRunner(Runner):
         """``scancel`` the job (Slurm signals its tasks, then kills them after KillWait), then
         verify it is no longer queued or running."""
         run.stopped_by_user = True
-        watched = self.watched.get(str(run.pid))
-        if watched is not None:
-            watched.stopping = True
         await slurm_command("scancel", str(run.pid))
         gone = await self.wait(run, STOP_TIMEOUT)
         if gone:  # over now: Watchtower may quit before its poll sees it
+            watched = self.watched.get(str(run.pid))
             if watched is not None:
                 watched.job_cancelled(str(run.pid), "Watchtower (stop)")
             if run.exited_at is None:
