@@ -49,6 +49,11 @@ class SlurmJob:
     task_output: str  # the srun -o pattern of the tasks' logs
     batch_output: str
 
+    @property
+    def logs(self) -> Path:
+        """The tasks' logs with the job id filled in (``%t`` left): what the history keeps."""
+        return Path(self.task_output.replace("%j", self.job_id))
+
 
 class SlurmRunner(Runner):
     """Starts, signals and stops attempts as Slurm jobs (the Slurm client commands, no daemon of ours)."""
@@ -98,8 +103,8 @@ class SlurmRunner(Runner):
             words = (err.strip().splitlines() or [f"sbatch exited {code}"])[-1]
             raise UsageError(f"sbatch refused {stem}: {words}")
         Path(pid_path).write_text(f"{job_id}\n")
-        self.jobs[job_id] = SlurmJob(job_id, script, task_output, batch_output)
-        return self._follow(AttemptRun(attempt, tuple(command), dict(env), Path(task_output.replace("%j", job_id)), Path(pid_path),
+        job = self.jobs[job_id] = SlurmJob(job_id, script, task_output, batch_output)
+        return self._follow(AttemptRun(attempt, tuple(command), dict(env), job.logs, Path(pid_path),
                                        host=self.host, pid=int(job_id), started_at=time.time()))
 
     async def reattach(self, attempt: int, command: Sequence[str], log_path: Path, pid_path: Path) -> AttemptRun | None:
@@ -119,7 +124,7 @@ class SlurmRunner(Runner):
         log_dir = Path(log_path).parent
         job = SlurmJob(job_id, log_dir / f"{stem}.sbatch", str(log_dir / f"{stem}-%j-%t.log"),
                        str(log_dir / f"{stem}-%j.out"))
-        run = AttemptRun(attempt, tuple(command), {}, Path(job.task_output.replace("%j", job_id)), Path(pid_path), host=self.host,
+        run = AttemptRun(attempt, tuple(command), {}, job.logs, Path(pid_path), host=self.host,
                          pid=int(job_id), started_at=time.time())
         if not await self.alive(run):
             return None

@@ -308,11 +308,10 @@ def nodes_run(spec: LaunchSpec, nodes: list[NodeSpec], options: LaunchOptions, *
     return _run_cluster_launch(launch, options, plain=plain, json=json)
 
 
-def _run_cluster_launch(launch: Launch, options: LaunchOptions, *, plain: bool, json: bool = False,
-) -> int:
+def _run_cluster_launch(launch: Launch, options: LaunchOptions, *, plain: bool, json: bool = False) -> int:
     """A launch across nodes in the launch dashboard (x stops it on every node or cancels the job,
-    r relaunches as vN+1 …) or as plain text; the verdict's exit status. ``attach``: follow the
-    latest attempt again, never starting one."""
+    r relaunches as vN+1 …) or as plain text; the verdict's exit status (``attach``: options'
+    ``attach_only``, the latest attempt followed again, none started)."""
     launch.timeout = options.timeout
     if plain or json:
         return asyncio.run(_cluster_plain(launch, options, json))
