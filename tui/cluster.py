@@ -454,9 +454,7 @@ class ClusterSession:
     def _node_verdict(self, node: core.NodeStatus, role: str, serving: StartupState | None, deaths: bool,
                       closed: bool = True) -> Verdict:
         verdict = self._open_node_verdict(node, role, serving, deaths)
-        job = self.job
-        if (closed and job is not None and (job.state in ENDED or job.state == GONE)
-                and verdict.kind in (STARTING_KIND, LOADING, STALLED)):  # its task ended with the job
+        if closed and self.job_ended and verdict.kind in (STARTING_KIND, LOADING, STALLED):  # its task ended with the job
             return Verdict(DEAD, f"its task ended with the job: {self.job_words()}")
         return verdict
 
@@ -556,7 +554,7 @@ class ClusterSession:
         job = self.job
         if job is not None and job.state in QUEUED and not self.nodes:
             return Verdict(STARTING_KIND, queued_words(job))
-        ended = job is not None and (job.state in ENDED or job.state == GONE)
+        ended = self.job_ended
         if ended and self.stopping:  # the launch cancelled it: a stop, whatever the tasks said as they went
             return Verdict(STOPPED_KIND, self.job_words())
         reading = self._reading_final_logs(ended) if not self.stopping else None
