@@ -244,17 +244,17 @@ async def _cluster_plain(launch: Launch, options: LaunchOptions, json: bool = Fa
         await launch.close()
 
 
-async def _node_preflights(launch: Launch, runner: NodesRunner, gpus: str) -> list[tuple[str, Any]]:
+async def _node_preflights(spec: LaunchSpec, runner: NodesRunner, gpus: str) -> list[tuple[str, Any]]:
     """`watchtower check` of each node's own command, on that node, all at once: (node, report or why not)."""
     from tui.preflight import preflight_report
 
     async def one(node: str, host: str, argv: list[str]) -> tuple[str, Any]:
         try:
-            return node, await preflight_report(argv, dict(launch.spec.env), host=host, gpus=gpus)
+            return node, await preflight_report(argv, dict(spec.env), host=host, gpus=gpus)
         except UsageError as exc:
             return node, f"cannot probe {host}: {exc}"
 
-    commands = runner.commands(launch.spec.command)
+    commands = runner.commands(spec.command)
     return list(await asyncio.gather(*(one(n, h, commands[n]) for n, h in zip(runner.names, runner.hosts))))
 
 
@@ -284,21 +284,20 @@ def nodes_run(spec: LaunchSpec, nodes: list[NodeSpec], options: LaunchOptions, *
     """`run --nodes H1,H2 -- CMD` (or `--cluster FILE`): the command on every node over SSH."""
     from tui.core.multinode import agreement
     from tui.core.preflight import FAIL
+    from tui.launch.nodes import NodesRunner
 
     hosts = [n.host for n in nodes if n.host is not None]
     assert len(hosts) == len(nodes)  # (the command's node list requires each node's host)
     launch = nodes_launch(spec, hosts, options, names=[n.name for n in nodes],
                           extra={i: n.args for i, n in enumerate(nodes) if n.args})
     out = sys.stdout if plain and not json else sys.stderr  # --json: stdout holds JSON objects alone
-    from tui.launch.nodes import NodesRunner
-
     runner = launch.runner
     assert isinstance(runner, NodesRunner)
     checks = agreement(runner.commands(spec.command), spec.env)
     for check in checks:
         print(f"check: {check.line}", file=out, flush=True)
     failed = [c for c in checks if c.status == FAIL]
-    for node, report in asyncio.run(_node_preflights(launch, runner, options.gpus.kind)):
+    for node, report in asyncio.run(_node_preflights(spec, runner, options.gpus.kind)):
         lines = report.text().splitlines() if not isinstance(report, str) else [f"preflight: {report}"]
         for line in lines:
             print(f"check [{node}]: {line.strip()}", file=out, flush=True)
