@@ -20,8 +20,11 @@ import time
 import pytest
 
 from tests.launch_helpers import wait_for_file
+from tests.support import until
 from tests.tail_support import Reader
 from tui.core.events import NoWriter, NoWriterReason, WriterGone, WritersFound
+from tui.core.verdict import DEAD
+from tui.session import SessionInfo, WatchSession
 from tui.sources import procscan
 from tui.sources.remote_tail import RemoteTailer
 from tui.sources.writers import WriterSource, role_and_rank
@@ -295,3 +298,35 @@ def test_a_command_line_with_newlines_is_described_on_one_line():
 
     child = ServerProcess(42, 1, "python", "python -c \nimport sys\nsys.stdin.read()", 1.0, "child")
     assert describe(child) == "pid 42 (python -c ␊import sys␊sys.stdin.read())"
+
+
+async def test_a_writer_killed_before_it_was_seen_and_left_a_zombie_is_gone_with_its_status(tmp_path):
+    """``server > log 2>&1 & exec tail -f log`` (a container's entrypoint): ``tail`` never reaps
+    the server, so a server killed before the watch began is a zombie holding no descriptor. It is
+    the log's writer all the same (a child of the log's reader, started before its last write):
+    gone, as the main process, with the wait status the kernel still holds (/proc/PID/stat, 52)."""
+    log = tmp_path / "server.log"
+    script = (f"{sys.executable} -c \"import time; print('up', flush=True); time.sleep(60)\" > {log} 2>&1 & "
+              f"sleep 0.5; exec tail -f {log} > /dev/null")
+    shell = subprocess.Popen(["sh", "-c", script])
+    try:
+        await wait_for_file(log)
+        server = next(p for p in procscan.children(shell.pid) if (procscan.process(p) or {}).get("title") != "sleep")
+        await until(lambda: (procscan.process(shell.pid) or {}).get("title") == "tail")
+        os.kill(server, signal.SIGKILL)
+        await until(lambda: (procscan.process(server) or {}).get("state") == "Z")
+        w = Local(log)
+        try:
+            events = await writer_events(w, lambda ev: any(isinstance(e, (WriterGone, NoWriter)) for _, e in ev))
+            gone = next(e for _, e in events if isinstance(e, WriterGone))
+            assert (gone.main, gone.process.pid, gone.process.role) == (True, server, "main")
+            assert (gone.exit_known, gone.returncode, gone.signal) == (True, None, signal.SIGKILL)
+            session = WatchSession(info=SessionInfo(log_path=str(log)))
+            session.handle(gone)
+            verdict = session.verdict()
+            assert verdict.kind == DEAD and f"SIGKILL · pid {server}" in verdict.detail, verdict.text
+        finally:
+            await w.close()
+    finally:
+        shell.kill()
+        shell.wait()

@@ -134,9 +134,11 @@ def _pids(own: int) -> "Iterator[int]":
             yield int(name)
 
 
-def holders(dev: int, ino: int, own: "int | None" = None) -> "tuple[list[int], int]":
+def holders(dev: int, ino: int, own: "int | None" = None,
+            readers: "list[int] | None" = None) -> "tuple[list[int], int]":
     """``(pids, denied)``: the processes holding file ``dev``/``ino`` open for writing, and
-    how many processes could not be inspected (another user's, without privileges)."""
+    how many processes could not be inspected (another user's, without privileges). ``readers``,
+    when given, gains the pids holding it open only to read (a ``tail -f``), in the same pass."""
     own = os.getpid() if own is None else own
     found: "list[int]" = []
     denied = 0
@@ -154,10 +156,35 @@ def holders(dev: int, ino: int, own: "int | None" = None) -> "tuple[list[int], i
                 st = os.stat(base + "/" + fd)
             except OSError:
                 continue
-            if st.st_ino == ino and st.st_dev == dev and _writes(pid, fd):
-                found.append(pid)
-                break
+            if st.st_ino == ino and st.st_dev == dev:
+                if _writes(pid, fd):
+                    found.append(pid)
+                    break
+                if readers is not None and pid not in readers:
+                    readers.append(pid)
+    if readers is not None:
+        readers[:] = [pid for pid in readers if pid not in found]
     return found, denied
+
+
+def zombie_children(parents: "list[int]", before: float) -> "list[ProcInfo]":
+    """Dead, unreaped children of ``parents`` that started before ``before`` (epoch seconds),
+    each with ``exit``, the wait status the kernel still holds (field 52), when readable.
+
+    A server killed before its writer was seen holds no descriptor any more: ``server > log
+    2>&1 & exec tail -f log`` leaves it a zombie of the ``tail`` that reads its log (``tail``
+    never waits). That reader's zombie child is the log's writer, dead."""
+    found: "list[ProcInfo]" = []
+    for parent in parents:
+        for pid in children(parent):
+            info = process(pid)
+            if info is None or info["state"] != "Z":
+                continue
+            if info["started"] is not None and info["started"] > before:
+                continue  # born after the log's last write: not its writer
+            info["exit"] = exit_status(pid)
+            found.append(info)
+    return found
 
 
 def pipe_source(pid: int, own: "int | None" = None) -> "list[int] | None":
@@ -254,10 +281,12 @@ class ServerTree:
         self.denied = 0
         self.relay: "int | None" = None  # pid of a tee-like writer whose input pipe's writer cannot be seen
         self.last_pid: "int | None" = None  # the kernel's last pid handed out, as last seen (no fork since: no new child)
+        self.readers: "list[int]" = []  # processes holding the file open only to read, at the last rescan
 
     def rescan(self, dev: int, ino: int) -> bool:
         """Find the writers of ``dev``/``ino`` again; True when the tree changed."""
-        pids, self.denied = holders(dev, ino, self.own)
+        self.readers = []
+        pids, self.denied = holders(dev, ino, self.own, self.readers)
         via, self.relay = "fd", None
         if len(pids) == 1:
             upstream = pipe_source(pids[0], self.own)
@@ -497,6 +526,9 @@ class Discovery:
             return [("found", self.tree.via, procs, self.main)] if changed or not had else []
         if had or self.ended:
             return []  # they ended: "gone" said so
+        dead = self._dead_writer()
+        if dead:
+            return dead
         if self.tree.relay is not None:
             who = process(self.tree.relay) or {"title": "?"}
             return self._none("pipe", "written by %s (pid %d) from a pipe whose writer cannot be seen "
@@ -509,6 +541,21 @@ class Discovery:
                               "cannot be inspected (the writer may be one of them)" % self.tree.denied)
         return self._none("nobody", "no process here holds it open for writing (a writer in a container, "
                           "on another host, or one that has closed it, cannot be seen)")
+
+    def _dead_writer(self) -> "list[Report]":
+        """No live writer, but a reader's zombie child that started before the log last changed:
+        the server, killed and not yet reaped (``zombie_children``), reported gone once, as the
+        main process, with the exit status the kernel holds for its parent."""
+        try:
+            changed = os.stat(self.path).st_mtime
+        except OSError:
+            return []
+        zombies = zombie_children(self.tree.readers, changed + 1.0)
+        if len(zombies) != 1:  # none, or several a reader never reaped: which one wrote cannot be told
+            return []
+        dead = zombies[0]
+        self.main, self.ended, self.said = dead["pid"], True, None
+        return [("gone", dead, dead.get("exit"), True, 0)]
 
     def _none(self, reason: str, detail: str) -> "list[Report]":
         if reason == self.said:

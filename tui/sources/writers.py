@@ -93,6 +93,8 @@ class Converter:
             elif kind == "gone":
                 info, status, main, remaining = item[1], item[2], bool(item[3]), int(item[4])
                 info = {**self.known.pop(int(info["pid"]), {}), **info}
+                if main and self.main is None:  # the writer found dead, never seen alive (a zombie)
+                    self.main = int(info["pid"])
                 code, sig = _decode_status(status)
                 out.append(
                     WriterGone(
