@@ -53,7 +53,7 @@ class Harness:
     """A session and a launch wired as `watchtower run` wires them; verdicts recorded."""
 
     def __init__(self, spec: LaunchSpec) -> None:
-        self.session = WatchSession()
+        self.session = WatchSession(stall_limits=spec.stall_limit)  # (given at construction, as `run` does)
         self.launch = Launch(spec, history=History())
         self.launch.attach(self.session)
         self.verdicts: list = []

@@ -23,7 +23,7 @@ from functools import partial
 from typing import Any
 
 from tui.core import cluster as core
-from tui.core.events import ConnectionState, GpuSample, SlurmJobState
+from tui.core.events import ConnectionState, SlurmJobState
 from tui.core.multinode import suspects
 from tui.core.options import NodeSpec
 from tui.core.slurm import ACTIVE, ENDED, GONE, QUEUED, job_words, queued_words
@@ -37,10 +37,9 @@ from tui.core.verdict import (
     TIMEOUT,
     ProcessStatus,
     Verdict,
-    gpu_activity,
-    judge,
     smoke_verdict,
 )
+from tui.core.evidence import judge
 from tui.core.verdict import FAILED as FAILED_KIND
 from tui.core.verdict import READY as READY_KIND
 from tui.core.verdict import STARTING as STARTING_KIND
@@ -196,7 +195,6 @@ class ClusterSession:
         self.commands: dict[str, list[str]] = {}  # node -> its command as launched (a launch sets it)
         self.launch_env: dict[str, str] | None = None  # the environment the launch gave the nodes
         self._suspects_of: tuple[tuple[Any, ...], dict[str, str]] = ((), {})  # writers' commands -> suspects
-        self.gpu_samples: dict[str, deque[GpuSample]] = {}  # recent samples per node (loading vs stalled?)
         self.launched = False  # its processes are ours (a launch): alive until their runner says not
         self.stopping = False  # the launch is stopping them (x): their exits and last words are no failure
         self.stopped: dict[str, str] = {}  # node -> how the stop ended it ("stopped (SIGKILL after …)")
@@ -258,8 +256,6 @@ class ClusterSession:
         self.nodes[spec.name] = session
         for put, lines in self._hearers:
             session.hear(partial(put, spec.name), lines=lines)
-        samples = self.gpu_samples[spec.name] = deque(maxlen=120)
-        session.handlers.setdefault(GpuSample, []).append(samples.append)
         session.subscribe(partial(self._node_update, spec.name))
         if self._started:
             session.start()
@@ -475,16 +471,9 @@ class ClusterSession:
         if session.writers.status() is not None or not self.processes_known:
             verdict = session.verdict()  # its writers (discovery), GPUs, silence and limits: as `watch` judges one node
         else:  # a job that runs, or a launch of ours: its processes live until their runner says not
-            now = self.clock()
-            verdict = judge(
-                session.state, ProcessStatus(alive=True), session.health,  # (--health: the serving node's URL)
-                gpu_activity(list(self.gpu_samples.get(node.name, ())), now),
-                now=now, last_activity=session.last_output_at or self.started_at,
-                last_line=session.state.last_text or None, waiting=session.waiting,
-                limits=session.stall_limits,  # else the profile's per-phase limits
-                blind=session.blind(),
-                smoke=session.smoke if session.smoke_wanted else None,
-            )
+            evidence = session.evidence(ProcessStatus(alive=True))  # its GPUs, limits, history, load: as one node's
+            since = None if session.finished_at is not None else (session.last_output_at or self.started_at)  # (before a line: since watched)
+            verdict = judge(session.state, dataclasses.replace(evidence, last_activity=since))
         if role == core.WORKER and serving is not None and verdict.kind in (STARTING_KIND, LOADING, STALLED):
             passed = core.worker_done(node, serving)
             if passed == 0:  # (its lines folded into other workers' by Ray: the serving node's ready says it)

@@ -297,6 +297,9 @@ def verdict(nodes: Mapping[str, NodeStatus] | list[NodeStatus]) -> Verdict:
                 row, who = behind
                 return Verdict(STALLED, _not_joined(row, who, statuses), node=who.node)
             return dataclasses.replace(node.verdict, node=node.name)
+    loading = next((n for n in statuses if n.verdict is not None and n.verdict.kind == VerdictKind.LOADING), None)
+    if loading is not None and loading.verdict is not None:  # quiet, its bytes still moving: as one node's says
+        return dataclasses.replace(loading.verdict, node=loading.name)
     if serving and len(ready) == len(serving):
         setting_up = [n.name for n in statuses if role[n.name] == WORKER and worker_done(n, serving[0].state) is None]
         return Verdict(VerdictKind.STARTING, f"{', '.join(n.name for n in serving)} ready; "

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import os
 import shlex
 import signal
@@ -41,7 +42,8 @@ from tui.core.profiles import ProfileError
 from tui.core.secrets import MASK, Masker, mask_argv
 from tui.core.state import READY
 from tui.core.events import HealthStatus, SourceEvent
-from tui.core.verdict import DEAD, STARTING, ProcessStatus, Verdict, describe_exit, gpu_activity, judge
+from tui.core.evidence import judge
+from tui.core.verdict import DEAD, STARTING, ProcessStatus, Verdict, describe_exit
 from tui.history import AttemptRecord, Expectations, History, HistoryError
 from tui.launch.attempt_log import AttemptLog
 from tui.sources.procscan import available as procscan_available
@@ -297,12 +299,9 @@ class Launch:
             return Verdict(STARTING, "the server's process exited: reading the rest of its log before judging")
         session = self.watched
         state = session.state
-        last_activity = session.last_output_at or (self.run.started_at if self.run else None)
         # what this attempt's log said last: the bar being rewritten, else the last line
         progress = session.scrollback.progress
         last_line = progress.text if progress is not None else (getattr(state, "last_text", "") or None)
-        if last_line is not None:
-            last_line = self.masker.text(last_line)[-160:]
         phase = state.current_phase
         started = self.phase_started_at.get(phase.name) if phase else None
         eta = self.expect.eta(
@@ -310,21 +309,18 @@ class Launch:
             None if started is None else now - started,
             now - (self.run.started_at if self.run else now),
         )
-        return judge(
-            state,
-            now=now,
-            last_activity=last_activity,
-            last_line=last_line,
-            process=self.status(),
-            gpus=gpu_activity(self.gpus.samples, now),
+        # the node's own evidence (its GPUs, --stall-limit given at construction, the load, --smoke),
+        # with what only the launch knows: its process, --health, history's phase times, the time left
+        evidence = dataclasses.replace(
+            session.evidence(self.status()),
             health=self.health,
+            last_activity=session.last_output_at or (self.run.started_at if self.run else None),
+            last_line=None if last_line is None else self.masker.text(last_line)[-160:],
             expected_phase=self.expect.longest.get(phase.name) if phase else None,
-            limits=self.spec.stall_limit,
             eta=eta,
-            blind=session.blind(),
-            loading=session.loading_words(),
-            smoke=session.smoke if self.spec.smoke else None,
+            timed_out=None,
         )
+        return judge(state, evidence)
 
     def _last_words_due(self) -> bool:
         """The runner saw the process exit, but the log's last bytes and the exit (``_on_exit``)

@@ -224,7 +224,8 @@ class NodesRunner(Runner):
             return
         after = time.time()
         waits, names = [], []
-        for node, samples in session.gpu_samples.items():
+        for node, followed in session.nodes.items():
+            samples = followed.gpu_samples  # (each node's one buffer of samples)
             part = attempt.runs.get(node)
             if not samples or part is None:
                 continue  # no GPU source on this node: nothing to wait for

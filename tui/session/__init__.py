@@ -68,7 +68,8 @@ from tui.core.state import FAILED, PHASE_TITLES, READY, STARTING, StartupState, 
 from tui.core.hints import Diagnosis, knowledge
 from tui.core.profiles import Profile, ProfileError
 from tui.core.events import HealthStatus
-from tui.core.verdict import SmokeStatus, Verdict, VerdictKind, gpu_activity, judge, listening_port
+from tui.core.evidence import Evidence, judge
+from tui.core.verdict import ProcessStatus, SmokeStatus, Verdict, VerdictKind, gpu_activity, listening_port
 from tui.core.wording import log_notice
 from tui.core.writers import WriterState
 from tui.session.judging import Judging, NoteFound
@@ -445,21 +446,15 @@ class WatchSession:
     def own_verdict(self) -> Verdict:
         """The log, weighed with the GPUs, the silence limits and — for a server Watchtower did
         not launch — its processes: what the judging stage decides unless a launch took it over."""
-        now = self.clock()
-        state = self.state
-        progress = self.scrollback.progress
-        last_line = progress.text if progress is not None else (state.last_text or None)
-        samples = () if self.gpus.unavailable else self.gpu_samples
-        writers = self.writers
-        status = writers.status()
+        status = self.writers.status()
         if status is not None and (not status.alive or status.lost) and self._unread_rest():
             # the writer is gone and its file is final: judged once read to its end, not before
-            verdict = self._judge(state, None, samples, now, last_line)
+            verdict = judge(self.state, self.evidence(None))
             if verdict.kind in (FAILED, READY):
                 return verdict
             return Verdict(VerdictKind.STARTING,
                            f"the server's process is gone: reading the rest of the log ({_size(self.reading_rest or 0)}) before judging")
-        return self._judge(state, status, samples, now, last_line)
+        return judge(self.state, self.evidence(status))
 
     def unread_bytes(self) -> int | None:
         """Bytes of the local log file not taken in yet; None where unknown (a remote log, a pipe)."""
@@ -489,14 +484,19 @@ class WatchSession:
         rest = self._unread_rest()
         return f"reading the rest of the log ({_size(rest)})" if rest else None
 
-    def _judge(self, state: StartupState, status: Any, samples: Any, now: float, last_line: str | None) -> Verdict:
-        writers = self.writers
+    def evidence(self, process: ProcessStatus | None) -> Evidence:
+        """This node's evidence now, with ``process`` as its process status (its writers', or the
+        one a launch or node set knows): the one assembly every mode's verdict reads."""
+        now = self.clock()
+        state = self.state
+        progress = self.scrollback.progress
+        last_line = progress.text if progress is not None else (state.last_text or None)
+        samples = () if self.gpus.unavailable else self.gpu_samples
         phase = state.current_phase
-        return judge(
-            state,
-            status,
-            self.health,
-            gpus=gpu_activity(samples, now, pids=writers.pids or None),
+        return Evidence(
+            process=process,
+            health=self.health,
+            gpus=gpu_activity(samples, now, pids=self.writers.pids or None),
             now=now,
             last_activity=None if self.finished_at is not None else self.last_output_at,
             last_line=None if last_line is None else last_line[-160:],

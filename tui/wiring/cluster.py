@@ -137,7 +137,8 @@ def slurm_launch(spec: LaunchSpec, request: SlurmRequest, options: LaunchOptions
     missing = missing_clients("sbatch", "scancel")
     if missing:
         raise UsageError(f"--slurm needs the Slurm client commands ({', '.join(missing)} not found)")
-    make = partial(default_session, profile=load_profile(options.server), gpu_interval=options.gpus.interval)
+    make = remembering(partial(default_session, profile=load_profile(options.server), gpu_interval=options.gpus.interval,
+                               stall_limits=spec.stall_limit))  # --stall-limit and history's phase times, per node
     gpus = options.gpus.kind if options.gpus.kind == "sim" else "none"
     return Launch(spec, history=history, make_node=make,
                   runner=lambda emit: SlurmRunner(request, emit, interval=interval, gpus=gpus))
@@ -266,8 +267,8 @@ def nodes_launch(spec: LaunchSpec, hosts: list[str], options: LaunchOptions, *, 
     from tui.launch.controller import Launch
     from tui.launch.nodes import NodesRunner
 
-    make = partial(default_session, profile=load_profile(options.server), gpu_interval=options.gpus.interval,
-                   smoke=spec.smoke)
+    make = remembering(partial(default_session, profile=load_profile(options.server), gpu_interval=options.gpus.interval,
+                               smoke=spec.smoke, stall_limits=spec.stall_limit))  # --stall-limit, history: per node
     return Launch(spec, history=_history(), make_node=make,
                   runner=lambda emit: NodesRunner(hosts, emit, names=names, extra=extra, gpus=options.gpus.kind))
 

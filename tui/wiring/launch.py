@@ -36,7 +36,8 @@ def make_launch(
 
     info = SessionInfo(host=spec.host_label, title=f"run: {spec.name}")
     session_gpu = make_gpu_source(options.gpus.kind, spec.host, options.gpus.interval)
-    session = WatchSession(gpu=session_gpu, profile=load_profile(options.server), info=info)
+    session = WatchSession(gpu=session_gpu, profile=load_profile(options.server), info=info,
+                           stall_limits=spec.stall_limit)  # --stall-limit: given once, here
     try:  # before anything is launched: a server nobody records would have no owner
         history = History()
     except HistoryError as exc:
