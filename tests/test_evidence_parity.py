@@ -180,3 +180,43 @@ async def test_the_same_evidence_gives_the_same_verdict_in_every_mode(mode: str,
     assert expected.says in verdict.detail, f"{mode}: {verdict.text}"
     if len(built.sessions) > 1 or mode in SLURM_MODES or mode.startswith("run --nodes"):
         assert verdict.node == "n1", f"{mode}: the node is named: {verdict.text}"
+
+
+def _job_of_two(clock: Clock) -> Any:
+    from tui.cluster import ClusterSession
+
+    cluster = ClusterSession([NodeSpec("n1", "n1.log"), NodeSpec("n2", "n2.log")],
+                             make_session=lambda spec: WatchSession(clock=clock), clock=clock)
+    cluster.job = SlurmJobState("5", "RUNNING", nodes=("n1", "n2"))
+    for session in cluster.nodes.values():
+        session.handle(LogChunk("log", 0, LOG, clock.now))
+    return cluster
+
+
+def test_the_first_node_to_fail_by_time_is_named_not_the_first_in_the_list() -> None:
+    """srun kills the job's other tasks once one dies (--kill-on-bad-exit): n2's task was killed
+    first, n1's went a moment later with SIGTERM (exit code 143). The cause is n2."""
+    clock = Clock()
+    cluster = _job_of_two(clock)
+    cluster.node_died("n2", "task 1: Killed (srun)")
+    clock.now += 0.5
+    cluster.node_died("n1", "task 0: Exited with exit code 143 (srun)")
+    verdict = cluster.verdict()
+    assert verdict.text.startswith("DEAD on n2: task 1: Killed"), verdict.text
+
+
+def test_a_job_that_ended_is_said_in_its_own_word_not_as_a_node_dead() -> None:
+    """A job cancelled (by someone else) or out of time: every task dies with it; the verdict is
+    Slurm's word for the job, with the first node to go in its words, exit status 1."""
+    clock = Clock()
+    cluster = _job_of_two(clock)
+    cluster.node_died("n2", "task 1: Killed (srun)")
+    clock.now += 0.5
+    cluster.node_died("n1", "task 0: Killed (srun)")
+    cluster.job = SlurmJobState("5", "CANCELLED", nodes=("n1", "n2"))
+    verdict = cluster.verdict()
+    assert verdict.word == "CANCELLED" and verdict.node is None, verdict.text
+    assert verdict.text.startswith("CANCELLED: job 5 CANCELLED · first gone: n2"), verdict.text
+    assert verdict.exit_status == 1
+    cluster.job = SlurmJobState("5", "TIMEOUT", nodes=("n1", "n2"))
+    assert cluster.verdict().word == "TIMEOUT"
