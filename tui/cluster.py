@@ -187,6 +187,7 @@ class ClusterSession:
         self.job_connection: ConnectionState | None = None
         self.cancelled_by: str | None = None  # set by whoever cancels the job (the Slurm runner)
         self.task_deaths: dict[str, str] = {}  # node -> how its process died ("task 1: Killed (srun)")
+        self.died_at: dict[str, float] = {}  # node -> when its task's death was learnt (the first to go is the cause)
         self.task_lost: str | None = None  # a task of the job gone on a node Slurm does not name from here
         #: The serving node is ready only once every worker is set up (vLLM over Ray): a worker is then
         #: set up when it is, whatever its own lines show (``core.cluster.worker_done``).
@@ -382,6 +383,7 @@ class ClusterSession:
         """A node's server process is gone (its runner saw it, or srun said so)."""
         if node not in self.task_deaths:
             self.task_deaths[node] = words
+            self.died_at[node] = self.clock()
             self._notify(node, Update(frozenset({"state"})))
 
     # ---------------------------------------------------------------- models
@@ -414,8 +416,17 @@ class ClusterSession:
             command = self.commands[name] if launched else writers.get(name, [])
             out.append(core.NodeStatus(name, state, quiet_for=quiet, waiting=waiting, suspect=suspect,
                                        role=self.specs[name].role, joins_serving=self.workers_join_serving,
-                                       command=tuple(command), env=self.launch_env if launched else None))
+                                       command=tuple(command), env=self.launch_env if launched else None,
+                                       ended_at=self._ended_at(name)))
         return out
+
+    def _ended_at(self, name: str) -> float | None:
+        """When the node's server process was seen gone: its task's death, its writer's, its exit."""
+        session = self.nodes[name]
+        gone = session.writers.main_gone or session.writers.lost
+        times = [t for t in (self.died_at.get(name), gone.at if gone is not None else None,
+                             session.exit.at if session.exit is not None else None) if t]
+        return min(times, default=None)
 
     def _writer_suspects(self, commands: dict[str, list[str]]) -> dict[str, str]:
         """For servers started by hand: each node's command line as its writer discovery shows it,
@@ -556,16 +567,26 @@ class ClusterSession:
             nodes = self._smoke_weighed(nodes)
         if ended and nodes is not None and core.verdict(self.statuses(deaths=False)).kind == READY_KIND:
             return Verdict(STOPPED_KIND, f"stopped after ready: {self.job_words()}")  # every task ends with its job
+        if job is not None and ended and (nodes is None or nodes.kind not in (READY_KIND, FAILED_KIND, STOPPED_KIND)):
+            return self._job_end(job, nodes)  # its tasks went with it: the job's own end is the word
         if nodes is not None and nodes.kind in (READY_KIND, FAILED_KIND, DEAD, STOPPED_KIND):
             return nodes
         if self.task_lost is not None and not ended:  # no node named: the job's words, not "starting"
             return Verdict(DEAD, f"{self.job_words()}: {self.task_lost}")
-        if job is not None and ended:
-            before = ", before the server was ready" if job.state == "COMPLETED" else ""
-            return Verdict(FAILED_KIND, self.job_words() + before)
         if nodes is None:
             return Verdict(STARTING_KIND, self.job_words() if job is not None else "no nodes")
         return nodes
+
+    def _job_end(self, job: SlurmJobState, nodes: Verdict | None) -> Verdict:
+        """A job that ended (CANCELLED, TIMEOUT, FAILED, COMPLETED…) before its server was ready:
+        Slurm's word for it, the first node to go named in the words (a cancelled job's tasks all
+        die; the job, not one of them, is what ended it). Dead (exit status 1) when Slurm ended it
+        from outside (a cancel, its time limit), failed otherwise."""
+        before = ", before the server was ready" if job.state == "COMPLETED" else ""
+        first = f" · first gone: {nodes.node} ({nodes.detail})" if nodes is not None and nodes.kind == DEAD and nodes.node else ""
+        kind = DEAD if job.state in ("CANCELLED", "TIMEOUT", "PREEMPTED", "DEADLINE") else FAILED_KIND
+        label = job.state if job.state in ENDED else None  # (one Slurm forgot has no word of its own)
+        return Verdict(kind, self.job_words() + before + first, label=label)
 
     def _smoke_weighed(self, ready: Verdict) -> Verdict:
         """``--smoke``: READY once each node whose log said ready answered its one completion — the

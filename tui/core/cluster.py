@@ -74,6 +74,9 @@ class NodeStatus:
     #: of a node that never joined are read from (``tui.core.multinode.never_joined_causes``).
     command: tuple[str, ...] = ()
     env: Mapping[str, str] | None = None
+    #: When its server process was seen gone (its task's death, its writer's, its runner's exit):
+    #: the first node to go is the attempt's cause, whatever the nodes' order.
+    ended_at: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,7 +276,7 @@ def verdict(nodes: Mapping[str, NodeStatus] | list[NodeStatus]) -> Verdict:
     ready = [n for n in serving if n.state.outcome in (READY, STOPPED)]
     gone = [n for n in statuses if _gone(n)]
     if gone and not any(n.state.outcome == STOPPED for n in serving):  # (a shutdown the log said is a stop)
-        node = gone[0]
+        node = first_gone(gone)
         assert node.verdict is not None
         return dataclasses.replace(node.verdict, node=node.name)
     answering = next((n for n in serving if n.state.outcome == READY and n.verdict is not None
@@ -365,6 +368,11 @@ def _out(node: NodeStatus) -> str | None:
     if node.verdict is not None and node.verdict.kind in (DEAD, VerdictKind.FAILED, VerdictKind.STOPPED):
         return str(node.verdict.kind)
     return "failed" if node.state.outcome == FAILED else None
+
+
+def first_gone(nodes: list[NodeStatus]) -> NodeStatus:
+    """The node whose process went first, by time (list order among those of unknown time)."""
+    return min(nodes, key=lambda n: (n.ended_at is None, n.ended_at or 0.0))
 
 
 def _gone(node: NodeStatus) -> bool:

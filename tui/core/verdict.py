@@ -300,10 +300,13 @@ class Verdict:
     ranks: tuple[str, ...] = ()  # ranks that have not finished the current phase (stalled)
     silence: float | None = None
     node: str | None = None  # several nodes: the node it is about (the failing, dead or silent one)
+    #: The word of whoever ended it, where that says more than the kind: a Slurm job's own end
+    #: (CANCELLED, TIMEOUT, FAILED, COMPLETED). The kind still gives the exit status.
+    label: str | None = None
 
     @property
     def word(self) -> str:
-        return self.kind.upper()
+        return self.label or self.kind.upper()
 
     @property
     def final(self) -> bool:
