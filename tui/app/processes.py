@@ -40,11 +40,30 @@ class ProcessTree(OccasionalPanel):
         nodes = getattr(self.app, "nodes", None)
         return self.app.size.height < TALL or (nodes is not None and not nodes.single)
 
+    #: what was last drawn: unchanged, nothing to redraw; the same number of lines, no relayout
+    _drawn: tuple[bool, str] | None = None
+
+    def sync(self) -> None:
+        """Redraw on a change of the process tree, cheaply: helpers come and go by the dozen while a
+        server compiles, and a relayout of the screen for each would cost a watched start CPU
+        (issue 37); only a change in the panel's height relayouts."""
+        wanted = self.wanted()
+        text = self.render().plain if wanted else ""
+        drawn = (wanted, text)
+        if drawn == self._drawn:
+            return
+        before, self._drawn = self._drawn, drawn
+        if before is not None and before[0] == wanted and before[1].count("\n") == text.count("\n"):
+            self.refresh()
+            return
+        super().sync()
+
     def on_mount(self) -> None:
         super().on_mount()
         self.watch(self.app, "size", lambda _size: self._relayout(), init=False)
 
     def _relayout(self) -> None:
+        self._drawn = None
         self.refresh(layout=True)
 
     def render(self) -> Text:

@@ -151,6 +151,13 @@ class WriterState:
                     changed = True
         return changed
 
+    def verdict_inputs(self) -> tuple[object, ...]:
+        """What of this state the verdict reads (the main process, what was lost, the processes
+        that matter): a helper coming or going changes none of it, so it needs no new judging."""
+        essential = tuple(p.pid for p in self.processes if self.essential(p))
+        reason = self.no_writer.reason if self.no_writer is not None else None
+        return self.main_pid, id(self.main_gone), id(self.lost), reason, essential, bool(self.processes)
+
     @property
     def known(self) -> bool:
         return bool(self.processes) or self.main_gone is not None

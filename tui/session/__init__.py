@@ -572,8 +572,9 @@ class WatchSession:
                 self._changed("connection", "state")
             case WritersFound() | WriterGone() | NoWriter():
                 self.writers.logged(self.tracker.process_pids)  # who writes the ranks' lines: evidence of a rank
-                if self.writers.apply(event):
-                    self._changed("process", "state")
+                judged = self.writers.verdict_inputs()
+                if self.writers.apply(event):  # a helper's coming and going: no judging, no relayout
+                    self._changed("process", *(("state",) if self.writers.verdict_inputs() != judged else ()))
             case ReadCounters():
                 self.load.reads(self.clock(), event.counters)
                 if self.load.running:
