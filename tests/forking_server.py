@@ -17,7 +17,8 @@ the worker's lines name no pid, so only its title and its own exec show it is a 
 helpers run during the "compile", then the ready line, and it serves (sleeps) until killed.
 ``--hold S`` waits S seconds before the ready line (a test can kill the worker meanwhile).
 ``--helper-status K``: the last helper exits with K (and the worker then logs an error).
-Once the worker runs, ``PIDFILE`` (``$FORKING_SERVER_PIDS``) gets "main engine worker".
+Once the worker runs, ``PIDFILE`` (``$FORKING_SERVER_PIDS``) gets "main engine worker"; once
+ready, ``PIDFILE.ready`` appears.
 """
 
 from __future__ import annotations
@@ -129,6 +130,7 @@ def main() -> None:
     line("APIServer", me, "Starting vLLM API server 0 on http://0.0.0.0:8000", "launcher.py:37")
     sys.stdout.write(f"(APIServer pid={me}) INFO:     Application startup complete.\n")
     sys.stdout.flush()
+    open(args.pid_file + ".ready", "w").close()  # for a bench: said without opening the log (a watcher's rescan)
     while True:
         time.sleep(3600)
 
