@@ -3,7 +3,7 @@
 
 It prints an SGLang 0.5.23-style startup (see log-formats.md §1.2 P10/P9) to its
 stdout/stderr, starts ``--tp`` child processes in its own process group (like the
-per-rank schedulers), allocates nothing real, and ends as told:
+per-rank schedulers, titled ``sglang::scheduler_TPn``), allocates nothing real, and ends as told:
 
   --outcome ready     ... "The server is fired up and ready to roll!", then serve until stopped
   --outcome raise     ... a ValueError about the context length in a scheduler, unless
@@ -216,8 +216,9 @@ def main() -> int:
     code = CHILD.format(
         ignore_int=args.ignore_sigint or args.stubborn, ignore_term=args.stubborn, orphan=args.orphans
     )
-    children = [
-        subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, close_fds=True) for _ in ranks
+    children = [  # titled as SGLang's schedulers are (setproctitle: argv[0]), so a watcher sees ranks
+        subprocess.Popen([f"sglang::scheduler_{rank}", "-c", code], executable=sys.executable, stdin=subprocess.PIPE,
+                         close_fds=True) for rank in ranks
     ]
     if args.pid_file:
         with open(args.pid_file + ".tmp", "w") as f:

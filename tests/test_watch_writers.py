@@ -251,7 +251,7 @@ def test_ranks_killed_by_their_parent_after_its_failure_are_follow_ons_not_the_o
     assert out.returncode == 1, out.stdout + out.stderr
     error = next(line for line in out.stdout.splitlines() if "error: line" in line and "ValueError" in line)
     line = error.split("error: line ", 1)[1].split()[0].rstrip(":")
-    gone = [chunk for chunk in out.stdout.split("gone: child")[1:]]
+    gone = [chunk for chunk in out.stdout.split("gone: rank")[1:]]
     assert len(gone) == 4, out.stdout
     assert all(f"after the failure at line {line}: a follow-on of it" in chunk.split("\n2")[0] for chunk in gone)
     assert "OOM" not in out.stdout

@@ -508,6 +508,11 @@ class WatchtowerApp(App[int]):
         self.show_ranks = not self.show_ranks
         self.set_class(self.show_ranks, "-ranks")
 
+    def action_toggle_helpers(self) -> None:
+        panel = self.query_one(ProcessTree)
+        panel.show_helpers = not panel.show_helpers
+        panel.sync()
+
     def action_cycle_theme(self) -> None:
         order = self._theme_order
         current = self.palette.name

@@ -124,6 +124,9 @@ class Profile:
     # what a startup is, from its argument lines: ("model", patterns), ("tp_size", …); each
     # pattern's (?P<value>…) group is the value. History keys `watch`'s phase times by them.
     identity: tuple[tuple[str, tuple[Pattern, ...]], ...] = ()
+    #: ``[processes]``: (role, title patterns) — a process whose title (``/proc/PID/comm`` or
+    #: ``argv[0]``, as setproctitle sets them) matches claims that role (``PROCESS_ROLES``)
+    process_titles: tuple[tuple[str, tuple[Pattern, ...]], ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
 
     def phase(self, name: str) -> PhaseSpec | None:
@@ -142,8 +145,10 @@ class Profile:
 
 _TOP_KEYS = {
     "name", "title", "detect", "prefix", "phases", "markers", "signatures", "warnings",
-    "benign", "prefilter", "options", "examples", "identify", "identity",
+    "benign", "prefilter", "options", "examples", "identify", "identity", "processes",
 }
+#: ``[processes]``: the roles a process title can claim, in the order they are tried.
+PROCESS_ROLES = ("detokenizer", "rank", "engine")
 _PREFIX_KEYS = {"headers", "timestamp", "rank_token", "rank_order", "bar_rank", "warning_levels"}
 _PHASE_KEYS = {
     "begin", "end", "step", "implicit_begin", "progress", "ranked", "settle", "repeat_is_draft",
@@ -406,7 +411,24 @@ def _parse(data: dict[str, Any], source: str, common: dict[str, Any] | None) -> 
         max_detect_lines=max_detect,
         examples=_strings(f"{where}: examples", data.get("examples")),
         identity=_identity(where, data.get("identity")),
+        process_titles=_process_titles(where, data.get("processes")),
     )
+
+
+def _process_titles(where: str, value: Any) -> tuple[tuple[str, tuple[Pattern, ...]], ...]:
+    table = _table(f"{where}: processes", value, set(PROCESS_ROLES))
+    return tuple((role, _patterns(f"{where}: processes.{role}", table[role])) for role in PROCESS_ROLES if role in table)
+
+
+def process_titles(profiles: list[Profile] | None = None) -> dict[str, tuple[Pattern, ...]]:
+    """Every role's title patterns, over ``profiles`` (default: the built-in ones), in
+    ``PROCESS_ROLES`` order: what the writer discovery reads a title by before it knows the server
+    (a title is only a claim: ``tui.sources.writers`` weighs it with how the process came to be)."""
+    merged: dict[str, tuple[Pattern, ...]] = {role: () for role in PROCESS_ROLES}
+    for profile in builtin_profiles() if profiles is None else profiles:
+        for role, patterns in profile.process_titles:
+            merged[role] += patterns
+    return merged
 
 
 #: What ``[identity]`` may name (``compile_items``: the torch.compile ranges and sizes to compile).

@@ -7,6 +7,8 @@ tag changed (same pid, new name) is the same rank under its new name.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from tui.core.profiles import Profile
 
 MAIN = "main"  # the rank of lines whose prefix names none
@@ -21,6 +23,11 @@ class Ranks:
         self._pids: dict[str, str] = {}  # process id -> the rank its tag last named
         #: ranks named by a rank tag (not a process name) in this startup
         self.tagged: set[str] = set()
+
+    @property
+    def pids(self) -> Mapping[str, str]:
+        """Process id -> the name its prefix last gave it (``Worker_TP1``), for every pid a line named."""
+        return self._pids
 
     def new_startup(self) -> None:
         """The server started again: its ranks are counted anew (names and processes stay known)."""

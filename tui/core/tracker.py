@@ -18,7 +18,7 @@ import bisect
 import json
 import re
 import signal as signals
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from tui.core.attempts import Attempts
 from tui.core.classifier import Classifier
@@ -196,6 +196,12 @@ class StartupTracker:
         self._inner_headers = [recompile(h, h.pattern.removeprefix("^")) for h in profile.headers if "ts" in h.groupindex]
 
     # ------------------------------------------------------------ public API
+
+    @property
+    def process_pids(self) -> Mapping[str, str]:
+        """The processes the log's prefixes named by pid (``(Worker pid=3893)``): pid -> the name
+        last written with it. Each writes a rank's lines: evidence that it is one (``WriterState``)."""
+        return self._ranks.pids
 
     @property
     def needs_every_line(self) -> bool:

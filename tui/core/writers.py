@@ -4,21 +4,56 @@ The writer events (``WritersFound``, ``WriterGone``, ``NoWriter``; found from /p
 locally and by the remote agent) are facts; :class:`WriterState` keeps them and turns
 them into the ``ProcessStatus`` the verdict judges: the main process gone is *dead*, a
 rank's process gone while the main one lives is a *failure*, both naming the process.
+
+A rank is a rank by evidence, not by its title alone: the discovery names a role only for a
+process that executed as one (``tui.sources.writers``: not a fork of its parent that has not
+executed yet, not a descendant of a rank); the log naming its pid in a rank's prefix
+(``(Worker pid=N)``, :meth:`WriterState.logged`) or a GPU listing it as a holder
+(``GpuSample``) makes any process of the tree one. Anything else is a helper (a compiler, a
+probe, a resource tracker): its end is counted (:class:`Helpers`), never a verdict.
 Whether a process exited with a code or by a signal can only be known for a child of
 ours: for a process someone else started it is honestly "exit status unknown". Pure.
 """
 
 from __future__ import annotations
 
+from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from tui.core.events import NoWriter, ServerProcess, WriterGone, WritersFound
+from tui.core.events import GpuSample, NoWriter, ServerProcess, WriterGone, WritersFound
 from tui.core.verdict import ProcessStatus
 
 #: Roles whose process a startup cannot do without (a helper ``child`` may come and go).
 ESSENTIAL = frozenset({"main", "rank", "engine", "detokenizer"})
 #: Ended processes kept for the process tree view.
 GONE_KEPT = 32
+#: Ended helpers kept for the process tree's expanded view (all are counted).
+HELPERS_KEPT = 32
+
+
+@dataclass(slots=True)
+class Helpers:
+    """The helpers of the server's tree that ended: how many, and how (a process Watchtower did
+    not start is reaped by its parent, so its exit status is mostly unknown, and said so)."""
+
+    ended: int = 0
+    exited_zero: int = 0
+    failed: int = 0  # exited non-zero or by a signal
+    recent: deque[WriterGone] = field(default_factory=lambda: deque(maxlen=HELPERS_KEPT))
+
+    def add(self, gone: WriterGone) -> None:
+        self.ended += 1
+        if gone.exit_known:
+            if gone.returncode == 0 and gone.signal is None:
+                self.exited_zero += 1
+            else:
+                self.failed += 1
+        self.recent.append(gone)
+
+    @property
+    def unknown(self) -> int:
+        return self.ended - self.exited_zero - self.failed
 
 
 def describe(process: ServerProcess) -> str:
@@ -40,9 +75,45 @@ class WriterState:
     main_pid: int | None = None
     main_gone: WriterGone | None = None  # the main process ended
     lost: WriterGone | None = None  # the first essential process that ended while the main one lived
+    #: pid -> what shows it is one of the server's ranks beyond its title: "writes the (Worker) lines", "holds GPU 3"
+    evidence: dict[int, str] = field(default_factory=dict)
+    helpers: Helpers = field(default_factory=Helpers)  # the helpers that ended
+    _logged: dict[int, str] = field(default_factory=dict)  # pid -> name: the log's rank prefixes
+
+    def essential(self, process: ServerProcess) -> bool:
+        """Whether the startup cannot do without ``process``: its role (the main process, a rank
+        that executed as one, the engine, the detokenizer) or evidence (its lines, a GPU)."""
+        return process.role in ESSENTIAL or process.pid in self.evidence
+
+    def label(self, process: ServerProcess) -> str:
+        """``TP3``, ``Worker`` (the log's name for it), ``engine``, ``helper``: a process's role in words."""
+        if process.rank:
+            return process.rank
+        if process.role == "child":
+            return self._logged.get(process.pid) or ("rank" if process.pid in self.evidence else "helper")
+        return process.role
+
+    def logged(self, pids: Mapping[str, str]) -> bool:
+        """The log's rank prefixes named these processes (pid -> the prefix's name, ``Worker_TP0``):
+        each of them writes a rank's lines. True when that is new evidence for a known process."""
+        changed = False
+        for key, name in pids.items():
+            try:
+                pid = int(key)
+            except ValueError:
+                continue
+            if self._logged.get(pid) != name:
+                self._logged[pid] = name
+                if pid not in self.evidence:
+                    self.evidence[pid] = f"writes the ({name}) lines"
+                    changed = changed or pid in self.pids
+        return changed
 
     def apply(self, event: object) -> bool:
-        """Take one writer event; True when it changed what is known."""
+        """Take one writer event (or a GPU sample: which processes hold a GPU); True when it
+        changed what is known."""
+        if isinstance(event, GpuSample):
+            return self._gpu_holders(event)
         if isinstance(event, WritersFound):
             main = next((p for p in event.processes if p.role == "main"), None)
             if main is not None and main.pid != self.main_pid:  # a (new) server writes the log
@@ -50,11 +121,15 @@ class WriterState:
             self.processes, self.via, self.no_writer = event.processes, event.via, None
             return True
         if isinstance(event, WriterGone):
-            self.gone = [*self.gone[-(GONE_KEPT - 1) :], event]
             self.processes = tuple(p for p in self.processes if p.pid != event.process.pid)
-            if event.main or event.process.pid == self.main_pid:
+            was_main = event.main or event.process.pid == self.main_pid
+            if not was_main and not self.essential(event.process):
+                self.helpers.add(event)  # a helper ended: a fact, not a verdict
+                return True
+            self.gone = [*self.gone[-(GONE_KEPT - 1) :], event]
+            if was_main:
                 self.main_gone = self.main_gone or event
-            elif event.process.role in ESSENTIAL and self.lost is None and self.main_gone is None:
+            elif self.lost is None and self.main_gone is None:
                 self.lost = event
             return True
         if isinstance(event, NoWriter):
@@ -62,6 +137,26 @@ class WriterState:
             self.no_writer = event
             return changed
         return False
+
+    def _gpu_holders(self, sample: GpuSample) -> bool:
+        """Processes of the tree that a GPU lists as holding its memory (where the source names pids)."""
+        if not self.processes:
+            return False
+        pids = self.pids
+        changed = False
+        for gpu in sample.gpus:
+            for held in gpu.processes:
+                if held.pid in pids and held.pid not in self.evidence:
+                    self.evidence[held.pid] = f"holds GPU {gpu.index}"
+                    changed = True
+        return changed
+
+    def verdict_inputs(self) -> tuple[object, ...]:
+        """What of this state the verdict reads (the main process, what was lost, the processes
+        that matter): a helper coming or going changes none of it, so it needs no new judging."""
+        essential = tuple(p.pid for p in self.processes if self.essential(p))
+        reason = self.no_writer.reason if self.no_writer is not None else None
+        return self.main_pid, id(self.main_gone), id(self.lost), reason, essential, bool(self.processes)
 
     @property
     def known(self) -> bool:
@@ -89,7 +184,8 @@ class WriterState:
         lost = None
         if self.lost is not None:
             process = self.lost.process
-            which = f"{process.rank}'s process" if process.rank else f"the {process.role} process"
+            label = self.label(process)
+            which = f"{process.rank}'s process" if process.rank else f"the {label} process"
             how = ProcessStatus(False, self.lost.returncode, self.lost.signal, exit_known=self.lost.exit_known)
             lost = f"{which} {describe(process)} is gone, {how.exit_text}, while the main process {main.pid} lives"
         return ProcessStatus(alive=True, who=f"main process {describe(main)}", lost=lost,

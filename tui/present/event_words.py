@@ -33,7 +33,7 @@ from tui.core.lines import clean
 from tui.core.state import PHASE_TITLES, ErrorReport, StartupState
 from tui.core.verdict import EXIT_KINDS, log_error
 from tui.core.wording import duration
-from tui.core.writers import describe
+from tui.core.writers import WriterState, describe
 from tui.present.records import Said
 from tui.present.wording import gone_words
 from tui.session.judging import NoteFound
@@ -42,6 +42,8 @@ from tui.session.judging import NoteFound
 PROGRESS_EVERY_S = 3.0
 #: Warnings printed one by one; later ones are only counted.
 MAX_WARNINGS_SHOWN = 20
+#: Helpers' ends printed one by one; later ones are only counted.
+HELPERS_SAID = 3
 #: Lines of a traceback shown with the error.
 BLOCK_TAIL = 5
 
@@ -62,6 +64,7 @@ class EventWords:
         self.health_url = health_url  # --health: the log's ready line is only half of ready
         self.progress_at: dict[str, float] = {}
         self.warnings = 0  # every WarningFound received, shown or not
+        self.helpers_ended = 0  # helpers' ends received, said or not
         self.printed: dict[tuple[str, str], list[ErrorReport]] = {}  # (kind, message) -> errors
         self.messages: dict[int, str] = {}  # error id -> message printed
         load_knowledge()  # a bad hints file is refused now, in one line (the session diagnoses with it)
@@ -141,24 +144,35 @@ class EventWords:
         self.printed.clear()  # the same error in this attempt is news again
         self.warnings = 0
 
-    def process(self, event: WritersFound | WriterGone | NoWriter, seen: set[int], main_pid: int | None = None) -> None:
-        """The processes behind the log: each once as it appears (``seen``), each one that ends."""
+    def process(self, event: WritersFound | WriterGone | NoWriter, seen: set[int], writers: WriterState) -> None:
+        """The processes behind the log: each the startup cannot do without once as it appears
+        (``seen``), each one that ends; a helper (a compiler, a probe) only as it ends, the first
+        few one by one, the others counted (the report and the dashboard's panel count them)."""
         if isinstance(event, WritersFound):
             for process in event.processes:
-                if process.pid in seen:
+                if process.pid in seen or not writers.essential(process):
                     continue
                 seen.add(process.pid)
                 rank = f" [{process.rank}]" if process.rank else ""
                 how = "writes the log" if process.writes_log else f"child of {process.ppid}"
-                self.say(Said("writer_found", f"{'server' if process.role == 'main' else process.role}{rank}: "
-                              f"{describe(process)}, {how}", fields=process_fields(process, event.host)))
+                role = "server" if process.role == "main" else process.role if process.role != "child" else "rank"
+                self.say(Said("writer_found", f"{role}{rank}: {describe(process)}, {how}",
+                              fields=process_fields(process, event.host)))
         elif isinstance(event, WriterGone):
             process = event.process
-            rank = f" [{process.rank}]" if process.rank else ""
-            how = gone_words(event, main_pid, log_error(self.state()))
-            self.say(Said("writer_gone", f"gone: {process.role}{rank} {describe(process)}, {how}", fields={
-                **process_fields(process, event.host), "main": event.main, "how": how,
-                "returncode": event.returncode, "signal": event.signal}))
+            how = gone_words(event, writers.main_pid, log_error(self.state()))
+            fields = {**process_fields(process, event.host), "main": event.main, "how": how,
+                      "returncode": event.returncode, "signal": event.signal}
+            if event.main or writers.essential(process):
+                rank = f" [{process.rank}]" if process.rank else ""
+                self.say(Said("writer_gone", f"gone: {process.role}{rank} {describe(process)}, {how}", fields=fields))
+                return
+            self.helpers_ended += 1
+            if self.helpers_ended <= HELPERS_SAID:
+                self.say(Said("helper_ended", f"helper ended: {describe(process)}, {how} (a helper of the server: no failure)",
+                              fields={**fields, "role": "helper"}))
+            elif self.helpers_ended == HELPERS_SAID + 1:
+                self.say(Said("note", "more helpers ended: counted, not shown (the report lists them)"))
         else:
             self.say(Said("no_writer", f"no writer found: {clean(event.detail)}; judging by the log and the GPUs alone",
                           fields={"host": event.host, "reason": str(event.reason), "detail": event.detail}))

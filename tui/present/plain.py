@@ -293,7 +293,7 @@ class PlainPresenter:
                     self.source_notice(node, event)
             case WritersFound() | WriterGone() | NoWriter():
                 session = self.cluster.nodes[node]
-                self.node_words(node).process(event, self.seen.setdefault(node, set()), session.writers.main_pid)
+                self.node_words(node).process(event, self.seen.setdefault(node, set()), session.writers)
             case Ready() if self.cluster.nodes[node].smoke_wanted:  # READY once it answered
                 self.node_words(node).ready_marker(event, self.health_url(self.cluster.nodes[node]))
             case SmokeAnswered():

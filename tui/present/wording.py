@@ -11,8 +11,8 @@ from tui.core.lines import clean
 from tui.core.events import WriterGone
 from tui.core.state import FAILED, INTERRUPTED, READY, STOPPED, AttemptSummary, ErrorReport
 from tui.core.verdict import ProcessStatus
-from tui.core.wording import clock
-from tui.core.writers import WriterState
+from tui.core.wording import clock, plural
+from tui.core.writers import Helpers, WriterState
 
 GIB = float(1 << 30)
 SPARKS = "▁▂▃▄▅▆▇█"
@@ -97,22 +97,60 @@ def gone_words(gone: WriterGone, main_pid: int | None, failure: ErrorReport | No
 
 
 def process_rows(
-    writers: WriterState, shown: int = PROCESSES_SHOWN, failure: ErrorReport | None = None
+    writers: WriterState, shown: int = PROCESSES_SHOWN, failure: ErrorReport | None = None, helpers: bool = False
 ) -> list[tuple[str, str]]:
-    """(text, style) per line: the main process first, then the ranks in order, then the ended ones."""
-    alive = sorted(
-        writers.processes,
-        key=lambda p: (p.role != "main", p.rank is None, rank_key(p.rank or ""), p.pid),
-    )
+    """(text, style) per line: the main process first, then the ranks in order (and the other
+    processes the startup cannot do without), the helpers folded into one line (each listed with
+    ``helpers``), then the ended ones. A ✗ marks a process whose loss matters, or a helper that
+    exited non-zero where the log has an error; a helper's end is no failure."""
+    essential = [p for p in writers.processes if writers.essential(p)]
+    alive = sorted(essential, key=lambda p: (p.role != "main", p.rank is None, rank_key(p.rank or ""), p.pid))
     rows = []
     for process in alive[:shown]:
-        rank = process.rank or process.role
-        rows.append((f"● {process.pid:>7}  {rank:<10} {clean(process.command or process.title)}", "done"))
+        rows.append((f"● {process.pid:>7}  {writers.label(process):<10} {clean(process.command or process.title)}", "done"))
     if len(alive) > shown:
         rows.append((f"  … {len(alive) - shown} more process(es)", "dim"))
+    running = [p for p in writers.processes if not writers.essential(p)]
+    if running or writers.helpers.ended:
+        rows.append((f"· {helper_words(writers.helpers, len(running))}", "dim"))
+    if helpers:
+        for process in running:
+            rows.append((f"  ● {process.pid:>7}  helper     {clean(process.command or process.title)}", "dim"))
+        for gone in writers.helpers.recent:
+            how = ProcessStatus(False, gone.returncode, gone.signal, exit_known=gone.exit_known).exit_text
+            rows.append((f"    {gone.process.pid:>7}  helper     ended, {how}: {clean(gone.process.command)}", "dim"))
+    for gone in [g for g in writers.helpers.recent if _helper_failed(g)][-3:] if failure is not None else []:
+        how = ProcessStatus(False, gone.returncode, gone.signal, exit_known=True).exit_text
+        rows.append((f"✗ {gone.process.pid:>7}  helper     {how}, then the log's error: {clean(gone.process.command)}",
+                     "failed"))
     for gone in writers.gone[-3:]:
         process = gone.process
         how = gone_words(gone, writers.main_pid, failure)
-        rank = process.rank or process.role
-        rows.append((f"✗ {process.pid:>7}  {rank:<10} gone, {how}: {clean(process.command or process.title)}", "failed"))
+        rows.append((f"✗ {process.pid:>7}  {writers.label(process):<10} gone, {how}: {clean(process.command or process.title)}",
+                     "failed"))
     return rows
+
+
+def _helper_failed(gone: WriterGone) -> bool:
+    return gone.exit_known and (gone.returncode != 0 or gone.signal is not None)
+
+
+def helper_words(helpers: Helpers, running: int = 0) -> str:
+    """``14 helpers ran · 2 running · 12 ended: all exited 0``: the server's helpers (compilers,
+    probes) in one line. An exit status read from a helper nobody waited for yet is said; the
+    others (reaped by their parent at once) are honestly unknown."""
+    total = helpers.ended + running
+    parts = [f"{plural(total, 'helper')} ran"]
+    if running:
+        parts.append(f"{running} running")
+    if helpers.ended:
+        if helpers.exited_zero == helpers.ended:
+            how = "all exited 0"
+        else:
+            how = ", ".join(text for count, text in (
+                (helpers.exited_zero, f"{helpers.exited_zero} exited 0"),
+                (helpers.failed, f"{helpers.failed} failed"),
+                (helpers.unknown, f"{helpers.unknown} exit status unknown (not Watchtower's children)"),
+            ) if count)
+        parts.append(f"{helpers.ended} ended: {how}")
+    return " · ".join(parts)

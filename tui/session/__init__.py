@@ -532,7 +532,7 @@ class WatchSession:
                 self.gpus.update(event)
                 self.gpu_samples.append(dataclasses.replace(event, at=self.clock()))
                 self.load.gpus(event, self.clock(), self.writers.pids or None)
-                self._changed("gpu")
+                self._changed("gpu", *(("process",) if self.writers.apply(event) else ()))
             case GpuUnavailable():
                 self.gpus.lost(event.reason)
                 self._changed("gpu")
@@ -571,8 +571,10 @@ class WatchSession:
                 self.connected_once = self.connected_once or event.state == "connected"
                 self._changed("connection", "state")
             case WritersFound() | WriterGone() | NoWriter():
-                if self.writers.apply(event):
-                    self._changed("process", "state")
+                self.writers.logged(self.tracker.process_pids)  # who writes the ranks' lines: evidence of a rank
+                judged = self.writers.verdict_inputs()
+                if self.writers.apply(event):  # a helper's coming and going: no judging, no relayout
+                    self._changed("process", *(("state",) if self.writers.verdict_inputs() != judged else ()))
             case ReadCounters():
                 self.load.reads(self.clock(), event.counters)
                 if self.load.running:

@@ -11,6 +11,7 @@ tail agent runs the same Discovery on its host and sends the same tuples as fram
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import re
 import time
@@ -34,31 +35,51 @@ _RANK_ARG = re.compile(r"(?:^|\s)(?:rank=|--rank[= ]|local_rank=)(\d+)")
 
 
 def role_and_rank(title: str, argv: Sequence[str]) -> tuple[str, str | None]:
-    """``("rank", "DP0 TP3")`` for ``sglang::scheduler_DP0_TP3``, ``("engine", None)`` for
-    ``VLLM::EngineCore``, ``("rank", "TP1")`` for ``VLLM::Worker_TP1`` / ``VllmWorker TP1``…"""
+    """The role a process's title claims, and its rank: ``("rank", "DP0 TP3")`` for
+    ``sglang::scheduler_DP0_TP3``, ``("engine", None)`` for ``VLLM::EngineCore``, ``("rank", "TP1")``
+    for ``VLLM::Worker_TP1``; ``("child", None)`` for a title no profile names (``[processes]``)."""
     name = argv[0] if argv else ""  # setproctitle() rewrites it: "sglang::scheduler_TP3"
+    role = next((role for role, patterns in _titles().items()
+                 if any(p.search(title) or p.search(name) for p in patterns)), "child")
+    if role == "child":
+        return "child", None
+    if role != "rank":
+        return role, None
     text = f"{title} {name}"
-    lowered = text.lower()
     tokens = dict((kind, index) for kind, index in _RANK_TOKEN.findall(text))
     rank = " ".join(f"{kind}{tokens[kind]}" for kind in _RANK_ORDER if kind in tokens) or None
-    if "detokenizer" in lowered:
-        return "detokenizer", None
-    if "enginecore" in lowered:
-        return ("rank" if "TP" in tokens else "engine"), rank if "TP" in tokens else None
-    if "scheduler" in lowered or "worker" in lowered or rank is not None:
-        if rank is None and (found := _RANK_ARG.search(" ".join(argv))):
-            rank = f"rank{found.group(1)}"
-        return "rank", rank  # a scheduler or worker without rank tokens: the only rank
-    return "child", None
+    if rank is None and (found := _RANK_ARG.search(" ".join(argv))):
+        rank = f"rank{found.group(1)}"
+    return "rank", rank  # a scheduler or worker without rank tokens: the only rank
 
 
-def server_process(info: dict[str, Any], main: int | None) -> ServerProcess:
-    """One ``procscan.process`` dict (local or from the agent) as a ServerProcess."""
+@functools.cache
+def _titles() -> dict[str, tuple[re.Pattern[str], ...]]:
+    from tui.core.profiles import process_titles
+
+    return process_titles()
+
+
+def is_fork_of(info: dict[str, Any], parent: dict[str, Any] | None) -> bool:
+    """Whether ``info`` is its parent forked and not executed since: the same title and command
+    line (a fork keeps both until it executes another program or sets its own title; a rank
+    started by its parent, by exec or by a fork that then set its title, has its own)."""
+    return parent is not None and info.get("title") == parent.get("title") and info.get("argv") == parent.get("argv")
+
+
+def server_process(info: dict[str, Any], main: int | None, parent: ServerProcess | None = None,
+                   parent_info: dict[str, Any] | None = None) -> ServerProcess:
+    """One ``procscan.process`` dict (local or from the agent) as a ServerProcess. Its title
+    claims a role; the claim holds only for a process that executed as one: a fork of its parent
+    that has not executed yet (``parent_info``), or a descendant of a rank (``parent``), is a
+    helper (``child``) whatever its title."""
     argv = [str(a) for a in info.get("argv") or ()]
     title = str(info.get("title") or "")
     role, rank = role_and_rank(title, argv)
     if info.get("pid") == main:
         role = "main"
+    elif role != "child" and (is_fork_of(info, parent_info) or (parent is not None and parent.role == "rank")):
+        role, rank = "child", None
     return ServerProcess(
         pid=int(info["pid"]),
         ppid=int(info.get("ppid") or 0),
@@ -78,6 +99,7 @@ class Converter:
         self.source, self.host = source, host
         self.main: int | None = None
         self.known: dict[int, dict[str, Any]] = {}  # the processes last reported, by pid
+        self.processes: dict[int, ServerProcess] = {}  # ... as events named them (their roles)
 
     def events(self, items: Sequence[Sequence[Any]], at: float | None = None) -> list[WriterEvent]:
         at = time.time() if at is None else at
@@ -88,17 +110,26 @@ class Converter:
                 procs = list(item[2])
                 self.main = int(item[3]) if item[3] is not None else None
                 self.known = {int(p["pid"]): p for p in procs}
-                tree = tuple(server_process(p, self.main) for p in procs)
+                named: dict[int, ServerProcess] = {}
+                for p in procs:  # parents first: a process's role weighs its parent's
+                    ppid = int(p.get("ppid") or 0)
+                    named[int(p["pid"])] = server_process(p, self.main, named.get(ppid), self.known.get(ppid))
+                self.processes = named
+                tree = tuple(named.values())
                 out.append(WritersFound(self.source, self.host, tree, at, via=str(item[1])))
             elif kind == "gone":
                 info, status, main, remaining = item[1], item[2], bool(item[3]), int(item[4])
-                info = {**self.known.pop(int(info["pid"]), {}), **info}
+                pid = int(info["pid"])
+                info = {**self.known.pop(pid, {}), **info}
                 if main and self.main is None:  # the writer found dead, never seen alive (a zombie)
-                    self.main = int(info["pid"])
+                    self.main = pid
+                ended = self.processes.pop(pid, None)
+                if ended is None:  # not in the last tree (a reconnecting agent's report)
+                    ended = server_process(info, self.main)
                 code, sig = _decode_status(status)
                 out.append(
                     WriterGone(
-                        self.source, self.host, server_process(info, self.main), main, remaining, at,
+                        self.source, self.host, ended, main, remaining, at,
                         exit_known=status is not None, returncode=code, signal=sig,
                     )
                 )
