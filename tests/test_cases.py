@@ -50,6 +50,11 @@ EXPECTED = {
     "case_tgi_shard_oom.log": (FAILED, (5, "OutOfMemoryError", None), None, "weights-oom"),
     "case_llamacpp_listen_first_ready.log": (READY, None, None, None),
     "case_llamacpp_load_oom.log": (FAILED, (7, "cuda_oom", "main"), None, "llamacpp-offload-oom"),
+    # llama.cpp's and vLLM-on-the-CPU's current shapes (held against real recordings: test_fakes_match_real)
+    "case_llamacpp_current_ready.log": (READY, None, None, None),
+    "case_llamacpp_embedded_ready.log": (READY, None, None, None),
+    "case_llamacpp_current_truncated_gguf.log": (FAILED, (3, "load_failed", "main"), None, None),
+    "case_vllm_cpu_ready.log": (READY, None, None, None),
     "case_vllm_json_logs.log": (FAILED, (6, "ValueError", "EngineCore_DP0"), None, "kv-too-small"),
     "case_sglang_json_logs.log": (READY, None, None, None),
     "case_sglang_tp8_body_in_one_piece.log": (FAILED, (3, "RuntimeError", "TP2"), None, None),

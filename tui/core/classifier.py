@@ -62,6 +62,8 @@ HEAD, TAIL = 4, 30
 #: Ranges kept per block: a block interleaved with more runs than this is widened over them.
 MAX_SPANS = 4096
 MESSAGE_CAP = 500
+#: The kind of a line logged at one of the profile's ``error_levels`` that no signature names.
+LOGGED_ERROR = "logged_error"
 #: A message that goes on over indented lines is kept whole, up to this.
 LONG_MESSAGE_CAP = 2000
 
@@ -139,6 +141,7 @@ class Classifier:
         self._warnings = profile.warnings
         self._benign = profile.benign
         self._warning_levels = profile.warning_levels
+        self._error_levels = profile.error_levels
         self._carry_on = profile.carry_on
         # one search per line rules out every signature (or every warning) at once
         self._any_signature = any_of([s.regex for s in profile.signatures])
@@ -244,6 +247,20 @@ class Classifier:
             return errors, warned, False
         if record:
             self._close_complete(rank, errors)
+        logged_error = level is not None and level in self._error_levels
+        if logged_error and benign is None:
+            benign = self._is_benign(body)
+        if logged_error and not benign:
+            # an error the server logged that no signature names: the cause of a failure that
+            # follows (held back until one does), else it did not stop the startup: a warning
+            errors.append(
+                ErrorReport(
+                    line=number, kind=LOGGED_ERROR, message=body.strip()[:MESSAGE_CAP], rank=rank, end_line=number,
+                    block=[(number, body)], spans=[[number, number]], offset=offset, fatal=False,
+                    category=LOGGED_ERROR, ts=ts, cause=True,
+                )
+            )
+            return errors, True, False
         warning = (level is not None and level in self._warning_levels) or (
             (self._any_warning is None or self._any_warning.search(body) is not None)
             and any(p.search(body) for p in self._warnings)

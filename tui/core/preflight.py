@@ -225,12 +225,17 @@ def _gpus(command: ServerCommand, facts: Mapping[str, Any], sample: GpuSample | 
 def _leftovers(facts: Mapping[str, Any]) -> list[Check]:
     found = facts.get("processes") or []
     if not found:
-        return [Check("leftover servers", OK, "no server process of an earlier attempt is running")]
+        return [Check("leftover servers", OK, "none of this user's server processes holds a GPU or the server's port")]
     orphans = [p for p in found if p.get("ppid") == 1]
-    listed = ", ".join(f"pid {p['pid']} {_short(p['cmd'], 40)}" for p in found[:3])
+    listed = ", ".join(f"pid {p['pid']} {_short(p['cmd'], 40)}{_held(p)}" for p in found[:3])
     note = f"; {len(orphans)} re-parented to PID 1 (orphans)" if orphans else ""
     return [Check("leftover servers", WARN, f"{len(found)} server process(es) already running: {listed}{note}",
                   (Action("kill_gpu_holders"),))]
+
+
+def _held(process: Mapping[str, Any]) -> str:
+    held = process.get("holds") or []
+    return f" (holds {' and '.join('a GPU' if h == 'GPU' else 'the port' for h in held)})" if held else ""
 
 
 # ---------------------------------------------------------------- models
@@ -429,7 +434,11 @@ def _versions(command: ServerCommand, facts: Mapping[str, Any], hints: Knowledge
     package = _SERVER_PACKAGE.get(command.server or "")
     if package is not None:
         if package not in versions:
-            out.append(Check("versions", FAIL, f"{package} is not installed for {facts.get('python')}"))
+            where = (facts.get("modules") or {}).get(package)
+            if where:  # importable without a distribution: a source checkout on the path
+                out.append(Check("versions", WARN, f"{package} is found at {where} without package metadata: its version cannot be told"))
+            else:
+                out.append(Check("versions", FAIL, f"{package} is not installed for {facts.get('python')} (no module {package} on its path)"))
             return out
         listed = ", ".join(f"{k} {versions[k]}" for k in (package, "torch", "transformers") if k in versions)
         pins = []

@@ -28,6 +28,7 @@ from tui.core.limits import parse_duration
 from tui.core.linear import LinearError, compile_linear
 from tui.core.quicktest import QuickTest as QuickTest, any_of as any_of  # (where the tracker finds them)
 from tui.core.state import PHASES
+from tui.core.timestamps import ELAPSED
 
 BUILTIN = ("sglang", "vllm", "trtllm", "tgi", "llamacpp")
 COMMON = "common"
@@ -97,11 +98,14 @@ class Profile:
     detect: tuple[Pattern, ...] = ()  # weak evidence: a line of this server's shape (scored)
     identify: tuple[Pattern, ...] = ()  # definitive: a line only this server prints
     headers: tuple[Pattern, ...] = ()
-    timestamp: str | None = None  # strptime format of the header's ts group
+    timestamp: str | None = None  # strptime format of the header's ts group, or ``timestamps.ELAPSED``
     rank_token: Pattern | None = None  # findall over the ranks / proc group: (kind, index)
     rank_order: tuple[str, ...] = ()
     bar_rank: str = "main"  # bars carry no rank: their phase's rank until a real one shows
     warning_levels: frozenset[str] = frozenset()
+    #: a ``lvl`` the server gives its errors (llama.cpp's ``E``): such a line no signature knows
+    #: explains a failure that follows (held back as a ``Signature.cause`` is), else it is a warning
+    error_levels: frozenset[str] = frozenset()
     phases: tuple[PhaseSpec, ...] = ()
     ready: tuple[Pattern, ...] = ()
     #: a ready line counts only once one of these phases has begun (another program's "Application
@@ -149,7 +153,7 @@ _TOP_KEYS = {
 }
 #: ``[processes]``: the roles a process title can claim, in the order they are tried.
 PROCESS_ROLES = ("detokenizer", "rank", "engine")
-_PREFIX_KEYS = {"headers", "timestamp", "rank_token", "rank_order", "bar_rank", "warning_levels"}
+_PREFIX_KEYS = {"headers", "timestamp", "rank_token", "rank_order", "bar_rank", "warning_levels", "error_levels"}
 _PHASE_KEYS = {
     "begin", "end", "step", "implicit_begin", "progress", "ranked", "settle", "repeat_is_draft",
     "requires_begin", "all_ranks", "yield_to", "stall_after", "once", "collective", "items", "items_total",
@@ -353,7 +357,7 @@ def _parse(data: dict[str, Any], source: str, common: dict[str, Any] | None) -> 
             raise ProfileError(f"{where}: prefix.headers[{i}]: needs a (?P<msg>…) group for the message")
     timestamp = prefix.get("timestamp")
     if timestamp is not None and not isinstance(timestamp, str):
-        raise ProfileError(f"{where}: prefix.timestamp: expected a strptime format string")
+        raise ProfileError(f"{where}: prefix.timestamp: expected a strptime format string (or \"{ELAPSED}\")")
     rank_token = prefix.get("rank_token")
     rank_token_re = _compile(f"{where}: prefix.rank_token", rank_token) if rank_token else None
     if rank_token_re is not None and rank_token_re.groups != 2:
@@ -395,6 +399,7 @@ def _parse(data: dict[str, Any], source: str, common: dict[str, Any] | None) -> 
         rank_order=_strings(f"{where}: prefix.rank_order", prefix.get("rank_order")),
         bar_rank=bar_rank,
         warning_levels=frozenset(_strings(f"{where}: prefix.warning_levels", prefix.get("warning_levels"))),
+        error_levels=frozenset(_strings(f"{where}: prefix.error_levels", prefix.get("error_levels"))),
         phases=tuple(phases),
         ready=_patterns(f"{where}: markers.ready", markers.get("ready")),
         ready_after=_phase_names(f"{where}: markers.ready_after", markers.get("ready_after")),

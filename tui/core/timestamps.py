@@ -3,6 +3,9 @@
 strptime runs once per minute of log (the seconds are added by hand, the last second's text is
 cached), a log with no year gets the year of arrival (December's log read in January, the year
 before), and a line with no time of its own takes the log's latest one, else its arrival time.
+A log whose times are counted from the server's own start (llama.cpp's ``0.02.315.582``, format
+``ELAPSED``) reads as seconds since that start: durations and the order of lines are right, the
+date is not known (nothing reads a log's times as dates).
 """
 
 from __future__ import annotations
@@ -15,6 +18,9 @@ MAX_MINUTES = 4096
 #: Python logging's ``asctime`` (its fraction ``,mmm`` apart): what a JSON record's time field holds
 #: whatever the server's own headers print (vLLM's have no year).
 ASCTIME = "%Y-%m-%d %H:%M:%S"
+#: The format of times counted from the server's start as llama.cpp prints them (common/log.cpp):
+#: minutes (any number of digits), then seconds, milliseconds and microseconds, dot-separated.
+ELAPSED = "elapsed"
 
 
 class Timestamps:
@@ -43,6 +49,8 @@ class Timestamps:
         """``text`` (a timestamp in the clock's format, or logging's asctime) as seconds since the
         epoch; None if it is neither."""
         assert self.fmt is not None
+        if self.fmt == ELAPSED:
+            return elapsed_seconds(text)
         base, _, fraction = text.replace(",", ".").partition(".")
         cached = self._base
         if cached is not None and cached[0] == base:
@@ -83,3 +91,15 @@ class Timestamps:
                 self._minutes.clear()
             self._minutes[base] = value
         return value + seconds
+
+
+def elapsed_seconds(text: str) -> float | None:
+    """``M.SS.mmm.uuu`` (llama.cpp's time since its start: ``12.03.456.789``) as seconds; None if it
+    is not that."""
+    parts = text.split(".")
+    if len(parts) != 4 or not all(part.isdigit() and part.isascii() for part in parts):
+        return None
+    minutes, seconds, millis, micros = parts
+    if len(seconds) != 2 or len(millis) != 3 or len(micros) != 3 or len(minutes) > 9:
+        return None
+    return int(minutes) * 60 + int(seconds) + int(millis) / 1e3 + int(micros) / 1e6

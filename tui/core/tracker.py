@@ -171,6 +171,7 @@ class StartupTracker:
         self._error_ids: set[int] = set()
         self._causes: list[ErrorReport] = []  # lines that explain a failure if one follows (held back)
         self._offset: int | None = None  # stream offset of the line being fed
+        self._first_arrived = False  # the startup's first time is an arrival time, not the log's own
         self.classifier.reset()
         self.classifier.set_profile(self._generic)
         self._anything = self._generic_test
@@ -421,7 +422,7 @@ class StartupTracker:
             and self._anything.search(msg) is None
             and "Traceback" not in msg
             and not msg.startswith(("Process ", "Exception ignored "))
-            and (level is None or level not in profile.warning_levels)
+            and (level is None or (level not in profile.warning_levels and level not in profile.error_levels))
         ):
             # Nothing can match: the common case, one search. Such a line leaves what one a
             # prefilter skipped leaves (see skip), so scan == watch: no timestamp, for one.
@@ -495,12 +496,20 @@ class StartupTracker:
             self._phases.rename(*renamed)
 
     def _time(self, ts_text: str | None, at: float | None) -> float | None:
-        """The line's time (``Timestamps.time``), the first and last of the startup kept."""
+        """The line's time (``Timestamps.time``), the first and last of the startup kept.
+
+        A startup whose first line had no time of its own starts at that line's arrival, unless the
+        log's own clock then says earlier: its lines came after the fact (``attach`` to a running
+        server, a log read later), so the arrival is no start (it made "ready in 0:00")."""
         ts = self._clock.time(ts_text, at)
         if ts is not None:
             state = self.state
             if state.first_ts is None:
                 state.first_ts = ts
+                self._first_arrived = self._clock.last is None
+            elif self._first_arrived and self._clock.last is not None:
+                self._first_arrived = False
+                state.first_ts = min(state.first_ts, ts)
             state.last_ts = ts
         return ts
 

