@@ -201,7 +201,7 @@ async def test_a_real_worker_killed_is_failed_naming_it_within_a_second(tmp_path
                 if needle in seen[-1]:
                     return seen[-1]
 
-        await line_with(f"pid {worker}")  # the watcher has found the worker among the server's processes
+        await line_with("weight load started")  # the worker loads: the watcher follows it, its processes known
         os.kill(worker, signal.SIGKILL)
         killed = time.monotonic()
         failed = await line_with("FAILED")

@@ -20,12 +20,12 @@ def main(gguf: Path, out: Path) -> None:
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
-    loaded = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, torch_dtype=torch.bfloat16)
+    loaded = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.bfloat16)
     config = AutoConfig.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
     if hasattr(config, "quantization_config"):
         del config.quantization_config
     config.torch_dtype = torch.bfloat16
-    plain = AutoModelForCausalLM.from_config(config, torch_dtype=torch.bfloat16)
+    plain = AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16)
     missing, unexpected = plain.load_state_dict(loaded.state_dict(), strict=False)
     # tied embeddings: lm_head.weight may be missing from the GGUF's tensors and tied in the config
     if unexpected or [name for name in missing if name != "lm_head.weight"]:
