@@ -183,6 +183,8 @@ async def test_kill_9_of_the_hand_started_server_is_dead_within_a_second(starts)
     assert took < 1.5, f"{took:.2f} s"
 
 
+@pytest.mark.xfail(strict=False, reason="needs r4-roles: the killed rank as the cause (before: 'gone: rank pid N"
+                   " (VLLM::Worker)', then FAILED naming the engine's consequent 'EngineCore failed to start')")
 async def test_a_real_worker_killed_is_failed_naming_it_within_a_second(tmp_path):
     """Issue 37: the real `(Worker pid=N)` — the process titled VLLM::Worker that prints the rank's
     lines — SIGKILLed mid-start is FAILED naming it within a second (its own start: it ends it)."""
