@@ -320,7 +320,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         for name in set(getattr(item, "fixturenames", ())) & SERVICE_MARKERS.keys():
             item.add_marker(SERVICE_MARKERS[name])
-        if item.module is not None and item.module.__name__.rpartition(".")[2] in SLOW_MODULES:
+        module = "" if item.module is None else item.module.__name__.rpartition(".")[2]
+        if module in SLOW_MODULES:
+            item.add_marker("slow")
+        if module.startswith("test_real_"):  # the real servers' tier (tests/real_servers.py)
+            item.add_marker("real")
             item.add_marker("slow")
 
 
