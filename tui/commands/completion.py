@@ -15,10 +15,15 @@ SHELLS = ("bash", "zsh", "fish")
 
 #: Per shell: a function that lists the launch names (the history's), and one that lists the
 #: config's [hosts] names; each asks watchtower itself, quietly (no history yet: no names).
+#: A name is data written by whoever can write the history or the config: bash reads it as one
+#: line and compares it as a literal prefix, never through ``compgen -W`` (which expands ``$(…)``
+#: and backticks in its word list: a name would run as code on <TAB>).
 PREAMBLE = {
     "bash": (
-        "_watchtower_launches() { compgen -W \"$(watchtower history --names 2>/dev/null)\" -- \"$1\"; }\n"
-        "_watchtower_hosts() { compgen -W \"$(watchtower config --hosts 2>/dev/null)\" -- \"$1\"; }\n"
+        "_watchtower_matching() { local word=$1 name; shift; while IFS= read -r name; do "
+        "[[ $name == \"$word\"* ]] && printf '%s\\n' \"$name\"; done < <(\"$@\" 2>/dev/null); }\n"
+        "_watchtower_launches() { _watchtower_matching \"$1\" watchtower history --names; }\n"
+        "_watchtower_hosts() { _watchtower_matching \"$1\" watchtower config --hosts; }\n"
     ),
     "zsh": (
         "_watchtower_launches() { local -a names; names=(${(f)\"$(watchtower history --names 2>/dev/null)\"}); "

@@ -1,4 +1,5 @@
-"""Reading a user's files (profiles, hints, themes, cluster files, env files, recordings) safely.
+"""Reading a user's files (profiles, hints, themes, cluster files, env files, recordings), and
+every file a log or a command names (a model's index, a job's output file), safely.
 
 One helper for every such file: it opens without blocking (a FIFO cannot hang the open),
 takes regular files only (``/dev/zero``, a FIFO, a socket or a directory are refused before a
@@ -22,8 +23,8 @@ class NotARegularFile(OSError):
     """Refused before reading: not a regular file, or larger than the limit."""
 
 
-def read_bytes(path: str | os.PathLike[str], limit: int = CONFIG_LIMIT) -> bytes:
-    """The bytes of the regular file ``path``, at most ``limit`` of them (else ``NotARegularFile``)."""
+def _open_regular(path: str | os.PathLike[str]) -> tuple[int, os.stat_result]:
+    """``(fd, its stat)`` of the regular file ``path``, opened without blocking; anything else refused."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
         info = os.fstat(fd)
@@ -31,6 +32,16 @@ def read_bytes(path: str | os.PathLike[str], limit: int = CONFIG_LIMIT) -> bytes
             raise IsADirectoryError(errno.EISDIR, "is a directory", os.fspath(path))
         if not stat.S_ISREG(info.st_mode):
             raise NotARegularFile(errno.EINVAL, f"not a regular file ({_kind(info.st_mode)})", os.fspath(path))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, info
+
+
+def read_bytes(path: str | os.PathLike[str], limit: int = CONFIG_LIMIT) -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` of them (else ``NotARegularFile``)."""
+    fd, info = _open_regular(path)
+    try:
         if info.st_size > limit:
             raise NotARegularFile(errno.EFBIG, f"too large ({_size(info.st_size)}; at most {_size(limit)})", os.fspath(path))
         chunks, total = [], 0
@@ -43,6 +54,16 @@ def read_bytes(path: str | os.PathLike[str], limit: int = CONFIG_LIMIT) -> bytes
         if total > limit:  # it grew while being read
             raise NotARegularFile(errno.EFBIG, f"too large (over {_size(limit)})", os.fspath(path))
         return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def read_tail(path: str | os.PathLike[str], size: int) -> bytes:
+    """The last ``size`` bytes (at most) of the regular file ``path``, of any length (a job's
+    output file): opened and refused as :func:`read_bytes` does."""
+    fd, info = _open_regular(path)
+    try:
+        return os.pread(fd, size, max(0, info.st_size - size))
     finally:
         os.close(fd)
 

@@ -79,7 +79,7 @@ def checkpoint_size(index_text: str | None, files: Iterable[tuple[str, int]]) ->
     if index_text:
         try:
             total = json.loads(index_text).get("metadata", {}).get("total_size")
-        except (ValueError, AttributeError):
+        except (ValueError, AttributeError, RecursionError):  # not JSON, not an object, nested past Python's stack
             total = None
         if isinstance(total, (int, float)) and not isinstance(total, bool) and total > 0:
             return int(total)

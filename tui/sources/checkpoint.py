@@ -13,22 +13,19 @@ import asyncio
 import os
 
 from tui.core.events import CheckpointFound
+from tui.core.files import read_bytes
 from tui.core.loading import INDEX_FILES, checkpoint_size
 from tui.sources.diskstats import mount_of
-from tui.sources.probe_agent import resolve_model
-
-#: An index file larger than this is not one (its text is read whole).
-INDEX_LIMIT = 16 << 20
+from tui.sources.probe_agent import INDEX_LIMIT, resolve_model
 
 
 def index_text(directory: str) -> str | None:
-    """The text of ``directory``'s weight index file (None: there is none, or it is too big to be one)."""
+    """The text of ``directory``'s weight index file (None: there is none, or it is not one: too
+    big, or not a regular file). The log named the folder, so whoever wrote the log chose it: read
+    capped and without blocking (``tui.core.files``), a FIFO or ``/dev/zero`` there is no index."""
     for name in INDEX_FILES:
         try:
-            path = os.path.join(directory, name)
-            if os.path.getsize(path) <= INDEX_LIMIT:
-                with open(path, encoding="utf-8", errors="replace") as f:
-                    return f.read()
+            return read_bytes(os.path.join(directory, name), INDEX_LIMIT).decode("utf-8", errors="replace")
         except OSError:
             continue
     return None

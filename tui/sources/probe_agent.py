@@ -17,12 +17,14 @@ self-contained file.
 
 import ast
 import base64
+import errno
 import importlib.util
 import json
 import os
 import resource
 import shutil
 import socket
+import stat
 import sys
 
 try:
@@ -35,6 +37,29 @@ SERVER_PROCESS_WORDS = ("sglang::", "VLLM::", "sglang.launch_server", "sglang se
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
 EAGLE3_METHOD = "set_eagle3_layers_to_capture"
 PIP_SH_EXEC = "'''exec' "
+#: The most the agent reads of one file: a weight index (a few MiB for the largest models), and
+#: a config, a model's source file or a refs/main (KiB).
+INDEX_LIMIT = 16 << 20
+FILE_LIMIT = 4 << 20
+
+
+def read_regular(path, limit=FILE_LIMIT, head=False):
+    """At most ``limit`` bytes of the regular file ``path``: the agent's one way to read a file that
+    a log or a command named (whoever wrote it chose the path). Opened without blocking (a FIFO
+    cannot hang it), anything but a regular file refused before a byte is read (``/dev/zero``, a
+    device, a socket), a larger file refused, or with ``head`` only its first ``limit`` bytes read.
+    OSError otherwise. (``tui.core.files.read_bytes`` for the agent, which ships as one file.)"""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        if info.st_size > limit and not head:
+            raise OSError(errno.EFBIG, "too large (%d bytes; at most %d)" % (info.st_size, limit), path)
+        data = f.read(limit + 1)
+    if len(data) > limit and not head:  # it grew while being read
+        raise OSError(errno.EFBIG, "too large (over %d bytes)" % limit, path)
+    return data[:limit]
 
 
 def follow_console_script(program, argv):
@@ -43,11 +68,10 @@ def follow_console_script(program, argv):
     if not path or os.environ.get("WATCHTOWER_PROBE_REEXEC"):
         return
     try:
-        with open(path, "rb") as f:
-            first = f.readline(4096).decode("utf-8", "replace").strip()
-            second = f.readline(4096).decode("utf-8", "replace").strip()
+        lines = read_regular(path, 8192, head=True).split(b"\n")[:2] + [b""]
     except OSError:
         return
+    first, second = (line.decode("utf-8", "replace").strip() for line in lines[:2])
     if not first.startswith("#!"):
         return
     words = first[2:].split()
@@ -273,8 +297,7 @@ def resolve_model(name):
     repo = os.path.join(hf_cache_dir(), "models--" + name.replace("/", "--"))
     revision = None
     try:
-        with open(os.path.join(repo, "refs", "main")) as f:
-            revision = f.read().strip()
+        revision = read_regular(os.path.join(repo, "refs", "main"), 4096).decode("utf-8", "replace").strip()
     except OSError:
         pass
     snapshots = os.path.join(repo, "snapshots")
@@ -293,11 +316,11 @@ def weight_bytes(directory):
     """Bytes of weights: the safetensors index's total_size, else the weight files' sizes."""
     for index in ("model.safetensors.index.json", "pytorch_model.bin.index.json"):
         try:
-            with open(os.path.join(directory, index)) as f:
-                total = json.load(f).get("metadata", {}).get("total_size")
+            total = json.loads(read_regular(os.path.join(directory, index), INDEX_LIMIT).decode("utf-8"))
+            total = total.get("metadata", {}).get("total_size")
             if isinstance(total, int) and total > 0:
                 return total
-        except (OSError, ValueError, AttributeError):
+        except (OSError, ValueError, AttributeError, RecursionError):  # RecursionError: nested past the stack
             continue
     total = 0
     try:
@@ -322,11 +345,10 @@ def probe_model(name):
     if directory is None:
         return out
     try:
-        with open(os.path.join(directory, "config.json")) as f:
-            config = json.load(f)
+        config = json.loads(read_regular(os.path.join(directory, "config.json")).decode("utf-8"))
         if not isinstance(config, dict):
             raise ValueError("not a JSON object")
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:  # RecursionError: nested past the stack
         out["config_error"] = getattr(exc, "strerror", None) or str(exc)
     else:
         picked = {k: config[k] for k in CONFIG_KEYS if k in config}
@@ -362,9 +384,8 @@ class ClassIndex:
     def tree(self, path):
         if path not in self.trees:
             try:
-                with open(path, "rb") as f:
-                    self.trees[path] = ast.parse(f.read(), path)
-            except (OSError, SyntaxError, ValueError):
+                self.trees[path] = ast.parse(read_regular(path), path)
+            except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):  # nested past the parser
                 self.trees[path] = None
         return self.trees[path]
 
@@ -453,9 +474,8 @@ def probe_eagle3(arch):
     for name in names:
         path = os.path.join(models, name)
         try:
-            with open(path, "rb") as f:
-                if needle not in f.read():
-                    continue
+            if needle not in read_regular(path):
+                continue
         except OSError:
             continue
         node, where = index.find(path, arch, set())
@@ -520,8 +540,7 @@ def logind(root="/"):
     remove_ipc, read = None, []
     for path in files:
         try:
-            with open(path, encoding="utf-8", errors="replace") as handle:
-                text = handle.read(1 << 16)
+            text = read_regular(path, 1 << 16, head=True).decode("utf-8", "replace")
         except OSError:
             continue
         read.append(path)

@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 
 from tui.core.events import ConnectionState, SlurmJobState, SlurmTaskEnded
+from tui.core.files import read_tail
 from tui.core.slurm import (
     ENDED, GONE, QUEUED, answering_steps, fields, node_has_task, output_path, parse_job, task_failures, task_outputs,
 )
@@ -237,9 +238,7 @@ async def cancelled_by(job_id: str) -> str | None:
 def _tail(path: str, size: int = 64 * 1024) -> str:
     """The end of the batch output (where srun reports dead tasks); "" when unreadable."""
     try:
-        with open(path, "rb") as f:
-            f.seek(max(0, os.fstat(f.fileno()).st_size - size))
-            return f.read().decode(errors="replace")
+        return read_tail(path, size).decode(errors="replace")  # a regular file: not /dev/zero, not a FIFO
     except OSError:
         return ""
 
