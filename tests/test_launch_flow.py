@@ -252,6 +252,27 @@ async def test_reattach_to_a_running_attempt_after_watchtower_restarted(tmp_path
     assert [r.attempt for r in History().attempts("sim")] == [1]
 
 
+async def test_attaching_to_a_ready_attempt_keeps_its_recorded_time_to_ready(tmp_path, data_dir):
+    first = Harness(spec(tmp_path, sim("--outcome", "ready")))
+    async with first:
+        await first.launch.start()
+        assert (await first.until(lambda v: v.final)).kind == "ready"
+        await first.launch.settle()
+        recorded = History().latest("sim")
+        await first.launch.close()  # Watchtower exits; the server keeps serving
+        first.launch.run = None  # so that leaving the block does not stop it
+    assert recorded is not None and recorded.ready_seconds is not None
+    second = Harness(spec(tmp_path, sim("--outcome", "ready")))
+    async with second:
+        run = await second.launch.start()  # attach: the same attempt, judged READY again from its log
+        assert run.attempt == 1
+        assert (await second.until(lambda v: v.final)).kind == "ready"
+        await second.launch.settle()
+        again = History().latest("sim")
+        assert again is not None and again.ready_seconds == recorded.ready_seconds, (again, recorded)
+        assert again.outcome == "ready" and again.phases == recorded.phases
+
+
 async def test_eta_from_the_last_successful_attempt_of_the_same_command(tmp_path, data_dir):
     command = sim("--outcome", "ready", "--load-seconds", "2.5", "--step", "0.02")
     async with Harness(spec(tmp_path, command)) as h:
