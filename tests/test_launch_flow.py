@@ -111,7 +111,7 @@ async def test_silent_sigkill_is_dead_with_the_signal_within_a_second(tmp_path, 
         dead = await h.until(lambda v: v.final)
         exited_at = h.launch.run.exited_at
         assert dead.kind == DEAD
-        assert dead.detail.startswith(f"SIGKILL · pid {h.launch.run.pid}; ")  # the cause first, no OOM guess
+        assert dead.detail.startswith(f"SIGKILL · pid {h.launch.run.server_pid}; ")  # the server's, the cause first
         assert "Loading safetensors checkpoint shards:  50%" in dead.detail  # what the log said last
         seen_at = next(t for t, v in h.verdicts if v.kind == DEAD)
         assert seen_at - exited_at < 1.0

@@ -738,8 +738,8 @@ class PlainPresenter:
         run = launch.run
         where = "" if launch.spec.host is None else f" on {launch.spec.host}"
         how = "reattached to the running" if launch.reattached else "started"
-        self.note(f"v{run.attempt} {how}{where}: pid {run.pid}, log {run.log_path}", "start",
-                  name=launch.spec.name, attempt=run.attempt, pid=run.pid, log=str(run.log_path), host=launch.spec.host,
+        self.note(f"v{run.attempt} {how}{where}: pid {run.shown_pid}, log {run.log_path}", "start",
+                  name=launch.spec.name, attempt=run.attempt, pid=run.shown_pid, log=str(run.log_path), host=launch.spec.host,
                   reattached=launch.reattached, command=launch.command_text)
         self.note(f"  {launch.command_text}", "")  # (words alone: the record has it in ``command``)
 
@@ -775,7 +775,7 @@ class PlainPresenter:
         launch = self.launch
         if launch.server_running:
             self.note(
-                f"v{launch.run.attempt} keeps running (pid {launch.run.pid}); follow it again with"
+                f"v{launch.run.attempt} keeps running (pid {launch.run.shown_pid}); follow it again with"
                 f" `watchtower attach {launch.spec.name}`", "left_running", pid=launch.run.pid,
                 attempt=launch.run.attempt, name=launch.spec.name,
             )
