@@ -19,8 +19,11 @@ SLURM_SMOKE = ("--smoke with --slurm: the completion would go to this machine, n
 def seconds(text: str) -> float:
     """An argparse type: a finite number greater than 0 (``nan``, ``inf``, 0 and below are refused
     at parse, with argparse's usage line and exit 2)."""
-    value = seconds_or_none(text)
-    if value == 0:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError(f"expected a finite number greater than 0, got {text!r}")
     return value
 
