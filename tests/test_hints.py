@@ -213,14 +213,16 @@ def test_scan_json_and_human_show_hints():
     assert "  hint: Qwen3MoeForCausalLM has no set_eagle3_layers_to_capture" in human
 
 
-def test_watch_plain_prints_the_hint_under_failed(tmp_path):
+def test_watch_plain_prints_the_hint_just_before_failed(tmp_path):
+    """The hint comes before the final verdict (the line a script or `tail -1` stops at), as in --json."""
     log = tmp_path / "v.log"
     log.write_bytes((FIXTURES / "vllm_kv_failure.log").read_bytes())
     out = run_cli("watch", "--plain", "--timeout", "20", str(log), timeout=60).stdout
     lines = out.splitlines()
     failed = next(i for i, line in enumerate(lines) if "FAILED at line" in line)
-    assert "hint: the KV cache left after the weights holds 149344 tokens" in lines[failed + 1]
-    assert "set_flag --max-model-len 149344" in lines[failed + 1]
+    hint = next(i for i, line in enumerate(lines) if "hint: the KV cache left after the weights" in line)
+    assert failed - 2 <= hint < failed and "149344 tokens" in lines[hint]  # (its link on a line of its own)
+    assert "set_flag --max-model-len 149344" in lines[hint]
 
 
 # ------------------------------------------------------------------ the user's file

@@ -77,6 +77,24 @@ def test_attempts_record_masked_commands_env_diffs_and_summaries(history):
             assert TOKEN not in json.dumps(list(row)) and "sekrit-123" not in json.dumps(list(row))
 
 
+def test_a_later_watcher_adds_to_an_attempts_facts_and_never_rewrites_them(history):
+    """`attach` judges READY again (or sees an error again) long after the facts were recorded:
+    the time to ready, the first error, a finished phase and a final outcome stay as they were."""
+    ready = history.start("dsv3", command=["sglang"], env={}, host="gpu1", log_path="/l/v1.log", started_at=100.0)
+    history.update(ready, outcome="ready", phases={"weight_load": 2.0}, ready_seconds=3.0)
+    later = history.latest("dsv3")  # what `attach` finds in the history, then updates as it watches
+    assert later is not None
+    history.update(later, outcome="ready", phases={"weight_load": 17.0, "cuda_graph": 1.0}, ready_seconds=18.0)
+    (row,) = history.attempts("dsv3")
+    assert row.ready_seconds == 3.0 and row.summary == "v1 ✓ ready 0:03"
+    assert row.phases == {"weight_load": 2.0, "cuda_graph": 1.0}  # what attach saw besides is added
+    failed = history.start("dsv3", command=["sglang"], env={}, host="gpu1", log_path="/l/v2.log", started_at=200.0)
+    history.update(failed, outcome="failed", first_error="ValueError: context length")
+    history.update(history.latest("dsv3"), outcome="stopped", first_error="KeyboardInterrupt")
+    row = history.latest("dsv3")
+    assert row.outcome == "failed" and row.first_error == "ValueError: context length"
+
+
 def test_eta_from_the_last_success_of_the_same_command_and_host(history):
     cmd = ["serve", "--tp", "8"]
     a = history.start("m", command=cmd, env={}, host="gpu1", log_path="/l/m-v1.log", started_at=0.0)

@@ -216,3 +216,29 @@ async def test_ctrl_c_still_ends_with_an_exit_object(tmp_path):
     objs = records(rest.decode())
     assert proc.returncode == 130
     assert [o["event"] for o in objs[-2:]] == ["interrupted", "exit"] and objs[-1]["exit"] == 130
+
+
+def test_the_hint_comes_before_the_final_verdict_and_every_record_has_the_schema():
+    out = run_cli("watch", "--json", "--gpus", "none", "--timeout", "5",
+                  str(FIXTURES / "case_sglang_missing_libcudart.log"), timeout=60)
+    records = [json.loads(line) for line in out.stdout.splitlines()]
+    events = [r["event"] for r in records]
+    final = next(i for i, r in enumerate(records) if r["event"] == "verdict" and r.get("final"))
+    assert "hint" in events and max(i for i, e in enumerate(events) if e == "hint") < final, events
+    assert all(r["schema"] == SCHEMA for r in records)
+
+
+def test_the_readme_documents_every_event_the_stream_can_emit():
+    """Each event name a presenter emits (``Said("name"`` or a note's event) is a row of the
+    README's event table."""
+    emitted: set[str] = set()
+    for source in (REPO / "tui").rglob("*.py"):
+        text = source.read_text()
+        emitted |= set(re.findall(r'Said\(\s*"([a-z_]+)"', text))
+        emitted |= set(re.findall(r'self\.note\([^\n]*?, "([a-z_]+)"', text))
+    readme = (REPO / "README.md").read_text()
+    table = readme[readme.index("| `event` | fields |"):readme.index("A deploy script that waits")]
+    documented = set(re.findall(r"`([a-z_]+)`", "\n".join(row.split("|")[1] for row in table.splitlines()[2:]
+                                                         if row.startswith("|"))))
+    assert {"preflight", "note", "start", "verdict", "exit"} <= emitted
+    assert emitted - documented == set(), emitted - documented

@@ -60,10 +60,10 @@ def test_run_plain_fail_then_ready_then_history_and_attach(tmp_path, env):
     try:
         assert is_alive(pid)  # ready: the server was left running on purpose
         again = watchtower(env, "attach", "sim", "--plain")
-        assert again.returncode == 0 and f"v2 reattached to the running: pid {pid}" in again.stdout
+        server = int(Path(f"/proc/{pid}/task/{pid}/children").read_text().split()[0])  # the wrapper's child
+        assert again.returncode == 0 and f"v2 reattached to the running: pid {server}" in again.stdout  # not {pid}
         assert "READY" in again.stdout
-        # the OOM killer takes the server (the wrapper's child) while nobody watches
-        server = int(Path(f"/proc/{pid}/task/{pid}/children").read_text().split()[0])
+        # the OOM killer takes the server while nobody watches
         wrapper = os.pidfd_open(pid)
         os.kill(server, signal.SIGKILL)
         select.select([wrapper], [], [], 10)  # readable once the wrapper has written the status and gone
@@ -93,6 +93,17 @@ def test_run_plain_silent_death_and_timeout_exit_codes(tmp_path, env):
     pid = json.loads(watchtower(env, "history", "hang", "--json").stdout)[0]["pid"]
     assert is_alive(pid)
     os.killpg(pid, signal.SIGINT)
+
+
+def test_dead_and_the_start_note_name_the_servers_own_pid_not_the_wrappers(tmp_path, env):
+    """The server runs under Watchtower's exit-status wrapper (`python -c`): the pid said is the
+    server's (what an operator would `kill` or look up), never the wrapper's."""
+    pids = tmp_path / "sim.pids"
+    dead = run_sim(env, tmp_path, "--outcome", "sigkill", "--pid-file", str(pids))
+    server = int(pids.read_text().split()[0])  # the simulated server's own pid, as it wrote it
+    assert dead.returncode == 1
+    assert f"DEAD: SIGKILL · pid {server};" in dead.stdout, dead.stdout
+    assert f"v1 started: pid {server}, log" in dead.stdout, dead.stdout
 
 
 def test_usage_errors_are_one_line(tmp_path, env):
@@ -151,5 +162,6 @@ def test_sigterm_to_run_plain_leaves_the_server_running_and_says_how_to_attach(t
     (row,) = json.loads(watchtower(env, "history", "term", "--json").stdout)
     assert row["outcome"] == "starting" and is_alive(row["pid"])  # still running: attach can follow it
     again = watchtower(env, "attach", "term", "--plain", "--gpus", "none", "--timeout", "1")
-    assert again.returncode == 3 and f"v1 reattached to the running: pid {row['pid']}" in again.stdout
+    server = int(Path(f"/proc/{row['pid']}/task/{row['pid']}/children").read_text().split()[0])  # under the wrapper
+    assert again.returncode == 3 and f"v1 reattached to the running: pid {server}" in again.stdout
     os.killpg(row["pid"], signal.SIGKILL)

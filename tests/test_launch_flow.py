@@ -111,7 +111,7 @@ async def test_silent_sigkill_is_dead_with_the_signal_within_a_second(tmp_path, 
         dead = await h.until(lambda v: v.final)
         exited_at = h.launch.run.exited_at
         assert dead.kind == DEAD
-        assert dead.detail.startswith(f"SIGKILL · pid {h.launch.run.pid}; ")  # the cause first, no OOM guess
+        assert dead.detail.startswith(f"SIGKILL · pid {h.launch.run.server_pid}; ")  # the server's, the cause first
         assert "Loading safetensors checkpoint shards:  50%" in dead.detail  # what the log said last
         seen_at = next(t for t, v in h.verdicts if v.kind == DEAD)
         assert seen_at - exited_at < 1.0
@@ -250,6 +250,27 @@ async def test_reattach_to_a_running_attempt_after_watchtower_restarted(tmp_path
         assert await second.launch.stop()
         assert not is_alive(pid)
     assert [r.attempt for r in History().attempts("sim")] == [1]
+
+
+async def test_attaching_to_a_ready_attempt_keeps_its_recorded_time_to_ready(tmp_path, data_dir):
+    first = Harness(spec(tmp_path, sim("--outcome", "ready")))
+    async with first:
+        await first.launch.start()
+        assert (await first.until(lambda v: v.final)).kind == "ready"
+        await first.launch.settle()
+        recorded = History().latest("sim")
+        await first.launch.close()  # Watchtower exits; the server keeps serving
+        first.launch.run = None  # so that leaving the block does not stop it
+    assert recorded is not None and recorded.ready_seconds is not None
+    second = Harness(spec(tmp_path, sim("--outcome", "ready")))
+    async with second:
+        run = await second.launch.start()  # attach: the same attempt, judged READY again from its log
+        assert run.attempt == 1
+        assert (await second.until(lambda v: v.final)).kind == "ready"
+        await second.launch.settle()
+        again = History().latest("sim")
+        assert again is not None and again.ready_seconds == recorded.ready_seconds, (again, recorded)
+        assert again.outcome == "ready" and again.phases == recorded.phases
 
 
 async def test_eta_from_the_last_successful_attempt_of_the_same_command(tmp_path, data_dir):

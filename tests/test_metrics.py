@@ -103,13 +103,13 @@ def test_a_bad_address_is_a_usage_error(tmp_path):
     assert out.returncode == 2 and f"--metrics 127.0.0.1:{port}" in out.stderr and "Traceback" not in out.stderr
 
 
-def prometheus(tmp_path: Path, port: int) -> tuple[subprocess.Popen[bytes], Callable[[str], list]]:
-    """A real Prometheus on loopback scraping 127.0.0.1:``port`` each second, and a PromQL query of
-    its HTTP API (the result list)."""
+def prometheus(tmp_path: Path, port: int, every_s: int = 1) -> tuple[subprocess.Popen[bytes], Callable[[str], list]]:
+    """A real Prometheus on loopback scraping 127.0.0.1:``port`` each ``every_s`` seconds, and a
+    PromQL query of its HTTP API (the result list)."""
     assert PROMETHEUS is not None
     web = free_port()
     config = tmp_path / "prometheus.yml"
-    config.write_text("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+    config.write_text(f"global:\n  scrape_interval: {every_s}s\n  scrape_timeout: 1s\n"
                       f"scrape_configs:\n  - job_name: watchtower\n    static_configs:\n"
                       f"      - targets: ['127.0.0.1:{port}']\n")
     server = subprocess.Popen([PROMETHEUS, f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
@@ -145,6 +145,73 @@ async def test_a_real_prometheus_scrapes_the_phase_metric(tmp_path):
         if proc.returncode is None:
             proc.kill()
         await proc.wait()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(PROMETHEUS is None, reason="Prometheus is not installed (scripts/setup --test installs it)")
+async def test_a_real_prometheus_sees_the_verdict_of_a_watch_that_ends_at_once(tmp_path):
+    """`--plain` ends about half a second after READY: the endpoint stays until a scrape (every 3 s
+    here) has read the final state, so Prometheus records `ready`, not `starting` for ever."""
+    log = tmp_path / "server.log"
+    log.write_bytes(b"".join(lines_of("sglang_eagle3_tp8_ready.log")))
+    port = free_port()
+    server, query = prometheus(tmp_path, port, every_s=3)
+    try:
+        proc = await watch(log, port, "--metrics-linger", "60")
+        await expect(proc, "READY (line")
+        assert await proc.wait() == 0
+        stderr = (await proc.stderr.read()).decode()  # type: ignore[union-attr]
+        assert "serving the final state until it is scraped (at most 60 s" in stderr, stderr
+        # (over the last minutes: the target is gone by now, its series stale at the present instant)
+        (ready,) = await asyncio.to_thread(poll, lambda: query(
+            'max_over_time(watchtower_verdict{watchtower_verdict="ready"}[5m]) == 1'))
+        assert ready["metric"]["log"] == str(log)
+        (took,) = query("last_over_time(watchtower_ready_seconds[5m])")
+        assert float(took["value"][1]) == 186.0
+        (build,) = query("last_over_time(watchtower_build_info[5m])")
+        assert build["metric"]["profile"] == "sglang" and build["metric"]["version"]
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def test_a_watch_nobody_scrapes_lingers_no_longer_than_its_bound(tmp_path):
+    log = tmp_path / "server.log"
+    log.write_bytes(b"".join(lines_of("sglang_eagle3_tp8_ready.log")))
+    started = time.monotonic()
+    out = run_cli("watch", str(log), "--plain", "--gpus", "none", "--metrics", f"127.0.0.1:{free_port()}",
+                  "--metrics-linger", "1", timeout=60)
+    assert out.returncode == 0 and "READY" in out.stdout, out.stdout + out.stderr
+    assert "at most 1 s; --metrics-linger" in out.stderr and time.monotonic() - started < 30
+    out = run_cli("watch", str(log), "--plain", "--gpus", "none", "--metrics", f"127.0.0.1:{free_port()}",
+                  "--metrics-linger", "0", timeout=60)
+    assert out.returncode == 0 and "serving the final state" not in out.stderr, out.stderr
+
+
+@pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool (Debian's prometheus package) is not installed")
+def test_the_exposition_passes_promtool_with_units_last_and_build_info():
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    from tests.test_weight_load import _loading_session
+    from tui import __version__
+    from tui.present.metrics import StartupCollector, one_log
+
+    registry = CollectorRegistry(auto_describe=False)
+    loop = asyncio.new_event_loop()
+    try:
+        registry.register(StartupCollector(one_log(_loading_session()), loop, {"log": "server.log"}))
+        text = generate_latest(registry).decode()
+    finally:
+        loop.close()
+    lint = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True, timeout=60)
+    assert lint.returncode == 0 and not (lint.stdout + lint.stderr).strip(), lint.stdout + lint.stderr
+    got = samples(text)
+    assert value(got, "watchtower_build_info", log="server.log", version=__version__, profile="sglang") == 1.0
+    assert any(k.startswith("watchtower_weight_load_remaining_seconds") for k in got)
+    names = {k.split("{")[0].split("[")[0] for k in got}
+    units = ("_seconds", "_bytes", "_ratio")
+    timed = {n for n in names if "second" in n or "byte" in n or "progress" in n or "left" in n}
+    assert timed and all(n.endswith(units) for n in timed), timed
 
 
 # ---------------------------------------------------------------- several nodes
@@ -307,8 +374,8 @@ def test_the_weight_loads_bytes_and_time_left_are_exported_with_their_source():
     loaded = value(got, "watchtower_weight_load_loaded_bytes", **how)
     assert loaded is not None and 7.0 * GB < loaded < 7.5 * GB  # what the dashboard words as 7.2/547 GB
     assert value(got, "watchtower_weight_load_total_bytes", **how) == 547 * GB
-    low = value(got, "watchtower_weight_load_seconds_left", **how, bound="low")
-    high = value(got, "watchtower_weight_load_seconds_left", **how, bound="high")
+    low = value(got, "watchtower_weight_load_remaining_seconds", **how, bound="low")
+    high = value(got, "watchtower_weight_load_remaining_seconds", **how, bound="high")
     assert low is not None and high is not None and 540 <= low <= high <= 660  # "~10:00 left"
 
 

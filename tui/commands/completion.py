@@ -5,11 +5,16 @@ come from `watchtower history --names` as the user types, hosts from the config'
     source <(watchtower completion bash)                       # ~/.bashrc
     watchtower completion zsh > ~/.zfunc/_watchtower           # a directory on $fpath
     watchtower completion fish > ~/.config/fish/completions/watchtower.fish
+
+``--install`` writes it where the shell itself looks (``INSTALL_PATHS``) and says where, in one line.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+from collections.abc import Mapping
+from pathlib import Path
 
 SHELLS = ("bash", "zsh", "fish")
 
@@ -39,14 +44,56 @@ HOSTS = {"bash": "_watchtower_hosts", "zsh": "_watchtower_hosts",
          "fish": "(watchtower config --hosts 2>/dev/null; __fish_print_hostnames)"}
 
 
+#: Where each shell loads a user's completions by itself: bash-completion's per-user directory
+#: (loaded on demand for `watchtower`), a directory zsh's compinit finds on $fpath (the line to add
+#: is said), fish's completions directory. (``~``, XDG_DATA_HOME / XDG_CONFIG_HOME as each shell reads it.)
+INSTALL_PATHS = {
+    "bash": ("XDG_DATA_HOME", ".local/share", "bash-completion/completions/watchtower"),
+    "zsh": (None, "", ".zfunc/_watchtower"),
+    "fish": ("XDG_CONFIG_HOME", ".config", "fish/completions/watchtower.fish"),
+}
+
+
+def install_path(shell: str, environ: Mapping[str, str] = os.environ) -> Path:
+    """Where ``--install`` writes ``shell``'s script for this user."""
+    variable, fallback, rest = INSTALL_PATHS[shell]
+    home = Path(environ.get("HOME") or os.path.expanduser("~"))
+    base = Path(environ[variable]) if variable and environ.get(variable) else home / fallback
+    return base / rest
+
+
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("completion", help="print the shell completion script (bash, zsh, fish)",
+    p = sub.add_parser("completion", help="print (or --install) the shell completion script (bash, zsh, fish)",
                        description=__doc__.split("\n\n")[0])
     p.add_argument("shell", choices=SHELLS, help="the shell")
+    p.add_argument("--install", action="store_true",
+                   help="write it where the shell loads completions for this user (bash: "
+                   "~/.local/share/bash-completion/completions, zsh: ~/.zfunc, fish: ~/.config/fish/completions)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    script = completion_script(args.shell)
+    if not args.install:
+        print(script)
+        return 0
+    from tui.core.errors import UsageError
+
+    path = install_path(args.shell)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(script + "\n")
+    except OSError as exc:
+        raise UsageError(f"completion --install: {path}: {exc.strerror or exc}") from None
+    after = {"bash": "new bash shells load it (bash-completion)",
+             "zsh": "add `fpath=(~/.zfunc $fpath); autoload -Uz compinit; compinit` to ~/.zshrc",
+             "fish": "new fish shells load it"}[args.shell]
+    print(f"{args.shell} completion written to {path}; {after}")
+    return 0
+
+
+def completion_script(shell: str) -> str:
+    """The completion script of ``shell``, from the parser as it is now."""
     import shtab
 
     from tui.commands.parser import build_parser
@@ -67,5 +114,4 @@ def run(args: argparse.Namespace) -> int:
                         option.complete = shtab.DIRECTORY  # type: ignore[attr-defined]
         elif action.dest == "config":
             action.complete = shtab.FILE  # type: ignore[attr-defined]
-    print(shtab.complete(parser, shell=args.shell, preamble=PREAMBLE[args.shell]))
-    return 0
+    return str(shtab.complete(parser, shell=shell, preamble=PREAMBLE[shell]))

@@ -105,7 +105,7 @@ def register(sub: argparse._SubParsersAction) -> None:
             continue
         p.add_argument(setting.flag, dest=setting.dest, default=argparse.SUPPRESS, metavar="VALUE", help=setting.help,
                        type=lambda text, s=setting: flag_value(s, text))
-    p.add_argument("--hosts", action="store_true", help="only the [hosts] names, one a line (shell completion reads them)")
+    p.add_argument("--hosts", dest="hosts_only", action="store_true", help="only the [hosts] names, one a line (shell completion reads them)")
     p.set_defaults(func=run)
 
 
@@ -113,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
     from tui.app.keys import ACTIONS
 
     config: Config = getattr(args, "settings", None) or load(None)
-    if args.hosts:
+    if args.hosts_only:  # (not `hosts`: that is every command's --host list, resolved by name)
         print("\n".join(config.hosts))
         return 0
     given = vars(args)

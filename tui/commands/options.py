@@ -8,7 +8,7 @@ import os
 
 from tui.core.limits import StallLimits
 from tui.core.errors import UsageError
-from tui.core.options import GPU_SOURCES, GpuOptions, LaunchOptions, MetricsOptions, PlaybackOptions, WatchOptions
+from tui.core.options import LINGER_S, GPU_SOURCES, GpuOptions, LaunchOptions, MetricsOptions, PlaybackOptions, WatchOptions
 
 
 #: Why --smoke and --slurm do not go together (yet): said by `run` and `watch` alike.
@@ -25,6 +25,17 @@ def seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
     if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError(f"expected a finite number greater than 0, got {text!r}")
+    return value
+
+
+def seconds_or_none(text: str) -> float:
+    """An argparse type: a finite number of seconds, 0 or more (0: none at all)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"expected a finite number, 0 or more, got {text!r}")
     return value
 
 
@@ -97,6 +108,11 @@ def add_metrics_option(parser: argparse.ArgumentParser) -> None:
         help="write the same metrics to PATH.prom every few seconds (temp file + rename) for node_exporter's "
         "textfile collector; its directory must exist",
     )
+    parser.add_argument(
+        "--metrics-linger", type=seconds_or_none, metavar="S", default=LINGER_S,
+        help="once the run or watch ends, keep serving --metrics until a scrape has read the final state, "
+        f"at most S seconds (default {LINGER_S:g}: three 15 s scrape intervals; 0: stop at once)",
+    )
 
 
 def check_textfile(text: str) -> str:
@@ -118,7 +134,8 @@ def check_textfile(text: str) -> str:
 def metrics_options(args: argparse.Namespace) -> MetricsOptions:
     """``--metrics`` and ``--metrics-textfile`` (a .prom file in a directory there is: else one line, exit 2)."""
     textfile = getattr(args, "metrics_textfile", None)
-    return MetricsOptions(getattr(args, "metrics", None), check_textfile(textfile) if textfile is not None else None)
+    return MetricsOptions(getattr(args, "metrics", None), check_textfile(textfile) if textfile is not None else None,
+                          getattr(args, "metrics_linger", LINGER_S))
 
 
 SMOKE_HELP = ("after the ready line, send one tiny completion (/v1/completions, max_tokens 1) to the port the "

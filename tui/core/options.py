@@ -21,6 +21,10 @@ class GpuOptions:
     interval: float = 1.0
 
 
+#: ``--metrics-linger``'s default: three of Prometheus' usual 15 s scrape intervals.
+LINGER_S = 45.0
+
+
 @dataclass(frozen=True, slots=True)
 class MetricsOptions:
     """``--metrics HOST:PORT`` and ``--metrics-textfile PATH``: the startup for Prometheus (served,
@@ -28,6 +32,7 @@ class MetricsOptions:
 
     address: str | None = None
     textfile: str | None = None
+    linger: float = LINGER_S  # seconds the endpoint may outlive the watch, until its final state is scraped
 
     def __bool__(self) -> bool:
         return bool(self.address or self.textfile)

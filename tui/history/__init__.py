@@ -29,7 +29,12 @@ from pathlib import Path
 
 from tui.core.errors import UsageError
 from tui.core.secrets import Masker, env_diff, mask_argv
+from tui.core.verdict import DEAD, FAILED, REFUSED, STOPPED
 from tui.history.records import AttemptRecord, Expectations, command_diff, phase_seconds
+
+#: Outcomes nothing changes once recorded: a failed attempt later stopped is still failed (``ready``
+#: is not one: a server ready may die or be stopped later).
+KEPT_OUTCOMES = frozenset({FAILED, DEAD, REFUSED, STOPPED})
 
 #: Forward migrations: ``MIGRATIONS[n]`` takes the database from schema version n to n + 1
 #: (``PRAGMA user_version``). Version 1 is round 1's schema, which such databases already
@@ -342,19 +347,21 @@ class History:
         log_path: str | None = None,
         masker: Masker | None = None,
     ) -> AttemptRecord:
-        """Store progress of an attempt (per-phase seconds; the rest as given, masked)."""
+        """Store progress of an attempt (per-phase seconds; the rest as given, masked). A fact once
+        recorded is kept: a later watcher (``attach``) adds what it saw, never rewrites its time to
+        ready, its first error, a finished phase's seconds or a final outcome (``KEPT_OUTCOMES``)."""
         masker = masker or Masker()
         if log_path is not None:
             record.log_path = log_path
         if phases is not None:
-            record.phases = dict(phases)
-        if outcome is not None:
+            record.phases = {**phases, **record.phases}
+        if outcome is not None and record.outcome not in KEPT_OUTCOMES:
             record.outcome = outcome
-        if first_error is not None:
+        if first_error is not None and record.first_error is None:
             record.first_error = masker.text(first_error)
         if ended_at is not None:
             record.ended_at = ended_at
-        if ready_seconds is not None:
+        if ready_seconds is not None and record.ready_seconds is None:
             record.ready_seconds = ready_seconds
         if pid is not None:
             record.pid = pid
@@ -364,7 +371,8 @@ class History:
             record.page_cache = page_cache
         with self._connect() as db:
             cur = db.execute(
-                "UPDATE attempts SET phases = ?, outcome = ?, first_error = ?, ended_at = ?, ready_seconds = ?,"
+                "UPDATE attempts SET phases = ?, outcome = ?, first_error = COALESCE(first_error, ?), ended_at = ?,"
+                " ready_seconds = COALESCE(ready_seconds, ?),"
                 " pid = ?, exit_text = ?, page_cache = ?, log_path = ? WHERE name = ? AND attempt = ?",
                 (
                     json.dumps(record.phases),

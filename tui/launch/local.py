@@ -60,6 +60,7 @@ class LocalRunner(Runner):
         except OSError as exc:
             raise LaunchError(f"cannot write the log {log_path}: {exc.strerror or exc}") from None
         mark = f"{log_path.stem}:{secrets.token_hex(4)}"
+        told, tell = os.pipe()  # the wrapper writes the server's pid there
         try:
             proc = await asyncio.create_subprocess_exec(
                 sys.executable,
@@ -70,16 +71,20 @@ class LocalRunner(Runner):
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=log,
                 stderr=asyncio.subprocess.STDOUT,
-                env={**os.environ, **env, proctable.MARK: mark},
+                env={**os.environ, **env, proctable.MARK: mark, "WATCHTOWER_SERVER_PID_FD": str(tell)},
                 cwd=cwd,
                 start_new_session=True,
+                pass_fds=(tell,),
             )
         except FileNotFoundError:
+            os.close(told)
             raise LaunchError(f"command not found: {command[0]}") from None
         except PermissionError as exc:
+            os.close(told)
             raise LaunchError(_not_runnable(exc, command[0], cwd)) from None
         finally:
             log.close()
+            os.close(tell)
         run = AttemptRun(
             attempt=attempt,
             command=tuple(command),
@@ -89,6 +94,7 @@ class LocalRunner(Runner):
             pid=proc.pid,
             pgid=proc.pid,  # a new session: the leader's pid is the group id
             started_at=time.time(),
+            server_pid=await asyncio.to_thread(_server_pid, told),
         )
         self._marks[id(run)] = mark
         run.memory = watch_memory(proc.pid)
@@ -118,6 +124,7 @@ class LocalRunner(Runner):
             pid=pid,
             pgid=os.getpgid(pid),
             started_at=os.stat(pid_path).st_mtime,
+            server_pid=_child_of(pid),
         )
         run.memory = watch_memory(pid)
         self._emit(run.started_event())
@@ -290,3 +297,22 @@ def _read_pid_file(path: Path) -> tuple[int, int | None] | None:
         return int(words[0]), (int(words[1]) if len(words) > 1 and words[1].isdigit() else None)
     except (OSError, ValueError, IndexError):
         return None
+
+
+def _child_of(pid: int) -> int | None:
+    """The wrapper ``pid``'s own child (the server an attempt reattached to runs), if one lives."""
+    try:
+        return next((child.pid for child in psutil.Process(pid).children()), None)
+    except psutil.Error:
+        return None
+
+
+def _server_pid(told: int) -> int | None:
+    """The server's pid as the wrapper writes it to the pipe ``told`` (closed here); None if the
+    wrapper ended without (the command could not start)."""
+    try:
+        with os.fdopen(told, "rb") as pipe:
+            said = pipe.readline().strip()
+    except OSError:
+        return None
+    return int(said) if said.isdigit() else None

@@ -56,8 +56,9 @@ class AttemptRun:
     log_path: Path
     pid_path: Path
     host: str = "localhost"
-    pid: int | None = None
+    pid: int | None = None  # the attempt's main process (locally and over SSH: the exit-status wrapper)
     pgid: int | None = None
+    server_pid: int | None = None  # the server's own process under the wrapper, where known
     started_at: float = 0.0
     returncode: int | None = None
     signal: int | None = None
@@ -81,8 +82,13 @@ class AttemptRun:
             signal=self.signal,
             stopped_by_user=self.stopped_by_user,
             oom_evidence=self.oom_evidence,
-            pid=self.pid,
+            pid=self.shown_pid,
         )
+
+    @property
+    def shown_pid(self) -> int | None:
+        """The pid an operator acts on: the server's own, not the wrapper's, where known."""
+        return self.server_pid or self.pid
 
     async def wait(self) -> None:
         """Until the main process has exited (its status is then known, or known to be unknown)."""
@@ -214,8 +220,8 @@ class Runner(abc.ABC):
         return None
 
     def label(self, run: AttemptRun) -> str:
-        """The attempt's processes in a few words, for the screen: ``pid 4211``."""
-        return f"pid {run.pid}"
+        """The attempt's processes in a few words, for the screen: ``pid 4211`` (the server's)."""
+        return f"pid {run.shown_pid}"
 
     def stop_words(self, run: AttemptRun, plan: StopPlan) -> str:
         """What ``x`` will do to the attempt, in words, asked before it is done."""

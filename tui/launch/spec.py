@@ -87,7 +87,8 @@ def read_exit(path: str) -> tuple[int | None, int | None] | None:
 # SIG_IGN, are reset to the defaults in the server at exec; a detaching shell's background
 # start would otherwise leave SIGINT ignored), writes the server's exit status beside the log
 # (``NAME-vN.exit``), where it survives Watchtower and the SSH connection, and then dies the way
-# the server died, so that a watching parent sees the server's own status.
+# the server died, so that a watching parent sees the server's own status. Given a pipe's fd in
+# WATCHTOWER_SERVER_PID_FD, it writes the server's pid there: the pid an operator acts on.
 WRAPPER = """
 import os, signal, subprocess, sys
 exitfile = sys.argv[1]
@@ -97,8 +98,13 @@ except FileNotFoundError:
     pass
 for sig in (signal.SIGINT, signal.SIGTERM):
     signal.signal(sig, lambda *_: None)
+said = os.environ.pop("WATCHTOWER_SERVER_PID_FD", None)
 try:
-    code = subprocess.Popen(sys.argv[2:]).wait()
+    server = subprocess.Popen(sys.argv[2:])
+    if said:  # the server's own pid, for Watchtower to name (this wrapper is no one's to act on)
+        os.write(int(said), f"{server.pid}\\n".encode())
+        os.close(int(said))
+    code = server.wait()
 except OSError as exc:
     print(f"watchtower: cannot start {sys.argv[2]}: {exc.strerror or exc}", file=sys.stderr, flush=True)
     code = 127

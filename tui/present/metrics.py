@@ -10,13 +10,13 @@ Per node (labelled ``node`` when several nodes or a Slurm job's tasks are watche
 
     watchtower_phase_seconds{phase}             a finished phase's duration (log time)
     watchtower_phase_rank_seconds{phase,rank}   each rank's part of it
-    watchtower_phase_progress{phase}            the running phase's progress, 0–1 (when a bar says)
+    watchtower_phase_progress_ratio{phase}      the running phase's progress, 0–1 (when a bar says)
     watchtower_phase{watchtower_phase=…}        the current phase, as a state set
     watchtower_errors{kind}                     fatal errors so far, by kind
     watchtower_ready_seconds                    log time from the first line to ready, once ready
     watchtower_weight_load_loaded_bytes         the running weight load: bytes loaded, where known
     watchtower_weight_load_total_bytes          … of how many (the checkpoint's share), where known
-    watchtower_weight_load_seconds_left{bound}  … time left, a range (low, high), once the rate is stable
+    watchtower_weight_load_remaining_seconds{bound}  … time left, a range (low, high), once the rate is stable
     watchtower_node_verdict{watchtower_node_verdict=…}   each node's own verdict (several nodes)
 
 The weight-load series say where the bytes came from (``signal``: read, gpu, log) and
@@ -26,6 +26,13 @@ Of the attempt:
 
     watchtower_verdict{watchtower_verdict=…}    starting, loading, stalled?, ready, failed, dead …
     watchtower_attempt                          the attempt (a launch's vN, else the startup's number in the log)
+    watchtower_build_info{version,profile}      1: Watchtower's version and the server profile read (unknown: "")
+
+Units end the names (``_seconds``, ``_bytes``, ``_ratio``); ``promtool check metrics`` finds nothing.
+
+A run that ends (``--plain``/``--json`` exit about half a second after READY) keeps serving until
+a scrape has read its final state, at most ``--metrics-linger`` seconds (a scraper at any usual
+interval would otherwise never see the verdict); the textfile is written last, after that.
 """
 
 from __future__ import annotations
@@ -40,6 +47,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tui.core.errors import UsageError
+from tui.core.options import LINGER_S
 from tui.core.state import PHASES
 from tui.core.verdict import Verdict, VerdictKind
 from tui.cluster import ClusterSession
@@ -112,6 +120,7 @@ def node_snapshot(session: WatchSession) -> dict[str, Any]:
         "ready_seconds": state.summary().seconds if state.ready_line is not None else None,
         "load": session.load_estimate(),
         "attempt": state.attempt,
+        "profile": None if session.tracker.profile is None else session.tracker.profile.name,
     }
 
 
@@ -137,6 +146,12 @@ class StartupCollector:
         self.loop = loop
         self.labels = labels
         self.last: dict[str, Any] | None = None
+        #: set (on the loop's thread) once the watch has ended: a snapshot made after it is the final state
+        self.ended = False
+        #: per HTTP request's thread: the snapshot it collected (``snap``)
+        self.request = threading.local()
+        #: the last snapshot a scraper was sent (set on the loop's thread)
+        self.served: dict[str, Any] | None = None
 
     def take(self) -> dict[str, Any]:
         """A snapshot made on the loop's thread; the last one once the loop has stopped."""
@@ -147,13 +162,14 @@ class StartupCollector:
 
         def make() -> None:
             try:
-                future.set_result(snapshot(self.watched))
+                future.set_result({**snapshot(self.watched), "final": self.ended})
             except Exception as exc:  # noqa: BLE001  (a scrape gets the error, the watch goes on)
                 future.set_exception(exc)
 
         try:
             self.loop.call_soon_threadsafe(make)
             self.last = future.result(SNAPSHOT_WAIT_S)
+            self.request.snap = self.last
         except (RuntimeError, concurrent.futures.TimeoutError):  # the loop is closed or busy: the last one
             if self.last is None:
                 raise
@@ -171,7 +187,7 @@ class StartupCollector:
 
         phase = gauge("watchtower_phase_seconds", "A finished startup phase's duration (log time)", "phase")
         rank = gauge("watchtower_phase_rank_seconds", "Each rank's part of a finished phase", "phase", "rank")
-        progress = gauge("watchtower_phase_progress", "The running phase's progress (0-1)", "phase")
+        progress = gauge("watchtower_phase_progress_ratio", "The running phase's progress (0-1)", "phase")
         current = StateSetMetricFamily("watchtower_phase", "The phase the startup is in", labels=node_keys)
         errors = gauge("watchtower_errors", "Fatal errors in the log, by kind", "kind")
         ready = gauge("watchtower_ready_seconds", "Log time from the first line to ready")
@@ -179,7 +195,7 @@ class StartupCollector:
                        "signal", "simulated")
         total = gauge("watchtower_weight_load_total_bytes", "The bytes the running weight load has to load",
                       "signal", "simulated")
-        left = gauge("watchtower_weight_load_seconds_left", "The running weight load's time left (a range)",
+        left = gauge("watchtower_weight_load_remaining_seconds", "The running weight load's time left (a range)",
                      "signal", "simulated", "bound")
         for name, node in snap["nodes"].items():
             where = [*values, name] if self.watched.several else values
@@ -221,21 +237,74 @@ class StartupCollector:
         if snap["attempt"] is not None:
             attempt.add_metric(values, snap["attempt"])
         yield attempt
+        from tui import __version__
+
+        build = GaugeMetricFamily("watchtower_build_info", "Watchtower's version and the server profile it reads "
+                                  "the log as (1)", labels=[*keys, "version", "profile"])
+        profiles = sorted({n["profile"] for n in snap["nodes"].values() if n["profile"] is not None})
+        build.add_metric([*values, __version__, ",".join(profiles)], 1)
+        yield build
+
+
+def telling_scrapes(app: Callable[..., Any], collector: StartupCollector,
+                    scraped: Callable[[dict[str, Any]], object]) -> Callable[..., Any]:
+    """The metrics' WSGI ``app``, calling ``scraped(snapshot)`` (from the request's thread) once a
+    response has been written to its scraper (WSGI closes the body after the last byte)."""
+
+    def app_telling(environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+        collector.request.snap = None
+        body = app(environ, start_response)
+
+        class Body(list):  # type: ignore[type-arg]
+            def close(self) -> None:
+                if collector.request.snap is not None:
+                    scraped(collector.request.snap)
+
+        return Body(body)
+
+    return app_telling
+
+
+def same_state(served: dict[str, Any] | None, now: dict[str, Any]) -> bool:
+    """Whether a scraper was last sent what the startup says ``now`` (a snapshot, "final" aside)."""
+    return served is not None and {k: v for k, v in served.items() if k != "final"} == now
+
+
+async def linger(final_scraped: asyncio.Event, seconds: float) -> None:
+    """Serve on until a scrape has read the final state, at most ``seconds`` (said on stderr)."""
+    if seconds <= 0 or final_scraped.is_set():
+        return
+    import sys
+
+    print(f"metrics: serving the final state until it is scraped (at most {seconds:g} s; --metrics-linger)",
+          file=sys.stderr, flush=True)
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(final_scraped.wait(), seconds)
 
 
 @contextlib.asynccontextmanager
 async def exporting(address: str | None, textfile: str | None, watched: Watched,
-                    labels: dict[str, str]) -> AsyncIterator[None]:
+                    labels: dict[str, str], linger_s: float = LINGER_S) -> AsyncIterator[None]:
     """``--metrics HOST:PORT`` served and ``--metrics-textfile PATH`` written (each tick, and once
-    more after the block: the final verdict stays there) while the block runs; enter on the loop
-    that owns the sessions. UsageError: the address is taken, the file cannot be written."""
+    more at the very end: the final verdict stays there) while the block runs; enter on the loop
+    that owns the sessions. When the block ends, the endpoint is served on until a scrape has read
+    the final state, at most ``linger_s`` seconds. UsageError: the address is taken, the file
+    cannot be written."""
     if not address and not textfile:
         yield
         return
     from prometheus_client import CollectorRegistry, start_http_server, write_to_textfile
 
+    loop = asyncio.get_running_loop()
     registry = CollectorRegistry(auto_describe=False)  # of its own: no process metrics mixed in
-    registry.register(StartupCollector(watched, asyncio.get_running_loop(), labels))  # type: ignore[arg-type]
+    collector = StartupCollector(watched, loop, labels)
+    registry.register(collector)  # type: ignore[arg-type]
+    final_scraped = asyncio.Event()
+
+    def served(snap: dict[str, Any]) -> None:  # (on the loop's thread)
+        collector.served = snap
+        if snap.get("final"):
+            final_scraped.set()
     server: Any = None
     writer: asyncio.Task[None] | None = None
 
@@ -256,6 +325,8 @@ async def exporting(address: str | None, textfile: str | None, watched: Watched,
                 server, _thread = start_http_server(port, addr=host, registry=registry)
             except OSError as exc:
                 raise UsageError(f"--metrics {address}: {exc.strerror or exc}") from None
+            server.set_app(telling_scrapes(server.get_app(), collector,
+                                           lambda snap: loop.call_soon_threadsafe(served, snap)))
         if textfile:
             try:
                 await write()
@@ -263,13 +334,18 @@ async def exporting(address: str | None, textfile: str | None, watched: Watched,
                 raise UsageError(f"--metrics-textfile {textfile}: {exc.strerror or exc}") from None
             writer = asyncio.create_task(tick())
         yield
+        collector.ended = True  # the watch ended by itself: what a scrape reads now is its final state
+        if server is not None:
+            if same_state(collector.served, snapshot(watched)):  # (a dashboard left long after its verdict)
+                final_scraped.set()
+            await linger(final_scraped, linger_s)
     finally:
+        if server is not None:
+            server.shutdown()
+            server.server_close()
         if writer is not None:
             writer.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await writer
             with contextlib.suppress(OSError):
                 await write()
-        if server is not None:
-            server.shutdown()
-            server.server_close()

@@ -600,14 +600,14 @@ class PlainPresenter:
             others = f" (also on {', '.join(also)})" if also else ""
             which = f" (attempt {state.attempt} in this log)" if state.attempt > 1 else ""
             after = state.follow_on(error)
+            for hint in session.judging.evaluate().hints:  # as the judging stage diagnosed them; before the
+                self.emit(hint_said(hint))  # final verdict, which a script may stop reading at
             self.emit(Said("verdict", f"FAILED at line {error.line}{rank}: {error.message}{others}{which}", line=error.line,
                            fields={"verdict": str(FAILED), "final": True, "attempt": state.attempt,
                                    "error": error_fields(error), "also_on": also,
                                    "follow_on": None if after is None else {"line": after.line, **error_fields(after)}}))
             if after is not None:  # the line that explains it came first: the exception follows from it
                 self.emit(Said("", f"then, at line {after.line}: {after.title}", "  ", line=after.line))
-            for hint in session.judging.evaluate().hints:  # as the judging stage diagnosed them
-                self.emit(hint_said(hint))
             return status
         if status != EXIT_STARTING:
             if state.outcome == READY:  # where the time went, and what would make the next start faster
@@ -623,13 +623,13 @@ class PlainPresenter:
         last = f"; last line {state.last_line}" if state.last_line else "; the log is empty"
         fields = {"final": True, "phase": current.name if current else None,
                   "progress": current.progress if current else None, "last_line": state.last_line or None}
+        note = self.session.judging.evaluate().note  # what it is doing meanwhile (waiting for Ray's GPUs, …)
+        if note is not None:  # (before the final verdict, as every hint)
+            self.emit(hint_said(note))
         if timed_out:
             self.emit(Said("verdict", f"{timeout}still starting{where}{last}", fields={"verdict": "timeout", **fields}))
         else:
             self.emit(Said("verdict", f"the log ended: still starting{where}{last}", fields={"verdict": "starting", **fields}))
-        note = self.session.judging.evaluate().note  # what it is doing meanwhile (waiting for Ray's GPUs, …)
-        if note is not None:
-            self.emit(hint_said(note))
         return status
 
     def profile_one(self) -> None:
@@ -711,9 +711,9 @@ class PlainPresenter:
             if verdict.kind == READY:
                 self.profile_nodes()
             return EXIT_READY
-        self.emit(verdict_said(verdict, verdict.text))  # the root cause may have arrived while it settled
-        for hint in over.change.hints:  # the failing node's, as the judging stage diagnosed them
+        for hint in over.change.hints:  # the failing node's, as the judging stage diagnosed them (before the verdict)
             self.emit(hint_said(hint), verdict.node)
+        self.emit(verdict_said(verdict, verdict.text))  # the root cause may have arrived while it settled
         self.node_verdicts()
         self.barrier_report()
         return EXIT_FAILED
@@ -738,8 +738,8 @@ class PlainPresenter:
         run = launch.run
         where = "" if launch.spec.host is None else f" on {launch.spec.host}"
         how = "reattached to the running" if launch.reattached else "started"
-        self.note(f"v{run.attempt} {how}{where}: pid {run.pid}, log {run.log_path}", "start",
-                  name=launch.spec.name, attempt=run.attempt, pid=run.pid, log=str(run.log_path), host=launch.spec.host,
+        self.note(f"v{run.attempt} {how}{where}: pid {run.shown_pid}, log {run.log_path}", "start",
+                  name=launch.spec.name, attempt=run.attempt, pid=run.shown_pid, log=str(run.log_path), host=launch.spec.host,
                   reattached=launch.reattached, command=launch.command_text)
         self.note(f"  {launch.command_text}", "")  # (words alone: the record has it in ``command``)
 
@@ -765,17 +765,17 @@ class PlainPresenter:
         if verdict.kind != self.seen_kind or verdict.kind in (LOADING, STALLED) and previous is not None and (
             previous.kind != verdict.kind
         ):
-            self.emit(verdict_said(verdict, verdict.text), own=True)
             if verdict.kind in (FAILED, DEAD):
-                for hint in change.hints:  # as the judging stage diagnosed them
+                for hint in change.hints:  # as the judging stage diagnosed them, before the verdict
                     self.emit(hint_said(hint), own=True)
+            self.emit(verdict_said(verdict, verdict.text), own=True)
         self.seen_kind = verdict.kind
 
     def left_running(self) -> None:
         launch = self.launch
         if launch.server_running:
             self.note(
-                f"v{launch.run.attempt} keeps running (pid {launch.run.pid}); follow it again with"
+                f"v{launch.run.attempt} keeps running (pid {launch.run.shown_pid}); follow it again with"
                 f" `watchtower attach {launch.spec.name}`", "left_running", pid=launch.run.pid,
                 attempt=launch.run.attempt, name=launch.spec.name,
             )

@@ -231,7 +231,7 @@ async def _run_plain(spec: LaunchSpec, options: LaunchOptions, session: WatchSes
                 await asyncio.wait_for(launch.run.wait(), 5.0)
             except asyncio.TimeoutError:
                 printer.note(
-                    f"v{launch.run.attempt} (pid {launch.run.pid}) still runs after the failure; stop its group"
+                    f"v{launch.run.attempt} (pid {launch.run.shown_pid}) still runs after the failure; stop its group"
                     f" with `kill -INT -- -{launch.run.pgid}`", "left_running", pid=launch.run.pid,
                     attempt=launch.run.attempt, name=spec.name,
                 )

@@ -31,7 +31,7 @@ def serving_metrics(metrics: MetricsOptions, watched: Any, labels: dict[str, str
     (``tui.present.metrics.one_log`` or ``node_set``) exported while the block runs."""
     from tui.present.metrics import exporting
 
-    return exporting(metrics.address, metrics.textfile, watched, labels)
+    return exporting(metrics.address, metrics.textfile, watched, labels, metrics.linger)
 
 
 # ---------------------------------------------------------------- watch
