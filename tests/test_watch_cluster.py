@@ -120,7 +120,7 @@ def test_a_host_never_reached_and_a_missing_log_directory_are_said_as_they_happe
     n1, n2 = ([line.split("  ", 2)[-1] for line in lines[:timeout] if line.split("  ", 2)[-1].startswith(f"[{node}] ")]
               for node in (a.host, b.host))
     assert n1 == [f"[127.0.0.2] waiting for the log: {tmp_path}/gone/n1.log: its directory {tmp_path}/gone does not exist, waiting for it to appear"], out
-    assert len(n2) == 1 and n2[0].startswith(f"[127.0.0.3] {b.username}@{b.host}:{closed}: retrying: "), out
+    assert len(n2) == 1 and n2[0].startswith(f"[127.0.0.3] {b.username}@{b.host}:{closed}: connection refused by "), out
     assert f"connection refused by {b.host}:{closed}" in n2[0] and "retrying in 0 s" not in n2[0], out
     # ... and its verdict, the node's last line
     n2_verdict = [line for line in lines[timeout:] if line.split("  ", 2)[-1].startswith("[127.0.0.3] ")][-1]
@@ -150,13 +150,14 @@ async def test_a_nodes_connection_lost_and_back_is_said_once_each(sshd_nodes, tm
 
     await until(f"[{b.host}] ")  # node 2's log is read: connected
     assert b.kill_sessions() > 0  # the network drops
-    lost = await until(": lost")
+    lost = await until(": connection lost")
     back = await until(": connected")
     proc.send_signal(signal.SIGINT)
     rest, _ = await asyncio.wait_for(proc.communicate(), 30)
     out = "".join(seen) + rest.decode()
-    assert lost.split("  ", 2)[-1].startswith(f"[{b.host}] {b.username}@{b.host}:{b.port}: lost: "), out
+    # said once: not "HOST: lost: HOST: connection lost"
+    assert lost.split("  ", 2)[-1].startswith(f"[{b.host}] {b.username}@{b.host}:{b.port}: connection lost"), out
     assert back.split("  ", 2)[-1] == f"[{b.host}] {b.username}@{b.host}:{b.port}: connected\n", out
-    connection = [line for line in out.splitlines() if re.search(r"\] \S+: (connecting|connected|lost|retrying)", line)]
+    connection = [line for line in out.splitlines() if re.search(r"\] \S+: (connecting|connected|connection lost|retrying)", line)]
     assert connection == [lost.rstrip("\n"), back.rstrip("\n")], out
     assert proc.returncode == 130

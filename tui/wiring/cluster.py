@@ -293,6 +293,7 @@ def nodes_run(spec: LaunchSpec, nodes: list[NodeSpec], options: LaunchOptions, *
     out = sys.stdout if plain and not json else sys.stderr  # --json: stdout holds JSON objects alone
     runner = launch.runner
     assert isinstance(runner, NodesRunner)
+    asyncio.run(runner.resolve_master())  # {master}: node 0's address, as its ssh config resolves it
     checks = agreement(runner.commands(spec.command), spec.env)
     for check in checks:
         print(f"check: {check.line}", file=out, flush=True)
