@@ -5,8 +5,11 @@ smoke test's address are the HostName, not the alias. Two real sshd, on 127.0.0.
 
 from __future__ import annotations
 
+import asyncio
 import os
+import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -16,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.launch_helpers import no_leftover_servers  # noqa: F401 (autouse: no simulator outlives a test)
-from tests.support import run_cli
+from tests.support import run_cli, start_cli
 from tests.test_run_nodes import fake_sglang  # noqa: F401 (a fixture)
 from tui.core.events import ConnectionState
 from tui.core.wording import connection_said
@@ -129,3 +132,33 @@ def test_run_nodes_by_alias_gives_master_the_host_name(home, sshd_nodes, tmp_pat
     out = result.stdout + result.stderr
     assert result.returncode == 0, out
     assert f"check: ✓ dist-init address: {a.host}:{port} on every node" in out  # not n2:PORT
+
+
+# ---------------------------------------------------------------- issue 31 item 2: Ctrl-C on run --nodes --plain
+
+
+async def test_ctrl_c_on_run_nodes_plain_says_what_keeps_running_and_how_to_stop_it(sshd_nodes, tmp_path,
+                                                                                   fake_sglang):  # noqa: F811
+    a, b = sshd_nodes
+    proc = await start_cli(
+        "run", "--plain", "--name", "mn", "--log-dir", str(tmp_path / "logs"), "--gpus", "none", "--env",
+        f"PYTHONPATH={fake_sglang}", "--nodes", f"{a.spec},{b.spec}", "--timeout", "120", "--no-check", "--",
+        sys.executable, "-m", "sglang.launch_server", "--tp", "2", "--model-path", "/models/m",
+        "--dist-init-addr", f"{a.host}:{closed_port(a.host)}", "--load-seconds", "60",
+        env={"WATCHTOWER_SSH_KNOWN_HOSTS": str(a.known_hosts), "WATCHTOWER_SSH_IDENTITY": str(a.client_key),
+             "WATCHTOWER_DATA_DIR": str(tmp_path / "data"), "NO_COLOR": "1"},
+    )
+    assert proc.stdout is not None
+    seen: list[str] = []
+    while not any("weight load started" in line for line in seen):  # both nodes run: loading for a minute
+        raw = await asyncio.wait_for(proc.stdout.readline(), 60)
+        assert raw, "".join(seen)
+        seen.append(raw.decode())
+    proc.send_signal(signal.SIGINT)
+    rest, err = await asyncio.wait_for(proc.communicate(), 60)
+    out = "".join(seen) + rest.decode()
+    assert proc.returncode == 130, out + err.decode()
+    said = [line for line in out.splitlines() if "keeps running" in line]
+    assert len(said) == 1, out
+    assert re.search(r"interrupted \(Ctrl-C\): v1 keeps running: 127\.0\.0\.2: kill -INT -- -\d+; "
+                     r"127\.0\.0\.3: kill -INT -- -\d+; follow it again with `watchtower attach mn`", said[0]), out

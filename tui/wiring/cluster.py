@@ -240,6 +240,22 @@ async def _cluster_plain(launch: Launch, options: LaunchOptions, json: bool = Fa
             presenter.emit(Said("left_running", f"left running: {launch.runner.stop_hint(run, launch.spec.name)}",
                                 fields={"name": launch.spec.name, "attempt": run.attempt}))
         return code
+    except asyncio.CancelledError:  # Ctrl-C: what runs keeps running, said with how to stop it (as for one host)
+        run = launch.run
+        if run is not None and run.alive:
+            name = launch.spec.name
+            said = Said("left_running", f"interrupted (Ctrl-C): v{run.attempt} keeps running: "
+                        f"{launch.runner.stop_hint(run, name)}; follow it again with `watchtower attach {name}`",
+                        fields={"name": name, "attempt": run.attempt, "exit": 130})
+            if presenter is not None:
+                presenter.emit(said)
+                presenter.flush()
+            elif early is not None:
+                early.write(said)
+                early.flush()
+            else:
+                print(said.text, flush=True)
+        raise
     finally:
         await launch.close()
 
