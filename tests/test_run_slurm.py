@@ -51,6 +51,8 @@ def test_run_slurm_plain_submits_a_two_node_job_and_follows_it_to_ready(slurm_en
     logs = sorted(p.name for p in (tmp_path / "logs").glob(f"sim-v1-{job}-*.log"))
     assert logs == [f"sim-v1-{job}-0.log", f"sim-v1-{job}-1.log"]
     assert "TP3" in (tmp_path / "logs" / f"sim-v1-{job}-1.log").read_text()  # node rank 1 → TP2, TP3
+    listed = run_cli("history", "sim", env=env, timeout=60).stdout  # the task logs named, not a "%t" pattern
+    assert f"sim-v1-{job}-{{0,1}}.log" in listed and "%t" not in listed, listed
     history = run_cli("history", "sim", "--json", env=env, timeout=60)
     rows = json.loads(history.stdout)
     rows = rows if isinstance(rows, list) else rows.get("attempts", rows)
