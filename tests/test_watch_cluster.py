@@ -161,3 +161,22 @@ async def test_a_nodes_connection_lost_and_back_is_said_once_each(sshd_nodes, tm
     connection = [line for line in out.splitlines() if re.search(r"\] \S+: (connecting|connected|connection lost|retrying)", line)]
     assert connection == [lost.rstrip("\n"), back.rstrip("\n")], out
     assert proc.returncode == 130
+
+
+def test_a_node_never_reached_is_the_headline_not_the_barrier(sshd_nodes, tmp_path):
+    """Issue 31 item 3: node 1 loads weights, node 2's host refuses: the verdict names node 2 and why
+    first, not "dist-init done: 2/4 ranks · waiting for …" nor "still setting up"."""
+    import socket
+
+    a, b = sshd_nodes
+    with socket.socket() as probe:
+        probe.bind((b.host, 0))
+        closed = probe.getsockname()[1]
+    n1 = write(tmp_path / "n1.log", node_log(["TP0", "TP1"], until="load_begin"))
+    result = watch(sshd_nodes, "--host", f"{a.spec}:{n1}", "--host", f"{b.username}@{b.host}:{closed}:/var/log/n2.log",
+                   "--timeout", "4")
+    out = result.stdout
+    assert result.returncode == 3, out + result.stderr
+    timeout = next(line for line in out.splitlines() if "TIMEOUT after" in line)
+    assert re.search(rf"STARTING on 127\.0\.0\.3: never connected to \S+: connection refused by {b.host}:{closed}",
+                     timeout), out
