@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import subprocess
 import sys
 from functools import partial
@@ -50,6 +51,8 @@ def test_run_slurm_plain_submits_a_two_node_job_and_follows_it_to_ready(slurm_en
     logs = sorted(p.name for p in (tmp_path / "logs").glob(f"sim-v1-{job}-*.log"))
     assert logs == [f"sim-v1-{job}-0.log", f"sim-v1-{job}-1.log"]
     assert "TP3" in (tmp_path / "logs" / f"sim-v1-{job}-1.log").read_text()  # node rank 1 → TP2, TP3
+    listed = run_cli("history", "sim", env=env, timeout=60).stdout  # the task logs named, not a "%t" pattern
+    assert f"sim-v1-{job}-{{0,1}}.log" in listed and "%t" not in listed, listed
     history = run_cli("history", "sim", "--json", env=env, timeout=60)
     rows = json.loads(history.stdout)
     rows = rows if isinstance(rows, list) else rows.get("attempts", rows)
@@ -269,3 +272,25 @@ async def test_a_job_that_ended_before_it_was_first_seen_running_still_shows_its
         assert verdict.kind == "failed" and "ValueError: User-specified context_length (200000)" in verdict.text
     finally:
         await launch.close()
+
+
+async def test_ctrl_c_on_run_slurm_plain_says_the_job_keeps_running_and_how_to_cancel_it(slurm_env, tmp_path):
+    """Issue 31 item 2: Ctrl-C while the job loads exits 130 naming the job left running and `scancel`."""
+    from tests.support import start_cli
+
+    sim = [word if word != "0.3" else "60" for word in SIM]  # loading for a minute: still starting at the Ctrl-C
+    proc = await start_cli("run", "--slurm", "--nodes", "2", "--plain", "--name", "sim", "--log-dir",
+                           str(tmp_path / "logs"), "--gpus", "none", "--timeout", "120", "--", *sim,
+                           env={"WATCHTOWER_DATA_DIR": str(tmp_path / "data"), "NO_COLOR": "1"})
+    assert proc.stdout is not None
+    seen: list[str] = []
+    while not any("weight load started" in line for line in seen):
+        raw = await asyncio.wait_for(proc.stdout.readline(), 90)
+        assert raw, "".join(seen)
+        seen.append(raw.decode())
+    proc.send_signal(signal.SIGINT)
+    rest, err = await asyncio.wait_for(proc.communicate(), 60)
+    out = "".join(seen) + rest.decode()
+    assert proc.returncode == 130, out + err.decode()
+    job = out.split("submitted as Slurm job ")[1].split()[0]
+    assert f"interrupted (Ctrl-C): v1 keeps running: job {job} (scancel {job} stops it" in out, out

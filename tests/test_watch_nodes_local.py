@@ -153,6 +153,6 @@ def test_a_node_whose_log_directory_does_not_exist_is_said_so_at_the_timeout(tmp
     assert result.returncode == 3, out + result.stderr
     missing = f"{tmp_path}/gone/logs/n2.log: its directory {tmp_path}/gone does not exist"
     timeout = next(line for line in out.splitlines() if "TIMEOUT after" in line)
-    assert f"waiting for n2 ({missing}" in timeout, out
+    assert f"STARTING on n2: {missing}" in timeout, out  # the node in trouble is the headline
     assert f"[n2] STARTING: waiting for the log ({missing}" in out
     assert "the log is empty" not in out

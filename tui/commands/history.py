@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shlex
 import sqlite3
@@ -23,6 +24,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def task_logs(path: str) -> str:
+    """A Slurm job's per-task log pattern (``…-%t.log``) as the files it made, the task ids filled
+    in (``DIR/sim-v1-7-{0,1}.log``); the pattern as kept where no task's log is found."""
+    if "%t" not in path:
+        return path
+    head, _, tail = path.partition("%t")
+    folder, _, prefix = head.rpartition("/")
+    try:
+        names = os.listdir(folder or ".")
+    except OSError:
+        return path
+    tasks = sorted(int(n[len(prefix):len(n) - len(tail)]) for n in names
+                   if n.startswith(prefix) and n.endswith(tail) and n[len(prefix):len(n) - len(tail)].isdigit())
+    if not tasks:
+        return path
+    ids = str(tasks[0]) if len(tasks) == 1 else "{" + ",".join(map(str, tasks)) + "}"
+    return f"{head}{ids}{tail}"
+
+
 def table(attempts) -> list[str]:
     """Per attempt: its outcome line (and first error, or how it ended), the command it ran, each
     phase's time against the last good attempt before it (``weight load 10:28 (v3: 10:31)``), and
@@ -37,7 +57,7 @@ def table(attempts) -> list[str]:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(a.started_at))
         error = f"  {a.first_error}" if a.first_error and a.outcome != "ready" else ""
         exit_text = f"  [{a.exit_text}]" if a.exit_text and not error and a.outcome != "ready" else ""
-        lines.append(f"  {a.summary:<28} {when}  {a.log_path}{error}{exit_text}")
+        lines.append(f"  {a.summary:<28} {when}  {task_logs(a.log_path)}{error}{exit_text}")
         lines.append(f"      command: {command_text(a)}")
         phases = phase_line(a, good)
         if phases:

@@ -298,8 +298,14 @@ def verdict(nodes: Mapping[str, NodeStatus] | list[NodeStatus]) -> Verdict:
             behind = laggard(statuses)
             if behind is not None and behind[0].milestone == "dist_init":  # the classic hang: say it as such
                 row, who = behind
+                never = next(n for n in statuses if n.name == who.node)
+                if never.waiting and not never.state.lines:  # it never started: no network cause reads into that
+                    return Verdict(STALLED, f"its log never appeared ({never.waiting})", node=who.node)
                 return Verdict(STALLED, _not_joined(row, who, statuses), node=who.node)
             return dataclasses.replace(node.verdict, node=node.name)
+    unreached = next((n for n in statuses if n.waiting and not n.state.lines and _out(n) is None), None)
+    if unreached is not None:  # never reached, its log's directory missing, its SSH down: the headline
+        return Verdict(VerdictKind.STARTING, unreached.waiting or "", node=unreached.name)
     loading = next((n for n in statuses if n.verdict is not None and n.verdict.kind == VerdictKind.LOADING), None)
     if loading is not None and loading.verdict is not None:  # quiet, its bytes still moving: as one node's says
         return dataclasses.replace(loading.verdict, node=loading.name)

@@ -28,9 +28,12 @@ def master_host(host: str) -> str:
     return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
 
 
-def node_commands(argv: Sequence[str], hosts: Sequence[str], extra: Mapping[int, Sequence[str]] | None = None) -> list[list[str]]:
-    """The command for each node, in node-rank order (``extra``: words appended on one node)."""
-    nnodes, master = len(hosts), master_host(hosts[0])
+def node_commands(argv: Sequence[str], hosts: Sequence[str], extra: Mapping[int, Sequence[str]] | None = None,
+                  master: str | None = None) -> list[list[str]]:
+    """The command for each node, in node-rank order (``extra``: words appended on one node).
+    ``master``: where node 0 is reached (its ssh config's HostName, not an alias the other nodes
+    may not know); the first host's name where not given."""
+    nnodes, master = len(hosts), master or master_host(hosts[0])
     has_placeholder = any(p in word for word in argv for p in PLACEHOLDERS)
     parsed = cmdline.parse(list(argv))
     commands = []

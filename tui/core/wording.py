@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, assert_never
 from tui.core.state import PHASE_TITLES, QUEUED, Phase
 
 if TYPE_CHECKING:
-    from tui.core.events import LogGap, LogMoved, LogRestart, LogTruncated
+    from tui.core.events import ConnectionState, LogGap, LogMoved, LogRestart, LogTruncated
 
 
 def clock(seconds: float | None, unknown: str = "?") -> str:
@@ -62,3 +62,16 @@ def log_notice(event: LogGap | LogRestart | LogTruncated | LogMoved) -> str:
             return f"the log was moved to {event.moved_to} and is still written there (pid {pids}): following it too"
         case _:
             assert_never(event)
+
+
+def connection_said(conn: ConnectionState) -> str:
+    """What a connection's change says after its host: ``connection lost (keepalive timeout)``,
+    ``HOST KEY CHANGED for …`` — the host named once (the detail's own ``HOST: `` prefix dropped)
+    and the state once: a refusal is its reason (a host key, a login, a name that does not
+    resolve), never "connection refused" put before it."""
+    detail = conn.detail.removeprefix(f"{conn.host}: ") if conn.detail else ""
+    if not detail:
+        return "connection refused" if conn.state == "refused" else conn.state
+    if conn.state in ("refused", "lost", "retrying"):
+        return detail
+    return f"{conn.state}: {detail}"

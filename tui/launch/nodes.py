@@ -72,10 +72,23 @@ class NodesRunner(Runner):
         self.runners = {node: RemoteRunner(SshTarget.parse(host), partial(self._node_event, node))
                         for host, node in zip(self.hosts, self.names)}
         self._attempts: dict[int, NodeRuns] = {}  # id(run) -> its nodes
+        self.master: str | None = None  # node 0's address as its ssh config resolves it (resolve_master)
+
+    async def resolve_master(self) -> None:
+        """``{master}`` is node 0's real host name (``ssh -G``: an alias's HostName), not the alias."""
+        from tui.sources import ssh
+
+        if self.master is None:
+            target = next(iter(self.runners.values())).target
+            try:
+                self.master = (await ssh.resolve(target)).hostname
+            except ssh.SshError:
+                self.master = None  # its connection says why; the name as given meanwhile
 
     def commands(self, command: Sequence[str]) -> dict[str, list[str]]:
-        """Each node's command line, by node name (what the agreement check reads)."""
-        return dict(zip(self.names, node_commands(command, self.hosts, self.extra)))
+        """Each node's command line, by node name (what the agreement check reads; ``{master}``
+        resolved once :meth:`resolve_master` has run)."""
+        return dict(zip(self.names, node_commands(command, self.hosts, self.extra, self.master)))
 
     def nodes_of(self, run: AttemptRun) -> NodeRuns:
         return self._attempts[id(run)]
@@ -85,6 +98,7 @@ class NodesRunner(Runner):
     async def start(self, attempt: int, command: Sequence[str], env: Mapping[str, str], log_path: Path,
                     pid_path: Path, cwd: str | None = None) -> AttemptRun:
         """Every node's process started (or, if one cannot start, the others stopped again)."""
+        await self.resolve_master()
         commands = self.commands(command)
         results = await asyncio.gather(*(
             self.runners[node].start(attempt, commands[node], env, node_paths(log_path, node),
@@ -103,6 +117,7 @@ class NodesRunner(Runner):
     async def reattach(self, attempt: int, command: Sequence[str], log_path: Path, pid_path: Path) -> AttemptRun | None:
         """The attempt an earlier Watchtower started, on the nodes where it still runs (those
         where it is gone are told as deaths, "found so on attach"); None where it runs on none."""
+        await self.resolve_master()
         commands = self.commands(command)
         found = await asyncio.gather(*(
             self.runners[node].reattach(attempt, commands[node], node_paths(log_path, node), node_paths(pid_path, node))

@@ -74,7 +74,7 @@ from tui.core.verdict import (
     Verdict,
     judge,
 )
-from tui.core.wording import clock, duration, log_notice, phase_words
+from tui.core.wording import clock, connection_said, duration, log_notice, phase_words
 from tui.launch.events import AttemptFinished, AttemptStarted, LaunchEvent, Note
 from tui.present.event_words import EventWords, error_fields, hint_said, title
 from tui.present.records import JsonLines, Said
@@ -344,8 +344,7 @@ class PlainPresenter:
                 if self.prefixed and not self.connection_news(node, event):
                     return
                 retry = f", retrying in {duration(event.retry_in)}" if event.retry_in else ""  # (not "in 0 s")
-                detail = f": {clean(event.detail)}" if event.detail else ""
-                self.emit(Said("connection", f"{event.host}: {event.state}{detail}{retry}", fields={
+                self.emit(Said("connection", f"{event.host}: {clean(connection_said(event))}{retry}", fields={
                     "host": event.host, "state": event.state, "detail": event.detail, "retry_in": event.retry_in}), node)
             case _:
                 assert_never(event)
@@ -502,7 +501,7 @@ class PlainPresenter:
     def refused(self, node: str, conn: ConnectionState) -> int:
         """A node's host refused the connection (a host key or login problem: retrying will not fix
         it): said, and the exit status of bad input."""
-        self.emit(Said("connection", f"{conn.host}: connection refused: {clean(conn.detail or '')}", fields={
+        self.emit(Said("connection", f"{conn.host}: {clean(connection_said(conn))}", fields={
             "host": conn.host, "state": conn.state, "detail": conn.detail}), node)
         return EXIT_USAGE
 

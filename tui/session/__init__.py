@@ -70,7 +70,7 @@ from tui.core.profiles import Profile, ProfileError
 from tui.core.events import HealthStatus
 from tui.core.evidence import Evidence, judge
 from tui.core.verdict import ProcessStatus, SmokeStatus, Verdict, VerdictKind, gpu_activity, listening_port
-from tui.core.wording import log_notice
+from tui.core.wording import connection_said, log_notice
 from tui.core.writers import WriterState
 from tui.session.judging import Judging, NoteFound
 from tui.session.models import (
@@ -516,7 +516,7 @@ class WatchSession:
         conn = self.connection
         if conn is None or conn.state in ("connected", "connecting"):
             return None
-        detail = f" ({conn.detail})" if conn.detail else ""
+        detail = f": {connection_said(conn)}" if conn.detail else ""  # (its host said once)
         if not self.connected_once:
             return f"never connected to {conn.host}{detail}"
         return f"connection to {conn.host} lost{detail}"

@@ -97,9 +97,12 @@ async def remote_http_status(target: SshTarget, url: str, timeout: float = 3.0) 
         return None, f"not an http(s) URL: {url}"
     if parts.scheme == "http":
         port = parts.port or 80
+        hostname = parts.hostname
         try:
+            if hostname == target.host:  # the node's ssh alias: the name its ssh config gives it
+                hostname = (await ssh.resolve(target)).hostname
             conn = await ssh.connection(target)
-            streams: Streams | None = await asyncio.wait_for(conn.open_connection(parts.hostname, port), timeout)
+            streams: Streams | None = await asyncio.wait_for(conn.open_connection(hostname, port), timeout)
         except asyncio.TimeoutError:
             return None, "no answer (timeout)"
         except ssh.SshError as exc:
@@ -110,7 +113,7 @@ async def remote_http_status(target: SshTarget, url: str, timeout: float = 3.0) 
                 return None, "connection refused" if "refused" in reason.lower() else reason
             streams = None  # forwarding forbidden on that host: ask its python3 instead
         if streams is not None:
-            return await _get(streams, parts.hostname, port, parts, timeout)
+            return await _get(streams, hostname, port, parts, timeout)
     try:
         status, out, _ = await ssh.run(target, ["python3", "-c", _REMOTE_GET, url, str(timeout)], timeout=timeout + 10)
     except (ssh.SshError, ssh.RemoteCommandError) as exc:

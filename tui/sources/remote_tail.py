@@ -47,7 +47,7 @@ from tui.core.events import (
     LogWaiting,
 )
 from tui.sources.follow import CHECK, CHUNK
-from tui.sources.ssh import Backoff, SshError, SshTarget, connection, is_connected, lost_reason
+from tui.sources.ssh import Backoff, SshError, SshTarget, connection, is_connected, lost_reason, named
 from tui.sources.writers import Converter, WriterEvent
 
 RemoteEvent = LogChunk | LogGap | LogRestart | LogTruncated | LogWaiting | LogMoved | ConnectionState | WriterEvent | ReadCounters
@@ -241,7 +241,7 @@ class RemoteTailer:
         return config
 
     async def events(self) -> AsyncIterator[RemoteEvent]:
-        host = str(self.target)
+        host = await named(self.target)  # "n3 (127.0.0.3:2343)": the alias and where it leads
         while not self._closed:
             if not is_connected(self.target):
                 yield ConnectionState(host, "connecting")

@@ -10,6 +10,7 @@ Nothing is sent without ``--smoke``. HTTP/1.1 on asyncio streams (no new depende
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import json
 import time
 from typing import Any
@@ -97,10 +98,31 @@ def server_message(body: str) -> str:
     return text[:300] or "(empty answer)"
 
 
+async def reachable_name(host: str) -> str:
+    """Where ``host`` (a node's name, maybe an alias of ``~/.ssh/config``) is reached from here:
+    its ssh config's HostName (``ssh -G``), or ``host`` itself for an address or where the config
+    cannot say."""
+    try:
+        ipaddress.ip_address(host)
+        return host
+    except ValueError:
+        pass
+    if host == "localhost":
+        return host
+    from tui.sources import ssh
+
+    try:
+        return (await ssh.resolve(ssh.SshTarget(host))).hostname
+    except ssh.SshError:
+        return host
+
+
 async def smoke(host: str, port: int, timeout: float = TIMEOUT_S) -> SmokeAnswered:
-    """Ask ``host:port`` for its model, then for one token of a completion."""
+    """Ask ``host:port`` for its model, then for one token of a completion (``host`` an ssh alias
+    is asked at the HostName it stands for; the answer keeps the URL as the session named it)."""
     url = f"http://{host}:{port}"
     started = time.time()
+    host = await reachable_name(host)
     status, body = await request(host, port, "GET", "/v1/models", timeout=timeout)
     if status is None or not 200 <= status < 300:
         what = body if status is None else f"HTTP {status}: {server_message(body)}"

@@ -20,6 +20,7 @@ through one connection policy; apart they would scatter it.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import ipaddress
 import os
 import re
@@ -32,6 +33,7 @@ from dataclasses import dataclass
 import asyncssh
 
 from tui.core.errors import UsageError
+from tui.sources.ssh_hosts import NO_OPENSSH, ResolvedHost, ResolveError, have_openssh, openssh_resolve
 
 ENV_KNOWN_HOSTS = "WATCHTOWER_SSH_KNOWN_HOSTS"
 ENV_IDENTITY = "WATCHTOWER_SSH_IDENTITY"
@@ -178,20 +180,114 @@ class _Client(asyncssh.SSHClient):
         self._on_lost(_reason(exc) if exc is not None else "closed")
 
 
+_RESOLVED: dict[tuple[object, ...], ResolvedHost] = {}
+
+
+async def resolve(target: SshTarget) -> ResolvedHost:
+    """Where ``target`` leads, as ``ssh`` would go (``ssh -G``, once per host and config); raises
+    :class:`SshError` when ssh refuses the config. Without an ``ssh`` program, asyncssh's own
+    reading of the config, with a note saying so."""
+    config = target.config or os.environ.get(ENV_CONFIG) or None
+    key = (target.host, target.port, target.user, config, os.path.expanduser("~"), _config_version(config))
+    if (known := _RESOLVED.get(key)) is not None:
+        return known
+    if have_openssh():
+        try:
+            found = await openssh_resolve(target.host, port=target.port, user=target.user, config=config)
+        except (OSError, ResolveError) as exc:
+            raise SshError(f"{target}: cannot use the SSH settings: {exc}", permanent=True) from None
+    else:
+        options = await _asyncssh_options(target)
+        known_hosts = options.known_hosts
+        found = ResolvedHost(
+            alias=target.host, hostname=options.host, port=options.port, user=options.username,
+            known_hosts=None if known_hosts is None else (), note=NO_OPENSSH,
+        )
+    _RESOLVED[key] = found
+    return found
+
+
+def _config_version(config: str | None) -> tuple[int, int] | None:
+    """The ssh config file's mtime and size: an edited config is read again, an unchanged one never."""
+    try:
+        info = os.stat(os.path.expanduser(config or "~/.ssh/config"))
+    except OSError:
+        return None
+    return info.st_mtime_ns, info.st_size
+
+
+async def _asyncssh_options(target: SshTarget) -> asyncssh.SSHClientConnectionOptions:
+    """asyncssh's options for ``target`` with the ssh config read by asyncssh (the default
+    ``~/.ssh/config`` unless one is given): the way without an ``ssh`` program."""
+    options = {"config": (), **target._options()}
+    try:
+        built: asyncssh.SSHClientConnectionOptions = await asyncssh.SSHClientConnectionOptions.construct(
+            host=target.host, **options)
+        return built
+    except (OSError, ValueError, asyncssh.Error) as exc:
+        raise SshError(f"{target}: cannot use the SSH settings: {_reason(exc)}", permanent=True) from None
+
+
+async def _resolved_options(target: SshTarget, host: ResolvedHost) -> asyncssh.SSHClientConnectionOptions:
+    """asyncssh's options for the place ``ssh -G`` named: its host name, port, user, keys,
+    known_hosts files and jump host, given outright (asyncssh reads no config of its own then)."""
+    override: dict[str, object] = {"config": [], "port": host.port, "username": host.user}
+    if not target._known_hosts_file() and host.known_hosts is not None:
+        if host.known_hosts:  # named in the config: the files that exist (ssh skips the others)
+            override["known_hosts"] = [p for p in map(os.path.expanduser, host.known_hosts) if os.path.exists(p)] \
+                or [os.path.expanduser(host.known_hosts[0])]
+    if not (target.identity or os.environ.get(ENV_IDENTITY)):
+        keys = [p for p in map(os.path.expanduser, host.identity_files) if os.path.isfile(p)]
+        if keys:
+            override.update(client_keys=keys, ignore_encrypted=True)
+    if host.host_key_alias:
+        override["host_key_alias"] = host.host_key_alias
+    if host.proxy_jump:
+        override["tunnel"] = host.proxy_jump
+    if host.proxy_command:
+        override["proxy_command"] = host.proxy_command
+    options = {**target._options(), **override}
+    try:
+        built: asyncssh.SSHClientConnectionOptions = await asyncssh.SSHClientConnectionOptions.construct(
+            host=host.hostname, **options)
+    except (OSError, ValueError, asyncssh.Error) as exc:
+        raise SshError(f"{host}: cannot use the SSH settings: {_reason(exc)}", permanent=True) from None
+    if host.known_hosts is None and not target._known_hosts_file():
+        built.known_hosts = None  # "UserKnownHostsFile none": refused below
+    return built
+
+
+def _where(target: SshTarget, host: ResolvedHost) -> str:
+    """``n3 (127.0.0.3:2343)`` for an alias, ``user@127.0.0.1:2222`` as typed where it goes there."""
+    return str(target) if (host.hostname, host.port) == (target.host, target.port or 22) else f"{target} ({host.address})"
+
+
+async def named(target: SshTarget) -> str:
+    """How messages name ``target``: the name given and, where it is an alias, the address it leads
+    to (``n3 (127.0.0.3:2343)``); just the name where the ssh config cannot be read (the
+    connection says why)."""
+    try:
+        return _where(target, await resolve(target))
+    except SshError:
+        return str(target)
+
+
 async def connect(
     target: SshTarget, *, on_lost: Callable[[str], None] = lambda reason: None
 ) -> asyncssh.SSHClientConnection:
     """Open a new connection, or raise :class:`SshError` with one clear line.
 
-    ``on_lost`` is called with the reason in words when the connection later closes.
+    The host is resolved first (:func:`resolve`); messages name the alias and the address it
+    leads to (``n3 (127.0.0.3:2343)``). ``on_lost`` is called with the reason in words when the
+    connection later closes.
     """
-    where = str(target)
-    try:
-        options = await asyncssh.SSHClientConnectionOptions.construct(host=target.host, **target._options())
-    except (OSError, ValueError, asyncssh.Error) as exc:
-        raise SshError(f"{where}: cannot use the SSH settings: {_reason(exc)}", permanent=True) from None
-    if (options.host, options.port) != (target.host, target.port or 22):  # an alias (~/.ssh/config): say where it goes
-        where = f"{target} ({options.username}@{options.host}:{options.port})"
+    host = await resolve(target)
+    if host.note:  # no ssh here: asyncssh reads the config, the connection goes as it always went
+        options = await _asyncssh_options(target)
+        host = dataclasses.replace(host, hostname=options.host, port=options.port, user=options.username)
+    else:
+        options = await _resolved_options(target, host)
+    where = _where(target, host)
     if options.known_hosts is None:  # "UserKnownHostsFile none" in the ssh config
         raise SshError(
             f"{where}: the ssh config disables known_hosts for this host; Watchtower will not "
@@ -199,9 +295,13 @@ async def connect(
             permanent=True,
         )
     _check_known_hosts(target, options)
-    address = f"{options.host}:{options.port}"
+    address = host.address
+    config: object = () if host.note else []
     try:
-        return await asyncssh.connect(target.host, options=options, client_factory=lambda: _Client(on_lost))
+        return await asyncssh.connect(
+            target.host if host.note else host.hostname, options=options, config=config,
+            client_factory=lambda: _Client(on_lost),
+        )
     except asyncssh.HostKeyNotVerifiable:
         message = await asyncio.to_thread(_host_key_message, target, options)  # reads known_hosts
         raise SshError(message, permanent=True) from None
@@ -215,7 +315,7 @@ async def connect(
     except asyncssh.DisconnectError as exc:
         raise SshError(f"{where}: disconnected: {_reason(exc)}") from None
     except socket.gaierror as exc:
-        raise SshError(f"{where}: cannot resolve host {options.host!r} ({exc.strerror or exc})", unresolved=True) from None
+        raise SshError(f"{where}: cannot resolve host {host.hostname!r} ({exc.strerror or exc})", unresolved=True) from None
     except ConnectionRefusedError:
         raise SshError(f"{where}: connection refused by {address} (is sshd running there?)") from None
     except (TimeoutError, asyncio.TimeoutError):

@@ -241,6 +241,22 @@ async def _cluster_plain(launch: Launch, options: LaunchOptions, json: bool = Fa
             presenter.emit(Said("left_running", f"left running: {launch.runner.stop_hint(run, launch.spec.name)}",
                                 fields={"name": launch.spec.name, "attempt": run.attempt}))
         return code
+    except asyncio.CancelledError:  # Ctrl-C: what runs keeps running, said with how to stop it (as for one host)
+        run = launch.run
+        if run is not None and run.alive:
+            name = launch.spec.name
+            said = Said("left_running", f"interrupted (Ctrl-C): v{run.attempt} keeps running: "
+                        f"{launch.runner.stop_hint(run, name)}; follow it again with `watchtower attach {name}`",
+                        fields={"name": name, "attempt": run.attempt, "exit": 130})
+            if presenter is not None:
+                presenter.emit(said)
+                presenter.flush()
+            elif early is not None:
+                early.write(said)
+                early.flush()
+            else:
+                print(said.text, flush=True)
+        raise
     finally:
         await launch.close()
 
@@ -294,6 +310,7 @@ def nodes_run(spec: LaunchSpec, nodes: list[NodeSpec], options: LaunchOptions, *
     out = sys.stdout if plain and not json else sys.stderr  # --json: stdout holds JSON objects alone
     runner = launch.runner
     assert isinstance(runner, NodesRunner)
+    asyncio.run(runner.resolve_master())  # {master}: node 0's address, as its ssh config resolves it
     checks = agreement(runner.commands(spec.command), spec.env)
     for check in checks:
         print(f"check: {check.line}", file=out, flush=True)
