@@ -207,7 +207,7 @@ def test_scan_json_and_human_show_hints():
     out = run_cli("scan", "--json", log)
     data = json.loads(out.stdout)
     (hint,) = data["hints"]
-    assert set(hint) == {"id", "why", "fix", "link"} and hint["id"] == "eagle3-hooks-missing"
+    assert set(hint) == {"id", "why", "fix", "link", "evidence", "figures"} and hint["id"] == "eagle3-hooks-missing"
     assert "Qwen3MoeForCausalLM" in hint["why"] and hint["link"].startswith("https://github.com/sgl-project/")
     human = run_cli("scan", log).stdout
     assert "  hint: Qwen3MoeForCausalLM has no set_eagle3_layers_to_capture" in human
