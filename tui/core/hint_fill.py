@@ -40,6 +40,7 @@ _SPECS = re.compile(r"specs=\[(?P<body>[^\]]*)\]")
 _REQUIRING = re.compile(r"placement group requiring (?P<gpus>\d+)(?:\.0)? GPUs")
 # torch: "GPU 0 has a total capacity of 79.19 GiB"; vLLM: "Free memory on device cuda:0 (6.1/79.19 GiB)"
 _TOTAL = re.compile(r"total capacity of (?P<total>[\d.]+) GiB|Free memory on device (?:\S+ )?\([\d.]+/(?P<total2>[\d.]+) GiB")
+_MINE = re.compile(r"this process has (?P<mine>[\d.]+) (?P<mu>[GM])iB memory in use")
 _OOM_KINDS = frozenset({"cuda_oom", "outofmemoryerror"})
 _OOM_WORDS = re.compile(r"(?i)out of memory|OutOfMemoryError|cudaErrorMemoryAllocation")
 _QUANTISED_NAME = re.compile(r"(?i)(?<![a-z0-9])(?:fp8|fp4|nvfp4|mxfp4|awq|gptq|int4|int8|w4a16|w8a8|gguf|bnb|4bit|8bit)(?![a-z0-9])")
@@ -117,6 +118,17 @@ class Context:
                 return float(found["total"] or found["total2"])
         said = self.identity.get("gpu_gib")
         return float(said) if said is not None and _NUMBER.fullmatch(said) else None
+
+    def _others_gib(self) -> float | None:
+        """GiB other processes held when torch ran out ("… of which F is free. … this process has
+        P GiB memory in use"): total − free − this process's; None below half a GiB (free GPUs)."""
+        total, used = _OOM.search(self.message), _MINE.search(self.message)
+        if total is None or used is None:
+            return None
+        free = float(total["free"]) / (1024 if total["fu"] == "M" else 1)
+        mine = float(used["mine"]) / (1024 if used["mu"] == "M" else 1)
+        others = float(total["total"]) - free - mine
+        return round(others, 2) if others >= 0.5 else None
 
     def _quantization(self) -> str | None:
         """The checkpoint's quantisation: the one the arguments printed, else one its name says
@@ -297,7 +309,7 @@ def render(template: str, values: dict[str, str], context: Context) -> str | Non
         parsed = _FIELD.match(field_name)
         if parsed is None:
             return None
-        value = values.get(parsed["name"]) or context.get(parsed["name"])
+        value = values.get(parsed["name"]) or context.fact(parsed["name"])
         if value is None:
             return None
         if parsed["op"]:

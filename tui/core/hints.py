@@ -495,7 +495,7 @@ def _figures(templates: Iterable[str], values: Mapping[str, str], context: Conte
         for _, field, _, _ in string.Formatter().parse(template):
             name = re.split(r"\*|//", field)[0] if field else ""
             if name and name not in out:
-                value = values.get(name) or context.get(name)
+                value = values.get(name) or context.fact(name)
                 if value is not None:
                     out[name] = value
     return tuple(out.items())
