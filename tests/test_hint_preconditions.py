@@ -55,6 +55,9 @@ CASES = [
      sglang("tp_size=2, quantization=None") + LOAD_SG + TB + OOM + "\n",
      # issue 32: TP is already 8 and the checkpoint already FP8: "a larger TP, a quantised checkpoint" is wrong
      sglang("tp_size=8, quantization='fp8'") + LOAD_SG + TB + OOM + "\n", "weights-oom-as-loaded"),
+    ("weights-oom-quantised",
+     sglang("tp_size=4, quantization='fp8'") + LOAD_SG + TB + OOM + "\n",
+     sglang("tp_size=4, quantization=None") + LOAD_SG + TB + OOM + "\n", "weights-oom"),
     ("weights-oom-fallback",
      vllm("model='/models/next', tensor_parallel_size=8") +
      "WARNING 08-14 11:00:02 [utils.py:217] Qwen3NextForCausalLM has no vLLM implementation, falling back to "
