@@ -44,6 +44,9 @@ _MINE = re.compile(r"this process has (?P<mine>[\d.]+) (?P<mu>[GM])iB memory in 
 _OOM_KINDS = frozenset({"cuda_oom", "outofmemoryerror"})
 _OOM_WORDS = re.compile(r"(?i)out of memory|OutOfMemoryError|cudaErrorMemoryAllocation")
 _QUANTISED_NAME = re.compile(r"(?i)(?<![a-z0-9])(?:fp8|fp4|nvfp4|mxfp4|awq|gptq|int4|int8|w4a16|w8a8|gguf|bnb|4bit|8bit)(?![a-z0-9])")
+# a model's size in its name: "Llama-3-70B", "Qwen3-235B-A22B" (the total, not the active "A22B")
+_PARAMS = re.compile(r"(?i)(?<![a-z0-9.])(?P<billions>\d+(?:\.\d+)?)b(?![a-z0-9])")
+_BYTES_PER_PARAM = ((("fp4", "int4", "awq", "gptq", "w4a16", "4bit", "gguf"), 0.5), (("fp8", "int8", "w8a8", "8bit"), 1.0))
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 #: Values an argument line prints for "not set".
 _UNSET = frozenset({"", "none", "null", "false"})
@@ -129,6 +132,20 @@ class Context:
         mine = float(used["mine"]) / (1024 if used["mu"] == "M" else 1)
         others = float(total["total"]) - free - mine
         return round(others, 2) if others >= 0.5 else None
+
+    def _weights_gib(self) -> float | None:
+        """GiB of weights on each GPU: what the log printed once they were in, else an estimate from
+        the model's name ("Llama-3-70B": 70 × 10⁹ parameters) × bytes per parameter (2, or what
+        its quantisation says) ÷ the tensor-parallel size; None where neither is printed."""
+        said = self.identity.get("weights_gib")
+        if said is not None and _NUMBER.fullmatch(said):
+            return float(said)
+        size, tp = _PARAMS.search(self.identity.get("model", "")), self._tp_size()
+        if size is None or not tp:
+            return None
+        quantised = (self._quantization() or "").lower()
+        width = next((w for names, w in _BYTES_PER_PARAM if any(n in quantised for n in names)), 2.0)
+        return round(float(size["billions"]) * 1e9 * width / 2**30 / tp, 1)
 
     def _quantization(self) -> str | None:
         """The checkpoint's quantisation: the one the arguments printed, else one its name says
