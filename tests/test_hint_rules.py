@@ -35,7 +35,7 @@ SERVER_FLAGS = {
     "vllm": {
         "--gpu-memory-utilization", "--max-model-len", "--max-num-seqs", "--enforce-eager", "--port",
         "--tensor-parallel-size", "--disable-custom-all-reduce", "--trust-remote-code", "--max-num-batched-tokens",
-        "--speculative-config", "--compilation-config", "--hf-overrides", "--kv-cache-memory",
+        "--speculative-config", "--compilation-config", "--hf-overrides", "--kv-cache-memory", "--enable-chunked-prefill",
         "--pipeline-parallel-size",
     },
     "trtllm": {"--port", "--tp_size", "--pp_size", "--kv_cache_free_gpu_memory_fraction", "--max_batch_size", "--max_num_tokens",
@@ -163,7 +163,9 @@ def test_a_template_names_only_values_it_can_get():
     """Every ``{name}`` is a pattern group or a computed value (a typo would silently drop the hint)."""
     from tui.core.hint_fill import Context
 
-    computed = {n[1:] for n in dir(Context) if n.startswith("_") and not n.startswith("__")}
+    from tui.core.profiles import IDENTITY_KEYS
+
+    computed = {n[1:] for n in dir(Context) if n.startswith("_") and not n.startswith("__")} | IDENTITY_KEYS
     for hint in knowledge().hints:
         groups = set()
         for pattern in (hint.pattern, hint.lines, hint.quiet_after):

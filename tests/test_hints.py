@@ -43,12 +43,14 @@ def test_builtin_file_loads_and_every_fix_is_an_action():
 
 
 def test_every_hint_can_speak_from_its_own_match_alone():
-    """A hint's last ``why`` needs only its patterns' groups: it is shown even where the command
-    (and the numbers computed from it) is unknown, as in ``scan``."""
+    """A hint's last ``why`` needs only its patterns' groups and the facts its preconditions
+    showed (a hint fires only once they are read): it is shown even where the command (and the
+    numbers computed from it) is unknown, as in ``scan``."""
     import string
 
     for hint in knowledge().hints:
-        groups = set()
+        groups = {c.fact for c in hint.when if not c.negated}
+        groups |= {c.other for c in hint.when if c.other and not c.negated and c.other.isidentifier()}
         for pattern in (hint.pattern, hint.lines, hint.quiet_after):
             if pattern is not None:
                 groups |= set(pattern.groupindex)
@@ -207,7 +209,7 @@ def test_scan_json_and_human_show_hints():
     out = run_cli("scan", "--json", log)
     data = json.loads(out.stdout)
     (hint,) = data["hints"]
-    assert set(hint) == {"id", "why", "fix", "link"} and hint["id"] == "eagle3-hooks-missing"
+    assert set(hint) == {"id", "why", "fix", "link", "evidence", "figures"} and hint["id"] == "eagle3-hooks-missing"
     assert "Qwen3MoeForCausalLM" in hint["why"] and hint["link"].startswith("https://github.com/sgl-project/")
     human = run_cli("scan", log).stdout
     assert "  hint: Qwen3MoeForCausalLM has no set_eagle3_layers_to_capture" in human

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 import string
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from tui.core.cmdline import ServerCommand
 from tui.core.state import Phase
@@ -31,13 +31,25 @@ _OOM = re.compile(
 # vLLM: "(36.00 GiB KV cache is needed, which is larger than the available KV cache memory (20.51 GiB)"
 _KV = re.compile(r"(?P<needed>[\d.]+) GiB KV cache is needed, which is larger than the available KV cache memory \((?P<free>[\d.]+) GiB\)")
 # vLLM: "Free memory on device (60.12/79.19 GiB) on startup is less than desired GPU memory
-# utilization (0.9, 71.27 GiB)"
-_FREE = re.compile(r"Free memory on device \((?P<free>[\d.]+)/(?P<total>[\d.]+) GiB\)")
+# utilization (0.9, 71.27 GiB)"; newer versions name the device ("… on device cuda:0 (…)")
+_FREE = re.compile(r"Free memory on device (?:\S+ )?\((?P<free>[\d.]+)/(?P<total>[\d.]+) GiB\)")
 # vLLM over Ray: the placement group it asks for, one bundle a worker ("specs=[{'GPU': 1.0,
 # 'node:10.0.0.1': 0.001}, {'GPU': 1.0}, …]", "placement_group_specs=[…]"), or newer its sum
 # ("a placement group requiring 16.0 GPUs"); a list cut off by the line's end counts nothing.
 _SPECS = re.compile(r"specs=\[(?P<body>[^\]]*)\]")
 _REQUIRING = re.compile(r"placement group requiring (?P<gpus>\d+)(?:\.0)? GPUs")
+# torch: "GPU 0 has a total capacity of 79.19 GiB"; vLLM: "Free memory on device cuda:0 (6.1/79.19 GiB)"
+_TOTAL = re.compile(r"total capacity of (?P<total>[\d.]+) GiB|Free memory on device (?:\S+ )?\([\d.]+/(?P<total2>[\d.]+) GiB")
+_MINE = re.compile(r"this process has (?P<mine>[\d.]+) (?P<mu>[GM])iB memory in use")
+_OOM_KINDS = frozenset({"cuda_oom", "outofmemoryerror"})
+_OOM_WORDS = re.compile(r"(?i)out of memory|OutOfMemoryError|cudaErrorMemoryAllocation")
+_QUANTISED_NAME = re.compile(r"(?i)(?<![a-z0-9])(?:fp8|fp4|nvfp4|mxfp4|awq|gptq|int4|int8|w4a16|w8a8|gguf|bnb|4bit|8bit)(?![a-z0-9])")
+# a model's size in its name: "Llama-3-70B", "Qwen3-235B-A22B" (the total, not the active "A22B")
+_PARAMS = re.compile(r"(?i)(?<![a-z0-9.])(?P<billions>\d+(?:\.\d+)?)b(?![a-z0-9])")
+_BYTES_PER_PARAM = ((("fp4", "int4", "awq", "gptq", "w4a16", "4bit", "gguf"), 0.5), (("fp8", "int8", "w8a8", "8bit"), 1.0))
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+#: Values an argument line prints for "not set".
+_UNSET = frozenset({"", "none", "null", "false"})
 _FIELD = re.compile(r"^(?P<name>\w+)(?:(?P<op>\*|//)(?P<n>\d+))?$")
 
 
@@ -51,17 +63,105 @@ class Context:
         command: ServerCommand | None,
         server: str | None,
         identity: Mapping[str, str] | None = None,
+        *,
+        block: Sequence[str] = (),
+        kinds: Collection[str] = (),
+        phase: Phase | None = None,
     ) -> None:
         self.message = message
         self.phases = phases
         self.command = command
         self.server = server or (command.server if command else None)
         self.identity = identity or {}
+        self.block = block  # the error's traceback lines (a sample: its first and last)
+        self.kinds = frozenset(k.lower() for k in kinds)  # the error's kind and category
+        self.phase = phase  # the phase the error came in
 
     def get(self, name: str) -> str | None:
         method = getattr(self, f"_{name}", None)
         value = method() if method is not None else None
         return None if value is None else _text(value)
+
+    def fact(self, name: str) -> str | None:
+        """What a hint's precondition reads (``when``): a computed value, else what the log's argument
+        lines or printed environment said (``[identity]``); None where the log did not say. A value
+        that means "not set" (None, null, False, an empty string) is None too."""
+        value = self.get(name)
+        if value is None:
+            value = self.identity.get(name)
+        return None if value is None or value.strip().lower() in _UNSET else value
+
+    def _texts(self) -> list[str]:
+        return [self.message, *self.block]
+
+    def _oom(self) -> str | None:
+        """"yes" when the error is an out-of-memory (its kind, or its words); otherwise not set."""
+        if self.kinds & _OOM_KINDS or any(_OOM_WORDS.search(t) for t in self._texts()):
+            return "yes"
+        return None
+
+    def _avail_gib(self) -> float | None:
+        """GiB the GPU still had free at the error: torch's "of which … is free", SGLang's
+        "avail_mem=" on the error's lines, else the last figure of the phase it came in."""
+        found = _OOM.search(self.message)
+        if found is not None:
+            return float(found["free"]) / (1024 if found["fu"] == "M" else 1)
+        for text in self._texts():
+            figure = _FIGURE.search(text)
+            if figure is not None:
+                return float(figure["gb"])
+        figure = _FIGURE.search(self.phase.detail) if self.phase is not None else None
+        return float(figure["gb"]) if figure is not None else None
+
+    def _gpu_gib(self) -> float | None:
+        """The GPU's whole memory (GiB), as torch's OOM or vLLM's memory lines printed it."""
+        for text in self._texts():
+            found = _TOTAL.search(text)
+            if found is not None:
+                return float(found["total"] or found["total2"])
+        said = self.identity.get("gpu_gib")
+        return float(said) if said is not None and _NUMBER.fullmatch(said) else None
+
+    def _others_gib(self) -> float | None:
+        """GiB other processes held when torch ran out ("… of which F is free. … this process has
+        P GiB memory in use"): total − free − this process's; None below half a GiB (free GPUs)."""
+        total, used = _OOM.search(self.message), _MINE.search(self.message)
+        if total is None or used is None:
+            return None
+        free = float(total["free"]) / (1024 if total["fu"] == "M" else 1)
+        mine = float(used["mine"]) / (1024 if used["mu"] == "M" else 1)
+        others = float(total["total"]) - free - mine
+        return round(others, 2) if others >= 0.5 else None
+
+    def _weights_gib(self) -> float | None:
+        """GiB of weights on each GPU: what the log printed once they were in, else an estimate from
+        the model's name ("Llama-3-70B": 70 × 10⁹ parameters) × bytes per parameter (2, or what
+        its quantisation says) ÷ the tensor-parallel size; None where neither is printed."""
+        said = self.identity.get("weights_gib")
+        if said is not None and _NUMBER.fullmatch(said):
+            return float(said)
+        size, tp = _PARAMS.search(self.identity.get("model", "")), self._tp_size()
+        if size is None or not tp:
+            return None
+        quantised = (self._quantization() or "").lower()
+        width = next((w for names, w in _BYTES_PER_PARAM if any(n in quantised for n in names)), 2.0)
+        return round(float(size["billions"]) * 1e9 * width / 2**30 / tp, 1)
+
+    def _quantization(self) -> str | None:
+        """The checkpoint's quantisation: the one the arguments printed, else one its name says
+        (an FP8 / AWQ / GPTQ / GGUF checkpoint is quantised whatever the arguments say)."""
+        said = self.identity.get("quantization")
+        if said is not None and said.strip().lower() not in _UNSET:
+            return said
+        named = _QUANTISED_NAME.search(self.identity.get("model", ""))
+        return named.group(0).lower() if named is not None else None
+
+    def _tp_size(self) -> int | None:
+        """The tensor-parallel size: the command's, else the one the log's arguments printed."""
+        if self.command is not None:
+            return self.command.tp
+        said = self.identity.get("tp_size")
+        return int(said) if said is not None and said.isdigit() else None
 
     def _fraction(self) -> float | None:
         """The memory fraction this run used: the command's, else the one its argument line printed,
@@ -226,7 +326,7 @@ def render(template: str, values: dict[str, str], context: Context) -> str | Non
         parsed = _FIELD.match(field_name)
         if parsed is None:
             return None
-        value = values.get(parsed["name"]) or context.get(parsed["name"])
+        value = values.get(parsed["name"]) or context.fact(parsed["name"])
         if value is None:
             return None
         if parsed["op"]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import string
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,9 +47,77 @@ Pattern = re.Pattern[str]
 
 _HINT_KEYS = {
     "id", "kind", "pattern", "lines", "match", "server", "phase", "warning", "why", "fix", "link", "unless", "noise",
-    "root", "quiet_after",
+    "root", "quiet_after", "when", "unread", "not_if",
 }
 _VERSION_KEYS = {"id", "package", "below", "at_least", "with", "with_below", "with_at_least", "why", "fix", "link"}
+
+
+_CONDITION = re.compile(
+    r"^\s*(?:(?P<neg>not)\s+)?(?P<fact>[A-Za-z_]\w*)"
+    r"(?:\s*(?P<op><=|>=|==|!=|<|>)\s*(?P<other>'[^']*'|[\w.+-]+))?\s*$"
+)
+_COMPARE = {
+    "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b, "==": lambda a, b: a == b, "!=": lambda a, b: a != b,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    """One precondition of a hint, on the log's own figures and settings (``when``):
+    ``nnodes > 1``, ``weights_gib < gpu_gib``, ``not gloo_socket_ifname``, ``oom``,
+    ``version >= 0.8``, ``quantization == 'fp8'``. A bare name holds when the log said it (an
+    absence is readable: ``not NAME`` holds where the log never set it); a comparison cannot be
+    read when a side is unknown."""
+
+    text: str
+    fact: str
+    negated: bool = False
+    op: str | None = None
+    other: str | None = None  # a number, a 'literal', or another fact's name
+
+    def check(self, values: Mapping[str, str], context: Context) -> tuple[bool | None, str | None]:
+        """(holds, the value read): holds is None where the log does not say."""
+        value = _fact(self.fact, values, context)
+        if self.op is None:
+            return (value is None) if self.negated else (value is not None), value
+        other = self.other or ""
+        if other.startswith("'"):
+            theirs: str | None = other.strip("'")
+        elif re.fullmatch(r"[A-Za-z_]\w*", other):
+            theirs = _fact(other, values, context)
+        else:
+            theirs = other
+        if value is None or theirs is None:
+            return None, value
+        shown = value if self.other == theirs or (self.other or "").startswith("'") else f"{value} vs {theirs}"
+        return _compare(self.op, value, theirs), shown
+
+
+def _fact(name: str, values: Mapping[str, str], context: Context) -> str | None:
+    found = values.get(name)
+    return found if found is not None else context.fact(name.lower())
+
+
+def _compare(op: str, mine: str, theirs: str) -> bool:
+    """Numbers as numbers, releases as releases ("0.10.1" > "0.9"), anything else as text."""
+    number = re.compile(r"-?\d+(?:\.\d+)?")
+    if number.fullmatch(mine) and number.fullmatch(theirs) and (mine.count(".") < 2 and theirs.count(".") < 2):
+        if op not in ("==", "!=") or "." in mine or "." in theirs:
+            return bool(_COMPARE[op](float(mine), float(theirs)))
+    if re.match(r"\d", mine) and re.match(r"\d", theirs):
+        return bool(_COMPARE[op](_version_key(mine), _version_key(theirs)))
+    return bool(_COMPARE[op](mine.lower(), theirs.lower()))
+
+
+def _condition(where: str, text: Any) -> Condition:
+    found = _CONDITION.match(text) if isinstance(text, str) else None
+    if found is None or (found["neg"] and found["op"]):
+        raise ProfileError(
+            f"{where}: expected a condition such as \"nnodes > 1\", \"weights_gib < gpu_gib\", \"not gloo_socket_ifname\""
+            f" or \"oom\", not {text!r}"
+        )
+    return Condition(text.strip(), found["fact"], bool(found["neg"]), found["op"], found["other"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +145,44 @@ class Hint:
     #: no error: a startup still under way whose log went quiet after a line like this (its last
     #: line) is doing what the hint says (vLLM downloading from the Hub shows no progress)
     quiet_after: Pattern | None = None
+    #: what must be true in the log's own figures before the hint may prescribe its fix; one found
+    #: false rules the hint out, one the log does not show makes it say ``unread`` instead
+    when: tuple[Condition, ...] = ()
+    #: the lesser sentence (no fix) said where a ``when`` cannot be read; none: the hint is skipped
+    unread: str | None = None
+    #: what rules the hint out where the log shows it (unknown does not): "weights_gib >= gpu_gib"
+    not_if: tuple[Condition, ...] = ()
+
+    def judge(self, values: Mapping[str, str], context: Context) -> tuple[bool | None, tuple[Evidence, ...]]:
+        """Do the preconditions hold (None: one cannot be read), and what each read."""
+        evidence: list[Evidence] = []
+        verdict: bool | None = True
+        for condition in self.not_if:
+            holds, value = condition.check(values, context)
+            evidence.append(Evidence(f"not if {condition.text}", value, None if holds is None else not holds))
+            if holds:
+                return False, tuple(evidence)
+        for condition in self.when:
+            holds, value = condition.check(values, context)
+            evidence.append(Evidence(condition.text, value, holds))
+            if holds is False:
+                return False, tuple(evidence)
+            if holds is None:
+                verdict = None
+        return verdict, tuple(evidence)
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """One precondition a hint checked, the value the log gave (None: it said nothing), and
+    whether it held (None: could not be read)."""
+
+    check: str
+    value: str | None
+    holds: bool | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"check": self.check, "value": self.value, "holds": self.holds}
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +220,10 @@ class Diagnosis:
     link: str
     line: int | None = None  # the error's or warning's line
     warning: bool = False
+    #: the preconditions checked and what the log said of each (why it fired, or said less)
+    evidence: tuple[Evidence, ...] = ()
+    #: the figures its sentence and fix were filled with ({name: value})
+    figures: tuple[tuple[str, str], ...] = ()
 
     @property
     def text(self) -> str:
@@ -121,7 +232,10 @@ class Diagnosis:
         return f"{self.why} — {fixes}" if fixes else self.why
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "why": self.why, "fix": [a.text for a in self.fix], "link": self.link}
+        return {
+            "id": self.id, "why": self.why, "fix": [a.text for a in self.fix], "link": self.link,
+            "evidence": [e.to_json() for e in self.evidence], "figures": dict(self.figures),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,7 +335,11 @@ class KnowledgeBase:
                 if found is None:
                     continue
                 values.update(_groups(found))
-            diagnosis = _fill(hint, values, Context(error.message, phases, command, server, identity), error.line)
+            context = Context(
+                error.message, phases, command, server, identity,
+                block=[t for _, t in error.block], kinds=kinds, phase=phase,
+            )
+            diagnosis = _judged(hint, values, context, error.line)
             if diagnosis is not None:
                 return diagnosis
         return None
@@ -233,7 +351,7 @@ class KnowledgeBase:
                 continue
             found = hint.pattern.search(text)
             if found is not None:
-                diagnosis = _fill(hint, _groups(found), Context(text, (), command, server), line)
+                diagnosis = _judged(hint, _groups(found), Context(text, (), command, server), line)
                 if diagnosis is not None:
                     return diagnosis
         return None
@@ -275,7 +393,7 @@ class KnowledgeBase:
             found = hint.quiet_after.search(state.last_text)
             if found is not None:
                 context = Context(state.last_text, state.phases, command, state.server, state.identity)
-                diagnosis = _fill(hint, _groups(found), context, state.last_line)
+                diagnosis = _judged(hint, _groups(found), context, state.last_line)
                 if diagnosis is not None:
                     return diagnosis
         return None
@@ -338,16 +456,49 @@ def _search(pattern: Pattern, texts: Iterable[str]) -> re.Match[str] | None:
     return None
 
 
-def _fill(hint: Hint, values: dict[str, str], context: Context, line: int | None) -> Diagnosis | None:
-    why = next((text for t in hint.why if (text := render(t, values, context)) is not None), None)
-    if why is None:
+def _judged(hint: Hint, values: dict[str, str], context: Context, line: int | None) -> Diagnosis | None:
+    """The hint filled in where its preconditions hold; its lesser sentence (no fix) where one
+    cannot be read; None where one is false (or the lesser sentence is missing)."""
+    holds, evidence = hint.judge(values, context)
+    if holds is False:
         return None
-    actions = []
-    for template in hint.fix:
-        text = render(template, values, context)
+    if holds is None:
+        if hint.unread is None:
+            return None
+        why = render(hint.unread, values, context)
+        if why is None:
+            return None
+        return Diagnosis(hint.id, why, (), hint.link, line, hint.warning, evidence, _figures((hint.unread,), values, context))
+    return _fill(hint, values, context, line, evidence)
+
+
+def _fill(hint: Hint, values: dict[str, str], context: Context, line: int | None,
+          evidence: tuple[Evidence, ...] = ()) -> Diagnosis | None:
+    chosen = next(((t, text) for t in hint.why if (text := render(t, values, context)) is not None), None)
+    if chosen is None:
+        return None
+    template, why = chosen
+    actions, used = [], [template]
+    for fix in hint.fix:
+        text = render(fix, values, context)
         if text is not None:
             actions.append(Action.parse(text))
-    return Diagnosis(hint.id, why, tuple(actions), hint.link, line, hint.warning)
+            used.append(fix)
+    figures = _figures(used, values, context)
+    return Diagnosis(hint.id, why, tuple(actions), hint.link, line, hint.warning, evidence, figures)
+
+
+def _figures(templates: Iterable[str], values: Mapping[str, str], context: Context) -> tuple[tuple[str, str], ...]:
+    """The values the templates named, as they were filled in (``scan --json``'s figures)."""
+    out: dict[str, str] = {}
+    for template in templates:
+        for _, field, _, _ in string.Formatter().parse(template):
+            name = re.split(r"\*|//", field)[0] if field else ""
+            if name and name not in out:
+                value = values.get(name) or context.fact(name)
+                if value is not None:
+                    out[name] = value
+    return tuple(out.items())
 
 
 # ------------------------------------------------------------------ versions
@@ -423,6 +574,15 @@ def parse(text: str, source: str) -> KnowledgeBase:
         link = body.get("link", "")
         if not isinstance(link, str):
             raise ProfileError(f"{where}.link: expected a URL string")
+        when, not_if = body.get("when", []), body.get("not_if", [])
+        for key, listed in (("when", when), ("not_if", not_if)):
+            if not isinstance(listed, list):
+                raise ProfileError(f"{where}.{key}: expected a list of conditions such as [\"nnodes > 1\"]")
+        unread = body.get("unread")
+        if unread is not None and (not isinstance(unread, str) or not unread):
+            raise ProfileError(f"{where}.unread: expected one sentence")
+        if unread is not None and not when:
+            raise ProfileError(f"{where}.unread: is said where a 'when' cannot be read, and there is no 'when'")
         hints.append(
             Hint(
                 id=hint_id,
@@ -440,6 +600,9 @@ def parse(text: str, source: str) -> KnowledgeBase:
                 noise=_bool(f"{where}.noise", body.get("noise"), False),
                 root=_bool(f"{where}.root", body.get("root"), False),
                 quiet_after=_compile(f"{where}.quiet_after", quiet_after) if quiet_after is not None else None,
+                when=tuple(_condition(f"{where}.when[{n}]", c) for n, c in enumerate(when)),
+                unread=unread,
+                not_if=tuple(_condition(f"{where}.not_if[{n}]", c) for n, c in enumerate(not_if)),
             )
         )
     versions = _versions(source, data.get("versions"))

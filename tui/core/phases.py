@@ -12,7 +12,7 @@ import re
 from collections.abc import Collection
 from typing import TypeGuard
 
-from tui.core.profiles import SCRIPT_IDENTITY, PhaseSpec, Profile, any_of
+from tui.core.profiles import LATE_IDENTITY, SCRIPT_IDENTITY, PhaseSpec, Profile, any_of
 from tui.core.ranks import MAIN, Ranks
 from tui.core.state import FAILED, READY, STOPPED, Phase, RankPhase, StartupState
 from tui.core.tracker_events import PhaseEnded, PhaseProgress, PhaseStarted, Ready, Stopped, TrackerEvent
@@ -51,6 +51,7 @@ class PhaseBook:
     def __init__(self, profile: Profile, state: StartupState, ranks: Ranks) -> None:
         self._profile = profile
         self._ranks = ranks
+        self._late = tuple((key, patterns) for key, patterns in profile.identity if key in LATE_IDENTITY)
         self._specs = {spec.name: spec for spec in profile.phases}
         self._draft = self._specs.get(DRAFT)
         self._any_bar = any_of([p for spec in profile.phases for p in spec.progress])
@@ -139,10 +140,12 @@ class PhaseBook:
         status`` before and after the other nodes joined) is the last one before the server's first
         phase, what the server met."""
         state, identity = self.state, self.state.identity
-        if not self._profile.identity or len(identity) >= len(self._profile.identity) or len(state.phases) > 1:
+        if not self._profile.identity or len(identity) >= len(self._profile.identity):
             return
         early = not state.phases
-        for key, patterns in self._profile.identity:
+        # past the first phases only the figures printed later are read (LATE_IDENTITY)
+        wanted = self._profile.identity if len(state.phases) <= 1 else self._late
+        for key, patterns in wanted:
             if (keys is not None and key not in keys) or (key in identity and not (early and key in SCRIPT_IDENTITY)):
                 continue
             for pattern in patterns:

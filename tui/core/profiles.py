@@ -385,6 +385,10 @@ def _parse(data: dict[str, Any], source: str, common: dict[str, Any] | None) -> 
         carry_on = carry_on + common["carry_on"]
         benign = benign + common["benign"]
         words = words + common["prefilter"]
+        own = data.get("identity") or {}
+        identity = _identity(where, own) + tuple((k, p) for k, p in common["identity"] if k not in own)
+    else:
+        identity = _identity(where, data.get("identity"))
 
     title = data.get("title", name)
     return Profile(
@@ -415,7 +419,7 @@ def _parse(data: dict[str, Any], source: str, common: dict[str, Any] | None) -> 
         prefilter=tuple(dict.fromkeys(words)),
         max_detect_lines=max_detect,
         examples=_strings(f"{where}: examples", data.get("examples")),
-        identity=_identity(where, data.get("identity")),
+        identity=identity,
         process_titles=_process_titles(where, data.get("processes")),
     )
 
@@ -436,13 +440,23 @@ def process_titles(profiles: list[Profile] | None = None) -> dict[str, tuple[Pat
     return merged
 
 
+#: What the log says of the run that a hint's preconditions read (``hints.toml`` ``when``): the
+#: nodes, expert-parallel size, quantisation, the server's version, chunked prefill, the network
+#: interfaces the printed environment set, and the figures of memory (GiB) the log printed.
+PRECONDITION_IDENTITY = frozenset({
+    "nnodes", "ep_size", "quantization", "version", "chunked_prefill", "gloo_socket_ifname",
+    "nccl_socket_ifname", "hf_hub_offline", "fallback", "weights_gib", "gpu_gib",
+})
+#: Identity keys that lines after the first phases give (the weights' size once loaded, a model's
+#: fallback to a generic implementation as its load begins): read from every line until found.
+LATE_IDENTITY = frozenset({"weights_gib", "gpu_gib", "fallback"})
 #: What ``[identity]`` may name (``compile_items``: the torch.compile ranges and sizes to compile).
 IDENTITY_KEYS = frozenset({"model", "tp_size", "mem_fraction", "node_rank", "headless", "pp_size", "port",
-                           "draft_model", "compile_items", "ray_gpus", "dist_init_addr"})
+                           "draft_model", "compile_items", "ray_gpus", "dist_init_addr", *PRECONDITION_IDENTITY})
 #: Identity keys a job script's own lines give, before the server's first line and on lines no
-#: phase claims (``ray status``): read from any line, the last one before the server counting. The
+#: phase claims (``ray status``, the environment it printed): read from any line, the last one before the server counting. The
 #: others come from the server's argument lines only, the first one counting.
-SCRIPT_IDENTITY = frozenset({"ray_gpus"})
+SCRIPT_IDENTITY = frozenset({"ray_gpus", "gloo_socket_ifname", "nccl_socket_ifname", "hf_hub_offline"})
 
 
 def _identity_key(where: str, value: Any) -> str | None:
@@ -542,8 +556,9 @@ def _common() -> dict[str, Any]:
 def _load_common() -> dict[str, Any]:
     source = "common.toml"
     data = _read_toml(_builtin_text(COMMON), source)
-    _table(source, data, {"signatures", "warnings", "benign", "prefilter"})
+    _table(source, data, {"signatures", "warnings", "benign", "prefilter", "identity"})
     return {
+        "identity": _identity(source, data.get("identity")),
         "signatures": _signatures(source, data.get("signatures")),
         "warnings": _patterns(f"{source}: warnings.patterns", (data.get("warnings") or {}).get("patterns")),
         "carry_on": _patterns(f"{source}: warnings.carry_on", (data.get("warnings") or {}).get("carry_on")),

@@ -36,7 +36,7 @@ from tui.core.tracker_events import (
 from tui.core.lines import Line, Progress
 from tui.core.linear import recompile
 from tui.core.phases import PhaseBook
-from tui.core.profiles import SCRIPT_IDENTITY, Profile, QuickTest, any_of, builtin_profiles, generic_profile
+from tui.core.profiles import LATE_IDENTITY, SCRIPT_IDENTITY, Profile, QuickTest, any_of, builtin_profiles, generic_profile
 from tui.core.ranks import MAIN, Ranks
 from tui.core.state import (
     FAILED,
@@ -117,8 +117,10 @@ def _header(profile: Profile, text: str) -> tuple[str, dict[str, str | None] | N
 
 def _identity_patterns(profile: Profile) -> list[re.Pattern[str]]:
     """What a job script says of the run, on lines no phase claims (its ``ray status`` before the
-    server starts): those lines are markers too."""
-    return [pattern for key, patterns in profile.identity if key in SCRIPT_IDENTITY for pattern in patterns]
+    server starts, the environment it printed), and the figures read all through the log (the
+    weights' size): those lines are markers too."""
+    own_lines = SCRIPT_IDENTITY | LATE_IDENTITY
+    return [pattern for key, patterns in profile.identity if key in own_lines for pattern in patterns]
 
 
 def _is_bar(text: str) -> bool:
