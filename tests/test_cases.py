@@ -53,7 +53,7 @@ EXPECTED = {
     # llama.cpp's and vLLM-on-the-CPU's current shapes (held against real recordings: test_fakes_match_real)
     "case_llamacpp_current_ready.log": (READY, None, None, None),
     "case_llamacpp_embedded_ready.log": (READY, None, None, None),
-    "case_llamacpp_current_truncated_gguf.log": (FAILED, (3, "load_failed", "main"), None, None),
+    "case_llamacpp_current_truncated_gguf.log": (FAILED, (3, "load_failed", "main"), None, "gguf-truncated"),
     "case_vllm_cpu_ready.log": (READY, None, None, None),
     "case_vllm_json_logs.log": (FAILED, (6, "ValueError", "EngineCore_DP0"), None, "kv-too-small"),
     "case_sglang_json_logs.log": (READY, None, None, None),

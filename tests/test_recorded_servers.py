@@ -35,8 +35,8 @@ EXPECTED = {
     LLAMA_READY: (STOPPED, 10, [("server_args", 2, 2), ("weight_load", 5, 7), ("memory_pool", 7, 8), ("ready", 10, 10)], None),
     LLAMA_LV4: (STOPPED, 185, [("server_args", 2, 2), ("weight_load", 10, 133), ("memory_pool", 135, 164), ("ready", 185, 185)], None),
     LLAMA_TRUNCATED: (FAILED, None, [("server_args", 2, 2), ("weight_load", 5, None)], (7, "load_failed")),
-    # the first error line llama.cpp logged (E) is the cause, the loader's error its follow-on
-    LLAMA_DIRECTORY: (FAILED, None, [("server_args", 2, 2), ("weight_load", 5, None)], (7, "logged_error")),
+    # the first error line llama.cpp logged (E, a file that is no GGUF) is the cause, the loader's error its follow-on
+    LLAMA_DIRECTORY: (FAILED, None, [("server_args", 2, 2), ("weight_load", 5, None)], (7, "model_file")),
     VLLM_READY: (STOPPED, 105, [("server_args", 12, 12), ("dist_init", 36, 37), ("weight_load", 38, 50), ("compile", 50, 55),
                                 ("memory_pool", 55, 57), ("ready", 66, 105)], None),
     VLLM_BAD_FLAG: (FAILED, None, [], (307, "bad_argument")),

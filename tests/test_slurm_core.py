@@ -156,7 +156,7 @@ async def test_a_node_still_starting_when_its_job_ended_is_closed_with_it(tmp_pa
         session.job = SlurmJobState("7", "FAILED", nodes=("n1", "n2"), exit_code="1:0")
         n2 = session.node_verdict("n2")
         assert n2.kind == DEAD and n2.detail == "its task ended with the job: job 7 FAILED exit 1:0", n2
-        assert session.verdict() == Verdict(FAILED, "job 7 FAILED exit 1:0")
+        assert session.verdict() == Verdict(FAILED, "job 7 FAILED exit 1:0", label="FAILED")  # the job's own word
     finally:
         await session.stop()
 
