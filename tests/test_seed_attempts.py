@@ -123,7 +123,8 @@ def test_run_plain_refuses_what_check_catches_and_no_check_shows_the_hint(tmp_pa
     assert launched.returncode == 1, launched.stdout + launched.stderr
     lines = launched.stdout.splitlines()
     failed = next(i for i, line in enumerate(lines) if line.startswith("FAILED"))
-    assert lines[failed + 1].startswith("  hint: the draft's context (131072) is shorter than the target's (262144)")
+    hint = next(i for i, line in enumerate(lines) if line.lstrip().startswith("hint: the draft's context (131072) is shorter than the target's (262144)"))
+    assert hint < failed  # the hint comes before the final verdict, which is the last word
     assert "preflight" not in launched.stdout
     data = json.loads(run_cli("history", "--json", "seedcli").stdout)
     assert [a["outcome"] for a in data] == ["failed"] and data[0]["applied"] is None
