@@ -92,7 +92,7 @@ def test_while_the_connection_is_down_the_verdict_cannot_tell_it_never_guesses()
     session.handle(ConnectionState("n2:22", "lost", "Connection reset by peer"))
     verdict = session.verdict()
     assert verdict.kind == "starting", verdict
-    assert verdict.detail.startswith("cannot tell: connection to n2:22 lost (Connection reset by peer) · last known: weight load")
+    assert verdict.detail.startswith("cannot tell: connection to n2:22 lost: Connection reset by peer · last known: weight load")
     session.handle(ConnectionState("n2:22", "connected"))
     assert session.verdict().kind == "stalled?"  # seen again
 
@@ -108,7 +108,7 @@ def test_a_host_never_reached_says_so_instead_of_an_empty_log():
     session.timeout, session.timed_out = 30.0, True
     verdict = session.verdict()
     assert verdict.kind == "timeout"
-    assert "cannot tell: never connected to n2:22 ([Errno -2] Name or service not known)" in verdict.detail
+    assert "cannot tell: never connected to n2:22: [Errno -2] Name or service not known" in verdict.detail
 
 
 def test_a_host_name_that_does_not_resolve_is_said_at_once_and_exit_2(tmp_path):
