@@ -7,8 +7,11 @@ throwaway host key and user key, so the SSH sources are tested against the real 
 from __future__ import annotations
 
 import contextlib
+import functools
 import getpass
+import inspect
 import os
+import re
 import shutil
 import signal
 import socket
@@ -316,16 +319,50 @@ SLOW_MODULES = frozenset({
 })
 
 
+#: What starts another process: the CLI in a subprocess, a server, a shell. A test whose body (or a
+#: helper of its module that it calls) says one of these is ``slow`` too, so the fast tier stays in
+#: process in fact, not only where a module was listed above.
+SPAWNS = re.compile(r"\bsubprocess\.(?:run|Popen|check_output|check_call|call)\b|\bcreate_subprocess_(?:exec|shell)\b"
+                    r"|\bPopen\(|\brun_cli\(|\bos\.(?:fork|spawn\w*|exec\w*)\(")
+
+
+@functools.cache
+def _spawning_helpers(module: object) -> re.Pattern[str] | None:
+    """A call of any function of ``module`` whose own source starts a process."""
+    names = []
+    for name, value in vars(module).items():
+        if inspect.isfunction(value) and value.__module__ == getattr(module, "__name__", None) and not name.startswith("test_"):
+            with contextlib.suppress(OSError, TypeError):
+                if SPAWNS.search(inspect.getsource(value)):
+                    names.append(re.escape(name))
+    return re.compile(rf"\b(?:{'|'.join(names)})\(") if names else None
+
+
+def _starts_a_process(item: pytest.Item) -> bool:
+    function = getattr(item, "function", None)
+    if function is None:
+        return False
+    try:
+        source = inspect.getsource(function)
+    except (OSError, TypeError):
+        return False
+    helpers = None if item.module is None else _spawning_helpers(item.module)
+    return bool(SPAWNS.search(source) or (helpers is not None and helpers.search(source)))
+
+
+@pytest.hookimpl(tryfirst=True)  # (before xdist's own, which reads the xdist_group marks added here)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         for name in set(getattr(item, "fixturenames", ())) & SERVICE_MARKERS.keys():
             item.add_marker(SERVICE_MARKERS[name])
         module = "" if item.module is None else item.module.__name__.rpartition(".")[2]
-        if module in SLOW_MODULES:
+        if module in SLOW_MODULES or _starts_a_process(item):
             item.add_marker("slow")
         if module.startswith("test_real_"):  # the real servers' tier (tests/real_servers.py)
             item.add_marker("real")
             item.add_marker("slow")
+            # one real server starts at a time (`--dist loadgroup`): each takes a core while it starts
+            item.add_marker(pytest.mark.xdist_group("real"))
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -62,7 +62,7 @@ async def test_the_barrier_view_names_the_laggard_and_o_shows_one_node_at_a_time
         assert app.node_filter is None and log_nodes(app) == {"n1", "n2"}
 
 
-def test_lines_arriving_together_are_merged_by_their_timestamps_in_each_servers_format():
+def test_lines_are_merged_by_their_timestamps_in_each_servers_format():
     from tui.cluster import MergedScrollback
     from tui.core.events import LogChunk
     from tui.session import WatchSession
@@ -76,14 +76,65 @@ def test_lines_arriving_together_are_merged_by_their_timestamps_in_each_servers_
         ("n1", "a1"), ("n2", "b2"), ("n2", "continued"), ("n1", "a3"), ("n2", "b4"),
     ]
     nodes["n1"].handle(LogChunk("n1", 0, b"[2026-01-01 10:00:00] late\n", 0.0))
-    assert merged.pull() == 1  # only what is new; arrived later, so below
-    assert merged.view("n1")[-1].text.endswith("late") and merged.end_seq == 6
+    assert merged.pull() == 1  # only what is new; stamped before its node's last line: kept after it (n1's order)
+    assert [line.text.split()[-1] for line in merged.view()[-3:]] == ["a3", "late", "b4"] and merged.end_seq == 6
     # vLLM's and TensorRT-LLM's prefixes are timestamps too (the year a vLLM line leaves out: the
     # year it arrived in, or the one before for a date still to come this year)
     nodes["n3"].handle(LogChunk("n3", 0, b"(APIServer pid=9) INFO 12-31 23:59:59 [api.py:1] c1\n", 0.0))
     nodes["n4"].handle(LogChunk("n4", 0, b"[01/01/2020-00:00:00] [TRT-LLM] [I] d0\n", 0.0))
+    assert merged.pull() == 2  # older than every line there: on top, by time
+    assert [line.text.split()[-1] for line in merged.view()[:3]] == ["d0", "c1", "a1"]
+
+
+def test_a_nodes_backlog_pulled_after_anothers_goes_where_its_times_put_it():
+    """Each node's existing log arrives in its own pull (its own tailer, its own flush): the second
+    node's backlog is not a block below the first's, but interleaved by time from the first line. A
+    line without a time keeps its place after its node's previous line, even with another node's
+    line of the same second between them in arrival; a node's lines before its first time go with
+    that time."""
+    from tui.cluster import MergedScrollback
+    from tui.core.events import LogChunk
+    from tui.session import WatchSession
+
+    nodes = {"n1": WatchSession(), "n2": WatchSession()}
+    merged = MergedScrollback(nodes)
+    nodes["n1"].handle(LogChunk("n1", 0, b"[2026-01-01 10:00:01] a1\n[2026-01-01 10:00:03] a3\n"
+                                         b"[2026-01-01 10:00:05] a5\n", 0.0))
+    assert merged.pull() == 3
+    nodes["n2"].handle(LogChunk("n2", 0, b"banner\n[2026-01-01 10:00:02] b2\n[2026-01-01 10:00:03] b3\n"
+                                         b"[2026-01-01 10:00:04] b4\n", 0.0))
+    assert merged.pull() == 4
+    nodes["n1"].handle(LogChunk("n1", 0, b"Traceback of a5\n", 0.0))
+    nodes["n2"].handle(LogChunk("n2", 0, b"[2026-01-01 10:00:05] b5\n", 0.0))
     assert merged.pull() == 2
-    assert [line.text.split()[-1] for line in merged.view()[-2:]] == ["d0", "c1"]
+    nodes["n1"].handle(LogChunk("n1", 0, b"  more of a5's traceback\n", 0.0))  # after n2's b5 came
+    assert merged.pull() == 1
+    assert [(e.node, e.text.split()[-1]) for e in merged.view()] == [
+        ("n1", "a1"), ("n2", "banner"), ("n2", "b2"), ("n1", "a3"), ("n2", "b3"), ("n2", "b4"),
+        ("n1", "a5"), ("n1", "a5"), ("n1", "traceback"), ("n2", "b5"),
+    ]
+    assert [e.seq for e in merged.entries()] == list(range(10))  # read as a Scrollback: seqs in order
+    assert merged.widest(merged.end_seq) >= len("  more of a5's traceback")  # measured where it went
+
+
+async def test_a_log_that_appears_later_is_merged_by_time_from_its_first_line(tmp_path):
+    """Real files, each tailed by its own node: n2's log appears (its node reached, its file written
+    whole) after n1's lines are shown; n2's lines go among n1's by time, not below them as a block."""
+    from tests.support import until
+
+    n1 = [f"[2026-01-01 10:00:{s:02d}] n1 line {s}" for s in range(0, 40, 2)]
+    n2 = [f"[2026-01-01 10:00:{s:02d}] n2 line {s}" for s in range(1, 40, 2)]
+    session = cluster(tmp_path, {"n1": n1})
+    session.add_node(NodeSpec("n2", str(tmp_path / "n2.log"), gpus="none"))
+    session.start()
+    try:
+        await until(lambda: len(session.merged) == 20, timeout=30, seen=lambda: len(session.merged))
+        (tmp_path / "n2.log").write_text("\n".join(n2) + "\n")
+        await until(lambda: len(session.merged) == 40, timeout=30, seen=lambda: len(session.merged))
+        seconds = [int(entry.text.split()[-1]) for entry in session.merged.view()]
+        assert seconds == list(range(40))
+    finally:
+        await session.stop()
 
 
 #: A header line of each server's at second ``s`` of 2026-01-01 10:00 (vLLM's without its year),
@@ -259,3 +310,109 @@ async def test_each_node_remembers_its_startups_phase_times_as_one_logs_watch_do
     finally:
         await second.stop()
 
+
+
+def test_the_elapsed_time_never_goes_back_when_lines_come_late():
+    """Lines written while the node was out of reach arrive together after the reconnect: the
+    clock read from them must not set the elapsed time back."""
+    from datetime import datetime
+
+    from tui.core.events import LogChunk
+    from tui.session import WatchSession
+
+    start = datetime(2026, 1, 1, 10, 0, 0).timestamp()
+    now = [start]
+    session = WatchSession(clock=lambda: now[0])
+    session.handle(LogChunk("n1", 0, b"[2026-01-01 10:00:00 TP0] Load weight begin. avail mem=78.12 GB\n", now[0]))
+    now[0] = start + 30  # out of reach for 30 s: the clock goes on
+    before = session.startup_elapsed()
+    assert before == 30
+    session.handle(LogChunk("n1", 0, b"[2026-01-01 10:00:20 TP0] Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=60.0 GB, mem usage=18.1 GB.\n", now[0]))
+    assert session.startup_elapsed() >= before
+
+
+def test_the_headers_elapsed_time_is_the_attempts_whichever_node_is_shown():
+    from datetime import datetime
+
+    from tui.core.events import LogChunk
+    from tui.session import WatchSession
+
+    start = datetime(2026, 1, 1, 10, 0, 0).timestamp()
+    clock = lambda: start + 100  # noqa: E731 (a stopped clock)
+    attempt = ClusterSession([NodeSpec(n, f"/{n}.log") for n in ("n1", "n2")],
+                             make_session=lambda spec: WatchSession(clock=clock), clock=clock)
+    end = b" Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=60.0 GB, mem usage=18.1 GB.\n"
+    attempt.nodes["n1"].handle(LogChunk("n1", 0, b"[2026-01-01 10:00:00 TP0] Load weight begin. avail mem=78.12 GB\n"
+                                              b"[2026-01-01 10:01:40 TP0]" + end, start))
+    attempt.nodes["n2"].handle(LogChunk("n2", 0, b"[2026-01-01 10:01:00 TP1] Load weight begin. avail mem=78.12 GB\n"
+                                              b"[2026-01-01 10:01:40 TP1]" + end, start))
+    assert attempt.startup_elapsed() == attempt.nodes["n1"].startup_elapsed() > attempt.nodes["n2"].startup_elapsed()
+
+
+END = " Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=60.0 GB, mem usage=18.1 GB."
+
+
+async def test_the_header_shows_the_attempts_elapsed_time_with_the_second_node_selected(tmp_path):
+    from tests.support import until
+
+    n1 = ["[2026-01-01 10:00:00 TP0] Load weight begin. avail mem=78.12 GB", f"[2026-01-01 10:05:00 TP0]{END}"]
+    n2 = ["[2026-01-01 10:04:00 TP1] Load weight begin. avail mem=78.12 GB", f"[2026-01-01 10:05:00 TP1]{END}"]
+    session = cluster(tmp_path, {"n1": n1, "n2": n2})
+    app = build_app(None, nodes=session)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await until(lambda: len(session.merged) == 4, timeout=30, pilot=pilot)
+        await pilot.press("o", "o")  # n2's own log and panels
+        assert app.selected == "n2"
+        app.query_one("#header").refresh()
+        await pilot.pause()
+        header = text_of(app, "#header")
+        assert "elapsed 5:0" in header, header  # n1 began the attempt 5 minutes ago in log time; n2 1 minute
+
+
+async def test_the_panels_follow_the_node_in_trouble_until_the_operator_picks_one(tmp_path):
+    """n2 fails while n1 (listed first) is fine: its timeline, ranks and GPUs are shown without a
+    key; once the operator picks a node with `o`, the panels stay on it."""
+    from tests.support import until
+
+    session = cluster(tmp_path, {"n1": node_log(["TP0", "TP1"], until="load_begin"),
+                                 "n2": node_log(["TP2", "TP3"], until="load_begin", then_raise=True, node_rank=1)})
+    app = build_app(None, nodes=session)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await until(lambda: app.verdict().kind == "failed", timeout=30, pilot=pilot)
+        await until(lambda: app.selected == "n2", timeout=30, pilot=pilot, seen=lambda: app.selected)
+        assert app.query_one("#timeline").session is session.nodes["n2"]
+        await pilot.press("o")  # the operator picks n1
+        assert app.selected == "n1" and app.node_chosen
+        session.judging.last = None  # the verdict pushed again (as each new decision is)
+        session.judging.evaluate()
+        await pilot.pause()
+        assert app.selected == "n1"
+
+
+async def test_the_line_under_the_cursor_stays_in_view_when_a_backlog_goes_above_it(tmp_path):
+    """The operator scrolled up and put the cursor on one of n1's lines (a search); n2's log then
+    appears, its lines older by time: they go above and between the lines on screen. The line under
+    the cursor is still that line, on the same row of the screen, and the lines above it on screen
+    are still lines that came before it (not a view shifted down by what was put above)."""
+    n1 = [f"[2026-01-01 10:{s // 60:02d}:{s % 60:02d}] n1 line {s}" for s in range(0, 240, 2)]
+    n2 = [f"[2026-01-01 10:{s // 60:02d}:{s % 60:02d}] n2 line {s}" for s in range(1, 240, 2)]
+    session = cluster(tmp_path, {"n1": n1})
+    session.add_node(NodeSpec("n2", str(tmp_path / "n2.log"), gpus="none"))
+    app = build_app(None, nodes=session)
+    async with app.run_test(size=(120, 35)) as pilot:
+        view = app.log_view
+        await until(lambda: len(session.merged) == 120, timeout=30, pilot=pilot)
+        await pilot.press("slash", *"n1 line 100", "enter")
+        await until(lambda: view.current_entry() is not None, pilot=pilot)
+        looked_at = view.current_entry()
+        assert looked_at.text.endswith("n1 line 100") and not view.follow
+        screen_row = view.row_of(view.cursor) - round(view.scroll_y)
+        (tmp_path / "n2.log").write_text("\n".join(n2) + "\n")
+        await until(lambda: len(session.merged) == 240, timeout=30, pilot=pilot)
+        await pilot.pause()
+        entry = view.current_entry()
+        assert entry is not None and entry.text == looked_at.text, entry
+        assert view.row_of(view.cursor) - round(view.scroll_y) == screen_row  # on the same row of the screen
+        assert not view.follow
+        top = view.entry_at(round(view.scroll_y))
+        assert top is not None and int(top.text.split()[-1]) < 100, top  # what is above it came before it

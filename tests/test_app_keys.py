@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.app_support import feed, fixed_session, make_app
@@ -322,3 +324,21 @@ async def test_e_on_a_deep_traceback_lands_on_the_exception_with_the_traceback_a
         shown = screen_text(app)
         assert "ValueError: context length too long" in shown
         assert shown.count(", in f") >= 8  # the frames above it are in view, highlighted as the block
+
+
+async def test_rank_grid_at_80_columns_keeps_every_phase_column():
+    """Issue 34 item 10: beside the GPU panel at 80 columns the grid's last column was cut off;
+    the cells narrow so that every phase the startup had fits, its ranks' times in each."""
+    from tests.app_support import demo_session
+    from tui.app.timeline import RANK_PHASES, shown
+
+    session = demo_session("ready")
+    columns = shown(session.state, RANK_PHASES)
+    app = make_app(session)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("p")
+        await pilot.pause()
+        text = screen_text(app)
+        tp7 = next(line for line in text.splitlines() if line.strip().startswith("TP7 "))
+        cells = re.findall(r"✓\d+s\b", tp7.split("│")[0])  # whole times, the last one not cut
+        assert len(columns) >= 5 and len(cells) == len(columns), text

@@ -80,7 +80,7 @@ async def test_replay_writes_a_real_log_that_the_real_tailer_follows():
     assert bytes(received) == recording.log_bytes()
     gpu_samples = [s for s in samples if isinstance(s, GpuSample)]
     assert len(gpu_samples) == sum(1 for r in recording.records if "gpu" in r)
-    assert all(len(s.gpus) == 8 for s in gpu_samples)
+    assert gpu_samples and all(len(s.gpus) == 8 for s in gpu_samples)
     assert samples[-1].reason == "the recording ends here"  # the GPU panel says why the data stops
 
 

@@ -9,7 +9,8 @@ from tests.support import MemorySource, screen_text
 from tui.app.gpus import render_gpus
 from tui.app.themes import discover
 from tui.core.events import ConnectionState, GpuInfo, GpuSample, GpuUnavailable, LogChunk, LogGap, LogRestart, LogTruncated
-from tui.session import ERROR, MARK, SLICE_BYTES, WatchSession
+from tui.session import ERROR, MARK, WatchSession
+from tui.session.pump import SLICE_BYTES
 
 PALETTE = discover()["dark"]
 

@@ -86,7 +86,8 @@ PHASES = {
         ("server_args", 1, 1), ("weight_load", 3, 13), ("ready", 14, 19), ("memory_pool", 15, 17),
     ],
     "case_llamacpp_listen_first_ready.log": [
-        ("server_args", 1, 1), ("ready", 3, 20), ("weight_load", 4, 15), ("memory_pool", 16, 19),
+        # listening at 3, before the load: the ready phase begins once the memory set-up is over
+        ("server_args", 1, 1), ("weight_load", 4, 15), ("memory_pool", 16, 19), ("ready", 20, 20),
     ],
     "case_llamacpp_load_oom.log": [("server_args", 1, 1), ("weight_load", 2, None)],
     "case_vllm_json_logs.log": [("server_args", 1, 2), ("weight_load", 3, 5)],

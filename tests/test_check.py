@@ -124,7 +124,8 @@ def test_seed_v1_missing_eagle3_hook_and_v2_short_draft_context_are_caught(tmp_p
     assert checks["weights"].status == "warn" and checks["weights"].why.startswith("simulated GPUs (--gpus sim)")
     assert "fit: 68.4 GB per GPU" in checks["weights"].why
     assert checks["GPUs"].status == "warn" and "simulated GPUs (--gpus sim), not this machine's: 8 visible" in checks["GPUs"].why
-    assert all(c.status != "ok" for c in r.checks if c.name in preflight.GPU_CHECKS)
+    gpu_checks = [c for c in r.checks if c.name in preflight.GPU_CHECKS]
+    assert gpu_checks and all(c.status != "ok" for c in gpu_checks)
     assert checks["versions"].status == "ok" and "sglang 0.5.1" in checks["versions"].why
     assert r.exit_status == 1
 

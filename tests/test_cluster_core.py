@@ -95,7 +95,8 @@ def test_the_furthest_behind_comes_first_then_the_quietest():
 def test_a_healthy_two_node_sglang_startup_is_ready_though_the_worker_never_prints_ready():
     nodes = [status(f"n{i + 1}", node_log([f"TP{2 * i}", f"TP{2 * i + 1}"], until="ready", node_rank=i)) for i in (0, 1)]
     assert nodes[1].state.ready_line is None and nodes[1].state.outcome == "starting"  # as the real worker's log
-    assert all(r.done for r in barrier(nodes))
+    rows = barrier(nodes)
+    assert rows and all(r.done for r in rows)
     assert laggard(nodes) is None
     v = verdict(nodes)
     assert (v.kind, v.text) == ("ready", "READY: n1 serving, n2 worker past CUDA graphs")

@@ -608,3 +608,24 @@ def test_smi_gpu_rows_of_any_cells(cells):
     assert gpu is not None and gpu.index == 7
     for value in (gpu.memory_used, gpu.memory_total, gpu.utilization, gpu.temperature):
         assert value is None or isinstance(value, int)
+
+
+async def test_a_permanent_ssh_refusal_ends_the_gpu_source_with_its_reason_not_a_retry_loop():
+    """A known_hosts file that does not exist, a host key refused: retrying every second cannot fix
+    a setting, so the source says why once and stops (a dropped connection still retries)."""
+    from tui.sources.ssh import SshError
+
+    calls = []
+
+    def lines_failing(permanent):
+        async def lines(argv):
+            calls.append(permanent)
+            raise SshError("n2: known_hosts file /x does not exist", permanent=permanent)
+            yield ""  # (an async generator)
+        return lines
+
+    got = await collect(SmiSource("n2", 0.05, command_lines=lines_failing(True), initial_backoff=0.01), lambda got: False)
+    assert [e.reason for e in got] == ["n2: known_hosts file /x does not exist"]
+    calls.clear()
+    got = await collect(SmiSource("n2", 0.05, command_lines=lines_failing(False), initial_backoff=0.01), lambda got: len(got) == 3)
+    assert all("retrying in" in e.reason for e in got) and len(calls) >= 3

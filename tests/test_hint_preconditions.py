@@ -1,6 +1,8 @@
-"""Hints check the log's own figures before they speak (issue 32): each hint with preconditions
-(``when`` / ``not_if`` in hints.toml) and each hint added for it has a log where it must fire and
-a look-alike where it must not, run through the real tracker and classifier (``scan``)."""
+"""Hints check the log's own figures before they speak (issue 32): every hint in hints.toml has a
+log where it must fire and a look-alike where it must not (its preconditions unmet: memory still
+free, TP already 8, the variable already set, one node), run through the real tracker and
+classifier (``scan``); speed hints on the startup profile's evidence, version rules on the
+installed versions. ``test_every_hint_has_its_rows`` keeps the table whole."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import pytest
 from tests.support import run_cli
 from tui.commands.scan import scan_with_hints
 from tui.core.hints import knowledge
+from tui.core.startup_profile import Evidence
 
 TB = "[2026-03-04 11:01:00 TP0] Scheduler hit an exception: Traceback (most recent call last):\n" \
      '  File "/x/scheduler.py", line 1, in run\n    run()\n'
@@ -170,6 +173,406 @@ CASES += [  # the printed environment decides between the two
     ("hub-offline-set", "HF_HUB_OFFLINE=1\n" + vllm() + V + HUB + "\n", vllm() + V + HUB + "\n", "hub-unreachable"),
 ]
 
+
+
+def tb(final: str, *frames: str) -> str:
+    """An SGLang scheduler's traceback through ``frames`` (module names) ending in ``final``."""
+    body = "".join(f'  File "/x/{f}.py", line 1, in f\n    {f}()\n' for f in frames)
+    return f"[2026-03-04 11:01:00 TP0] Scheduler hit an exception: Traceback (most recent call last):\n{body}{final}\n"
+
+
+VW = "WARNING 08-14 11:00:14 [x.py:1] "
+SW = "[2026-03-04 11:00:02] "
+CONTEXT = "ValueError: User-specified context_length (262144) is greater than the derived context_length (131072). " \
+          "To allow overriding this maximum, set the env var SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1"
+DRAFT_KEY = "KeyError: 'model.layers.0.self_attn.qkv_proj.weight'"
+CAPTURE_BEGIN = "[2026-03-04 11:00:50 TP0] Capture cuda graph begin. This can take up to several minutes. avail mem=9.00 GB\n"
+LOAD_END_SG = "[2026-03-04 11:00:43 TP0] Load weight end. type=LlamaForCausalLM, avail mem=40.00 GB, mem usage=38.00 GB.\n"
+NCCL_SHM = ("torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled system error, "
+            "NCCL version 2.21.5\nncclSystemError: System call (e.g. socket, malloc) or external library call failed or "
+            "device error.\nLast error:\nError while creating shared memory segment /dev/shm/nccl-vzIpS6 (size 9637888)")
+NCCL_PLAIN = ("torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled system error, "
+              "NCCL version 2.21.5\nncclSystemError: System call (e.g. socket, malloc) or external library call failed")
+SOCKET_TIMEOUT = "torch.distributed.DistStoreError: Socket Timeout: socket 10.0.0.2:5000 timed out after 1800000ms"
+WATCHDOG = ("[rank3]:[E1204 11:30:00.000000000 ProcessGroupNCCL.cpp:616] [Rank 3] Watchdog caught collective operation "
+            "timeout: WorkNCCL(SeqNum=2, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600012 "
+            "milliseconds before timing out.\n")
+LLAMA_OOM = ("ggml_backend_cuda_buffer_type_alloc_buffer: allocating 9000.00 MiB on device 0: cudaMalloc failed: out of memory\n"
+             "alloc_tensor_range: failed to allocate CUDA0 buffer of size 9437184000\n")
+LLAMA_CONTEXT_OOM = (LLAMA_OOM + "llama_init_from_model: failed to initialize the context: failed to allocate buffer "
+                     "for kv cache\ncommon_init_from_params: failed to create context with model '/models/q'\n")
+PYDANTIC = ("Traceback (most recent call last):\n  File \"/x/vllm/engine/arg_utils.py\", line 1, in create_engine_config\n"
+            "    scheduler_config = SchedulerConfig(\npydantic_core._pydantic_core.ValidationError: 1 validation error "
+            "for SchedulerConfig\n{field}\n  {error}\n    For further information visit https://errors.pydantic.dev\n")
+INSPECTION = (V + "Error in inspecting model architecture 'LlamaForCausalLM'\n" + V + "Traceback (most recent call "
+              "last):\n" + V + '  File "/x/vllm/model_executor/models/registry.py", line 434, in _run_in_subprocess\n'
+              + V + "    returned.check_returncode()\n" + V + "subprocess.CalledProcessError: Command '['python', '-m', "
+              "'vllm.model_executor.models.registry']' returned non-zero exit status 1.\n")
+SUPPORTED = str([f"Arch{n}ForCausalLM" for n in range(80)] + ["LlamaForCausalLM"])  # 1,700 characters
+TRT = "[TensorRT-LLM] TensorRT LLM version: 1.2.0rc2\n[11/02/2026-10:00:00] [TRT-LLM] [I] Using LLM with PyTorch backend\n"
+TRT_OOM = ("[11/02/2026-10:00:45] [TRT-LLM] [RANK 0] [E] Failed to initialize executor on rank 0: Executor creation failed "
+           "due to insufficient GPU memory.\nTraceback (most recent call last):\n"
+           '  File "/x/worker.py", line 920, in worker_main\n    worker = worker_cls(\n'
+           "RuntimeError: Executor creation failed due to insufficient GPU memory.\n")
+ROUTER = ("[2026-03-04 11:05:00] ERROR sglang_router: Timeout 300s waiting for workers [\"http://127.0.0.1:30000\"] to "
+          "become healthy. Please set --router-worker-startup-timeout-secs to a larger value\n")
+RAY_SHORT = ("ValueError: The number of required GPUs exceeds the total number of available GPUs in the placement group.\n")
+
+CASES += [  # every other hint in hints.toml: (hint, must fire, look-alike, the look-alike's hint)
+    ("weights-oom-as-loaded", sglang("tp_size=8, quantization='fp8'") + LOAD_SG + TB + OOM + "\n",
+     sglang("tp_size=2, quantization=None") + LOAD_SG + TB + OOM + "\n", "weights-oom"),
+    ("context-length-override", sglang() + tb(CONTEXT, "scheduler", "eagle_worker", "model_config"),
+     sglang() + tb(CONTEXT, "scheduler", "model_runner", "model_config"), "context-length-too-long"),
+    ("context-length-too-long", sglang() + tb(CONTEXT, "scheduler", "model_runner", "model_config"),
+     vllm() + V + CONTEXT + "\n", None),
+    ("eagle3-hooks-missing",
+     sglang() + tb("AttributeError: 'Qwen3MoeForCausalLM' object has no attribute 'set_eagle3_layers_to_capture'",
+                   "scheduler", "eagle_worker"),
+     sglang() + tb("AttributeError: 'Qwen3MoeForCausalLM' object has no attribute 'packed_modules_mapping'",
+                   "scheduler", "eagle_worker"), None),
+    ("draft-weight-names", sglang() + tb(DRAFT_KEY, "scheduler", "eagle_worker", "llama_eagle3"),
+     sglang() + tb(DRAFT_KEY, "scheduler", "model_runner", "load_weights"), "weight-names"),
+    ("weight-names", sglang() + tb(DRAFT_KEY, "scheduler", "model_runner", "load_weights"),
+     sglang() + tb(DRAFT_KEY, "scheduler", "radix_cache"), None),
+    ("draft-mismatch",
+     sglang() + tb("AssertionError: hidden_size mismatch: the draft model has 4096 != the target model's 5120",
+                   "scheduler", "model_runner"),
+     vllm() + V + "AssertionError: hidden_size mismatch: the draft model has 4096 != the target model's 5120\n",
+     "draft-mismatch-any"),
+    ("draft-mismatch-any",
+     vllm() + V + "AssertionError: hidden_size mismatch: the draft model has 4096 != the target model's 5120\n",
+     vllm() + V + "AssertionError: hidden_size must be a multiple of 128\n", None),
+    ("context-override-warning",
+     sglang() + SW + "Warning: User-specified context_length (262144) is greater than the derived context_length "
+     "(131072). This may lead to incorrect model outputs or CUDA errors.\n",
+     sglang() + SW + "Warning: context_length is not set, using the model's own (131072).\n", None),
+    ("kv-max-model-len",
+     vllm() + V + "ValueError: To serve at least one request with the model's max seq len (262144), (24.00 GiB KV "
+     "cache is needed, which is larger than the available KV cache memory (8.04 GiB). Based on the available memory, "
+     "the estimated maximum model length is 121840. Try increasing `gpu_memory_utilization` or decreasing "
+     "`max_model_len` when initializing the engine.\n",
+     vllm() + V + "ValueError: To serve at least one request with the model's max seq len (262144), (24.00 GiB KV "
+     "cache is needed, which is larger than the available KV cache memory (8.04 GiB). Try increasing "
+     "`gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.\n", "kv-too-small"),
+    ("kv-max-seq-len",
+     vllm() + V + "ValueError: The model's max seq len (131072) is larger than the maximum number of tokens that can "
+     "be stored in KV cache (65536). Try increasing `gpu_memory_utilization`.\n",
+     sglang() + tb("ValueError: The model's max seq len (131072) is larger than the maximum number of tokens that "
+                   "can be stored in KV cache (65536).", "scheduler"), None),
+    ("memory-released-while-profiling",
+     vllm() + V + "AssertionError: Error in memory profiling. Initial free memory 30.5 GiB, current free memory "
+     "35.2 GiB. This happens when the GPU memory was not properly cleaned up before initializing the vLLM instance.\n",
+     vllm() + V + "AssertionError: Error in memory profiling.\n", None),
+    ("sampler-warmup-oom",
+     vllm() + V + "RuntimeError: CUDA out of memory occurred when warming up sampler with 1024 dummy requests. Please "
+     "try lowering `max_num_seqs` or `gpu_memory_utilization` when initializing the engine.\n",
+     vllm() + V + OOM + "\n", "cuda-oom-vllm"),
+    ("mem-fraction-too-low",
+     sglang() + tb("RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.", "scheduler"),
+     sglang() + LOAD_SG + LOAD_END_SG + tb(OOM, "scheduler"), "cuda-oom"),
+    ("memory-unbalanced",
+     sglang() + tb("RuntimeError: The memory capacity is unbalanced. Some GPUs may be occupied by other processes. "
+                   "min_per_gpu_memory=40.1, local_gpu_memory=79.1, local_gpu_memory * 0.9=71.2", "scheduler"),
+     sglang() + tb("RuntimeError: The memory pool could not be allocated.", "scheduler"), None),
+    ("graph-capture-oom-phase", sglang() + LOAD_SG + LOAD_END_SG + CAPTURE_BEGIN + tb(OOM, "scheduler", "cuda_graph_runner"),
+     sglang() + LOAD_SG + tb(OOM, "scheduler", "model_runner"), "weights-oom"),
+    ("trtllm-executor-oom", TRT + TRT_OOM, vllm() + V + "RuntimeError: Executor creation failed due to insufficient "
+     "GPU memory.\n", None),
+    ("llamacpp-offload-oom", LLAMA + LLAMA_OOM + "llama_model_load: error loading model: unable to allocate CUDA0 "
+     "buffer\n" + LLAMA_FAIL, LLAMA + LLAMA_CONTEXT_OOM, "llamacpp-context-oom"),
+    # a current build at its default verbosity prints no context line before the context's buffers:
+    # the weights' phase still runs, and the context's own words tell the two apart
+    ("llamacpp-context-oom", LLAMA + LLAMA_CONTEXT_OOM,
+     LLAMA + LLAMA_OOM + "llama_model_load: error loading model: unable to allocate CUDA0 buffer\n" + LLAMA_FAIL,
+     "llamacpp-offload-oom"),
+    ("llamacpp-context-oom (the host's memory, a CPU build)",
+     LLAMA + "ggml_backend_cpu_buffer_type_alloc_buffer: failed to allocate buffer of size 17179869216\n"
+     "llama_kv_cache_init: failed to allocate buffer for kv cache\n"
+     "llama_new_context_with_model: llama_kv_cache_init() failed for self-attention cache\n"
+     "llama_init_from_gpt_params: error: failed to create context with model '/models/q'\nmain: error: unable to load model\n",
+     LLAMA + "ggml_backend_cpu_buffer_type_alloc_buffer: failed to allocate buffer of size 17179869216\n"
+     "llama_model_load: error loading model: unable to allocate CPU buffer\n" + LLAMA_FAIL, None),
+    ("llamacpp-context-oom (an older build's compute buffers)",
+     LLAMA + "llama_new_context_with_model: n_ctx      = 131072\n"
+     "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 279356.51 MiB on device 0: cudaMalloc failed: out of memory\n"
+     "ggml_gallocr_reserve_n: failed to allocate CUDA0 buffer of size 292926534144\n"
+     "llama_new_context_with_model: failed to allocate compute buffers\n",
+     LLAMA + "llm_load_tensors: offloaded 81/81 layers to GPU\n" + LLAMA_OOM +
+     "llama_model_load: error loading model: unable to allocate backend buffer\n", "llamacpp-offload-oom"),
+    ("shm-too-small", sglang() + tb(NCCL_SHM, "scheduler"), sglang() + tb(NCCL_PLAIN, "scheduler"), None),
+    ("nvshmem-peer-gpu",
+     sglang("tp_size=16, nnodes=2") + "/dvs/p4/build/nvshmem/src/host/transport/transport.cpp:nvshmemi_transport_init:"
+     "282: [GPU 3] Peer GPU 11 is not accessible, exiting ...\n" + tb("RuntimeError: DeepEP error: NVSHMEM init failed",
+                                                                     "scheduler"),
+     sglang("tp_size=8, nnodes=1") + "[2026-03-04 11:00:05 TP3] Peer GPU 5 is accessible over NVLink\n", None),
+    ("nvshmem-ibgda",
+     sglang("tp_size=16, nnodes=2") + "/dvs/p4/build/nvshmem/src/host/transport/transport.cpp:nvshmemi_transport_init:"
+     "275: init failed for transport: IBGDA\n" + tb("RuntimeError: DeepEP error: NVSHMEM init failed", "scheduler"),
+     sglang("tp_size=16, nnodes=2") + "/dvs/p4/build/nvshmem/src/host/transport/transport.cpp:nvshmemi_transport_init:"
+     "275: init failed for transport: IBRC\n" + tb("RuntimeError: DeepEP error: NVSHMEM init failed", "scheduler"),
+     None),
+    ("nvshmem-transport",
+     sglang("tp_size=16, nnodes=2") + "/dvs/p4/build/nvshmem/src/host/init/init.cu:nvshmemi_common_init:1024: "
+     "Unable to initialize any transports. returning error.\n" + tb("RuntimeError: DeepEP error: NVSHMEM init failed",
+                                                                   "scheduler"),
+     sglang("tp_size=16, nnodes=2") + "/dvs/p4/build/nvshmem/src/host/transport/transport.cpp:nvshmemi_transport_init:"
+     "275: init failed for transport: IBGDA\n" + tb("RuntimeError: DeepEP error: NVSHMEM init failed", "scheduler"),
+     "nvshmem-ibgda"),
+    ("nccl-warn-connect",
+     vllm() + "node2:1234:1301 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.2<0>\n"
+     "node2:1234:1301 [0] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 10.0.0.1<45123> failed : "
+     "Software caused connection abort\n" + V + NCCL_PLAIN + "\n",
+     vllm() + "node2:1234:1301 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.2<0>\n"
+     "node2:1234:1301 [0] NCCL WARN Cuda failure 'invalid argument'\n" + V + NCCL_PLAIN + "\n", None),
+    ("rendezvous-timeout", sglang("tp_size=16, nnodes=2") + tb(SOCKET_TIMEOUT, "scheduler"),
+     vllm() + V + SOCKET_TIMEOUT + "\n", "rendezvous-timeout-any"),
+    ("rendezvous-timeout-any", vllm() + V + SOCKET_TIMEOUT + "\n",
+     vllm() + V + "torch.distributed.DistStoreError: Broken pipe\n", None),
+    ("collective-timeout", sglang() + WATCHDOG + tb("RuntimeError: NCCL communicator was aborted", "scheduler"),
+     vllm() + WATCHDOG + V + "RuntimeError: NCCL communicator was aborted\n", "collective-timeout-any"),
+    ("collective-timeout-any", vllm() + WATCHDOG + V + "RuntimeError: NCCL communicator was aborted\n",
+     vllm() + V + "RuntimeError: NCCL communicator was aborted\n", None),
+    ("nccl-p2p",
+     vllm("model='/models/m', tensor_parallel_size=2") + V + "RuntimeError: CUDA error: peer access is not supported "
+     "between these two devices (custom_all_reduce.cuh:307)\n",
+     vllm("model='/models/m', tensor_parallel_size=2") + V + "RuntimeError: CUDA error: an illegal memory access was "
+     "encountered\n", None),
+    ("scheduler-watchdog",
+     sglang() + "[2026-03-04 11:05:00] Scheduler watchdog timeout (self.watchdog_timeout=300, self.busy=True)\n",
+     sglang() + "[2026-03-04 11:05:00] Scheduler watchdog armed.\n", None),
+    ("shm-broadcast-wait",
+     vllm() + VW + "No available shared memory broadcast block found in 60 seconds. This typically happens when "
+     "some processes are hanging or doing some time-consuming work (e.g. compilation).\n",
+     # after another worker's error the waits are its consequence, no hint of their own (known-failures #31)
+     vllm() + V + "RuntimeError: CUDA error: an illegal memory access was encountered\n" + VW + "No available shared "
+     "memory broadcast block found in 60 seconds.\n", None),
+    ("ray-placement-group-small",
+     vllm("model='/models/m', tensor_parallel_size=8") + V + "ValueError: The number of required GPUs exceeds the "
+     "total number of available GPUs in the placement group. Required number of devices: 8. Total number of "
+     "devices: 4.\n",
+     vllm("model='/models/m', tensor_parallel_size=8") + V + RAY_SHORT, "ray-gpus-short"),
+    ("ray-gpus-short", vllm("model='/models/m', tensor_parallel_size=8") + V + RAY_SHORT,
+     sglang() + tb("ValueError: The number of required GPUs exceeds the total number of available GPUs.", "scheduler"),
+     None),
+    ("ray-placement-timeout",
+     vllm("model='/models/m', tensor_parallel_size=8") + V + "ValueError: Cannot provide a placement group of "
+     "placement_group_specs=[{'GPU': 1.0, 'node:10.0.0.1': 0.001}, {'GPU': 1.0}] within 1800 seconds. See "
+     "`ray status` and `ray list nodes` to make sure the cluster has enough resources.\n",
+     vllm("model='/models/m', tensor_parallel_size=8") + "INFO 08-14 11:00:05 [ray_utils.py:1] "
+     + RAY_SHORT.replace("ValueError: ", "") + V + "ValueError: Cannot provide a placement group of "
+     "placement_group_specs=[{'GPU': 1.0}] within 1800 seconds.\n", "ray-gpus-short"),
+    ("ray-placement",
+     vllm("model='/models/m', tensor_parallel_size=8") + "INFO 08-14 11:00:20 [ray_utils.py:1] Waiting for creating "
+     "a placement group of specs for 10 seconds. specs=[{'GPU': 1.0}]. Check `ray status` and `ray list nodes` to see "
+     "if you have enough resources.\n",
+     vllm("model='/models/m', tensor_parallel_size=8") + "INFO 08-14 11:00:20 [ray_utils.py:1] Waiting for creating "
+     "a placement group of specs for 10 seconds. specs=[{'GPU': 1.0}].\n"
+     "INFO 08-14 11:00:30 [ray_distributed_executor.py:1] Creating a placement group for the workers done.\n", None),
+    ("port-in-use",
+     sglang() + "[2026-03-04 11:00:03 TP0] ERROR: [Errno 98] error while attempting to bind on address "
+     "('0.0.0.0', 30000): address already in use\n",
+     vllm() + V + "OSError: [Errno 98] Address already in use\n", "port-in-use-any"),
+    ("port-in-use-any", vllm() + V + "OSError: [Errno 98] Address already in use\n",
+     vllm() + V + "OSError: [Errno 99] Cannot assign requested address\n", None),
+    ("engine-core-wrapper",
+     vllm() + V + "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}\n",
+     vllm() + V + "RuntimeError: Engine process failed to start.\n", None),
+    ("unknown-model-type",
+     vllm() + V + "ValueError: The checkpoint you are trying to load has model type `qwen3_next` but Transformers "
+     "does not recognize this architecture. This could be because of an issue with the checkpoint, or because your "
+     "version of Transformers is out of date.\n",
+     vllm() + V + "ValueError: Unrecognized model in /models/m. Should have a `model_type` key in its config.json\n",
+     None),
+    ("unsupported-architecture",
+     vllm() + V + "ValueError: Model architectures ['Gemma4ForCausalLM'] are not supported for now. Supported "
+     "architectures: dict_keys(['LlamaForCausalLM'])\n",
+     # vLLM implements it, but the class failed to import: no upgrade helps (vllm#9624)
+     vllm() + INSPECTION + V + "ValueError: Model architectures ['LlamaForCausalLM'] are not supported for now. "
+     "Supported architectures: dict_keys(['LlamaForCausalLM'])\n", "model-inspection-failed"),
+    # the list vLLM printed names the architecture (vllm#9515): supported, so no upgrade helps; the
+    # list is longer than an error's message keeps, so the error's whole line is read
+    ("unsupported-architecture (the printed list does not name it)",
+     vllm() + V + "ValueError: Model architectures ['Gemma4ForCausalLM'] are not supported for now. Supported "
+     "architectures: " + SUPPORTED + "\n",
+     vllm() + V + "ValueError: Model architectures ['LlamaForCausalLM'] are not supported for now. Supported "
+     "architectures: " + SUPPORTED + "\n", None),
+    ("model-inspection-failed", vllm() + INSPECTION + V + "ValueError: Model architectures ['LlamaForCausalLM'] are not "
+     "supported for now. Supported architectures: dict_keys(['LlamaForCausalLM'])\n",
+     vllm() + V + "ValueError: Model architectures ['Gemma4ForCausalLM'] are not supported for now.\n",
+     "unsupported-architecture"),
+    ("model-inspection-failed (newer words)", vllm() + INSPECTION + V + "ValueError: Model architectures "
+     "['Qwen3ForCausalLM'] failed to be inspected. Please check the logs for more details.\n",
+     vllm() + V + "ValueError: Model architectures ['Qwen9ForCausalLM'] are not supported for now.\n",
+     "unsupported-architecture"),
+    ("unrecognized-argument",
+     "usage: vllm serve [model_tag] [options]\nvllm serve: error: unrecognized arguments: --disable-log-requests\n",
+     "usage: vllm serve [model_tag] [options]\nvllm serve: error: too few arguments\n", None),
+    ("unrecognized-argument (llama.cpp's own parser)",
+     "error: invalid argument: --gpu-layer\n", "error: failed to open the log file\n", None),
+    ("extra-argument", vllm() + PYDANTIC.format(field="max_num_partial_prefills",
+                                                error="Extra inputs are not permitted [type=extra_forbidden]"),
+     vllm() + PYDANTIC.format(field="max_num_seqs", error="Input should be greater than 0 [type=greater_than]"), None),
+    ("max-model-len-too-long",
+     vllm() + V + "ValueError: User-specified max_model_len (262144) is greater than the derived max_model_len "
+     "(max_position_embeddings=131072 or model_max_length=None in model's config.json).\n",
+     vllm() + V + "ValueError: User-specified max_model_len (262144) is invalid.\n", None),
+    ("missing-shared-library",
+     sglang() + tb("ImportError: libcudart.so.13: cannot open shared object file: No such file or directory",
+                   "launch_server"),
+     sglang() + tb("ImportError: cannot import name 'flashinfer_sampling' from 'flashinfer'", "launch_server"), None),
+    ("undefined-symbol",
+     vllm() + V + "ImportError: /x/vllm/_C.abi3.so: undefined symbol: _ZN3c104cuda9SetDeviceEi\n",
+     vllm() + V + "ImportError: /x/vllm/_C.abi3.so: invalid ELF header\n", None),
+    ("module-not-found",
+     sglang() + tb("ModuleNotFoundError: No module named 'sgl_kernel'", "launch_server"),
+     sglang() + tb("ImportError: cannot import name 'sgl_kernel' from partially initialized module 'sglang'",
+                   "launch_server"), None),
+    ("remove-ipc",
+     vllm() + V + "Traceback (most recent call last):\n"
+     '  File "/usr/lib/python3.12/multiprocessing/synchronize.py", line 115, in __setstate__\n'
+     "    self._semlock = _multiprocessing.SemLock._rebuild(*state)\n"
+     "FileNotFoundError: [Errno 2] No such file or directory\n",
+     vllm() + V + "FileNotFoundError: [Errno 2] No such file or directory: '/models/m/config.json'\n", None),
+    ("router-startup-timeout", sglang() + LOAD_SG + ROUTER,
+     sglang() + LOAD_SG + tb(OOM, "scheduler", "model_runner") + ROUTER, "weights-oom"),
+    ("terminated-from-outside", sglang() + LOAD_SG + tb("KeyboardInterrupt: terminated", "scheduler"),
+     vllm("model='/models/m', tensor_parallel_size=8") + V + RAY_SHORT + V + "KeyboardInterrupt: terminated\n",
+     "ray-gpus-short"),
+    ("terminated-from-outside (a Slurm cancel is the job's end)", sglang() + LOAD_SG + tb("KeyboardInterrupt: terminated", "scheduler"),
+     sglang() + LOAD_SG + "slurmstepd: error: *** STEP 12.0 ON n1 CANCELLED AT 2026-09-10T13:00:05 ***\n"
+     + tb("KeyboardInterrupt: terminated", "scheduler"), None),
+    ("slurm-time-limit",
+     sglang() + LOAD_SG + "slurmstepd: error: *** STEP 12.0 ON n1 CANCELLED AT 2026-09-10T13:00:05 DUE TO TIME LIMIT ***\n",
+     sglang() + LOAD_SG + "slurmstepd: error: *** STEP 12.0 ON n1 CANCELLED AT 2026-09-10T13:00:05 ***\n", None),
+    ("model-not-found",
+     sglang() + tb("OSError: /models/x is not a local folder and is not a valid model identifier listed on "
+                   "'https://huggingface.co/models'", "scheduler"),
+     sglang() + tb("OSError: /models/x does not contain a config.json", "scheduler"), None),
+    ("disk-full", sglang() + tb("OSError: [Errno 28] No space left on device", "scheduler"),
+     sglang() + tb("OSError: [Errno 30] Read-only file system: '/root/.cache'", "scheduler"), None),
+    ("deepgemm-precompile",
+     sglang() + SW + "WARNING: Entering DeepGEMM JIT Pre-Compile session. It may take a long time (typically 10-20 "
+     "mins) if you have not run `sglang.compile_deep_gemm`.\n",
+     sglang() + SW + "WARNING: DeepGEMM is disabled on this GPU.\n", None),
+    ("torch-compile", vllm() + VW + "torch.compile takes 2222.5 s in total\n",
+     sglang() + SW + "WARNING: torch.compile takes 222.5 s in total\n", "torch-compile-any"),
+    ("torch-compile-any", sglang() + SW + "WARNING: torch.compile takes 222.5 s in total\n",
+     sglang() + SW + "WARNING: torch.compile is disabled\n", None),
+    ("slow-filesystem", vllm() + VW + "Auto-prefetch is disabled because the filesystem (NFS) is not local\n",
+     vllm() + VW + "Auto-prefetch is disabled because the checkpoint is too large\n", None),
+    ("hub-download-silent",
+     vllm() + "INFO 08-14 11:00:03 [weight_utils.py:1] Using model weights format ['*.safetensors']\n",
+     vllm() + "INFO 08-14 11:00:03 [weight_utils.py:1] Using model weights format ['*.safetensors']\n"
+     "INFO 08-14 11:02:03 [weight_utils.py:2] Time spent downloading weights for m: 120.0 seconds\n"
+     "INFO 08-14 11:02:04 [default_loader.py:1] Loading weights took 1.00 seconds\n", None),
+    ("torch-compile-quiet",
+     vllm() + "INFO 08-14 11:00:40 [backends.py:1] Dynamo bytecode transform time: 10.20 s\n",
+     vllm() + "INFO 08-14 11:00:40 [backends.py:1] Dynamo bytecode transform time: 10.20 s\n"
+     "INFO 08-14 11:01:40 [gpu_worker.py:1] Available KV cache memory: 40.00 GiB\n", None),
+]
+
+TGI = "2026-09-25T09:00:00.000000Z  INFO text_generation_launcher: Args { model_id: \"/models/m\", num_shard: Some(2) }\n"
+TGI_SHARD = ("2026-09-25T09:00:30.000000Z ERROR shard-manager: text_generation_launcher: Error when initializing model\n"
+             "Traceback (most recent call last):\n"
+             '  File "/usr/src/server/text_generation_server/models/flash_causal_lm.py", line 10, in __init__\n'
+             "    model = model_class(prefix, config, weights)\n")
+TGI_FAILED = "2026-09-25T09:00:31.000000Z ERROR text_generation_launcher: Shard 0 failed to start\nError: ShardCannotStart\n"
+OLLAMA_META = "llm_load_print_meta: n_expert_shared      = 1\nllm_load_print_meta: rope_yarn_log_mul    = 0.1000\n"
+CASES += [  # failures people hit that had no hint (issue 32 item 2), each shape written here from the servers' sources
+    ("bf16-unsupported",
+     vllm() + V + "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla "
+     "V100-SXM2-16GB GPU has compute capability 7.0. You can use float16 instead by explicitly setting the`dtype` flag in "
+     "CLI, for example: --dtype=half.\n",
+     # a P100 (6.0) cannot run float16 in vLLM either: --dtype half is no fix there
+     vllm() + V + "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla "
+     "P100-PCIE-16GB GPU has compute capability 6.0. You can use float16 instead by explicitly setting the`dtype` flag "
+     "in CLI, for example: --dtype=half.\n", None),
+    ("tgi-prefill-tokens",
+     TGI + "2026-09-25T09:01:00.000000Z ERROR warmup{max_input_length=4095 max_prefill_tokens=8192}:warmup: "
+     "text_generation_router_v3::client: backends/v3/src/client/mod.rs:45: Server error: Not enough memory to handle 8192 "
+     "prefill tokens. You need to decrease `--max-batch-prefill-tokens`\n"
+     "Error: Warmup(Generation(\"Not enough memory to handle 8192 prefill tokens. You need to decrease "
+     "`--max-batch-prefill-tokens`\"))\n",
+     TGI + TGI_SHARD + "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
+     "capacity of 23.68 GiB of which 1.10 GiB is free.\n" + TGI_FAILED, None),
+    ("tgi-prefill-tokens (a pasted line, the words name TGI)",
+     "Error: Warmup(Generation(\"Not enough memory to handle 16000 total tokens with 4096 prefill tokens. You need to "
+     "decrease `--max-batch-total-tokens` or `--max-batch-prefill-tokens`\"))\n",
+     "Error: Warmup(Generation(\"CUDA error: an illegal memory access was encountered\"))\n", None),
+    ("tgi-heads-not-divisible-by-shards",
+     TGI + TGI_SHARD + "ValueError: `num_heads` must be divisible by `num_shards` (got `num_heads`: 71 and `num_shards`: "
+     "2\n" + TGI_FAILED,
+     TGI + TGI_SHARD + "ValueError: `hidden_size` must be divisible by `num_heads` (got `hidden_size`: 4544 and "
+     "`num_heads`: 70)\n" + TGI_FAILED, None),
+    ("quantization-mismatch",
+     vllm("'model': '/models/m-awq', 'quantization': 'gptq'") + V + "ValueError: Quantization method specified in the "
+     "model config (awq) does not match the quantization method specified in the `quantization` argument (gptq).\n",
+     vllm("'model': '/models/m', 'quantization': 'foo'") + V + "ValueError: Unknown quantization method: foo. Must be "
+     "one of ['awq', 'gptq', 'fp8'].\n", None),
+    ("heads-not-divisible-by-tp",
+     vllm("'model': '/models/m', 'tensor_parallel_size': 8") + V + "ValueError: Total number of attention heads (28) "
+     "must be divisible by tensor parallel size (8).\n",
+     vllm("'model': '/models/m', 'pipeline_parallel_size': 2") + V + "ValueError: Total number of hidden layers (61) "
+     "must be divisible by pipeline parallel size (2).\n", None),
+    ("trust-remote-code",
+     vllm("'model': '/models/m'") + V + "ValueError: Loading /models/m requires you to execute the configuration file in "
+     "that repo on your local machine. Make sure you have read the code there to avoid malicious use, then set the "
+     "option `trust_remote_code=True` to remove this error.\n",
+     # already passed (the args say so): another loader asked, and the flag is no fix
+     vllm("'model': '/models/m', 'trust_remote_code': True") + V + "ValueError: Loading /models/m requires you to "
+     "execute the configuration file in that repo on your local machine. Make sure you have read the code there to "
+     "avoid malicious use, then set the option `trust_remote_code=True` to remove this error.\n", None),
+    ("hf-gated-repo",
+     sglang() + tb("OSError: You are trying to access a gated repo.\nMake sure to have access to it at "
+                   "https://huggingface.co/org/m.\n401 Client Error. (Request ID: Root=1-0)\n\nCannot access gated repo "
+                   "for url https://huggingface.co/org/m/resolve/main/config.json.", "scheduler"),
+     sglang() + tb("OSError: org/m is not a local folder and is not a valid model identifier listed on "
+                   "'https://huggingface.co/models'", "scheduler"), "model-not-found"),
+    ("gguf-cannot-open",
+     LLAMA + "gguf_init_from_file: failed to open GGUF file '/models/q.gguf' (errno No such file or directory)\n"
+     "llama_model_load: error loading model: llama_model_loader: failed to load model from /models/q.gguf\n" + LLAMA_FAIL,
+     # a folder opens, but holds no GGUF header
+     LLAMA + "gguf_init_from_file_impl: failed to read magic\n"
+     "llama_model_load: error loading model: llama_model_loader: failed to load model from /models/q\n" + LLAMA_FAIL,
+     "gguf-not-a-file"),
+    ("gguf-cannot-open (an older build, before its first llama_ line)",
+     '{"timestamp":1,"level":"INFO","function":"main","line":1,"message":"build info","build":1100}\n'
+     "error loading model: failed to open q.bin: No such file or directory\n"
+     "llama_load_model_from_file: failed to load model\n",
+     '{"timestamp":1,"level":"INFO","function":"main","line":1,"message":"build info","build":1100}\n'
+     "error loading model: unexpectedly reached end of file\n"
+     "llama_load_model_from_file: failed to load model\n", None),
+    ("llamacpp-unknown-architecture",
+     LLAMA + "llama_model_load: error loading model: error loading model architecture: unknown model architecture: "
+     "'qwen9'\n" + LLAMA_FAIL,
+     LLAMA + "llama_model_load: error loading model: error loading model hyperparameters: key not found in model: "
+     "qwen9.context_length\n" + LLAMA_FAIL, None),
+    ("llamacpp-weights-buffer-oom",
+     OLLAMA_META + "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 20480.00 MiB on device 0: cudaMalloc failed: "
+     "out of memory\nllama_model_load: error loading model: unable to allocate CUDA0 buffer\n"
+     "llama_load_model_from_file: failed to load model\n",
+     OLLAMA_META + "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 20480.00 MiB on device 0: cudaMalloc failed: "
+     "out of memory\nggml_gallocr_reserve_n: failed to allocate CUDA0 buffer of size 21474836480\n"
+     "llama_new_context_with_model: failed to allocate compute buffers\n", "llamacpp-context-oom"),
+    ("cuda-driver-too-old",
+     LLAMA + "CUDA error 35 at /src/ggml-cuda.cu:493: CUDA driver version is insufficient for CUDA runtime version\n"
+     'GGML_ASSERT: /src/ggml-cuda.cu:493: !"CUDA error"\n',
+     LLAMA + "CUDA error 700 at /src/ggml-cuda.cu:493: an illegal memory access was encountered\n"
+     'GGML_ASSERT: /src/ggml-cuda.cu:493: !"CUDA error"\n', None),
+    ("no-gpu-visible",
+     sglang() + tb("RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and "
+                   "installed a driver from http://www.nvidia.com/Download/index.aspx", "scheduler"),
+     # Ray's workers say so on a machine full of GPUs when their placement gave them none
+     vllm("'model': '/models/m', 'tensor_parallel_size': 2") + V + "RuntimeError: No CUDA GPUs are available\n", None),
+    ("memory-held-at-start (its header cut short)",
+     vllm() + "[multiproc_executor.py:492] ValueError: Free memory on device (20.00/79.19 GiB) on startup is less than "
+     "desired GPU memory utilization (0.9, 71.27 GiB). Decrease GPU memory utilization or reduce GPU memory used by "
+     "other processes.\n" + V + "EngineCore failed to start.\n",
+     vllm() + "[gpu_worker.py:276] Free memory on device (78.00/79.19 GiB) on startup. Desired GPU memory utilization "
+     "is (0.9, 71.27 GiB).\n" + V + "EngineCore failed to start.\n" + V + "ValueError: No available memory for the "
+     "cache blocks.\n", "kv-too-small"),
+]
+
 LOOK_ALIKE = {c[0]: c[2] for c in CASES}
 
 
@@ -191,10 +594,87 @@ def test_fires_where_its_preconditions_hold_and_not_on_a_look_alike(tmp_path, hi
         assert found[:1] == [instead], [h.text for h in others]
 
 
-def test_every_hint_with_preconditions_has_its_cases():
-    covered = {c[0] for c in CASES}
-    guarded = {h.id for h in knowledge().hints if h.when or h.not_if}
-    assert guarded <= covered, guarded - covered
+#: speed hints (``kind = "speed"``): the startup profile's evidence, and a look-alike whose server or
+#: figures do not fit (hint, evidence where it must fire, the look-alike, the look-alike's hint or None)
+GRAPH = {"capture": "1:40", "share": "40%", "sizes": "52", "per_size": "1.9 s", "half": "26", "saving": "50 s"}
+STORAGE = {"size": "140 GB", "filesystem": "ext4", "rate": "0.45 GB/s", "busy": "97%", "took": "5:10"}
+NETWORK = {"size": "140 GB", "filesystem": "nfs4", "rate": "0.45 GB/s", "took": "5:10"}
+SPEED_CASES = [
+    ("compile-cache-cold",
+     Evidence("compile_cache_changed", {"before": "3f1a", "after": "9c2e", "compile": "2:10", "previous_compile": "0:12",
+                                        "saving": "1:58"}),
+     Evidence("compile_cache_changed", {"after": "9c2e", "compile": "2:10"}), None),  # no earlier key to compare
+    ("download-in-load",
+     Evidence("download_in_load", {"size": "16.1 GB", "took": "3:00", "rate": "0.09 GB/s", "saving": "3:00"}),
+     Evidence("download_in_load", {"took": "3:00"}), None),
+    ("graph-capture-many-sizes-sglang", Evidence("graph_capture_many_sizes", {**GRAPH, "server": "sglang"}),
+     Evidence("graph_capture_many_sizes", {**GRAPH, "server": "vllm"}), "graph-capture-many-sizes-vllm"),
+    ("graph-capture-many-sizes-vllm", Evidence("graph_capture_many_sizes", {**GRAPH, "server": "vllm"}),
+     Evidence("graph_capture_many_sizes", {**GRAPH, "server": "llamacpp"}), None),  # its flags are no one else's
+    ("compile-cache-changed-on-restart",
+     Evidence("compile_cache_changed_on_restart", {"before": "3f1a", "after": "9c2e", "changes": "2", "attempts": "3"}),
+     Evidence("compile_cache_changed_on_restart", {"after": "9c2e"}), None),
+    ("weights-storage-bound-vllm", Evidence("weight_load_storage_bound", {**STORAGE, "server": "vllm"}),
+     Evidence("weight_load_storage_bound", {**STORAGE, "server": "sglang"}), "weights-storage-bound-sglang"),
+    ("weights-storage-bound-sglang", Evidence("weight_load_storage_bound", {**STORAGE, "server": "sglang"}),
+     Evidence("weight_load_storage_bound", {**STORAGE, "server": "trtllm"}), "weights-storage-bound"),
+    ("weights-storage-bound", Evidence("weight_load_storage_bound", {**STORAGE, "server": "trtllm"}),
+     Evidence("weight_load_network_filesystem", {**NETWORK, "server": "trtllm"}), "weights-on-network-filesystem"),
+    ("weights-on-network-filesystem-vllm", Evidence("weight_load_network_filesystem", {**NETWORK, "server": "vllm"}),
+     Evidence("weight_load_network_filesystem", {**NETWORK, "server": "sglang"}), "weights-on-network-filesystem"),
+    ("weights-on-network-filesystem", Evidence("weight_load_network_filesystem", {**NETWORK, "server": "sglang"}),
+     Evidence("weight_load_storage_bound", {**STORAGE, "server": "sglang"}), "weights-storage-bound-sglang"),
+]
+
+#: installed-version rules (``[[versions]]``, read by ``check``): (rule, versions it names, a look-alike)
+VERSION_CASES = [
+    ("vllm-torch-abi", {"vllm": "0.6.3", "torch": "2.5.1"}, {"vllm": "0.6.4", "torch": "2.5.1"}),
+    ("vllm-torch-abi (the torch it was built against)", {"vllm": "0.6.1", "torch": "2.5.0"}, {"vllm": "0.6.1", "torch": "2.4.0"}),
+]
+
+
+def speed_ids(found: Evidence) -> list[str]:
+    """The speed hints that speak on ``found``, by the sentence each one would say."""
+    said = [text for text, _ in knowledge().speed_advice([found])]
+    return [h.id for h in knowledge().speed if h.evidence == found.name and h.advice(found.values) in said]
+
+
+@pytest.mark.parametrize("hint, fires, look_alike, instead", SPEED_CASES, ids=[c[0] for c in SPEED_CASES])
+def test_a_speed_hint_speaks_on_its_evidence_and_not_on_a_look_alike(hint, fires, look_alike, instead):
+    assert speed_ids(fires)[:1] == [hint]
+    others = speed_ids(look_alike)
+    assert hint not in others
+    assert others[:1] == ([] if instead is None else [instead])
+
+
+@pytest.mark.parametrize("rule, bad, good", VERSION_CASES, ids=[c[0] for c in VERSION_CASES])
+def test_a_version_rule_names_its_combination_and_not_a_look_alike(rule, bad, good):
+    rule = rule.split(" (")[0]
+    assert [r.id for r in knowledge().bad_versions(bad)] == [rule]
+    assert [r.id for r in knowledge().bad_versions(good)] == []
+
+
+def test_every_hint_has_its_rows():
+    """Each hint id in hints.toml has a case where it must speak and a look-alike where it must
+    not: a hint added without them fails here, so the table cannot fall behind."""
+    kb = knowledge()
+    ids = {h.id for h in kb.hints} | {h.id for h in kb.speed} | {r.id for r in kb.versions}
+    covered = {c[0].split(" (")[0] for table in (CASES, SPEED_CASES, VERSION_CASES) for c in table}
+    assert ids - covered == set(), "hints without a must-fire / must-not-fire row"
+    assert covered - ids == set(), "rows for hints that are gone"
+
+
+def test_a_version_in_a_hint_is_the_logs_version_without_the_sentences_full_stop(tmp_path):
+    _, (hint,) = scan(tmp_path, vllm() + V + "ImportError: Numba needs NumPy 2.2 or less. Got NumPy 2.3.\n")
+    assert "NumPy 2.3 is newer" in hint.why and "numpy<=2.2" in hint.why
+
+
+def test_a_pydantic_error_names_the_field_on_the_line_after_it(tmp_path):
+    """The field pydantic prints alone on the line after its exception line is the field the hint
+    names (it named the configuration's class, the word before the indented error, before)."""
+    _, (hint,) = scan(tmp_path, vllm() + PYDANTIC.format(field="max_num_partial_prefills",
+                                                          error="Extra inputs are not permitted [type=extra_forbidden]"))
+    assert hint.id == "extra-argument" and "no field max_num_partial_prefills " in hint.why
 
 
 def test_the_four_wrong_hints_of_issue_32_say_what_they_checked(tmp_path):
@@ -214,6 +694,24 @@ def test_a_hint_whose_preconditions_cannot_be_read_says_less(tmp_path):
     _, (hint,) = scan(tmp_path, vllm() + V + GLOO)
     assert hint.id == "gloo-interface" and hint.why.startswith("Gloo could not connect the ranks") and hint.fix == ()
     assert [(e.check, e.holds) for e in hint.evidence] == [("nnodes > 1", None), ("not gloo_socket_ifname", True)]
+
+
+def test_an_oom_whose_weights_and_gpu_sizes_are_not_printed_prescribes_no_memory_setting(tmp_path):
+    """vllm#11560's shape: a 72B model at TP 1 whose OOM message was cut: "lower
+    --gpu-memory-utilization" would be wrong, and the log cannot tell, so nothing is prescribed."""
+    _, (hint,) = scan(tmp_path, vllm("model='/m/Qwen2-VL-72B-Instruct', tensor_parallel_size=1") + V +
+                      "torch.OutOfMemoryError: CUDA out of memory.\n")
+    assert hint.id == "cuda-oom-vllm" and hint.fix == () and "no memory setting is advised" in hint.why
+
+
+def test_torchs_older_oom_words_give_the_gpus_size(tmp_path):
+    """torch before 2.1 wrote "(GPU 0; 79.35 GiB total capacity; …)": a 70B model at TP 1 is read
+    as not fitting, not as a memory fraction to lower (vllm#636)."""
+    _, (hint, *_) = scan(tmp_path, vllm("model='meta-llama/Llama-2-70b-chat-hf', tensor_parallel_size=1") + V +
+                         "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 160.00 MiB (GPU 0; 79.35 "
+                         "GiB total capacity; 78.58 GiB already allocated; 145.19 MiB free; 78.58 GiB reserved in "
+                         "total by PyTorch)\n")
+    assert hint.id == "weights-exceed-gpu" and "130.4 GiB" in hint.why and "79.3 GiB" in hint.why
 
 
 def test_scan_json_gives_each_hint_its_evidence(tmp_path):

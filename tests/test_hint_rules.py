@@ -36,7 +36,7 @@ SERVER_FLAGS = {
         "--gpu-memory-utilization", "--max-model-len", "--max-num-seqs", "--enforce-eager", "--port",
         "--tensor-parallel-size", "--disable-custom-all-reduce", "--trust-remote-code", "--max-num-batched-tokens",
         "--speculative-config", "--compilation-config", "--hf-overrides", "--kv-cache-memory", "--enable-chunked-prefill",
-        "--pipeline-parallel-size",
+        "--pipeline-parallel-size", "--dtype",
     },
     "trtllm": {"--port", "--tp_size", "--pp_size", "--kv_cache_free_gpu_memory_fraction", "--max_batch_size", "--max_num_tokens",
                "--trust_remote_code", "--extra_llm_api_options"},
@@ -45,7 +45,7 @@ SERVER_FLAGS = {
     "llamacpp": {"--port", "--ctx-size", "-c", "--n-gpu-layers", "-ngl", "--parallel", "--cache-type-k", "--cache-type-v",
                  "--flash-attn", "--mlock", "--no-mmap"},
 }
-DOCKER = {"--shm-size", "--ipc", "--port", "--help"}  # the container's flags, and those every server has
+DOCKER = {"--shm-size", "--ipc", "--port", "--help", "--gpus"}  # the container's flags, and those every server has
 RAY = {"--address", "--num-gpus"}  # `ray start`'s own, for a server run over Ray (vLLM's workers)
 FLAG = re.compile(r"(?<![\w-])--[a-z][\w-]*")  # "--kv_cache_free_gpu_memory_fraction" too
 FRACTION_FLAGS = {"vllm": "--gpu-memory-utilization", "sglang": "--mem-fraction-static", "trtllm": "--kv_cache_free_gpu_memory_fraction"}

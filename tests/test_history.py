@@ -131,3 +131,24 @@ def test_schema_version_migrates_a_round_one_database_and_refuses_a_newer_one(tm
         db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     with pytest.raises(HistoryError, match="newer than this Watchtower"):
         History(newer)
+
+
+def test_a_v4_database_is_migrated_to_keep_each_attempts_gpu_source_and_its_rows_stay_readable(tmp_path):
+    """Issue 34 item 10: which GPU source (NVML, nvidia-smi, simulated) an attempt had is kept; a
+    database from before it (schema v4) is migrated, its rows read with the source unknown."""
+    from tui.history import MIGRATIONS
+
+    old = tmp_path / "v4.sqlite3"
+    with sqlite3.connect(old) as db:
+        for step in MIGRATIONS[:4]:
+            for statement in step:
+                db.execute(statement)
+        db.execute("PRAGMA user_version = 4")
+        db.execute("INSERT INTO attempts (name, attempt, host, command, env, env_diff, command_diff, started_at,"
+                   " log_path, page_cache) VALUES ('m', 1, 'localhost', '[\"x\"]', '{}', '[]', '[]', 1.0, '/l', 'warm')")
+    history = History(old)
+    history.start("m", command=["x"], env={}, host="localhost", log_path="/l2", gpu_source="simulated")
+    first, second = history.attempts("m")
+    assert (first.attempt, first.page_cache, first.gpu_source) == (1, "warm", None)  # kept, the source unknown
+    assert (second.attempt, second.gpu_source) == (2, "simulated")
+    assert second.to_json()["gpu_source"] == "simulated"

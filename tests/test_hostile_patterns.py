@@ -194,3 +194,14 @@ def test_a_copy_of_a_builtin_profile_keeps_its_vetted_lookarounds(tmp_path):
     path = tmp_path / "mine.toml"
     path.write_text(text)
     assert load_profile(str(path)).name == "mine"
+
+
+@pytest.mark.parametrize("pattern", ["", "x*", "(?:)|boom"])
+def test_a_profile_pattern_that_matches_every_line_is_refused(tmp_path, pattern):
+    """``pattern = ''`` made every line of a log an error (issue 33 item 6): a pattern that matches
+    the empty line is refused with one line naming it."""
+    path = tmp_path / "mine.toml"
+    path.write_text(f'name = "mine"\n[[signatures]]\nkind = "boom"\npattern = {pattern!r}\n')
+    with pytest.raises(ProfileError) as refused:
+        load_profile(str(path))
+    assert "matches every line" in str(refused.value) and "\n" not in str(refused.value)

@@ -274,3 +274,60 @@ async def test_k_without_a_gpu_source_says_it_cannot_tell_and_offers_the_leftove
         assert any(m.startswith("Cannot tell which processes hold GPU memory") and "No process of an earlier attempt" in m
                    for m in notes), notes
         assert not any("No other process holds GPU memory" in m for m in notes)
+
+
+async def test_q_after_the_launched_server_died_offers_to_stop_the_ranks_it_left(tmp_path):
+    """Issue 34 item 5 for a launch: the server's main process killed, its ranks (in the attempt's
+    process group) keep running; `q` names them and stops them on `s` before quitting."""
+    app = make_app(tmp_path, "--outcome", "sigkill", "--orphans", "--pid-file", str(tmp_path / "sim.pids"))
+    launch = app.launch
+    async with app.run_test(size=(120, 35)) as pilot:
+        await until(lambda: launch.verdict_now is not None and launch.verdict_now.final, pilot=pilot)
+        ranks = [int(p) for p in (tmp_path / "sim.pids").read_text().split()[1:]]
+        assert launch.verdict_now.kind == "dead" and ranks and all(is_alive(p) for p in ranks)
+        await pilot.press("q")
+        await until(lambda: isinstance(app.screen, ConfirmScreen), pilot=pilot)
+        for i, pid in enumerate(ranks):  # named as `watch` names a dead server's ranks
+            assert f"pid {pid} [TP{i}] (sglang::scheduler_TP{i} -c" in app.screen.question
+        await pilot.press("s")
+        await until(lambda: not app.is_running, timeout=15, pilot=pilot)
+    assert not any(is_alive(p) for p in ranks)
+    assert app.return_value == 1
+
+
+async def test_the_attempts_panel_shows_a_history_write_that_lands_after_the_verdict(tmp_path):
+    """The attempt's row (its outcome, first error) is what the history stored. With another
+    program holding the history, the phase-times write waits for the lock and the outcome's write
+    waits behind it: both land after the verdict, and the open panel shows them when they land."""
+    import sqlite3
+
+    go = tmp_path / "go"  # the server goes on once the test holds the lock
+    server = ("import os, sys, time\n"
+              "print(\"[2026-03-14 21:04:10] server_args=ServerArgs(model_path='/m', tp_size=1)\", flush=True)\n"
+              "print('[2026-03-14 21:04:11] Load weight begin. avail mem=78.00 GB', flush=True)\n"
+              f"while not os.path.exists({str(go)!r}): time.sleep(0.02)\n"
+              "print('[2026-03-14 21:04:20] Load weight end. elapsed=9.01 s, type=LlamaForCausalLM, avail mem=62.10 GB,'\n"
+              "      ' mem usage=15.90 GB.', flush=True)\n"
+              "time.sleep(0.5)\n"  # (the phase times' write is asked for first, and waits for the lock)
+              "print('Traceback (most recent call last):\\n  File \"/srv/x.py\", line 3, in <module>\\n'\n"
+              "      'ValueError: the context is too long', flush=True)\n"
+              "sys.exit(1)\n")
+    args = build_parser().parse_args(["run", "--name", "sim", "--log-dir", str(tmp_path / "logs"), "--gpus", "none",
+                                      "--", sys.executable, "-c", server])
+    session, launch = make_launch(build_spec(args), launch_options(args))
+    palettes = themes.discover()
+    app = LaunchApp(launch, session, palettes, themes.resolve(None, palettes).name, gpus_enabled=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("a")
+        await until(lambda: launch.record is not None and launch.record.pid is not None and not app._busy, pilot=pilot)
+        locker = sqlite3.connect(History().path, isolation_level=None)
+        locker.execute("BEGIN EXCLUSIVE")  # another program holds the history (a `history` in another pane)
+        go.touch()
+        try:
+            await until(lambda: "FAILED" in screen_text(app) and not launch.server_running, pilot=pilot)
+            await pilot.pause()
+            assert "v1 … starting" in screen_text(app), app.attempts_panel.lines()  # not stored yet: as the history has it
+        finally:
+            locker.execute("COMMIT")
+            locker.close()
+        await until(lambda: "v1 ✗ ValueError" in screen_text(app), pilot=pilot)  # the writes landed: redrawn

@@ -137,10 +137,12 @@ def test_every_option_of_every_command_is_described_in_help(command):
         assert len(line.split(maxsplit=2)) == 3, line  # the option, its metavar, and words
 
 
-def test_sigterm_to_run_plain_leaves_the_server_running_and_says_how_to_attach(tmp_path, env):
-    """`timeout` or a job scheduler sends SIGTERM: handled like Ctrl-C, not a silent death."""
+@pytest.mark.parametrize("how", ["--plain", "--json"])
+def test_sigterm_to_run_plain_leaves_the_server_running_and_says_how_to_attach(tmp_path, env, how):
+    """`timeout` or a job scheduler sends SIGTERM: handled like Ctrl-C, not a silent death (and
+    ``--json``'s last object says the exit status the process ends with)."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tui.cli", "run", "--plain", "--name", "term", "--log-dir", str(tmp_path / "logs"),
+        [sys.executable, "-m", "tui.cli", "run", how, "--name", "term", "--log-dir", str(tmp_path / "logs"),
          "--gpus", "none", "--", sys.executable, SIM, "--outcome", "hang"],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
@@ -159,9 +161,76 @@ def test_sigterm_to_run_plain_leaves_the_server_running_and_says_how_to_attach(t
             proc.kill()
     assert proc.returncode == 143, out + err
     assert "keeps running" in out and "watchtower attach term" in out and "Traceback" not in err
+    if how == "--json":
+        assert json.loads(out.splitlines()[-1])["exit"] == 143, out
     (row,) = json.loads(watchtower(env, "history", "term", "--json").stdout)
     assert row["outcome"] == "starting" and is_alive(row["pid"])  # still running: attach can follow it
     again = watchtower(env, "attach", "term", "--plain", "--gpus", "none", "--timeout", "1")
     server = int(Path(f"/proc/{row['pid']}/task/{row['pid']}/children").read_text().split()[0])  # under the wrapper
     assert again.returncode == 3 and f"v1 reattached to the running: pid {server}" in again.stdout
     os.killpg(row["pid"], signal.SIGKILL)
+
+
+def test_left_running_record_and_the_hook_name_the_servers_own_pid(tmp_path, env):
+    """What a script acts on — `left_running`'s pid, the hook's WATCHTOWER_PID — is the server's
+    pid, never Watchtower's exit-status wrapper's."""
+    pids, hooked = tmp_path / "sim.pids", tmp_path / "hook.txt"
+    ready = watchtower(env, "run", "--json", "--name", "sim", "--log-dir", str(tmp_path / "logs"), "--gpus", "none",
+                       "--on-ready", f"echo $WATCHTOWER_PID > {hooked}", "--",
+                       sys.executable, SIM, "--step", "0.01", "--pid-file", str(pids))
+    wrapper = int((tmp_path / "logs" / "sim-v1.pid").read_text().split()[0])
+    try:
+        assert ready.returncode == 0, ready.stdout + ready.stderr
+        server = int(pids.read_text().split()[0])
+        (left,) = [r for r in map(json.loads, ready.stdout.splitlines()) if r["event"] == "left_running"]
+        assert left["pid"] == server != wrapper
+        assert hooked.read_text().strip() == str(server)
+    finally:
+        os.killpg(wrapper, signal.SIGKILL)
+
+
+def test_history_and_the_report_say_which_gpu_source_each_attempt_had(tmp_path, env):
+    """Issue 34 item 10: a simulated attempt is not mistaken later for one measured on real GPUs."""
+    from tui.present.report import build_report
+    from tui.session import WatchSession
+    from tui.sources.sim import SimGpuSource
+
+    common = ("run", "--plain", "--name", "g", "--log-dir", str(tmp_path / "logs"), "--timeout", "30")
+    sim = (sys.executable, SIM, "--step", "0.01", "--outcome", "raise")
+    assert watchtower(env, *common, "--gpus", "sim", "--", *sim).returncode == 1
+    assert watchtower(env, *common, "--gpus", "none", "--", *sim).returncode == 1
+    shown = watchtower(env, "history", "g").stdout
+    first, second = shown.split("  v2 ")
+    assert "GPUs:    simulated" in first and "GPUs:    none" in second, shown
+    assert [r["gpu_source"] for r in json.loads(watchtower(env, "history", "g", "--json").stdout)] == ["simulated", "none"]
+    assert "GPUs      simulated" in build_report(WatchSession(gpu=SimGpuSource(2)))
+    assert "GPUs      none" in build_report(WatchSession())
+
+
+@pytest.mark.parametrize("output", ["--plain", "--json"])
+def test_run_ending_dead_names_the_ranks_its_main_process_left_running(tmp_path, env, output):
+    """Issue 34 item 5 for `run --plain`/`--json`: the server's main process killed, its ranks (in
+    the attempt's process group) keep running; its last lines name them and the kill that stops
+    them, as `watch --plain` does ('survivors')."""
+    pids = tmp_path / "sim.pids"
+    dead = watchtower(env, "run", output, "--name", "sim", "--log-dir", str(tmp_path / "logs"), "--gpus", "none", "--",
+                      sys.executable, SIM, "--step", "0.01", "--outcome", "sigkill", "--orphans", "--pid-file", str(pids))
+    ranks = [int(p) for p in pids.read_text().split()[1:]]
+    try:
+        assert dead.returncode == 1, dead.stdout + dead.stderr
+        assert ranks and all(is_alive(pid) for pid in ranks)
+        lines = dead.stdout.splitlines()
+        if output == "--json":
+            records = [json.loads(line) for line in lines]
+            left = records[-2]
+            assert left["event"] == "survivors" and records[-1]["event"] == "exit", records[-2:]
+            assert [(p["pid"], p["rank"]) for p in left["processes"]] == [(ranks[0], "TP0"), (ranks[1], "TP1")]
+            assert left["stop"] == f"kill {ranks[0]} {ranks[1]}" and left["host"] == "localhost"
+        else:
+            assert lines[-2].startswith("DEAD: SIGKILL") and "still run" in lines[-1], lines[-2:]
+            assert f"pid {ranks[0]} [TP0] (sglang::scheduler_TP0 -c" in lines[-1]
+            assert lines[-1].endswith(f"; stop them: kill {ranks[0]} {ranks[1]}")
+    finally:
+        for pid in ranks:
+            if is_alive(pid):
+                os.kill(pid, signal.SIGKILL)

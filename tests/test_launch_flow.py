@@ -120,6 +120,35 @@ async def test_silent_sigkill_is_dead_with_the_signal_within_a_second(tmp_path, 
     assert row.outcome == DEAD and "SIGKILL" in row.summary
 
 
+async def test_a_server_that_fails_before_its_launch_is_recorded_is_judged_on_its_whole_log(tmp_path, data_dir,
+                                                                                              monkeypatch):
+    """A server that writes its lines and exits while the history is still recording its launch
+    (a slow disk, a loaded machine: llama.cpp with its port held ends in 16 ms): the exit waits for
+    the log's last words, so the failure is its error, in one startup — not 'exit code 1; the log
+    is empty', the lines that follow read as a second startup (issue 29, the port-held seed story)."""
+    lines = ("0.00.000.432 I srv          init: initializing ...\n"
+             "0.00.003.789 I srv          init: build_info: b0-unknown\n"
+             "0.00.005.086 E srv         start: couldn't bind HTTP server socket, hostname: 127.0.0.1, port: 8080\n"
+             "0.00.005.211 E srv          init: exiting due to HTTP server error\n")
+    server = [sys.executable, "-c", f"import sys; sys.stdout.write({lines!r}); sys.exit(1)"]
+    h = Harness(spec(tmp_path, server, name="early"))
+    update = History.update
+
+    def recorded_once_it_has_exited(history, *args, **kwargs):
+        """The launch's first history write, finished only after the server has exited."""
+        deadline = time.monotonic() + 10
+        while (h.launch.run is None or h.launch.run.exited_at is None) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return update(history, *args, **kwargs)
+
+    monkeypatch.setattr(History, "update", recorded_once_it_has_exited)
+    async with h:
+        await h.launch.start()
+        failed = await h.until(lambda v: v.final)
+        assert failed.kind == "failed" and "couldn't bind HTTP server socket" in failed.detail, failed
+        assert h.session.state.attempt == 1 and not h.session.state.earlier, h.session.state.earlier
+
+
 async def test_a_hang_with_idle_gpus_is_stalled_naming_the_ranks(tmp_path, data_dir):
     async with Harness(spec(tmp_path, sim("--outcome", "hang", "--tp", "3"), stall_limit=StallLimits(1.0))) as h:
         await h.launch.start()

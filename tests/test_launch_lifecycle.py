@@ -45,10 +45,11 @@ CRASH = (
 class Lifecycle:
     """A launch wired to a session as `watchtower run` wires them, its attempts in a MemoryRunner."""
 
-    def __init__(self, tmp_path, *, dies_at: int = signal.SIGINT, plan: StopPlan | None = None) -> None:
+    def __init__(self, tmp_path, *, dies_at: int = signal.SIGINT, plan: StopPlan | None = None,
+                 max_rate: float = 15.0) -> None:
         spec = LaunchSpec("sim", ["python", "-m", "sglang.launch_server", "--model-path", "/models/m"],
                           log_dir=tmp_path / "logs", plan=plan or StopPlan(after_int=15, after_term=10, after_kill=5))
-        self.session = WatchSession()
+        self.session = WatchSession(max_rate=max_rate)  # (how often the screen would be told)
         self.launch = Launch(spec, history=History(), runner=partial(MemoryRunner, dies_at=dies_at))
         self.launch.attach(self.session)
         self.runner: MemoryRunner = self.launch.runner  # type: ignore[assignment]
@@ -198,22 +199,46 @@ async def test_a_judgement_between_the_exit_and_the_logs_last_words_is_not_final
         assert ends == ["failed"]
 
 
-async def test_an_attempts_history_record_keeps_whether_its_weight_load_was_cold(tmp_path):
-    """The load's processes read the checkpoint off an ext4 disk (their I/O counters): the
-    attempt's record says cold, for `history`'s profile to set beside the next attempt's."""
+async def cold_load_read(life):
+    """v1 started, its weight load under way, its processes' counters saying 15 GB came off an
+    ext4 disk (bytes read = bytes off disk: cold); v1."""
     from tui.core.events import CheckpointFound, ReadCounters
 
     gb = 10**9
+    v1 = await life.launch.start()
+    life.session.handle(CheckpointFound("/models/m", 15 * gb, 1, filesystem="ext4"))
+    life.session.handle(ReadCounters("launch", "localhost", time.time(), ((v1.pid, 2 * gb, gb),)))
+    life.runner.log(v1).say(START)
+    await until(lambda: life.session.load.running, what="the weight load under way")
+    life.session.handle(ReadCounters("launch", "localhost", time.time(), ((v1.pid, 17 * gb, 16 * gb),)))
+    return v1
+
+
+async def test_an_attempts_history_record_keeps_whether_its_weight_load_was_cold(tmp_path):
+    """The load's processes read the checkpoint off an ext4 disk (their I/O counters): the
+    attempt's record says cold, for `history`'s profile to set beside the next attempt's."""
     async with Lifecycle(tmp_path) as life:
-        v1 = await life.launch.start()
-        life.session.handle(CheckpointFound("/models/m", 15 * gb, 1, filesystem="ext4"))
-        life.session.handle(ReadCounters("launch", "localhost", time.time(), ((v1.pid, 2 * gb, gb),)))
-        life.runner.log(v1).say(START)
-        await until(lambda: life.session.load.running, what="the weight load under way")
-        life.session.handle(ReadCounters("launch", "localhost", time.time(), ((v1.pid, 17 * gb, 16 * gb),)))
+        v1 = await cold_load_read(life)
         life.runner.log(v1).say(READY)
         ready = await life.verdict(lambda v: v.final)
         assert ready.kind == "ready"
         await life.launch.settle()
     (row,) = History().attempts("sim")
     assert row.page_cache == "cold"
+
+
+async def test_a_burst_of_more_events_than_a_screen_refresh_keeps_drops_no_phase_end_for_the_record(tmp_path):
+    """The record hears the session's events one by one, none dropped: 1500 warnings and the
+    weight load's end within one screen refresh (more events than a refresh's batch keeps) still
+    leave the attempt's record saying its load was cold — the page cache is read as the load ends."""
+    from tui.history import phase_seconds
+
+    warnings = "".join(f"[2026-03-04 11:00:02] WARNING odd thing number {i}\n" for i in range(1500))
+    async with Lifecycle(tmp_path, max_rate=0.5) as life:  # the screen told every 2 s: one batch
+        v1 = await cold_load_read(life)
+        life.runner.log(v1).say(warnings + READY.splitlines(keepends=True)[0])
+        await until(lambda: "weight_load" in phase_seconds(life.session.state), what="the weight load's end")
+        await life.launch.settle()
+        (row,) = History().attempts("sim")
+        assert row.page_cache == "cold", row.phases
+        assert "weight_load" in row.phases, row.phases

@@ -64,7 +64,7 @@ async def test_remote_attempt_survives_the_connection_and_watchtower_and_stops_a
         await ssh.close_all()
         sshd.cut_all()  # and every connection is cut, none left
         await asyncio.sleep(0.3)  # time passing is the point: a server the cut hung up on would be dying now
-        assert all(is_alive(p) for p in pids)  # the server keeps running
+        assert pids and all(is_alive(p) for p in pids)  # the server keeps running
 
         rec = Recorder()
         second = RemoteRunner(target, rec, poll=0.5)  # a new Watchtower reattaches
@@ -126,3 +126,22 @@ async def test_a_remote_helper_that_setsid_out_of_the_group_is_stopped_and_named
             except ProcessLookupError:
                 pass
         await ssh.close_all()
+
+
+def test_run_host_dead_and_the_start_note_name_the_servers_pid_not_the_wrappers(tmp_path, sshd):
+    """`run --host` over the loopback sshd: the server runs under Watchtower's exit-status
+    wrapper there too; the pid said (started, DEAD) is the server's, as it wrote it itself."""
+    from tests.support import run_cli
+
+    env = dict(os.environ, WATCHTOWER_SSH_KNOWN_HOSTS=str(sshd.known_hosts), WATCHTOWER_SSH_IDENTITY=str(sshd.client_key),
+               WATCHTOWER_DATA_DIR=str(tmp_path / "data"), NO_COLOR="1")
+    pids = tmp_path / "sim.pids"
+    dead = run_cli("run", "--plain", "--name", "sim", "--host", sshd.spec, "--log-dir", str(tmp_path / "logs"),
+                   "--gpus", "none", "--no-check", "--", *sim("--outcome", "sigkill", "--pid-file", str(pids)),
+                   env=env, timeout=60)
+    server = int(pids.read_text().split()[0])  # the simulated server's own pid
+    wrapper = int((tmp_path / "logs" / "sim-v1.pid").read_text().split()[0])
+    assert dead.returncode == 1, dead.stdout + dead.stderr
+    assert server != wrapper
+    assert f"DEAD: SIGKILL · pid {server};" in dead.stdout, dead.stdout
+    assert f": pid {server}, log" in dead.stdout and f"pid {wrapper}" not in dead.stdout, dead.stdout

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -129,3 +130,41 @@ def test_a_confirmed_stop_is_carried_through_when_the_terminal_hangs_up(tmp_path
         assert row.exit_text.startswith("stopped (SIGKILL after the grace period)") and HUNG_UP in row.exit_text
     finally:
         subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True)
+
+
+def test_quitting_the_dashboard_of_a_running_server_says_how_to_stop_it_and_follow_it(tmp_path):
+    """One host as several: a server left running on quit is named as Watchtower goes, with the
+    command that stops its group and the one that follows it again."""
+    socket = f"wt-launch-{uuid.uuid4().hex[:8]}"
+    command = (
+        f"cd {ROOT} && tmux wait-for go && TERM=screen-256color WATCHTOWER_DATA_DIR={tmp_path / 'data'} "
+        f"{sys.executable} -m tui.cli run --name sim --gpus none --log-dir {tmp_path / 'logs'} -- {sys.executable} "
+        f"{SIM} --outcome ready --step 0.01; tmux wait-for -S done; sleep 60"
+    )
+    try:
+        tmux(socket, "new-session", "-d", "-s", "t", "-x", "120", "-y", "35")
+        tmux(socket, "set-option", "-g", "allow-rename", "on")
+        tmux(socket, "new-window", "-d", "-t", "t:1", command)
+        tmux(socket, "wait-for", "-S", "go")
+        deadline = time.monotonic() + 30
+        while not tmux(socket, "display-message", "-p", "-t", "t:1", "#{window_name}").startswith("✓ sim v1 ready"):
+            assert time.monotonic() < deadline, "never ready"
+            time.sleep(0.1)
+        tmux(socket, "send-keys", "-t", "t:1", "q")  # the server would be left running: it asks
+        deadline = time.monotonic() + 10
+        while "leave it running" not in tmux(socket, "capture-pane", "-p", "-t", "t:1"):
+            assert time.monotonic() < deadline, tmux(socket, "capture-pane", "-p", "-t", "t:1")
+            time.sleep(0.1)
+        tmux(socket, "send-keys", "-t", "t:1", "l")  # leave it running
+        assert subprocess.run(["tmux", "-L", socket, "wait-for", "done"], timeout=30).returncode == 0
+        (row,) = History(tmp_path / "data" / "history.sqlite3").attempts("sim")
+        assert row.pid and is_alive(row.pid)
+        screen = tmux(socket, "capture-pane", "-p", "-J", "-t", "t:1")  # (-J: a wrapped line joined)
+        (said,) = [line for line in screen.splitlines() if "left running" in line]
+        assert re.fullmatch(rf"watchtower: left running: v1 \(pid \d+; kill -INT -- -{row.pid} stops it, or "
+                            r"`watchtower attach sim` then x\)", said.strip()), said
+    finally:
+        subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True)
+        for row in History(tmp_path / "data" / "history.sqlite3").attempts("sim"):
+            if row.pid and is_alive(row.pid):  # left running on purpose: stop it
+                os.killpg(row.pid, signal.SIGKILL)

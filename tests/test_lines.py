@@ -149,3 +149,18 @@ def test_a_chunk_reads_as_its_lines_made_one_by_one(pieces):
 
 def test_make_line_matches_assembler():
     assert make_line(1, 0, b"a\rb") == assemble([b"a\rb\n"])[0]
+
+
+def test_slurmstepds_word_after_an_open_bar_is_the_lines_own_text():
+    """Slurm's step daemon writes into the task's output right after a loading bar the server left
+    open (no newline after its last \\r): its word is the line's text, the bar a segment before it."""
+    from tui.core.lines import LineAssembler
+
+    bar = b"\rLoading safetensors checkpoint shards:  12% Completed | 1/8 [00:01<00:00,  1.55s/it]"
+    said = b"slurmstepd-n1: error: *** STEP 1.0 ON n1 CANCELLED AT 2026-12-06T00:16:56 ***\n"
+    lines = [item for item in LineAssembler().feed(b"[2026-12-06 00:16:55 TP0] Load weight begin.\n" + bar + said)
+             if hasattr(item, "segments")]
+    assert lines[-1].text == said.decode().rstrip("\n")
+    assert lines[-1].segments[0].endswith("1/8 [00:01<00:00,  1.55s/it]")  # the bar's last state kept
+    plain = LineAssembler().feed(b"an unfinished line slurmstepd-n1: mentioned\n")  # no bar: left as it is
+    assert [item.text for item in plain if hasattr(item, "segments")] == ["an unfinished line slurmstepd-n1: mentioned"]

@@ -56,7 +56,7 @@ def test_scan_reports_the_last_startup_and_lists_both(ready_then_crash):
     assert second["start_line"] == first_lines + 1 and second["end_line"] == report["lines"]
     assert second["outcome"] == FAILED and second["first_error"].startswith("AttributeError: ")
     # the phases and errors are the last startup's, with the file's own line numbers (grep -n)
-    assert all(p["start_line"] > first_lines for p in report["phases"])
+    assert report["phases"] and all(p["start_line"] > first_lines for p in report["phases"])
     assert report["errors"][0]["line"] == first_lines + 35
 
 
@@ -145,7 +145,7 @@ async def test_dashboard_keeps_the_earlier_startup_summarised(ready_then_crash):
     session = fixed_session(ready_then_crash.read_bytes())
     state = session.state
     assert state.outcome == FAILED and state.attempt == 2
-    assert all(p.start_line > 130 for p in state.phases)  # the timeline restarted
+    assert state.phases and all(p.start_line > 130 for p in state.phases)  # the timeline restarted
     marks = [e.text for e in session.scrollback.entries() if "new startup" in e.text]
     assert marks == ["── new startup at line 131 (attempt 2 in this log) ──"]
     app = make_app(session)

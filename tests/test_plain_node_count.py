@@ -170,7 +170,8 @@ def test_the_ready_line_waits_for_the_health_url_said_by_the_serving_node_for_on
     assert marker.startswith("[n1] " if nodes == 2 else "ready marker") and f"waiting for {url} to answer" in marker
     health = [r for r in records if r["event"] == "health"]
     assert health and {r.get("node") for r in health} == {"n1" if nodes == 2 else None}, health
-    assert all(line.startswith("[n1] ") == (nodes == 2) for line in lines if line.split("] ")[-1].startswith(url))
+    answers = [line for line in lines if line.split("] ")[-1].startswith(url)]
+    assert answers and all(line.startswith("[n1] ") == (nodes == 2) for line in answers), lines
 
 
 @pytest.mark.parametrize("nodes", [1, 2])

@@ -68,7 +68,8 @@ def test_each_builtin_file_passes_the_checks_a_users_file_gets(name):
     as a user's file, each is compiled and checked (a header's (?P<msg>…), identity's (?P<value>…))."""
     as_users = load_profile(str(PROFILES_DIR / f"{name}.toml"))  # a failed check: ProfileError
     assert as_users.headers and all("msg" in h.groupindex for h in as_users.headers)
-    assert all("value" in p.groupindex for _key, patterns in as_users.identity for p in patterns)
+    identity = [p for _key, patterns in as_users.identity for p in patterns]
+    assert identity and all("value" in p.groupindex for p in identity)
 
 
 def test_a_user_profile_file_works_like_the_builtin(tmp_path):
@@ -235,6 +236,28 @@ def test_the_quick_first_test_never_misses_a_match(server):
             checked += 1
             assert quick.search(text) is not None, text
     assert checked > 100
+
+
+@pytest.mark.parametrize("server", ["sglang", "vllm", "llamacpp"])
+def test_the_candidate_set_names_every_pattern_that_matches(server):
+    """Candidates (one RE2 set a line, for the phase book) may name a pattern that does not match,
+    never leave out one that does: on ASCII and on non-ASCII text, as each pattern's own search says."""
+    from tui.core.quicktest import Candidates
+
+    profile = load_profile(server)
+    patterns = all_patterns(profile)
+    which = Candidates(patterns).which
+    texts = [seg for log in LOGS for raw in log.read_bytes().split(b"\n") for seg in make_line(1, 0, raw).segments]
+    texts += [f"Ça {text}" for text in texts[:2000]]  # the same lines as non-ASCII text
+    matched = 0
+    for text in texts:
+        named = which(text)
+        assert list(named) == sorted(named), text
+        for index, pattern in enumerate(patterns):
+            if pattern.search(text) is not None:
+                matched += 1
+                assert index in named, (text, pattern.pattern)
+    assert matched > 100
 
 
 def test_the_documented_example_profile_loads_and_works(tmp_path):

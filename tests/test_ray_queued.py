@@ -150,3 +150,27 @@ def test_a_launch_gives_no_eta_for_the_wait():
 
     assert Expectations(None, {}).eta("queued", 30.0, 40.0) is None
     assert Expectations(None, {}).eta("weight_load", 30.0, 40.0) == "weight load 0:30"
+
+
+def test_watch_ray_says_the_hint_a_one_log_watch_says():
+    """The head's note (Ray has 8 GPUs of the 16 asked for) is said before the TIMEOUT, as `watch LOG` says it."""
+    done = run_cli("watch", "--ray", str(WAIT), "--plain", "--gpus", "none", "--timeout", "1")
+    assert done.returncode == 3, done.stderr
+    out = done.stdout
+    assert "[head]   hint: Ray has not placed the workers after 70 s: the job asks for 16 GPUs and Ray sees 8, 8 short" in out, out
+    assert out.index("hint: Ray has not placed") < out.index("TIMEOUT after")
+
+
+async def test_the_ray_dashboards_header_notes_what_ray_lacks():
+    from functools import partial
+
+    from tests.support import screen_text, until
+    from tui.app.dashboard import build_app
+    from tui.cluster import default_session, ray_cluster
+
+    session = ray_cluster(str(WAIT), None, partial(default_session, gpu_interval=0.1))
+    app = build_app(None, nodes=session)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await until(lambda: "Ray sees 8" in screen_text(app), timeout=30, pilot=pilot)
+        header = str(app.query_one("#header").render())
+        assert "note (line" in header and "Ray sees 8, 8 short" in header, header

@@ -17,7 +17,6 @@ from tests.support import run_cli
 from tui.commands.scan import scan_file, to_json
 
 RECORDINGS = Path(__file__).parent / "fixtures" / "real"
-NEEDS_PROFILE = pytest.mark.xfail(strict=False, reason="needs r4-profiles: llama.cpp's current lines")
 
 
 def scanned(name: str) -> tuple[dict, list[str]]:
@@ -28,8 +27,7 @@ def scanned(name: str) -> tuple[dict, list[str]]:
 @pytest.mark.parametrize(
     ("name", "server", "ready_text"),
     [
-        pytest.param("llamacpp_xllamacpp_ready_then_sigterm.log", "llamacpp", "init: listening on http://127.0.0.1:",
-                     marks=NEEDS_PROFILE),
+        ("llamacpp_xllamacpp_ready_then_sigterm.log", "llamacpp", "init: listening on http://127.0.0.1:"),
         ("vllm_cpu_ready_then_sigterm.log", "vllm", "Application startup complete."),
     ],
 )
@@ -41,7 +39,6 @@ def test_a_real_start_stopped_by_sigterm_was_ready_at_its_own_line_then_stopped(
     assert not report["errors"], report["errors"]
 
 
-@pytest.mark.xfail(strict=False, reason="needs r4-profiles: vLLM's CPU warm-up/compile as `compile`")
 def test_vllms_cpu_warm_up_is_its_compile_phase():
     report, lines = scanned("vllm_cpu_ready_then_sigterm.log")
     compile_phase = next(p for p in report["phases"] if p["name"] == "compile")

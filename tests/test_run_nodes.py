@@ -143,7 +143,7 @@ async def test_stop_and_relaunch_act_on_every_node(sshd_nodes, tmp_path, fake_sg
         await launch.relaunch()
         new = launch.nodes
         assert new is not session
-        assert all(not run.alive for run in parts.values())  # v1 gone on both nodes before v2 started
+        assert len(parts) == 2 and all(not run.alive for run in parts.values())  # v1 gone on both nodes before v2 started
         assert "waiting for the GPU memory to be released on 127.0.0.2, 127.0.0.3" in notes
         assert not any("still held" in note for note in notes)
         assert launch.attempt == 2 and set(launch.runner.nodes_of(launch.run).runs) == {"127.0.0.2", "127.0.0.3"}
@@ -183,3 +183,19 @@ def test_attach_follows_a_run_nodes_attempt_again_on_every_node(sshd_nodes, tmp_
         for node in sshd_nodes:  # what was left running on purpose
             for pid_file in (tmp_path / "logs").glob(f"mn-{node.host}-v1.pid"):
                 subprocess.run(["kill", "-KILL", "--", f"-{pid_file.read_text().split()[0]}"], capture_output=True)
+
+
+def test_a_node_killed_is_dead_naming_the_servers_pid_not_the_wrappers(sshd_nodes, tmp_path, fake_sglang):
+    """Each node's server runs under Watchtower's exit-status wrapper: the pids said (started,
+    left running, DEAD) are the servers' own, as they wrote them, never a wrapper's."""
+    a, b = sshd_nodes
+    pids = tmp_path / "sim-{node_rank}.pids"  # each node's server writes its own pid
+    result = cli(sshd_nodes, tmp_path, fake_sglang, "--nodes", f"{a.spec},{b.spec}", "--timeout", "30", "--no-check",
+                 "--", *command(f"127.0.0.2:{free_port()}"), "--outcome", "sigkill", "--pid-file", str(pids))
+    out = result.stdout
+    assert result.returncode == 1, out + result.stderr
+    wrappers = {int((tmp_path / "logs" / f"mn-{n.host}-v1.pid").read_text().split()[0]) for n in sshd_nodes}
+    assert not any(f"pid {w}" in out for w in wrappers), out
+    servers = [int((tmp_path / f"sim-{rank}.pids").read_text().split()[0]) for rank in (0, 1)]
+    dead = [line for line in out.splitlines() if "DEAD" in line]
+    assert dead and all(any(f"killed by SIGKILL · pid {s}" in line for s in servers) for line in dead), out

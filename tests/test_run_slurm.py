@@ -57,6 +57,7 @@ def test_run_slurm_plain_submits_a_two_node_job_and_follows_it_to_ready(slurm_en
     rows = json.loads(history.stdout)
     rows = rows if isinstance(rows, list) else rows.get("attempts", rows)
     assert rows[0]["host"] == "slurm" and str(rows[0]["pid"]) == job and rows[0]["outcome"] == "ready"
+    assert rows[0]["task_logs"] == [str(tmp_path / "logs" / f"sim-v1-{job}-{task}.log") for task in (0, 1)]
     metrics = samples((tmp_path / "sim.prom").read_text())  # the textfile's last write: each task a node
     assert value(metrics, "watchtower_verdict", launch="sim", watchtower_verdict="ready") == 1.0
     assert value(metrics, "watchtower_attempt", launch="sim") == 1.0
@@ -294,3 +295,129 @@ async def test_ctrl_c_on_run_slurm_plain_says_the_job_keeps_running_and_how_to_c
     assert proc.returncode == 130, out + err.decode()
     job = out.split("submitted as Slurm job ")[1].split()[0]
     assert f"interrupted (Ctrl-C): v1 keeps running: job {job} (scancel {job} stops it" in out, out
+
+
+def failing_node_2_launch(tmp_path: Path) -> Launch:
+    """`run --slurm` over two nodes whose node rank 1 raises during its startup while node rank 0 loads on."""
+    node = tmp_path / "node.sh"
+    node.write_text(f'#!/bin/sh\n[ "$1" = 1 ] && outcome=raise || outcome=ready\n'
+                    f'exec {sys.executable} {REPO}/tests/server_sim.py --tp 2 --node-rank "$1" --outcome $outcome'
+                    ' --load-seconds 5\n')
+    node.chmod(0o755)
+    return Launch(LaunchSpec("fail", [str(node), "{node_rank}"], log_dir=tmp_path / "logs"),
+                  runner=lambda emit: SlurmRunner(SlurmRequest(nodes=2), emit, interval=0.2),
+                  make_node=partial(default_session))
+
+
+async def test_the_dashboard_of_a_failed_job_stops_its_clock_names_the_job_and_runs_nothing(slurm_env, tmp_path):
+    """`run --slurm`, two nodes, node 2 fails as it starts: srun (--kill-on-bad-exit) ends node 1's
+    task and the job FAILS. The header names the job and its nodes (not "localhost": the log is read
+    here, the task ran on its node); its elapsed time stops at the verdict; no node's process is
+    said to run on; and the ``slurmstepd: error: … CANCELLED`` Slurm wrote after node 1's loading
+    bar is a line of its own (it was joined to the bar's text)."""
+    from tui.core.slurm import ENDED
+    from tui.wiring.launch import launch_app
+
+    launch = failing_node_2_launch(tmp_path)
+    app = launch_app(launch)
+    said: list[str] = []  # each node's verdict at each of the attempt's once srun said its task ended, then each node's at the end
+
+    def heard(_change) -> None:
+        nodes = app.nodes
+        said.extend(f"{name}: {nodes.node_verdict(name).text}" for name in nodes.task_deaths)
+
+    async with app.run_test(size=(120, 35)) as pilot:
+        await until(lambda: app.nodes.nodes, timeout=90, pilot=pilot)
+        app.nodes.judging.subscribe(heard)
+        await until(lambda: app.nodes.job is not None and app.nodes.job.state in ENDED, timeout=90, pilot=pilot)
+        await until(lambda: app.verdict().final and app.verdict().node == "n2", timeout=30, pilot=pilot)
+        session = app.nodes
+        header = screen_text(app).splitlines()[0]
+        assert f"Slurm job {launch.run.pid} (n1,n2)" in header and "localhost" not in header, header
+        at_verdict = session.startup_elapsed()
+        for each in (session, *session.nodes.values()):  # a minute later: the attempt's clock stopped
+            each.clock = partial(lambda base: base() + 60, each.clock)
+        assert session.startup_elapsed() == at_verdict
+        said.extend(f"{name}: {session.node_verdict(name).text}" for name in session.nodes)  # and each node's last
+        assert said and not [words for words in said if "still running" in words], said
+        n1 = session.nodes["n1"].scrollback.entries()
+        stepd = [entry for entry in n1 if "slurmstepd" in entry.text]
+        assert len(stepd) == 1 and stepd[0].text.startswith("slurmstepd") and "CANCELLED" in stepd[0].text, stepd
+
+
+@pytest.mark.parametrize(("interval", "watch_poll"), [(0.2, 4.0), (4.0, 0.2)], ids=["node-set-first", "runner-first"])
+async def test_a_job_that_failed_is_not_offered_a_stop(slurm_env, tmp_path, interval, watch_poll):
+    """Once the job has FAILED nothing of it runs: the footer no longer offers `x Stop server`, from
+    the moment either the node set's poll of the job or the runner's own learns of its end (before:
+    offered on, the footer drawn once more only when the verdict's kind changed), and x says so."""
+    from tui.core.slurm import ENDED
+    from tui.wiring.launch import launch_app
+
+    node = tmp_path / "node.sh"  # node rank 1 raises as it starts: srun ends the job
+    node.write_text(f'#!/bin/sh\n[ "$1" = 1 ] && outcome=raise || outcome=ready\n'
+                    f'exec {sys.executable} {REPO}/tests/server_sim.py --tp 2 --node-rank "$1" --outcome $outcome'
+                    ' --load-seconds 5\n')
+    node.chmod(0o755)
+    launch = Launch(LaunchSpec("fail", [str(node), "{node_rank}"], log_dir=tmp_path / "logs"),
+                    runner=lambda emit: SlurmRunner(SlurmRequest(nodes=2), emit, interval=interval,
+                                                    watch_poll=watch_poll),
+                    make_node=partial(default_session))
+    app = launch_app(launch)
+
+    def footer() -> str:
+        return screen_text(app).rstrip().splitlines()[-1]
+
+    def ended() -> bool:
+        return app.nodes.job is not None and app.nodes.job.state in ENDED
+
+    async with app.run_test(size=(120, 35)) as pilot:
+        await until(lambda: "Stop server" in footer(), timeout=90, pilot=pilot)  # while the job runs
+        await until(lambda: ended() or not launch.run.alive, timeout=90, pilot=pilot)  # one of the two knows
+        await pilot.pause()
+        assert "Stop server" not in footer(), (ended(), launch.run.alive, footer())
+        await until(lambda: ended() and not launch.run.alive, timeout=30, pilot=pilot)  # both know
+        await pilot.pause()
+        assert "Stop server" not in footer(), footer()
+        await pilot.press("x")
+        said = await until(lambda: [n.message for n in app._notifications if "No running server" in n.message],  # noqa: SLF001
+                           pilot=pilot)
+        assert said and not isinstance(app.screen, ConfirmScreen)
+
+
+async def test_where_the_job_was_submitted_is_said_in_the_launch_line_not_over_the_log(slurm_env, tmp_path):
+    """"v1: submitted as Slurm job N (…)" was a toast over the log view's last lines: it is said in
+    the launch line, where launch events are said, and stays there; nothing is laid over the log."""
+    from tui.wiring.launch import launch_app
+
+    launch = slurm_launch(tmp_path, "sim")
+    app = launch_app(launch)
+    async with app.run_test(size=(120, 35)) as pilot:
+        line = await until(lambda: "submitted as Slurm job" in app.launch_line.render().plain
+                           and app.launch_line.render().plain, timeout=60, pilot=pilot)
+        job = launch.run.pid
+        assert f"v1 Slurm job {job}  submitted as Slurm job {job} (" in line, line
+        assert not [n.message for n in app._notifications], app._notifications  # noqa: SLF001
+        await until(lambda: app.verdict().final, timeout=90, pilot=pilot)
+        assert f"submitted as Slurm job {job}" in app.launch_line.render().plain  # still said
+        assert not [n.message for n in app._notifications if "Slurm job" in n.message]  # noqa: SLF001
+
+
+async def test_at_80x24_the_barrier_row_keeps_the_reason_slurm_gave(slurm_env, tmp_path):
+    """Node 2 fails as it starts; srun ends node 1's task and slurmstepd writes "slurmstepd-n1: error:
+    *** STEP J.0 ON n1 CANCELLED AT <time> ***" as n1's last line. At 80x24 the barrier row that
+    names n1 quotes it by its reason ("CANCELLED"), its front matter dropped (before: cut off after
+    "slurmstepd-n1: error: *", the reason lost)."""
+    from tui.wiring.launch import launch_app
+
+    launch = failing_node_2_launch(tmp_path)
+    app = launch_app(launch)
+
+    def n1_row() -> str:
+        rows = [row for row in screen_text(app).splitlines() if " n1 TP0 dead" in row]
+        return rows[0] if rows else ""
+
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(lambda: "slurmstepd" in app.nodes.nodes["n1"].state.last_text if "n1" in app.nodes.nodes else False,
+                    timeout=90, pilot=pilot)
+        row = await until(n1_row, timeout=30, pilot=pilot)
+        assert len(row) <= 80 and "CANCELLED" in row and "slurmstepd-n1: error" not in row, row

@@ -1,7 +1,9 @@
 """``--smoke``: ready means it answers. A real local HTTP server (stdlib http.server) in a
 process of its own plays an OpenAI-compatible server: one that answers the first completion
 after a delay gives a time to the first token and READY after it; one answering 500 gives a
-failure naming the status and its message; without --smoke nothing is sent."""
+failure naming the status and its message; one that streams its answer (server-sent events, as
+some servers do even unasked) is answered at its first chunk; without --smoke nothing is sent;
+--smoke-timeout bounds each request."""
 
 from __future__ import annotations
 
@@ -22,11 +24,13 @@ from tui.sources.smoke import server_message, smoke
 pytestmark = pytest.mark.timeout(60)
 
 # The fake server: GET /v1/models names the model; POST /v1/completions answers after DELAY s
-# with STATUS; every request is appended to a file (what was asked, in order).
+# with STATUS; every request is appended to a file (what was asked, in order). STREAM "sse": the
+# completion as server-sent events (HTTP/1.0, the body ends at the close), "sse-chunked" the same
+# in HTTP/1.1 chunks; either way the first chunk comes after DELAY s and the rest only 30 s later.
 FAKE = r'''
 import json, sys, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-port, delay, status, journal = int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+port, delay, status, journal, stream = int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
 
 class Handler(BaseHTTPRequestHandler):
     def log_message(self, *args):
@@ -48,10 +52,33 @@ class Handler(BaseHTTPRequestHandler):
         else:
             self.answer(404, {"detail": "Not Found"})
 
+    def stream(self, model):
+        chunked = stream == "sse-chunked"
+        if chunked:
+            self.protocol_version = "HTTP/1.1"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        if chunked:
+            self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+
+        def send(data):
+            event = ("data: " + data + "\n\n").encode()
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event) if chunked else event)
+            self.wfile.flush()
+
+        time.sleep(delay)
+        send(json.dumps({"id": "cmpl-1", "object": "text_completion", "model": model,
+                         "choices": [{"index": 0, "text": " world", "finish_reason": None}]}))
+        time.sleep(30)  # the rest of the answer: a smoke test that waited for it would time out
+        send("[DONE]")
+
     def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         with open(journal, "a") as f:
             f.write("POST " + self.path + " " + json.dumps(body, sort_keys=True) + "\n")
+        if stream:
+            return self.stream(body["model"])
         time.sleep(delay)
         if status != 200:
             self.answer(status, {"object": "error", "message": "CUDA error: an illegal memory access was encountered",
@@ -73,13 +100,14 @@ def free_port() -> int:
 
 
 class FakeServer:
-    def __init__(self, tmp_path: Path, delay: float, status: int = 200) -> None:
+    def __init__(self, tmp_path: Path, delay: float, status: int = 200, stream: str = "") -> None:
         self.port = free_port()
         self.journal = tmp_path / f"requests-{self.port}"
         self.journal.touch()
         script = tmp_path / "fake_openai.py"
         script.write_text(FAKE)
-        self.proc = subprocess.Popen([sys.executable, str(script), str(self.port), str(delay), str(status), str(self.journal)],
+        self.proc = subprocess.Popen([sys.executable, str(script), str(self.port), str(delay), str(status), str(self.journal),
+                                      stream],
                                      stdout=subprocess.PIPE, text=True)
         assert self.proc.stdout is not None and self.proc.stdout.readline().strip() == "listening"
 
@@ -95,8 +123,8 @@ class FakeServer:
 def fake(tmp_path: Path, request: pytest.FixtureRequest):
     servers: list[FakeServer] = []
 
-    def make(delay: float, status: int = 200) -> FakeServer:
-        servers.append(FakeServer(tmp_path, delay, status))
+    def make(delay: float, status: int = 200, stream: str = "") -> FakeServer:
+        servers.append(FakeServer(tmp_path, delay, status, stream))
         return servers[-1]
 
     yield make
@@ -122,6 +150,19 @@ def test_a_500_is_a_failure_naming_the_status_and_the_message(fake) -> None:
     assert "HTTP 500" in answer.detail and "illegal memory access" in answer.detail
     verdict = smoke_verdict(Verdict(READY, "in 1:02"), SmokeStatus(answer.url, answer))
     assert verdict.kind == FAILED and "HTTP 500" in verdict.detail
+
+
+@pytest.mark.parametrize("stream", ["sse", "sse-chunked"])
+def test_a_streamed_answer_is_answered_at_its_first_chunk(fake, stream: str) -> None:
+    """A server that streams its completion: the first `data:` chunk is the first token (its time
+    the TTFT); the rest of the stream, 30 s later, is not waited for."""
+    server = fake(0.5, stream=stream)
+    started = time.monotonic()
+    answer = asyncio.run(smoke("127.0.0.1", server.port, timeout=10))
+    assert answer.ok, answer.detail
+    assert answer.ttft is not None and 0.5 <= answer.ttft < 5.0
+    assert answer.detail == "streamed its first chunk ' world'"
+    assert time.monotonic() - started < 8.0
 
 
 def test_nobody_listening_and_a_timeout_are_failures(fake) -> None:
@@ -175,6 +216,23 @@ def test_watch_smoke_is_ready_only_after_the_answer(fake, tmp_path: Path) -> Non
     ttft = float(out[answered:].split(" in ", 1)[1].split(" s", 1)[0])
     assert 1.0 <= ttft < 10.0
     assert "first token in" in out[ready:]
+
+
+def test_smoke_timeout_bounds_each_request_and_is_checked(fake, tmp_path: Path) -> None:
+    server = fake(6.0)  # the completion answers after 6 s: over a 1 s --smoke-timeout
+    log = tmp_path / "server.log"
+    log.write_text(startup_log(server.port))
+    code, out, took = watch(log, "--smoke", "--smoke-timeout", "1")
+    assert code == 1, out
+    assert "smoke test FAILED: POST /v1/completions: no answer in 1 s (timeout; --smoke-timeout sets it)" in out
+    assert took < 6.0, took  # it gave up at 1 s, not at the answer nor the 60 s default
+    for bad, said in ((("--smoke", "--smoke-timeout", "0"), "expected a finite number greater than 0"),
+                      (("--smoke", "--smoke-timeout", "soon"), "expected a number, got 'soon'"),
+                      (("--smoke-timeout", "5"), "--smoke-timeout without --smoke")):
+        refused = run_cli("watch", "--plain", "--gpus", "none", *bad, str(log))
+        assert refused.returncode == 2 and said in refused.stderr and "Traceback" not in refused.stderr, refused.stderr
+    for command in ("watch", "run", "attach"):
+        assert "--smoke-timeout S" in run_cli(command, "--help").stdout
 
 
 def test_watch_smoke_500_fails_naming_it(fake, tmp_path: Path) -> None:

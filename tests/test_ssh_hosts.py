@@ -74,7 +74,40 @@ async def test_an_alias_of_the_home_config_is_reached_and_named_with_its_address
     with pytest.raises(SshError) as info:
         await ssh.connect(SshTarget.parse("n4", connect_timeout=5))
     refused = f"127.0.0.4:{home.refusing}"  # not "n4:22": the port and address ssh would use
-    assert str(info.value).startswith(f"n4 ({refused}): connection refused by {refused}"), info.value
+    assert str(info.value).startswith(f"n4 ({refused}): connection refused (is sshd running there?)"), info.value
+    assert str(info.value).count(refused) == 1  # the address said once
+
+
+async def test_a_jump_host_given_as_an_alias_is_resolved_too(home, sshd_nodes, ssh_connections_closed):
+    """``ProxyJump n2``: the jump host is the config's alias too (its HostName, port and key, as
+    ``ssh -G n2`` gives them), not a name to look up in DNS on port 22."""
+    a, b = sshd_nodes
+    config = home.path / ".ssh" / "config"
+    config.write_text(config.read_text() + f"Host n3j\n  HostName {b.host}\n  Port {b.port}\n  IdentityFile {b.client_key}\n"
+                      "  ProxyJump n2\n")
+    before = len(a.log_path.read_text())
+    assert (await ssh.run(SshTarget.parse("n3j"), ["echo", "via n2"]))[1] == "via n2\n"
+    assert "Accepted publickey" in a.log_path.read_text()[before:]  # through n2's sshd
+
+
+async def test_a_jump_host_follows_the_targets_own_config_and_known_hosts_files(home, sshd_nodes, tmp_path,
+                                                                               ssh_connections_closed):
+    """A target given its own ssh config (``-F``) and known_hosts file: its ProxyJump host is read
+    from that config and checked against that known_hosts too (``ssh -J`` passes ``-F`` on), not
+    ~/.ssh's, which here trust no one."""
+    a, b = sshd_nodes
+    (home.path / ".ssh" / "known_hosts").write_text("")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    config = elsewhere / "config"
+    config.write_text(f"Host j2\n  HostName {a.host}\n  Port {a.port}\n  IdentityFile {a.client_key}\n"
+                      f"Host n3k\n  HostName {b.host}\n  Port {b.port}\n  IdentityFile {b.client_key}\n  ProxyJump j2\n")
+    known = elsewhere / "known_hosts"
+    known.write_text(a.known_hosts_line() + b.known_hosts_line())
+    before = len(a.log_path.read_text())
+    target = SshTarget.parse("n3k", config=str(config), known_hosts=str(known), connect_timeout=10)
+    assert (await ssh.run(target, ["echo", "via j2"]))[1] == "via j2\n"
+    assert "Accepted publickey" in a.log_path.read_text()[before:]  # through j2's sshd
 
 
 async def test_a_changed_key_of_an_alias_is_called_changed(home, sshd_nodes, tmp_path):
@@ -161,4 +194,4 @@ async def test_ctrl_c_on_run_nodes_plain_says_what_keeps_running_and_how_to_stop
     said = [line for line in out.splitlines() if "keeps running" in line]
     assert len(said) == 1, out
     assert re.search(r"interrupted \(Ctrl-C\): v1 keeps running: 127\.0\.0\.2: kill -INT -- -\d+; "
-                     r"127\.0\.0\.3: kill -INT -- -\d+; follow it again with `watchtower attach mn`", said[0]), out
+                     r"127\.0\.0\.3: kill -INT -- -\d+; or `watchtower attach mn` then x", said[0]), out

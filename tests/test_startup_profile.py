@@ -57,7 +57,7 @@ def test_no_advice_without_evidence_and_no_profile_before_ready(tmp_path: Path) 
     # one attempt: no previous figures, no advice, but the profile
     one = json.loads(scan(FIXTURES / "vllm_v1_ready.log", "--json").stdout)["profile"]
     assert one["previous_total_s"] is None and one["speed"] == []
-    assert all(p["previous_seconds"] is None for p in one["phases"])
+    assert one["phases"] and all(p["previous_seconds"] is None for p in one["phases"])
     # still starting: no profile yet
     half = tmp_path / "half.log"
     half.write_text("\n".join(CHANGED.read_text().splitlines()[:40]) + "\n")

@@ -180,3 +180,28 @@ async def test_a_replay_played_out_ends_once_its_log_is_quiet() -> None:
     finally:
         watch.stop()
         await session.stop()
+
+
+async def test_a_final_verdict_pushed_before_the_start_ends_the_watch_once_it_starts() -> None:
+    """A launch whose server fails at once pushes its final verdict before the presenter's loop
+    starts the ending: that push is the one held, not missed (the watch waited forever)."""
+    from tui.core.ending import launch_hold
+    from tui.session.judging import VerdictChanged
+
+    session = WatchSession(log=MemorySource())
+    pushed: list[object] = []  # a launch's subscribers
+    watch = WatchEnding(session.judging, launch_hold, pushes=pushed.append)
+    heard: list[object] = []
+    watch.subscribe(heard.append)
+    failed = Verdict(FAILED, "ValueError: no")
+    for push in pushed:  # the server failed before the watch's loop began
+        push(VerdictChanged(failed, None))
+    assert not heard  # weighed only once started
+    session.start()
+    try:
+        watch.start()
+        end = await over(heard)
+        assert end.why == "decided"
+    finally:
+        watch.stop()
+        await session.stop()

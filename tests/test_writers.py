@@ -330,3 +330,18 @@ async def test_a_writer_killed_before_it_was_seen_and_left_a_zombie_is_gone_with
     finally:
         shell.kill()
         shell.wait()
+
+
+def test_a_long_command_keeps_its_script_and_flags_its_long_paths_give_way():
+    """Under a deep venv and a pytest tmp dir the script name fell past the cut (CI: 'fake_server.…')."""
+    from tui.core.events import ServerProcess
+    from tui.core.writers import describe
+
+    venv = "/check/work/main/.venv/bin/python"
+    script = "/tmp/pytest-of-root/pytest-278/popen-gw0/test_sigkilled_server_is_dead_0/fake_server.py"
+    server = ServerProcess(7, 1, "python", f"{venv} {script} --tp 8 --model-path /m", 1.0, "main")
+    assert describe(server) == "pid 7 (…/python …/fake_server.py --tp 8 --model-path /m)"
+    short = ServerProcess(8, 1, "python", f"{venv} -m sglang.launch_server --model-path /models/x", 1.0, "main")
+    assert describe(short) == f"pid 8 ({venv} -m sglang.launch_server --model-path /models/x)"  # fits: whole
+    endless = ServerProcess(9, 1, "python", "python -m x " + "--flag value " * 30, 1.0, "main")
+    assert len(describe(endless)) == len("pid 9 ()") + 120 and describe(endless).endswith("…)")

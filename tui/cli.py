@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 
 from tui.commands import EXIT_USAGE, UsageError
+from tui.core.errors import interruption
 from tui.commands.parser import COMMANDS, build_parser
 
 __all__ = ["COMMANDS", "build_parser", "main"]
@@ -35,6 +37,9 @@ def config_path(argv: list[str]) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # asyncssh's key modules name cryptography's DSA types, deprecated from cryptography 51: their
+    # import would print ten lines of warnings before any command that may use SSH says a word.
+    warnings.filterwarnings("ignore", message="DSA is deprecated", module=r"asyncssh\.")
     words = sys.argv[1:] if argv is None else argv
     try:
         from tui.commands.config import apply, load, resolve_names
@@ -53,8 +58,8 @@ def main(argv: list[str] | None = None) -> int:
 
         print(f"watchtower: {clean(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        return 130
+    except KeyboardInterrupt as exc:  # (Ctrl-C, or SIGTERM as ``Terminated``: each its own status)
+        return interruption(exc)[1]
     except BrokenPipeError:  # the reader went away (`| head -1`): end quietly, as a filter does
         _silence_stdout()
         return EXIT_BROKEN_PIPE

@@ -12,20 +12,20 @@ job's per-task output files (``srun -o …%t``) become the nodes' logs.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import dataclasses
 import heapq
 import math
 import shlex
 import time
-from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from functools import partial
 from typing import Any
 
 from tui.core import cluster as core
 from tui.core.events import ConnectionState, SlurmJobState
 from tui.core.multinode import suspects
-from tui.core.options import NodeSpec
+from tui.core.options import SMOKE_TIMEOUT_S, NodeSpec
 from tui.core.slurm import ACTIVE, ENDED, GONE, QUEUED, job_words, queued_words
 from tui.core.state import FAILED, READY, STARTING, StartupState
 from tui.core.wording import clock
@@ -39,7 +39,6 @@ from tui.core.verdict import (
     Verdict,
     smoke_verdict,
 )
-from tui.core.evidence import judge
 from tui.core.verdict import FAILED as FAILED_KIND
 from tui.core.verdict import READY as READY_KIND
 from tui.core.verdict import STARTING as STARTING_KIND
@@ -47,7 +46,7 @@ from tui.core.verdict import STOPPED as STOPPED_KIND
 from tui.core.hints import Diagnosis
 from tui.core.limits import StallLimits
 from tui.core.profiles import Profile
-from tui.session import LogEntry, Scrollback, SessionEvent, SessionInfo, Update, WatchSession
+from tui.session import LogEntry, Scrollback, SessionEvent, SessionInfo, Topic, Update, WatchSession
 from tui.sources.base import EventSource
 from tui.sources.slurm import SlurmJobSource
 from tui.session.judging import Judging
@@ -61,42 +60,89 @@ class MergedScrollback:
     draws either): each entry is a (node, seq) of that node's scrollback, so a line a node styles
     later (an error block) is styled here too.
 
-    New lines are pulled from each node after its update; lines that arrive together are merged
-    by their timestamps (a line without one takes its node's previous one: a traceback stays with
-    its header); what arrived earlier stays above. A line's timestamp is the one its node read,
-    once, by the node's profile (``Scrollback.times``): nothing is parsed here.
+    Ordered by the lines' own times from the first line on: a node's backlog (the log it had before
+    it was watched, or while it was out of reach) goes where its times put it among the lines
+    already there, not below them as a block. A line's key is its time, then when its node's
+    timestamped line was pulled, then its place in its node's log:
+
+    - a line without a time (a traceback's) keeps its place right after its node's previous line;
+      a node's first lines before any time go with the node's first timed line of the same pull,
+      else at the end, where they arrived (a log that prints no times reads in arrival order);
+    - a node's own order is never changed: a line stamped earlier than its node's previous line
+      (another rank's buffered write) takes that line's time.
+
+    A line's timestamp is the one its node read, once, by the node's profile (``Scrollback.times``):
+    nothing is parsed here.
     """
 
     def __init__(self, nodes: dict[str, WatchSession], capacity: int = MERGED_LINES) -> None:
         self.nodes = nodes
         self.capacity = capacity
-        self._refs: deque[tuple[str, int]] = deque(maxlen=capacity)
+        self._keys: list[tuple[float, int, int]] = []  # (time, pull order of its timed line, node seq), ascending
+        self._refs: list[tuple[str, int]] = []  # (node, node seq), in the keys' order
         self.dropped = 0
         self.progress: LogEntry | None = None  # (a node's live bar stays in its own view)
         self._seen: dict[str, int] = {}
-        self._last_time: dict[str, float] = {}  # node -> the time its latest line printed (or took)
+        self._last: dict[str, tuple[float, int]] = {}  # node -> (time, pull order) its latest line took
+        self._order = 0  # timed lines pulled so far: what puts lines of one time in the order they came
+        self._widest_inserted = 0  # the longest line put above the end (the view measures only the end)
 
     def pull(self) -> int:
-        """Take what each node appended since the last pull; how many lines that was."""
+        """Take what each node appended since the last pull, each line where its time puts it; how
+        many lines that was."""
+        end = self._keys[-1][0] if self._keys else -math.inf  # where lines of no known time go
         batches = []
         for name, session in self.nodes.items():
             start = self._seen.get(name, 0)
             self._seen[name] = session.scrollback.end_seq
-            last = self._last_time.get(name, -math.inf)  # lines before a node's first time: first
-            batch = []
-            for seq, own in session.scrollback.times(start):
-                if not math.isnan(own):  # the line printed a time
-                    last = own
-                batch.append((last, name, seq))
-            self._last_time[name] = last
+            batch = self._keyed(name, session.scrollback.times(start), end)
             if batch:
                 batches.append(batch)
-        merged = list(heapq.merge(*batches, key=lambda item: item[0])) if len(batches) > 1 else batches[0] if batches else []
-        overflow = len(self._refs) + len(merged) - self.capacity
+        if not batches:
+            return 0
+        count = sum(map(len, batches))
+        new = batches[0] if len(batches) == 1 else list(heapq.merge(*batches))
+        keys, refs = self._keys, self._refs
+        at = bisect.bisect_right(keys, new[0][0])
+        if at < len(keys):  # some go above lines already there: the tail is merged with them
+            tail = list(zip(keys[at:], refs[at:]))
+            self._widest_inserted = max(self._widest_inserted, *(self._width(ref) for _, ref in new))
+            del keys[at:], refs[at:]
+            new = list(heapq.merge(tail, new))
+        keys.extend(key for key, _ in new)
+        refs.extend(ref for _, ref in new)
+        overflow = len(keys) - self.capacity
         if overflow > 0:
+            del keys[:overflow], refs[:overflow]
             self.dropped += overflow
-        self._refs.extend((name, seq) for _, name, seq in merged)
-        return len(merged)
+        return count
+
+    def _keyed(self, name: str, times: Iterable[tuple[int, float]], end: float) -> list[tuple[tuple[float, int, int], tuple[str, int]]]:
+        """A node's new lines with their keys (in its own order, so ascending)."""
+        last = self._last.get(name)
+        batch: list[tuple[tuple[float, int, int], tuple[str, int]]] = []
+        before: list[int] = []  # lines before the node's first time
+        for seq, own in times:
+            if not math.isnan(own):
+                self._order += 1
+                last = (own if last is None else max(own, last[0]), self._order)
+                batch.extend(((last[0], last[1], early), (name, early)) for early in before)
+                before = []
+            elif last is None:
+                before.append(seq)
+                continue
+            batch.append(((last[0], last[1], seq), (name, seq)))
+        if before:  # no time yet: at the end, as they arrived (and the node's later lines no higher)
+            self._order += 1
+            last = (end, self._order)
+            batch.extend(((end, self._order, seq), (name, seq)) for seq in before)
+        if last is not None:
+            self._last[name] = last
+        return batch
+
+    def _width(self, ref: tuple[str, int]) -> int:
+        entry = self.nodes[ref[0]].scrollback.get(ref[1])
+        return 0 if entry is None else len(entry.text)
 
     # ---------------------------------------------------------------- the Scrollback's reading side
 
@@ -127,7 +173,8 @@ class MergedScrollback:
         return [entry for entry in found if entry is not None]
 
     def widest(self, start: int) -> int:
-        return max((len(entry.text) for entry in self.entries(start)), default=0)
+        """The longest line from ``start`` on, or put above it since (its backlog's)."""
+        return max(self._widest_inserted, max((len(entry.text) for entry in self.entries(start)), default=0))
 
     def find_line(self, number: int, node: str | None = None) -> LogEntry | None:
         """The entry of ``node``'s line ``number`` (its current file), if still kept here."""
@@ -141,6 +188,19 @@ class MergedScrollback:
                 if self._refs[index] == (name, own.seq):
                     return self.get(self.dropped + index)
         return None
+
+    def anchor(self, seq: int) -> object:
+        """What finds the line ``seq`` again after lines were put above it (``seq_of``): its key
+        (a seq here is a place in the order, and a backlog inserted above moves every line below)."""
+        index = seq - self.dropped
+        return self._keys[index] if 0 <= index < len(self._keys) else None
+
+    def seq_of(self, anchor: object) -> int | None:
+        """The seq the line ``anchor`` names has now, None once it is no longer kept."""
+        if not isinstance(anchor, tuple):
+            return None
+        index = bisect.bisect_left(self._keys, anchor)
+        return self.dropped + index if index < len(self._keys) and self._keys[index] == anchor else None
 
     def notable_seqs(self) -> list[int]:
         """Merged seqs of the error, phase and marker lines (styles as the nodes have them now)."""
@@ -161,6 +221,8 @@ def connection_words(conn: ConnectionState) -> str:
 
 ClusterSubscriber = Callable[[str | None, Update], None]  # (node or None for the cluster, update)
 NodeHearer = Callable[[str, SessionEvent], None]  # (node, one of its events)
+JobEvent = SlurmJobState | ConnectionState  # what the Slurm job's own source says: its state, its poller's connection
+JobHearer = Callable[[JobEvent], None]
 
 
 class ClusterSession:
@@ -207,11 +269,14 @@ class ClusterSession:
         self._started = False
         self.started_at: float | None = None  # when it began to be watched
         self._hearers: list[tuple[NodeHearer, bool]] = []  # ``hear``: (told each node's events, with its lines)
+        self._job_hearers: list[JobHearer] = []  # ``hear_job``: told each of the job's own events
         #: ``--timeout``: seconds the startup was given; ``timed_out`` once they passed undecided.
         self.timeout: float | None = None
         self.timed_out = False
         #: The attempt's verdict, decided once per turn of updates and once a second, and pushed.
-        self.judging = Judging(self.own_verdict, self.failing_node_hints)
+        self.judging = Judging(self.own_verdict, self.failing_node_hints, self.node_note)
+        self._about: str | None = None  # the node the verdict last decided is about
+        self._elapsed_at_verdict: float | None = None  # the attempt's time when its verdict became final
         self._judge_due = False
         self._deadline: asyncio.TimerHandle | None = None  # --timeout's, from start()
         self.health_url: str | None = None  # --health: asked from the serving node's machine
@@ -225,6 +290,7 @@ class ClusterSession:
         spec = NodeSpec(name, session.info.log_path or "", None if session.info.host == "localhost" else session.info.host)
         one = cls(make_session=lambda _spec: session)
         one.single = True
+        one.attempt = session.info.attempt  # (the node keeps its own attempt: a launch's retries move it on)
         one.judging = session.judging
         one.add_node(spec)
         return one
@@ -249,10 +315,19 @@ class ClusterSession:
         for name, session in self.nodes.items():
             session.hear(partial(put, name), lines=lines)
 
+    def hear_job(self, put: JobHearer) -> None:
+        """``put`` is told each of the Slurm job's own events, in order, none dropped: its state as
+        polled (or as the launch's cancel left it) and its poller's connection."""
+        self._job_hearers.append(put)
+
+    def _job_said(self, event: JobEvent, *topics: Topic) -> None:
+        for put in self._job_hearers:
+            put(event)
+        self._notify(None, Update(frozenset({"job", *topics})))
+
     def add_node(self, spec: NodeSpec) -> WatchSession:
         session = self.make_session(spec)
-        if not self.single:
-            session.info.attempt = self.attempt
+        session.info.attempt = self.attempt
         self.specs[spec.name] = spec
         self.nodes[spec.name] = session
         for put, lines in self._hearers:
@@ -332,7 +407,7 @@ class ClusterSession:
                         self._tasks.append(asyncio.create_task(self._follow_batch_output(event.stdout)))
                     if event.state in ACTIVE:
                         self._tasks.append(asyncio.create_task(self._follow_task_ends(source, event)))
-            self._notify(None, Update(frozenset({"job"}), (event,)))
+            self._job_said(event)
 
     async def _follow_batch_output(self, path: str) -> None:
         """srun reports a task that died ("srun: error: n2: task 1: Killed") in the batch output:
@@ -377,7 +452,7 @@ class ClusterSession:
         job = self.job or SlurmJobState(job_id, "CANCELLED")
         self.job = dataclasses.replace(job, state="CANCELLED", cancelled_by=by)
         self.cancelled_by = by
-        self._notify(None, Update(frozenset({"job", "state"}), (self.job,)))
+        self._job_said(self.job, "state")
 
     def node_died(self, node: str, words: str) -> None:
         """A node's server process is gone (its runner saw it, or srun said so)."""
@@ -479,12 +554,12 @@ class ClusterSession:
                 return Verdict(STARTING_KIND, f"{death}: {reading} before judging")
             if session.state.outcome != FAILED:  # (the end of the log may have held the cause)
                 return Verdict(DEAD, death)
-        if session.writers.status() is not None or not self.processes_known:
-            verdict = session.verdict()  # its writers (discovery), GPUs, silence and limits: as `watch` judges one node
-        else:  # a job that runs, or a launch of ours: its processes live until their runner says not
-            evidence = session.evidence(ProcessStatus(alive=True))  # its GPUs, limits, history, load: as one node's
-            since = None if session.finished_at is not None else (session.last_output_at or self.started_at)  # (before a line: since watched)
-            verdict = judge(session.state, dataclasses.replace(evidence, last_activity=since))
+        if not self.single:  # (a single log's process is told by its own launch: ``Launch._tell_process``)
+            # a job that runs, or a launch of ours: its processes live until their runner, srun or the
+            # job's end says not (a failed node's task that srun saw end is not "still running")
+            alive = self.processes_known and node.name not in self.task_deaths
+            session.launched_as(ProcessStatus(alive=True) if alive else None, since=self.started_at)
+        verdict = session.verdict()  # its writers (discovery), GPUs, silence and limits: as `watch` judges one node
         if role == core.WORKER and serving is not None and verdict.kind in (STARTING_KIND, LOADING, STALLED):
             passed = core.worker_done(node, serving)
             if passed == 0:  # (its lines folded into other workers' by Ray: the serving node's ready says it)
@@ -521,8 +596,25 @@ class ClusterSession:
 
     @property
     def processes_known(self) -> bool:
-        """Whether the nodes' processes are known to run: launched by us, or a running job's tasks."""
-        return self.launched or (self.job is not None and self.job.state in ACTIVE)
+        """Whether the nodes' processes are known to run: launched by us (until their job ended), or
+        a running job's tasks."""
+        return (self.launched and not self.job_ended) or (self.job is not None and self.job.state in ACTIVE)
+
+    def startup_elapsed(self) -> float | None:
+        """The attempt's time so far, whichever node is shown: its longest-running node's (each in
+        its own log's time); stopped at the attempt's verdict (a node the attempt's verdict closed —
+        its task gone with the job — never decided its own, and its clock would run on)."""
+        if self._elapsed_at_verdict is not None:
+            return self._elapsed_at_verdict
+        return max((e for session in self.nodes.values() if (e := session.startup_elapsed()) is not None), default=None)
+
+    def place(self, session: WatchSession) -> str:
+        """Where a node runs, as the header names it: its host, or its Slurm job and the job's nodes
+        (a task's log is read on this machine, but the task ran on its node: not "localhost")."""
+        job = self.job
+        if job is None:
+            return session.info.host
+        return f"Slurm job {job.job_id}" + (f" ({','.join(job.nodes)})" if job.nodes else "")
 
     def barrier(self) -> list[core.BarrierRow]:
         return core.barrier(self.statuses())
@@ -542,11 +634,23 @@ class ClusterSession:
         node = self.nodes.get(verdict.node or "")
         return list(node.judging.evaluate().hints) if node is not None else []
 
+    def node_note(self) -> Diagnosis | None:
+        """While starting, a node's note as its own watch shows it (what a quiet server is doing,
+        a warning that predicts trouble: "Ray sees 8 GPUs of 16"): the node's the verdict is about
+        first, else the first node that has one."""
+        names = sorted(self.nodes, key=lambda name: name != self._about)
+        return next((note for name in names if (note := self.nodes[name].judging.evaluate().note) is not None), None)
+
     def own_verdict(self) -> Verdict:
         """The nodes' verdict and the job's; past ``--timeout`` an undecided one says so (exit status 3)."""
         verdict = self._verdict()
+        self._about = verdict.node
         if self.timed_out and not verdict.final:
-            return Verdict(TIMEOUT, f"after {clock(self.timeout, unknown='—')}, still starting · {verdict.text}")
+            verdict = Verdict(TIMEOUT, f"after {clock(self.timeout, unknown='—')}, still starting · {verdict.text}")
+        if not verdict.final:
+            self._elapsed_at_verdict = None
+        elif self._elapsed_at_verdict is None:
+            self._elapsed_at_verdict = self.startup_elapsed()
         return verdict
 
     def _verdict(self) -> Verdict:
@@ -629,28 +733,31 @@ class ClusterSession:
             session.flush()
 
     def _node_update(self, name: str, update: Update) -> None:
-        if "log" in update.topics and not self.single:
+        if "log" in update.topics and not self.single:  # (a single log is shown from its node's own scrollback: no merged copy)
             self.merged.pull()
         self._notify(name, update)
 
     def _notify(self, node: str | None, update: Update) -> None:
-        if self.judging.subscribed and not self._judge_due and not self.single:  # every node's updates of one turn judged once
+        # every node's updates of one turn judged once (a single log's stage is its node's, judged on the node's turn);
+        # a GPU sample alone waits for the tick (each node samples on its own second: judged once a second, not N times)
+        if self.judging.subscribed and not self._judge_due and not self.single and not update.samples_only:
             self._judge_due = True
             try:
-                asyncio.get_running_loop().call_soon(self._judge)
+                asyncio.get_running_loop().call_soon(self._evaluate_now)
             except RuntimeError:
-                self._judge()
+                self._evaluate_now()
         for callback in list(self._subscribers):
             callback(node, update)
 
-    def _judge(self) -> None:
+    def _evaluate_now(self) -> None:
         self._judge_due = False
         self.judging.evaluate()
 
 
 def default_session(spec: NodeSpec, *, profile: Profile | None = None, from_end: bool = False, gpu_interval: float = 1.0,
                     max_rate: float = 15.0, writers: bool = False, stall_limits: StallLimits | None = None,
-                    smoke: bool = False, log: EventSource | None = None) -> WatchSession:
+                    smoke: bool = False, smoke_timeout: float = SMOKE_TIMEOUT_S,
+                    log: EventSource | None = None) -> WatchSession:
     """A node's session: its tailer (local or over SSH; ``log``: another source of its lines, a
     share of a log several nodes write), its GPU source and — with ``writers``, for servers
     Watchtower did not start — the discovery of the processes writing its log, so that a node
@@ -665,7 +772,7 @@ def default_session(spec: NodeSpec, *, profile: Profile | None = None, from_end:
     if writers and (found := writer_source(spec.log, host=spec.host)) is not None:
         session.add_source(found)
     if smoke:  # --smoke: sent by the node whose log says ready, to its host
-        session.want_smoke(spec.host)
+        session.want_smoke(spec.host, smoke_timeout)
     return session
 
 

@@ -12,12 +12,14 @@ running: stop it?").
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import os
+import signal
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual.app import App, ComposeResult, SystemCommand
@@ -40,17 +42,17 @@ from tui.app.startups import StartupsPanel
 from tui.app.themes import Colourless, Palette, monochrome
 from tui.app.timeline import PhaseTimeline, RankGrid
 from tui.cluster import ClusterSession
-from tui.core.verdict import Verdict
+from tui.core.lines import clean
+from tui.core.verdict import READY, STOPPED, STOPPING, Verdict
 from tui.core.wording import plural
+from tui.launch.proctable import STOP_GRACE_S, stop_pids
 from tui.present.report import build_report
 from tui.session import ERROR, LogEntry, Update, WatchSession
 from tui.session.models import Topic
 from tui.session.judging import Judging, VerdictChanged
 
-if TYPE_CHECKING:
-    from tui.core.cluster import NodeStatus
-
 QuitHook = Callable[[], "bool | Awaitable[bool]"]
+StopProcesses = Callable[[Sequence[int]], Awaitable[list[str]]]
 
 
 class LogStatus(Static):
@@ -71,7 +73,7 @@ class LogStatus(Static):
         scrollback = log.session.scrollback
         text = Text(no_wrap=True, overflow="ellipsis", end="")
         text.append(" Log ", palette.style("title"))
-        if not app.nodes.single:
+        if not app.nodes.single:  # (one log: no other node's lines to filter to)
             text.append(f"{app.node_filter} only ({app.key_for('next_node')}: next node) · " if app.node_filter
                         else f"all nodes ({app.key_for('next_node')}: one node) · ",
                         palette.style("behind"))
@@ -82,7 +84,7 @@ class LogStatus(Static):
             parts[0] += f" in v{self.session.info.attempt} ({scrollback.end_seq:,} with earlier attempts)"
         if scrollback.dropped:
             parts.append(f"{scrollback.dropped:,} oldest dropped (kept {len(scrollback):,})")
-        states = [app.session.state] if app.nodes.single or app.node_filter else [s.state for s in app.nodes.nodes.values()]
+        states = [app.session.state] if app.node_filter else [s.state for s in app.nodes.nodes.values()]
         errors, warnings = sum(len(s.errors) for s in states), sum(s.warnings for s in states)
         if errors:
             parts.append(plural(errors, "error"))
@@ -147,7 +149,8 @@ class WatchtowerApp(App[int]):
         self.nodes = nodes if nodes is not None else ClusterSession.of_one(session)
         self.selected = next(iter(self.nodes.nodes), None)  # the node whose panels are shown
         self.node_filter: str | None = None  # the log shows this node's lines only (``o``); None: all
-        self._statuses: list[NodeStatus] | None = None  # the nodes as last judged, for the panels
+        #: The panels follow the node the verdict names (the one in trouble) until the operator picks one (``o``).
+        self.node_chosen = False
         self._changes = Changes()  # what the nodes changed since the app last drew (``NodesChanged``)
         self.session = session
         if self.no_color:  # NO_COLOR (read by Textual): bold, reverse and glyphs carry the meaning
@@ -156,7 +159,12 @@ class WatchtowerApp(App[int]):
         self.palette = palettes[theme]
         self.gpus_enabled = gpus_enabled
         self.output_dir = Path(output_dir)
-        self.before_quit: list[QuitHook] = []
+        self.before_quit: list[QuitHook] = [self._confirm_survivors]
+        #: How ``q`` stops a dead server's survivors (and ``k`` GPU leftovers): SIGTERM, then SIGKILL;
+        #: None where they run on another host (they are named, with the command, instead).
+        self.stop_processes: StopProcesses | None = (
+            stop_pids if all(n.info.host == "localhost" for n in self.nodes.nodes.values()) else None
+        )
         self._extra_panels = list(panels)
         self._extra_keys: dict[str, Callable[[], object]] = {}  # action (keys.EXTRA_KEYS) -> callback
         self._autostart = autostart
@@ -178,14 +186,14 @@ class WatchtowerApp(App[int]):
     # ---------------------------------------------------------------- layout
 
     def compose(self) -> ComposeResult:
-        yield VerdictHeader(self.session, self.judging, id="header")
+        yield VerdictHeader(self.session, self.judging, self.nodes.startup_elapsed, self.nodes.place, id="header")
         with Horizontal(id="top"):
             with Vertical(id="phases"):
                 yield PhaseTimeline(self.session, id="timeline")
                 yield RankGrid(self.session, id="ranks")
             yield GpuPanel(self.session, self.gpus_enabled, id="gpus")
         with Vertical(id="panels"):
-            if not self.nodes.single:
+            if not self.nodes.single:  # (one log: no barrier across nodes, no node rows to compare)
                 yield BarrierPanel(self.nodes, id="barrier")
                 yield NodeRows(self.nodes, id="nodes")
             yield StartupsPanel(self.session, id="startups")
@@ -205,13 +213,27 @@ class WatchtowerApp(App[int]):
         self.log_view.focus()
         self.call_after_refresh(self.log_view.sync)
         self.judging.subscribe(self.on_verdict)
-        if not self.nodes.single:
+        if not self.nodes.single:  # (one log: no node to switch to, no node rows to tick)
             self.screen.add_class("-nodes")
             self.add_key("next_node", self.action_next_node)
             self.set_interval(1.0, self._sync_nodes)  # quiet times move on while nothing arrives
         self._follow_nodes(self.nodes)
+        try:  # SIGTERM (`timeout`, a job scheduler, `kill`) ends the dashboard as q does: the terminal given back
+            asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, self._terminated)
+        except (RuntimeError, ValueError, NotImplementedError):  # (only the main thread's loop may)
+            pass
+
+    def _terminated(self) -> None:
+        """SIGTERM: gone at once with 143 (128 + SIGTERM), no question asked (a launched server
+        keeps running: the wiring names it), the verdict so far said as the terminal comes back."""
+        verdict = self.judging.evaluate().verdict
+        self.exit(128 + signal.SIGTERM, message=Text(f"interrupted (SIGTERM); the verdict so far: {clean(verdict.text)}"))
 
     async def on_unmount(self) -> None:
+        try:
+            asyncio.get_running_loop().remove_signal_handler(signal.SIGTERM)
+        except (RuntimeError, ValueError, NotImplementedError):
+            pass
         await self.nodes.stop()
 
     def _status_changed(self) -> None:
@@ -221,7 +243,7 @@ class WatchtowerApp(App[int]):
 
     def _follow_nodes(self, nodes: ClusterSession) -> None:
         nodes.subscribe(self._nodes_changed)
-        if nodes.nodes and not nodes.single:
+        if nodes.nodes and not nodes.single:  # (one log: its node is selected from the start; no node rows to mark)
             self.select_node(next(iter(nodes.nodes)))
         if self._autostart:  # after the first paint: starting primes the tracker (~50 ms of regex set-up)
             self.call_after_refresh(nodes.start)
@@ -238,11 +260,7 @@ class WatchtowerApp(App[int]):
         if not changes or not self.query(KeyBar):  # (drawn already, or the app is closing)
             return
         nodes = self.nodes
-        if nodes.single:
-            for topics in changes.values():
-                self._draw(topics)
-            return
-        panels: str | None = None  # "full" or "gpu": the barrier and node rows to redraw
+        panels = False  # the barrier and node rows to redraw
         for node, topics in changes.items():
             if node is not None and node not in nodes.nodes:  # (the attempt before a relaunch's)
                 continue
@@ -255,19 +273,16 @@ class WatchtowerApp(App[int]):
                     self.log_view.sync()
                 self.query_one(VerdictHeader).refresh()
                 self.query_one(LogStatus).refresh()
-            if topics & {"state", "log", "gpu", "job", "process", "connection"}:
-                panels = "full" if topics != {"gpu"} else (panels or "gpu")
-        if panels is not None and self.query(NodeRows):
-            self._sync_nodes(full=panels == "full")
+            # (a GPU sample alone waits for the once-a-second redraw: each node samples on its own second)
+            panels = panels or bool(topics & {"state", "log", "job", "process", "connection"})
+        if panels and self.query(NodeRows):
+            self._sync_nodes()
 
-    def _sync_nodes(self, full: bool = True) -> None:
-        """The barrier and node rows from the nodes as judged now (once for both); a GPU sample
-        alone redraws the node rows with the last judgement."""
-        if full or self._statuses is None:
-            self._statuses = self.nodes.statuses()
+    def _sync_nodes(self) -> None:
+        """The barrier and node rows from the nodes as judged now (once for both)."""
+        statuses = self.nodes.statuses()
         for panel in self.query(ClusterPanel):
-            if full or isinstance(panel, NodeRows):
-                panel.sync(self._statuses)
+            panel.sync(statuses)
 
     def select_node(self, name: str) -> None:
         """Show ``name``'s own panels (the header keeps the attempt's verdict)."""
@@ -287,7 +302,7 @@ class WatchtowerApp(App[int]):
     def action_next_node(self) -> None:
         """``o``: the log of every node → only the first node's → the next's → … → every node's."""
         nodes = self.nodes
-        if nodes.single or not nodes.nodes:
+        if nodes.single or not nodes.nodes:  # (one log: ``o`` is bound, but there is no other node's log to show)
             return
         names = list(nodes.nodes)
         if self.node_filter is None:
@@ -295,6 +310,7 @@ class WatchtowerApp(App[int]):
         else:
             index = names.index(self.node_filter) + 1 if self.node_filter in names else len(names)
             self.node_filter = names[index] if index < len(names) else None
+        self.node_chosen = self.node_filter is not None  # (back to every node's: the panels follow the trouble again)
         if self.node_filter is None:
             self.log_view.show(nodes)
         else:
@@ -306,8 +322,10 @@ class WatchtowerApp(App[int]):
         """The next attempt across the nodes (a relaunch): its session in place of the last one."""
         self.nodes = nodes
         self.node_filter = None
+        self.node_chosen = False
         self._changes.take()  # (the last attempt's)
-        self.query_one(VerdictHeader).judging = nodes.judging
+        header = self.query_one(VerdictHeader)
+        header.judging, header.elapsed, header.place = nodes.judging, nodes.startup_elapsed, nodes.place
         nodes.judging.subscribe(self.on_verdict)
         for panel in self.query(ClusterPanel):
             panel.cluster = nodes
@@ -321,8 +339,9 @@ class WatchtowerApp(App[int]):
             self.log_view.sync()
         if "process" in topics:
             self.query_one(ProcessTree).sync()
-        if topics & {"state", "process", "gpu"}:
-            self.query_one(KeyBar).refresh()  # the keys that matter follow the verdict (and the GPUs' holders)
+        if topics & {"state", "process", "gpu", "job"}:
+            # the keys that matter follow the verdict, the GPUs' holders and a Slurm job's state (x while it runs)
+            self.query_one(KeyBar).refresh()
         # Not for new lines alone: the header's verdict is pushed (on_verdict) and its clock ticks on its own.
         if topics & {"state", "connection", "process"}:
             self.query_one(VerdictHeader).refresh()
@@ -339,6 +358,10 @@ class WatchtowerApp(App[int]):
         """The judging stage decided a new verdict (or hints): the header draws it, the footer
         follows its kind (F, w)."""
         if self.query(KeyBar):  # (not while the app is closing)
+            about = change.verdict.node
+            if (not self.node_chosen and about in self.nodes.nodes and about != self.selected
+                    and change.verdict.kind not in (READY, STOPPED, STOPPING)):
+                self.select_node(about)  # the node in trouble's phases, ranks, GPUs and processes
             self.query_one(VerdictHeader).refresh()
             if change.kind_changed:
                 self.query_one(KeyBar).refresh()
@@ -421,7 +444,7 @@ class WatchtowerApp(App[int]):
         """The log view's position of each error's exception line — the last line of its block,
         where a traceback says what was raised — (those still kept); every node's in the merged log."""
         source = self.log_view.session
-        if source is self.nodes and not self.nodes.single:
+        if source is self.nodes and not self.nodes.single:  # (one log: no merged copy is kept; its node's scrollback is shown)
             merged = self.nodes.merged
             found = [merged.find_line(error.end_line or error.line, name) or merged.find_line(error.line, name)
                      for name, node in self.nodes.nodes.items() for error in node.state.errors]
@@ -582,6 +605,46 @@ class WatchtowerApp(App[int]):
     def action_help(self) -> None:
         self.push_screen(HelpScreen(self.key_rows()))
 
+    def survivors(self) -> list[tuple[str, int, str]]:
+        """The server's processes still alive after its main process ended — ``(host, pid, words)``
+        each —, as each node's writer discovery last saw them: what quitting would leave behind."""
+        return [(node.info.host, survivor.pid, survivor.words)
+                for node in self.nodes.nodes.values() for survivor in node.writers.survivors]
+
+    def _confirm_survivors(self) -> bool:
+        """Before quitting: a dead server's processes that still run (its ranks, holding their GPUs)
+        are named, and stopped on ``s`` (the way ``k`` stops GPU leftovers) or left on ``l``."""
+        left = self.survivors()
+        if not left:
+            return True
+        from tui.app.launch_modals import ConfirmScreen  # (here: the launcher's modules cost a watch's start 1 s)
+
+        stop = self.stop_processes
+        lines = "\n".join(f"  {'' if host == 'localhost' else host + ': '}{words}" for host, _, words in left)
+        question = (f"The server's main process is gone, but {plural(len(left), 'of its processes', 'of its processes')} still run"
+                    f" (holding GPU memory, maybe):\n{lines}")
+        choices = [("l", "leave them running and quit")]
+        if stop is not None:
+            choices.insert(0, ("s", f"stop them (SIGTERM, then SIGKILL after {STOP_GRACE_S:g} s), then quit"))
+        else:
+            question += "\n" + "\n".join(f"Stop them on {host}: kill {pids}" for host, pids in _by_host(left).items())
+
+        def answer(key: str | None) -> None:
+            if key == "l":
+                self.exit(self.exit_code_for_state())
+            elif key == "s" and stop is not None:
+
+                async def stop_then_exit() -> None:
+                    self.notify(f"stopping {plural(len(left), 'process')}…", timeout=STOP_GRACE_S + 2)
+                    for error in await stop([pid for _, pid, _ in left]):
+                        self.notify(clean(error), severity="error", timeout=6)
+                    self.exit(self.exit_code_for_state())
+
+                self.run_worker(stop_then_exit(), group="survivors")
+
+        self.push_screen(ConfirmScreen(question, choices), answer)
+        return False
+
     async def action_quit(self) -> None:
         for hook in self.before_quit:
             answer = hook()
@@ -604,3 +667,11 @@ class WatchtowerApp(App[int]):
 
     def exit_code_for_state(self) -> int:
         return self.judging.evaluate().verdict.exit_status  # decided now: nothing pending trails it
+
+
+def _by_host(left: list[tuple[str, int, str]]) -> dict[str, str]:
+    """The survivors' pids by host, as ``kill`` takes them."""
+    hosts: dict[str, list[str]] = {}
+    for host, pid, _ in left:
+        hosts.setdefault(host, []).append(str(pid))
+    return {host: " ".join(pids) for host, pids in hosts.items()}

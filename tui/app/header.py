@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rich.console import Console
 from rich.text import Text
 from textual.widget import Widget
@@ -20,6 +22,23 @@ GLYPHS = {"starting": "◷", "ready": "✔", "failed": "✖", "stopped": "■"}
 STYLE = {DEAD: "failed", REFUSED: "failed", LOADING: "starting", STALLED: "starting", STOPPING: "stopped", TIMEOUT: "stopped"}
 
 
+#: The fewest characters a log path is cut to: the end of its file name tells logs apart.
+PATH_LEAST = 10
+
+
+def path_tail(path: str, room: int) -> str:
+    """``path`` in at most ``room`` characters (never under ``PATH_LEAST``): whole if it fits, else
+    its last whole components after ``…/``, else the end of its file name after ``…``."""
+    room = max(room, PATH_LEAST)
+    if len(path) <= room:
+        return path
+    name = path.rsplit("/", 1)[-1]
+    if len(name) + 2 > room:
+        return "…" + name[len(name) - (room - 1):]
+    tail = path[len(path) - (room - 2):]
+    return "…/" + tail[tail.index("/") + 1:]
+
+
 class VerdictHeader(Widget):
     """Two lines: the source (server, host, log, attempt, elapsed, connection), then the verdict;
     a third under FAILED with the hint for a known failure (why, and the fix the F key applies), or
@@ -31,8 +50,13 @@ class VerdictHeader(Widget):
     VerdictHeader { height: 2; }
     """
 
-    def __init__(self, session: WatchSession, judging: Judging, **kwargs) -> None:
+    def __init__(self, session: WatchSession, judging: Judging, elapsed: Callable[[], float | None] | None = None,
+                 place: Callable[[WatchSession], str] | None = None, **kwargs) -> None:
         super().__init__(**kwargs)
+        #: The attempt's elapsed time (with several nodes: across them, not the selected node's).
+        self.elapsed = elapsed
+        #: Where the shown node runs, in words (a Slurm job's task: the job and its nodes); else its host.
+        self.place = place
         self.session = session  # the source fields' (with several nodes: the selected node's)
         self.judging = judging  # whose verdict it draws (with several nodes: the attempt's)
         #: The verdict last drawn (tests and the launcher's notifications read it).
@@ -55,12 +79,16 @@ class VerdictHeader(Widget):
         top.append(" WATCHTOWER ", palette.style("title"))
         fields = [
             session.state.server or info.server or "server?",
-            info.host,
+            self.place(session) if self.place is not None else info.host,
             info.title or info.log_path,
             f"attempt v{info.attempt}",
             f"startup {session.state.attempt} in this log" if session.state.attempt > 1 else "",
-            f"elapsed {clock(elapsed, '—')}" if (elapsed := session.startup_elapsed()) is not None else "",
+            f"elapsed {clock(elapsed, '—')}" if (elapsed := (self.elapsed or session.startup_elapsed)()) is not None else "",
         ]
+        if not info.title:  # a long log path gives way (its tail kept), so that the attempt and its clock are seen
+            # (a title — "simulated demo · …", "run: NAME" — is said whole)
+            rest = len(top) + sum(len(f) + 3 for i, f in enumerate(fields) if f and i != 2)
+            fields[2] = path_tail(fields[2], width - rest)
         top.append(" · ".join(f for f in fields if f), palette.style("dim"))
         connection = session.connection
         if connection is not None:

@@ -6,6 +6,8 @@ dashboard adds the launcher's keys to its own): :class:`KeyedApp`.
 
 from __future__ import annotations
 
+import functools
+
 from typing import Protocol
 
 from rich.table import Table
@@ -76,9 +78,36 @@ def shown_key(action: str, keymap: dict[str, str] | None = None) -> str:
     return binding.key_display or binding.key
 
 
+#: Modifiers a terminal can send with a key, as Textual names them.
+MODIFIERS = ("ctrl+", "shift+", "alt+", "meta+", "super+", "hyper+")
+
+
+@functools.cache
+def _key_names() -> frozenset[str]:
+    """Every key name Textual gives a key press: its named keys and each printable ASCII character's name."""
+    from textual.keys import Keys, _character_to_key
+
+    return frozenset({k.value for k in Keys} | {_character_to_key(chr(c)) for c in range(0x21, 0x7F)})
+
+
+def key_made(key: str) -> bool:
+    """A terminal can send ``key``: a printable character, or a name Textual gives a key press,
+    after any modifiers (no escape sequence, control character or made-up name)."""
+    if not key or not key.isprintable():
+        return False
+    base = key
+    while base.startswith(MODIFIERS) and len(base) > base.index("+") + 1:
+        base = base[base.index("+") + 1:]
+    return (len(base) == 1 and base != " ") or base in _key_names() or key in _key_names()
+
+
 def check_keymap(keymap: dict[str, str]) -> str | None:
-    """Why ``keymap`` cannot be used (two actions on one key, a key Textual keeps), else None; the
-    reason names an action the key map sets, as the file has it."""
+    """Why ``keymap`` cannot be used (a key no terminal sends, two actions on one key, a key Textual
+    keeps), else None; the reason names an action the key map sets, as the file has it."""
+    for action, keys in keymap.items():
+        for key in keys.split(","):
+            if not key_made(key.strip()):
+                return f"keys.{action} = {key.strip()!r}: not a key a terminal sends (a character, or a name such as ctrl+x, f5, question_mark)"
     owner: dict[str, str] = {}
     for action in ACTIONS:
         for key in key_of(action, keymap).split(","):

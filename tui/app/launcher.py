@@ -29,7 +29,7 @@ from tui.core.state import READY, STOPPED
 from tui.launch.gpu_release import GpuBusy, GpuHolder
 from tui.launch.controller import Launch, PreflightRefused
 from tui.launch.spec import LaunchError
-from tui.launch.events import AttemptStarted, LaunchEvent, Note, VerdictChanged
+from tui.launch.events import AttemptExited, AttemptRecorded, AttemptStarted, LaunchEvent, Note, VerdictChanged
 from tui.launch.keeper import hand_over
 
 
@@ -47,12 +47,19 @@ class LaunchLine(Static):
         super().__init__(**kwargs)
         self.launch = launch
         self.message = ""
+        self.where = ""  # where the attempt runs, said once it started: shown while nothing else is
 
     def on_mount(self) -> None:
         self.set_interval(1.0, self.refresh)  # the stop countdown
 
     def say(self, message: str) -> None:
         self.message = message
+        self.refresh()
+
+    def runs(self, where: str) -> None:
+        """Where the current attempt runs ("v2: submitted as Slurm job 12 (…)"): said until the next
+        attempt's, under what the launcher is doing."""
+        self.where = where
         self.refresh()
 
     def render(self) -> Text:
@@ -65,7 +72,7 @@ class LaunchLine(Static):
         countdown = launch.stop_countdown()
         if countdown:
             text.append(f" stopping: {countdown} ", palette.style("running"))
-        message = launch.activity or self.message
+        message = launch.activity or self.message or self.where
         if message:
             text.append(f" {clean(message)} ", palette.style("running"))
         text.append(" " + clean(launch.command_text), palette.style("dim"))
@@ -177,6 +184,7 @@ class LaunchApp(WatchtowerApp):
         launch.terminal = self.terminal
         launch.subscribe(self._on_launch_event)
         self.before_quit.append(self._confirm_quit)
+        self.stop_processes = launch.kill_holders if launch.local else None
         self.add_key("stop", self.key_stop)
         self.add_key("relaunch", self.key_relaunch)
         self.add_key("edit_relaunch", self.key_edit)
@@ -199,6 +207,13 @@ class LaunchApp(WatchtowerApp):
             signal.signal(signal.SIGHUP, self._sighup)  # type: ignore[arg-type]
         await self.launch.close()  # the server keeps running unless stopped; pending writes finish
         await super().on_unmount()
+
+    def _terminated(self) -> None:
+        """SIGTERM: as a hang-up, a confirmed stop under way is handed to a detached keeper first."""
+        plan = self.launch.stop_handover()
+        if plan is not None:
+            hand_over(plan)
+        super()._terminated()
 
     def _hung_up(self, signum: int, _frame: object) -> None:
         """SIGHUP (an SSH drop, a killed tmux session): a confirmed stop is handed to a detached
@@ -253,12 +268,19 @@ class LaunchApp(WatchtowerApp):
         self.checks_panel.refresh(layout=True)
 
     def _on_launch_event(self, event: LaunchEvent) -> None:
-        if isinstance(event, Note):
+        if isinstance(event, Note) and event.launch_line:  # (a toast would cover the log's last lines)
+            run = self.launch.run  # (the line's label names the attempt already)
+            self.launch_line.runs(event.text.removeprefix(f"v{run.attempt}: ") if run is not None else event.text)
+        elif isinstance(event, Note):
             self.notify(clean(event.text), timeout=6)
         elif isinstance(event, AttemptStarted) and self.launch.nodes is not self.nodes:
             self.replace_nodes(self.launch.nodes)  # an attempt across nodes: its own node set
         elif isinstance(event, VerdictChanged) and event.kind_changed:  # (new words alone: the header's)
             self._refresh_launch()
+        elif isinstance(event, AttemptExited):  # nothing runs now: the footer no longer offers x
+            self._refresh_launch()
+        elif isinstance(event, AttemptRecorded):  # its row's outcome, times, first error as stored
+            self.attempts_panel.refresh(layout=True)
 
     def _refresh_launch(self) -> None:
         from tui.app.header import VerdictHeader
@@ -270,7 +292,8 @@ class LaunchApp(WatchtowerApp):
         self.launch_line.refresh()
         self.attempts_panel.refresh(layout=True)
         self.checks_panel.refresh(layout=True)
-        self.query_one(KeyBar).refresh()
+        for bar in self.query(KeyBar):  # (none while the app closes: a stop on quit ends the attempt then)
+            bar.refresh()
 
     def _ask(self, question: str, choices: list[tuple[str, str]], then: Callable[[str | None], None]) -> None:
         self.push_screen(ConfirmScreen(question, choices), then)
@@ -465,6 +488,11 @@ class LaunchApp(WatchtowerApp):
                 self._work(kill(), "killing GPU leftovers…")
 
         self.push_screen(HoldersScreen(holders, why), answer)
+
+    def survivors(self) -> list[tuple[str, int, str]]:
+        """The attempts' processes alive once the server's main process is gone (its ranks, in
+        its process group; an earlier attempt's leftovers): what quitting would leave behind."""
+        return [("localhost", s.pid, s.words) for s in self.launch.survivors()]
 
     def _confirm_quit(self) -> bool:
         launch = self.launch

@@ -51,12 +51,17 @@ class LogView(ScrollView, can_focus=True):
         self._notable: list[int] = []
         self._auto_scroll = False
         self._line_base: Style | None = None  # the widget's style while its lines are drawn
+        # The line under the cursor and the line looked at (with its row on screen), as the log can
+        # find them again after lines went above them (a node's backlog merged in by time): ``_hold``.
+        self._cursor_anchor: object = None
+        self._view_anchor: tuple[object, int] | None = None
 
     def show(self, session: WatchSession | ClusterSession) -> None:
         """Show another log (one node's own, or every node's merged): from its end, following."""
         self.session = session
         self._widest = self._measured = 0
         self._notable = []
+        self._cursor_anchor = self._view_anchor = None
         self.cursor = -1
         self.follow = True
         self.sync()
@@ -96,17 +101,41 @@ class LogView(ScrollView, can_focus=True):
         return None
 
     def sync(self) -> None:
-        """New lines arrived (called at most ~15 times a second): resize, follow, repaint."""
+        """New lines arrived (called at most ~15 times a second): resize, follow (or keep the lines
+        looked at where they were on screen, wherever lines went above them), repaint."""
         scrollback = self.session.scrollback
+        cursor_anchor, view_anchor = self._cursor_anchor, self._view_anchor
         self._widest = min(MAX_DISPLAY, max(self._widest, scrollback.widest(self._measured)))
         self._measured = scrollback.end_seq
         if self.only_notable:
             self._notable = scrollback.notable_seqs()
+        if self.cursor >= 0:
+            cursor = scrollback.seq_of(cursor_anchor)
+            self.cursor = -1 if cursor is None else cursor
         gutter = self._gutter_width()
         self.virtual_size = Size(self._widest + gutter + 1, self.row_count)
         if self.follow:
             self.scroll_to_end()
+        elif view_anchor is not None:
+            looked_at, on_screen = view_anchor
+            seq = scrollback.seq_of(looked_at)
+            row = None if seq is None else self.row_of(seq)
+            if row is not None and row - on_screen != round(self.scroll_y):
+                self.scroll_quietly(max(0, row - on_screen))
+        self._hold()
         self.refresh()
+
+    def _hold(self) -> None:
+        """Remember the line under the cursor, and the line looked at — the cursor's if on screen,
+        else the top one — with its row on screen, as the log finds them again (``sync``)."""
+        scrollback = self.session.scrollback
+        self._cursor_anchor = scrollback.anchor(self.cursor) if self.cursor >= 0 else None
+        top = round(self.scroll_y)
+        looked_at = self.row_of(self.cursor) if self.cursor >= 0 else None
+        if looked_at is None or not top <= looked_at < top + self.scrollable_content_region.height:
+            looked_at = top
+        seq = self.seq_at(looked_at)
+        self._view_anchor = None if seq is None else (scrollback.anchor(seq), looked_at - top)
 
     def on_resize(self) -> None:
         if self.follow:
@@ -144,7 +173,10 @@ class LogView(ScrollView, can_focus=True):
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
-        if self._auto_scroll or round(old_value) == round(new_value):
+        if round(old_value) == round(new_value):
+            return
+        self._hold()
+        if self._auto_scroll:
             return
         at_bottom = round(new_value) >= self.max_scroll_y
         if at_bottom and new_value > old_value:
@@ -164,6 +196,7 @@ class LogView(ScrollView, can_focus=True):
             self.show_seq(anchor)
 
     def watch_cursor(self) -> None:
+        self._hold()
         self.refresh()
 
     def watch_search(self) -> None:

@@ -17,7 +17,7 @@ from textual.widgets import Static
 from tui.app.themes import Palette
 from tui.core.cluster import BarrierRow, NodeStatus, barrier
 from tui.core.lines import clean
-from tui.core.wording import clock
+from tui.core.wording import clock, quote
 from tui.present.wording import GIB, sparkline
 
 if TYPE_CHECKING:
@@ -63,8 +63,8 @@ def barrier_text(rows: list[BarrierRow], width: int, palette: Palette, per_row: 
             line.append(f"{at}{quiet}", palette.style("dim"))
             if lag.suspect:
                 line.append(f"  suspect: {lag.suspect}", palette.style("failed"))
-            if lag.last_text:
-                line.append(f"  {clean(lag.last_text)}", palette.style("normal"))
+            if lag.last_text:  # (at 80 columns its front matter goes first: the reason is at its end)
+                line.append(f"  {quote(clean(lag.last_text), width - line.cell_len - 2)}", palette.style("normal"))
             others = [m.label for m in row.missing[1:per_row]]
             more = len(row.missing) - 1 - len(others)
             if others or more > 0:

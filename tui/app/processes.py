@@ -17,15 +17,17 @@ from tui.core.wording import plural
 from tui.present.wording import process_rows
 
 
-#: From this many rows on (the dashboard's -tall breakpoint) the tree lists every process.
+#: From this many rows on (the dashboard's -tall breakpoint) the tree lists its processes.
 TALL = 34
+#: Rows of processes the tree shows under its title (the rest: "+N more"; ``H`` or the report lists them).
+PANEL_ROWS = 5
 
 
 class ProcessTree(OccasionalPanel):
     """The process tree above the log, once the writers of the log are known."""
 
     DEFAULT_CSS = """
-    ProcessTree { max-height: 12; }
+    ProcessTree { max-height: 14; }
     """
 
     #: ``H``: each helper listed, not just counted
@@ -70,7 +72,8 @@ class ProcessTree(OccasionalPanel):
         palette = self.app.palette  # type: ignore[attr-defined]
         writers = self.session.writers
         text = Text(end="", no_wrap=True, overflow="ellipsis")
-        how = "writing the log" if writers.via == "fd" else "behind the pipe that writes the log"
+        how = {"fd": "writing the log", "file": "behind the tail -f that writes the log"}.get(
+            writers.via, "behind the pipe that writes the log")
         if self.compact():
             text.append(" Server processes: ", palette.style("title"))
             text.append(summary(writers), palette.style("failed" if writers.gone else "done"))
@@ -82,9 +85,23 @@ class ProcessTree(OccasionalPanel):
         if not self.show_helpers and any(line.startswith("· ") for line, _ in rows):
             rows = [(f"{line}  ({shown_key('toggle_helpers', getattr(self.app, 'keymap', None))} lists them)" if line.startswith("· ")
                      else line, style) for line, style in rows]
-        for line, style in rows:
-            text.append(f"\n {line}", palette.style(style))
+        if not self.show_helpers:
+            rows = capped(rows, shown_key('write_report', getattr(self.app, 'keymap', None)))
+        width = max(20, self.size.width - 2)
+        for line, style in rows:  # one row each: a long command is cut, never wrapped onto the log's rows
+            text.append(f"\n {line if len(line) <= width else line[: width - 1] + '…'}", palette.style(style))
         return text
+
+
+def capped(rows: list[tuple[str, str]], report_key: str, limit: int = PANEL_ROWS) -> list[tuple[str, str]]:
+    """At most ``limit`` rows, so that a big tree (8 ranks outliving their main process) leaves the
+    log its lines: the first ones, "+N more", and the last two processes gone (what went wrong)."""
+    if len(rows) <= limit:
+        return rows
+    gone = [row for row in rows if row[1] == "failed"][-2:]
+    kept = [row for row in rows if row not in gone][: limit - len(gone) - 1]
+    more = len(rows) - len(kept) - len(gone)
+    return [*kept, (f"  +{more} more ({report_key} lists them)", "dim"), *gone]
 
 
 def summary(writers: WriterState) -> str:

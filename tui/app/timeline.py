@@ -23,6 +23,8 @@ from tui.session import WatchSession
 #: Phases a rank takes part in (the grid's columns); args and ready belong to the main process.
 RANK_PHASES = ("dist_init", "weight_load", "compile", "memory_pool", "cuda_graph", "draft_init")
 SHORT = {"dist_init": "dist", "weight_load": "weights", "compile": "compile", "memory_pool": "pool", "cuda_graph": "graphs", "draft_init": "draft"}
+TINY = {"dist_init": "dist", "weight_load": "load", "compile": "comp", "memory_pool": "pool", "cuda_graph": "graph", "draft_init": "draft"}
+CELL, CELL_MIN = 8, 6  # a rank grid cell's width, and the narrowest it gets
 LABEL = 15  # glyph + title column
 _REVERSE = Style(reverse=True)
 DURATION = 7
@@ -200,11 +202,14 @@ def render_ranks(session: WatchSession, width: int, palette) -> Text:
     if not ranks:
         return Text("\n", end="").join([title, Text(" no per-rank lines (one rank)", palette.style("dim"), end="")])
     rank_width = max(5, max(len(r) for r in ranks) + 1)
-    cell = 8
-    header = Text(" " + "rank".ljust(rank_width), palette.style("dim"), no_wrap=True, end="")
     columns = shown(state, RANK_PHASES)
+    # Cells narrow (to 6: ``✓1:23`` and a space) and names shorten so that every phase's column
+    # fits beside the GPU panel (80 columns); none is cut off the right edge.
+    cell = max(CELL_MIN, min(CELL, (width - 1 - rank_width) // max(1, len(columns))))
+    names = SHORT if cell >= CELL else TINY
+    header = Text(" " + "rank".ljust(rank_width), palette.style("dim"), no_wrap=True, end="")
     for name in columns:
-        header.append(SHORT[name].rjust(cell), palette.style("dim"))
+        header.append(names[name].rjust(cell), palette.style("dim"))
     rows = [title.append("  ✓ done ▶ running · waiting ✖ died", palette.style("dim")), header]
     error = state.first_error
     dead_rank = error.rank if error is not None and state.outcome == FAILED else None
@@ -263,8 +268,11 @@ class PhaseTimeline(Widget):
         self.set_interval(1.0, self._tick)
 
     def _tick(self) -> None:
+        """A growing silence moves the bars and the axis: a repaint of this panel alone. Its rows
+        follow the state (``_draw`` relayouts on a state change), never the clock: a relayout here
+        would redraw the whole screen every second at rest (issue 37, item 5)."""
         if self.session.quiet_for() is not None:
-            self.refresh(layout=True)  # a growing silence moves the bars
+            self.refresh()
 
     def render(self) -> Text:
         return render_timeline(self.session, self.size.width or 80, self.app.palette)  # type: ignore[attr-defined]

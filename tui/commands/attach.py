@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-from tui.commands.options import add_launch_options, launch_options
+from tui.commands.options import add_launch_options, launch_options, smoke_timeout
 from tui.core.errors import UsageError
 from tui.core.verdict import READY, STARTING
 
@@ -50,6 +50,7 @@ def spec_from_history(args: argparse.Namespace, latest=None):
         host=None if latest.host == "localhost" else latest.host,
         health_url=args.health,
         smoke=bool(getattr(args, "smoke", False)),
+        smoke_timeout=smoke_timeout(args),
         plan=parse_grace(args.stop_grace),
         stall_limit=args.stall_limit,
         on_ready=args.on_ready,

@@ -21,7 +21,7 @@ import argparse
 import re
 import tomllib
 
-from tui.commands.options import SLURM_SMOKE, gpu_options, metrics_options, seconds
+from tui.commands.options import SLURM_SMOKE, gpu_options, metrics_options, seconds, smoke_timeout
 from tui.core.cluster import ROLES
 from tui.core.errors import UsageError
 from tui.core.files import read_text
@@ -69,6 +69,7 @@ def cluster_options(args: argparse.Namespace) -> ClusterOptions:
         health=getattr(args, "health", None),
         metrics=metrics_options(args),
         smoke=smoke,
+        smoke_timeout=smoke_timeout(args),
     )
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from tui.core.config import DEFAULT, ENVIRONMENT, FILE, FLAG, SETTINGS, STALL, Config, ConfigError, Setting, parse
+from tui.core.secrets import mask_secrets
 
 
 def default_path(environ: Mapping[str, str] = os.environ) -> Path:
@@ -40,6 +41,8 @@ def load(path: str | None, environ: Mapping[str, str] = os.environ) -> Config:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config {file}: not valid TOML: {exc}") from None
+    except RecursionError:  # (tomllib's own limit is Python's stack: an array thousands deep)
+        raise ConfigError(f"config {file}: not valid TOML: nested too deeply") from None
     actions: tuple[str, ...] = ()
     if "keys" in data:  # the dashboard's action names (its imports only when there is a key map)
         from tui.app.keys import ACTIONS
@@ -52,6 +55,14 @@ def load(path: str | None, environ: Mapping[str, str] = os.environ) -> Config:
         why = check_keymap(config.keys)
         if why is not None:
             raise ConfigError(f"{file}: {why}")
+    if config.values["display.theme"].origin == FILE:  # checked here, not at the first dashboard
+        from tui.app.themes import discover, resolve
+        from tui.core.errors import UsageError
+
+        try:
+            resolve(config.value("display.theme"), discover())
+        except UsageError as exc:
+            raise ConfigError(f"{file}: display.theme: {exc}") from None
     return config
 
 
@@ -121,6 +132,7 @@ def run(args: argparse.Namespace) -> int:
 
     def row(key: str, value: Any, origin: str) -> None:
         shown = "(unset)" if value is None else repr(value) if isinstance(value, str) else str(value)
+        shown = mask_secrets(shown)  # a password in a URL, a token in a hook: as every other output
         out.append(f"{key:<20} {shown:<40} {origin}")
 
     for setting in (*SETTINGS, STALL):

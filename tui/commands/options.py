@@ -6,9 +6,10 @@ import argparse
 import math
 import os
 
+from tui.core.config import MIN_POLL_S
 from tui.core.limits import StallLimits
 from tui.core.errors import UsageError
-from tui.core.options import LINGER_S, GPU_SOURCES, GpuOptions, LaunchOptions, MetricsOptions, PlaybackOptions, WatchOptions
+from tui.core.options import LINGER_S, GPU_SOURCES, SMOKE_TIMEOUT_S, GpuOptions, LaunchOptions, MetricsOptions, PlaybackOptions, WatchOptions
 
 
 #: Why --smoke and --slurm do not go together (yet): said by `run` and `watch` alike.
@@ -28,6 +29,14 @@ def seconds(text: str) -> float:
     return value
 
 
+def poll_seconds(text: str) -> float:
+    """An argparse type: seconds between polls, at least ``MIN_POLL_S`` (a faster poll spins a core)."""
+    value = seconds(text)
+    if value < MIN_POLL_S:
+        raise argparse.ArgumentTypeError(f"expected at least {MIN_POLL_S:g} seconds (a faster poll would spin a core), got {text!r}")
+    return value
+
+
 def seconds_or_none(text: str) -> float:
     """An argparse type: a finite number of seconds, 0 or more (0: none at all)."""
     try:
@@ -43,7 +52,7 @@ def add_gpu_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gpus", choices=GPU_SOURCES, default="auto",
                         help="GPU source: auto (NVML here, nvidia-smi with --host), nvml, smi, "
                         "sim (simulated 8 GPUs), none")
-    parser.add_argument("--gpu-interval", type=seconds, default=1.0, metavar="S",
+    parser.add_argument("--gpu-interval", type=poll_seconds, default=1.0, metavar="S",
                         help="seconds between GPU polls (default 1)")
 
 
@@ -139,13 +148,30 @@ def metrics_options(args: argparse.Namespace) -> MetricsOptions:
 
 
 SMOKE_HELP = ("after the ready line, send one tiny completion (/v1/completions, max_tokens 1) to the port the "
-              "log names: ready only once it answers; the time to the first token is shown")
+              "log names: ready only once it answers (a streamed answer: its first chunk); the time to the first "
+              "token is shown")
+
+
+def add_smoke_options(parser: argparse.ArgumentParser) -> None:
+    """--smoke and --smoke-timeout: `watch`, `run` and `attach`."""
+    parser.add_argument("--smoke", action="store_true", help=SMOKE_HELP)
+    parser.add_argument("--smoke-timeout", type=seconds, metavar="S",
+                        help=f"with --smoke: seconds each of its requests may take (default {SMOKE_TIMEOUT_S:g})")
+
+
+def smoke_timeout(args: argparse.Namespace) -> float:
+    """``--smoke-timeout``'s seconds (its default when not given); refused without ``--smoke``,
+    where it would change nothing."""
+    given = getattr(args, "smoke_timeout", None)
+    if given is not None and not getattr(args, "smoke", False):
+        raise UsageError("--smoke-timeout without --smoke: no request is sent to time")
+    return SMOKE_TIMEOUT_S if given is None else given
 
 
 def add_launch_options(parser: argparse.ArgumentParser) -> None:
     """How `run` and `attach` watch an attempt (run adds what starts one: --host, --name, --env …)."""
     parser.add_argument("--health", metavar="URL", help="ready also needs this URL to answer 200 (e.g. http://127.0.0.1:30000/health)")
-    parser.add_argument("--smoke", action="store_true", help=SMOKE_HELP)
+    add_smoke_options(parser)
     parser.add_argument("--plain", action="store_true", help="text output instead of the dashboard; exit 0 ready, 1 failed, 3 timeout")
     add_json_option(parser)
     add_metrics_option(parser)
@@ -187,6 +213,7 @@ def watch_options(args: argparse.Namespace) -> WatchOptions:
         health=getattr(args, "health", None),
         metrics=metrics_options(args),
         smoke=bool(getattr(args, "smoke", False)),
+        smoke_timeout=smoke_timeout(args),
     )
 
 

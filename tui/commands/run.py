@@ -15,7 +15,7 @@ import re
 import sys
 from pathlib import Path
 
-from tui.commands.options import SLURM_SMOKE, add_launch_options, add_shm_option, launch_options
+from tui.commands.options import SLURM_SMOKE, add_launch_options, add_shm_option, launch_options, smoke_timeout
 from tui.core.errors import UsageError
 from tui.core.files import read_text
 
@@ -93,6 +93,8 @@ def read_env_file(path: str) -> dict[str, str]:
         raise UsageError(f"--env-file {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         raise UsageError(f"--env-file {path}: not a text file") from None
+    if "\0" in text:  # (no environment value can hold one: the launch would fail with a traceback)
+        raise UsageError(f"--env-file {path}, line {text.count(chr(10), 0, text.index(chr(0))) + 1}: a NUL byte")
     for binding in parse_stream(io.StringIO(text)):
         if binding.error or binding.key is not None and (binding.value is None or not ENV_NAME.fullmatch(binding.key)):
             said = binding.original.string  # blank lines before it are part of it: not the line to name
@@ -167,6 +169,7 @@ def build_spec(args: argparse.Namespace, command: list[str] | None = None):
         host=args.host,
         health_url=args.health,
         smoke=bool(getattr(args, "smoke", False)),
+        smoke_timeout=smoke_timeout(args),
         plan=parse_grace(args.stop_grace),
         stall_limit=args.stall_limit,
         on_ready=args.on_ready,

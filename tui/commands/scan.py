@@ -19,7 +19,6 @@ from tui.core.profiles import ProfileError, builtin_profiles, load_profile, pref
 from tui.core.scan import Scanner, prefilter
 from tui.core.state import PHASE_TITLES, StartupState, overlapping
 from tui.core.tracker import StartupTracker
-from tui.core.verdict import judge
 from tui.core.wording import duration
 from tui.present.startup import profile_json, profile_lines
 
@@ -133,7 +132,11 @@ def scan_with_hints(path: str, server: str | None = None) -> tuple[StartupState,
 
 
 def exit_status(state: StartupState) -> int:
-    return judge(state).exit_status
+    """A log's verdict by itself (no process, GPU or health to weigh it with), decided where every
+    verdict is: the judging stage."""
+    from tui.core.evidence import Evidence, Weighing, decide
+
+    return decide(Weighing(state, Evidence())).exit_status
 
 
 def to_json(state: StartupState, hints: Sequence[Diagnosis] = ()) -> dict:

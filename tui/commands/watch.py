@@ -15,7 +15,7 @@ import os
 
 from tui.commands.cluster import add_cluster_options, cluster_options, one_host, wants_cluster
 from tui.commands.options import (
-    SMOKE_HELP, add_gpu_options, add_json_option, add_metrics_option, add_stall_limit_option, add_theme_option, seconds,
+    add_gpu_options, add_smoke_options, add_json_option, add_metrics_option, add_stall_limit_option, add_theme_option, seconds,
     watch_options,
 )
 from tui.core.errors import UsageError
@@ -33,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--from-end", action="store_true", help="skip what the log already holds")
     p.add_argument("--health", metavar="URL", help="ready also needs this URL to answer 200, asked from the log's "
                    "host (several nodes: the serving node's), e.g. http://127.0.0.1:30000/health")
-    p.add_argument("--smoke", action="store_true", help=SMOKE_HELP)
+    add_smoke_options(p)
     p.add_argument("--host", metavar="[USER@]HOST[:PORT][:/LOG]", action="append", dest="hosts",
                    help="read the log on this host over SSH; repeat as HOST:/path/log for several nodes")
     add_cluster_options(p)

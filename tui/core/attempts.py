@@ -23,8 +23,9 @@ class Attempts:
         (ready, failed, stopped, or past its arguments)?"""
         if self._startup is None:
             return False
-        ended = state.outcome != STARTING or any(p.name != "server_args" for p in state.phases)
-        return ended and self._startup.search(msg) is not None
+        if self._startup.search(msg) is None:  # (asked first: most lines are none, and it remembers its last answer)
+            return False
+        return state.outcome != STARTING or any(p.name != "server_args" for p in state.phases)
 
     @staticmethod
     def next(old: StartupState, number: int) -> StartupState:

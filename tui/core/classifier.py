@@ -50,9 +50,14 @@ _EMBEDDED = re.compile(r"(?:[A-Za-z_]\w*\.)*(?P<exc>[A-Z]\w*(?:Error|Exception))
 _SHELL_WORDS = frozenset({"Killed", "Terminated", "Aborted", "Hangup", "Done", "Stopped"})
 # A bare name with no message is an exception line only if it reads like one ("MemoryError",
 # "mod.Custom"), not a word such as "Killed" that the shell prints after a block.
+#: the field a pydantic ValidationError names, alone on its line ("max_num_seqs", "speculative_config.method")
+_FIELD = re.compile(r"^[A-Za-z_][\w.\[\]]*$")
 _BARE_EXCEPTION = re.compile(r"(?:Error|Exception|Exit|Interrupt|Iteration|Warning)$")
 
-#: A block not fed for this many lines is closed; one with its exception line, sooner.
+#: A block still waiting for its exception line is closed after this many lines that could have
+#: been its own (its rank's, or unranked) went elsewhere; lines of other ranks do not count, nor
+#: does a logger line that interleaves: the body may go on hundreds of lines later. One with its
+#: exception line is closed sooner (AFTER_EXCEPTION_LINES of any kind).
 STALE_LINES = 200
 AFTER_EXCEPTION_LINES = 20
 #: Lines of a block kept in memory (a sample for display): its head and its tail. The
@@ -62,6 +67,10 @@ HEAD, TAIL = 4, 30
 #: Ranges kept per block: a block interleaved with more runs than this is widened over them.
 MAX_SPANS = 4096
 MESSAGE_CAP = 500
+#: A fatal one-line error that follows another of its rank within this many lines (the server
+#: telling one failure in its layers: llama.cpp's allocator, loader, server and main each print a
+#: line) is that failure's next line, not an error of its own.
+JOINED_GAP = 2
 #: The kind of a line logged at one of the profile's ``error_levels`` that no signature names.
 LOGGED_ERROR = "logged_error"
 #: A message that goes on over indented lines is kept whole, up to this.
@@ -81,6 +90,7 @@ class _Block:
     offset: int | None = None  # byte offset of its first line in the stream
     state: int = _TB
     last: int = 0  # line number of the latest line fed to it
+    missed: int = 0  # lines since then that could have been its own (its rank's or unranked)
     exc_line: int = 0  # line number of its exception line
     head: list[tuple[int, str]] = field(default_factory=list)
     tail: deque[tuple[int, str]] = field(default_factory=lambda: deque(maxlen=TAIL))
@@ -107,6 +117,7 @@ class _Block:
         else:
             spans[-1][1] = number  # widened over the lines between: bounded whatever the interleaving
         self.last = number
+        self.missed = 0
 
     def lines(self) -> list[tuple[int, str]]:
         return self.head + list(self.tail)
@@ -130,6 +141,7 @@ class Classifier:
         self._headers: dict[str | None, tuple[int, str, int | None]] = {}  # "Process X:" lines, by rank
         self._ignored: dict[str | None, tuple[int, str, int | None]] = {}  # "Exception ignored in:" lines, by rank
         self._warned = False  # the line just fed ended an ignored exception's block
+        self._last_line_error: dict[str | None, ErrorReport] = {}  # each rank's latest one-line error
         # The unranked lines right after a block's first line, while they read as one traceback
         # (File, code, File, code, …): that block's body written in one piece, so the exception
         # line that ends them is that block's, whichever older block also waits for one.
@@ -152,6 +164,7 @@ class Classifier:
         self._blocks.clear()
         self._headers.clear()
         self._ignored.clear()
+        self._last_line_error.clear()
 
     @property
     def open(self) -> bool:
@@ -193,7 +206,7 @@ class Classifier:
         if rank is not None:
             self._run = None  # another record: the body, if any, was not written in one piece
         if self._blocks:
-            self._expire(number, errors)
+            self._expire(number, rank, errors)
             self._warned = False
             if self._blocks and self._continue(number, body, rank, record, errors):
                 return errors, self._warned, True
@@ -222,6 +235,10 @@ class Classifier:
             if warned and sig.fatal:
                 return errors, True, False  # logged as a warning, or it says it goes on: not a failure
             self._close_complete(rank, errors)
+            joined = self._joins(number, body, rank, sig)
+            if joined is not None:
+                errors.append(joined)
+                return errors, warned, False
             kind = match.groupdict().get("kind") or sig.kind
             errors.append(
                 ErrorReport(
@@ -240,12 +257,13 @@ class Classifier:
                     cause=sig.cause,
                 )
             )
+            self._last_line_error[rank] = errors[-1]
             # a non-fatal signature is a fact worth keeping (it can rule a hint out, or explain a
             # failure that follows), never a failure by itself; still a warning if it reads as one
             if not warned and sig.cause:
                 warned = any(p.search(body) for p in self._warnings)
             return errors, warned, False
-        if record:
+        if record and self._blocks:
             self._close_complete(rank, errors)
         logged_error = level is not None and level in self._error_levels
         if logged_error and benign is None:
@@ -293,6 +311,28 @@ class Classifier:
         if quick is not None and quick.search(body) is None:
             return False
         return any(sig.regex.search(body) for sig in self._signatures)
+
+    def _joins(self, number: int, body: str, rank: str | None, sig: Signature) -> ErrorReport | None:
+        """The one-line error of ``rank`` that this fatal signature line goes on telling, extended
+        by it: a failure reported on several lines is one error with its lines, named by its first.
+        A consequence's line never swallows a cause's (a secondary error, then a primary one)."""
+        prior = self._last_line_error.get(rank)
+        if (
+            prior is None
+            or not sig.fatal or sig.cause or not prior.fatal or prior.cause
+            or prior.end_line is None or number - prior.end_line > JOINED_GAP
+            or (prior.secondary and not sig.secondary)
+        ):
+            return None
+        prior.end_line = number
+        if len(prior.block) < HEAD + TAIL:
+            prior.block.append((number, body))
+        spans = prior.spans
+        if spans and spans[-1][1] >= number - 1:
+            spans[-1][1] = number
+        elif len(spans) < MAX_SPANS:
+            spans.append([number, number])
+        return prior
 
     def _is_benign(self, body: str) -> bool:
         return any(p.search(body) for p in self._benign)
@@ -398,6 +438,8 @@ class Classifier:
                 else:
                     self._exception(block, number, match, errors)
                 return True
+        if self._names_the_field(number, body, rank):
+            return True
         # Message lines after the exception line ("Possible solutions: …"), unless they
         # are a record of their own or an error of their own ("Killed").
         if record or self._signature(body):
@@ -428,6 +470,22 @@ class Classifier:
             and body not in _SHELL_WORDS
             and self._candidate(rank, lambda b: b.state == _CODE) is not None
         )
+
+    def _names_the_field(self, number: int, body: str, rank: str | None) -> bool:
+        """pydantic's ``ValidationError`` names the field on the line after its exception line,
+        unindented (``max_num_seqs``), then the error indented: the name joins the message as the
+        indented lines do (vLLM prefixes each line, so a record is taken too)."""
+        if _FIELD.match(body) is None:
+            return False
+        block = self._candidate(rank, lambda b: b.state == _EXC and number - b.last == 1)
+        if block is None or block.report is None or "validation error" not in block.report.message:
+            return False
+        block.add(number, body)
+        report = block.report
+        report.message = f"{report.message} {body.strip()}"[:LONG_MESSAGE_CAP]
+        report.end_line = number
+        report.block = block.lines()
+        return True
 
     def _message_goes_on(self, number: int, body: str, rank: str | None) -> bool:
         """An indented line right after a block's exception line: its message goes on."""
@@ -491,15 +549,20 @@ class Classifier:
         )
 
     def _close_complete(self, rank: str | None, errors: list[ErrorReport]) -> None:
-        """A new record from ``rank``: its own block is over, and so is any finished unranked one."""
+        """A new record from ``rank``: its own finished block is over, and so is any finished
+        unranked one. A block still before its exception line stays open: a logger line that
+        interleaves with a traceback (another thread, another process logging under the same tag)
+        does not end it; its frames and exception may follow."""
         for block in list(self._blocks):
-            if block.rank == rank or (block.rank is None and block.state == _EXC):
-                if block.rank == rank and block.state == _CHAIN_STATE:
-                    continue
+            if block.state == _EXC and (block.rank == rank or block.rank is None):
                 self._close(block, errors)
 
-    def _expire(self, number: int, errors: list[ErrorReport]) -> None:
+    def _expire(self, number: int, rank: str | None, errors: list[ErrorReport]) -> None:
+        """Close the blocks the log has left: one with its exception line after a few lines, one
+        still waiting for it after STALE_LINES lines that could have been its own went elsewhere
+        (the line now read counts until it joins the block, which resets the count)."""
         for block in list(self._blocks):
-            idle = number - block.last
-            if idle > STALE_LINES or (block.state == _EXC and idle > AFTER_EXCEPTION_LINES):
+            if rank is None or rank == block.rank:
+                block.missed += 1
+            if block.missed > STALE_LINES or (block.state == _EXC and number - block.last > AFTER_EXCEPTION_LINES):
                 self._close(block, errors)

@@ -117,21 +117,40 @@ def node_ranks(state: StartupState) -> list[str]:
     return sorted(ranks, key=_rank_key) or [WHOLE_NODE]
 
 
-def milestones_reached(state: StartupState, rank: str) -> int:
+def milestones_reached(state: StartupState, rank: str, shape: PhaseShape | None = None) -> int:
     """How many of MILESTONES, in order, this rank of this node has reached."""
     if state.outcome in (READY, STOPPED):
         return len(MILESTONES)
-    return set_up_reached(state, rank)
+    return set_up_reached(state, rank, shape)
 
 
-def set_up_reached(state: StartupState, rank: str) -> int:
-    """How many of the set-up milestones (all but ready), in order, this rank has passed."""
+def set_up_reached(state: StartupState, rank: str, shape: PhaseShape | None = None) -> int:
+    """How many of the set-up milestones (all but ready), in order, this rank has passed (``shape``:
+    the state's, when asked for each of its ranks)."""
+    shape = shape or PhaseShape.of(state)
     count = 0
     for milestone, _ in MILESTONES[:-1]:
-        if not _reached(state, rank, milestone):
+        if not _reached(state, rank, milestone, shape):
             break
         count += 1
     return count
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseShape:
+    """What a rank's milestones ask of every rank of a phase, found once per look at a node, not
+    once per rank: a log naming thousands of ranks (spoofed prefixes) would make each look cost
+    their square. By index in ``state.phases``: ``ended``, phases some rank has ended; ``shared``,
+    phases logged once for all ranks (only "main" in them)."""
+
+    ended: frozenset[int]
+    shared: frozenset[int]
+
+    @classmethod
+    def of(cls, state: StartupState) -> PhaseShape:
+        phases = list(enumerate(state.phases))
+        return cls(frozenset(i for i, p in phases if any(e.end_line is not None for e in p.ranks.values())),
+                   frozenset(i for i, p in phases if all(name == "main" for name in p.ranks)))
 
 
 def node_role(node: NodeStatus, first: bool) -> str:
@@ -161,8 +180,9 @@ def worker_passed(worker: StartupState, serving: StartupState) -> int | None:
     node passed and has no phase still running (its log ends there: its set-up is done); else None."""
     if worker.outcome == FAILED or not worker.phases or any(_running(phase) for phase in worker.phases):
         return None
-    needed = min((set_up_reached(serving, rank) for rank in node_ranks(serving)), default=0)
-    passed = min((set_up_reached(worker, rank) for rank in node_ranks(worker)), default=0)
+    shapes = PhaseShape.of(serving), PhaseShape.of(worker)
+    needed = min((set_up_reached(serving, rank, shapes[0]) for rank in node_ranks(serving)), default=0)
+    passed = min((set_up_reached(worker, rank, shapes[1]) for rank in node_ranks(worker)), default=0)
     return passed if passed >= needed and passed > 0 else None
 
 
@@ -176,23 +196,23 @@ def worker_done(node: NodeStatus, serving: StartupState) -> int | None:
     return passed
 
 
-def _reached(state: StartupState, rank: str, milestone: str) -> bool:
+def _reached(state: StartupState, rank: str, milestone: str, shape: PhaseShape) -> bool:
     key = "main" if rank == WHOLE_NODE else rank
     later = PHASES[PHASES.index(milestone) + 1 :]
-    own = state.phase(milestone)
+    mine = next((i for i, phase in enumerate(state.phases) if phase.name == milestone), None)
+    own = state.phases[mine] if mine is not None else None
     entry = own.ranks.get(key) if own is not None else None
-    if (own is not None and not own.done and entry is not None and entry.end_line is None
-            and all(e.end_line is None for e in own.ranks.values())):
+    if own is not None and not own.done and entry is not None and entry.end_line is None and mine not in shape.ended:
         # still under way on this rank, whatever began beside it (phases can overlap); once some
         # rank has ended it, one that never says so may be a rank that does not print its end
         # (vLLM's info_once lines): a later phase begun there counts, as before
         return False
-    for phase in state.phases:
+    for index, phase in enumerate(state.phases):
         entry = phase.ranks.get(key)
         if phase.name == milestone and (phase.done or (entry is not None and entry.end_line is not None)):
             return True
         # a later phase begun on this rank, or one the server logs once for all its ranks
-        if phase.name in later and (entry is not None or all(name == "main" for name in phase.ranks)):
+        if phase.name in later and (entry is not None or index in shape.shared):
             return True
     return False
 
@@ -220,6 +240,7 @@ def barrier(nodes: Mapping[str, NodeStatus] | list[NodeStatus]) -> list[BarrierR
         # a worker never prints ready: it is there when the serving node is and its set-up is done
         arrived = (role[node.name] == WORKER and serving is not None and serving.outcome == READY
                    and not _gone(node) and worker_done(node, serving) is not None)
+        shape = PhaseShape.of(node.state)
         for rank in node_ranks(node.state):
             # a rank with no phase yet (its tag seen on other lines) is where its node's log is
             last_line = (_rank_last_line(node.state, rank) if rank != WHOLE_NODE else None) or node.state.last_line
@@ -227,7 +248,7 @@ def barrier(nodes: Mapping[str, NodeStatus] | list[NodeStatus]) -> list[BarrierR
             if node.waiting and not node.state.lines:
                 text = f"(no log yet: {node.waiting})"
             pairs.append(
-                Laggard(node.name, rank, len(MILESTONES) if arrived else milestones_reached(node.state, rank), last_line,
+                Laggard(node.name, rank, len(MILESTONES) if arrived else milestones_reached(node.state, rank, shape), last_line,
                         text, node.quiet_for, node.suspect or logged.get(node.name), _out(node))
             )
     # a node that failed or whose process is gone first (it is what holds the others up), then the

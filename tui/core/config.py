@@ -71,6 +71,17 @@ def _seconds(value: Any) -> float:
     return float(value)
 
 
+#: The shortest GPU poll: NVML answers in milliseconds, and a poll every microsecond would spin a core.
+MIN_POLL_S = 0.1
+
+
+def _poll_seconds(value: Any) -> float:
+    seconds = _seconds(value)
+    if seconds < MIN_POLL_S:
+        raise TypeError(f"a number of seconds, at least {MIN_POLL_S:g}")
+    return seconds
+
+
 def _switch(value: Any) -> bool:
     if not isinstance(value, bool):
         raise TypeError("true or false")
@@ -123,7 +134,7 @@ class Setting:
 
 SETTINGS: tuple[Setting, ...] = (
     Setting("gpu.source", "gpus", "--gpus", "auto", _gpu_source, "GPU source: auto, nvml, smi, sim, none"),
-    Setting("gpu.interval", "gpu_interval", "--gpu-interval", 1.0, _seconds, "seconds between GPU polls"),
+    Setting("gpu.interval", "gpu_interval", "--gpu-interval", 1.0, _poll_seconds, "seconds between GPU polls"),
     Setting("display.theme", "theme", "--theme", None, _string, "dashboard theme: a name or a .toml file"),
     Setting("launch.log_dir", "log_dir", "--log-dir", None, _string, "where run's attempt logs go"),
     Setting("launch.health", "health", "--health", None, _string, "ready also needs this URL to answer 200"),

@@ -68,6 +68,10 @@ class Detection:
             self._kept = None  # nothing to read again: the kept lines were read under this server
         return switch
 
+    def kept_any(self) -> bool:
+        """Lines were read (and kept) before this one while the server was only guessed."""
+        return bool(self._kept)
+
     def kept(self) -> list[tuple[Line, float | None]]:
         """The lines read so far while guessing, to read again under another server, or under the
         first one named for what they say of the run (once the server is settled, for the last time)."""

@@ -52,6 +52,15 @@ class LogGap:
 
 
 @dataclass(frozen=True, slots=True)
+class LogLimited:
+    """The log's reader applied one of its limits (how many nodes a log may name), said once in
+    ``text``: nothing was lost, but the reading differs from what the log alone would give."""
+
+    source: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class LogRestart:
     """The log was replaced (rotated, truncated, re-created): a new file starts at line 1."""
 
@@ -150,7 +159,8 @@ class WritersFound:
 
     ``via`` says how they were found: ``"fd"`` (they hold the log open for writing),
     ``"pipe"`` (the log is written by ``tee``/``cat``… whose input pipe these processes
-    write: the server behind the pipe).
+    write: the server behind the pipe), ``"file"`` (the log is written by ``tail -f`` of a file
+    these processes write: the server behind the follower).
     """
 
     source: str  # the log (the tailer's source string)
@@ -403,6 +413,7 @@ class SlurmTaskEnded:
 SourceEvent = (
     LogChunk
     | LogGap
+    | LogLimited
     | LogRestart
     | LogTruncated
     | LogWaiting

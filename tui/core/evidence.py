@@ -1,10 +1,12 @@
 """What the verdict is decided from: one frozen record of every witness's reading. Pure.
 
-Each node's session owns its evidence (``WatchSession.evidence``): its GPU samples, its
-process status (writer discovery, or the runner's started/stopping/exited events), ``--health``
-and ``--smoke``, the silence limits given at construction and history's phase times. A launch
-or a node set adds what only it knows (the launched process, the time left) to that record with
-``dataclasses.replace`` — never a second assembly — and :func:`judge` reads it.
+Each node's session assembles its evidence, once (``WatchSession.evidence``), from what it owns:
+its GPU samples (``WatchSession.gpu_samples``, the one buffer), its process status (writer
+discovery, or what the process's runner told it: ``WatchSession.launched_as``), ``--health`` and
+``--smoke``, the silence limits given at its construction, history's phase times and the time
+left (``WatchSession.expect``). A launch or a node set tells the session facts (started, exited,
+stopping, refused); it never assembles evidence of its own. The judging stage
+(``tui.session.judging``) is the one caller of :func:`judge`: it is handed a :class:`Weighing`.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING
 
-from tui.core.verdict import GpuActivity, ProcessStatus, SmokeStatus, Verdict
+from tui.core.verdict import FAILED, READY, STARTING, GpuActivity, ProcessStatus, SmokeStatus, Verdict
 from tui.core.verdict import judge as weigh
 
 if TYPE_CHECKING:
@@ -42,6 +44,29 @@ class Evidence:
     smoke: SmokeStatus | None = None  # --smoke's completion
 
 
+@dataclass(frozen=True, slots=True)
+class Weighing:
+    """A startup to weigh with its evidence. ``pending``: the server's process is gone and its log,
+    final now, is still being read — a verdict other than failed or ready waits, said so."""
+
+    state: StartupState
+    evidence: Evidence
+    pending: str | None = None
+
+
 def judge(state: StartupState, evidence: Evidence) -> Verdict:
     """The verdict of ``state`` weighed with ``evidence``."""
     return weigh(state, **{f.name: getattr(evidence, f.name) for f in fields(Evidence)})
+
+
+def decide(reading: Verdict | Weighing) -> Verdict:
+    """The verdict of what the owner read: weighed (:func:`judge`, its one call), or as decided.
+
+    Called by the judging stage for every verdict it pushes, and by ``scan`` and ``--plain``'s
+    last line for a log read alone (no process, GPU or health to weigh it with)."""
+    if isinstance(reading, Verdict):
+        return reading
+    verdict = judge(reading.state, reading.evidence)
+    if reading.pending is not None and verdict.kind not in (FAILED, READY):
+        return Verdict(STARTING, reading.pending)
+    return verdict

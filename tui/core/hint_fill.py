@@ -38,8 +38,12 @@ _FREE = re.compile(r"Free memory on device (?:\S+ )?\((?P<free>[\d.]+)/(?P<total
 # ("a placement group requiring 16.0 GPUs"); a list cut off by the line's end counts nothing.
 _SPECS = re.compile(r"specs=\[(?P<body>[^\]]*)\]")
 _REQUIRING = re.compile(r"placement group requiring (?P<gpus>\d+)(?:\.0)? GPUs")
-# torch: "GPU 0 has a total capacity of 79.19 GiB"; vLLM: "Free memory on device cuda:0 (6.1/79.19 GiB)"
-_TOTAL = re.compile(r"total capacity of (?P<total>[\d.]+) GiB|Free memory on device (?:\S+ )?\([\d.]+/(?P<total2>[\d.]+) GiB")
+# torch: "GPU 0 has a total capacity of 79.19 GiB" (before 2.1: "(GPU 0; 79.35 GiB total capacity;");
+# vLLM: "Free memory on device cuda:0 (6.1/79.19 GiB)"
+_TOTAL = re.compile(
+    r"total capacity of (?P<total>[\d.]+) GiB|Free memory on device (?:\S+ )?\([\d.]+/(?P<total2>[\d.]+) GiB"
+    r"|\(GPU \d+; (?P<total3>[\d.]+) GiB total capacity;"
+)
 _MINE = re.compile(r"this process has (?P<mine>[\d.]+) (?P<mu>[GM])iB memory in use")
 _OOM_KINDS = frozenset({"cuda_oom", "outofmemoryerror"})
 _OOM_WORDS = re.compile(r"(?i)out of memory|OutOfMemoryError|cudaErrorMemoryAllocation")
@@ -118,7 +122,7 @@ class Context:
         for text in self._texts():
             found = _TOTAL.search(text)
             if found is not None:
-                return float(found["total"] or found["total2"])
+                return float(found["total"] or found["total2"] or found["total3"])
         said = self.identity.get("gpu_gib")
         return float(said) if said is not None and _NUMBER.fullmatch(said) else None
 

@@ -38,6 +38,7 @@ from tui.core.profiles import (
     _read_toml,
     _strings,
     _table,
+    server_sites,
     trusted_patterns,
 )
 from tui.core.startup_profile import restart_evidence
@@ -46,7 +47,7 @@ from tui.core.state import ErrorReport, Outcome, Phase, StartupState
 Pattern = re.Pattern[str]
 
 _HINT_KEYS = {
-    "id", "kind", "pattern", "lines", "match", "server", "phase", "warning", "why", "fix", "link", "unless", "noise",
+    "id", "kind", "pattern", "lines", "match", "server", "phase", "warning", "why", "fix", "link", "links", "unless", "noise",
     "root", "quiet_after", "when", "unread", "not_if",
 }
 _VERSION_KEYS = {"id", "package", "below", "at_least", "with", "with_below", "with_at_least", "why", "fix", "link"}
@@ -54,7 +55,7 @@ _VERSION_KEYS = {"id", "package", "below", "at_least", "with", "with_below", "wi
 
 _CONDITION = re.compile(
     r"^\s*(?:(?P<neg>not)\s+)?(?P<fact>[A-Za-z_]\w*)"
-    r"(?:\s*(?P<op><=|>=|==|!=|<|>)\s*(?P<other>'[^']*'|[\w.+-]+))?\s*$"
+    r"(?:\s*(?P<op><=|>=|==|!=|<|>|(?<=\s)in(?=\s))\s*(?P<other>'[^']*'|[\w.+-]+))?\s*$"
 )
 _COMPARE = {
     "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
@@ -66,7 +67,7 @@ _COMPARE = {
 class Condition:
     """One precondition of a hint, on the log's own figures and settings (``when``):
     ``nnodes > 1``, ``weights_gib < gpu_gib``, ``not gloo_socket_ifname``, ``oom``,
-    ``version >= 0.8``, ``quantization == 'fp8'``. A bare name holds when the log said it (an
+    ``version >= 0.8``, ``quantization == 'fp8'``, ``arch in supported``. A bare name holds when the log said it (an
     absence is readable: ``not NAME`` holds where the log never set it); a comparison cannot be
     read when a side is unknown."""
 
@@ -100,7 +101,10 @@ def _fact(name: str, values: Mapping[str, str], context: Context) -> str | None:
 
 
 def _compare(op: str, mine: str, theirs: str) -> bool:
-    """Numbers as numbers, releases as releases ("0.10.1" > "0.9"), anything else as text."""
+    """Numbers as numbers, releases as releases ("0.10.1" > "0.9"), anything else as text; ``in``:
+    the one text inside the other (an architecture in the list the server printed)."""
+    if op == "in":
+        return mine.lower() in theirs.lower()
     number = re.compile(r"-?\d+(?:\.\d+)?")
     if number.fullmatch(mine) and number.fullmatch(theirs) and (mine.count(".") < 2 and theirs.count(".") < 2):
         if op not in ("==", "!=") or "." in mine or "." in theirs:
@@ -152,6 +156,8 @@ class Hint:
     unread: str | None = None
     #: what rules the hint out where the log shows it (unknown does not): "weights_gib >= gpu_gib"
     not_if: tuple[Condition, ...] = ()
+    #: a link per server ((server, url), ...), before ``link`` for that server's logs
+    links: tuple[tuple[str, str], ...] = ()
 
     def judge(self, values: Mapping[str, str], context: Context) -> tuple[bool | None, tuple[Evidence, ...]]:
         """Do the preconditions hold (None: one cannot be read), and what each read."""
@@ -285,6 +291,26 @@ class KnowledgeBase:
     speed: tuple[SpeedHint, ...] = ()
     storage: Storage = Storage()
 
+    def link(self, default: str, server: str | None, links: Sequence[tuple[str, str]] = ()) -> str:
+        """The link for a log of ``server``: its own one if the hint has one, else the default
+        unless that is another server's page and not one of its own (a vLLM OOM does not send the
+        reader to SGLang's issues; a user's profile of an SGLang fork that names SGLang's sites
+        does); the default where the server is not known. Sites: each profile's (``server_sites``)."""
+        if server is None:
+            return default
+        own = next((url for name, url in links if name == server), None)
+        if own is not None:
+            return own
+        where = re.sub(r"^[a-z]+://", "", default)
+
+        def on(sites: Iterable[str]) -> bool:
+            return any(where == site or where.startswith(site + "/") for site in sites)
+
+        sites = server_sites()
+        if on(sites.get(server, ())):
+            return default
+        return "" if on(site for name, theirs in sites.items() if name != server for site in theirs) else default
+
     def speed_advice(self, evidence: Sequence[Any]) -> list[tuple[str, str]]:
         """``(sentence, link)`` of each speed hint whose evidence the startup profile found."""
         out = []
@@ -293,7 +319,7 @@ class KnowledgeBase:
                 if hint.server is not None and hint.server != found.values.get("server"):
                     continue
                 if hint.evidence == found.name and (text := hint.advice(found.values)) is not None:
-                    out.append((text, hint.link))
+                    out.append((text, self.link(hint.link, found.values.get("server"))))
                     break
         return out
 
@@ -339,7 +365,7 @@ class KnowledgeBase:
                 error.message, phases, command, server, identity,
                 block=[t for _, t in error.block], kinds=kinds, phase=phase,
             )
-            diagnosis = _judged(hint, values, context, error.line)
+            diagnosis = _judged(hint, values, context, error.line, self.link(hint.link, context.server, hint.links))
             if diagnosis is not None:
                 return diagnosis
         return None
@@ -351,7 +377,8 @@ class KnowledgeBase:
                 continue
             found = hint.pattern.search(text)
             if found is not None:
-                diagnosis = _judged(hint, _groups(found), Context(text, (), command, server), line)
+                context = Context(text, (), command, server)
+                diagnosis = _judged(hint, _groups(found), context, line, self.link(hint.link, context.server, hint.links))
                 if diagnosis is not None:
                     return diagnosis
         return None
@@ -393,7 +420,8 @@ class KnowledgeBase:
             found = hint.quiet_after.search(state.last_text)
             if found is not None:
                 context = Context(state.last_text, state.phases, command, state.server, state.identity)
-                diagnosis = _judged(hint, _groups(found), context, state.last_line)
+                diagnosis = _judged(hint, _groups(found), context, state.last_line,
+                                    self.link(hint.link, context.server, hint.links))
                 if diagnosis is not None:
                     return diagnosis
         return None
@@ -405,7 +433,7 @@ class KnowledgeBase:
         for found in restart_evidence(state):
             for hint in self.speed:
                 if hint.evidence == found.name and (text := hint.advice(found.values)) is not None:
-                    out.append(Diagnosis(hint.id, text, (), hint.link))
+                    out.append(Diagnosis(hint.id, text, (), self.link(hint.link, state.server)))
                     break
         return out
 
@@ -456,9 +484,10 @@ def _search(pattern: Pattern, texts: Iterable[str]) -> re.Match[str] | None:
     return None
 
 
-def _judged(hint: Hint, values: dict[str, str], context: Context, line: int | None) -> Diagnosis | None:
+def _judged(hint: Hint, values: dict[str, str], context: Context, line: int | None, link: str) -> Diagnosis | None:
     """The hint filled in where its preconditions hold; its lesser sentence (no fix) where one
-    cannot be read; None where one is false (or the lesser sentence is missing)."""
+    cannot be read; None where one is false (or the lesser sentence is missing). ``link``: the
+    hint's link for this log's server (:meth:`KnowledgeBase.link`)."""
     holds, evidence = hint.judge(values, context)
     if holds is False:
         return None
@@ -468,11 +497,11 @@ def _judged(hint: Hint, values: dict[str, str], context: Context, line: int | No
         why = render(hint.unread, values, context)
         if why is None:
             return None
-        return Diagnosis(hint.id, why, (), hint.link, line, hint.warning, evidence, _figures((hint.unread,), values, context))
-    return _fill(hint, values, context, line, evidence)
+        return Diagnosis(hint.id, why, (), link, line, hint.warning, evidence, _figures((hint.unread,), values, context))
+    return _fill(hint, values, context, line, link, evidence)
 
 
-def _fill(hint: Hint, values: dict[str, str], context: Context, line: int | None,
+def _fill(hint: Hint, values: dict[str, str], context: Context, line: int | None, link: str,
           evidence: tuple[Evidence, ...] = ()) -> Diagnosis | None:
     chosen = next(((t, text) for t in hint.why if (text := render(t, values, context)) is not None), None)
     if chosen is None:
@@ -485,7 +514,7 @@ def _fill(hint: Hint, values: dict[str, str], context: Context, line: int | None
             actions.append(Action.parse(text))
             used.append(fix)
     figures = _figures(used, values, context)
-    return Diagnosis(hint.id, why, tuple(actions), hint.link, line, hint.warning, evidence, figures)
+    return Diagnosis(hint.id, why, tuple(actions), link, line, hint.warning, evidence, figures)
 
 
 def _figures(templates: Iterable[str], values: Mapping[str, str], context: Context) -> tuple[tuple[str, str], ...]:
@@ -574,6 +603,9 @@ def parse(text: str, source: str) -> KnowledgeBase:
         link = body.get("link", "")
         if not isinstance(link, str):
             raise ProfileError(f"{where}.link: expected a URL string")
+        links = body.get("links", {})
+        if not isinstance(links, dict) or not all(isinstance(url, str) and url for url in links.values()):
+            raise ProfileError(f"{where}.links: expected a URL per server, such as {{ vllm = \"https://…\" }}")
         when, not_if = body.get("when", []), body.get("not_if", [])
         for key, listed in (("when", when), ("not_if", not_if)):
             if not isinstance(listed, list):
@@ -603,6 +635,7 @@ def parse(text: str, source: str) -> KnowledgeBase:
                 when=tuple(_condition(f"{where}.when[{n}]", c) for n, c in enumerate(when)),
                 unread=unread,
                 not_if=tuple(_condition(f"{where}.not_if[{n}]", c) for n, c in enumerate(not_if)),
+                links=tuple(links.items()),
             )
         )
     versions = _versions(source, data.get("versions"))

@@ -12,11 +12,11 @@ reads in its first ``LOOK_LINES`` lines is read as having no times.
 
 from __future__ import annotations
 
+from tui.core.carriers import label_end
 from tui.core.profiles import Profile, builtin_profiles
 from tui.core.timestamps import Timestamps
-from tui.core.tracker import SRUN_LABEL
 
-#: A header's time begins within this many characters of the line's start (past an ``srun -l`` label).
+#: A header's time begins within this many characters of the line's start (past a carrier's label: ``srun -l``'s, docker compose's).
 WINDOW = 128
 #: Timestamps remembered with where they stood: one per prefix width (vLLM's process tags differ).
 RECENT = 4
@@ -120,11 +120,7 @@ class LineTimes:
         readers = self._readers
         if not readers:
             return None
-        skip = 0
-        if text.find(": ", 0, 12) >= 0:  # (a label has one; most lines have none so near their start)
-            label = SRUN_LABEL.match(text)
-            if label is not None:
-                skip = label.end()
+        skip = label_end(text)
         if text[skip : skip + 1] == "{":
             return readers[0].json_time(text, at)
         for reader in readers:

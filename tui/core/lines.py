@@ -12,12 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from tui.core.quicktest import bytes_test
 from tui.core.secrets import SECRET_HINT, mask_secrets
-
-try:  # google-re2: one linear pass over a whole chunk (tui.core.scan uses it too)
-    import re2 as _re2
-except ImportError:  # pragma: no cover - depends on the platform's wheels
-    _re2 = None
 
 #: Longest line kept for display and matching; longer lines are cut (and still
 #: counted as one line) before any regular expression sees them.
@@ -71,7 +67,7 @@ def decode(raw: bytes) -> str:
 
 
 #: Where a chunk may hold a secret; lines elsewhere are not looked at for one.
-_secret_hint = (_re2 or re).compile(SECRET_HINT).search
+_secret_hint = bytes_test(SECRET_HINT)
 
 
 def _text(raw: bytes, secrets: bool, plain: bool = False) -> str:
@@ -117,11 +113,20 @@ def make_line(number: int, offset: int, raw: bytes, truncated: bool = False, sec
     if len(raw) > MAX_LINE_BYTES:
         raw, truncated = _cut(raw), True
     if secrets is None:
-        secrets = _secret_hint(raw) is not None
+        secrets = _secret_hint(raw)
     if b"\r" not in raw:
         return Line(number, offset, (_text(raw, secrets, plain),) if raw else (), truncated)
-    segments = tuple(_text(piece, secrets, plain) for piece in raw.split(b"\r") if piece)
+    pieces = raw.split(b"\r")
+    if b"slurmstepd" in pieces[-1]:
+        pieces[-1:] = _INTERJECTION.split(pieces[-1], maxsplit=1)
+    segments = tuple(_text(piece, secrets, plain) for piece in pieces if piece)
     return Line(number, offset, segments, truncated)
+
+
+#: Slurm's step daemon writes its word (``slurmstepd-n1: error: *** STEP 5.0 ON n1 CANCELLED … ***``)
+#: into the task's output right after whatever the task left there, often a loading bar still open
+#: (no newline after its last ``\r``): it starts a segment of its own, the line's text, not the bar's.
+_INTERJECTION = re.compile(rb"(?<=\S)(?=slurmstepd(?:-[\w.-]+)?: )")
 
 
 def _cut(raw: bytes) -> bytes:
@@ -160,7 +165,7 @@ class LineAssembler:
 
     def feed(self, data: bytes) -> list[Line | Progress]:
         out: list[Line | Progress] = []
-        secrets = None if _secret_hint(data) is not None else False  # one search for the whole chunk
+        secrets = None if _secret_hint(data) else False  # one search for the whole chunk
         plain = _plain(data)  # ... and one check for what cleaning would change
         rows = data.split(b"\n")
         rest = rows.pop()  # the bytes after the last \n: they open (or continue) a line
@@ -172,8 +177,13 @@ class LineAssembler:
             for raw in rows[1:]:  # whole lines inside this chunk: no open-line state needed
                 number += 1
                 size = len(raw)
-                out.append(make_line(number, offset, raw[:-1] if raw.endswith(b"\r") else raw, secrets=secrets,
-                                     plain=plain))
+                body = raw[:-1] if raw.endswith(b"\r") else raw
+                if plain and body and size <= MAX_LINE_BYTES and b"\r" not in body and (
+                    secrets is False or not _secret_hint(body)
+                ):  # make_line's answer for a plain line with no secret to mask, without its calls
+                    out.append(Line(number, offset, (body.decode("ascii"),)))
+                else:
+                    out.append(make_line(number, offset, body, secrets=secrets, plain=plain))
                 offset += size + 1
             self.number, self.offset, self._start = number, offset, offset
         self._append(rest, out)
@@ -246,7 +256,7 @@ class LineAssembler:
             piece = newest
         else:
             piece = pieces[-2]
-        out.append(Progress(self.number + 1, self._start, _text(piece, _secret_hint(piece) is not None)))
+        out.append(Progress(self.number + 1, self._start, _text(piece, _secret_hint(piece))))
 
     def _finish(self, terminated: bool = True) -> Line:
         raw = bytes(self._buf)

@@ -12,7 +12,9 @@ best first (:class:`LoadEstimator`):
           process's ``rchar`` (what one process ``read()``; ranks that each read the
           whole checkpoint are not counted eight times);
 ``gpu``   GPU memory grown since the phase began, summed over the GPUs, against the
-          checkpoint (a simulated GPU source makes a *simulated* estimate, labelled);
+          checkpoint (a simulated GPU source's made-up memory counts only where no real
+          signal moved — never over the loader's own bar — and gives no rate nor time left:
+          its bytes alone, labelled *simulated*);
 ``log``   the loader's own progress bar (``Loading safetensors checkpoint shards: 43%``).
 
 Before all of them, while a Hugging Face download runs inside the load: ``download``, the
@@ -156,6 +158,8 @@ class LoadEstimate:
         return self.left is not None
 
     def left_words(self) -> str:
+        if self.simulated:
+            return "no rate"  # (made-up bytes: the source says SIMULATED)
         if self.left is None:
             return "time left: cannot tell yet" if self.total else "total unknown"
         return range_words(self.left)
@@ -447,7 +451,9 @@ class LoadEstimator:
         if self._downloading and download.grown >= MOVED_BYTES:
             return self._estimate("download", download, int(download.points[-1][1]), total, 1.0, None, now)
         # without a total, bytes give a rate but no progress: the loader's own bar says more then
-        order = ("read", "gpu", "log") if total else ("log", "read", "gpu")
+        order: tuple[str, ...] = ("read", "gpu", "log") if total else ("log", "read", "gpu")
+        if self._simulated:  # made-up GPU memory: after every real signal, the loader's bar too
+            order = (*(signal for signal in order if signal != "gpu"), "gpu")
         for signal in order:
             series = self._series[signal]
             if signal == "log":
@@ -472,11 +478,14 @@ class LoadEstimator:
         else:
             remaining = max(0.0, float(total) - float(loaded or 0)) if total else None
         rate, left, moving = time_left(series, remaining, scale, now)
-        if signal == "log" and loaded is None:
-            rate = None
+        simulated = signal == "gpu" and self._simulated
+        if signal == "log" and loaded is None or simulated:
+            rate = None  # (made-up bytes feed no rate, and no time left)
+        if simulated:
+            left = None
         if fraction is None and total and loaded is not None:
             fraction = min(1.0, loaded / total)
-        return LoadEstimate(signal, loaded, total, rate, left, signal == "gpu" and self._simulated, fraction, moving)
+        return LoadEstimate(signal, loaded, total, rate, left, simulated, fraction, moving)
 
 
 def time_left(

@@ -21,6 +21,10 @@ class GpuOptions:
     interval: float = 1.0
 
 
+#: ``--smoke-timeout``'s default: seconds for each of ``--smoke``'s requests (a first completion
+#: may wait for warm-up or a JIT compile).
+SMOKE_TIMEOUT_S = 60.0
+
 #: ``--metrics-linger``'s default: three of Prometheus' usual 15 s scrape intervals.
 LINGER_S = 45.0
 
@@ -54,6 +58,7 @@ class WatchOptions:
     health: str | None = None  # --health URL: ready also needs it to answer 200
     metrics: MetricsOptions = field(default_factory=MetricsOptions)
     smoke: bool = False  # --smoke: ready only once one tiny completion answered
+    smoke_timeout: float = SMOKE_TIMEOUT_S  # --smoke-timeout: seconds for each of its requests
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,5 +126,6 @@ class ClusterOptions:
     health: str | None = None  # --health URL: the serving node's (asked from its host)
     metrics: MetricsOptions = field(default_factory=MetricsOptions)
     smoke: bool = False  # --smoke: ready once the node whose log says ready answered one completion
+    smoke_timeout: float = SMOKE_TIMEOUT_S  # --smoke-timeout: seconds for each of its requests
     ray_log: str | None = None  # --ray: one log (vLLM's head under Ray) holding every node's lines
     ray_host: str | None = None  # where that log is ([user@]host[:port]; None: this machine)

@@ -12,7 +12,8 @@ import re
 from collections.abc import Collection
 from typing import TypeGuard
 
-from tui.core.profiles import LATE_IDENTITY, SCRIPT_IDENTITY, PhaseSpec, Profile, any_of
+from tui.core.profiles import LATE_IDENTITY, OWN_LINE_IDENTITY, SCRIPT_IDENTITY, PhaseSpec, Profile, any_of
+from tui.core.quicktest import Pattern, candidates
 from tui.core.ranks import MAIN, Ranks
 from tui.core.state import FAILED, READY, STOPPED, Phase, RankPhase, StartupState
 from tui.core.tracker_events import PhaseEnded, PhaseProgress, PhaseStarted, Ready, Stopped, TrackerEvent
@@ -37,6 +38,23 @@ def _seconds(text: str | None) -> float | None:
     return value if value is not None and 0.0 <= value < 1e9 else None
 
 
+def _first(patterns: tuple[tuple[int, Pattern], ...], maybe: tuple[int, ...] | None, msg: str) -> re.Match[str] | None:
+    """The first match in ``msg`` of the numbered ``patterns`` (numbered in a row), trying only those
+    ``maybe`` (ascending) names (None: all)."""
+    if not patterns:
+        return None
+    if maybe is not None:  # most lines name none of them: one bisection says so
+        at = bisect.bisect_left(maybe, patterns[0][0])
+        if at == len(maybe) or maybe[at] > patterns[-1][0]:
+            return None
+    for index, pattern in patterns:
+        if maybe is None or index in maybe:
+            match = pattern.search(msg)
+            if match is not None:
+                return match
+    return None
+
+
 def items_total(listed: str | None) -> int | None:
     """How many items an ``[identity]`` value lists (``[] , [2048]`` → 1): its count of numbers."""
     if listed is None:
@@ -51,11 +69,65 @@ class PhaseBook:
     def __init__(self, profile: Profile, state: StartupState, ranks: Ranks) -> None:
         self._profile = profile
         self._ranks = ranks
-        self._late = tuple((key, patterns) for key, patterns in profile.identity if key in LATE_IDENTITY)
         self._specs = {spec.name: spec for spec in profile.phases}
         self._draft = self._specs.get(DRAFT)
         self._any_bar = any_of([p for spec in profile.phases for p in spec.progress])
+        self._index_markers(profile)
         self.new_startup(state)
+
+    def _index_markers(self, profile: Profile) -> None:
+        """Number every pattern ``markers`` tries, so that one ``Candidates`` pass a line says which
+        can match and only those are run. The phases' are numbered in the order ``markers`` tries
+        them (phase, then implicit, begin, end, step, progress), so ascending indices keep it."""
+        patterns: list[Pattern] = []
+
+        def number(group: tuple[Pattern, ...]) -> tuple[tuple[int, Pattern], ...]:
+            patterns.extend(group)
+            return tuple(enumerate(group, len(patterns) - len(group)))
+
+        # The gate: a line none of these can match is no marker (``may_mark``); the ready_with and
+        # the other identity patterns are only tried on a line that passed it.
+        self._ready_patterns = number(profile.ready)
+        self._close_patterns = number(profile.close)
+        self._stop_patterns = number(profile.stop)
+        number(profile.startup)
+        self._identity = tuple((key, number(group)) for key, group in profile.identity if key in OWN_LINE_IDENTITY)
+        self._phase_from = len(patterns)
+        #: per phase pattern, in index order: (phase, action, pattern, group key)
+        self._phase_slots: list[tuple[PhaseSpec, str, Pattern, int]] = []
+        for spec in profile.phases:
+            for action, group in (
+                ("implicit", spec.implicit_begin),
+                ("begin", spec.begin),
+                ("end", spec.end),
+                ("step", spec.step),
+                ("progress", spec.progress),
+            ):
+                key = len(self._phase_slots)  # the group's first slot: one match a group
+                self._phase_slots.extend((spec, action, pattern, key) for pattern in group)
+                patterns.extend(group)
+        self._gate_end = len(patterns)
+        self._ready_with = number(profile.ready_with)
+        self._identity += tuple((key, number(group)) for key, group in profile.identity if key not in OWN_LINE_IDENTITY)
+        order = [key for key, _ in profile.identity]
+        self._identity = tuple(sorted(self._identity, key=lambda item: order.index(item[0])))
+        self._late = tuple(item for item in self._identity if item[0] in LATE_IDENTITY)
+        self._candidates = candidates(patterns)
+        self._identity_indices = frozenset(index for _key, group in self._identity for index, _pattern in group)
+        # each group's indices: one set operation says a line names none of them (most lines), no call
+        self._ready_set, self._ready_with_set, self._stop_set, self._close_set = (
+            frozenset(index for index, _pattern in group)
+            for group in (self._ready_patterns, self._ready_with, self._stop_patterns, self._close_patterns)
+        )
+        self._last_msg: str | None = None  # the last message _phase_matches was asked about, and its answer
+        self._last_matches: list[tuple[int, re.Match[str]]] = []
+        self._last_figure: tuple[str | None, str | None] = (None, None)  # the last text _figure was asked about, its answer
+
+    def may_mark(self, msg: str) -> tuple[int, ...]:
+        """The indices of the patterns that may match ``msg`` (for ``markers``); empty where no
+        marker can, and then ``markers`` need not be called."""
+        found = self._candidates.which(msg)
+        return found if found and found[0] < self._gate_end else ()
 
     def new_startup(self, state: StartupState) -> None:
         """The phases of a new startup, whose state is ``state``: nothing of the last one's is left."""
@@ -81,49 +153,59 @@ class PhaseBook:
             if rank == old:
                 self._placeholders[name] = new
 
-    def markers(self, number: int, msg: str, rank: str, ts: float | None, events: list[TrackerEvent]) -> None:
-        state, profile = self.state, self._profile
-        self.identify(msg)
+    def markers(self, number: int, msg: str, rank: str, ts: float | None, events: list[TrackerEvent], maybe: tuple[int, ...]) -> None:
+        """A line's phase markers, ready and stop lines; ``maybe``: ``may_mark(msg)``, the only
+        patterns worth trying."""
+        state = self.state
+        if not self._identity_indices.isdisjoint(maybe):  # (identify asks that first: most lines name none)
+            self.identify(msg, maybe=maybe)
         if state.ready_line is None:
-            if any(p.search(msg) for p in profile.ready):
+            if not self._ready_set.isdisjoint(maybe) and _first(self._ready_patterns, maybe, msg) is not None:
                 self._ready_parts.add("ready")
                 if self._owns_ready():
                     self._ready(number, ts, events)
                     return
                 # not (yet) the server's ready: the line may still begin a phase
-            elif profile.ready_with and any(p.search(msg) for p in profile.ready_with):
+            elif not self._ready_with_set.isdisjoint(maybe) and _first(self._ready_with, maybe, msg) is not None:
                 self._ready_parts.add("with")
                 if "ready" in self._ready_parts and self._owns_ready():
                     self._ready(number, ts, events)
                     return
-        elif state.outcome == READY and any(p.search(msg) for p in profile.stop):
+        elif state.outcome == READY and not self._stop_set.isdisjoint(maybe) and _first(self._stop_patterns, maybe, msg) is not None:
             state.outcome = STOPPED
             state.stop_reason = msg.strip()[:500]
             events.append(Stopped(number, state.stop_reason))
             return
-        bar = self._any_bar is not None and self._any_bar.search(msg) is not None  # once a line, not once a phase
-        for spec in profile.phases:
-            for action, patterns in (
-                ("implicit", spec.implicit_begin),
-                ("begin", spec.begin),
-                ("end", spec.end),
-                ("step", spec.step),
-            ):
-                for pattern in patterns:
-                    match = pattern.search(msg)
-                    if match is not None:
-                        if action in ("begin", "step") and spec.yield_to and self._yields(spec, msg, rank):
-                            break
-                        self._mark(spec, action, match, number, msg, rank, ts, events)
-                        break
-            if bar:
-                for pattern in spec.progress:
-                    match = pattern.search(msg)
-                    if match is not None:
-                        self._bar(spec, match, number, msg, ts, events)
-                        break
-        if any(p.search(msg) for p in profile.close):
+        done = -1  # the group (phase, action) a pattern matched in: its other patterns are not tried
+        for slot, match in self._phase_matches(msg, maybe):
+            spec, action, _pattern, group = self._phase_slots[slot]
+            if group == done:
+                continue
+            done = group
+            if action == "progress":
+                self._bar(spec, match, number, msg, ts, events)
+            elif not (action in ("begin", "step") and spec.yield_to and self._yields(spec, msg, rank)):
+                self._mark(spec, action, match, number, msg, rank, ts, events)
+        if not self._close_set.isdisjoint(maybe) and _first(self._close_patterns, maybe, msg) is not None:
             self._close_phases(events)
+
+    def _phase_matches(self, msg: str, maybe: tuple[int, ...]) -> list[tuple[int, re.Match[str]]]:
+        """The phase patterns that match ``msg``, in order: (slot, match). Remembered for the next
+        line: the ranks print one message after another (what they do with it depends on the
+        state, which the markers then weigh; which patterns match it does not)."""
+        if msg == self._last_msg:
+            return self._last_matches
+        start, slots = self._phase_from, self._phase_slots
+        found = []
+        for index in maybe[bisect.bisect_left(maybe, start):]:
+            slot = index - start
+            if slot >= len(slots):
+                break
+            match = slots[slot][2].search(msg)
+            if match is not None:
+                found.append((slot, match))
+        self._last_msg, self._last_matches = msg, found
+        return found
 
     def _owns_ready(self) -> bool:
         """Is a ready line the server's own? By the order of evidence: before the server has loaded
@@ -134,25 +216,25 @@ class PhaseBook:
             return False  # listening, but the model is not in yet (llama.cpp answers 503 meanwhile)
         return not profile.ready_after or any(state.phase(name) is not None for name in profile.ready_after)
 
-    def identify(self, msg: str, keys: Collection[str] | None = None) -> None:
+    def identify(self, msg: str, keys: Collection[str] | None = None, maybe: tuple[int, ...] | None = None) -> None:
         """What the run is, from its argument lines (before the first real phase; ``keys``: only
-        these): the first value of a key stays, but a job script's (``SCRIPT_IDENTITY``: its ``ray
-        status`` before and after the other nodes joined) is the last one before the server's first
-        phase, what the server met."""
+        these; ``maybe``: only the patterns ``may_mark`` named): the first value of a key stays,
+        but a job script's (``SCRIPT_IDENTITY``: its ``ray status`` before and after the other
+        nodes joined) is the last one before the server's first phase, what the server met."""
         state, identity = self.state, self.state.identity
         if not self._profile.identity or len(identity) >= len(self._profile.identity):
             return
+        if maybe is not None and self._identity_indices.isdisjoint(maybe):
+            return
         early = not state.phases
         # past the first phases only the figures printed later are read (LATE_IDENTITY)
-        wanted = self._profile.identity if len(state.phases) <= 1 else self._late
+        wanted = self._identity if len(state.phases) <= 1 else self._late
         for key, patterns in wanted:
             if (keys is not None and key not in keys) or (key in identity and not (early and key in SCRIPT_IDENTITY)):
                 continue
-            for pattern in patterns:
-                match = pattern.search(msg)
-                if match is not None:
-                    identity[key] = match.group("value")[:500]
-                    break
+            match = _first(patterns, maybe, msg)
+            if match is not None:
+                identity[key] = match.group("value")[:500]
 
     def _yields(self, spec: PhaseSpec, msg: str, rank: str) -> bool:
         """Does a phase ``spec`` yields to claim this line while it runs on ``rank``?"""
@@ -191,15 +273,19 @@ class PhaseBook:
     ) -> None:
         if not spec.ranked:
             rank = MAIN
+        if spec.after and not any((before := self.state.phase(name)) is not None and before.done for name in spec.after):
+            return  # its predecessor is not over: the line belongs to no phase yet
         phase = self.state.phase(spec.name)
         if action == "implicit":
             entry = phase.ranks.get(rank) if phase is not None else None
             if entry is None:  # the last such line before the phase shows on this rank is its start
                 self._implicit[(spec.name, rank)] = (number, ts)
             return
-        if spec.repeat_is_draft and self._draft is not None and phase is not None:
+        if (spec.repeat_is_draft or spec.repeat_after_draft_is_draft) and self._draft is not None and phase is not None:
             entry = phase.ranks.get(rank)
-            if entry is not None and entry.end_line is not None:
+            if entry is not None and entry.end_line is not None and (
+                spec.repeat_is_draft or self._draft_began_since(rank, entry.end_line)
+            ):
                 spec, phase = self._draft, self.state.phase(DRAFT)  # the repeat is the draft model's
                 if action != "begin" and (phase is None or rank not in phase.ranks):
                     return  # a second end with no second begin: not a draft
@@ -207,7 +293,8 @@ class PhaseBook:
             self.settle(spec.index, events)
         if spec.requires_begin and action != "begin" and (phase is None or rank not in phase.ranks):
             return
-        took = _seconds(match.groupdict().get("seconds"))  # the line says how long it took
+        # the line says how long it took (read only where it is used: a new phase's start, an end)
+        took = _seconds(match.groupdict().get("seconds")) if phase is None or action == "end" else None
         if phase is None:
             start_ts = ts
             if took is not None and ts is not None:
@@ -239,12 +326,10 @@ class PhaseBook:
         elif entry.end_line is not None:
             return  # a step after this rank's end
         entry.last_line, entry.last_ts = number, ts
-        for figure in self._profile.figures:
-            found = figure.search(msg)
-            if found is not None:
-                phase.detail = found.group(0)
-                phase.first_detail = phase.first_detail or phase.detail
-                break
+        found = self._figure(msg)
+        if found is not None:
+            phase.detail = found
+            phase.first_detail = phase.first_detail or phase.detail
         if action == "step" and spec.items:
             self._item(spec, phase, rank, number, msg, events)
         if action == "end":
@@ -252,6 +337,28 @@ class PhaseBook:
                 self._end_phase(phase, events)  # one rank through a barrier: every rank is
             else:
                 self._check_done(phase, spec, events)
+
+    def _figure(self, text: str) -> str | None:
+        """The first of the profile's figures ``text`` shows (``avail mem=70.12 GB``), None for none;
+        the last text's answer remembered (the ranks print one message after another)."""
+        last = self._last_figure
+        if text == last[0]:
+            return last[1]
+        found = None
+        for figure in self._profile.figures:
+            match = figure.search(text)
+            if match is not None:
+                found = match.group(0)
+                break
+        self._last_figure = (text, found)
+        return found
+
+    def _draft_began_since(self, rank: str, line: int) -> bool:
+        """Has the draft model begun on ``rank`` after ``line`` (its weights loading after the
+        target's graphs, as old EAGLE logs have it)?"""
+        draft = self.state.phase(DRAFT)
+        entry = draft.ranks.get(rank) if draft is not None else None
+        return entry is not None and entry.start_line > line
 
     def _through(self, phase: Phase, rank: str, number: int, ts: float | None) -> None:
         """A rank's line of a collective phase another rank already ended: it was through it too
@@ -291,8 +398,9 @@ class PhaseBook:
         return phase
 
     def _check_done(self, phase: Phase, spec: PhaseSpec, events: list[TrackerEvent]) -> None:
-        if any(r.end_line is None for r in phase.ranks.values()):
-            return
+        for r in phase.ranks.values():
+            if r.end_line is None:
+                return
         if spec.all_ranks and spec.ranked and not self._ranks.tagged.issubset(phase.ranks):
             return  # a rank that prints this phase has not even begun it yet
         if spec.settle:
@@ -380,11 +488,9 @@ class PhaseBook:
             detail = f"{pct}%"
         else:
             detail = ""
-        for figure in self._profile.figures:
-            found = figure.search(text)
-            if found is not None:
-                detail = f"{detail} {found.group(0)}".strip()
-                break
+        found = self._figure(text)
+        if found is not None:
+            detail = f"{detail} {found}".strip()
         phase.progress = fraction
         phase.detail = detail
         owner = self._bar_owner(phase)

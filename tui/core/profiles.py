@@ -74,6 +74,9 @@ class PhaseSpec:
     settle: bool = False  # several begin/end pairs per rank: over only once a later phase shows
     once: bool = False  # a begin line after it ended does not reopen it (the arguments, printed once)
     repeat_is_draft: bool = False  # a rank's 2nd begin / end belongs to draft_init
+    #: a rank's begin after it ended this phase belongs to draft_init once the draft began there
+    #: since (old EAGLE: the draft's graphs say "Capture cuda graph begin" as the target's did)
+    repeat_after_draft_is_draft: bool = False
     requires_begin: bool = False  # end / step lines count only on a rank that began the phase
     all_ranks: bool = False  # every rank tag seen prints this phase: over when all of them ended it
     #: a barrier (joining the distributed group): no rank gets through before every rank is in,
@@ -82,6 +85,9 @@ class PhaseSpec:
     # A line this phase and one of these phases both claim belongs to that phase while it runs
     # on the line's rank (SGLang's "Compiling a graph …" inside piecewise graph capture).
     yield_to: tuple[str, ...] = ()
+    #: its lines count only once one of these phases is over (llama.cpp listens before it loads:
+    #: that "listening" is no ready phase beside the load, nor one on a start whose load failed)
+    after: tuple[str, ...] = ()
     stall_after: float | None = None  # seconds of log silence in this phase before "stalled?"
     #: lines that each say one item of the phase is done (vLLM's torch.compile ranges): groups
     #: ``seconds`` (the item's own time) and ``cached`` (it came from a cache, not made afresh)
@@ -132,6 +138,9 @@ class Profile:
     #: ``argv[0]``, as setproctitle sets them) matches claims that role (``PROCESS_ROLES``)
     process_titles: tuple[tuple[str, tuple[Pattern, ...]], ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
+    #: where this server's own pages live ("github.com/vllm-project/vllm", "docs.vllm.ai"): a hint's
+    #: link to another server's site is not shown for this server's log (``tui.core.hints``)
+    sites: tuple[str, ...] = ()
 
     def phase(self, name: str) -> PhaseSpec | None:
         for spec in self.phases:
@@ -149,23 +158,25 @@ class Profile:
 
 _TOP_KEYS = {
     "name", "title", "detect", "prefix", "phases", "markers", "signatures", "warnings",
-    "benign", "prefilter", "options", "examples", "identify", "identity", "processes",
+    "benign", "prefilter", "options", "examples", "identify", "identity", "processes", "sites",
 }
 #: ``[processes]``: the roles a process title can claim, in the order they are tried.
 PROCESS_ROLES = ("detokenizer", "rank", "engine")
 _PREFIX_KEYS = {"headers", "timestamp", "rank_token", "rank_order", "bar_rank", "warning_levels", "error_levels"}
 _PHASE_KEYS = {
-    "begin", "end", "step", "implicit_begin", "progress", "ranked", "settle", "repeat_is_draft",
-    "requires_begin", "all_ranks", "yield_to", "stall_after", "once", "collective", "items", "items_total",
+    "begin", "end", "step", "implicit_begin", "progress", "ranked", "settle", "repeat_is_draft", "repeat_after_draft_is_draft",
+    "requires_begin", "all_ranks", "yield_to", "after", "stall_after", "once", "collective", "items", "items_total",
 }
 _MARKER_KEYS = {"ready", "close", "stop", "figures", "startup", "ready_after", "ready_with"}
 _SIGNATURE_KEYS = {"kind", "pattern", "fatal", "secondary", "fallback", "cause"}
 _OPTION_KEYS = {"max_detect_lines"}
 
 
-def _compile(where: str, pattern: Any) -> Pattern:
+def _compile(where: str, pattern: Any, *, any_line: bool = False) -> Pattern:
     """A pattern of a built-in file (``trusted_patterns``), or the same text as one: Python's
-    ``re``. Any other (a user's profile or hints file): the linear-time engine, or refused."""
+    ``re``. Any other (a user's profile or hints file): the linear-time engine, or refused; refused
+    too where it matches the empty line (it would say every line is an error, a marker, a warning),
+    unless it is one that takes any line apart (``any_line``: a prefix header)."""
     if not isinstance(pattern, str):
         raise ProfileError(f"{where}: expected a regex string, got {type(pattern).__name__}")
     if "(?P=" in pattern:
@@ -173,15 +184,16 @@ def _compile(where: str, pattern: Any) -> Pattern:
     try:
         if _trusted.get():
             return cast(Pattern, _Deferred(pattern))
-        if pattern in _vetted():
-            return re.compile(pattern)
-        return compile_linear(pattern)
+        compiled = re.compile(pattern) if pattern in _vetted() else compile_linear(pattern)
     except re.error as exc:
         raise ProfileError(f"{where}: bad pattern {pattern!r}: {exc}") from None
     except LinearError as exc:
         raise ProfileError(
             f"{where}: pattern {pattern!r} refused: {exc} (a user's patterns run on a linear-time engine, RE2, so none can freeze the tool)"
         ) from None
+    if not any_line and compiled.search("") is not None:  # '' or 'x*'
+        raise ProfileError(f"{where}: pattern {pattern!r} matches every line (even an empty one)")
+    return compiled
 
 
 class _Deferred:
@@ -266,14 +278,14 @@ def all_patterns(profile: Profile) -> list[Pattern]:
     return out
 
 
-def _patterns(where: str, value: Any) -> tuple[Pattern, ...]:
+def _patterns(where: str, value: Any, *, any_line: bool = False) -> tuple[Pattern, ...]:
     if value is None:
         return ()
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list):
         raise ProfileError(f"{where}: expected a list of regex strings")
-    return tuple(_compile(f"{where}[{i}]", p) for i, p in enumerate(value))
+    return tuple(_compile(f"{where}[{i}]", p, any_line=any_line) for i, p in enumerate(value))
 
 
 def _strings(where: str, value: Any) -> tuple[str, ...]:
@@ -341,17 +353,21 @@ def _parse(data: dict[str, Any], source: str, common: dict[str, Any] | None) -> 
                 settle=_bool(f"{pw}.settle", body.get("settle"), False),
                 once=_bool(f"{pw}.once", body.get("once"), False),
                 repeat_is_draft=_bool(f"{pw}.repeat_is_draft", body.get("repeat_is_draft"), False),
+                repeat_after_draft_is_draft=_bool(
+                    f"{pw}.repeat_after_draft_is_draft", body.get("repeat_after_draft_is_draft"), False
+                ),
                 requires_begin=_bool(f"{pw}.requires_begin", body.get("requires_begin"), False),
                 all_ranks=_bool(f"{pw}.all_ranks", body.get("all_ranks"), False),
                 collective=_bool(f"{pw}.collective", body.get("collective"), False),
                 yield_to=_phase_names(f"{pw}.yield_to", body.get("yield_to")),
+                after=_phase_names(f"{pw}.after", body.get("after")),
                 stall_after=_duration(f"{pw}.stall_after", body.get("stall_after")),
                 items=_patterns(f"{pw}.items", body.get("items")),
                 items_total=_identity_key(f"{pw}.items_total", body.get("items_total")),
             )
         )
 
-    headers = _patterns(f"{where}: prefix.headers", prefix.get("headers"))
+    headers = _patterns(f"{where}: prefix.headers", prefix.get("headers"), any_line=True)
     for i, h in enumerate(headers):
         if _checked(h) and "msg" not in h.groupindex:
             raise ProfileError(f"{where}: prefix.headers[{i}]: needs a (?P<msg>…) group for the message")
@@ -421,7 +437,27 @@ def _parse(data: dict[str, Any], source: str, common: dict[str, Any] | None) -> 
         examples=_strings(f"{where}: examples", data.get("examples")),
         identity=identity,
         process_titles=_process_titles(where, data.get("processes")),
+        sites=_sites(f"{where}: sites", data.get("sites")),
     )
+
+
+def _sites(where: str, value: Any) -> tuple[str, ...]:
+    """Host and path prefixes without a scheme: ``docs.vllm.ai``, ``github.com/vllm-project/vllm``."""
+    sites = _strings(where, value)
+    for site in sites:
+        if not re.fullmatch(r"[A-Za-z0-9.-]+\.[A-Za-z]{2,}(?:/[^\s/]+)*", site):
+            raise ProfileError(f"{where}: expected a host and path such as \"github.com/vllm-project/vllm\", not {site!r}")
+    return sites
+
+
+#: the ``sites`` of each user's profile file loaded so far (``--server PATH.toml``), by its name
+_loaded_sites: dict[str, tuple[str, ...]] = {}
+
+
+def server_sites() -> dict[str, tuple[str, ...]]:
+    """Each server's own sites, by its name (which hint links are its own): the built-in profiles',
+    and those of the user's profile files loaded so far (a file's over a built-in one of its name)."""
+    return {**{profile.name: profile.sites for profile in builtin_profiles()}, **_loaded_sites}
 
 
 def _process_titles(where: str, value: Any) -> tuple[tuple[str, tuple[Pattern, ...]], ...]:
@@ -441,15 +477,15 @@ def process_titles(profiles: list[Profile] | None = None) -> dict[str, tuple[Pat
 
 
 #: What the log says of the run that a hint's preconditions read (``hints.toml`` ``when``): the
-#: nodes, expert-parallel size, quantisation, the server's version, chunked prefill, the network
-#: interfaces the printed environment set, and the figures of memory (GiB) the log printed.
+#: nodes, expert-parallel size, quantisation, the server's version, chunked prefill, remote code
+#: trusted, the network interfaces the printed environment set, and the figures of memory (GiB) the log printed.
 PRECONDITION_IDENTITY = frozenset({
-    "nnodes", "ep_size", "quantization", "version", "chunked_prefill", "gloo_socket_ifname",
-    "nccl_socket_ifname", "hf_hub_offline", "fallback", "weights_gib", "gpu_gib",
+    "nnodes", "ep_size", "quantization", "version", "chunked_prefill", "trust_remote_code", "gloo_socket_ifname",
+    "nccl_socket_ifname", "hf_hub_offline", "fallback", "weights_gib", "gpu_gib", "inspection_failed",
 })
 #: Identity keys that lines after the first phases give (the weights' size once loaded, a model's
 #: fallback to a generic implementation as its load begins): read from every line until found.
-LATE_IDENTITY = frozenset({"weights_gib", "gpu_gib", "fallback"})
+LATE_IDENTITY = frozenset({"weights_gib", "gpu_gib", "fallback", "inspection_failed"})
 #: What ``[identity]`` may name (``compile_items``: the torch.compile ranges and sizes to compile).
 IDENTITY_KEYS = frozenset({"model", "tp_size", "mem_fraction", "node_rank", "headless", "pp_size", "port",
                            "draft_model", "compile_items", "ray_gpus", "dist_init_addr", *PRECONDITION_IDENTITY})
@@ -457,6 +493,9 @@ IDENTITY_KEYS = frozenset({"model", "tp_size", "mem_fraction", "node_rank", "hea
 #: phase claims (``ray status``, the environment it printed): read from any line, the last one before the server counting. The
 #: others come from the server's argument lines only, the first one counting.
 SCRIPT_IDENTITY = frozenset({"ray_gpus", "gloo_socket_ifname", "nccl_socket_ifname", "hf_hub_offline"})
+#: Identity keys read from lines of their own (a job script's, the figures printed later): their
+#: patterns make a line a marker line, the others are only read on one.
+OWN_LINE_IDENTITY = SCRIPT_IDENTITY | LATE_IDENTITY
 
 
 def _identity_key(where: str, value: Any) -> str | None:
@@ -601,7 +640,9 @@ def load_profile(name_or_path: str | Path) -> Profile:
         raise ProfileError(f"{path}: not a text file (expected a TOML profile)") from None
     except OSError as exc:
         raise ProfileError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    return _parse(_read_toml(text, str(path)), str(path), _common())
+    profile = _parse(_read_toml(text, str(path)), str(path), _common())
+    _loaded_sites[profile.name] = profile.sites
+    return profile
 
 
 def builtin_profiles() -> list[Profile]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 from typing import Any
 
 from tui.core.linear import translate
@@ -18,11 +19,57 @@ try:  # linear-time engine for the per-line first test (a dependency where wheel
     import re2 as _re2
 except ImportError:  # pragma: no cover - depends on the platform's wheels
     _re2 = None
+#: RE2's unanchored search and its no-match span, where this google-re2 release has them by these names.
+_UNANCHORED = getattr(getattr(_re2, "_Anchor", None), "UNANCHORED", None)
+_NULL_SPAN = getattr(_re2, "_NULL_SPAN", None)
 
 Pattern = re.Pattern[str]
 
 
-class QuickTest:
+# Both tests below remember their last answer: the ranks of a startup print the same message one
+# after another ("[TP0] Load weight begin." … "[TP7] Load weight begin."), and the message is what
+# they are asked about, so on a startup-dense log 7 questions in 8 are the last one again; comparing
+# two strings costs far less than encoding the text and running the program.
+
+
+class _Prefilter:
+    """What both tests below share: the patterns' bodies, an RE2 program for ASCII text and one for
+    other text, each compiled on first need (a tracker builds tests it may never run: the generic
+    profile's, until the first line names the server), False where RE2 cannot take the patterns;
+    and the last answer, remembered (see above)."""
+
+    __slots__ = ("_bodies", "_patterns", "_narrow", "_wide", "_last")
+
+    def __init__(self, patterns: list[Pattern]) -> None:
+        self._bodies = [_body(p.pattern) for p in patterns]
+        self._patterns = patterns
+        self._narrow: Any = None
+        self._wide: Any = None
+        self._last: tuple[str, Any] = ("", None)  # the last text asked about, and the answer
+
+    def _ask(self, text: str) -> Any:
+        last = self._last
+        if text == last[0] and text:
+            return last[1]
+        if text.isascii():
+            if self._narrow is None:
+                self._narrow = self._compile(wide=False)
+            found = self._answer(text, self._narrow)
+        else:
+            if self._wide is None:
+                self._wide = self._compile(wide=True)
+            found = self._answer(text, self._wide)
+        self._last = (text, found)
+        return found
+
+    def _compile(self, *, wide: bool) -> Any:
+        raise NotImplementedError
+
+    def _answer(self, text: str, program: Any) -> Any:
+        raise NotImplementedError
+
+
+class QuickTest(_Prefilter):
     """``search(text)``: does any of the patterns *possibly* match? A cheap first test per line.
 
     Never says no where one of them matches; may say yes where none does (the caller
@@ -33,34 +80,107 @@ class QuickTest:
     Only where RE2 cannot take the patterns: each pattern's own ``search``.
     """
 
-    __slots__ = ("_bodies", "_patterns", "_narrow", "_wide")
+    __slots__ = ()
 
-    def __init__(self, patterns: list[Pattern]) -> None:
-        self._bodies = [_body(p.pattern) for p in patterns]
-        self._patterns = patterns
-        # RE2 programs for ASCII and for other text, each compiled on first need (a tracker builds
-        # tests it may never run: the generic profile's, until the first line names the server),
-        # False where RE2 cannot take the patterns
-        self._narrow: Any = None
-        self._wide: Any = None
+    #: ``search(text)``: something (True, or a match) where one of the patterns may match ``text``; None
+    #: where none does. ``_ask`` itself, not a method calling it: a first test runs on every line.
+    search = _Prefilter._ask
 
-    def search(self, text: str) -> Any:
-        if text.isascii():
-            if self._narrow is None:
-                self._narrow = _narrow(self._bodies)
-            if self._narrow is not False:
-                return self._narrow.search(text)
-        else:
-            if self._wide is None:
-                self._wide = _wide(self._bodies)
-            if self._wide is not False:
-                return self._wide.search(text)
+    def _compile(self, *, wide: bool) -> Any:
+        return _wide(self._bodies) if wide else _narrow(self._bodies)
+
+    def _answer(self, text: str, program: Any) -> Any:
+        if program is not False:
+            return program(text)
         return next((found for p in self._patterns if (found := p.search(text)) is not None), None)
+
+
+class Candidates(_Prefilter):
+    """``which(text)``: the indices of the patterns that *possibly* match ``text``, ascending.
+
+    One RE2 set program a line instead of one search per pattern: the phase book tries some fifty
+    markers on each line, and on a startup-dense log nearly every line holds a marker word, so
+    the prefilter lets them all through. Loose as ``QuickTest`` is (never leaves out a pattern
+    that matches; may name one that does not, and the caller then runs it); where RE2 cannot take
+    the patterns, each pattern's own ``search`` says exactly which match.
+    """
+
+    __slots__ = ()
+
+    #: ``which(text)``: the indices, ascending (``_ask`` itself: the phase book asks it on every line).
+    which = _Prefilter._ask
+
+    def _compile(self, *, wide: bool) -> Any:
+        return _set([translate(_loose(b), loose=True) if wide else _loose(b) for b in self._bodies])
+
+    def _answer(self, text: str, program: Any) -> tuple[int, ...]:
+        if program is not False:
+            found: list[int] = program.Match(text.encode())
+            if len(found) > 1:
+                found.sort()
+            return tuple(found)
+        return tuple(i for i, p in enumerate(self._patterns) if p.search(text) is not None)
+
+
+def _set(bodies: list[str]) -> Any:
+    """One RE2 set program (its raw matcher: a list of indices, no wrapper); False where RE2 cannot
+    take every body (then none is left to a second engine: the caller's gate stays one rule)."""
+    if _re2 is None or _UNANCHORED is None or not bodies:
+        return False
+    try:
+        program = _re2._re2.Set(_UNANCHORED, _options())
+        for body in bodies:
+            if program.Add(body.encode()) < 0:
+                return False
+        return program if program.Compile() else False
+    except Exception:  # another google-re2 release, or a construct RE2 lacks
+        return False
+
+
+class _Possible:
+    """An RE2 program asked only yes or no: RE2's own matcher called on the line's bytes, without
+    the Python wrapper's span bookkeeping around each call (a first test runs on every line: ~3 µs
+    a line against ~10; a startup-dense log is several such tests a line). Where the wrapper's
+    internals differ (another google-re2 release), its ``search``."""
+
+    __slots__ = ("_match", "_search")
+
+    def __init__(self, program: Any) -> None:
+        raw = getattr(program, "_regexp", None)
+        self._match = getattr(raw, "Match", None) if _UNANCHORED is not None else None
+        self._search = program.search
+
+    def __call__(self, text: str) -> Any:
+        if self._match is None:
+            return self._search(text)
+        data = text.encode()
+        return True if self._match(_UNANCHORED, data, 0, len(data))[0] != _NULL_SPAN else None
+
+
+def bytes_test(pattern: bytes) -> Callable[[bytes], bool]:
+    """Does ``pattern`` match somewhere in the bytes it is given? RE2's own matcher called on them
+    where this google-re2 release has it (as ``_Possible``: no wrapper's span bookkeeping, ~0.7 µs
+    a line against ~1.3), else the compiled pattern's ``search``."""
+    program = (_re2 or re).compile(pattern)
+    raw = getattr(getattr(program, "_regexp", None), "Match", None)
+    if raw is None or _UNANCHORED is None:
+        search = program.search
+        return lambda data: search(data) is not None
+    return lambda data: raw(_UNANCHORED, data, 0, len(data))[0] != _NULL_SPAN
+
+
+#: RE2's memory budget for one first test's automaton. At RE2's default (8 MiB) the whole-line
+#: test of a profile (~90 patterns) fills its DFA cache over and over on a startup-dense log and
+#: falls back to the NFA: 90 µs a line instead of 5 (16 MiB was enough there). A budget, not an
+#: allocation: the cache grows only as far as the lines seen need.
+_MAX_MEM = 32 << 20
 
 
 def _options() -> Any:
     options = _re2.Options()
     options.log_errors = False
+    options.never_capture = True  # a yes or no: no group is ever read
+    options.max_mem = _MAX_MEM
     return options
 
 
@@ -69,7 +189,7 @@ def _narrow(bodies: list[str]) -> Any:
     if _re2 is None:
         return False
     try:
-        return _re2.compile("|".join(f"(?:{_loose(b)})" for b in bodies), _options())
+        return _Possible(_re2.compile("|".join(f"(?:{_loose(b)})" for b in bodies), _options()))
     except Exception:  # a construct RE2 lacks: each pattern's own search
         return False
 
@@ -79,7 +199,7 @@ def _wide(bodies: list[str]) -> Any:
     if _re2 is None:
         return False
     try:
-        return _re2.compile("|".join(f"(?:{translate(_loose(b), loose=True)})" for b in bodies), _options())
+        return _Possible(_re2.compile("|".join(f"(?:{translate(_loose(b), loose=True)})" for b in bodies), _options()))
     except Exception:
         return False
 
@@ -89,23 +209,33 @@ def any_of(patterns: list[Pattern]) -> QuickTest | None:
     builds the same few, and each is a compile."""
     if not patterns:
         return None
-    # (a built-in pattern's flags are in its text, and asking for them would compile it)
-    return _shared(tuple((type(p), p.pattern, p.flags if isinstance(p, re.Pattern) else 0) for p in patterns), patterns)
+    found = _shared(QuickTest, patterns)
+    assert isinstance(found, QuickTest)
+    return found
+
+
+def candidates(patterns: list[Pattern]) -> Candidates:
+    """The ``Candidates`` of ``patterns``, shared as ``any_of``'s tests are."""
+    found = _shared(Candidates, patterns)
+    assert isinstance(found, Candidates)
+    return found
 
 
 _SHARED = 64  # first tests kept for reuse (a handful per profile)
 
 
-def _shared(key: tuple[tuple[type, str, int], ...], patterns: list[Pattern]) -> QuickTest:
+def _shared(kind: type[QuickTest] | type[Candidates], patterns: list[Pattern]) -> QuickTest | Candidates:
+    # (a built-in pattern's flags are in its text, and asking for them would compile it)
+    key = (kind, tuple((type(p), p.pattern, p.flags if isinstance(p, re.Pattern) else 0) for p in patterns))
     found = _tests.get(key)
     if found is None:
         if len(_tests) >= _SHARED:
             _tests.clear()
-        found = _tests[key] = QuickTest(patterns)
+        found = _tests[key] = kind(patterns)
     return found
 
 
-_tests: dict[tuple[tuple[type, str, int], ...], QuickTest] = {}
+_tests: dict[tuple[type, tuple[tuple[type, str, int], ...]], QuickTest | Candidates] = {}
 
 
 @functools.lru_cache(maxsize=4096)

@@ -191,7 +191,7 @@ class LineFeeder:
     def feed(self, tracker: Tracker, item: Line | Progress, at: float | None = None, found: bool | None = None) -> list[Any]:
         """One line (a ``\\r`` update is always fed): ``found`` says whether a search of the block it
         came in found a word in it; None (a line no block search saw whole): its text is searched."""
-        if isinstance(item, Line) and not tracker.needs_every_line:
+        if found is not True and isinstance(item, Line) and not tracker.needs_every_line:  # (found: fed anyway)
             if not (self.words.in_line(item) if found is None else found):
                 tracker.skip(item)
                 return []
@@ -300,6 +300,15 @@ class Scanner:
             if start > pos:
                 self._skip(block, pos, start)
             nl = block.index(b"\n", hit)
+            # the lines right after it that hold a word too go with it, in one piece (a dense
+            # startup log is mostly such runs): fed all the same, one assembler call for them all
+            i += 1
+            while i < found and hits[i] < end:
+                following = block.index(b"\n", nl + 1)
+                if hits[i] > following:
+                    break
+                nl = following
+                i += 1
             self._take(block[start : nl + 1], at, found=True)
             pos = nl + 1
 

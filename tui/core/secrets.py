@@ -77,7 +77,7 @@ _FREE = re.compile(f"{_SHAPES}|{_AUTH}|{_URL_CREDENTIALS}|{_NAMED}")
 SECRET_HINT = (
     rb"hf_|sk-|://|Bearer|Basic|ghp_|gho_|ghs_|ghu_|github_pat|glpat|xox|AKIA|eyJ|\x1b"
     rb"|(?i:key|token|secret|passw|pwd|auth|credential)[\w.-]*['\"]?[ \t]*[=:][ \t]*(?:['\"\[(][ \t]*['\"]?[^\s'\"]|[^0-9\s'\"]|[0-9]+[A-Za-z_])"
-    rb"|-(?i:[\w-]*(?:key|token|secret|passw|pwd|auth|credential))[\w-]*(?:['\"],)?[ \t]+[^\s-]"
+    rb"|-(?i:[\w-]*(?:key|token|secret|passw|pwd|auth|credential))[\w-]*(?:['\"],[ \t]*|[ \t]+)[^\s-]"
 )
 _HINT = re.compile(SECRET_HINT.decode("latin-1"))
 _bytes_hint = re.compile(SECRET_HINT).search

@@ -11,8 +11,10 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from tui.core.events import SlurmJobState
+if TYPE_CHECKING:  # (made by ``parse_job`` alone: a log's wording, which reads slurmstepd's lines, needs no events)
+    from tui.core.events import SlurmJobState
 
 QUEUED = frozenset({"PENDING", "CONFIGURING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESV_DEL_HOLD", "SUSPENDED"})
 ACTIVE = frozenset({"RUNNING", "COMPLETING", "STAGE_OUT", "SIGNALING", "RESIZING"})
@@ -27,11 +29,24 @@ ENDED = frozenset(
 GONE = "GONE"
 
 _FIELD = re.compile(r"(\w[\w:/]*)=(.*?)(?=\s+\w[\w:/]*=|\s*$)")
+#: The line's head, by key position: scontrol prints JobId first, then JobName, then UserId as
+#: ``name(uid)`` and GroupId. The name is the user's own text: a job named ``x JobId=999`` must not
+#: make its words a field of the line.
+_HEAD = re.compile(r"JobId=(?P<JobId>\S+) JobName=(?P<JobName>.*?) (?=UserId=\S*\(\d+\) GroupId=)")
 
 
 def fields(line: str) -> dict[str, str]:
-    """``Key=Value`` pairs of one ``scontrol show job -o`` line (values may hold spaces)."""
-    return {m.group(1): m.group(2) for m in _FIELD.finditer(line.strip())}
+    """``Key=Value`` pairs of one ``scontrol show job -o`` line (values may hold spaces): the head's
+    by position (``_HEAD``), the rest each at its first place — scontrol prints each key once, and
+    what repeats one later is a value's text (a path, a command)."""
+    line = line.strip()
+    out: dict[str, str] = {}
+    if (head := _HEAD.match(line)) is not None:
+        out.update(head.groupdict())
+        line = line[head.end():]
+    for match in _FIELD.finditer(line):
+        out.setdefault(match.group(1), match.group(2))
+    return out
 
 
 def expand_nodes(spec: str) -> tuple[str, ...]:
@@ -61,6 +76,8 @@ def parse_job(line: str, *, at: float = 0.0, ahead: int | None = None) -> SlurmJ
     if not job:
         return None
     reason = f.get("Reason", "")
+    from tui.core.events import SlurmJobState
+
     return SlurmJobState(
         job_id=job,
         state=f.get("JobState", "UNKNOWN"),
@@ -242,3 +259,21 @@ def batch_script(
         "",
     ]
     return "\n".join(lines)
+
+
+#: slurmstepd's own line in a task's output: its name (with the node since 23.x), its level.
+_STEPD = re.compile(r"^slurmstepd(?:-\S+)?: (?:error: )?(?P<rest>\S.*)$")
+#: Its word on a job's or a step's end: "*** STEP 12.0 ON n1 CANCELLED AT 2026-… DUE TO TIME LIMIT ***".
+_STEPD_END = re.compile(r"^\*{3} (?:JOB|STEP) \S+ (?:ON \S+ )?(?P<what>.+?) AT \S+(?P<why> DUE .+?)? \*{3}$")
+
+
+def stepd_gist(text: str) -> str | None:
+    """slurmstepd's line without its front matter: "CANCELLED DUE TO TIME LIMIT" (its name and level,
+    the entity, node and time dropped: the row that quotes it names the node, and the end of its
+    words is the reason); None for another program's line."""
+    match = _STEPD.match(text)
+    if match is None:
+        return None
+    rest = match["rest"]
+    end = _STEPD_END.match(rest)
+    return end["what"] + (end["why"] or "") if end is not None else rest

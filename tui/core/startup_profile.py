@@ -191,7 +191,7 @@ class StartupProfile:
         """The profile as text rows (scan, the report, history)."""
         beside = any(p.previous is not None for p in self.phases) or self.previous_total is not None
         head = (f"  {'phase':<13} {'took':>8} {'share':>6}  {'slowest':<12}" + (f" {'before':>8}" if beside else "")).rstrip()
-        out = [f"startup profile (to ready: {duration(self.total)}"
+        out = [f"startup profile (to ready: {duration(self.total, unknown='cannot tell')}"
                + (f"; the previous good attempt: {duration(self.previous_total)}" if beside else "") + ")", head]
         for p in self.phases:
             share = "" if p.share is None else f"{p.share * 100:.0f}%"
@@ -241,7 +241,7 @@ def build(
     end = None
     if ready is not None:
         end = ready.end_ts if ready.end_ts is not None else ready.start_ts
-    total = None if start is None or end is None else max(0.0, end - start)
+    total = None if start is None or end is None or not runs_forward(state) else max(0.0, end - start)
     shares = []
     for phase in state.phases:
         if phase.name == "ready":
@@ -312,10 +312,25 @@ def _overlaps(state: StartupState) -> list[Overlap]:
     return out
 
 
+def runs_forward(state: StartupState) -> bool:
+    """Whether the log's clock runs forward: each phase begins no more than GAP_S before one that
+    began on an earlier line (ranks' lines may interleave a little out of time). A log whose time
+    goes back (a clock reset, lines pasted from another day, a made-up year) cannot time the gaps
+    between its phases, nor the startup: a year-long "unaccounted" stretch would be its artefact."""
+    latest = None
+    for phase in sorted(state.phases, key=lambda p: p.start_line):
+        if phase.start_ts is None:
+            continue
+        if latest is not None and phase.start_ts < latest - GAP_S:
+            return False
+        latest = phase.start_ts if latest is None else max(latest, phase.start_ts)
+    return True
+
+
 def _gaps(state: StartupState) -> list[Gap]:
     """Stretches of log time between phases that no phase covers (phases may overlap)."""
-    if not all(p.start_ts is not None for p in state.phases):
-        return []  # lines without a time of their own: the gaps cannot be told
+    if not all(p.start_ts is not None for p in state.phases) or not runs_forward(state):
+        return []  # lines without a time of their own, or a clock that goes back: the gaps cannot be told
     spans = sorted(
         ((p.start_ts or 0.0, p.end_ts if p.end_ts is not None else p.start_ts or 0.0, i, p)
          for i, p in enumerate(state.phases)), key=lambda span: span[:3],

@@ -21,6 +21,7 @@ import signal as signals
 from collections.abc import Iterator, Mapping
 
 from tui.core.attempts import Attempts
+from tui.core.carriers import label_end, may_have_label, service
 from tui.core.classifier import Classifier
 from tui.core.detection import Detection
 from tui.core.tracker_events import (
@@ -36,7 +37,7 @@ from tui.core.tracker_events import (
 from tui.core.lines import Line, Progress
 from tui.core.linear import recompile
 from tui.core.phases import PhaseBook
-from tui.core.profiles import LATE_IDENTITY, SCRIPT_IDENTITY, Profile, QuickTest, any_of, builtin_profiles, generic_profile
+from tui.core.profiles import OWN_LINE_IDENTITY, SCRIPT_IDENTITY, Profile, QuickTest, any_of, builtin_profiles, generic_profile
 from tui.core.ranks import MAIN, Ranks
 from tui.core.state import (
     FAILED,
@@ -51,10 +52,6 @@ from tui.core.timestamps import Timestamps
 
 #: Errors kept in ``state.errors``; later ones are only counted (a serving log may hold millions).
 MAX_ERRORS = 1000
-#: ``srun -l`` labels each line with its task number: ``0: [2026-… TP0] …`` (right-aligned when
-#: there are ten tasks or more). What follows the label is the server's own line.
-SRUN_LABEL = re.compile(r" {0,4}\d{1,5}: ")
-SRUN_LABEL_STARTS = frozenset(" 0123456789")
 # JSON log lines (vLLM's --logging-config with a JSON formatter, SGLang's SGLANG_LOGGING_CONFIG_PATH):
 # the fields that hold the message, its traceback, the level, the process and the time (logging's
 # asctime, read as a header's time is; one in neither that format nor the profile's is no time).
@@ -119,8 +116,7 @@ def _identity_patterns(profile: Profile) -> list[re.Pattern[str]]:
     """What a job script says of the run, on lines no phase claims (its ``ray status`` before the
     server starts, the environment it printed), and the figures read all through the log (the
     weights' size): those lines are markers too."""
-    own_lines = SCRIPT_IDENTITY | LATE_IDENTITY
-    return [pattern for key, patterns in profile.identity if key in own_lines for pattern in patterns]
+    return [pattern for key, patterns in profile.identity if key in OWN_LINE_IDENTITY for pattern in patterns]
 
 
 def _is_bar(text: str) -> bool:
@@ -128,14 +124,26 @@ def _is_bar(text: str) -> bool:
 
 
 def _one_plain(segments: tuple[str, ...]) -> bool:
-    """A line of one segment that is neither a bar nor led by an ``srun -l`` label: it is matched
-    as it is (``StartupTracker._texts`` would yield it alone) — most lines, in a flood."""
-    return len(segments) == 1 and segments[0][:1] not in SRUN_LABEL_STARTS and not _is_bar(segments[0])
+    """A line of one segment that is neither a bar nor led by a carrier's label (``srun -l``'s,
+    docker compose's): it is matched as it is (``StartupTracker._texts`` would yield it alone) —
+    most lines, in a flood."""
+    return len(segments) == 1 and not may_have_label(segments[0]) and not _is_bar(segments[0])
 
 
 # A tqdm bar's end ("… 6/23 [00:06<00:17,  2.41it/s]") with other text glued after it, no
 # newline between: a C++ error written while the bar was drawn ("…it/s]terminate called …").
 _GLUED = re.compile(r"\[[\d:?]+<[\d:?]+,\s*[^\]]{0,40}\](?=\S)")
+
+
+def _said(event: TrackerEvent) -> tuple[object, ...] | None:
+    """What a warning or error event reported, to tell one reported already when kept lines are
+    read again (None: any other event, always said again)."""
+    if isinstance(event, WarningFound):
+        return ("warning", event.line, event.text)
+    if isinstance(event, ErrorFound):
+        error = event.error
+        return ("error", error.line, error.kind, error.category, error.message)
+    return None
 
 
 class StartupTracker:
@@ -159,6 +167,15 @@ class StartupTracker:
     def _reset(self) -> None:
         """A new log: nothing learnt about it."""
         self._detection = Detection(self._candidates, settled=self._forced is not None)
+        #: the warnings and errors already reported for the lines kept while detecting: a switch that
+        #: reads them again reports only what the new profile finds beyond them (a watch counts them)
+        self._said_while_detecting: set[tuple[object, ...]] = set()
+        #: the docker compose container whose lines are the server's (``vllm-1``), once a line of
+        #: one gave evidence of a server; the other services' lines (a router, a web UI) are then
+        #: counted but never read as the server's
+        self._service: str | None = None
+        self._services_seen: set[str] = set()  # compose containers whose lines were read before
+        self._evidence = any_of([p for c in self._candidates for p in (*c.identify, *c.detect)])
         self._fresh()
 
     def _fresh(self) -> None:
@@ -190,10 +207,6 @@ class StartupTracker:
         self._ranks = Ranks(profile)
         self._phases = PhaseBook(profile, self.state, self._ranks)
         self._attempts = Attempts(profile)
-        everything = [*profile.ready, *profile.close, *profile.stop, *profile.startup, *_identity_patterns(profile)]
-        for spec in profile.phases:
-            everything += [*spec.begin, *spec.end, *spec.step, *spec.implicit_begin, *spec.progress]
-        self._any_marker = any_of(everything)
         self._anything = _quick_test(profile)
         # A bar may swallow the next record with no \r in between: find its header inside.
         self._inner_headers = [recompile(h, h.pattern.removeprefix("^")) for h in profile.headers if "ts" in h.groupindex]
@@ -241,18 +254,34 @@ class StartupTracker:
         detecting = not detection.done
         if detecting:
             detection.count()
+        before = len(events)
         self._line(item, at, events)
         if detecting:
             detection.keep(item, at)
+            if not detection.done:  # what these lines said already: not said again when they are read again
+                self._said_while_detecting.update(k for e in events[before:] if (k := _said(e)) is not None)
 
     def _line(self, item: Line, at: float | None, events: list[TrackerEvent]) -> None:
         number = item.number
+        if item.segments and not self._servers_line(item.segments[0], at, events):
+            self.pass_over(number)  # another compose service's line (a router, a web UI): counted only
+            return
         self._offset = item.offset
-        self.pass_over(number)
-        for text in self._texts(item.segments):
-            self._one(number, text, at, events)
-        if item.segments:
-            self.pass_over(number, item.segments[-1])
+        state = self.state
+        if number > state.lines:  # (pass_over(number), inline: every line fed comes here)
+            state.lines = number
+        segments = item.segments
+        if len(segments) == 1 and not _is_bar(segments[0]):
+            # one segment, no bar: the one text ``_texts`` would yield, without its generator (most
+            # lines, and nearly every line of a startup-dense log)
+            text = segments[0]
+            start = label_end(text)
+            self._one(number, text[start:] if start else text, at, events)
+        else:
+            for text in self._texts(segments):
+                self._one(number, text, at, events)
+        if segments:
+            self.pass_over(number, segments[-1])
 
     @property
     def needs_rank_tags(self) -> bool:
@@ -260,10 +289,57 @@ class StartupTracker:
         prints only lines no pattern matches is still one of the server's ranks."""
         return self.state.ready_line is None
 
+    def _servers_line(self, first: str, at: float | None, events: list[TrackerEvent]) -> bool:
+        """Whether a line whose first segment is ``first`` is the server's: not when a docker compose
+        label names another container than the server's. The server's container is the first one
+        whose line gives evidence of a server (a profile's ``detect`` or ``identify``); the lines of
+        the others read before that are read again without them."""
+        name = service(first) if self._service is not None or self._services_seen or may_have_label(first) else None
+        if name is None:
+            return True
+        if self._service is not None:
+            return name == self._service
+        if self._evidence is not None and self._evidence.search(first[label_end(first) :]) is not None:
+            self._service = name
+            if self._services_seen - {name}:
+                self._without_others(at, events)
+            return True
+        self._services_seen.add(name)
+        return True
+
+    def _without_others(self, at: float | None, events: list[TrackerEvent]) -> None:
+        """The server's container is now known, and another's lines were read before: read the log
+        so far again from the start, the server's lines only (the lines kept while detecting)."""
+        kept = self._detection.kept() if not self._detection.done else []
+        if not kept:
+            return
+        self._fresh()
+        self._replay(kept, events)
+
+    def _replay(self, kept: list[tuple[Line, float | None]], events: list[TrackerEvent]) -> None:
+        """The lines kept while detecting, read again (the events they make that were said already dropped)."""
+        self._detection.replaying = True
+        start = len(events)
+        try:
+            for line, when in kept:
+                self._line(line, when, events)
+        finally:
+            self._detection.replaying = False
+        self._unsaid(events, start)
+
+    def _unsaid(self, events: list[TrackerEvent], start: int) -> None:
+        """Drop from ``events[start:]`` (kept lines read again) the warnings and errors reported
+        when those lines were first read: a watch counts each one once."""
+        said = self._said_while_detecting
+        events[start:] = [e for e in events[start:] if _said(e) not in said]
+
     def skip(self, line: Line) -> None:
         """Line ``line`` was read but needs no matching (a prefilter found no marker word in it):
         what a fed line with nothing to match leaves, no more: its count, its text as what the
         log said last, and (until ready) its rank tag."""
+        if self._service is not None and line.segments and service(line.segments[0]) not in (None, self._service):
+            self.pass_over(line.number)
+            return
         if self.state.ready_line is None:
             headers = (self.profile or self._generic).headers
             segments = line.segments
@@ -355,12 +431,13 @@ class StartupTracker:
     def _texts(self, segments: tuple[str, ...]) -> Iterator[str]:
         """The texts a line is matched as: its ``\\r`` segments but the bar updates the next one
         supersedes, and a record a bar swallowed (no ``\\r`` between) apart from the bar; the
-        task label ``srun -l`` puts in front of every line (``0: ``, `` 1: ``) read past."""
+        label a carrier puts in front of every line (``srun -l``'s ``0: ``, docker compose's
+        ``vllm-1  | ``: ``tui.core.carriers``) read past."""
         last = len(segments) - 1
-        if segments and segments[0][:1] in SRUN_LABEL_STARTS:
-            match = SRUN_LABEL.match(segments[0])
-            if match is not None:
-                segments = (segments[0][match.end() :], *segments[1:])
+        if segments:
+            start = label_end(segments[0])
+            if start:
+                segments = (segments[0][start:], *segments[1:])
         for i, text in enumerate(segments):
             if i < last and _is_bar(text) and _is_bar(segments[i + 1]):
                 continue  # an intermediate bar update: the next one supersedes it
@@ -416,8 +493,12 @@ class StartupTracker:
         profile = self.profile or self._generic
         if self._attempts is not None and self._attempts.begins_anew(msg, self.state):
             self._new_startup(number, events)
-        if groups is not None and self.state.ready_line is None:
-            self._register(groups)
+        if (
+            groups is not None
+            and self.state.ready_line is None
+            and (groups.get("proc") or groups.get("pid") or not self._ranks.counted(groups.get("ranks")))
+        ):
+            self._register(groups)  # (a tag counted already, with no process, adds nothing: skip's test)
         if (
             not self.classifier.open
             and self._anything is not None
@@ -439,42 +520,41 @@ class StartupTracker:
             events.append(WarningFound(number, msg.strip()[:500]))
         if consumed or self._phases is None:
             return
-        if self._any_marker is not None and self._any_marker.search(msg) is None:
+        maybe = self._phases.may_mark(msg)
+        if not maybe:
             return
         before = len(events)
-        self._phases.markers(number, msg, MAIN if rank is None else rank, ts, events)
+        self._phases.markers(number, msg, MAIN if rank is None else rank, ts, events, maybe)
         if self._causes and any(isinstance(e, PhaseEnded) for e in events[before:]):
             # a phase ended on every rank after them: those lines did not stop the startup
             self._causes = [c for c in self._causes if c.line >= number]
 
     def _switch(self, profile: Profile, number: int, events: list[TrackerEvent]) -> None:
-        """Use ``profile`` (the likeliest server now): the first time at once; if another one was in
-        use, start over with this one and read the kept lines again (the current line goes on
-        from here)."""
-        if self.profile is None:
+        """Use ``profile`` (the likeliest server now), start over with it and read the kept lines
+        again (the current line goes on from here): the lines read before the server was named
+        were read without its signatures (llama.cpp's "error loading model: failed to open …"
+        before its first ``llama_…:`` line), or under another server's."""
+        first = self.profile is None
+        if first and not self._detection.kept_any():
             self._use(profile)
             self._announced = True
             events.append(ServerDetected(profile.name, number))
-            self._identify_kept(profile)
             return
         kept = self._detection.kept()
         self._fresh()
         self._use(profile)
         self._announced = True
         events.append(ServerDetected(profile.name, number))
-        self._detection.replaying = True
-        try:
-            for line, at in kept:
-                self._line(line, at, events)
-        finally:
-            self._detection.replaying = False
+        self._replay(kept, events)
+        if first:
+            self._identify_kept(profile, kept)
 
-    def _identify_kept(self, profile: Profile) -> None:
-        """The lines read before the server was named, read again for what they say of the run
-        only (a job script's ``ray status`` before the server's first line)."""
+    def _identify_kept(self, profile: Profile, kept: list[tuple[Line, float | None]]) -> None:
+        """The lines read before the server was named, read again for what they say of the run as
+        a job script's (a ``ray status`` before the server's first line: its last value counts)."""
         if self._phases is None:
             return
-        for line, _at in self._detection.kept():
+        for line, _at in kept:
             for text in self._texts(line.segments):
                 self._phases.identify(_header(profile, text)[0], SCRIPT_IDENTITY)
 

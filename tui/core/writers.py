@@ -59,9 +59,47 @@ class Helpers:
 def describe(process: ServerProcess) -> str:
     """``pid 4242 (python -m sglang.launch_server --tp 8)``: a process, for a verdict line."""
     what = (process.command or process.title or "?").replace("\n", "␊")  # (`python -c` code): one line, as shown
+    if len(what) > 120:  # long paths give way first: the script and flags say which server this is
+        what = " ".join(_tail(word) for word in what.split(" "))
     if len(what) > 120:
         what = what[:119] + "…"
     return f"pid {process.pid} ({what})"
+
+
+def _tail(word: str) -> str:
+    """``/a/long/venv/bin/python`` → ``…/python``; a short word or a flag's value stays whole."""
+    head, slash, name = word.rpartition("/")
+    return f"…/{name}" if slash and name and len(word) > 24 and not word.startswith("-") else word
+
+
+def role_words(process: ServerProcess, logged: str | None = None, evidence: bool = False) -> str:
+    """``TP3``, ``Worker`` (``logged``: the log's name for it), ``engine``, ``helper``: a process's
+    role in words; a process of no role's title is a rank only by ``evidence`` (its lines, a GPU)."""
+    if process.rank:
+        return process.rank
+    if process.role == "child":
+        return logged or ("rank" if evidence else "helper")
+    return process.role
+
+
+@dataclass(frozen=True, slots=True)
+class Survivor:
+    """A dead server's process that still runs (a rank holding its GPU, a helper), with its role
+    in words: what a last line or ``q``'s question names, and ``kill`` stops. Found by writer
+    discovery (a watch's) or in a launch's process group — said the one way."""
+
+    process: ServerProcess
+    label: str  # ``TP0``, ``engine``, ``helper`` (:func:`role_words`)
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    @property
+    def words(self) -> str:
+        """``pid 4243 [TP0] (sglang::scheduler_TP0)``."""
+        pid, _, what = describe(self.process).partition(" (")
+        return f"{pid} [{self.label}] ({what}"
 
 
 @dataclass(slots=True)
@@ -87,11 +125,7 @@ class WriterState:
 
     def label(self, process: ServerProcess) -> str:
         """``TP3``, ``Worker`` (the log's name for it), ``engine``, ``helper``: a process's role in words."""
-        if process.rank:
-            return process.rank
-        if process.role == "child":
-            return self._logged.get(process.pid) or ("rank" if process.pid in self.evidence else "helper")
-        return process.role
+        return role_words(process, self._logged.get(process.pid), process.pid in self.evidence)
 
     def logged(self, pids: Mapping[str, str]) -> bool:
         """The log's rank prefixes named these processes (pid -> the prefix's name, ``Worker_TP0``):
@@ -165,6 +199,12 @@ class WriterState:
     @property
     def pids(self) -> frozenset[int]:
         return frozenset(p.pid for p in self.processes)
+
+    @property
+    def survivors(self) -> tuple[Survivor, ...]:
+        """The server's processes still alive after its main process ended (its ranks, holding
+        their GPUs): nothing will stop them but an operator. Empty while the main process lives."""
+        return tuple(Survivor(p, self.label(p)) for p in self.processes) if self.main_gone is not None else ()
 
     def status(self) -> ProcessStatus | None:
         """The server's processes as the verdict sees them; None while no writer is known."""

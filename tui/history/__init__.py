@@ -86,6 +86,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (  # 4: whether the weight load came from the page cache ("warm") or the storage ("cold"), where told
         "ALTER TABLE attempts ADD COLUMN page_cache TEXT",
     ),
+    (  # 5: the GPU source an attempt was watched with (NVML, nvidia-smi, simulated, none); older rows: NULL
+        "ALTER TABLE attempts ADD COLUMN gpu_source TEXT",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -125,6 +128,8 @@ def migrate(db: sqlite3.Connection) -> int:
         raise
     return version
 
+#: How long a connection waits for another process's lock before it gives up (seconds).
+LOCK_WAIT_S = 5.0
 #: Startups kept per log key (the newest): enough for "the longest it has taken".
 LOG_STARTUPS_KEPT = 50
 
@@ -181,7 +186,7 @@ class History:
         """The file at its schema version (created, or migrated), and whole."""
         db = self._open(autocommit=True)
         try:
-            with self._failures():
+            with self._failures("open"):
                 if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:  # a read-only one is read
                     migrate(db)
                 check = db.execute("PRAGMA quick_check").fetchone()[0]
@@ -191,13 +196,13 @@ class History:
             raise HistoryCorrupt(f"history database {self.path} is corrupt (integrity check: {check})")
 
     @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
+    def _connect(self, doing: str = "write") -> Iterator[sqlite3.Connection]:
         """One short connection: committed (or rolled back) and closed on the way out. A file that
-        vanished (deleted mid-run) is created again; a failure to write is a ``HistoryError``."""
+        vanished (deleted mid-run) is created again; a failure to ``doing`` is a ``HistoryError``."""
         db = self._open(recreate=True)
         db.row_factory = sqlite3.Row
         try:
-            with self._failures(), db:
+            with self._failures(doing), db:
                 yield db
         finally:
             db.close()
@@ -209,21 +214,22 @@ class History:
                 self._create()
             self.path.parent.mkdir(parents=True, exist_ok=True)
             if autocommit:  # migrate() runs its own BEGIN IMMEDIATE … COMMIT
-                return sqlite3.connect(self.path, timeout=5.0, isolation_level=None)
-            return sqlite3.connect(self.path, timeout=5.0)
+                return sqlite3.connect(self.path, timeout=LOCK_WAIT_S, isolation_level=None)
+            return sqlite3.connect(self.path, timeout=LOCK_WAIT_S)
         except (OSError, sqlite3.OperationalError) as exc:
             raise HistoryError(f"cannot open the history database {self.path}: {_why(exc)}; {_advice(exc)}") from None
 
     @contextmanager
-    def _failures(self) -> Iterator[None]:
-        """SQLite's errors as ours: cannot write (locked, read-only, disk full) or corrupt; a
-        constraint (another Watchtower's row first) passes through for the caller to judge."""
+    def _failures(self, doing: str = "write") -> Iterator[None]:
+        """SQLite's errors as ours: cannot write (or read: ``doing``; locked past the wait,
+        read-only, disk full) or corrupt; a constraint (another Watchtower's row first) passes
+        through for the caller to judge."""
         try:
             yield
         except sqlite3.IntegrityError:
             raise
         except sqlite3.OperationalError as exc:
-            raise HistoryError(f"cannot write the history database {self.path}: {_why(exc)}; {_advice(exc)}") from None
+            raise HistoryError(f"cannot {doing} the history database {self.path}: {_why(exc)}; {_advice(exc)}") from None
         except sqlite3.DatabaseError as exc:
             raise HistoryCorrupt(f"history database {self.path} is corrupt ({exc})") from None
 
@@ -271,6 +277,7 @@ class History:
         started_at: float | None = None,
         pid: int | None = None,
         applied: str | None = None,
+        gpu_source: str | None = None,
     ) -> AttemptRecord:
         """Record a new attempt. ``command`` and ``env`` may hold secrets: they are masked here."""
         masker = Masker.for_launch(env, command)
@@ -289,6 +296,7 @@ class History:
             command_diff=command_diff(previous.command if previous else None, masked_cmd),
             pid=pid,
             applied=applied,
+            gpu_source=gpu_source,
         )
         try:
             with self._connect() as db:
@@ -302,8 +310,8 @@ class History:
     def _insert(db: sqlite3.Connection, record: AttemptRecord) -> int | None:
         cur = db.execute(
             "INSERT INTO attempts (name, attempt, host, command, env, env_diff, command_diff, started_at,"
-            " log_path, pid, phases, outcome, first_error, ended_at, ready_seconds, exit_text, applied, page_cache)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " log_path, pid, phases, outcome, first_error, ended_at, ready_seconds, exit_text, applied, page_cache,"
+            " gpu_source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 record.name,
                 record.attempt,
@@ -323,6 +331,7 @@ class History:
                 record.exit_text,
                 record.applied,
                 record.page_cache,
+                record.gpu_source,
             ),
         )
         return cur.lastrowid
@@ -416,18 +425,39 @@ class History:
             exit_text=row["exit_text"],
             applied=row["applied"],
             page_cache=row["page_cache"],
+            gpu_source=row["gpu_source"],
         )
 
     def attempts(self, name: str | None = None) -> list[AttemptRecord]:
-        with self._connect() as db:
-            if name is None:
-                rows = db.execute("SELECT * FROM attempts ORDER BY name, attempt").fetchall()
-            else:
-                rows = db.execute("SELECT * FROM attempts WHERE name = ? ORDER BY attempt", (name,)).fetchall()
-        return [self._record(r) for r in rows]
+        return list(self.each_attempt(name))
+
+    def each_attempt(self, name: str | None = None, batch: int = 500) -> Iterator[AttemptRecord]:
+        """Every attempt (of ``name``), by name and number, read ``batch`` rows at a time along the
+        (name, attempt) index, each batch in its own short connection: memory stays bounded
+        however long the history, and a reader paging through it (``history | less``) holds no
+        lock that would make a running Watchtower's write wait."""
+        after: tuple[str, int] = ("", 0)
+        while True:
+            with self._connect(doing="read") as db:
+                if name is None:
+                    rows = db.execute("SELECT * FROM attempts WHERE (name, attempt) > (?, ?) ORDER BY name, attempt"
+                                      " LIMIT ?", (*after, batch)).fetchall()
+                else:
+                    rows = db.execute("SELECT * FROM attempts WHERE name = ? AND attempt > ? ORDER BY attempt LIMIT ?",
+                                      (name, after[1], batch)).fetchall()
+            yield from map(self._record, rows)
+            if len(rows) < batch:
+                return
+            after = (rows[-1]["name"], rows[-1]["attempt"])
+
+    def names(self) -> list[str]:
+        """The launches' names, sorted (shell completion asks on every <TAB>): read from the
+        (name, attempt) index alone, never the rows."""
+        with self._connect(doing="read") as db:
+            return [row[0] for row in db.execute("SELECT DISTINCT name FROM attempts ORDER BY name")]
 
     def latest(self, name: str) -> AttemptRecord | None:
-        with self._connect() as db:
+        with self._connect(doing="read") as db:
             row = db.execute(
                 "SELECT * FROM attempts WHERE name = ? ORDER BY attempt DESC LIMIT 1", (name,)
             ).fetchone()
@@ -484,7 +514,8 @@ def _advice(exc: BaseException) -> str:
     if code == errno.ENOSPC or code == errno.EDQUOT or "disk is full" in text or "disk full" in text:
         return "the disk (or your quota) is full: free some space, or point WATCHTOWER_DATA_DIR at another disk"
     if "locked" in text or "busy" in text:
-        return "another process holds the database locked (another watchtower, or sqlite3): try again once it is done"
+        return (f"another process has held the database locked for {LOCK_WAIT_S:.0f} s (another watchtower, or sqlite3):"
+                " try again once it is done")
     if code == errno.ENAMETOOLONG:
         return "the name is too long for a file name: choose a shorter one"
     if code == errno.EROFS or "read-only file system" in text:

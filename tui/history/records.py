@@ -31,6 +31,7 @@ class AttemptRecord:
     exit_text: str | None = None
     applied: str | None = None  # id of the hint whose fix started this attempt
     page_cache: str | None = None  # its weight load came from the page cache ("warm") or the storage ("cold")
+    gpu_source: str | None = None  # NVML, nvidia-smi, simulated, none (None: recorded before it was kept)
     id: int | None = None
 
     @property
@@ -86,6 +87,7 @@ class AttemptRecord:
             "pid": self.pid,
             "exit": self.exit_text,
             "applied": self.applied,
+            "gpu_source": self.gpu_source,
         }
 
 

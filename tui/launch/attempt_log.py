@@ -48,19 +48,32 @@ class AttemptLog:
             self._put(event)
 
     async def drain(self, timeout: float) -> None:
-        """Until every byte of the log has been passed on (local), or ``timeout``."""
+        """Until every byte of the log has been passed on (local), or ``timeout`` without progress.
+
+        The bytes already in the file when the process ended are its last words: they are waited
+        for however slowly a loaded machine reads them (up to ten times ``timeout`` in all), so a
+        server's last line is judged whole rather than cut at whatever the reader had reached.
+        Bytes that keep coming after that (a child still writing) restart the wait each time."""
         if not self.local:
             await asyncio.sleep(min(timeout, 0.3))
             return
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while loop.time() < deadline:
+        now = loop.time()
+        deadline, last_call = now + timeout, now + 10 * timeout
+        try:
+            written = os.path.getsize(self.tailer.path)
+        except OSError:
+            return
+        pumped = self._pumped
+        while loop.time() < (last_call if self._pumped < written else min(deadline, last_call)):
             try:
                 if self._pumped >= os.path.getsize(self.tailer.path):
                     return
             except OSError:
                 return
             await asyncio.sleep(0.01)
+            if self._pumped > pumped:
+                pumped, deadline = self._pumped, loop.time() + timeout
 
     async def close(self) -> None:
         """Let the tailer deliver the last bytes, then stop it."""

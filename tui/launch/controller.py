@@ -4,9 +4,11 @@ A :class:`Launch` owns one named launch and only its lifecycle, on one host or a
 nodes: it starts attempts through a :class:`~tui.launch.runner.Runner` (a local process
 group; detached over SSH; the same command on every node over SSH, ``tui.launch.nodes``; a
 Slurm job, ``tui.launch.slurm``). On one host it follows each attempt's own log
-(``tui.launch.attempt_log``), probes ``--health``, keeps recent GPU samples
-(``tui.launch.gpu_release``) and gives the session's judging stage its evidence (``decide``:
-the process, ``--health``, the ETA; ``tui.session.judging``): it is an event source for a
+(``tui.launch.attempt_log``), probes ``--health``, watches GPU memory for a relaunch
+(``tui.launch.gpu_release``) and tells the session what only it knows — the process as its
+runner sees it (started, stopping, exited: ``WatchSession.launched_as``), a refusal, history's
+phase times and time left, ``--health``'s answers — never a verdict of its own: the session's
+judging stage decides (``tui.session.judging``). It is an event source for a
 :class:`~tui.session.WatchSession` (``events()``). An attempt across nodes is followed by the
 node set its runner makes (``Runner.node_set``; ``nodes`` either way), judged by that set's own
 stage. Relaunch, stop, attach, the history and the attempts are the same for both. It tells its subscribers
@@ -36,23 +38,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tui.core import cmdline
-from tui.core.events import GpuSample, PhaseStarted, ProcessExited, ProcessStarted, ProcessStopping
-from tui.core.hints import Diagnosis, knowledge
-from tui.core.profiles import ProfileError
+from tui.core.events import GpuSample, ProcessExited, ProcessStarted, ProcessStopping, ServerProcess
 from tui.core.secrets import MASK, Masker, mask_argv
 from tui.core.state import READY
 from tui.core.events import HealthStatus, SourceEvent
-from tui.core.evidence import judge
 from tui.core.verdict import DEAD, STARTING, ProcessStatus, Verdict, describe_exit
 from tui.history import AttemptRecord, Expectations, History, HistoryError
 from tui.launch.attempt_log import AttemptLog
-from tui.sources.procscan import available as procscan_available
-from tui.sources.writers import ProcessTreeIO
-from tui.launch.events import AttemptFinished, AttemptStarted, LaunchEvent, Note
+from tui.core.writers import Survivor, role_words
+from tui.sources.procscan import available as procscan_available, process as procscan_process
+from tui.sources.writers import ProcessTreeIO, server_process
+from tui.launch.events import AttemptExited, AttemptFinished, AttemptStarted, LaunchEvent, Note
 from tui.session.judging import VerdictChanged
 from tui.launch.gpu_release import GPU_RELEASE_TIMEOUT, GpuBusy, GpuHolder, GpuWatch
 from tui.launch.outcome import Outcome
-from tui.launch.proctable import command_line, group_members, is_alive, wait_pids_gone
+from tui.launch.proctable import group_members, stop_pids
 from tui.launch.runner import AttemptRun, Emit, Runner, StopResult
 from tui.launch.spec import LaunchError, LaunchSpec, attempt_paths, exit_path
 from tui.sources.health import HealthProbe
@@ -111,16 +111,15 @@ class Launch:
         self.record: AttemptRecord | None = None
         self.records: list[AttemptRecord] = []  # this launch's attempts, oldest first
         self.expect = Expectations(None, {})
-        self.health: HealthStatus | None = None
         self._io_pid: int | None = None  # the launched server whose I/O counters are read
         self.session: WatchSession | None = None  # the one log's, across attempts (``attach``)
         self._one: ClusterSession | None = None  # ... as a node set of one
         self.attempt_nodes: ClusterSession | None = None  # an attempt across several nodes: its node set
         self.gpus = GpuWatch(local=self.local, mask=self.masker.text)
         self.gpu_enabled = False  # whether the session has a GPU source
+        self.gpu_source: str | None = None  # what it is, in a word (NVML, nvidia-smi, simulated, none), for the history
         self.verdict_now: Verdict | None = None
         self.old_pgids: list[int] = []  # process groups of earlier attempts
-        self.phase_started_at: dict[str, float] = {}
         self.reattached = False  # the current attempt was started by an earlier Watchtower
         self.activity = ""  # what a relaunch is waiting for, in words, while it waits
         self.preflight: Preflight | None = None  # checks before every launch (None: --no-check)
@@ -216,34 +215,45 @@ class Launch:
         session.info.host = self.spec.host_label
         session.info.command = self.command_text
         session.add_source(self)
-        session.measure_checkpoints = self.spec.host is None  # the model folder is here to measure
-        session.measure_host = self.spec.host  # ... or there, by the probe agent
+        session.weight.here = self.spec.host is None  # the model folder is here to measure
+        session.weight.host = self.spec.host  # ... or there, by the probe agent
         if self.spec.smoke:  # after the ready line (and --health's 200): one tiny completion
-            session.want_smoke(self.spec.host)
-            session.smoke_after_health = lambda: self.health is None or self.health.ok
+            session.want_smoke(self.spec.host, self.spec.smoke_timeout)
+        session.mask = self.masker.text  # the log's last line in a verdict: secrets masked
+        session.command_facts = cmdline.parse(self.spec.command, self.spec.env)  # the hints' numbers
+        session.expect(self.expect.longest, self.expect)
         session.handlers.setdefault(ProcessStarted, []).append(self._on_started)
+        session.handlers.setdefault(ProcessStopping, []).append(lambda _event: self._tell_process())
         session.handlers.setdefault(GpuSample, []).append(self.gpus.add)
         session.handlers.setdefault(ProcessExited, []).append(self._exit_seen)
-        session.subscribe(self._on_update)
-        session.judging.take_over(self.decide, self.hints)  # the stage judges with the launch's evidence
+        session.hear(self.outcome.heard)  # every tracker event, none dropped: the record's phase times
         session.judging.subscribe(self._verdict_pushed)
+
+    def _tell_process(self, stopping: bool = False) -> None:
+        """Tell the session the attempt's process as the runner knows it now (``stopping``: a stop
+        begins, what it prints meanwhile is no failure). A launch across nodes is attached to no
+        session: its node set tells each node its process (``ClusterSession``)."""
+        if self.session is None or self.run is None:
+            return
+        status = self.run.status
+        self.session.launched_as(dataclasses.replace(status, stopped_by_user=True) if stopping else status,
+                                 since=self.run.started_at)
+
+    @property
+    def health(self) -> HealthStatus | None:
+        """``--health``'s last answer for the attempt on one host (the session keeps it)."""
+        return self.session.health if self.session is not None else None
 
     def _on_started(self, event: ProcessStarted) -> None:
         session = self.watched
         if session.info.attempt != event.attempt or session.info.log_path != event.log_path:
             session.new_attempt(event.attempt, event.log_path)
             session.process = event
+        self._tell_process()
         if self.local and event.pid != self._io_pid and procscan_available():
             self._io_pid = event.pid  # the weight load's bytes read, from the server's /proc/PID/io
             session.add_source(ProcessTreeIO(event.pid, source=event.log_path))
         session.info.command = self.command_text
-
-    def _on_update(self, update: Any) -> None:
-        if "state" in update.topics or "process" in update.topics:
-            for event in update.events:
-                if isinstance(event, PhaseStarted):
-                    self.phase_started_at.setdefault(event.phase, self.clock())
-            self.outcome.on_update_events(update.events)
 
     # ------------------------------------------------------------ what is shown
 
@@ -258,20 +268,6 @@ class Launch:
     def attempt(self) -> int:
         return self.run.attempt if self.run else 0
 
-    def hints(self, _verdict: Verdict | None = None) -> list[Diagnosis]:
-        """Known-failure hints for this attempt's errors, with the numbers of its own command line;
-        after a refused launch, the failed checks (those with a fix first: what ``F`` applies)."""
-        if self.refused is not None:
-            failed = [c.diagnosis() for c in self.refused.failed]
-            return [d for d in failed if d.fix] + [d for d in failed if not d.fix]
-        if self.session is None:
-            return []
-        try:
-            kb = knowledge()
-        except ProfileError:  # refused with its one line when the launch began
-            return []
-        return kb.diagnose(self.watched.state, cmdline.parse(self.spec.command, self.spec.env))
-
     def status(self) -> ProcessStatus | None:
         return self.run.status if self.run else None
 
@@ -282,55 +278,8 @@ class Launch:
         return None if self.refused is None else refusal(self.refused.checks)
 
     def verdict(self) -> Verdict:
-        """The verdict now, as the judging stage decides it (the one log's, with this launch's evidence)."""
+        """The verdict now, as the judging stage decides it (the one log's session's, or the node set's)."""
         return self.nodes.judging.evaluate().verdict
-
-    def decide(self) -> Verdict:
-        """What the judging stage decides for a launch: REFUSED while the latest launch was refused;
-        the log's own verdict before an attempt runs and past ``--timeout``; else the attempt judged
-        with its process, ``--health``, GPUs and the ETA from earlier attempts."""
-        refused = self.refusal()
-        if refused is not None:
-            return refused
-        if self.run is None or self.watched.timed_out:
-            return self.watched.own_verdict()
-        now = self.clock()
-        if self._last_words_due():
-            return Verdict(STARTING, "the server's process exited: reading the rest of its log before judging")
-        session = self.watched
-        state = session.state
-        # what this attempt's log said last: the bar being rewritten, else the last line
-        progress = session.scrollback.progress
-        last_line = progress.text if progress is not None else (getattr(state, "last_text", "") or None)
-        phase = state.current_phase
-        started = self.phase_started_at.get(phase.name) if phase else None
-        eta = self.expect.eta(
-            phase.name if phase else None,
-            None if started is None else now - started,
-            now - (self.run.started_at if self.run else now),
-        )
-        # the node's own evidence (its GPUs, --stall-limit given at construction, the load, --smoke),
-        # with what only the launch knows: its process, --health, history's phase times, the time left
-        evidence = dataclasses.replace(
-            session.evidence(self.status()),
-            health=self.health,
-            last_activity=session.last_output_at or (self.run.started_at if self.run else None),
-            last_line=None if last_line is None else self.masker.text(last_line)[-160:],
-            expected_phase=self.expect.longest.get(phase.name) if phase else None,
-            eta=eta,
-            timed_out=None,
-        )
-        return judge(state, evidence)
-
-    def _last_words_due(self) -> bool:
-        """The runner saw the process exit, but the log's last bytes and the exit (``_on_exit``)
-        have not reached the session yet: a judgement now would outrun them (DEAD with the
-        traceback still on its way). Not beyond a few seconds (a log that cannot be read further)."""
-        run = self.run
-        if run is None or run.alive or run.exited_at is None or time.time() - run.exited_at > EXIT_DRAIN + 2.0:
-            return False
-        seen = self.watched.exit
-        return seen is None or seen.attempt != run.attempt
 
     def evaluate(self) -> Verdict | None:
         """Have the judging stage decide now (a change reaches the subscribers); None before an attempt."""
@@ -399,6 +348,7 @@ class Launch:
         self.reattached = True
         self._follow(run)
         await self._load_expectations()
+        self._tell_process()
         self._started(run, reattached=True)
         return run
 
@@ -450,14 +400,14 @@ class Launch:
             self.refused = self.preflight_report if self.preflight_report.failed else None
             if self.session is not None:
                 self.session.info.preflight = self.preflight_report
-                self.session.info.refused = self.refused is not None
+                self.session.refuse(self.refusal(), self.refused.failed if self.refused is not None else ())
             if self.refused is not None:
                 raise PreflightRefused(self.preflight_report)
         number = await self._next_attempt()
         log_path, pid_path = attempt_paths(self.spec.log_dir, self.spec.name, number)
         await self._close_log()
-        self.health = HealthStatus(self.spec.health_url) if self.spec.health_url else None
-        self.phase_started_at = {}
+        if self.session is not None and self.spec.health_url:
+            self.session.handle(HealthStatus(self.spec.health_url))  # not answered yet, this attempt
         self._forget_group()
         await self._load_expectations()
         record, history = None, self.history
@@ -471,6 +421,7 @@ class Launch:
                 log_path=str(log_path),
                 attempt=number,
                 applied=applied,
+                gpu_source=self.gpu_source,
             )
         try:
             run = await self.runner.start(number, self.spec.command, self.spec.env, log_path, pid_path, self.spec.cwd)
@@ -481,12 +432,13 @@ class Launch:
         self.run = run
         self.reattached = False
         self.verdict_now = None
+        self._follow(run)  # before any await: a server that ends at once is drained to its last line first
+        self._tell_process()
         if history is not None and record is not None:
             self.record = record
             self.records.append(record)
             await self.outcome.writes.stored(history.update, record, masker=self.masker, pid=run.pid,
                                              log_path=str(run.log_path))  # (across nodes: the first node's)
-        self._follow(run)
         self._started(run, reattached=False)
         return run
 
@@ -501,10 +453,12 @@ class Launch:
         self.stopping_since = time.time()
         if self.attempt_nodes is not None:  # what its nodes print meanwhile (a KeyboardInterrupt) is no failure
             self.attempt_nodes.stopping = True
+        self._tell_process(stopping=True)
         try:
             result: StopResult = await self.runner.stop(self.run, self.spec.plan)
         finally:
             self.stopping_since = None
+            self._tell_process()
         if result.text:
             self.publish(Note(f"v{self.run.attempt}: {result.text}"))
         self.evaluate()
@@ -604,30 +558,41 @@ class Launch:
             return "no GPU sample has come in (NVML or nvidia-smi not answering)"
         return None
 
-    def leftovers(self) -> list[GpuHolder]:
+    def leftover_processes(self) -> list[ServerProcess]:
         """Processes of this launch's attempts, other than the running one, still alive (their
-        process groups, here): what may hold GPU memory when the GPUs cannot be asked."""
+        process groups, here), each with the role and rank its title claims (``sglang::scheduler_TP0``
+        is TP0's): what may hold GPU memory when the GPUs cannot be asked."""
         if not self.local:
             return []
         groups = list(self.old_pgids)
         if self.run is not None and not self.run.alive and self.run.pgid:
             groups.append(self.run.pgid)
-        return [
-            GpuHolder(pid, self.masker.text(command_line(pid)), {}, stale=True)
-            for pgid in dict.fromkeys(groups)
-            for pid in group_members(pgid)
-        ]
+        found = (procscan_process(pid) for pgid in dict.fromkeys(groups) for pid in group_members(pgid))
+        return [dataclasses.replace(process, command=self.masker.text(process.command))
+                for process in (server_process(dict(info), None) for info in found if info is not None)]
+
+    def leftovers(self) -> list[GpuHolder]:
+        """:meth:`leftover_processes`, as GPU holders of an earlier attempt (``k``'s)."""
+        return [GpuHolder(p.pid, p.command, {}, stale=True) for p in self.leftover_processes()]
+
+    def survivors(self) -> list[Survivor]:
+        """Once the server's main process has ended: this launch's processes that still run (its
+        ranks in the attempt's process group, holding their GPUs; an earlier attempt's leftovers),
+        which nothing stops once Watchtower has gone. None while the server runs."""
+        if self.server_running:
+            return []
+        return [Survivor(p, role_words(p)) for p in self.leftover_processes()]
 
     async def kill_holders(self, pids: Sequence[int]) -> list[str]:
         """Kill leftover GPU holders (SIGTERM, then SIGKILL after a few seconds); errors in words."""
-        errors = await self.runner.kill_pids(pids, signal.SIGTERM)
         if self.local:
-            if not await wait_pids_gone(lambda: [p for p in pids if is_alive(p)], 5.0):
-                errors += await self.runner.kill_pids(pids, signal.SIGKILL)
-        return errors
+            return await stop_pids(pids)
+        return await self.runner.kill_pids(pids, signal.SIGTERM)
 
     async def settle(self) -> None:
-        """Until the history writes and hooks started so far have finished."""
+        """Until the history writes and hooks started so far have finished (the phase times queued
+        for this turn of the loop among them)."""
+        self.outcome.store_due_phases()
         await self.outcome.writes.settle()
 
     async def close(self, stop_server: bool = False) -> None:
@@ -638,15 +603,19 @@ class Launch:
         for task in list(self._tasks):
             task.cancel()
         self._queue.put_nowait(None)
-        if self.runner.spans:  # the node set and the runner's watchers are the launch's own
-            if self.attempt_nodes is not None:
-                await self.attempt_nodes.stop()
-            await self.runner.close()
+        if self.attempt_nodes is not None:  # an attempt's node set is the launch's own (one log's is the wiring's)
+            await self.attempt_nodes.stop()
+        await self.runner.close()  # its watchers (a remote process's exit, a Slurm job's state)
         await self.outcome.writes.close()
 
     @property
     def server_running(self) -> bool:
-        return self.run is not None and self.run.alive
+        """The attempt's server runs: its main process has not exited and, across nodes, its Slurm
+        job has not ended (the node set hears that at its own poll, the runner's is slower: a job
+        FAILED is not offered a stop in the meantime)."""
+        if self.run is None or not self.run.alive:
+            return False
+        return self.attempt_nodes is None or not self.attempt_nodes.job_ended
 
     # ------------------------------------------------------------ internals
 
@@ -669,6 +638,9 @@ class Launch:
     async def _load_expectations(self) -> None:
         if self.history is not None:
             self.expect = await asyncio.to_thread(self.history.expectations, self.spec.command, self.host_label)
+        if self.session is not None:
+            self.session.expect(self.expect.longest, self.expect)
+            self.session.command_facts = cmdline.parse(self.spec.command, self.spec.env)
 
     def _follow(self, run: AttemptRun) -> None:
         """Tail the attempt's own log file and probe its health URL; or, across several nodes,
@@ -677,24 +649,30 @@ class Launch:
             assert self.make_node is not None, "a launch across nodes is given how to follow a node"
             nodes = self.runner.node_set(run, self.make_node)
             assert nodes is not None
-            old, self.attempt_nodes = self.attempt_nodes, nodes
-            if old is not None:
-                self._spawn(old.stop())
-            nodes.timeout, nodes.attempt = self.timeout, run.attempt
-            for node in nodes.nodes.values():  # (a Slurm job's nodes are told as they come)
-                node.info.attempt = run.attempt
-            nodes.judging.subscribe(lambda change: self._verdict_pushed(change) if nodes is self.attempt_nodes else None)
-            if self.spec.health_url:  # ready once the serving node's URL answers too
-                nodes.probe_health(self.spec.health_url)
+            self.follow_nodes(nodes, run.attempt)
             return
         self._log = AttemptLog(self.runner.tailer(run), self.masker, self._queue.put_nowait, local=self.local)
         if self.spec.health_url:
             self._spawn(self._probe(run))
 
+    def follow_nodes(self, nodes: ClusterSession, attempt: int) -> None:
+        """Follow attempt ``attempt``'s node set (its runner's): what the launch gives it, given in
+        this one place — its deadline, its attempt number, ``--health`` on its serving node — and its
+        verdict's pushes heard while it is the attempt's."""
+        old, self.attempt_nodes = self.attempt_nodes, nodes
+        if old is not None:
+            self._spawn(old.stop())
+        nodes.timeout, nodes.attempt = self.timeout, attempt
+        for node in nodes.nodes.values():  # (a Slurm job's nodes are told as they come)
+            node.info.attempt = attempt
+        nodes.judging.subscribe(lambda change: self._verdict_pushed(change) if nodes is self.attempt_nodes else None)
+        if self.spec.health_url:  # ready once the serving node's URL answers too
+            nodes.probe_health(self.spec.health_url)
+
     def _started(self, run: AttemptRun, *, reattached: bool) -> None:
         words = self.runner.started_words(run, reattached)
         if words:  # where it runs, as only its runner can say (a Slurm job's id, the nodes)
-            self.publish(Note(f"v{run.attempt}: {words}"))
+            self.publish(Note(f"v{run.attempt}: {words}", launch_line=True))
         self.publish(AttemptStarted(run, reattached=reattached))
 
     async def _close_log(self) -> None:
@@ -708,9 +686,8 @@ class Launch:
         async for status in probe.statuses():
             if self.run is not run:
                 return
-            self.health = status
-            if status.ok and self.session is not None and self.session.smoke_wanted:
-                self.session.send_smoke()  # the ready line may have come first: now it may go
+            if self.session is not None:
+                self.session.handle(status)  # (--smoke goes once it answers, the ready line having come)
             self.evaluate()
 
     async def _on_exit(self, event: ProcessExited) -> None:
@@ -720,8 +697,11 @@ class Launch:
 
     def _exit_seen(self, event: ProcessExited) -> None:
         notified = event.attempt in self._notified
+        self._tell_process()
         self.evaluate()
         self.outcome.on_exit(event, notified)
+        if self.run is not None and self.run.attempt == event.attempt:
+            self.publish(AttemptExited(self.run))
 
     @contextlib.asynccontextmanager
     async def _claim(self) -> AsyncIterator[None]:

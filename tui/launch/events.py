@@ -25,10 +25,29 @@ class AttemptFinished:
 
 
 @dataclass(frozen=True, slots=True)
+class AttemptExited:
+    """The attempt's main process exited, or its Slurm job ended, as the runner learnt it: nothing
+    of it runs now (the footer stops offering to stop it)."""
+
+    run: AttemptRun
+
+
+@dataclass(frozen=True, slots=True)
 class Note:
     """A one-line message for the operator (a hook's result, what a stop had to kill)."""
 
     text: str
+    #: Where the attempt runs ("v1: submitted as Slurm job 12 (…)"): a dashboard says it in its
+    #: launch line, where it stays and covers nothing, rather than in a toast over the log.
+    launch_line: bool = False
 
 
-LaunchEvent = AttemptStarted | VerdictChanged | AttemptFinished | Note
+@dataclass(frozen=True, slots=True)
+class AttemptRecorded:
+    """An attempt's history row was written (its outcome, times, first error): what lists the
+    attempts redraws, the write having landed after the verdict that asked for it."""
+
+    attempt: int
+
+
+LaunchEvent = AttemptStarted | VerdictChanged | AttemptFinished | AttemptExited | Note | AttemptRecorded

@@ -48,7 +48,8 @@ class GpuBusy(Exception):
 
 
 class GpuWatch:
-    """The recent GPU samples of a launch: activity for the verdict, holders, release waits."""
+    """The recent GPU samples of a launch, for a relaunch: who holds GPU memory, and waiting for
+    its release (the verdict reads the session's own buffer, ``WatchSession.gpu_samples``)."""
 
     def __init__(self, *, local: bool, mask: Callable[[str], str]) -> None:
         self.samples: deque[GpuSample] = deque(maxlen=120)

@@ -229,15 +229,7 @@ class LocalRunner(Runner):
 
     async def kill_pids(self, pids: Sequence[int], sig: int = signals.SIGKILL) -> list[str]:
         """Signal processes not in our group (leftover GPU holders); returns errors in words."""
-        errors = []
-        for pid in pids:
-            try:
-                os.kill(pid, sig)
-            except ProcessLookupError:
-                pass
-            except PermissionError:
-                errors.append(f"pid {pid}: not allowed (another user's process)")
-        return errors
+        return proctable.signal_pids(pids, sig)
 
 
 async def _wait_pidfd(pidfd: int, exit_file: str) -> int | None:

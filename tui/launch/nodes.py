@@ -133,7 +133,7 @@ class NodesRunner(Runner):
                  commands: dict[str, list[str]], log_path: Path) -> AttemptRun:
         first = next(iter(runs.values()))
         run = AttemptRun(attempt, tuple(command), dict(env), first.log_path, first.pid_path, host=self.host,
-                         pid=first.pid, pgid=first.pgid, started_at=first.started_at)
+                         pid=first.pid, pgid=first.pgid, server_pid=first.server_pid, started_at=first.started_at)
         logs = {node: node_paths(log_path, node) for node in self.names}
         self._attempts[id(run)] = NodeRuns(runs, commands, logs, whole=run)
         self._emit(run.started_event())
@@ -165,8 +165,9 @@ class NodesRunner(Runner):
                 continue
             if part.stopped_by_user:
                 attempt.watched.node_stopped(node, event.detail or "stopped")
-            else:
-                attempt.watched.node_died(node, event.detail or "exited")
+            else:  # the server's own pid, as one node's DEAD names it (never the wrapper's)
+                pid = f" · pid {part.server_pid}" if part.server_pid else ""
+                attempt.watched.node_died(node, f"{event.detail or 'exited'}{pid}")
 
     def node_set(self, run: AttemptRun, make_session: Callable[[NodeSpec], WatchSession]) -> ClusterSession:
         """One node per host, each following its own log; the commands' disagreements as suspects."""
@@ -218,7 +219,7 @@ class NodesRunner(Runner):
         return [p for node, part in self.nodes_of(run).runs.items() for p in self.runners[node].outside_group(part)]
 
     def label(self, run: AttemptRun) -> str:
-        return ", ".join(f"{node} pid {part.pid}" for node, part in self.nodes_of(run).runs.items())
+        return ", ".join(f"{node} pid {part.shown_pid}" for node, part in self.nodes_of(run).runs.items())
 
     def stop_words(self, run: AttemptRun, plan: StopPlan) -> str:
         return f"Stop v{run.attempt} on every node ({self.label(run)}), each node's whole process group?\n{plan.words}"
@@ -228,8 +229,9 @@ class NodesRunner(Runner):
         return f"following it again on {nodes}" if reattached else f"started on {nodes}"
 
     def stop_hint(self, run: AttemptRun, name: str) -> str:
-        return "; ".join(f"{node}: kill -INT -- -{part.pgid}" for node, part in self.nodes_of(run).runs.items()
-                         if part.alive)
+        stops = "; ".join(f"{node}: kill -INT -- -{part.pgid}" for node, part in self.nodes_of(run).runs.items()
+                          if part.alive)
+        return f"{stops}; or `watchtower attach {name}` then x"
 
     async def released(self, run: AttemptRun, note: Callable[[str], None]) -> None:
         """Until a GPU sample taken after the stop, on every node, lists none of the stopped processes."""

@@ -25,7 +25,7 @@ from tui.core.secrets import Masker, is_secret_name
 from tui.core.state import READY, STOPPED
 from tui.core.verdict import log_error
 from tui.history import AttemptRecord, History, HistoryError, phase_seconds
-from tui.launch.events import AttemptFinished, LaunchEvent, Note
+from tui.launch.events import AttemptFinished, AttemptRecorded, LaunchEvent, Note
 from tui.launch.spec import LaunchError, LaunchSpec
 
 BELL = "\a"
@@ -91,8 +91,9 @@ class HistoryWrites:
     on the event loop; a failure is said once (``note``) and watching goes on. Hooks run here too,
     so that quitting waits for the writes (``close``) but never for a hook."""
 
-    def __init__(self, note: Callable[[str], None]) -> None:
+    def __init__(self, note: Callable[[str], None], written: Callable[[AttemptRecord], None]) -> None:
         self.note = note
+        self.written = written  # an attempt's row, once a write of it has landed
         self._tasks: set[asyncio.Task[Any]] = set()
         self._lock = asyncio.Lock()
         self._failed = ""  # the last write failure said
@@ -102,14 +103,16 @@ class HistoryWrites:
         if history is not None and record is not None:
             self.spawn(self.stored(history.update, record, masker=masker, **fields))
 
-    async def stored(self, *args: Any, **kwargs: Any) -> None:
-        """A history write; a failure is said, once."""
+    async def stored(self, update: Callable[..., Any], record: AttemptRecord, **kwargs: Any) -> None:
+        """A history write of ``record``; said once it landed (``written``), a failure said once."""
         try:
-            await self.db(*args, **kwargs)
+            await self.db(update, record, **kwargs)
         except LaunchError as exc:
             if str(exc) != self._failed:
                 self._failed = str(exc)
                 self.note(f"history not updated: {exc}")
+        else:
+            self.written(record)
 
     async def db(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """A history call in a worker thread, one at a time; a ``HistoryError`` comes out as a
@@ -185,19 +188,42 @@ class Outcome:
 
     def __init__(self, launch: Launch) -> None:
         self.launch = launch
-        self.writes = HistoryWrites(lambda text: launch.publish(Note(text)))  # history updates and hooks
+        self.writes = HistoryWrites(lambda text: launch.publish(Note(text)),  # history updates and hooks
+                                    lambda record: launch.publish(AttemptRecorded(record.attempt)))
+        self._phases_due = False  # a store of the phase times is queued for this turn of the loop
+        self._page_cache: str | None = None  # the weight load just ended from the page cache or storage
         launch.subscribe(self.on_event)
 
     def on_event(self, event: LaunchEvent) -> None:
         if isinstance(event, AttemptFinished):
             self._finished(event)
 
-    def on_update_events(self, events: tuple[Any, ...]) -> None:
-        """The session's tracker events: a phase that ended updates the record's phase times."""
+    def heard(self, event: object) -> None:
+        """Each of the session's events, none dropped (``WatchSession.hear``): a phase that ended
+        updates the record's phase times — once per turn of the event loop, however many phases a
+        burst of lines ended (one history write, not one a phase); the weight load's end also
+        whether the checkpoint came from the page cache (read now, while the load's counters are
+        this attempt's)."""
         session = self.launch.session
-        if any(isinstance(e, PhaseEnded) for e in events) and session is not None:
-            loaded = any(isinstance(e, PhaseEnded) and e.phase == "weight_load" for e in events)
-            warm_or_cold = page_cache(session.load.reading()) if loaded else None
+        if not isinstance(event, PhaseEnded) or session is None:
+            return
+        if event.phase == "weight_load":
+            self._page_cache = page_cache(session.load.reading()) or self._page_cache
+        if not self._phases_due:
+            self._phases_due = True
+            try:
+                asyncio.get_running_loop().call_soon(self.store_due_phases)
+            except RuntimeError:  # (no loop: fed by hand) stored now
+                self.store_due_phases()
+
+    def store_due_phases(self) -> None:
+        """The phase times queued this turn, stored (once: ``settle`` may have stored them first)."""
+        if not self._phases_due:
+            return
+        self._phases_due = False
+        session, warm_or_cold = self.launch.session, self._page_cache
+        self._page_cache = None
+        if session is not None:
             self.store(phases=phase_seconds(session.state), **({"page_cache": warm_or_cold} if warm_or_cold else {}))
 
     def on_exit(self, event: ProcessExited, notified: bool) -> None:
@@ -245,7 +271,7 @@ class Outcome:
             "host": launch.host_label,
             "node": verdict.node or "",
             "log": str(run.log_path),
-            "pid": run.pid,
+            "pid": run.shown_pid,
             "exit": "" if run.alive else run.exited_event().detail,
             "seconds": f"{now - run.started_at:.1f}",
         }, launch.masker)

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable
+import signal
+from collections.abc import Callable, Sequence
 
 import psutil
 
@@ -198,3 +199,29 @@ async def wait_pids_gone(pids_now: Callable[[], list[int]], timeout: float) -> b
             for fd in fds:
                 loop.remove_reader(fd)
                 os.close(fd)
+
+
+def signal_pids(pids: Sequence[int], sig: int) -> list[str]:
+    """Send ``sig`` to each of ``pids`` here (one already gone is no error); errors in words."""
+    errors = []
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            errors.append(f"pid {pid}: not allowed (another user's process)")
+    return errors
+
+
+#: Seconds a process asked to stop (SIGTERM) gets before SIGKILL.
+STOP_GRACE_S = 5.0
+
+
+async def stop_pids(pids: Sequence[int], grace: float = STOP_GRACE_S) -> list[str]:
+    """Stop processes that are not an attempt's group here (GPU leftovers, a dead server's ranks):
+    SIGTERM, then SIGKILL to those still alive after ``grace`` seconds; errors in words."""
+    errors = signal_pids(pids, signal.SIGTERM)
+    if not await wait_pids_gone(lambda: [p for p in pids if is_alive(p)], grace):
+        errors += signal_pids([p for p in pids if is_alive(p)], signal.SIGKILL)
+    return errors

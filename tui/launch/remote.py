@@ -15,11 +15,16 @@ from pathlib import Path
 from typing import Any
 
 from tui.launch.runner import AttemptRun, Emit, ProcessRef, Runner
-from tui.launch.spec import WRAPPER, LaunchError, exit_path, parse_exit
+from tui.launch.spec import WRAPPER, LaunchError, exit_path, parse_exit, server_pid_path
 from tui.sources import ssh
 
 #: Seconds between liveness checks of a remote attempt ("noticed within a few seconds").
 REMOTE_POLL = 1.0
+
+#: The server's pid as the wrapper ``$1`` writes it to ``$2``, waited for while the wrapper lives
+#: (at most 5 s: it writes it as soon as the server is forked); nothing when it never came.
+_SERVER_PID = ('i=0; while [ ! -s "$2" ] && [ $i -lt 100 ] && kill -0 "$1" 2>/dev/null; do i=$((i+1)); sleep 0.05; done; '
+               'cat "$2" 2>/dev/null')
 
 
 class RemoteRunner(Runner):
@@ -50,15 +55,16 @@ class RemoteRunner(Runner):
             pid = await ssh.start_detached(
                 self.target,
                 ["python3", "-c", WRAPPER, exit_path(pid_path), *command],
-                env=env,
+                env={**env, "WATCHTOWER_SERVER_PID_FILE": server_pid_path(pid_path)},
                 log_path=str(log_path),
                 pid_path=str(pid_path),
                 cwd=cwd,
             )
+            server_pid = await self._server_pid(pid, pid_path)
         except (ssh.SshError, ssh.RemoteCommandError, ValueError) as exc:
             raise LaunchError(str(exc)) from None
         run = AttemptRun(attempt, tuple(command), dict(env), Path(log_path), Path(pid_path), host=self.host,
-                         pid=pid, pgid=pid, started_at=time.time())
+                         pid=pid, pgid=pid, started_at=time.time(), server_pid=server_pid)
         self._emit(run.started_event())
         self._spawn(self._watch(run))
         return run
@@ -71,13 +77,21 @@ class RemoteRunner(Runner):
             pid = int(out.strip())
             if not await ssh.is_alive(self.target, pid):
                 return None
+            server_pid = await self._server_pid(pid, pid_path)
         except (ssh.SshError, ssh.RemoteCommandError):
             return None
         run = AttemptRun(attempt, tuple(command), {}, Path(log_path), Path(pid_path), host=self.host,
-                         pid=pid, pgid=pid, started_at=time.time())
+                         pid=pid, pgid=pid, started_at=time.time(), server_pid=server_pid)
         self._emit(run.started_event())
         self._spawn(self._watch(run))
         return run
+
+    async def _server_pid(self, wrapper: int, pid_path: Path) -> int | None:
+        """The server's own pid under the wrapper ``wrapper`` (the pid an operator acts on), from
+        the file the wrapper writes beside the pid file; None if it never came."""
+        status, out, _ = await ssh.run(self.target, ["sh", "-c", _SERVER_PID, "sh", str(wrapper),
+                                                     server_pid_path(pid_path)])
+        return int(out.strip()) if status == 0 and out.strip().isdigit() else None
 
     async def exit_status(self, pid_path: Path) -> tuple[int | None, int | None] | None:
         try:

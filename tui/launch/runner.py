@@ -232,8 +232,11 @@ class Runner(abc.ABC):
         return None
 
     def stop_hint(self, run: AttemptRun, name: str) -> str:
-        """How the operator stops launch ``name``'s attempt left running, in words (a command to paste)."""
-        return f"kill -INT -- -{run.pgid}"
+        """How the operator stops launch ``name``'s attempt left running, in words (a command to paste,
+        on the host it runs on), and how to follow it again."""
+        where = "" if self.host == "localhost" else f"on {self.host}: "
+        return (f"v{run.attempt} (pid {run.shown_pid}; {where}kill -INT -- -{run.pgid} stops it,"
+                f" or `watchtower attach {name}` then x)")
 
     async def released(self, run: AttemptRun, note: Callable[[str], None]) -> None:
         """Before the next attempt of a node set: until each node's GPU memory of this one is released

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tui.core.limits import StallLimits
+from tui.core.options import SMOKE_TIMEOUT_S
 
 
 class LaunchError(Exception):
@@ -44,6 +45,7 @@ class LaunchSpec:
     host: str | None = None  # None: this machine
     health_url: str | None = None
     smoke: bool = False  # --smoke: ready only once one tiny completion answered
+    smoke_timeout: float = SMOKE_TIMEOUT_S  # --smoke-timeout: seconds for each of its requests
     plan: StopPlan = field(default_factory=StopPlan)
     stall_limit: StallLimits | None = None  # --stall-limit
     on_ready: str | None = None
@@ -64,6 +66,13 @@ def attempt_paths(log_dir: str | os.PathLike[str], name: str, attempt: int) -> t
 def exit_path(pid_path: Path | str) -> str:
     """``NAME-vN.exit`` beside ``NAME-vN.pid``: the server's exit status, written by the wrapper."""
     return str(pid_path)[: -len(".pid")] + ".exit" if str(pid_path).endswith(".pid") else f"{pid_path}.exit"
+
+
+def server_pid_path(pid_path: Path | str) -> str:
+    """``NAME-vN.server-pid`` beside ``NAME-vN.pid``: the server's own pid under the wrapper, written
+    by the wrapper where no pipe reaches Watchtower (over SSH)."""
+    stem = str(pid_path)[: -len(".pid")] if str(pid_path).endswith(".pid") else str(pid_path)
+    return f"{stem}.server-pid"
 
 
 def parse_exit(text: str) -> tuple[int | None, int | None] | None:
@@ -88,7 +97,8 @@ def read_exit(path: str) -> tuple[int | None, int | None] | None:
 # start would otherwise leave SIGINT ignored), writes the server's exit status beside the log
 # (``NAME-vN.exit``), where it survives Watchtower and the SSH connection, and then dies the way
 # the server died, so that a watching parent sees the server's own status. Given a pipe's fd in
-# WATCHTOWER_SERVER_PID_FD, it writes the server's pid there: the pid an operator acts on.
+# WATCHTOWER_SERVER_PID_FD, it writes the server's pid there: the pid an operator acts on (given a
+# path in WATCHTOWER_SERVER_PID_FILE instead, over SSH where no pipe reaches, it writes it there).
 WRAPPER = """
 import os, signal, subprocess, sys
 exitfile = sys.argv[1]
@@ -99,11 +109,19 @@ except FileNotFoundError:
 for sig in (signal.SIGINT, signal.SIGTERM):
     signal.signal(sig, lambda *_: None)
 said = os.environ.pop("WATCHTOWER_SERVER_PID_FD", None)
+told = os.environ.pop("WATCHTOWER_SERVER_PID_FILE", None)
 try:
     server = subprocess.Popen(sys.argv[2:])
     if said:  # the server's own pid, for Watchtower to name (this wrapper is no one's to act on)
         os.write(int(said), f"{server.pid}\\n".encode())
         os.close(int(said))
+    if told:  # the same, in a file (whole once it is there; unwritten, the wrapper's pid is said)
+        try:
+            with open(told + ".tmp", "w") as f:
+                f.write(f"{server.pid}\\n")
+            os.replace(told + ".tmp", told)
+        except OSError:
+            pass
     code = server.wait()
 except OSError as exc:
     print(f"watchtower: cannot start {sys.argv[2]}: {exc.strerror or exc}", file=sys.stderr, flush=True)

@@ -40,7 +40,9 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import sys
 import threading
+import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -282,6 +284,14 @@ async def linger(final_scraped: asyncio.Event, seconds: float) -> None:
         await asyncio.wait_for(final_scraped.wait(), seconds)
 
 
+def textfile_said(watched: Watched, words: str) -> None:
+    """A word about the metrics file, where it is seen: stderr (the plain lines' terminal; the
+    dashboard captures it) and each watched node's log view."""
+    print(f"watchtower: {words}", file=sys.stderr, flush=True)
+    for session in watched.sessions().values():
+        session.scrollback.mark(f"⚠ {words}")
+
+
 @contextlib.asynccontextmanager
 async def exporting(address: str | None, textfile: str | None, watched: Watched,
                     labels: dict[str, str], linger_s: float = LINGER_S) -> AsyncIterator[None]:
@@ -313,10 +323,26 @@ async def exporting(address: str | None, textfile: str | None, watched: Watched,
         await asyncio.to_thread(write_to_textfile, str(textfile), registry)
 
     async def tick() -> None:
+        """Each tick's write; one that fails (its directory turned read-only, removed, a full disk)
+        is said once — node_exporter would serve the last state as if it were now — and again when
+        the file is written once more."""
+        failing: str | None = None
+        kept = time.strftime("%H:%M:%S")
         while True:
             await asyncio.sleep(TEXTFILE_EVERY_S)
-            with contextlib.suppress(OSError):  # (a full disk for a moment: the next tick tries again)
+            try:
                 await write()
+            except OSError as exc:
+                why = exc.strerror or str(exc)
+                if why != failing:
+                    failing = why
+                    textfile_said(watched, f"--metrics-textfile {textfile}: cannot write it ({why}): it holds the state"
+                                           f" of {kept} until it can; trying again every {TEXTFILE_EVERY_S:g} s")
+            else:
+                kept = time.strftime("%H:%M:%S")
+                if failing is not None:
+                    failing = None
+                    textfile_said(watched, f"--metrics-textfile {textfile}: written again")
 
     try:
         if address:

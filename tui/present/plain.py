@@ -19,11 +19,11 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any, TextIO, assert_never
 
-from tui.cluster import ClusterSession
+from tui.cluster import ClusterSession, JobEvent
 from tui.core.cluster import BarrierRow
 from tui.core.events import (
     CacheGrowth,
@@ -36,6 +36,7 @@ from tui.core.events import (
     HealthStatus,
     LogChunk,
     LogGap,
+    LogLimited,
     LogMoved,
     LogRestart,
     LogTruncated,
@@ -59,6 +60,7 @@ from tui.core.events import (
     WriterGone,
     WritersFound,
 )
+from tui.core.evidence import Evidence, Weighing, decide
 from tui.core.hints import load_knowledge
 from tui.core.lines import Line, clean
 from tui.core.state import FAILED, QUEUED, READY, STOPPED
@@ -72,10 +74,10 @@ from tui.core.verdict import (
     STALLED,
     STARTING,
     Verdict,
-    judge,
 )
-from tui.core.wording import clock, connection_said, duration, log_notice, phase_words
-from tui.launch.events import AttemptFinished, AttemptStarted, LaunchEvent, Note
+from tui.core.wording import clock, connection_said, duration, log_notice, phase_words, plural
+from tui.core.writers import Survivor
+from tui.launch.events import AttemptExited, AttemptFinished, AttemptRecorded, AttemptStarted, LaunchEvent, Note
 from tui.present.event_words import EventWords, error_fields, hint_said, title
 from tui.present.records import JsonLines, Said
 from tui.core.ending import launch_hold, nodes_hold
@@ -179,6 +181,7 @@ class PlainPresenter:
         # a launch's events, the verdict's pushes and, last, the end of the watch
         self.heard: Heard = asyncio.Queue()
         cluster.hear(self.heard_from, lines=echo)
+        cluster.hear_job(partial(self.heard_from, None))  # a Slurm job's own: its state, its poller's connection
         if launch is not None:  # the launch's events join its node's: everything in the order it happened
             assert self.one is not None, "a launch's events are printed over its single node"
             launch.subscribe(partial(self.heard_from, self.cluster_node))
@@ -196,7 +199,7 @@ class PlainPresenter:
         self.health_said: dict[str, str] = {}  # node -> what its --health URL answered, as last said
         self.waiting: dict[str, str] = {}  # node -> why its log is not there, as last said
         self.trouble: dict[str, str] = {}  # node of several -> what its connection's trouble is, as said
-        self.file_notice: LogRestart | LogTruncated | LogMoved | LogGap | None = None  # the last log notice said
+        self.file_notice: LogRestart | LogTruncated | LogMoved | LogGap | LogLimited | None = None  # the last log notice said
         self.seen_kind = STARTING  # a launch: the kind of the last verdict printed
         # a single log's watch
         self.said_reading: set[str] = set()  # nodes whose final log is being read to its end, said once
@@ -257,7 +260,7 @@ class PlainPresenter:
 
     # ------------------------------------------------------------ events
 
-    def job_event(self, event: SessionEvent) -> None:
+    def job_event(self, event: JobEvent) -> None:
         """The Slurm job's own events: its state, and its poller's connection."""
         match event:
             case SlurmJobState():
@@ -271,7 +274,7 @@ class PlainPresenter:
                 self.emit(Said("connection", f"slurm: {event.state}" + (f": {event.detail}" if event.detail else ""),
                                fields={"host": "slurm", "state": event.state, "detail": event.detail}))
             case _:
-                pass  # the job's source says nothing else
+                assert_never(event)
 
     def handle(self, node: str, event: SessionEvent | LaunchEvent) -> None:
         """One event of ``node``, in words."""
@@ -280,12 +283,12 @@ class PlainPresenter:
                 self.verdict_changed(event)
             case Note():
                 self.emit(Said("note", event.text))
-            case AttemptStarted() | AttemptFinished():
-                pass  # said by ``started`` and the final verdict
+            case AttemptStarted() | AttemptFinished() | AttemptExited() | AttemptRecorded():
+                pass  # said by ``started`` and the final verdict; a history write is said by ``history``
             case Line():  # (queued with --echo only)
                 self.emit(Said("log", event.text, "| ", line=event.number, fields={"truncated": event.truncated}))
                 self.waiting.pop(node, None)
-            case LogRestart() | LogTruncated() | LogMoved() | LogGap():
+            case LogRestart() | LogTruncated() | LogMoved() | LogGap() | LogLimited():
                 if self.notices:
                     self.log_notice(node, event)
             case LogWaiting() | ConnectionState():
@@ -310,7 +313,7 @@ class PlainPresenter:
             case _:
                 assert_never(event)
 
-    def log_notice(self, node: str, event: LogRestart | LogTruncated | LogMoved | LogGap) -> None:
+    def log_notice(self, node: str, event: LogRestart | LogTruncated | LogMoved | LogGap | LogLimited) -> None:
         """What happened to ``node``'s log file: a new file (a new attempt), a truncation, a move, a
         gap. Said once per file: Ray's nodes share the head's log, and each gets its restart."""
         match event:
@@ -322,6 +325,8 @@ class PlainPresenter:
             case LogMoved():
                 said = Said("log_moved", log_notice(event), fields={  # (say() cleans the path it names)
                     "moved_to": event.moved_to, "done": event.done, **({} if event.done else {"writers": list(event.writers)})})
+            case LogLimited():
+                said = Said("log_limited", f"note: {log_notice(event)}")
             case LogGap():
                 fields = {"files": event.files} if event.files else {"offset": event.offset, "bytes": event.nbytes}
                 said = Said("log_gap", f"note: {log_notice(event)}", fields={**fields, "reason": event.reason})
@@ -383,11 +388,10 @@ class PlainPresenter:
         match what:
             case VerdictChanged():
                 self.verdict_changed(what)
-            case Update():  # a node's (a barrier may have moved), or the Slurm job's with its events
-                self.barrier_moved = True
-                if node is None:
-                    for event in what.events:
-                        self.job_event(event)
+            case Update():  # a node's or the Slurm job's: a barrier may have moved (not with a GPU sample alone)
+                self.barrier_moved = self.barrier_moved or not what.samples_only
+            case SlurmJobState() | ConnectionState() if node is None:  # the Slurm job's own (``hear_job``)
+                self.job_event(what)
             case _ if node is None:
                 raise AssertionError(f"heard from no node: {what!r}")
             case _:
@@ -399,7 +403,7 @@ class PlainPresenter:
         now = time.monotonic()
         for name in self.cluster.nodes:
             self.samples_said(name, now, "" if self.launch is not None else "  ")
-        if self.barrier_moved and not self.cluster.single:
+        if self.barrier_moved:  # (only a node set's updates move it: a single log's are not subscribed to, ``run``)
             self.barrier_moved = False
             self.barrier_news()
 
@@ -446,7 +450,8 @@ class PlainPresenter:
         """Follow the watch to its verdict; the exit status (``--json``'s last object says it)."""
         self.emit(self.start_said())
         cluster = self.cluster
-        if not cluster.single:  # the nodes' updates (a barrier may have moved) and the Slurm job's events
+        # the nodes' updates (a barrier may have moved) and the Slurm job's events (a single log has no barrier, no job)
+        if not cluster.single:
             cluster.subscribe(self.heard_from)
         cluster.judging.subscribe(partial(self.heard_from, None))  # the verdict, as the judging stage pushes it
         cluster.start()  # primes the tracker first: the first marker finds the automata built
@@ -496,7 +501,9 @@ class PlainPresenter:
         """The watch is over: what was heard before its end, then its last verdict; the exit status."""
         self.drain()
         self.looked()
-        return self.final_one(over) if self.one is not None else self.final_nodes(over)
+        status = self.final_one(over) if self.one is not None else self.final_nodes(over)
+        self.nodes_survivors()  # last of all
+        return status
 
     def refused(self, node: str, conn: ConnectionState) -> int:
         """A node's host refused the connection (a host key or login problem: retrying will not fix
@@ -505,17 +512,21 @@ class PlainPresenter:
             "host": conn.host, "state": conn.state, "detail": conn.detail}), node)
         return EXIT_USAGE
 
-    def interrupted(self) -> None:
-        """Ctrl-C: the verdict so far, so that an interrupted watch still ends with one."""
+    def interrupted(self, by: str = "Ctrl-C", status: int = 130) -> int:
+        """Ctrl-C, SIGTERM or SIGHUP (``by``): the verdict so far, so that an ended watch still ends
+        with one (and ``--json`` with its ``exit`` object); ``status``, the exit status that says
+        what ended it (128 + the signal), is returned."""
+        fields: dict[str, Any] = {"signal": "SIGINT" if by == "Ctrl-C" else by, "exit": status}
         try:
             verdict = self.cluster.verdict()
         except Exception as exc:  # noqa: BLE001  (a last line must never become a traceback)
-            self.emit(Said("interrupted", f"interrupted (Ctrl-C); no verdict: {exc}", fields={"exit": 130}))
+            self.emit(Said("interrupted", f"interrupted ({by}); no verdict: {exc}", fields=fields))
         else:
-            self.emit(Said("interrupted", f"interrupted (Ctrl-C); the verdict so far: {verdict.text}",
-                           fields={"verdict": str(verdict.kind), "detail": verdict.detail, "exit": 130}))
-        self.emit(Said("exit", fields={"exit": 130, "verdict": None}))  # --json's last object, as always
+            self.emit(Said("interrupted", f"interrupted ({by}); the verdict so far: {verdict.text}",
+                           fields={"verdict": str(verdict.kind), "detail": verdict.detail, **fields}))
+        self.emit(Said("exit", fields={"exit": status, "verdict": None}))  # --json's last object, as always
         self.flush()
+        return status
 
     # ------------------------------------------------------------ a single log
 
@@ -551,7 +562,8 @@ class PlainPresenter:
         timed_out = over.why == "timeout"
         session = self.session
         state = session.state
-        status = judge(state).exit_status
+        log_alone = decide(Weighing(state, Evidence()))  # the log's own reading, to end on
+        status = log_alone.exit_status
         health = session.health
         timeout = f"TIMEOUT after {duration(self.timeout)}: " if timed_out else ""
         if state.outcome == READY and health is not None and not health.ok:
@@ -599,9 +611,12 @@ class PlainPresenter:
             others = f" (also on {', '.join(also)})" if also else ""
             which = f" (attempt {state.attempt} in this log)" if state.attempt > 1 else ""
             after = state.follow_on(error)
+            process = session.process_status()  # a rank gone before the log's error is its likely cause: named
+            lost = f"; {process.lost}" if process is not None and process.alive and process.lost else ""
             for hint in session.judging.evaluate().hints:  # as the judging stage diagnosed them; before the
                 self.emit(hint_said(hint))  # final verdict, which a script may stop reading at
-            self.emit(Said("verdict", f"FAILED at line {error.line}{rank}: {error.message}{others}{which}", line=error.line,
+            self.emit(Said("verdict", f"FAILED at line {error.line}{rank}: {error.message}{others}{which}{lost}",
+                           line=error.line,
                            fields={"verdict": str(FAILED), "final": True, "attempt": state.attempt,
                                    "error": error_fields(error), "also_on": also,
                                    "follow_on": None if after is None else {"line": after.line, **error_fields(after)}}))
@@ -611,7 +626,7 @@ class PlainPresenter:
         if status != EXIT_STARTING:
             if state.outcome == READY:  # where the time went, and what would make the next start faster
                 self.profile_one()
-            self.emit(Said("verdict", fields={"verdict": str(judge(state).kind), "final": True}))  # READY said it
+            self.emit(Said("verdict", fields={"verdict": str(log_alone.kind), "final": True}))  # READY said it
             return status
         current = state.current_phase
         where = ""
@@ -630,6 +645,30 @@ class PlainPresenter:
         else:
             self.emit(Said("verdict", f"the log ended: still starting{where}{last}", fields={"verdict": "starting", **fields}))
         return status
+
+    def survivors_said(self, node: str, host: str, left: Sequence[Survivor]) -> None:
+        """A dead server's processes that still run on ``host`` (its ranks, holding their GPUs;
+        nothing stops them once Watchtower has gone): named, with the command that stops them
+        there, last of all — ``node``'s, as writer discovery found them or a launch's group holds them."""
+        if not left:
+            return
+        pids = " ".join(str(s.pid) for s in left)
+        where = "" if host == "localhost" else f" on {host}"
+        self.emit(Said("survivors", f"{plural(len(left), 'of its processes', 'of its processes')} still run: "
+                       f"{', '.join(s.words for s in left)}; stop them{where}: kill {pids}",
+                       indent="  ", fields={"host": host, "stop": f"kill {pids}", "processes": [
+                           {"pid": s.pid, "rank": s.label, "command": s.process.command or s.process.title}
+                           for s in left]}),
+                  node, own=True)
+
+    def nodes_survivors(self) -> None:
+        """Each node's dead server's processes that still run (writer discovery's), under its name."""
+        for name, session in self.cluster.nodes.items():
+            self.survivors_said(name, session.info.host, session.writers.survivors)
+
+    def launch_survivors(self) -> None:
+        """A launch's: the attempt's processes alive after its main process ended (its process group's)."""
+        self.survivors_said(self.cluster_node, self.launch.spec.host or "localhost", self.launch.survivors())
 
     def profile_one(self) -> None:
         """After READY: the startup profile and its speed advice (one ``profile`` record with --json)."""
@@ -700,6 +739,8 @@ class PlainPresenter:
         yet; the exit status."""
         verdict = over.change.verdict
         if over.why == "timeout":
+            if over.change.note is not None:  # what a node is doing meanwhile (waiting for Ray's GPUs, …), as one log's watch says it
+                self.emit(hint_said(over.change.note), verdict.node)
             self.emit(verdict_said(verdict, f"TIMEOUT after {duration(self.timeout)}: {verdict.text}", verdict="timeout",
                                    final=True))
             self.node_verdicts()
@@ -775,7 +816,7 @@ class PlainPresenter:
         if launch.server_running:
             self.note(
                 f"v{launch.run.attempt} keeps running (pid {launch.run.shown_pid}); follow it again with"
-                f" `watchtower attach {launch.spec.name}`", "left_running", pid=launch.run.pid,
+                f" `watchtower attach {launch.spec.name}`", "left_running", pid=launch.run.shown_pid,
                 attempt=launch.run.attempt, name=launch.spec.name,
             )
 

@@ -1,17 +1,28 @@
-"""The glue between live sources and the views: no Textual, no parsing of its own.
+"""One node: its sources in, its models and its evidence out. No Textual, no parsing of its own.
 
-A :class:`WatchSession` owns the sources (a log tailer, a GPU source, later the
-launched process), pumps their events through the :class:`~tui.core.lines.LineAssembler`
-and the startup tracker, and keeps the models the views render: the startup state,
-a bounded scrollback, GPU history and the connection state. Subscribers (the app)
-are told *that* something changed, at most ``max_rate`` times a second, however
-fast the log grows — the views pull what they need from the session then. Text
-presenters (``--plain``) ``hear()`` instead (or ``listen()``, a queue of their own): told
-every tracker event and source notice as it happens, unthrottled and lossless.
+A :class:`WatchSession` feeds its sources' events (read by its pump, ``tui.session.pump``)
+through the :class:`~tui.core.lines.LineAssembler` and the startup tracker, and keeps the models
+the views render: the startup state, a bounded scrollback, GPU history and the connection state.
+Subscribers (the app) are told *that* something changed, at most ``max_rate`` times a second,
+however fast the log grows — the views pull what they need from the session then. Text
+presenters (``--plain``) ``hear()`` instead (or ``listen()``, a queue of their own): told every
+tracker event and source notice as it happens, unthrottled and lossless.
+
+It owns the node's evidence, each input in one place (``evidence`` assembles it; its judging
+stage, ``tui.session.judging``, is the one caller of ``judge``):
+
+- GPU samples: ``gpu_samples``, the one buffer, stamped with the session's clock on arrival.
+- The process status: writer discovery (``writers``) for a server Watchtower did not start,
+  else what its runner told it (``launched_as``: a launch's process after each start, stop and
+  exit; a node set's processes known to run); ``process_status`` says which.
+- ``--health`` and ``--smoke``: ``health`` (its probe's answers, a launch's too) and
+  ``smoke_request`` (``tui.session.smoke``).
+- The limits: ``stall_limits``, given once at construction (``tui.wiring`` for every mode);
+  history's phase times and the time left (``expect``); ``--timeout`` (``timeout``).
+- The weight load's bytes and the counting bars: ``weight`` (``tui.session.weight_load``).
 
 Data flows one way: sources -> events -> state (here) -> views. The models it keeps are
-in ``tui.session.models``; the session itself stays one class (pumping, styling, notifying
-share its state), hence this module's length.
+in ``tui.session.models``; error blocks are styled and read back by ``tui.session.blocks``.
 """
 
 from __future__ import annotations
@@ -22,7 +33,7 @@ import os
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from typing import Any, assert_never
+from typing import Any, Protocol, assert_never
 
 from tui.core.events import (
     CacheGrowth,
@@ -34,6 +45,7 @@ from tui.core.events import (
     GpuUnavailable,
     LogChunk,
     LogGap,
+    LogLimited,
     LogMoved,
     LogRestart,
     LineUnparsed,
@@ -62,17 +74,22 @@ from tui.core.events import (
 )
 from tui.core.limits import StallLimits
 from tui.core.lines import Line, LineAssembler, Progress
-from tui.core.counting import CountEstimate, CountEstimator
-from tui.core.loading import Checkpoint, LoadEstimate, LoadEstimator, LoadFacts, LoadReads, split_of
-from tui.core.state import FAILED, PHASE_TITLES, READY, STARTING, StartupState, origin
+from tui.core.counting import CountEstimate
+from tui.core.loading import LoadEstimate, LoadEstimator, LoadFacts
+from tui.core.state import FAILED, READY, STARTING, StartupState, origin
 from tui.core.hints import Diagnosis, knowledge
 from tui.core.profiles import Profile, ProfileError
 from tui.core.events import HealthStatus
-from tui.core.evidence import Evidence, judge
-from tui.core.verdict import ProcessStatus, SmokeStatus, Verdict, VerdictKind, gpu_activity, listening_port
+from tui.core.evidence import Evidence, Weighing
+from tui.core.options import SMOKE_TIMEOUT_S
+from tui.core.verdict import ProcessStatus, SmokeStatus, Verdict, gpu_activity
 from tui.core.wording import connection_said, log_notice
 from tui.core.writers import WriterState
+from tui.session.blocks import BLOCK_LINES, ErrorBlocks
 from tui.session.judging import Judging, NoteFound
+from tui.session.pump import Pump
+from tui.session.smoke import SmokeRequest
+from tui.session.weight_load import WeightLoad
 from tui.session.models import (
     CODES,
     ERROR,
@@ -103,15 +120,6 @@ __all__ = [
 SILENCE_SECONDS = 5.0
 #: Log silence (s) after which an open traceback whose exception line came is over.
 QUIET_S = 0.5
-#: Bytes of a log chunk fed between two yields to the event loop (cut at a line's end): about
-#: 270 serving-log lines, ~1 ms, so a key press in a flood waits behind little feeding.
-SLICE_BYTES = 32 * 1024
-#: Lines of one error block that copying or a report takes (its head and its tail beyond this).
-BLOCK_LINES = 2000
-#: Bytes read at most when re-reading a block's lines from the log file.
-REREAD_BYTES = 64 << 20
-#: Error blocks still styled as they grow, and for how many lines after their last one.
-GROWING_BLOCKS, GROWING_LINES = 16, 200
 
 
 def marker_search(profile: Any = None):
@@ -156,6 +164,14 @@ SessionEvent = SourceEvent | TrackerEvent | NoteFound | Line
 Hearer = Callable[[SessionEvent], None]  # told each event ``listen`` would queue (``hear``)
 
 Subscriber = Callable[[Update], None]
+
+
+class Usual(Protocol):
+    """What says a launched startup's time left (``tui.history.Expectations``: its earlier attempts)."""
+
+    def eta(self, phase: str | None, phase_elapsed: float | None, attempt_elapsed: float) -> str | None: ...
+
+
 EventHandler = Callable[[Any], None]
 
 
@@ -183,31 +199,38 @@ class WatchSession:
         self.profile = profile
         self.stall_limits = stall_limits  # --stall-limit
         #: The longest each phase took in earlier startups of the same server, model and TP size
-        #: (``tui.history.watched.WatchedStartups`` fills it in once the log has said what it is).
+        #: (``tui.history.watched.WatchedStartups`` fills it in once the log has said what it is; a
+        #: launch, from its own attempts: ``expect``), and what says the time left (a launch's history).
         self.expected: dict[str, float] = {}
+        self.usual: Usual | None = None
+        #: When each phase of this attempt began (this session's clock): the time left reads them.
+        self.phase_started_at: dict[str, float] = {}
+        #: The server's process as the runner that started it tells it (``launched_as``: a launch's
+        #: process, or a node set's processes known to run), and since when; writer discovery
+        #: (``writers``) is the other witness, for a server Watchtower did not start.
+        self.launched: ProcessStatus | None = None
+        self.launched_since: float | None = None
+        #: A launch refused by its preflight (``refuse``): its verdict and the checks that failed.
+        self.refusal: Verdict | None = None
+        self.refused_checks: Sequence[Any] = ()
+        #: The launched command line's numbers, for the hints (``tui.core.cmdline``; a launch's).
+        self.command_facts: Any = None
+        #: How a line of the log is shown in a verdict (a launch masks its secrets).
+        self.mask: Callable[[str], str] = str
         #: Recent GPU samples, stamped with this session's clock on arrival (a replay's clock runs
         #: at its own speed): the verdict reads memory rates and utilisation from them.
         self.gpu_samples: deque[GpuSample] = deque(maxlen=64)
         #: The processes behind the log (writer discovery), for a server Watchtower did not launch.
         self.writers = WriterState()
-        #: The weight load's bytes: what there is (the checkpoint, measured once the log names it)
-        #: and what has been read so far (tui.core.loading). ``measure_checkpoints``: look at the
-        #: model folder on this machine (False for a log on another host: it is not here).
-        self.load = LoadEstimator()
-        self.checkpoint: CheckpointFound | None = None
-        self.measure_checkpoints = getattr(log, "reread_path", None) is not None
-        #: A log on another host (``watch --host``): the checkpoint is measured there, by the probe agent.
+        #: Its sources and background tasks (``tui.session.pump``).
+        self.pump = Pump(self.handle, self._source_failed)
+        #: The weight load's bytes and the counting bars (``tui.session.weight_load``): the model
+        #: folder is measured here for a local log, on the log's host (``watch --host``) by the probe agent.
         target = getattr(log, "target", None)
-        self.measure_host: str | None = None if target is None else str(target)
-        self._measured: tuple[str, ...] | None = None
-        #: ``--smoke``: after the ready line, one tiny completion to ``smoke_host`` at the port the
-        #: log names; ready only once it answered (``smoke`` holds where it stands).
-        self.smoke_wanted = False
-        self.smoke_host = "127.0.0.1"
-        self.smoke: SmokeStatus | None = None
-        self._listening: int | None = None  # the port the log last said the server listens on
-        #: ``--health``'s answer must come before the smoke test is sent (run/attach set it).
-        self.smoke_after_health: Callable[[], bool] | None = None
+        self.weight = WeightLoad(here=getattr(log, "reread_path", None) is not None,
+                                 host=None if target is None else str(target), add_source=self.add_source)
+        #: ``--smoke``: after the ready line, one tiny completion; ready only once it answered (``tui.session.smoke``).
+        self.smoke_request = SmokeRequest()
         self.scrollback = Scrollback(scrollback, time_of=self._line_time)
         self.gpus = GpuBoard()
         self.connection: ConnectionState | None = None
@@ -232,35 +255,31 @@ class WatchSession:
         self.reading_rest: int | None = None
         self._rest_progress: tuple[int, float] | None = None  # (unread bytes, when last fewer)
         self._stream_base = 0  # file offset of the stream's first byte
-        self._sources: list[EventSource] = [s for s in (log, gpu) if s is not None]
+        for source in (log, gpu):
+            if source is not None:
+                self.pump.add(source)
         self._gpu_source = gpu
         #: A GPU source feeds it (else no sample will ever come: a node with ``gpus = none``).
         self.gpu_watched = gpu is not None
         # sources that follow the startup (the simulated GPUs tie their memory curve to the phases)
-        self._followers = [s.feed for s in self._sources if isinstance(s, StartupFollower)]
-        self._tasks: list[asyncio.Task[None]] = []
+        self._followers = [s.feed for s in self.pump.sources if isinstance(s, StartupFollower)]
         self._subscribers: list[Subscriber] = []
         self._listeners: list[Hearer] = []  # ``hear``: each told every event, in order
         self._line_listeners: list[Hearer] = []
         self._closers: list[Callable[[], Awaitable[None]]] = []  # ``close_with``
         self._topics: set[Topic] = set()
-        self._events: list[Any] = []
         self._flush_handle: asyncio.TimerHandle | None = None
         self._quiet_handle: asyncio.TimerHandle | None = None
         self._last_flush = 0.0
         self._min_interval = 1.0 / max_rate
-        self._growing: list[list[Any]] = []  # [error report, last line styled] (reset with the tracker)
+        self.blocks = ErrorBlocks(self.scrollback)  # error blocks styled as they grow, read back whole
         self._last_ts: float | None = None
         self._ts_offset = 0.0  # log time minus arrival time, as of the last timestamped line
-        #: The verdict, decided here once (after each batch and each second) and pushed; a launch
-        #: takes it over with its own evidence (``Launch.attach``).
-        self.judging = Judging(self.own_verdict, self.own_hints, self.quiet_note)
+        self._elapsed_high: tuple[tuple[Any, ...], float] = ((), 0.0)  # (startup, the most startup_elapsed said)
+        #: The verdict, decided here once (after each batch and each second) and pushed.
+        self.judging = Judging(self.reading, self.own_hints, self.quiet_note)
         self._ticker: asyncio.Task[None] | None = None
         self._deadline: asyncio.TimerHandle | None = None  # --timeout's, from start()
-        self._download_watched = False  # the model's cache folder is watched (once per session)
-        self._disk_watched = False  # the checkpoint's block device is watched (once per session)
-        #: attempt number in the log -> what its weight load's processes read (the profile sets them beside)
-        self._earlier_reads: dict[int, LoadReads] = {}
         self._quiet_note: tuple[tuple[int, int, str], Diagnosis | None] | None = None  # (state key, note)
         self._new_tracker()
 
@@ -269,6 +288,11 @@ class WatchSession:
     @property
     def state(self) -> StartupState:
         return self.tracker.state
+
+    @property
+    def gpu_source(self) -> str:
+        """Where its GPU samples come from, in a word: NVML, nvidia-smi, simulated, or none."""
+        return getattr(self._gpu_source, "kind", "?") if self._gpu_source is not None else "none"
 
     def subscribe(self, callback: Subscriber) -> None:
         self._subscribers.append(callback)
@@ -300,15 +324,13 @@ class WatchSession:
 
     def add_source(self, source: EventSource) -> None:
         """Add an event source (a launch's process and log events); starts it if running."""
-        self._sources.append(source)
-        if self._tasks:
-            self._tasks.append(asyncio.create_task(self._pump(source)))
+        self.pump.add(source)
 
     def start(self) -> None:
         """Start pumping every source (call from inside the running event loop)."""
-        if not self._tasks:
+        if not self.pump.running:
             self.tracker.prime()
-            self._tasks = [asyncio.create_task(self._pump(s)) for s in self._sources]
+            self.pump.start()
             self._ticker = asyncio.create_task(self._tick())
             if self.timeout is not None:
                 self._deadline = asyncio.get_running_loop().call_later(self.timeout, self.time_out)
@@ -328,21 +350,7 @@ class WatchSession:
         if self._deadline is not None:
             self._deadline.cancel()
             self._deadline = None
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            try:
-                await task
-            except (asyncio.CancelledError, Exception):
-                pass
-        self._tasks = []
-        for source in self._sources:
-            try:
-                result = source.close()
-                if result is not None:
-                    await result
-            except Exception:
-                pass
+        await self.pump.stop()
         for handle in (self._flush_handle, self._quiet_handle):
             if handle is not None:
                 handle.cancel()
@@ -357,8 +365,7 @@ class WatchSession:
 
     async def wait(self) -> None:
         """Until every source has ended (a replay that has played out, for instance)."""
-        if self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.pump.wait()
 
     def new_attempt(self, attempt: int, log_path: str | None = None) -> None:
         """A relaunch: a fresh tracker and clock; the scrollback keeps the old lines above a marker."""
@@ -368,9 +375,9 @@ class WatchSession:
             self.info.log_path = log_path
         self._new_tracker()
         self.judging.new_attempt()
-        self.load = LoadEstimator(self.load.checkpoint)
-        self._earlier_reads.clear()  # a fresh tracker: its attempts are numbered afresh
-        self.smoke, self._listening = None, None
+        self.weight.new_attempt()
+        self.phase_started_at = {}
+        self.smoke_request.reset()
         self.scrollback.mark(f"── attempt v{attempt} ──")
         self.scrollback.new_file()
         self.started_at = self.finished_at = self.last_output_at = None
@@ -410,23 +417,51 @@ class WatchSession:
         """Time since the startup began, in the log's own time (right for a log read after the
         fact too); the watcher's own clock before the log has given a timestamp."""
         start, now = origin(self.state), self.log_now()
-        if start is not None and now is not None:
-            return max(0.0, now - start)
-        return self.elapsed()
+        elapsed = max(0.0, now - start) if start is not None and now is not None else self.elapsed()
+        if elapsed is None:
+            return None
+        key = (self.info.attempt, self.state.attempt, start)  # the same startup: its time never goes back (lines
+        if self._elapsed_high[0] == key and elapsed < self._elapsed_high[1]:  # that came late, the backlog after a
+            return self._elapsed_high[1]  # reconnect, set the log's clock back)
+        self._elapsed_high = (key, elapsed)
+        return elapsed
 
     def verdict(self) -> Verdict:
         """The verdict now, as the judging stage decides it (and pushes it, when it changed)."""
         return self.judging.evaluate().verdict
 
     def own_hints(self, _verdict: Verdict | None = None) -> list[Diagnosis]:
-        """Known-failure hints from the log's own errors; none while the startup has not failed
-        (a launch diagnoses with its command line's numbers instead: ``Launch.hints``)."""
-        if self.state.outcome != FAILED and self.exit is None and not self.info.refused:
+        """Known-failure hints from the log's own errors, with the launched command line's numbers
+        where a launch told them; none while the startup has not failed. After a refused launch,
+        the failed checks (those with a fix first: what ``F`` applies)."""
+        if self.refusal is not None:
+            failed = [check.diagnosis() for check in self.refused_checks]
+            return [d for d in failed if d.fix] + [d for d in failed if not d.fix]
+        if self.state.outcome != FAILED and self.exit is None and self.launched is None:
             return []
         try:
-            return knowledge().diagnose(self.state)
+            return knowledge().diagnose(self.state, self.command_facts)
         except ProfileError:  # refused with its one line when the watch began
             return []
+
+    # ---------------------------------------------------------------- what others tell
+
+    def launched_as(self, status: ProcessStatus | None, since: float | None = None) -> None:
+        """The server's process as its runner knows it (a launch's, after each start, stop and
+        exit; a node set's processes known to run): the process status the verdict weighs where
+        writer discovery has none. ``since``: when it started (the quiet time counts from it before a line)."""
+        self.launched = status
+        if since is not None:
+            self.launched_since = since
+
+    def refuse(self, verdict: Verdict | None, checks: Sequence[Any] = ()) -> None:
+        """The launch's preflight refused it (its verdict and failed checks), or None: a launch started."""
+        self.refusal, self.refused_checks = verdict, tuple(checks)
+        self.info.refused = verdict is not None
+
+    def expect(self, longest: dict[str, float], usual: Usual | None) -> None:
+        """History's phase times (the longest each took) and what says the time left, given once per attempt."""
+        self.expected, self.usual = longest, usual
 
     def quiet_note(self) -> Diagnosis | None:
         """Why this start takes long (a restart whose torch.compile cache key changed), else what a
@@ -443,18 +478,23 @@ class WatchSession:
         self._quiet_note = (key, note)
         return note
 
-    def own_verdict(self) -> Verdict:
-        """The log, weighed with the GPUs, the silence limits and — for a server Watchtower did
-        not launch — its processes: what the judging stage decides unless a launch took it over."""
+    def reading(self) -> Verdict | Weighing:
+        """What the judging stage decides from: a refused launch's verdict, else the log weighed
+        with this node's evidence (``evidence``)."""
+        if self.refusal is not None:
+            return self.refusal
         status = self.writers.status()
         if status is not None and (not status.alive or status.lost) and self._unread_rest():
             # the writer is gone and its file is final: judged once read to its end, not before
-            verdict = judge(self.state, self.evidence(None))
-            if verdict.kind in (FAILED, READY):
-                return verdict
-            return Verdict(VerdictKind.STARTING,
-                           f"the server's process is gone: reading the rest of the log ({_size(self.reading_rest or 0)}) before judging")
-        return judge(self.state, self.evidence(status))
+            rest = f"the server's process is gone: reading the rest of the log ({_size(self.reading_rest or 0)}) before judging"
+            return Weighing(self.state, self.evidence(None), pending=rest)
+        return Weighing(self.state, self.evidence(self.process_status()))
+
+    def process_status(self) -> ProcessStatus | None:
+        """The server's process: as writer discovery sees it (it names the process and its ranks),
+        else as its runner told it (``launched_as``); None when neither knows."""
+        status = self.writers.status()
+        return status if status is not None else self.launched
 
     def unread_bytes(self) -> int | None:
         """Bytes of the local log file not taken in yet; None where unknown (a remote log, a pipe)."""
@@ -485,30 +525,41 @@ class WatchSession:
         return f"reading the rest of the log ({_size(rest)})" if rest else None
 
     def evidence(self, process: ProcessStatus | None) -> Evidence:
-        """This node's evidence now, with ``process`` as its process status (its writers', or the
-        one a launch or node set knows): the one assembly every mode's verdict reads."""
+        """This node's evidence now, with ``process`` as its process status (``process_status``):
+        the one assembly every mode's verdict reads."""
         now = self.clock()
         state = self.state
         progress = self.scrollback.progress
         last_line = progress.text if progress is not None else (state.last_text or None)
         samples = () if self.gpus.unavailable else self.gpu_samples
         phase = state.current_phase
+        since = self.last_output_at or (self.launched_since if self.launched is not None else None)  # (before a line: since it started)
         return Evidence(
             process=process,
             health=self.health,
             gpus=gpu_activity(samples, now, pids=self.writers.pids or None),
             now=now,
-            last_activity=None if self.finished_at is not None else self.last_output_at,
-            last_line=None if last_line is None else last_line[-160:],
+            last_activity=None if self.finished_at is not None else since,
+            last_line=None if last_line is None else self.mask(last_line)[-160:],
             waiting=self.waiting,
             elapsed=self.startup_elapsed(),
             expected_phase=self.expected.get(phase.name) if phase is not None else None,
             limits=self.stall_limits,
+            eta=self.time_left(now),
             timed_out=self.timeout if self.timed_out else None,
             blind=self.blind(),
             loading=self.loading_words(),
             smoke=self.smoke if self.smoke_wanted else None,
         )
+
+    def time_left(self, now: float) -> str | None:
+        """``weight load 4:51 of ~10:28 · ready in ~6:40``: the running phase against history (a launch's)."""
+        if self.usual is None or self.launched is None:
+            return None
+        phase = self.state.current_phase
+        started = self.phase_started_at.get(phase.name) if phase is not None else None
+        begun = self.launched_since if self.launched_since is not None else now
+        return self.usual.eta(phase.name if phase is not None else None, None if started is None else now - started, now - begun)
 
     def blind(self) -> str | None:
         """Why neither the log nor its processes can be seen now: the connection to the host lost
@@ -531,12 +582,12 @@ class WatchSession:
             case GpuSample():
                 self.gpus.update(event)
                 self.gpu_samples.append(dataclasses.replace(event, at=self.clock()))
-                self.load.gpus(event, self.clock(), self.writers.pids or None)
+                self.weight.load.gpus(event, self.clock(), self.writers.pids or None)
                 self._changed("gpu", *(("process",) if self.writers.apply(event) else ()))
             case GpuUnavailable():
                 self.gpus.lost(event.reason)
                 self._changed("gpu")
-            case LogGap():
+            case LogGap() | LogLimited():
                 self.scrollback.mark(f"⋯ {log_notice(event)}")
                 self._changed("log")
             case LogRestart():
@@ -563,7 +614,7 @@ class WatchSession:
                 self._changed("connection")
             case HealthStatus():  # --health: ready also needs the URL to answer
                 self.health = event
-                if event.ok and self.smoke_wanted and self.smoke is None and self.state.outcome == READY:
+                if event.ok and self.smoke_wanted and self.state.outcome == READY:
                     self.send_smoke()  # --smoke goes once the URL answers
                 self._changed("state")
             case ConnectionState():
@@ -576,27 +627,18 @@ class WatchSession:
                 if self.writers.apply(event):  # a helper's coming and going: no judging, no relayout
                     self._changed("process", *(("state",) if self.writers.verdict_inputs() != judged else ()))
             case ReadCounters():
-                self.load.reads(self.clock(), event.counters)
-                if self.load.running:
+                self.weight.load.reads(self.clock(), event.counters)
+                if self.weight.load.running:
                     self._changed("state")
             case SmokeAnswered():
-                if self.smoke is not None and self.smoke.url == event.url and self.smoke.answer is None:
-                    self.smoke = dataclasses.replace(self.smoke, answer=event)
-                    if not event.ok:
-                        self.scrollback.mark(f"✖ smoke test: {event.detail}")
+                if self.smoke_request.answered(event) and not event.ok:
+                    self.scrollback.mark(f"✖ smoke test: {event.detail}")
                 self._changed("state")
             case CheckpointFound():
-                before = self.checkpoint
-                if before is not None and before.model == event.model and event.filesystem is None:
-                    event = dataclasses.replace(event, filesystem=before.filesystem, device=before.device)
-                self.checkpoint = event
-                if event.total:
-                    self.load.checkpoint = Checkpoint(event.model, event.total, event.split, event.draft, event.filesystem,
-                                                      self._storage_kind(event.filesystem), event.device)
-                self._watch_disk(event.device)
+                self.weight.found(event)
                 self._changed("state")
             case DiskBusy():  # the checkpoint's block device: how much of the time it had I/O in flight
-                self.load.disk_busy(self.clock(), event.busy_ms)
+                self.weight.load.disk_busy(self.clock(), event.busy_ms)
             case ProcessStarted():
                 self.process = event
                 self._changed("process")
@@ -608,8 +650,8 @@ class WatchSession:
                     self.finished_at = self.clock()
                 self._changed("process", "state")
             case CacheGrowth():  # a Hugging Face download, seen from its cache folder
-                self.load.download(self.clock(), event.on_disk, event.downloading)
-                if self.load.running:
+                self.weight.load.download(self.clock(), event.on_disk, event.downloading)
+                if self.weight.load.running:
                     self._changed("state")
             case ProcessStopping() | SlurmJobState() | SlurmTaskEnded():
                 pass  # a stop's countdown is the launch's; a job's state and its tasks' ends are the node set's
@@ -629,41 +671,12 @@ class WatchSession:
 
     # ---------------------------------------------------------------- pumping
 
-    async def _pump(self, source: EventSource) -> None:
-        try:
-            await self._pump_events(source)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # a failing source must not take the view down: say so in it
-            reason = f"{type(source).__name__} stopped: {exc or type(exc).__name__}"
-            self.scrollback.mark(f"── {reason} ──")
-            if source is self._gpu_source:
-                self.gpus.lost(reason)
-            self._changed("log", "gpu")
-
-    async def _pump_events(self, source: EventSource) -> None:
-        async for event in source.events():
-            if isinstance(event, LogChunk) and len(event.data) > SLICE_BYTES:
-                if self._assembler.offset == 0:
-                    self._stream_base = event.offset
-                await self._feed_in_slices(event.data)
-                for handler in self.handlers.get(LogChunk, ()):
-                    handler(event)
-            else:
-                self.handle(event)
-
-    async def _feed_in_slices(self, data: bytes) -> None:
-        """A big chunk fed a slice of whole lines at a time, the event loop let through between
-        slices: assembling, searching and feeding a 256 KiB read in one go would hold a key press
-        (and the screen's refresh) back for ~10 ms."""
-        view = memoryview(data)
-        start = 0
-        while start < len(data):
-            end = data.find(b"\n", min(len(data), start + SLICE_BYTES) - 1) + 1 or len(data)
-            self._feed_chunk(bytes(view[start:end]))
-            start = end
-            if start < len(data):
-                await asyncio.sleep(0)
+    def _source_failed(self, source: EventSource, reason: str) -> None:
+        """A source stopped with an error (``Pump``): said in the log, and the GPU panel if it was the GPUs'."""
+        self.scrollback.mark(f"── {reason} ──")
+        if source is self._gpu_source:
+            self.gpus.lost(reason)
+        self._changed("log", "gpu")
 
     def _feed_chunk(self, data: bytes) -> None:
         """Log bytes into lines, the lines into the scrollback and (where they can matter) the tracker."""
@@ -699,13 +712,13 @@ class WatchSession:
                 style = PROGRESS if len(item.segments) > 1 else NORMAL
                 append(item.number, item.text, line_style(events, item.number, style) if events else style)
                 if smoke and "://" in item.text:
-                    self._listening = listening_port((item.text,)) or self._listening
+                    self.smoke_request.heard(item.text)
                 for put in listeners:
                     put(item)
             if events:
                 self._apply(events, None if isinstance(item, Progress) else item.number)
-        if self._growing:
-            self._style_blocks()
+        if self.blocks.growing:
+            self.blocks.style(tracker.state.lines)
         last_ts = tracker.state.last_ts
         if last_ts is not None and last_ts != self._last_ts:
             self._last_ts = last_ts
@@ -749,177 +762,77 @@ class WatchSession:
                         self._style_line(event.line, WARNING)
                     note = self.judging.warning(event.text, event.line, self.state.server)
                 case ErrorFound():
-                    self._grow(event.error)
+                    self.blocks.grow(event.error, self.tracker.state.lines)
                 case NewStartup():
                     self._new_startup(event)
                 case ServerDetected() | PhaseProgress():
                     pass
                 case _:
                     assert_never(event)
-            if getattr(event, "phase", None) == "weight_load":
-                self._load_event(event)
-            if isinstance(event, PhaseProgress) and (event.total or event.took is not None):
-                self.counts.feed(event.phase, self.clock(), event.done or 0, event.total, event.took, event.cached)
+            if isinstance(event, PhaseStarted):
+                self.phase_started_at.setdefault(event.phase, self.clock())
+            self.weight.tracker_event(event, self.clock())
             for follower in self._followers:
                 follower(event)
             for put in self._listeners:
                 put(event)
                 if note is not None:  # the warning's hint, new this attempt: after the warning itself
                     put(NoteFound(note))
-            if len(self._events) < 1000:  # the screen needs no more per refresh; listeners get all
-                self._events.append(event)
             self._topics.add("state")
         state = self.tracker.state
         if self.finished_at is None and state.outcome in (READY, FAILED):
             self.finished_at = self.clock()
-        if (self.measure_checkpoints or self.measure_host) and "model" in state.identity:
-            self._measure(state.identity)
+        if self.pump.running:
+            self.weight.measure(state.identity, self.pump.spawn, self.handle)
         if self.smoke_wanted and self.smoke is None and state.outcome == READY:
             self.send_smoke()
 
-    # ---------------------------------------------------------------- --smoke
+    # ---------------------------------------------------------------- --smoke and the weight load (their owners')
 
-    def want_smoke(self, host: str | None = None) -> None:
+    @property
+    def smoke_wanted(self) -> bool:
+        return self.smoke_request.wanted
+
+    @property
+    def smoke(self) -> SmokeStatus | None:
+        """Where ``--smoke``'s completion stands this startup (None until sent)."""
+        return self.smoke_request.status
+
+    def want_smoke(self, host: str | None = None, timeout: float = SMOKE_TIMEOUT_S) -> None:
         """``--smoke``: after the ready line, ask the server on ``host`` (an SSH ``[user@]host[:port]``
         spec, or None for this machine) for one token."""
-        self.smoke_wanted = True
-        if host:
-            self.smoke_host = host.rpartition("@")[2].split(":")[0] or self.smoke_host
-
-    def smoke_port(self) -> int | None:
-        """The port the log names: where the server says it listens, else its arguments' port."""
-        port = self._listening
-        if port is None and (said := self.state.identity.get("port", "")).isdigit():
-            port = int(said)
-        return port
+        self.smoke_request.want(host, timeout)
 
     def send_smoke(self) -> None:
         """Send ``--smoke``'s one completion (once per startup; after ``--health`` answered where given)."""
-        if self.smoke is not None or not self._tasks:
-            return
-        if self.smoke_after_health is not None and not self.smoke_after_health():
-            return  # asked again when the health probe answers
-        if self.health is not None and not self.health.ok:
-            return  # watch --health: asked again when the URL answers 200
-        port = self.smoke_port()
-        if port is None:
-            self.smoke = SmokeStatus(None, why_not="the log names no port (no 'Uvicorn running on …', no port= argument)")
+        if self.pump.running and self.smoke_request.send(self.state, self.health, self.pump.spawn, self.handle):
             self._changed("state")
-            return
-        host = self.smoke_host
-        self.smoke = SmokeStatus(f"http://{host}:{port}")
-        from tui.sources.smoke import smoke
 
-        async def ask() -> None:
-            self.handle(await smoke(host, port))
-
-        self._tasks.append(asyncio.get_running_loop().create_task(ask()))
-        self._changed("state")
-
-    # ---------------------------------------------------------------- the weight load
-
-    def _load_event(self, event: Any) -> None:
-        now = self.clock()
-        if isinstance(event, PhaseStarted):
-            self.load.start(now)
-        elif isinstance(event, PhaseEnded):
-            self.load.end(now)
-        elif isinstance(event, PhaseProgress) and event.fraction is not None:
-            self.load.bar(now, event.fraction)
-
-    def _measure(self, identity: dict[str, str]) -> None:
-        """Measure the checkpoint the log names (once per model, split and draft), in a thread."""
-        split = split_of(identity.get("tp_size"), identity.get("pp_size"))
-        key = (identity["model"], str(split), identity.get("draft_model", ""))
-        if key == self._measured or not self._tasks:
-            return
-        self._measured = key
-        from tui.sources.checkpoint import measure_async, measure_remote
-
-        async def measure() -> None:
-            try:
-                if self.measure_host is not None and not self.measure_checkpoints:
-                    self.handle(await measure_remote(self.measure_host, key[0], split, key[2] or None))
-                    return
-                self.handle(await measure_async(key[0], split, key[2] or None))
-            except Exception as exc:  # noqa: BLE001  (a folder that cannot be read: no total, said)
-                self.handle(CheckpointFound(key[0], None, split, detail=f"{type(exc).__name__}: {exc}"))
-
-        try:
-            self._tasks.append(asyncio.get_running_loop().create_task(measure()))
-        except RuntimeError:  # no loop (a synchronous replay in a test): nothing to measure with
-            self._measured = None
-            return
-        if self.measure_checkpoints:  # the cache folder is here to watch
-            self._watch_download(key[0], split)
-
-    @staticmethod
-    def _storage_kind(filesystem: str | None) -> str | None:
-        """"block" or "network": what the hints file says of the checkpoint's filesystem."""
-        try:
-            return knowledge().storage.kind(filesystem)
-        except ProfileError:
-            return None  # a hints file that cannot be read: its errors are said where hints are shown
-
-    def _watch_disk(self, device: str | None) -> None:
-        """The checkpoint's block device: how busy it is while the weights load (once per session,
-        and only here: a remote host's device is not this machine's)."""
-        from tui.sources.diskstats import DiskSource
-
-        if device is None or self._disk_watched or not self.measure_checkpoints:
-            return
-        self._disk_watched = True
-        self.add_source(DiskSource(device))
+    @property
+    def load(self) -> LoadEstimator:
+        """The weight load's bytes: what there is and what has been read (``tui.core.loading``)."""
+        return self.weight.load
 
     def load_facts(self) -> LoadFacts:
-        """What was watched of the weight loads: a download during the current one, what its
-        processes read, and what earlier attempts' loads read (for the startup profile)."""
-        return LoadFacts(self.load.downloaded(), self.load.reading(), dict(self._earlier_reads))
-
-    def _watch_download(self, model: str, split: int) -> None:
-        """A repo id: watch its Hugging Face cache folder grow while the server downloads it
-        (``tui.sources.download``), once per session."""
-        from tui.sources.download import DownloadSource, repo_folder
-
-        folder = repo_folder(model)
-        if folder is None or self._download_watched:
-            return
-        self._download_watched = True
-        self.add_source(DownloadSource(model, folder, split))
+        """What was watched of the weight loads (for the startup profile): ``WeightLoad.facts``."""
+        return self.weight.facts()
 
     def load_estimate(self) -> LoadEstimate | None:
         """The running weight load's progress (None when it is not running or nothing moved)."""
-        if not self.load.running or self.state.outcome != STARTING:
-            return None
-        phase = self.state.phase("weight_load")
-        if phase is None or phase.done:
-            return None
-        return self.load.estimate(self.clock())
+        return self.weight.estimate(self.state, self.clock())
 
     def loading_words(self) -> str | None:
-        """``weight load 212/547 GB · 0.87 GB/s · ~6:25 left (from …)`` while its bytes move (else
-        a counting phase's ``CUDA graphs 16/36 · 2.4/s · ~0:08 left in this bar`` while it counts)."""
-        estimate = self.load_estimate()
-        if estimate is None or not estimate.moving:
-            return self.counting_words()
-        phase = self.state.phase("weight_load")
-        detail = f"{phase.detail} · " if estimate.signal == "log" and phase is not None and phase.detail else ""
-        return f"weight load {detail}{estimate.words()}"
+        """``weight load 212/547 GB · 0.87 GB/s · ~6:25 left`` while its bytes move (else a counting
+        phase's ``CUDA graphs 16/36 · 2.4/s · ~0:08 left in this bar`` while it counts)."""
+        return self.weight.words(self.state, self.clock())
 
     def count_estimate(self) -> CountEstimate | None:
-        """The running phase's bar count and its time left (a graph capture's batch sizes …); None
-        when it draws no counting bar, or it is the weight load (its bytes say more)."""
-        phase = self.state.current_phase
-        if self.state.outcome != STARTING or phase is None or phase.name == "weight_load":
-            return None
-        return self.counts.estimate(phase.name, self.clock())
+        """The running phase's bar count and its time left (``WeightLoad.count_estimate``)."""
+        return self.weight.count_estimate(self.state, self.clock())
 
     def counting_words(self) -> str | None:
         """``CUDA graphs 16/36 · 2.4/s · ~0:08 left in this bar`` while the running phase's bar counts."""
-        count = self.count_estimate()
-        if count is None or not count.moving:
-            return None
-        return f"{PHASE_TITLES.get(count.phase, count.phase)} {count.words()}"
+        return self.weight.counting_words(self.state, self.clock())
 
     def _new_startup(self, event: NewStartup) -> None:
         """A new startup in the same log: its clock and silences start afresh (the tracker's
@@ -927,92 +840,16 @@ class WatchSession:
         self._style_line(event.line, PHASE)
         self.scrollback.mark(f"── new startup at line {event.line} (attempt {event.attempt} in this log) ──")
         self.judging.new_attempt()
-        reads = self.load.reading()
-        if reads is not None:
-            self._earlier_reads[event.previous.number] = reads
-        self.load = LoadEstimator(self.load.checkpoint)
+        self.weight.new_startup(event.previous.number)
         self.started_at = self.clock()
         self.finished_at = None
         self.silences.clear()
-        self.smoke, self._listening = None, None
-        self.counts = CountEstimator()
+        self.smoke_request.reset()
         self._topics.add("log")
 
-    def _grow(self, report: Any) -> None:
-        """Style a block's lines as errors, and keep styling those it gains (message lines
-        after the exception, a chained traceback) while it may still grow."""
-        if not any(item[0] is report for item in self._growing):
-            self._growing.append([report, 0])
-            del self._growing[:-GROWING_BLOCKS]
-        self._style_blocks()
-
-    def _style_blocks(self) -> None:
-        current = self.tracker.state.lines
-        for item in self._growing:
-            report, done = item
-            for number in report.numbers(after=done):
-                self._style_line(number, ERROR)
-                done = number
-            item[1] = done
-        self._growing = [item for item in self._growing if current - item[1] <= GROWING_LINES]
-
     def block_text(self, error: Any, limit: int = BLOCK_LINES) -> BlockText:
-        """Every line of ``error``'s block — from the scrollback, else re-read from the log file
-        by offset — or, past ``limit`` lines, its head and tail and which lines were left out."""
-        head: list[int] = []
-        tail: deque[int] = deque(maxlen=max(1, limit // 4))
-        head_count = max(1, limit - (tail.maxlen or 1))
-        size = 0
-        first_out: int | None = None
-        last_out = 0
-        for number in error.numbers():
-            size += 1
-            if len(head) < head_count:
-                head.append(number)
-                continue
-            if len(tail) == tail.maxlen:
-                last_out = tail[0]
-                first_out = last_out if first_out is None else first_out
-            tail.append(number)
-        numbers = head + list(tail)
-        texts: dict[int, str] = {}
-        for number in numbers:
-            entry = self.scrollback.find_line(number)
-            if entry is not None:
-                texts[number] = entry.text
-        missing = {n for n in numbers if n not in texts}
-        if missing and error.offset is not None and self.log_file:
-            texts.update(self._reread(error.line, self._stream_base + error.offset, missing))
-        lines = [(n, texts[n]) for n in numbers if n in texts]
-        while lines and not lines[-1][1].strip() and lines[-1][0] > error.line:
-            lines.pop()  # a blank line that closed the block
-        left_out = None if first_out is None else (first_out, last_out)
-        return BlockText(lines or list(error.block), size, left_out, size - len(numbers), len(numbers) - len(texts))
-
-    def _reread(self, line: int, offset: int, wanted: set[int]) -> dict[int, str]:
-        """Lines ``wanted`` of the log file, counting from ``line`` at byte ``offset``."""
-        from tui.core.lines import MAX_LINE_BYTES, make_line
-
-        found: dict[int, str] = {}
-        last = max(wanted)
-        budget = REREAD_BYTES
-        try:
-            with open(self.log_file, "rb") as f:  # type: ignore[arg-type]
-                f.seek(offset)
-                for number in range(line, last + 1):
-                    raw = f.readline(MAX_LINE_BYTES + 1)
-                    budget -= len(raw)
-                    if not raw or budget < 0:
-                        break
-                    more = raw
-                    while not more.endswith(b"\n") and more:  # a line over the cap: skip the rest
-                        more = f.readline(MAX_LINE_BYTES)
-                        budget -= len(more)
-                    if number in wanted:
-                        found[number] = make_line(number, offset, raw.rstrip(b"\n").removesuffix(b"\r")).text
-        except OSError:
-            pass
-        return found
+        """Every line of ``error``'s block, or past ``limit`` lines its head and tail (``ErrorBlocks.text``)."""
+        return self.blocks.text(error, self.log_file, self._stream_base, limit)
 
     def _style_line(self, number: int, style: str) -> None:
         entry = self.scrollback.find_line(number)
@@ -1047,8 +884,8 @@ class WatchSession:
         self._line_times = LineTimes()  # each line's own time, by the profile the tracker reads the log as
         self._feeder = LineFeeder(marker_search(self.profile))
         self._assembler = LineAssembler()
-        self.counts = CountEstimator()  # the running phase's bar count (graph capture …)
-        self._growing = []
+        self.weight.restart()
+        self.blocks.clear()
         self._last_ts = None
         self._ts_offset = 0.0
         self._quiet_note = None
@@ -1056,9 +893,9 @@ class WatchSession:
     def _tracker_restart(self) -> None:
         self.tracker.restart()
         self._quiet_note = None
-        self.counts = CountEstimator()
+        self.weight.restart()
         self._last_ts = None
-        self._growing = []
+        self.blocks.clear()
         self.started_at = self.finished_at = None
 
     # ---------------------------------------------------------------- notifying
@@ -1084,9 +921,8 @@ class WatchSession:
             self._last_flush = asyncio.get_running_loop().time()
         except RuntimeError:
             pass
-        update = Update(frozenset(self._topics), tuple(self._events))
+        update = Update(frozenset(self._topics))
         self._topics = set()
-        self._events = []
         if self.judging.subscribed:
             self.judging.evaluate()  # before the views are told: they render what it decided
         for callback in list(self._subscribers):

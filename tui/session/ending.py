@@ -59,6 +59,7 @@ class WatchEnding:
         #: attempt's only): what is held is the last one pushed there.
         self.pushes = pushes or judging.subscribe
         self.last: VerdictChanged | None = None
+        self._started = False
         self.hold = hold
         self.quiet_for = quiet_for
         self.close = close
@@ -72,6 +73,9 @@ class WatchEnding:
         self._timer: asyncio.TimerHandle | None = None
         self._waiter: asyncio.Task[None] | None = None
         self._ended = False  # every source ended
+        # Heard from now, weighed once started: a verdict pushed between the watch's making and its
+        # start (a launch whose server failed at once) is the one held, not missed.
+        self.pushes(self._pushed)
 
     @classmethod
     def of_log(cls, session: WatchSession, *, timeout: float | None = None, played_out: asyncio.Event | None = None,
@@ -91,8 +95,8 @@ class WatchEnding:
         self._subscribers.append(callback)
 
     def start(self) -> None:
-        """Follow the verdict's pushes and the clock (inside the running loop, its sources started)."""
-        self.pushes(self._pushed)
+        """Weigh the verdict's pushes and follow the clock (inside the running loop, its sources started)."""
+        self._started = True
         if self.sources is not None:
             self._waiter = asyncio.create_task(self._sources_end(self.sources))
         self.weigh()
@@ -111,7 +115,8 @@ class WatchEnding:
     def _pushed(self, change: Any) -> None:
         if isinstance(change, VerdictChanged):  # (a launch pushes its other events there too)
             self.last = change
-            self.weigh()
+            if self._started:
+                self.weigh()
 
     def _tick(self) -> None:
         """The clock alone may end it: the verdict decided now (a change is pushed, and weighed), then weighed."""

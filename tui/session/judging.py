@@ -1,14 +1,17 @@
 """The verdict, decided in one place and pushed.
 
-A :class:`Judging` stage decides its owner's verdict — a node's session, the attempt several
-nodes make together, or a launch that takes a session's stage over with its own evidence (its
-process, ``--health``, the ETA from earlier attempts) — after each batch of events and once a
-second (silence and stall limits change with time alone). When the verdict or its hints change
+A :class:`Judging` stage decides its owner's verdict — a node's session, or the attempt several
+nodes make together — after each batch of events and once a second (silence and stall limits
+change with time alone). It is the one place verdicts are pushed from (:func:`tui.core.evidence.decide`, where
+:func:`~tui.core.evidence.judge` is called): its owner
+hands it a :class:`~tui.core.evidence.Weighing` (a node's state and evidence) or a verdict already
+decided without weighing (a refused launch, the verdict the nodes make together from theirs). When the verdict or its hints change
 it pushes a :class:`VerdictChanged` to its subscribers: the header, the footer, the plain
 presenters, the launch's outcome writer. They render or act on the last one; none decides.
 
-The hints are diagnosed here too, once: a failure's known-failure hints (the launch's, with its
-command line's numbers, when it took over), and the note of each warning that predicts trouble.
+The hints are diagnosed here too, once: a failure's known-failure hints (with the launched
+command line's numbers, where a launch told the session its command), and the note of each
+warning that predicts trouble.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from tui.core.evidence import Weighing, decide
 from tui.core.hints import Diagnosis, knowledge
 from tui.core.profiles import ProfileError
 from tui.core.verdict import DEAD, FAILED, REFUSED, Verdict
@@ -51,17 +55,17 @@ class NoteFound:
     hint: Diagnosis
 
 
-Decide = Callable[[], Verdict]
+Read = Callable[[], Verdict | Weighing]  # the owner's evidence now (or a verdict decided without weighing)
 Diagnose = Callable[[Verdict], list[Diagnosis]]  # a failing verdict's hints
 Subscriber = Callable[[VerdictChanged], None]
 
 
 class Judging:
-    """Decides with ``decide`` (the evidence as its owner has it now) and ``diagnose`` (a
-    failure's hints); ``take_over`` hands both to a launch."""
+    """Decides from ``read`` (the evidence as its owner has it now) and diagnoses with ``diagnose``
+    (a failure's hints)."""
 
-    def __init__(self, decide: Decide, diagnose: Diagnose, quiet_note: Callable[[], Diagnosis | None] = lambda: None) -> None:
-        self.decide = decide
+    def __init__(self, read: Read, diagnose: Diagnose, quiet_note: Callable[[], Diagnosis | None] = lambda: None) -> None:
+        self.read = read
         self.diagnose = diagnose
         #: What a startup still under way is doing meanwhile, from the log alone (a silent download,
         #: a restart that compiles cold again): the note shown before any warning's.
@@ -71,10 +75,6 @@ class Judging:
         self._subscribers: list[Subscriber] = []
         self._notes: dict[str, Diagnosis] = {}  # hint id -> the warning's note, latest last
         self._noted: dict[str, Diagnosis | None] = {}  # warning text -> its note (None: no hint)
-
-    def take_over(self, decide: Decide, diagnose: Diagnose) -> None:
-        """A launch judges with its own evidence from now on."""
-        self.decide, self.diagnose = decide, diagnose
 
     def subscribe(self, callback: Subscriber) -> None:
         self._subscribers.append(callback)
@@ -86,7 +86,7 @@ class Judging:
 
     def evaluate(self) -> VerdictChanged:
         """Decide now; push a change (verdict, node, hints or note) to the subscribers."""
-        verdict = self.decide()
+        verdict = decide(self.read())
         hints = tuple(self.diagnose(verdict)) if verdict.kind in FAILING else ()
         note = None if verdict.final else self.quiet_note()
         note = note or next(reversed(self._notes.values()), None)

@@ -114,6 +114,14 @@ class Scrollback:
         start = bisect.bisect_left(self.notable, self.dropped)
         return self.notable[start:]
 
+    def anchor(self, seq: int) -> object:
+        """What finds the line ``seq`` again later (``seq_of``): here its seq, which never moves."""
+        return seq
+
+    def seq_of(self, anchor: object) -> int | None:
+        """The seq of the line ``anchor`` names, None once it is no longer kept."""
+        return anchor if isinstance(anchor, int) and self.dropped <= anchor < self.end_seq else None
+
     # ---------------------------------------------------------------- writing
 
     def append(self, number: int, text: str, style: str = NORMAL) -> None:
@@ -222,10 +230,16 @@ Topic = Literal["log", "state", "gpu", "connection", "process", "job"]
 
 @dataclass(frozen=True, slots=True)
 class Update:
-    """What changed since the last notification: a set of topics and the tracker events."""
+    """What changed since the last notification, by topic, for views to redraw: no data (what
+    happened, event by event, is heard losslessly: ``WatchSession.hear``, ``ClusterSession.hear``)."""
 
     topics: frozenset[Topic]
-    events: tuple[Any, ...] = ()
+
+    @property
+    def samples_only(self) -> bool:
+        """A GPU sample alone: nothing a node's phases, barrier or process hang on (a node set
+        judges it on its next tick, not on each node's own second)."""
+        return self.topics == {"gpu"}
 
 
 @dataclass(slots=True)

@@ -533,6 +533,7 @@ def _find_inode(directory: str, dev: int, ino: int) -> int:
 IN_MODIFY, IN_ATTRIB, IN_CLOSE_WRITE, IN_OPEN = 0x002, 0x004, 0x008, 0x020
 IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE = 0x040, 0x080, 0x100, 0x200
 IN_DELETE_SELF, IN_MOVE_SELF, IN_IGNORED, IN_Q_OVERFLOW = 0x400, 0x800, 0x8000, 0x4000
+IN_ISDIR = 0x40000000  # the event's subject is a directory
 DIR_MASK = IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF
 FILE_MASK = IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_DELETE_SELF | IN_MOVE_SELF
 _HEADER = struct.Struct("iIII")  # struct inotify_event: wd, mask, cookie, len (then the name)
@@ -662,7 +663,8 @@ class Wakeups:
         for wd, mask, name in self.inotify.read():
             if mask & IN_Q_OVERFLOW:
                 self.created = None
-            elif wd == self.dir_wd and name == self.name and mask & (IN_CREATE | IN_MOVED_TO) and self.created is not None:
+            elif (wd == self.dir_wd and name == self.name and mask & (IN_CREATE | IN_MOVED_TO) and not mask & IN_ISDIR
+                  and self.created is not None):  # (a directory made at the path is no log file lost)
                 self.created += 1
             if mask & IN_IGNORED:  # the watched directory or file is gone
                 if wd == self.dir_wd:

@@ -33,6 +33,8 @@ class GpuSource:
     """Base of all GPU sources: ``samples()`` until ``close()``."""
 
     host: str = "localhost"
+    #: What the samples come from, in a word (kept with an attempt in the history, said in the report).
+    kind: str = "?"
 
     def samples(self) -> AsyncIterator[GpuEvent]:
         raise NotImplementedError
@@ -118,6 +120,8 @@ class PolledGpuSource(GpuSource):
 
 class NvmlSource(PolledGpuSource):
     """Local GPUs through NVML (``tui.sources.nvml``), in a worker thread."""
+
+    kind = "NVML"
 
     def __init__(self, host: str = "localhost", interval: float = 1.0, *, lib: Any = None) -> None:
         super().__init__(host, interval, blocking=True)

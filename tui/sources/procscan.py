@@ -17,6 +17,7 @@ the tree it feeds stay together.
 """
 
 import os
+import stat
 
 from typing import TYPE_CHECKING
 
@@ -187,6 +188,41 @@ def zombie_children(parents: "list[int]", before: float) -> "list[ProcInfo]":
     return found
 
 
+#: Daemons that hold a task's output file open for it (``srun -o``): never its writer while the task is.
+STEP_DAEMONS = ("slurmstepd",)
+#: Programs that copy a file they follow into their output: ``tail -f server.log`` (a container's
+#: entrypoint, a Slurm task's ``server > log 2>&1 & exec tail -f log``).
+FOLLOWERS = ("tail",)
+
+
+def _title(pid: int) -> str:
+    info = process(pid)
+    return info["title"] if info is not None else ""
+
+
+def followed_file(pid: int) -> "tuple[int, int] | None":
+    """When ``pid`` is a follower (``tail -f FILE``) writing the log: ``(dev, ino)`` of the regular
+    file it reads (the server's own log, whose writers are the server), else None."""
+    info = process(pid)
+    if info is None or info["title"] not in FOLLOWERS:
+        return None
+    base = "%s/%d/fd" % (PROC, pid)
+    try:
+        fds = sorted(os.listdir(base), key=lambda fd: int(fd) if fd.isdigit() else 0)
+    except OSError:
+        return None
+    for fd in fds:
+        if fd in ("0", "1", "2") or _writes(pid, fd):
+            continue
+        try:
+            st = os.stat(base + "/" + fd)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            return st.st_dev, st.st_ino
+    return None
+
+
 def pipe_source(pid: int, own: "int | None" = None) -> "list[int] | None":
     """When ``pid`` is a relay (``tee``…) reading a pipe: the pids writing that pipe, else None."""
     info = process(pid)
@@ -287,13 +323,20 @@ class ServerTree:
         """Find the writers of ``dev``/``ino`` again; True when the tree changed."""
         self.readers = []
         pids, self.denied = holders(dev, ino, self.own, self.readers)
+        # Slurm's step daemon opened its task's output file (``srun -o``) and holds it: the task writes it
+        pids = [pid for pid in pids if _title(pid) not in STEP_DAEMONS] or pids
         via, self.relay = "fd", None
         if len(pids) == 1:
             upstream = pipe_source(pids[0], self.own)
+            followed = followed_file(pids[0]) if upstream is None else None
             if upstream:
                 pids, via = upstream, "pipe"
             elif upstream is not None:  # a relay whose input's writer is out of sight
                 pids, self.relay = [], pids[0]
+            elif followed is not None:  # ``tail -f server.log`` writes it: the server is who writes that
+                self.readers = []  # (whose zombie child is the server, dead: ``_dead_writer``)
+                upstream, self.denied = holders(*followed, self.own, self.readers)
+                pids, via = (upstream, "file") if upstream else ([], via)
         writers = set(pids)
         before = self._signature()
         procs: "dict[int, ProcInfo]" = {}

@@ -8,6 +8,7 @@ event, each with ``t`` (seconds since the recording started):
     {"t": 0.52, "logb": "base64 of bytes"}                   (anything else)
     {"t": 3.0, "restart": "rotated"}                         (the log was replaced)
     {"t": 3.5, "truncate": 0, "lines": 0}                    (the log was cut to this size)
+    {"t": 3.6, "gap": "why", "offset": 0, "bytes": 0, "files": 2}  (bytes or whole files lost unread)
     {"t": 1.0, "gpu": [[index, name, used, total, util, temp, power, limit], ...]}
     {"t": 1.0, "gpu_unavailable": "why"}
     {"t": 95.0, "end": true}
@@ -37,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from tui.core.events import GpuInfo, GpuSample, GpuUnavailable
+from tui.core.events import GpuInfo, GpuSample, GpuUnavailable, LogGap
 from tui.core.files import RECORDING_LIMIT, read_bytes
 from tui.core.secrets import LogMasker
 
@@ -130,6 +131,13 @@ class RecordingWriter:
         self._write({"t": self._t(at), "truncate": size, "lines": lines})
         self.records += 1
 
+    def gap(self, at: float, gap: LogGap) -> None:
+        """Log bytes or whole files that came and went unread (a log re-created faster than it is
+        read): kept, so that a replay says the gap the live watch said, in its place."""
+        self._flush_log(at)
+        self._write({"t": self._t(at), "gap": gap.reason, "offset": gap.offset, "bytes": gap.nbytes, "files": gap.files})
+        self.records += 1
+
     def gpu(self, at: float, gpus: tuple[GpuInfo, ...], simulated: bool = False) -> None:
         record: dict[str, Any] = {"t": self._t(at), "gpu": [gpu_row(g) for g in gpus]}
         if simulated:  # made up (--gpus sim, the demo): labelled as such when played back
@@ -182,6 +190,12 @@ class Recording:
                 if data is not None:
                     out += data
         return bytes(out)
+
+
+def gap_of(host: str, record: dict[str, Any]) -> LogGap:
+    """A recorded gap record as the tailer said it live."""
+    return LogGap(host, int(record.get("offset", 0)), int(record.get("bytes", 0)), str(record["gap"]),
+                  files=int(record.get("files", 0)))
 
 
 def record_bytes(record: dict[str, Any]) -> bytes | None:
@@ -246,6 +260,10 @@ def _invalid(record: dict[str, Any]) -> str | None:
         size = record["truncate"]
         if isinstance(size, bool) or not isinstance(size, int) or size < 0:
             return f"truncate {size!r} is not a size in bytes"
+    if "gap" in record:
+        sizes = [record.get(key, 0) for key in ("offset", "bytes", "files")]
+        if not isinstance(record["gap"], str) or any(isinstance(n, bool) or not isinstance(n, int) or n < 0 for n in sizes):
+            return "gap is not a reason with an offset, bytes and files"
     if "gpu" in record:
         rows = record["gpu"]
         if not isinstance(rows, list) or not all(isinstance(r, list) for r in rows):
@@ -317,7 +335,7 @@ class Replay:
         self.log_path = Path(log_path)
         self.done = asyncio.Event()
 
-    async def events(self) -> AsyncIterator[GpuSample | GpuUnavailable]:
+    async def events(self) -> AsyncIterator[GpuSample | GpuUnavailable | LogGap]:
         loop = asyncio.get_running_loop()
         start = loop.time()
         log = open(self.log_path, "ab", buffering=0)
@@ -335,6 +353,8 @@ class Replay:
                     log = open(self.log_path, "wb", buffering=0)  # a real truncation
                 elif "truncate" in record:
                     os.truncate(self.log_path, int(record["truncate"]))  # O_APPEND writes go on at the end
+                elif "gap" in record:
+                    yield gap_of(self.host, record)
                 elif "gpu" in record:
                     gpus = tuple(gpu_from_row(row) for row in record["gpu"])
                     yield GpuSample(self.host, time.time(), gpus, simulated=bool(record.get("sim")))

@@ -70,6 +70,8 @@ PHASES = tuple(_UTILISATION)
 class SimGpuSource(PolledGpuSource):
     """``count`` simulated GPUs; see the module docstring."""
 
+    kind = "simulated"
+
     def __init__(
         self,
         count: int = 8,

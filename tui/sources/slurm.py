@@ -69,7 +69,7 @@ async def task_logs(job: SlurmJobState, pattern: str | None = None) -> list[tupl
     """(node, output file) per task of a running job: from ``pattern`` (an ``srun -o`` pattern),
     else from the ``srun -o …%t`` line of its batch script, else the job's one StdOut."""
     pattern = pattern or task_outputs(await batch_script(job.job_id))
-    if pattern is None:
+    if pattern is None:  # the job's one StdOut: named by its node when it ran on one, else by the job (several nodes' lines)
         return [(job.nodes[0] if len(job.nodes) == 1 else "job", job.stdout)] if job.stdout else []
     count = job.tasks or len(job.nodes) or 1
     names = job.nodes if count == len(job.nodes) else tuple(f"task{t}" for t in range(count))

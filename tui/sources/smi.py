@@ -31,6 +31,7 @@ from dataclasses import replace
 from tui.core.events import GpuInfo, GpuProcess, GpuSample, GpuUnavailable
 from tui.sources.gpu import CommandLines, GpuEvent, GpuSource
 from tui.sources.nvml import MISMATCH
+from tui.sources.ssh import SshError
 
 GPU_FIELDS = (
     "index",
@@ -269,6 +270,8 @@ async def local_lines(argv: Sequence[str]) -> AsyncGenerator[str, None]:
 class SmiSource(GpuSource):
     """GPU samples from the two nvidia-smi queries, restarted with backoff when they stop."""
 
+    kind = "nvidia-smi"
+
     def __init__(
         self,
         host: str = "localhost",
@@ -299,6 +302,11 @@ class SmiSource(GpuSource):
                 reason = "nvidia-smi stopped"
             except asyncio.CancelledError:
                 raise
+            except SshError as exc:
+                if exc.permanent:  # host key, known_hosts, authentication: a setting to fix, not to retry
+                    yield GpuUnavailable(self.host, _reason(exc))
+                    return
+                reason = _reason(exc)
             except Exception as exc:  # the line source failed: SSH lost, command missing, ...
                 reason = _reason(exc)
             finally:

@@ -2,9 +2,12 @@
 
 After the ready line (and ``--health`` where given) the served model's id is read from
 ``GET /v1/models`` and ``POST /v1/completions`` is sent with ``max_tokens`` 1: the time
-from sending it to the answer is the time to the first token. A 4xx/5xx, a timeout or an
-answer that is not a completion is a failure naming the status and the server's message.
-Nothing is sent without ``--smoke``. HTTP/1.1 on asyncio streams (no new dependency).
+from sending it to the answer is the time to the first token. A server that streams its
+answer (``text/event-stream``, as some do even unasked) answers with its first ``data:``
+chunk: that chunk's arrival is the first token, and the rest is not waited for. A 4xx/5xx, a
+timeout (``--smoke-timeout``, each request) or an answer that is not a completion is a
+failure naming the status and the server's message. Nothing is sent without ``--smoke``.
+HTTP/1.1 on asyncio streams (no new dependency).
 """
 
 from __future__ import annotations
@@ -16,9 +19,7 @@ import time
 from typing import Any
 
 from tui.core.events import SmokeAnswered
-
-#: Seconds for each request (a first completion may wait for warm-up or a JIT compile).
-TIMEOUT_S = 60.0
+from tui.core.options import SMOKE_TIMEOUT_S as TIMEOUT_S
 #: Bytes of an answer read at most.
 ANSWER_LIMIT = 1 << 20
 PROMPT = "Hello"
@@ -26,25 +27,29 @@ PROMPT = "Hello"
 
 async def request(
     host: str, port: int, method: str, path: str, body: dict[str, Any] | None = None, timeout: float = TIMEOUT_S
-) -> tuple[int | None, str]:
-    """``(status, body text)`` of one HTTP request; ``(None, why)`` when no answer came."""
+) -> tuple[int | None, str, bool]:
+    """``(status, body text, streamed)`` of one HTTP request; ``(None, why, False)`` when no answer
+    came. A streamed answer (``text/event-stream``) is read up to its first complete event only:
+    its text is that event's data."""
     payload = b"" if body is None else json.dumps(body).encode()
     head = (f"{method} {path} HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\nUser-Agent: watchtower\r\n"
-            f"Accept: application/json\r\n")
+            f"Accept: application/json, text/event-stream\r\n")
     if body is not None:
         head += f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n"
+    raw = b""
     try:
         async with asyncio.timeout(timeout):
             reader, writer = await asyncio.open_connection(host, port)
             try:
                 writer.write(head.encode() + b"\r\n" + payload)
                 await writer.drain()
-                raw = await reader.read(ANSWER_LIMIT)
                 while len(raw) < ANSWER_LIMIT:
                     more = await reader.read(ANSWER_LIMIT - len(raw))
                     if not more:
                         break
                     raw += more
+                    if first_event(raw) is not None:
+                        break  # a stream's first chunk: the first token has come
             finally:
                 writer.close()
                 try:
@@ -52,19 +57,39 @@ async def request(
                 except OSError:
                     pass
     except TimeoutError:
-        return None, f"no answer in {timeout:.0f} s (timeout)"
+        return None, f"no answer in {timeout:g} s (timeout; --smoke-timeout sets it)", False
     except ConnectionRefusedError:
-        return None, "connection refused"
+        return None, "connection refused", False
     except OSError as exc:
-        return None, exc.strerror or str(exc) or type(exc).__name__
+        return None, exc.strerror or str(exc) or type(exc).__name__, False
     status_line, _, rest = raw.partition(b"\r\n")
     words = status_line.decode("latin-1").split(None, 2)
     if len(words) < 2 or not words[1].isdigit():
-        return None, "not an HTTP answer"
+        return None, "not an HTTP answer", False
+    event = first_event(raw)
+    if event is not None:
+        return int(words[1]), event, True
     headers, _, content = rest.partition(b"\r\n\r\n")
     if b"transfer-encoding: chunked" in headers.lower():
         content = _unchunk(content)
-    return int(words[1]), content.decode("utf-8", errors="replace")
+    return int(words[1]), content.decode("utf-8", errors="replace"), False
+
+
+def first_event(raw: bytes) -> str | None:
+    """The data of the first complete server-sent event of an answer read so far (``raw``: status
+    line, headers, body) whose content type is ``text/event-stream``; None before one is whole,
+    or when the answer is no stream."""
+    head, found, content = raw.partition(b"\r\n\r\n")
+    if not found or b"text/event-stream" not in head.lower():
+        return None
+    if b"transfer-encoding: chunked" in head.lower():
+        content = _unchunk(content)
+    text = content.decode("utf-8", errors="replace").replace("\r\n", "\n")
+    for block in text.split("\n\n")[:-1]:  # the last part may still be arriving
+        data = "\n".join(line[5:].removeprefix(" ") for line in block.split("\n") if line.startswith("data:"))
+        if data:
+            return data
+    return None
 
 
 def _unchunk(data: bytes) -> bytes:
@@ -123,7 +148,7 @@ async def smoke(host: str, port: int, timeout: float = TIMEOUT_S) -> SmokeAnswer
     url = f"http://{host}:{port}"
     started = time.time()
     host = await reachable_name(host)
-    status, body = await request(host, port, "GET", "/v1/models", timeout=timeout)
+    status, body, _ = await request(host, port, "GET", "/v1/models", timeout=timeout)
     if status is None or not 200 <= status < 300:
         what = body if status is None else f"HTTP {status}: {server_message(body)}"
         return SmokeAnswered(url, False, status, None, None, f"GET /v1/models: {what}", started)
@@ -133,11 +158,11 @@ async def smoke(host: str, port: int, timeout: float = TIMEOUT_S) -> SmokeAnswer
     except (ValueError, AttributeError, LookupError, TypeError):
         return SmokeAnswered(url, False, status, None, None, "GET /v1/models: no model id in the answer", started)
     sent = time.monotonic()
-    status, body = await request(
+    status, body, streamed = await request(
         host, port, "POST", "/v1/completions", {"model": model, "prompt": PROMPT, "max_tokens": 1, "temperature": 0},
         timeout=timeout,
     )
-    ttft = time.monotonic() - sent
+    ttft = time.monotonic() - sent  # a stream's: when its first chunk came
     if status is None or not 200 <= status < 300:
         what = body if status is None else f"HTTP {status}: {server_message(body)}"
         return SmokeAnswered(url, False, status, model, None, f"POST /v1/completions: {what}", started)
@@ -145,5 +170,7 @@ async def smoke(host: str, port: int, timeout: float = TIMEOUT_S) -> SmokeAnswer
         choices = json.loads(body)["choices"]
         text = str(choices[0].get("text", ""))
     except (ValueError, LookupError, TypeError, AttributeError):
-        return SmokeAnswered(url, False, status, model, None, "POST /v1/completions: not a completion", started)
-    return SmokeAnswered(url, True, status, model, ttft, f"answered {text[:20]!r}", started)
+        kind = "a streamed chunk that is not a completion's" if streamed else "not a completion"
+        return SmokeAnswered(url, False, status, model, None, f"POST /v1/completions: {kind}", started)
+    said = "streamed its first chunk" if streamed else "answered"
+    return SmokeAnswered(url, True, status, model, ttft, f"{said} {text[:20]!r}", started)

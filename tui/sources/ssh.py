@@ -228,7 +228,8 @@ async def _asyncssh_options(target: SshTarget) -> asyncssh.SSHClientConnectionOp
         raise SshError(f"{target}: cannot use the SSH settings: {_reason(exc)}", permanent=True) from None
 
 
-async def _resolved_options(target: SshTarget, host: ResolvedHost) -> asyncssh.SSHClientConnectionOptions:
+async def _resolved_options(target: SshTarget, host: ResolvedHost,
+                            tunnel: asyncssh.SSHClientConnection | None = None) -> asyncssh.SSHClientConnectionOptions:
     """asyncssh's options for the place ``ssh -G`` named: its host name, port, user, keys,
     known_hosts files and jump host, given outright (asyncssh reads no config of its own then)."""
     override: dict[str, object] = {"config": [], "port": host.port, "username": host.user}
@@ -242,8 +243,8 @@ async def _resolved_options(target: SshTarget, host: ResolvedHost) -> asyncssh.S
             override.update(client_keys=keys, ignore_encrypted=True)
     if host.host_key_alias:
         override["host_key_alias"] = host.host_key_alias
-    if host.proxy_jump:
-        override["tunnel"] = host.proxy_jump
+    if tunnel is not None:  # (ProxyJump's hosts, each reached as ssh would: ``_jump``)
+        override["tunnel"] = tunnel
     if host.proxy_command:
         override["proxy_command"] = host.proxy_command
     options = {**target._options(), **override}
@@ -255,6 +256,10 @@ async def _resolved_options(target: SshTarget, host: ResolvedHost) -> asyncssh.S
     if host.known_hosts is None and not target._known_hosts_file():
         built.known_hosts = None  # "UserKnownHostsFile none": refused below
     return built
+
+
+#: Jump hosts one connection may go through (a ProxyJump loop in the config ends here).
+MAX_JUMPS = 8
 
 
 def _where(target: SshTarget, host: ResolvedHost) -> str:
@@ -273,7 +278,7 @@ async def named(target: SshTarget) -> str:
 
 
 async def connect(
-    target: SshTarget, *, on_lost: Callable[[str], None] = lambda reason: None
+    target: SshTarget, *, on_lost: Callable[[str], None] = lambda reason: None, hops: int = 0
 ) -> asyncssh.SSHClientConnection:
     """Open a new connection, or raise :class:`SshError` with one clear line.
 
@@ -282,26 +287,44 @@ async def connect(
     connection later closes.
     """
     host = await resolve(target)
+    jump: asyncssh.SSHClientConnection | None = None
     if host.note:  # no ssh here: asyncssh reads the config, the connection goes as it always went
         options = await _asyncssh_options(target)
         host = dataclasses.replace(host, hostname=options.host, port=options.port, user=options.username)
     else:
-        options = await _resolved_options(target, host)
+        if host.proxy_jump:
+            jump = await _jump(target, host.proxy_jump, hops)
+        options = await _resolved_options(target, host, jump)
+    try:
+        if options.known_hosts is None:  # "UserKnownHostsFile none" in the ssh config
+            raise SshError(
+                f"{_where(target, host)}: the ssh config disables known_hosts for this host; Watchtower will not "
+                "connect without verifying the host key (set UserKnownHostsFile)",
+                permanent=True,
+            )
+        _check_known_hosts(target, options)
+        return await _open(target, host, options, on_lost, jump)
+    except BaseException:
+        if jump is not None:
+            jump.close()
+        raise
+
+
+async def _open(target: SshTarget, host: ResolvedHost, options: asyncssh.SSHClientConnectionOptions,
+                on_lost: Callable[[str], None], jump: asyncssh.SSHClientConnection | None) -> asyncssh.SSHClientConnection:
+    """The connection itself, or :class:`SshError` with one clear line."""
     where = _where(target, host)
-    if options.known_hosts is None:  # "UserKnownHostsFile none" in the ssh config
-        raise SshError(
-            f"{where}: the ssh config disables known_hosts for this host; Watchtower will not "
-            "connect without verifying the host key (set UserKnownHostsFile)",
-            permanent=True,
-        )
-    _check_known_hosts(target, options)
     address = host.address
+    at = "" if address in where else f" {address}"  # (the address said once: ``n3 (127.0.0.3:2343): connection refused``)
     config: object = () if host.note else []
     try:
-        return await asyncssh.connect(
+        connection = await asyncssh.connect(
             target.host if host.note else host.hostname, options=options, config=config,
             client_factory=lambda: _Client(on_lost),
         )
+        if jump is not None:
+            connection.set_tunnel(jump)  # (closed with it)
+        return connection
     except asyncssh.HostKeyNotVerifiable:
         message = await asyncio.to_thread(_host_key_message, target, options)  # reads known_hosts
         raise SshError(message, permanent=True) from None
@@ -317,11 +340,47 @@ async def connect(
     except socket.gaierror as exc:
         raise SshError(f"{where}: cannot resolve host {host.hostname!r} ({exc.strerror or exc})", unresolved=True) from None
     except ConnectionRefusedError:
-        raise SshError(f"{where}: connection refused by {address} (is sshd running there?)") from None
+        raise SshError(f"{where}: connection refused{' by' + at if at else ''} (is sshd running there?)") from None
     except (TimeoutError, asyncio.TimeoutError):
-        raise SshError(f"{where}: no answer from {address} within {target.connect_timeout:g} s") from None
+        raise SshError(f"{where}: no answer{' from' + at if at else ''} within {target.connect_timeout:g} s") from None
     except OSError as exc:
-        raise SshError(f"{where}: cannot connect to {address}: {exc.strerror or _reason(exc)}") from None
+        raise SshError(f"{where}: cannot connect{' to' + at if at else ''}: {exc.strerror or _reason(exc)}") from None
+
+
+async def _jump(target: SshTarget, proxy_jump: str, hops: int) -> asyncssh.SSHClientConnection:
+    """The connection to ``target``'s ProxyJump host, each of its hosts resolved as ``ssh`` resolves
+    it (an alias of the config too: ``ssh -G`` of the jump host, its own ProxyJump included), the
+    last one reached through the ones before (``ssh -J a,b``)."""
+    via: asyncssh.SSHClientConnection | None = None
+    for hop in proxy_jump.split(","):
+        if hops >= MAX_JUMPS:
+            raise SshError(f"{target}: more than {MAX_JUMPS} jump hosts (a ProxyJump loop in the ssh config?)",
+                           permanent=True)
+        hop_target = _hop(target, hop)
+        try:
+            via = await connect(hop_target, hops=hops + 1) if via is None else await _through(hop_target, via)
+        except SshError as exc:
+            raise SshError(f"{target}: via jump host {exc}", permanent=exc.permanent) from None
+    assert via is not None
+    return via
+
+
+def _hop(target: SshTarget, hop: str) -> SshTarget:
+    """A ProxyJump host of ``target``, read with the same ssh config file and known_hosts file as
+    ``target`` and its timeouts (``ssh -J`` passes ``-F`` on); not its key files: a jump host's own
+    come from the config, as they do for ``ssh -i KEY -J``."""
+    parsed = SshTarget.parse(hop.removeprefix("ssh://"))
+    return dataclasses.replace(target, host=parsed.host, port=parsed.port, user=parsed.user, identity=())
+
+
+async def _through(target: SshTarget, via: asyncssh.SSHClientConnection) -> asyncssh.SSHClientConnection:
+    """A later ProxyJump host, reached through the one before it."""
+    host = await resolve(target)
+    options = await _resolved_options(target, host, via)
+    _check_known_hosts(target, options)
+    connection = await asyncssh.connect(host.hostname, options=options, config=[])
+    connection.set_tunnel(via)
+    return connection
 
 
 def _check_known_hosts(target: SshTarget, options: asyncssh.SSHClientConnectionOptions) -> None:

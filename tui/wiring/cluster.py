@@ -9,12 +9,12 @@ from functools import partial
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from tui.core.errors import UsageError
+from tui.core.errors import UsageError, interruption
 from tui.core.options import ClusterOptions, LaunchOptions
 from tui.launch.spec import LaunchError
 from tui.session import WatchSession
 from tui.wiring.launch import run_dashboard, tty_terminal
-from tui.wiring.watch import load_profile, remembered, serving_metrics
+from tui.wiring.watch import ended_by, ending_status, load_profile, remembered, serving_metrics, stoppable
 
 
 if TYPE_CHECKING:
@@ -53,7 +53,8 @@ def make_cluster(options: ClusterOptions, *, max_rate: float = 15.0) -> ClusterS
         return cluster
     make = remembering(partial(default_session, profile=load_profile(options.server), from_end=options.from_end,
                                gpu_interval=options.gpus.interval, max_rate=max_rate, writers=True,
-                               stall_limits=options.stall_limits, smoke=options.smoke))
+                               stall_limits=options.stall_limits, smoke=options.smoke,
+                               smoke_timeout=options.smoke_timeout))
     if options.slurm_job is None:
         session = ClusterSession(list(options.nodes), make_session=make)
         if options.health:
@@ -106,22 +107,21 @@ def watch_cluster(options: ClusterOptions, *, plain: bool, json: bool = False) -
                 return await presenter.run()
 
         try:
-            return asyncio.run(plain_lines())
-        except KeyboardInterrupt:
-            presenter.interrupted()  # the verdict so far, as a last line (as for one log)
-            return 130
+            return stoppable(plain_lines())
+        except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM: the verdict so far, as a last line (as for one log)
+            return presenter.interrupted(*interruption(exc))
     from tui.app.dashboard import build_app
 
     session.timeout = options.timeout  # --timeout: the session keeps its own deadline
     app = build_app(None, theme=options.theme, nodes=session)
     if not options.metrics:
-        app.run()
-        return session.verdict().exit_status
+        ended = app.run()  # (q: the verdict's exit status; SIGTERM: 143)
+        return session.verdict().exit_status if ended is None else int(ended)
 
     async def dashboard() -> int:
         async with serving_metrics(options.metrics, watched, labels):
-            await app.run_async()
-        return session.verdict().exit_status
+            ended = await app.run_async()
+        return session.verdict().exit_status if ended is None else int(ended)
 
     return asyncio.run(dashboard())
 
@@ -241,13 +241,13 @@ async def _cluster_plain(launch: Launch, options: LaunchOptions, json: bool = Fa
             presenter.emit(Said("left_running", f"left running: {launch.runner.stop_hint(run, launch.spec.name)}",
                                 fields={"name": launch.spec.name, "attempt": run.attempt}))
         return code
-    except asyncio.CancelledError:  # Ctrl-C: what runs keeps running, said with how to stop it (as for one host)
+    except asyncio.CancelledError as cancelled:  # Ctrl-C, SIGTERM: what runs keeps running, said with how to stop it
         run = launch.run
         if run is not None and run.alive:
             name = launch.spec.name
-            said = Said("left_running", f"interrupted (Ctrl-C): v{run.attempt} keeps running: "
-                        f"{launch.runner.stop_hint(run, name)}; follow it again with `watchtower attach {name}`",
-                        fields={"name": name, "attempt": run.attempt, "exit": 130})
+            said = Said("left_running", f"interrupted ({ended_by(cancelled)}): v{run.attempt} keeps running: "
+                        f"{launch.runner.stop_hint(run, name)}",
+                        fields={"name": name, "attempt": run.attempt, "exit": ending_status(cancelled)})
             if presenter is not None:
                 presenter.emit(said)
                 presenter.flush()
@@ -284,7 +284,8 @@ def nodes_launch(spec: LaunchSpec, hosts: list[str], options: LaunchOptions, *, 
     from tui.launch.nodes import NodesRunner
 
     make = remembering(partial(default_session, profile=load_profile(options.server), gpu_interval=options.gpus.interval,
-                               smoke=spec.smoke, stall_limits=spec.stall_limit))  # --stall-limit, history: per node
+                               smoke=spec.smoke, smoke_timeout=spec.smoke_timeout,
+                               stall_limits=spec.stall_limit))  # --stall-limit, history: per node
     return Launch(spec, history=_history(), make_node=make,
                   runner=lambda emit: NodesRunner(hosts, emit, names=names, extra=extra, gpus=options.gpus.kind))
 
@@ -331,7 +332,7 @@ def _run_cluster_launch(launch: Launch, options: LaunchOptions, *, plain: bool, 
     ``attach_only``, the latest attempt followed again, none started)."""
     launch.timeout = options.timeout
     if plain or json:
-        return asyncio.run(_cluster_plain(launch, options, json))
+        return stoppable(_cluster_plain(launch, options, json))  # (SIGTERM: Terminated, exit 143)
     return run_dashboard(launch, options, launch_metrics(launch))
 
 

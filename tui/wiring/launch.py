@@ -8,11 +8,11 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TextIO
 
-from tui.core.errors import UsageError
+from tui.core.errors import Terminated, UsageError
 from tui.core.lines import clean
 from tui.core.options import LaunchOptions
 from tui.session import SessionInfo, Subscriber, WatchSession
-from tui.wiring.watch import serving_metrics
+from tui.wiring.watch import ending_status, serving_metrics, stoppable
 from tui.wiring.watch import load_profile
 
 if TYPE_CHECKING:
@@ -48,6 +48,7 @@ def make_launch(
         session.subscribe(subscriber)
     launch = Launch(spec, history=history, terminal=terminal)
     launch.gpu_enabled = session_gpu is not None
+    launch.gpu_source = session_gpu.kind if session_gpu is not None else "none"
     launch.gpus.pids_real = options.gpus.kind != "sim"  # never offer to kill a simulated GPU's made-up pid
     if options.preflight:
         launch.preflight = functools.partial(preflight_for, host=spec.host, gpus=options.gpus.kind, shm=options.shm)
@@ -113,7 +114,7 @@ def run_dashboard(launch: Launch, options: LaunchOptions, metrics: Watched) -> i
         async with serving_metrics(options.metrics, metrics, {"launch": launch.spec.name}):
             code = int(await app.run_async() or 0)
         run = launch.run
-        if launch.runner.spans and run is not None and run.alive and await launch.runner.alive(run):
+        if run is not None and run.alive and await launch.runner.alive(run):
             print(f"watchtower: left running: {launch.runner.stop_hint(run, launch.spec.name)}")
         return code
 
@@ -138,32 +139,11 @@ def launch_metrics(launch: Launch, session: WatchSession) -> Watched:
 def launch_plain(spec: LaunchSpec, options: LaunchOptions, *, json: bool = False) -> int:
     """`run --plain`: SIGTERM (``timeout``, a job scheduler) ends it like Ctrl-C does — the
     server is left running and named, the history writes finish — and exits 143."""
-    import signal
-
     adopt_orphans(spec)
-
-    async def main() -> int:
-        task = asyncio.current_task()
-        assert task is not None
-        loop = asyncio.get_running_loop()
-        terminated = False
-
-        def on_sigterm() -> None:
-            nonlocal terminated
-            terminated = True
-            task.cancel()
-
-        loop.add_signal_handler(signal.SIGTERM, on_sigterm)
-        try:
-            return await run_plain(spec, options, json=json)
-        except asyncio.CancelledError:
-            if terminated:
-                return 128 + signal.SIGTERM
-            raise
-        finally:
-            loop.remove_signal_handler(signal.SIGTERM)
-
-    return asyncio.run(main())
+    try:
+        return stoppable(run_plain(spec, options, json=json))
+    except Terminated as exc:
+        return exc.status
 
 
 def tty_terminal(out: TextIO, sequence: str) -> None:
@@ -192,7 +172,7 @@ async def _run_plain(spec: LaunchSpec, options: LaunchOptions, session: WatchSes
 
     status = 130  # cancelled (Ctrl-C, SIGTERM) before a verdict
     session.start()
-    consumer = asyncio.create_task(printer.consume())
+    consumer: asyncio.Task[None] | None = None  # started after the start line: what the session heard waits in order
     try:
         try:
             await launch.start(launch=not options.attach_only)
@@ -210,6 +190,7 @@ async def _run_plain(spec: LaunchSpec, options: LaunchOptions, session: WatchSes
         if launch.preflight_report is not None and not launch.reattached:
             printer.preflight(launch.preflight_report)
         printer.started()
+        consumer = asyncio.create_task(printer.consume())
         try:
             await asyncio.wait_for(printer.final.wait(), options.timeout)
         except asyncio.TimeoutError:
@@ -232,16 +213,19 @@ async def _run_plain(spec: LaunchSpec, options: LaunchOptions, session: WatchSes
             except asyncio.TimeoutError:
                 printer.note(
                     f"v{launch.run.attempt} (pid {launch.run.shown_pid}) still runs after the failure; stop its group"
-                    f" with `kill -INT -- -{launch.run.pgid}`", "left_running", pid=launch.run.pid,
+                    f" with `kill -INT -- -{launch.run.pgid}`", "left_running", pid=launch.run.shown_pid,
                     attempt=launch.run.attempt, name=spec.name,
                 )
+        printer.launch_survivors()  # its main process gone, its ranks may still run: last of all
         status = verdict.exit_status
         return status
-    except asyncio.CancelledError:
+    except asyncio.CancelledError as cancelled:
+        status = ending_status(cancelled)  # (--json's last object: the status the process ends with)
         printer.left_running()
         raise
     finally:
-        consumer.cancel()
+        if consumer is not None:
+            consumer.cancel()
         printer.drain()
         printer.exit(status, launch.verdict_now or launch.verdict())
         await launch.close()

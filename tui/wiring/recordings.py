@@ -51,7 +51,7 @@ def static_session(path: str | os.PathLike[str], *, upto: float | None = None, t
     live; for screenshots and snapshot tests (deterministic), not for watching.
     """
     from tui.core.events import GpuSample, GpuUnavailable, LogChunk, LogRestart, LogTruncated
-    from tui.sources.replay import gpu_from_row, load, record_bytes
+    from tui.sources.replay import gap_of, gpu_from_row, load, record_bytes
 
     recording = load(path)
     header = recording.header
@@ -74,6 +74,8 @@ def static_session(path: str | os.PathLike[str], *, upto: float | None = None, t
             session.handle(LogRestart(host, str(record["restart"])))
         elif "truncate" in record:
             session.handle(LogTruncated(host, int(record["truncate"]), int(record.get("lines", 0))))
+        elif "gap" in record:
+            session.handle(gap_of(host, record))
         elif "gpu" in record:
             session.handle(GpuSample(host, now[0], tuple(gpu_from_row(r) for r in record["gpu"]),
                                      simulated=bool(record.get("sim"))))
@@ -107,15 +109,18 @@ def _play_plain(replay: Any, recorded: str, stall_limits: StallLimits | None = N
     from tui.present.plain import PlainPresenter
     from tui.wiring.watch import log_session, remembered
 
-    async def drain() -> None:
-        async for _ in replay.events():
-            pass
+    from tui.core.events import LogGap
+
+    async def drain(session: WatchSession) -> None:
+        async for event in replay.events():
+            if isinstance(event, LogGap):  # what the live watch said was lost, said in its place
+                session.handle(event)
 
     async def main() -> int:
-        feeder = asyncio.create_task(drain())
         # the replay plays the GPU samples back itself: no GPU of this machine's is polled
         options = WatchOptions(log=str(replay.log_path), stall_limits=stall_limits, gpus=GpuOptions(kind="none"))
         session = log_session(options, live=False, scrollback=10)  # (its writer is the replay)
+        feeder = asyncio.create_task(drain(session))
         remembered(session)  # (its writes finish as the presenter stops the session)
         try:
             plain = PlainPresenter(ClusterSession.of_one(session), title=f"watching {recorded} (replayed)",
@@ -139,7 +144,7 @@ async def record(
     or SIGHUP; the outcome. ``status(session)`` is called every ``status_every`` seconds."""
     import signal
 
-    from tui.core.events import GpuSample, GpuUnavailable, LogChunk, LogRestart, LogTruncated
+    from tui.core.events import GpuSample, GpuUnavailable, LogChunk, LogGap, LogRestart, LogTruncated
     from tui.core.state import FAILED, READY
     from tui.sources.factory import log_tailer
     from tui.sources.factory import make_gpu_source
@@ -150,6 +155,7 @@ async def record(
         LogChunk: [lambda e: writer.log(e.at, e.data)],
         LogRestart: [lambda e: writer.restart(time.time(), e.reason)],
         LogTruncated: [lambda e: writer.truncate(time.time(), e.size, e.lines)],
+        LogGap: [lambda e: writer.gap(time.time(), e)],
         GpuSample: [lambda e: writer.gpu(e.at, e.gpus, e.simulated)],
         GpuUnavailable: [lambda e: writer.gpu_unavailable(time.time(), e.reason)],
     }

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import signal
+from collections.abc import Coroutine
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any
 
-from tui.core.errors import UsageError
+from tui.core.errors import Terminated, UsageError, interruption
 from tui.core.options import MetricsOptions, WatchOptions
 from tui.session import SessionInfo, WatchSession
 
 if TYPE_CHECKING:
     from tui.history.watched import WatchedStartups
+
+ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)  # a scheduler's stop, a terminal gone: each ends a run as Ctrl-C does
+ENDING_WORDS = tuple(signum.name for signum in ENDING_SIGNALS)
 
 
 def load_profile(server: str | None) -> Any:
@@ -37,6 +42,48 @@ def serving_metrics(metrics: MetricsOptions, watched: Any, labels: dict[str, str
 # ---------------------------------------------------------------- watch
 
 
+def stoppable(main: Coroutine[Any, Any, int]) -> int:
+    """``asyncio.run(main)``, which SIGTERM and SIGHUP end as Ctrl-C does: the main task is cancelled
+    (what it says on its way out — the verdict so far, what keeps running — it says), then
+    :class:`Terminated` (a KeyboardInterrupt) is raised for the caller's Ctrl-C ending, with the
+    signal's exit status (128 + the signal)."""
+
+    async def guarded() -> int:
+        task = asyncio.current_task()
+        assert task is not None
+        loop = asyncio.get_running_loop()
+        received: list[signal.Signals] = []
+
+        def on_signal(signum: signal.Signals) -> None:
+            received.append(signum)
+            task.cancel(signum.name)  # (what is cancelled can say what ended it: ``ended_by``)
+
+        for signum in ENDING_SIGNALS:
+            loop.add_signal_handler(signum, on_signal, signum)
+        try:
+            return await main
+        except asyncio.CancelledError:
+            if received:
+                raise Terminated(received[0].name, 128 + received[0]) from None
+            raise
+        finally:
+            for signum in ENDING_SIGNALS:
+                loop.remove_signal_handler(signum)
+
+    return asyncio.run(guarded())
+
+
+def ended_by(cancelled: asyncio.CancelledError) -> str:
+    """What cancelled the main task, in words: SIGTERM or SIGHUP (``stoppable``), else Ctrl-C."""
+    return next((word for word in ENDING_WORDS if word in cancelled.args), "Ctrl-C")
+
+
+def ending_status(cancelled: asyncio.CancelledError) -> int:
+    """The exit status the process ends with when ``cancelled``: 128 + the signal (Ctrl-C's 130)."""
+    word = ended_by(cancelled)
+    return 130 if word == "Ctrl-C" else 128 + signal.Signals[word]
+
+
 def log_session(options: WatchOptions, *, live: bool = True, scrollback: int = 100_000) -> WatchSession:
     """The session of `watch LOG`: its tailer (local, or over SSH with ``--host``), GPUs, ``--health``
     and ``--smoke``; ``live``: the server behind the log is looked for (not a replay's: its writer is
@@ -56,7 +103,7 @@ def log_session(options: WatchOptions, *, live: bool = True, scrollback: int = 1
     if options.health:
         session.probe_health(options.health, options.host)
     if options.smoke:
-        session.want_smoke(options.host)
+        session.want_smoke(options.host, options.smoke_timeout)
     return session
 
 
@@ -113,7 +160,6 @@ def watch_plain(options: WatchOptions, *, json: bool = False) -> int:
             return await presenter.run()
 
     try:
-        return asyncio.run(served())
-    except KeyboardInterrupt:
-        presenter.interrupted()  # the verdict so far, as a last line: Ctrl-C is how many watches end
-        return 130
+        return stoppable(served())
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM: the verdict so far, as a last line
+        return presenter.interrupted(*interruption(exc))

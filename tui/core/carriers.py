@@ -1,0 +1,67 @@
+"""What the tool that carried a log puts in front of each of the server's lines, read past.
+
+A log saved from ``srun -l``, ``docker compose logs``/``up``, ``docker logs -t`` or ``kubectl logs
+--prefix`` holds the server's lines behind a label of the carrier's; the server's headers (and so
+its detection, phases and times) are matched on what follows. The label names a task, a service or
+a pod, never the server's rank, so it is dropped, as ``srun -l``'s task number always was. The
+shapes come from the carriers' own sources:
+
+- ``srun -l``: the task number and ``": "``, right-aligned when there are ten tasks or more
+  (``0: ``, `` 3: ``);
+- docker compose: the container's name without the project, left-aligned to the widest name, then
+  ``" | "`` — v1 (Python) ``name.ljust(width) + ' | '``, so ``sglang_1 | ``; v2 (Go)
+  ``"%-{widest+1}s | "``, so ``vllm-1  | ``; a service's containers are named ``service_N`` (v1) or
+  ``service-N`` (v2), or whatever its ``container_name`` says (``mysglang  | ``): a name with no
+  ``-N`` / ``_N`` is read as a label only with v2's padding (at least two spaces before the bar,
+  as ``widest+1`` always gives), so a line of the server's own that holds ``" | "`` is not cut;
+- ``kubectl logs --prefix``: ``[pod/NAME/CONTAINER] ``;
+- ``--timestamps`` adds the RFC 3339 time and a space after the label: compose's with nine
+  fraction digits always (Go's ``RFC3339NanoFixed``), kubectl's with trailing zeros dropped, and
+  no fraction on a whole second (``RFC3339Nano``); ``docker logs -t`` puts the fixed one alone at the line's start.
+
+A time that begins a tracing record of the server's own (the time, the padded level, the target and
+``": "``: TGI's ``2026-…Z  INFO text_generation_launcher: ``) is its header, never a carrier's.
+"""
+
+from __future__ import annotations
+
+import re
+
+_STAMP = r"\d{{4}}-\d\d-\d\dT\d\d:\d\d:\d\d{fraction}(?:Z|[+-]\d\d:\d\d) (?! *(?:TRACE|DEBUG|INFO|WARN|ERROR) +[\w:.-]+: )"
+_FIXED = _STAMP.format(fraction=r"\.\d{9}")  # Go's RFC3339NanoFixed
+_NANO = _STAMP.format(fraction=r"(?:\.\d{1,9})?")  # Go's RFC3339Nano: no fraction at all on a whole second
+_SRUN = r" {0,4}\d{1,5}: "
+_COMPOSE = r"(?P<service>[A-Za-z0-9][\w.-]*?(?:[-_]\d+ +| {2,}))\| "
+_KUBECTL = r"\[pod/[^/\]\s]+/[^\]\s]*\] "
+
+#: A carrier's label at a line's start (``match``): its end is where the server's own line begins.
+LABEL = re.compile(
+    f"{_SRUN}|{_COMPOSE}(?:{_FIXED})?|{_KUBECTL}(?:{_NANO})?|{_FIXED}"
+)
+#: How a line with a label can begin (an srun task number, a time); a pod's starts ``[pod/``, a
+#: compose label is told by its ``"| "`` within ``_COMPOSE_WIDTH`` characters.
+_STARTS = frozenset(" 0123456789")
+_COMPOSE_WIDTH = 80
+
+
+def may_have_label(text: str) -> bool:
+    """A cheap first test for ``LABEL`` (most lines of a flood fail it): False where it cannot match."""
+    return text[:1] in _STARTS or text.startswith("[pod/") or text.find("| ", 0, _COMPOSE_WIDTH) > 0
+
+
+def service(text: str) -> str | None:
+    """The docker compose container whose label begins ``text`` (``vllm-1  | …`` → ``vllm-1``), else None."""
+    if not may_have_label(text):
+        return None
+    match = LABEL.match(text)
+    if match is None or match.group("service") is None:
+        return None
+    return match.group("service").rstrip()
+
+
+def label_end(text: str) -> int:
+    """Where the server's own line begins in ``text``: past a carrier's label, else 0."""
+    if not may_have_label(text):
+        return 0
+    match = LABEL.match(text)
+    return 0 if match is None else match.end()
