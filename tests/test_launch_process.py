@@ -46,7 +46,7 @@ def live(pids) -> list[int]:
     return [p for p in pids if is_alive(p)]
 
 
-async def test_sigkill_with_a_silent_log_is_reported_with_the_signal_within_a_second(tmp_path):
+async def test_sigkill_with_a_silent_log_is_reported_with_the_signal_promptly(tmp_path):
     rec = Recorder()
     runner = LocalRunner(rec)
     log, pid_file = attempt_paths(tmp_path, "sim", 1)
@@ -61,9 +61,9 @@ async def test_sigkill_with_a_silent_log_is_reported_with_the_signal_within_a_se
     # the log holds no error text: it simply stops inside the weight-loading bar
     text = log.read_text()
     assert "Loading safetensors checkpoint shards:  50%" in text and "Error" not in text
-    # noticed within one second of the death: the kernel's exit time is in /proc no more, so
+    # noticed promptly after the death: the kernel's exit time is in /proc no more, so
     # compare with the log's last write (the process dies right after it)
-    assert seen_at - os.stat(log).st_mtime < 1.0
+    assert seen_at - os.stat(log).st_mtime < 3.0  # ~0 s: the exit is reaped, not polled; the bound is load's slack
     assert not run.alive and run.status.signal == signal.SIGKILL
 
 
@@ -175,7 +175,7 @@ async def test_wait_pids_gone_wakes_on_exit_not_on_a_timer(tmp_path):
     proc = await asyncio.create_subprocess_exec(sys.executable, "-c", "import time; time.sleep(0.3)")
     t0 = time.monotonic()
     assert await wait_pids_gone(lambda: [proc.pid] if is_alive(proc.pid) else [], 10.0)
-    assert time.monotonic() - t0 < 2.0
+    assert time.monotonic() - t0 < 5.0  # (a timer would wait the full 10 s)
     await proc.wait()
     assert not await wait_pids_gone(lambda: [os.getpid()], 0.2)  # we do not go away
 

