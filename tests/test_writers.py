@@ -345,3 +345,43 @@ def test_a_long_command_keeps_its_script_and_flags_its_long_paths_give_way():
     assert describe(short) == f"pid 8 ({venv} -m sglang.launch_server --model-path /models/x)"  # fits: whole
     endless = ServerProcess(9, 1, "python", "python -m x " + "--flag value " * 30, 1.0, "main")
     assert len(describe(endless)) == len("pid 9 ()") + 120 and describe(endless).endswith("…)")
+
+
+def test_with_inotify_watching_a_quiet_log_the_proc_scan_is_only_a_safety_net(tmp_path):
+    """Issue 35: eight quiet local logs each scanned every 5 s cost half a watch's CPU at rest. While
+    inotify watches the directory and the file, an open (or a new file at the path) asks for the scan;
+    the timer's own scan waits a minute. Where inotify cannot watch, the timer is all there is: 5 s."""
+    from tui.sources.follow import Inotify
+
+    log = tmp_path / "server.log"
+    log.write_bytes(b"written by someone long gone\n")
+    inotify = Inotify(True)
+    watched, polled = procscan.Discovery(str(log), inotify), procscan.Discovery(str(log))
+    try:
+        now = time.monotonic()
+        for discovery in (watched, polled):
+            assert [item[0] for item in discovery.tick(now)] == ["none"]
+        assert watched.timeout(now) == procscan.WATCHED_SCAN and not watched.scan_wanted(now + procscan.SLOW_SCAN)
+        assert polled.timeout(now) == procscan.SLOW_SCAN and polled.scan_wanted(now + procscan.SLOW_SCAN)
+        holder = subprocess.Popen(["sh", "-c", 'exec sleep 60 >>"$0"', str(log)])
+        try:
+            deadline = time.monotonic() + 10
+            while not watched.due:  # the open, through inotify, without waiting for the timer
+                assert time.monotonic() < deadline, "the open never woke the discovery"
+                select_readable(watched.fd, deadline - time.monotonic())
+                watched.wakeup()
+            assert watched.timeout(time.monotonic()) <= procscan.MIN_RESCAN  # (scans are spaced: as the source does)
+            time.sleep(watched.timeout(time.monotonic()))
+            found = watched.tick(time.monotonic())
+            assert [item[0] for item in found] == ["found"] and found[0][3] == holder.pid
+        finally:
+            holder.kill()
+            holder.wait()
+    finally:
+        inotify.close()
+
+
+def select_readable(fd: int, timeout: float) -> None:
+    import select
+
+    select.select([fd], [], [], max(0.0, timeout))

@@ -417,8 +417,13 @@ NETWORK_FS = ("nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "lustre", "gpfs", "c
 RUNTIMES = ("dockerd", "containerd", "containerd-shim", "containerd-shim-runc-v2", "conmon", "podman", "crio")
 #: Looking at known pids: often enough to notice a death within a second.
 CHECK_EVERY = 0.5
-#: With no writer known, a full scan this often (inotify IN_OPEN usually comes first).
+#: With no writer known, a full scan this often where inotify cannot watch the log.
 SLOW_SCAN = 5.0
+#: ... and where it does: a writer can only come by opening the log (IN_OPEN), creating or
+#: renaming it at the path (the directory's events) or inheriting a known writer's descriptor
+#: (its tree is followed), so the scan is a safety net. Each scan reads every process's fds:
+#: 8 quiet local logs scanned every 5 s cost half of a watch's CPU at rest (issue 35).
+WATCHED_SCAN = 60.0
 #: Full scans at most this often, however many opens and closes inotify reports (the
 #: spacing doubles, up to MAX_RESCAN, while scans find nothing new).
 MIN_RESCAN, MAX_RESCAN = 0.5, 2.0
@@ -456,7 +461,7 @@ class Discovery:
     ended (status: its wait status when it could be read, else None);
     ``("none", reason, detail)`` no writer can be named (reason: a ``NoWriterReason`` value),
     once per reason. The full /proc scan runs only when the writer set is unknown (every
-    ``SLOW_SCAN`` s) or has changed: inotify reports an open or a close-after-write of the
+    :attr:`slow_scan` s) or has changed: inotify reports an open or a close-after-write of the
     log (``fd`` is that inotify descriptor; call :meth:`wakeup` when it is readable).
     """
 
@@ -514,12 +519,19 @@ class Discovery:
         if self.due:
             waits.append(self.last_scan + self.spacing - now)
         elif not self.tree.procs:
-            waits.append(self.last_scan + SLOW_SCAN - now)
-        return max(0.0, min(waits)) if waits else SLOW_SCAN
+            waits.append(self.last_scan + self.slow_scan - now)
+        return max(0.0, min(waits)) if waits else self.slow_scan
+
+    @property
+    def slow_scan(self) -> float:
+        """Seconds between full scans while no writer is known: long while inotify watches both
+        the directory and the file at the path (``WATCHED_SCAN``), short where it cannot."""
+        watched = self.dir_wd >= 0 and (self.ident is None or self.file_wd >= 0)
+        return WATCHED_SCAN if watched else SLOW_SCAN
 
     def scan_wanted(self, now: float) -> bool:
         """Whether the next tick runs a full /proc scan (callers run that one off their loop)."""
-        return self.due or (not self.tree.procs and now - self.last_scan >= SLOW_SCAN)
+        return self.due or (not self.tree.procs and now - self.last_scan >= self.slow_scan)
 
     def tick(self, now: float) -> "list[Report]":
         self.last_tick = now
