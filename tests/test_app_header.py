@@ -58,7 +58,7 @@ async def test_a_quiet_logs_timeline_moves_with_a_repaint_not_a_relayout():
         now[0] += 5.0
         assert session.quiet_for() is not None
         timeline = app.query_one(PhaseTimeline)
-        timeline._tick()
+        timeline.second()
         assert timeline._repaint_required
         assert not timeline._layout_required and not app.screen._layout_required
         await pilot.pause()

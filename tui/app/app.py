@@ -152,6 +152,9 @@ class WatchtowerApp(App[int]):
         #: The panels follow the node the verdict names (the one in trouble) until the operator picks one (``o``).
         self.node_chosen = False
         self._changes = Changes()  # what the nodes changed since the app last drew (``NodesChanged``)
+        self._gpus_due = False  # the shown node sampled its GPUs: drawn on the next second
+        #: What else moves with time alone (a launch's stop countdown): drawn on the app's second.
+        self.every_second: list[Callable[[], object]] = []
         self.session = session
         if self.no_color:  # NO_COLOR (read by Textual): bold, reverse and glyphs carry the meaning
             palettes = {name: monochrome(palette) for name, palette in palettes.items()}
@@ -216,7 +219,7 @@ class WatchtowerApp(App[int]):
         if not self.nodes.single:  # (one log: no node to switch to, no node rows to tick)
             self.screen.add_class("-nodes")
             self.add_key("next_node", self.action_next_node)
-            self.set_interval(1.0, self._sync_nodes)  # quiet times move on while nothing arrives
+        self.set_interval(1.0, self.second)
         self._follow_nodes(self.nodes)
         try:  # SIGTERM (`timeout`, a job scheduler, `kill`) ends the dashboard as q does: the terminal given back
             asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, self._terminated)
@@ -280,9 +283,28 @@ class WatchtowerApp(App[int]):
 
     def _sync_nodes(self) -> None:
         """The barrier and node rows from the nodes as judged now (once for both)."""
-        statuses = self.nodes.statuses()
-        for panel in self.query(ClusterPanel):
-            panel.sync(statuses)
+        panels = self.query(ClusterPanel)
+        if panels:  # (one log has none)
+            statuses = self.nodes.statuses()
+            for panel in panels:
+                panel.sync(statuses)
+
+    def second(self) -> None:
+        """The screen's one clock. What moves with time alone — the header's elapsed time, a silence
+        growing on the timeline, the nodes' quiet times, a launch's stop countdown — and the shown
+        node's GPU samples (each node samples on its own second) are drawn together, one frame a
+        second at rest; a clock per widget drew up to six (issue 35)."""
+        if not self.query(KeyBar):  # (the app is closing)
+            return
+        self.query_one(VerdictHeader).refresh()
+        self.query_one(PhaseTimeline).second()
+        self._sync_nodes()
+        if self._gpus_due:
+            self._gpus_due = False
+            self.query_one(GpuPanel).refresh(layout=True)
+            self.query_one(KeyBar).refresh()  # (k follows the GPUs' holders)
+        for tick in self.every_second:
+            tick()
 
     def select_node(self, name: str) -> None:
         """Show ``name``'s own panels (the header keeps the attempt's verdict)."""
@@ -339,8 +361,9 @@ class WatchtowerApp(App[int]):
             self.log_view.sync()
         if "process" in topics:
             self.query_one(ProcessTree).sync()
-        if topics & {"state", "process", "gpu", "job"}:
-            # the keys that matter follow the verdict, the GPUs' holders and a Slurm job's state (x while it runs)
+        if topics & {"state", "process", "job"}:
+            # the keys that matter follow the verdict and a Slurm job's state (x while it runs); the
+            # GPUs' holders (k) follow the GPU panel, on the second
             self.query_one(KeyBar).refresh()
         # Not for new lines alone: the header's verdict is pushed (on_verdict) and its clock ticks on its own.
         if topics & {"state", "connection", "process"}:
@@ -352,7 +375,7 @@ class WatchtowerApp(App[int]):
             self.query_one(RankGrid).refresh(layout=True)
             self.query_one(StartupsPanel).sync()
         if "gpu" in topics:
-            self.query_one(GpuPanel).refresh(layout=True)
+            self._gpus_due = True
 
     def on_verdict(self, change: VerdictChanged) -> None:
         """The judging stage decided a new verdict (or hints): the header draws it, the footer

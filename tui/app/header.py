@@ -64,9 +64,6 @@ class VerdictHeader(Widget):
         #: The hints last drawn under a FAILED verdict (the F key applies the first one's fix).
         self.hints: list[Diagnosis] = []
 
-    def on_mount(self) -> None:
-        self.set_interval(1.0, self.refresh)  # the elapsed clock
-
     def render(self) -> Text:
         palette = self.app.palette  # type: ignore[attr-defined]
         session = self.session

@@ -49,9 +49,6 @@ class LaunchLine(Static):
         self.message = ""
         self.where = ""  # where the attempt runs, said once it started: shown while nothing else is
 
-    def on_mount(self) -> None:
-        self.set_interval(1.0, self.refresh)  # the stop countdown
-
     def say(self, message: str) -> None:
         self.message = message
         self.refresh()
@@ -192,6 +189,7 @@ class LaunchApp(WatchtowerApp):
         self.add_key("checks", self.key_checks)
         self.add_key("kill_holders", self.key_kill_holders)
         self.add_key("apply_fix", self.key_fix)
+        self.every_second.append(self.launch_line.refresh)  # the stop countdown
         self._busy = False  # a launch, stop or relaunch is under way: keys that start another wait
 
     def on_mount(self) -> None:

@@ -137,8 +137,11 @@ class ClusterPanel(Static):
         """Draw from ``statuses`` (the nodes as the cluster judged them once for every panel)."""
         text = self.text(statuses, self.size.width or 100, self.app.palette)  # type: ignore[attr-defined]
         if text != self._shown:
+            # a quiet time ticking changes the words, not the rows: a repaint of this panel, not a
+            # relayout of the screen (which repaints every panel, once a second at rest: issue 35)
+            same_rows = self._shown is not None and len(self._shown.split()) == len(text.split())
             self._shown = text
-            self.update(text)
+            self.update(text, layout=not same_rows)
 
 
 class BarrierPanel(ClusterPanel):

@@ -264,13 +264,11 @@ class PhaseTimeline(Widget):
         super().__init__(**kwargs)
         self.session = session
 
-    def on_mount(self) -> None:
-        self.set_interval(1.0, self._tick)
-
-    def _tick(self) -> None:
-        """A growing silence moves the bars and the axis: a repaint of this panel alone. Its rows
-        follow the state (``_draw`` relayouts on a state change), never the clock: a relayout here
-        would redraw the whole screen every second at rest (issue 37, item 5)."""
+    def second(self) -> None:
+        """The app's clock (``WatchtowerApp.second``): a growing silence moves the bars and the
+        axis, a repaint of this panel alone. Its rows follow the state (``_draw`` relayouts on a state
+        change), never the clock: a relayout here would redraw the whole screen every second at rest
+        (issue 37, item 5)."""
         if self.session.quiet_for() is not None:
             self.refresh()
 
