@@ -404,6 +404,50 @@ CASES += [  # every other hint in hints.toml: (hint, must fire, look-alike, the 
      "['Qwen3ForCausalLM'] failed to be inspected. Please check the logs for more details.\n",
      vllm() + V + "ValueError: Model architectures ['Qwen9ForCausalLM'] are not supported for now.\n",
      "unsupported-architecture"),
+    # a model class that failed to import is called "not supported" too: the import error has the hint
+    ("unsupported-architecture (not where an import failed)",
+     vllm() + V + "ValueError: Model architectures ['Qwen9ForCausalLM'] are not supported for now.\n",
+     vllm() + V + "ImportError: /x/flash_attn_2_cuda.so: undefined symbol: _ZN3c104cuda9SetDeviceEi\n" + V
+     + "ValueError: Model architectures ['Qwen2ForCausalLM'] are not supported for now.\n", "undefined-symbol"),
+    # pasted without any header: the old registry's plain list names the log vLLM's
+    ("unsupported-architecture (a pasted line alone)",
+     "ValueError: Model architectures ['Qwen9ForCausalLM'] are not supported for now. Supported architectures: "
+     "['LlamaForCausalLM', 'Qwen2ForCausalLM']\n",
+     "ValueError: Model architectures ['Qwen2ForCausalLM'] are not supported for now. Supported architectures: "
+     "['LlamaForCausalLM', 'Qwen2ForCausalLM']\n", None),
+    ("ggml-legacy-file",
+     "gguf_init_from_file: invalid magic number 67676d66\nerror loading model: llama_model_loader: failed to load "
+     "model from /models/old.bin\n",
+     # some other file given to -m (here a safetensors shard): not a GGML one, no conversion helps
+     "gguf_init_from_file: invalid magic number 00000000\nerror loading model: llama_model_loader: failed to load "
+     "model from /models/model.safetensors\n", "gguf-not-a-file"),
+    ("tgi-shm-sigbus",
+     "2024-02-01T10:00:00.000000Z  INFO text_generation_launcher: Args { model_id: \"m\", num_shard: Some(2) }\n"
+     "2024-02-01T10:00:09.000000Z ERROR shard-manager: text_generation_launcher: Shard process was signaled to "
+     "shutdown with signal 7 rank=1\nError: ShardCannotStart\n",
+     # SIGKILL (the kernel's OOM killer, a limit) is no shared-memory matter
+     "2024-02-01T10:00:00.000000Z  INFO text_generation_launcher: Args { model_id: \"m\", num_shard: Some(2) }\n"
+     "2024-02-01T10:00:09.000000Z ERROR shard-manager: text_generation_launcher: Shard process was signaled to "
+     "shutdown with signal 9 rank=1\nError: ShardCannotStart\n", None),
+    ("tgi-shm-sigbus (the launcher's words pasted alone)",
+     "Error: Download process was signaled to shutdown with signal 7\n",
+     "Error: Download process was signaled to shutdown with signal 11\n", None),
+    ("nccl-system-error",
+     vllm("model='/models/m', tensor_parallel_size=2") + V + "torch.distributed.DistBackendError: NCCL error in: "
+     "/x/NCCLUtils.hpp:317, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5\n",
+     # the WARN line names the failed call (here the peer's socket): its own hint says what to do
+     vllm("model='/models/m', tensor_parallel_size=2") + "n1:1234:1300 [0] misc/socket.cc:484 NCCL WARN "
+     "socketStartConnect: Connect to 10.0.0.2<40123> failed : Connection refused\n" + V
+     + "torch.distributed.DistBackendError: NCCL error in: /x/NCCLUtils.hpp:317, unhandled system error (run with "
+     "NCCL_DEBUG=INFO for details), NCCL version 2.21.5\n", "nccl-warn-connect"),
+    # vLLM's configuration checks pasted alone (a wrapper's log, pydantic's own line): named vLLM by them
+    ("batched-tokens-below-model-len (pydantic's line pasted alone)",
+     "  Value error, max_num_batched_tokens (4096) is smaller than max_model_len (32768). This effectively limits "
+     "the maximum sequence length to max_num_batched_tokens and makes vLLM reject longer sequences.\n",
+     "  Value error, max_num_seqs (0) must be greater than 0.\n", None),
+    ("heads-not-divisible-by-tp (a pasted line alone)",
+     "ValueError: Total number of attention heads (40) must be divisible by tensor parallel size (6).\n",
+     "ValueError: Total number of attention heads (40) must be greater than 0.\n", None),
     ("unrecognized-argument",
      "usage: vllm serve [model_tag] [options]\nvllm serve: error: unrecognized arguments: --disable-log-requests\n",
      "usage: vllm serve [model_tag] [options]\nvllm serve: error: too few arguments\n", None),
