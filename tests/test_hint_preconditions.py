@@ -201,6 +201,8 @@ LLAMA_OOM = ("ggml_backend_cuda_buffer_type_alloc_buffer: allocating 9000.00 MiB
              "alloc_tensor_range: failed to allocate CUDA0 buffer of size 9437184000\n")
 LLAMA_CONTEXT_OOM = (LLAMA_OOM + "llama_init_from_model: failed to initialize the context: failed to allocate buffer "
                      "for kv cache\ncommon_init_from_params: failed to create context with model '/models/q'\n")
+CACHE_FAIL = ("Compiling model again due to a load failure from /root/.cache/vllm/torch_compile_cache/"
+              "torch_aot_compile/ab12/rank_0_0/model, reason: {reason}\n")
 PYDANTIC = ("Traceback (most recent call last):\n  File \"/x/vllm/engine/arg_utils.py\", line 1, in create_engine_config\n"
             "    scheduler_config = SchedulerConfig(\npydantic_core._pydantic_core.ValidationError: 1 validation error "
             "for SchedulerConfig\n{field}\n  {error}\n    For further information visit https://errors.pydantic.dev\n")
@@ -498,6 +500,21 @@ CASES += [  # every other hint in hints.toml: (hint, must fire, look-alike, the 
      sglang() + SW + "WARNING: Entering DeepGEMM JIT Pre-Compile session. It may take a long time (typically 10-20 "
      "mins) if you have not run `sglang.compile_deep_gemm`.\n",
      sglang() + SW + "WARNING: DeepGEMM is disabled on this GPU.\n", None),
+    ("compile-cache-source-changed", vllm() + VW + CACHE_FAIL.format(reason="Source code has changed since the last "
+                                                                    "compilation."),
+     vllm() + VW + CACHE_FAIL.format(reason="Compile cache file corrupted."), "compile-cache-corrupted"),
+    ("compile-cache-corrupted", vllm() + VW + CACHE_FAIL.format(reason="Compile cache file corrupted."),
+     vllm() + VW + CACHE_FAIL.format(reason="Source code has changed since the last compilation."),
+     "compile-cache-source-changed"),
+    ("compile-cache-read-only", vllm() + VW + CACHE_FAIL.format(reason="[Errno 30] Read-only file system: "
+                                                               "'/cache/vllm/torch_compile_cache/ab12/.x.tmp'"),
+     vllm() + VW + CACHE_FAIL.format(reason="[Errno 13] Permission denied: '/cache/vllm/x'"),
+     "compile-cache-load-failed"),
+    ("compile-cache-load-failed", vllm() + VW + CACHE_FAIL.format(reason="'NoneType' object has no attribute "
+                                                                 "'finalize_loading'"),
+     # the cached compile loaded: nothing to say
+     vllm() + "INFO 08-14 11:00:40 [caching.py:1] Directly load AOT compilation from path "
+     "/root/.cache/vllm/torch_compile_cache/torch_aot_compile/ab12/rank_0_0/model\n", None),
     ("torch-compile", vllm() + VW + "torch.compile takes 2222.5 s in total\n",
      sglang() + SW + "WARNING: torch.compile takes 222.5 s in total\n", "torch-compile-any"),
     ("torch-compile-any", sglang() + SW + "WARNING: torch.compile takes 222.5 s in total\n",
