@@ -450,6 +450,33 @@ CASES += [  # every other hint in hints.toml: (hint, must fire, look-alike, the 
     ("heads-not-divisible-by-tp (a pasted line alone)",
      "ValueError: Total number of attention heads (40) must be divisible by tensor parallel size (6).\n",
      "ValueError: Total number of attention heads (40) must be greater than 0.\n", None),
+    ("hub-offline-mode",
+     vllm() + V + "huggingface_hub.errors.OfflineModeIsEnabled: Cannot reach https://huggingface.co/api/models/org/m: "
+     "offline mode is enabled. To disable it, please unset the `HF_HUB_OFFLINE` environment variable.\n",
+     # no offline mode: the Hub could not be reached at all
+     vllm() + V + HUB + "\n", "hub-unreachable"),
+    ("libcuda-link",
+     vllm() + "INFO 08-14 11:00:40 [backends.py:1] Dynamo bytecode transform time: 9.10 s\n"
+     "/usr/bin/ld: cannot find -lcuda: No such file or directory\ncollect2: error: ld returned 1 exit status\n"
+     + V + "EngineCore failed to start.\n" + V + "torch._inductor.exc.InductorError: CalledProcessError: Command "
+     "'['/usr/bin/gcc', '/tmp/x/main.c', '-lcuda']' returned non-zero exit status 1.\n",
+     # another library the link step lacks: not the driver's
+     vllm() + "/usr/bin/ld: cannot find -lcudart: No such file or directory\ncollect2: error: ld returned 1 exit "
+     "status\n" + V + "EngineCore failed to start.\n" + V + "torch._inductor.exc.InductorError: CalledProcessError: "
+     "Command '['/usr/bin/gcc', '/tmp/x/main.c', '-lcudart']' returned non-zero exit status 1.\n", None),
+    ("linker-missing",
+     vllm() + "collect2: fatal error: cannot find 'ld'\ncompilation terminated.\n" + V + "EngineCore failed to "
+     "start.\n" + V + "RuntimeError: Engine core initialization failed. See root cause above.\n",
+     # the linker is there and failed on something else: its own message says what
+     vllm() + "collect2: error: ld returned 1 exit status\n" + V + "EngineCore failed to start.\n" + V
+     + "RuntimeError: Engine core initialization failed. See root cause above.\n", "engine-core-wrapper"),
+    ("tgi-sharded-needs-flash",
+     "2024-02-01T10:00:00.000000Z  INFO text_generation_launcher: Args { model_id: \"m\", num_shard: Some(2) }\n"
+     "2024-02-01T10:00:05.000000Z  WARN text_generation_launcher: Could not import Flash Attention enabled models: "
+     "GPU with CUDA capability 7 0 is not supported\nNotImplementedError: Sharded Llama requires Flash Attention "
+     "enabled models.\n",
+     "2024-02-01T10:00:00.000000Z  INFO text_generation_launcher: Args { model_id: \"m\", num_shard: Some(2) }\n"
+     "NotImplementedError: Llama does not support this quantization.\n", None),
     ("unrecognized-argument",
      "usage: vllm serve [model_tag] [options]\nvllm serve: error: unrecognized arguments: --disable-log-requests\n",
      "usage: vllm serve [model_tag] [options]\nvllm serve: error: too few arguments\n", None),
