@@ -477,6 +477,22 @@ CASES += [  # every other hint in hints.toml: (hint, must fire, look-alike, the 
      "enabled models.\n",
      "2024-02-01T10:00:00.000000Z  INFO text_generation_launcher: Args { model_id: \"m\", num_shard: Some(2) }\n"
      "NotImplementedError: Llama does not support this quantization.\n", None),
+    ("tgi-weight-missing",
+     "2024-02-01T10:00:00.000000Z  INFO text_generation_launcher: Args { model_id: \"m\", num_shard: Some(1) }\n"
+     "RuntimeError: weight model.layers.0.mlp.gate_proj.weight does not exist\n",
+     "2024-02-01T10:00:00.000000Z  INFO text_generation_launcher: Args { model_id: \"m\", num_shard: Some(1) }\n"
+     "RuntimeError: weights file model-00001-of-00002.safetensors is truncated\n", None),
+    # a traceback with Windows paths names the log vLLM's too
+    ("ray-gpus-short (a Windows traceback)",
+     "Traceback (most recent call last):\n  File \"C:\\env\\Lib\\site-packages\\vllm\\executor\\ray_utils.py\", "
+     "line 265, in initialize_ray_cluster\n    raise ValueError(\nValueError: The number of required GPUs exceeds the "
+     "total number of available GPUs in the placement group.\n",
+     "Traceback (most recent call last):\n  File \"C:\\env\\Lib\\site-packages\\vllm\\executor\\ray_utils.py\", "
+     "line 265, in initialize_ray_cluster\n    raise ValueError(\nValueError: Ray is not installed.\n", None),
+    ("quantization-mismatch (vLLM's older words, no backticks)",
+     vllm() + V + "ValueError: Quantization method specified in the model config (marlin) does not match the "
+     "quantization method specified in the quantization argument (gptq).\n",
+     vllm() + V + "ValueError: Unknown quantization method: marlin2. Must be one of ['awq', 'gptq', 'marlin'].\n", None),
     ("unrecognized-argument",
      "usage: vllm serve [model_tag] [options]\nvllm serve: error: unrecognized arguments: --disable-log-requests\n",
      "usage: vllm serve [model_tag] [options]\nvllm serve: error: too few arguments\n", None),
