@@ -201,6 +201,8 @@ LLAMA_OOM = ("ggml_backend_cuda_buffer_type_alloc_buffer: allocating 9000.00 MiB
              "alloc_tensor_range: failed to allocate CUDA0 buffer of size 9437184000\n")
 LLAMA_CONTEXT_OOM = (LLAMA_OOM + "llama_init_from_model: failed to initialize the context: failed to allocate buffer "
                      "for kv cache\ncommon_init_from_params: failed to create context with model '/models/q'\n")
+CACHE_FAIL = ("Compiling model again due to a load failure from /root/.cache/vllm/torch_compile_cache/"
+              "torch_aot_compile/ab12/rank_0_0/model, reason: {reason}\n")
 PYDANTIC = ("Traceback (most recent call last):\n  File \"/x/vllm/engine/arg_utils.py\", line 1, in create_engine_config\n"
             "    scheduler_config = SchedulerConfig(\npydantic_core._pydantic_core.ValidationError: 1 validation error "
             "for SchedulerConfig\n{field}\n  {error}\n    For further information visit https://errors.pydantic.dev\n")
@@ -404,6 +406,93 @@ CASES += [  # every other hint in hints.toml: (hint, must fire, look-alike, the 
      "['Qwen3ForCausalLM'] failed to be inspected. Please check the logs for more details.\n",
      vllm() + V + "ValueError: Model architectures ['Qwen9ForCausalLM'] are not supported for now.\n",
      "unsupported-architecture"),
+    # a model class that failed to import is called "not supported" too: the import error has the hint
+    ("unsupported-architecture (not where an import failed)",
+     vllm() + V + "ValueError: Model architectures ['Qwen9ForCausalLM'] are not supported for now.\n",
+     vllm() + V + "ImportError: /x/flash_attn_2_cuda.so: undefined symbol: _ZN3c104cuda9SetDeviceEi\n" + V
+     + "ValueError: Model architectures ['Qwen2ForCausalLM'] are not supported for now.\n", "undefined-symbol"),
+    # pasted without any header: the old registry's plain list names the log vLLM's
+    ("unsupported-architecture (a pasted line alone)",
+     "ValueError: Model architectures ['Qwen9ForCausalLM'] are not supported for now. Supported architectures: "
+     "['LlamaForCausalLM', 'Qwen2ForCausalLM']\n",
+     "ValueError: Model architectures ['Qwen2ForCausalLM'] are not supported for now. Supported architectures: "
+     "['LlamaForCausalLM', 'Qwen2ForCausalLM']\n", None),
+    ("ggml-legacy-file",
+     "gguf_init_from_file: invalid magic number 67676d66\nerror loading model: llama_model_loader: failed to load "
+     "model from /models/old.bin\n",
+     # some other file given to -m (here a safetensors shard): not a GGML one, no conversion helps
+     "gguf_init_from_file: invalid magic number 00000000\nerror loading model: llama_model_loader: failed to load "
+     "model from /models/model.safetensors\n", "gguf-not-a-file"),
+    ("tgi-shm-sigbus",
+     "2024-02-01T10:00:00.000000Z  INFO text_generation_launcher: Args { model_id: \"m\", num_shard: Some(2) }\n"
+     "2024-02-01T10:00:09.000000Z ERROR shard-manager: text_generation_launcher: Shard process was signaled to "
+     "shutdown with signal 7 rank=1\nError: ShardCannotStart\n",
+     # SIGKILL (the kernel's OOM killer, a limit) is no shared-memory matter
+     "2024-02-01T10:00:00.000000Z  INFO text_generation_launcher: Args { model_id: \"m\", num_shard: Some(2) }\n"
+     "2024-02-01T10:00:09.000000Z ERROR shard-manager: text_generation_launcher: Shard process was signaled to "
+     "shutdown with signal 9 rank=1\nError: ShardCannotStart\n", None),
+    ("tgi-shm-sigbus (the launcher's words pasted alone)",
+     "Error: Download process was signaled to shutdown with signal 7\n",
+     "Error: Download process was signaled to shutdown with signal 11\n", None),
+    ("nccl-system-error",
+     vllm("model='/models/m', tensor_parallel_size=2") + V + "torch.distributed.DistBackendError: NCCL error in: "
+     "/x/NCCLUtils.hpp:317, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5\n",
+     # the WARN line names the failed call (here the peer's socket): its own hint says what to do
+     vllm("model='/models/m', tensor_parallel_size=2") + "n1:1234:1300 [0] misc/socket.cc:484 NCCL WARN "
+     "socketStartConnect: Connect to 10.0.0.2<40123> failed : Connection refused\n" + V
+     + "torch.distributed.DistBackendError: NCCL error in: /x/NCCLUtils.hpp:317, unhandled system error (run with "
+     "NCCL_DEBUG=INFO for details), NCCL version 2.21.5\n", "nccl-warn-connect"),
+    # vLLM's configuration checks pasted alone (a wrapper's log, pydantic's own line): named vLLM by them
+    ("batched-tokens-below-model-len (pydantic's line pasted alone)",
+     "  Value error, max_num_batched_tokens (4096) is smaller than max_model_len (32768). This effectively limits "
+     "the maximum sequence length to max_num_batched_tokens and makes vLLM reject longer sequences.\n",
+     "  Value error, max_num_seqs (0) must be greater than 0.\n", None),
+    ("heads-not-divisible-by-tp (a pasted line alone)",
+     "ValueError: Total number of attention heads (40) must be divisible by tensor parallel size (6).\n",
+     "ValueError: Total number of attention heads (40) must be greater than 0.\n", None),
+    ("hub-offline-mode",
+     vllm() + V + "huggingface_hub.errors.OfflineModeIsEnabled: Cannot reach https://huggingface.co/api/models/org/m: "
+     "offline mode is enabled. To disable it, please unset the `HF_HUB_OFFLINE` environment variable.\n",
+     # no offline mode: the Hub could not be reached at all
+     vllm() + V + HUB + "\n", "hub-unreachable"),
+    ("libcuda-link",
+     vllm() + "INFO 08-14 11:00:40 [backends.py:1] Dynamo bytecode transform time: 9.10 s\n"
+     "/usr/bin/ld: cannot find -lcuda: No such file or directory\ncollect2: error: ld returned 1 exit status\n"
+     + V + "EngineCore failed to start.\n" + V + "torch._inductor.exc.InductorError: CalledProcessError: Command "
+     "'['/usr/bin/gcc', '/tmp/x/main.c', '-lcuda']' returned non-zero exit status 1.\n",
+     # another library the link step lacks: not the driver's
+     vllm() + "/usr/bin/ld: cannot find -lcudart: No such file or directory\ncollect2: error: ld returned 1 exit "
+     "status\n" + V + "EngineCore failed to start.\n" + V + "torch._inductor.exc.InductorError: CalledProcessError: "
+     "Command '['/usr/bin/gcc', '/tmp/x/main.c', '-lcudart']' returned non-zero exit status 1.\n", None),
+    ("linker-missing",
+     vllm() + "collect2: fatal error: cannot find 'ld'\ncompilation terminated.\n" + V + "EngineCore failed to "
+     "start.\n" + V + "RuntimeError: Engine core initialization failed. See root cause above.\n",
+     # the linker is there and failed on something else: its own message says what
+     vllm() + "collect2: error: ld returned 1 exit status\n" + V + "EngineCore failed to start.\n" + V
+     + "RuntimeError: Engine core initialization failed. See root cause above.\n", "engine-core-wrapper"),
+    ("tgi-sharded-needs-flash",
+     "2024-02-01T10:00:00.000000Z  INFO text_generation_launcher: Args { model_id: \"m\", num_shard: Some(2) }\n"
+     "2024-02-01T10:00:05.000000Z  WARN text_generation_launcher: Could not import Flash Attention enabled models: "
+     "GPU with CUDA capability 7 0 is not supported\nNotImplementedError: Sharded Llama requires Flash Attention "
+     "enabled models.\n",
+     "2024-02-01T10:00:00.000000Z  INFO text_generation_launcher: Args { model_id: \"m\", num_shard: Some(2) }\n"
+     "NotImplementedError: Llama does not support this quantization.\n", None),
+    ("tgi-weight-missing",
+     "2024-02-01T10:00:00.000000Z  INFO text_generation_launcher: Args { model_id: \"m\", num_shard: Some(1) }\n"
+     "RuntimeError: weight model.layers.0.mlp.gate_proj.weight does not exist\n",
+     "2024-02-01T10:00:00.000000Z  INFO text_generation_launcher: Args { model_id: \"m\", num_shard: Some(1) }\n"
+     "RuntimeError: weights file model-00001-of-00002.safetensors is truncated\n", None),
+    # a traceback with Windows paths names the log vLLM's too
+    ("ray-gpus-short (a Windows traceback)",
+     "Traceback (most recent call last):\n  File \"C:\\env\\Lib\\site-packages\\vllm\\executor\\ray_utils.py\", "
+     "line 265, in initialize_ray_cluster\n    raise ValueError(\nValueError: The number of required GPUs exceeds the "
+     "total number of available GPUs in the placement group.\n",
+     "Traceback (most recent call last):\n  File \"C:\\env\\Lib\\site-packages\\vllm\\executor\\ray_utils.py\", "
+     "line 265, in initialize_ray_cluster\n    raise ValueError(\nValueError: Ray is not installed.\n", None),
+    ("quantization-mismatch (vLLM's older words, no backticks)",
+     vllm() + V + "ValueError: Quantization method specified in the model config (marlin) does not match the "
+     "quantization method specified in the quantization argument (gptq).\n",
+     vllm() + V + "ValueError: Unknown quantization method: marlin2. Must be one of ['awq', 'gptq', 'marlin'].\n", None),
     ("unrecognized-argument",
      "usage: vllm serve [model_tag] [options]\nvllm serve: error: unrecognized arguments: --disable-log-requests\n",
      "usage: vllm serve [model_tag] [options]\nvllm serve: error: too few arguments\n", None),
@@ -454,6 +543,21 @@ CASES += [  # every other hint in hints.toml: (hint, must fire, look-alike, the 
      sglang() + SW + "WARNING: Entering DeepGEMM JIT Pre-Compile session. It may take a long time (typically 10-20 "
      "mins) if you have not run `sglang.compile_deep_gemm`.\n",
      sglang() + SW + "WARNING: DeepGEMM is disabled on this GPU.\n", None),
+    ("compile-cache-source-changed", vllm() + VW + CACHE_FAIL.format(reason="Source code has changed since the last "
+                                                                    "compilation."),
+     vllm() + VW + CACHE_FAIL.format(reason="Compile cache file corrupted."), "compile-cache-corrupted"),
+    ("compile-cache-corrupted", vllm() + VW + CACHE_FAIL.format(reason="Compile cache file corrupted."),
+     vllm() + VW + CACHE_FAIL.format(reason="Source code has changed since the last compilation."),
+     "compile-cache-source-changed"),
+    ("compile-cache-read-only", vllm() + VW + CACHE_FAIL.format(reason="[Errno 30] Read-only file system: "
+                                                               "'/cache/vllm/torch_compile_cache/ab12/.x.tmp'"),
+     vllm() + VW + CACHE_FAIL.format(reason="[Errno 13] Permission denied: '/cache/vllm/x'"),
+     "compile-cache-load-failed"),
+    ("compile-cache-load-failed", vllm() + VW + CACHE_FAIL.format(reason="'NoneType' object has no attribute "
+                                                                 "'finalize_loading'"),
+     # the cached compile loaded: nothing to say
+     vllm() + "INFO 08-14 11:00:40 [caching.py:1] Directly load AOT compilation from path "
+     "/root/.cache/vllm/torch_compile_cache/torch_aot_compile/ab12/rank_0_0/model\n", None),
     ("torch-compile", vllm() + VW + "torch.compile takes 2222.5 s in total\n",
      sglang() + SW + "WARNING: torch.compile takes 222.5 s in total\n", "torch-compile-any"),
     ("torch-compile-any", sglang() + SW + "WARNING: torch.compile takes 222.5 s in total\n",
