@@ -20,7 +20,7 @@ import shlex
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from functools import partial
-from typing import Any
+from typing import Any, ClassVar
 
 from tui.core import cluster as core
 from tui.core.events import ConnectionState, SlurmJobState
@@ -226,7 +226,13 @@ JobHearer = Callable[[JobEvent], None]
 
 
 class ClusterSession:
-    """Nodes in, one attempt out. ``subscribe``, then ``start()`` inside a running loop."""
+    """Nodes in, one attempt out. ``subscribe``, then ``start()`` inside a running loop.
+
+    A single log is the variant :class:`OneLog` (``of_one``): what differs for it is overridden
+    there, not branched on here."""
+
+    #: A single log (:class:`OneLog`): presenters show no node names, barrier or node rows for it.
+    single: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -241,8 +247,6 @@ class ClusterSession:
         self.clock = clock
         self.specs: dict[str, NodeSpec] = {}
         self.nodes: dict[str, WatchSession] = {}
-        #: A single log, a cluster of one (``of_one``): its verdict, log and deadline are its node's own.
-        self.single = False
         self.attempt = 1  # which attempt of a launch it follows (each node's header says it)
         self.merged = MergedScrollback(self.nodes)  # the log across the nodes, by timestamp
         self.job: SlurmJobState | None = None
@@ -283,27 +287,20 @@ class ClusterSession:
         for spec in nodes or []:
             self.add_node(spec)
 
-    @classmethod
-    def of_one(cls, session: WatchSession, name: str = "local") -> ClusterSession:
-        """A single log watched as a node set of one: the one stack for 1..N nodes. Its verdict is
-        its node's own (the node's judging stage, which a launch takes over), its log the node's."""
-        spec = NodeSpec(name, session.info.log_path or "", None if session.info.host == "localhost" else session.info.host)
-        one = cls(make_session=lambda _spec: session)
-        one.single = True
-        one.attempt = session.info.attempt  # (the node keeps its own attempt: a launch's retries move it on)
-        one.judging = session.judging
-        one.add_node(spec)
-        return one
+    @staticmethod
+    def of_one(session: WatchSession, name: str = "local") -> OneLog:
+        """A single log watched as a node set of one: the one stack for 1..N nodes (:class:`OneLog`)."""
+        return OneLog(session, name)
 
     @property
     def scrollback(self) -> Scrollback | MergedScrollback:
-        """The log the dashboard shows: one node's own, or every node's merged (``MergedScrollback``)."""
-        return next(iter(self.nodes.values())).scrollback if self.single else self.merged
+        """The log the dashboard shows: every node's, merged (``MergedScrollback``)."""
+        return self.merged
 
     @property
     def only(self) -> WatchSession | None:
         """The node of a single log (None for a node set, even one of a single node so far)."""
-        return next(iter(self.nodes.values())) if self.single else None
+        return None
 
     # ---------------------------------------------------------------- nodes
 
@@ -357,11 +354,6 @@ class ClusterSession:
     def start(self) -> None:
         self._started = True
         self.started_at = self.clock()
-        if (one := self.only) is not None:  # its node judges itself, and keeps the --timeout deadline
-            if self.timeout is not None:
-                one.timeout = self.timeout
-            one.start()
-            return
         for session in self.nodes.values():
             session.start()
         if self._job_source is not None:
@@ -554,11 +546,7 @@ class ClusterSession:
                 return Verdict(STARTING_KIND, f"{death}: {reading} before judging")
             if session.state.outcome != FAILED:  # (the end of the log may have held the cause)
                 return Verdict(DEAD, death)
-        if not self.single:  # (a single log's process is told by its own launch: ``Launch._tell_process``)
-            # a job that runs, or a launch of ours: its processes live until their runner, srun or the
-            # job's end says not (a failed node's task that srun saw end is not "still running")
-            alive = self.processes_known and node.name not in self.task_deaths
-            session.launched_as(ProcessStatus(alive=True) if alive else None, since=self.started_at)
+        self._tell_process(node.name, session)
         verdict = session.verdict()  # its writers (discovery), GPUs, silence and limits: as `watch` judges one node
         if role == core.WORKER and serving is not None and verdict.kind in (STARTING_KIND, LOADING, STALLED):
             passed = core.worker_done(node, serving)
@@ -708,9 +696,19 @@ class ClusterSession:
             ready = weighed
         return ready
 
+    def _tell_process(self, name: str, session: WatchSession) -> None:
+        """A job that runs, or a launch of ours: its processes live until their runner, srun or the
+        job's end says not (a failed node's task that srun saw end is not "still running")."""
+        alive = self.processes_known and name not in self.task_deaths
+        session.launched_as(ProcessStatus(alive=True) if alive else None, since=self.started_at)
+
+    def verdict_node(self, verdict: Verdict) -> WatchSession | None:
+        """The node a verdict is about."""
+        return self.nodes.get(verdict.node or "")
+
     def first_error(self, verdict: Verdict) -> str | None:
         """The root cause the verdict's node logged, for the history."""
-        node = self.only or self.nodes.get(verdict.node or "")
+        node = self.verdict_node(verdict)
         state = node.state if node is not None else None
         error = state.first_error if state is not None else None
         return error.title if error is not None else None
@@ -733,14 +731,14 @@ class ClusterSession:
             session.flush()
 
     def _node_update(self, name: str, update: Update) -> None:
-        if "log" in update.topics and not self.single:  # (a single log is shown from its node's own scrollback: no merged copy)
+        if "log" in update.topics:
             self.merged.pull()
         self._notify(name, update)
 
     def _notify(self, node: str | None, update: Update) -> None:
-        # every node's updates of one turn judged once (a single log's stage is its node's, judged on the node's turn);
-        # a GPU sample alone waits for the tick (each node samples on its own second: judged once a second, not N times)
-        if self.judging.subscribed and not self._judge_due and not self.single and not update.samples_only:
+        if self._judges_updates(update):
+            # every node's updates of one turn judged once; a GPU sample alone waits for the tick (each
+            # node samples on its own second: judged once a second, not N times)
             self._judge_due = True
             try:
                 asyncio.get_running_loop().call_soon(self._evaluate_now)
@@ -749,9 +747,55 @@ class ClusterSession:
         for callback in list(self._subscribers):
             callback(node, update)
 
+    def _judges_updates(self, update: Update) -> bool:
+        return self.judging.subscribed and not self._judge_due and not update.samples_only
+
     def _evaluate_now(self) -> None:
         self._judge_due = False
         self.judging.evaluate()
+
+
+class OneLog(ClusterSession):
+    """A single log as a node set of one. Its verdict is its node's own (the node's judging stage,
+    which a launch takes over: it tells the node its process, ``Launch._tell_process``), so is its
+    ``--timeout`` deadline, and its log is the node's scrollback (no merged copy is kept)."""
+
+    single = True
+
+    def __init__(self, session: WatchSession, name: str = "local") -> None:
+        super().__init__(make_session=lambda _spec: session)
+        self.attempt = session.info.attempt  # (the node keeps its own attempt: a launch's retries move it on)
+        self.judging = session.judging
+        self.node = session
+        host = None if session.info.host == "localhost" else session.info.host
+        self.add_node(NodeSpec(name, session.info.log_path or "", host))
+
+    @property
+    def scrollback(self) -> Scrollback:
+        return self.node.scrollback
+
+    @property
+    def only(self) -> WatchSession:
+        return self.node
+
+    def start(self) -> None:
+        self._started = True
+        self.started_at = self.clock()
+        if self.timeout is not None:
+            self.node.timeout = self.timeout
+        self.node.start()
+
+    def _tell_process(self, name: str, session: WatchSession) -> None:
+        pass  # (its launch tells its node)
+
+    def verdict_node(self, verdict: Verdict) -> WatchSession:
+        return self.node
+
+    def _node_update(self, name: str, update: Update) -> None:
+        self._notify(name, update)
+
+    def _judges_updates(self, update: Update) -> bool:
+        return False  # (its judging stage is its node's, judged on the node's own turn)
 
 
 def default_session(spec: NodeSpec, *, profile: Profile | None = None, from_end: bool = False, gpu_interval: float = 1.0,
