@@ -64,6 +64,22 @@ async def test_a_quiet_logs_timeline_moves_with_a_repaint_not_a_relayout():
         await pilot.pause()
 
 
+async def test_a_long_title_gives_way_to_the_clock_at_80_columns():
+    """Seen by hand on the real llama.cpp at 80×24: ``run: NAME`` with the server's host and the
+    attempt left no room for the elapsed time; the title now gives way (its head kept), not the clock."""
+    from tests.app_support import make_app
+
+    now, session = loading_session()
+    session.info.title = "run: llamacpp_server_with_a_long_name_for_the_demo"
+    app = make_app(session)
+    async with app.run_test(size=(80, 24)) as pilot:
+        now[0] += 5.0
+        app.refresh_all()
+        await pilot.pause()
+        header = screen_text(app).splitlines()[0]
+        assert "run: llamacpp_server" in header and "…" in header and "elapsed 0:06" in header, header
+
+
 def test_a_long_log_path_gives_way_to_the_clock_keeping_its_file_name():
     from tui.app.header import path_tail
 

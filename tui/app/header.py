@@ -39,6 +39,13 @@ def path_tail(path: str, room: int) -> str:
     return "…/" + tail[tail.index("/") + 1:]
 
 
+def title_head(title: str, room: int) -> str:
+    """``title`` ("run: NAME", "simulated demo · …") in at most ``room`` characters (never under
+    ``PATH_LEAST``): whole if it fits, else its beginning and ``…``."""
+    room = max(room, PATH_LEAST)
+    return title if len(title) <= room else title[:room - 1] + "…"
+
+
 class VerdictHeader(Widget):
     """Two lines: the source (server, host, log, attempt, elapsed, connection), then the verdict;
     a third under FAILED with the hint for a known failure (why, and the fix the F key applies), or
@@ -82,10 +89,10 @@ class VerdictHeader(Widget):
             f"startup {session.state.attempt} in this log" if session.state.attempt > 1 else "",
             f"elapsed {clock(elapsed, '—')}" if (elapsed := (self.elapsed or session.startup_elapsed)()) is not None else "",
         ]
-        if not info.title:  # a long log path gives way (its tail kept), so that the attempt and its clock are seen
-            # (a title — "simulated demo · …", "run: NAME" — is said whole)
-            rest = len(top) + sum(len(f) + 3 for i, f in enumerate(fields) if f and i != 2)
-            fields[2] = path_tail(fields[2], width - rest)
+        # a long log path or title gives way (a path's tail kept, a title's head), so that the attempt and
+        # its clock are seen on a narrow terminal
+        rest = len(top) + sum(len(f) + 3 for i, f in enumerate(fields) if f and i != 2)
+        fields[2] = path_tail(fields[2], width - rest) if not info.title else title_head(fields[2], width - rest)
         top.append(" · ".join(f for f in fields if f), palette.style("dim"))
         connection = session.connection
         if connection is not None:
