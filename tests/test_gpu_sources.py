@@ -296,12 +296,28 @@ async def test_smi_lost_gpu_marks_that_gpu_only(fake_smi, monkeypatch):
     assert all(g.error is None for g in gpus)
 
 
-async def test_smi_missing_command(tmp_path, monkeypatch):
+async def test_smi_missing_command_is_said_once_not_retried(tmp_path, monkeypatch):
+    """No nvidia-smi: no driver, which retrying cannot fix (said once, as NVML's missing library is)."""
     monkeypatch.setenv("PATH", str(tmp_path))
-    got = await collect(SmiSource("localhost", 0.05, initial_backoff=0.05), lambda got: len(got) == 3)
-    assert [e.reason for e in got] == [
-        f"nvidia-smi not found on PATH (retrying in {delay} s)" for delay in (0.05, 0.1, 0.2)  # backoff grows
-    ]
+    got = await collect(SmiSource("localhost", 0.05, initial_backoff=0.05), lambda got: False)
+    assert [e.reason for e in got] == ["nvidia-smi not found on PATH: no NVIDIA driver on this machine"]
+
+
+async def test_a_remote_host_without_nvidia_smi_is_said_once_not_retried():
+    """Seen by hand over the loopback sshd: ``bash: nvidia-smi: command not found`` (status 127) was
+    shown as a failure 'retrying in 16 s', forever. A dropped command (another status) still retries."""
+    from tui.sources.ssh import RemoteCommandError
+
+    def lines_exiting(status):
+        async def lines(argv):
+            raise RemoteCommandError("nvidia-smi", status, "bash: line 1: nvidia-smi: command not found")
+            yield ""  # (an async generator)
+        return lines
+
+    got = await collect(SmiSource("gpu-a", 0.05, command_lines=lines_exiting(127), initial_backoff=0.01), lambda got: False)
+    assert [e.reason for e in got] == ["nvidia-smi not found on gpu-a: no NVIDIA driver there"]
+    got = await collect(SmiSource("gpu-a", 0.05, command_lines=lines_exiting(9), initial_backoff=0.01), lambda got: len(got) == 2)
+    assert all("failed with status 9" in e.reason and "retrying in" in e.reason for e in got)
 
 
 async def test_local_lines_kills_the_command_when_closed(tmp_path):

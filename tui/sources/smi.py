@@ -31,7 +31,7 @@ from dataclasses import replace
 from tui.core.events import GpuInfo, GpuProcess, GpuSample, GpuUnavailable
 from tui.sources.gpu import CommandLines, GpuEvent, GpuSource
 from tui.sources.nvml import MISMATCH
-from tui.sources.ssh import SshError
+from tui.sources.ssh import RemoteCommandError, SshError
 
 GPU_FIELDS = (
     "index",
@@ -215,6 +215,14 @@ class SmiError(Exception):
     """nvidia-smi could not run or stopped; ``str()`` is one line."""
 
 
+class SmiMissing(SmiError):
+    """No nvidia-smi to run (no NVIDIA driver on the host): retrying cannot make one appear."""
+
+
+#: The shell's exit status for a command it cannot find (a remote ``nvidia-smi`` that is not there).
+NOT_FOUND = 127
+
+
 async def local_lines(argv: Sequence[str]) -> AsyncGenerator[str, None]:
     """Lines of a local command (a :data:`CommandLines`); the process dies with the iterator."""
     try:
@@ -227,7 +235,7 @@ async def local_lines(argv: Sequence[str]) -> AsyncGenerator[str, None]:
             start_new_session=True,  # its own process group: a wrapper script dies with its children
         )
     except FileNotFoundError:
-        raise SmiError(f"{argv[0]} not found on PATH") from None
+        raise SmiMissing(f"{argv[0]} not found on PATH: no NVIDIA driver on this machine") from None
     except OSError as exc:
         raise SmiError(f"cannot run {argv[0]}: {exc.strerror or exc}") from None
     stderr: list[str] = []
@@ -305,6 +313,14 @@ class SmiSource(GpuSource):
             except SshError as exc:
                 if exc.permanent:  # host key, known_hosts, authentication: a setting to fix, not to retry
                     yield GpuUnavailable(self.host, _reason(exc))
+                    return
+                reason = _reason(exc)
+            except SmiMissing as exc:  # said once, as NVML's missing library is: no retry loop
+                yield GpuUnavailable(self.host, _reason(exc))
+                return
+            except RemoteCommandError as exc:
+                if exc.status == NOT_FOUND:
+                    yield GpuUnavailable(self.host, f"nvidia-smi not found on {self.host}: no NVIDIA driver there")
                     return
                 reason = _reason(exc)
             except Exception as exc:  # the line source failed: SSH lost, command missing, ...
