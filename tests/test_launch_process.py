@@ -85,7 +85,7 @@ async def test_stop_takes_the_whole_group_down_escalating_from_sigint(tmp_path):
         os.killpg(run.pgid, 0)  # ESRCH: no process of the group is left, zombies included
     steps = [e.signal for _, e in rec.of(ProcessStopping)]
     assert steps == [signal.SIGINT, signal.SIGTERM, signal.SIGKILL]  # it ignored the first two
-    assert 0.6 <= took < 3.0
+    assert 0.6 <= took < 5.0  # the grace periods were kept, and it did not wait out after_kill (5 s)
     (_, exited), = rec.of(ProcessExited)
     assert exited.signal == signal.SIGKILL and exited.detail == "stopped (SIGKILL after the grace period)"
     assert run.status.stopped_by_user

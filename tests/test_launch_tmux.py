@@ -80,7 +80,17 @@ def test_the_dashboard_rings_and_retitles_too(tmp_path):
             time.sleep(0.1)
         assert info.rstrip("\n").split("|") == ["✗ sim v1 dead", "1"]
         tmux(socket, "send-keys", "-t", "t:1", "q")  # nothing is left running: q quits at once
-        assert subprocess.run(["tmux", "-L", socket, "wait-for", "done"], timeout=30).returncode == 0
+        done = subprocess.Popen(["tmux", "-L", socket, "wait-for", "done"])
+        deadline, answered = time.monotonic() + 30, False
+        while done.poll() is None:
+            assert time.monotonic() < deadline, "q never quit"
+            # (under load a rank of the killed server may still be on its way out as q comes: the
+            # dashboard then asks about it, rightly; what this test is about is the bell and the title)
+            if not answered and "leave them running" in tmux(socket, "capture-pane", "-p", "-t", "t:1"):
+                tmux(socket, "send-keys", "-t", "t:1", "l")
+                answered = True
+            time.sleep(0.1)
+        assert done.returncode == 0
     finally:
         subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True)
 
