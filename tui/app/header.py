@@ -43,7 +43,7 @@ def title_head(title: str, room: int) -> str:
     """``title`` ("run: NAME", "simulated demo · …") in at most ``room`` characters (never under
     ``PATH_LEAST``): whole if it fits, else its beginning and ``…``."""
     room = max(room, PATH_LEAST)
-    return title if len(title) <= room else title[:room - 1] + "…"
+    return title if len(title) <= room else title[:room - 1].rstrip(" ·") + "…"
 
 
 class VerdictHeader(Widget):
