@@ -702,6 +702,13 @@ class ClusterSession:
         alive = self.processes_known and name not in self.task_deaths
         session.launched_as(ProcessStatus(alive=True) if alive else None, since=self.started_at)
 
+    def error_entries(self) -> list[LogEntry]:
+        """Each node's errors' exception lines in the merged log (``WatchSession.error_entries``)."""
+        merged = self.merged
+        found = (merged.find_line(error.end_line or error.line, name) or merged.find_line(error.line, name)
+                 for name, node in self.nodes.items() for error in node.state.errors)
+        return [entry for entry in found if entry is not None]
+
     def verdict_node(self, verdict: Verdict) -> WatchSession | None:
         """The node a verdict is about."""
         return self.nodes.get(verdict.node or "")
@@ -790,6 +797,9 @@ class OneLog(ClusterSession):
 
     def verdict_node(self, verdict: Verdict) -> WatchSession:
         return self.node
+
+    def error_entries(self) -> list[LogEntry]:
+        return self.node.error_entries()
 
     def _node_update(self, name: str, update: Update) -> None:
         self._notify(name, update)

@@ -324,7 +324,7 @@ class WatchtowerApp(App[int]):
     def action_next_node(self) -> None:
         """``o``: the log of every node → only the first node's → the next's → … → every node's."""
         nodes = self.nodes
-        if nodes.single or not nodes.nodes:  # (one log: ``o`` is bound, but there is no other node's log to show)
+        if not nodes.nodes:  # (a Slurm job's nodes not there yet; one log has no ``o``)
             return
         names = list(nodes.nodes)
         if self.node_filter is None:
@@ -464,20 +464,9 @@ class WatchtowerApp(App[int]):
     # ---------------------------------------------------------------- actions: log
 
     def _error_seqs(self) -> list[int]:
-        """The log view's position of each error's exception line — the last line of its block,
-        where a traceback says what was raised — (those still kept); every node's in the merged log."""
-        source = self.log_view.session
-        if source is self.nodes and not self.nodes.single:  # (one log: no merged copy is kept; its node's scrollback is shown)
-            merged = self.nodes.merged
-            found = [merged.find_line(error.end_line or error.line, name) or merged.find_line(error.line, name)
-                     for name, node in self.nodes.nodes.items() for error in node.state.errors]
-        else:
-            node = source.only if isinstance(source, ClusterSession) else source
-            assert node is not None
-            scrollback = node.scrollback
-            found = [scrollback.find_line(error.end_line or error.line) or scrollback.find_line(error.line)
-                     for error in node.state.errors]
-        return sorted({entry.seq for entry in found if entry is not None})
+        """The log view's position of each error's exception line (those still kept): one node's,
+        or every node's in the merged log."""
+        return sorted({entry.seq for entry in self.log_view.session.error_entries()})
 
     def _goto_error(self, forward: bool) -> None:
         seqs = self._error_seqs()

@@ -847,6 +847,14 @@ class WatchSession:
         self.smoke_request.reset()
         self._topics.add("log")
 
+    def error_entries(self) -> list[LogEntry]:
+        """Each error's exception line in the scrollback (the last line of its block, where a
+        traceback says what was raised; else its first), where still kept."""
+        scrollback = self.scrollback
+        found = (scrollback.find_line(error.end_line or error.line) or scrollback.find_line(error.line)
+                 for error in self.state.errors)
+        return [entry for entry in found if entry is not None]
+
     def block_text(self, error: Any, limit: int = BLOCK_LINES) -> BlockText:
         """Every line of ``error``'s block, or past ``limit`` lines its head and tail (``ErrorBlocks.text``)."""
         return self.blocks.text(error, self.log_file, self._stream_base, limit)
