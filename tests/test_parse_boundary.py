@@ -21,7 +21,7 @@ from tui.core.scan import Scanner
 from tui.core.state import READY
 from tui.core.tracker import StartupTracker
 from tui.cluster import ClusterSession
-from tui.present.plain import PlainPresenter
+from tui.present.plain import LogPresenter
 from tui.session import MARK, WatchSession
 from tui.sources.local import LocalTailer
 from tui.wiring.watch import log_session
@@ -119,7 +119,7 @@ async def test_watch_plain_prints_the_warning_and_reaches_ready(tmp_path, capsys
     log.write_bytes(START + b"[2026-02-22 23:38:59 TP0] Load weight BOOM\n" + READY_LINE)
     session = log_session(WatchOptions(log=str(log), timeout=30.0), scrollback=10)
     session.tracker = FailingTracker()
-    watch = PlainPresenter(ClusterSession.of_one(session), timeout=30.0)
+    watch = LogPresenter(ClusterSession.of_one(session), timeout=30.0)
     assert await asyncio.wait_for(watch.run(), 40) == 0
     out = capsys.readouterr().out
     assert "warning: line 2 could not be parsed (RuntimeError: injected fault)" in out

@@ -21,9 +21,9 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import Any, TextIO, assert_never
+from typing import Any, ClassVar, TextIO, assert_never
 
-from tui.cluster import ClusterSession, JobEvent
+from tui.cluster import ClusterSession, JobEvent, OneLog
 from tui.core.cluster import BarrierRow
 from tui.core.events import (
     CacheGrowth,
@@ -148,23 +148,23 @@ def barrier_lines(rows: list[BarrierRow], limit: int = 4) -> list[str]:
 
 
 class PlainPresenter:
-    """One line per event of 1..N nodes (``[node]`` first where there are several), and the
-    verdict; ``run`` follows a watch to its exit status. With ``launch`` (a single node's
-    ``tui.launch.controller.Launch``), the launch's events are printed too, under its own lines
-    (unstamped, masked), and the wiring drives it: ``consume`` (the same loop as ``run``'s),
-    ``final`` (set as the launch's verdict is final), ``exit``."""
+    """One line per event of 1..N nodes, and the verdict; ``run`` follows a watch to its exit
+    status. What differs between one log and a node set — the first line, what a pushed verdict
+    adds, the last verdict, the barrier — is its subtype's: :class:`LogPresenter` (one log, and a
+    launch's) and :class:`NodesPresenter` (``[node]`` before each line)."""
+
+    #: Each line led by its node (a node set: a Slurm job, Ray's, a cluster file's).
+    prefixed: ClassVar[bool] = False
 
     def __init__(
         self, cluster: ClusterSession, *, out: TextIO | None = None, json: bool = False, launch: Any = None,
-        title: str = "", timeout: float | None = None, echo: bool = False, ended: asyncio.Event | None = None,
+        title: str = "", timeout: float | None = None, echo: bool = False,
     ) -> None:
         self.cluster = cluster
-        self.one = cluster.only  # a single log's node (None for a node set)
         self.launch = launch
         self.out = out  # None: sys.stdout as it is when written to (a test's capture)
         self.title = title  # the first line's words (default: what is watched)
         self.timeout = timeout  # --timeout: a watch still starting after it ends with TIMEOUT (exit 3)
-        self.prefixed = not cluster.single  # several nodes (a Slurm job, Ray's): each line led by its node
         #: What happened to a log (a restart, a truncation, a gap, a move; waiting for it, its connection)
         #: gets a line of its own, a node's led by its name; a launch's log is its own (it says its restarts).
         self.notices = launch is None
@@ -182,17 +182,9 @@ class PlainPresenter:
         self.heard: Heard = asyncio.Queue()
         cluster.hear(self.heard_from, lines=echo)
         cluster.hear_job(partial(self.heard_from, None))  # a Slurm job's own: its state, its poller's connection
-        if launch is not None:  # the launch's events join its node's: everything in the order it happened
-            assert self.one is not None, "a launch's events are printed over its single node"
-            launch.subscribe(partial(self.heard_from, self.cluster_node))
-        #: When the watch is over, decided beside the verdict (a launch's: its verdict is final; the
-        #: wiring then ends it; a replay's once ``ended`` is set, nothing more being written). Pushed,
-        #: as the last thing heard.
-        self.ending = (WatchEnding(cluster.judging, launch_hold, pushes=launch.subscribe) if launch is not None
-                       else WatchEnding.of_log(self.one, timeout=timeout, played_out=ended, began=self.began)
-                       if self.one is not None
-                       else WatchEnding(cluster.judging, nodes_hold, timeout=timeout, close=cluster.flush, began=self.began))
-        self.ending.subscribe(partial(self.heard_from, None))
+        #: When the watch is over, decided beside the verdict (each subtype's own, ``ends_with``):
+        #: pushed, as the last thing heard.
+        self.ending: WatchEnding
         self.final = asyncio.Event()  # a launch's verdict became final
         self.progress_said: dict[str, tuple[float, Any]] = {}  # node -> (when, estimate) of its last progress line
         self.gpu_note: dict[str, str] = {}  # node -> why it has no GPU samples, once said
@@ -200,24 +192,38 @@ class PlainPresenter:
         self.waiting: dict[str, str] = {}  # node -> why its log is not there, as last said
         self.trouble: dict[str, str] = {}  # node of several -> what its connection's trouble is, as said
         self.file_notice: LogRestart | LogTruncated | LogMoved | LogGap | LogLimited | None = None  # the last log notice said
-        self.seen_kind = STARTING  # a launch: the kind of the last verdict printed
-        # a single log's watch
         self.said_reading: set[str] = set()  # nodes whose final log is being read to its end, said once
-        self.judged = STARTING  # the kind of the last quiet-log verdict printed
-        # several nodes
-        self.done_milestones: set[str] = set()
-        self.barrier_moved = False  # a node's update came: a milestone may have been passed by every rank
-        self.last_job: str | None = None
-        self.stalled: str | None = None  # the node the last "stalled?" line named
+        self.last_job: str | None = None  # the Slurm job's state, as last said
+
+    def ends_with(self, ending: WatchEnding) -> None:
+        self.ending = ending
+        ending.subscribe(partial(self.heard_from, None))
 
     def heard_from(self, node: str | None, what: SessionEvent | LaunchEvent | Update | WatchOver) -> None:
         self.heard.put_nowait((node, what))
 
-    @property
-    def session(self) -> WatchSession:
-        """A single log's session."""
-        assert self.one is not None
-        return self.one
+    # ------------------------------------------------------------ what differs: one log, a node set
+
+    def start_said(self) -> Said:
+        """The first line: what is watched."""
+        raise NotImplementedError
+
+    def watch_verdict(self, change: VerdictChanged) -> None:
+        """The verdict as the judging stage pushed it: what the end of the watch will not say."""
+        raise NotImplementedError
+
+    def final_verdict(self, over: WatchOver) -> int:
+        """The last verdict, with what explains it; the exit status."""
+        raise NotImplementedError
+
+    def follow_updates(self) -> None:
+        """Hear what the nodes' updates move (a node set's barrier); one log has none to hear."""
+
+    def updated(self, update: Update) -> None:
+        """A node's (or the Slurm job's) update was heard."""
+
+    def milestones(self) -> None:
+        """After each batch heard: a milestone every rank has now passed (a node set's)."""
 
     # ------------------------------------------------------------ output
 
@@ -280,7 +286,7 @@ class PlainPresenter:
         """One event of ``node``, in words."""
         match event:
             case VerdictChanged():
-                self.verdict_changed(event)
+                self.watch_verdict(event)
             case Note():
                 self.emit(Said("note", event.text))
             case AttemptStarted() | AttemptFinished() | AttemptExited() | AttemptRecorded():
@@ -368,11 +374,6 @@ class PlainPresenter:
         self.trouble[node] = event.detail or event.state
         return True
 
-    @property
-    def cluster_node(self) -> str:
-        """A single log's node (a launch's): the name its queue and words are kept under."""
-        return next(iter(self.cluster.nodes))
-
     def drain(self) -> None:
         """Say everything heard so far, in the order it happened (the end of the watch aside)."""
         heard = self.heard
@@ -387,9 +388,9 @@ class PlainPresenter:
         """One thing heard, in words: a node's event, or the node set's own."""
         match what:
             case VerdictChanged():
-                self.verdict_changed(what)
-            case Update():  # a node's or the Slurm job's: a barrier may have moved (not with a GPU sample alone)
-                self.barrier_moved = self.barrier_moved or not what.samples_only
+                self.watch_verdict(what)
+            case Update():  # a node's or the Slurm job's
+                self.updated(what)
             case SlurmJobState() | ConnectionState() if node is None:  # the Slurm job's own (``hear_job``)
                 self.job_event(what)
             case _ if node is None:
@@ -403,9 +404,7 @@ class PlainPresenter:
         now = time.monotonic()
         for name in self.cluster.nodes:
             self.samples_said(name, now, "" if self.launch is not None else "  ")
-        if self.barrier_moved:  # (only a node set's updates move it: a single log's are not subscribed to, ``run``)
-            self.barrier_moved = False
-            self.barrier_news()
+        self.milestones()
 
     def samples_said(self, node: str, now: float, indent: str = "  ") -> None:
         """What a node's samples say and its events do not: its weight load's progress (see
@@ -431,28 +430,13 @@ class PlainPresenter:
                 self.emit(Said("health", f"{health.url}: {clean(health.detail)}; not ready until it answers 200",
                                fields=fields), node)
 
-    def start_said(self) -> Said:
-        """The first line: what is watched."""
-        if self.one is not None:
-            profile = self.one.profile
-            log = self.one.info.log_path
-            host = self.cluster.specs[self.cluster_node].host
-            return Said("start", (self.title or f"watching {clean(log or '')}") + (f" (server: {profile.name})" if profile else ""),
-                        fields={"log": log, "host": host, "server": profile.name if profile else None})
-        specs = self.cluster.specs.values()
-        return Said("start", self.title or "watching " + ", ".join(
-            f"{s.name} ({s.host + ':' if s.host else ''}{s.log})" for s in specs), fields={
-                "nodes": [{"node": s.name, "host": s.host, "log": s.log} for s in specs]})
-
     # ------------------------------------------------------------ a watch
 
     async def run(self) -> int:
         """Follow the watch to its verdict; the exit status (``--json``'s last object says it)."""
         self.emit(self.start_said())
         cluster = self.cluster
-        # the nodes' updates (a barrier may have moved) and the Slurm job's events (a single log has no barrier, no job)
-        if not cluster.single:
-            cluster.subscribe(self.heard_from)
+        self.follow_updates()
         cluster.judging.subscribe(partial(self.heard_from, None))  # the verdict, as the judging stage pushes it
         cluster.start()  # primes the tracker first: the first marker finds the automata built
         self.ending.start()
@@ -501,7 +485,7 @@ class PlainPresenter:
         """The watch is over: what was heard before its end, then its last verdict; the exit status."""
         self.drain()
         self.looked()
-        status = self.final_one(over) if self.one is not None else self.final_nodes(over)
+        status = self.final_verdict(over)
         self.nodes_survivors()  # last of all
         return status
 
@@ -528,12 +512,85 @@ class PlainPresenter:
         self.flush()
         return status
 
-    # ------------------------------------------------------------ a single log
+    # ------------------------------------------------------------ both
+
+    def reading_rest(self, node: str, verdict: Verdict, reading: int | None) -> None:
+        """The writer (a node's task) is gone: its log is read to its end before judging, said once."""
+        if reading and node not in self.said_reading:
+            self.said_reading.add(node)
+            self.emit(Said("reading_rest", verdict.detail, fields={"bytes": reading}), node)
+
+    def survivors_said(self, node: str, host: str, left: Sequence[Survivor]) -> None:
+        """A dead server's processes that still run on ``host`` (its ranks, holding their GPUs;
+        nothing stops them once Watchtower has gone): named, with the command that stops them
+        there, last of all — ``node``'s, as writer discovery found them or a launch's group holds them."""
+        if not left:
+            return
+        pids = " ".join(str(s.pid) for s in left)
+        where = "" if host == "localhost" else f" on {host}"
+        self.emit(Said("survivors", f"{plural(len(left), 'of its processes', 'of its processes')} still run: "
+                       f"{', '.join(s.words for s in left)}; stop them{where}: kill {pids}",
+                       indent="  ", fields={"host": host, "stop": f"kill {pids}", "processes": [
+                           {"pid": s.pid, "rank": s.label, "command": s.process.command or s.process.title}
+                           for s in left]}),
+                  node, own=True)
+
+    def nodes_survivors(self) -> None:
+        """Each node's dead server's processes that still run (writer discovery's), under its name."""
+        for name, session in self.cluster.nodes.items():
+            self.survivors_said(name, session.info.host, session.writers.survivors)
+
+
+class LogPresenter(PlainPresenter):
+    """One log (a node set of one, :class:`tui.cluster.OneLog`). With ``launch`` (its
+    ``tui.launch.controller.Launch``), the launch's events are printed too, under its own lines
+    (unstamped, masked), and the wiring drives it: ``consume`` (the same loop as ``run``'s),
+    ``final`` (set as the launch's verdict is final), ``exit``."""
+
+    def __init__(self, cluster: OneLog, *, launch: Any = None, ended: asyncio.Event | None = None, **kwargs: Any) -> None:
+        super().__init__(cluster, launch=launch, **kwargs)
+        self.session = cluster.node
+        self.seen_kind = STARTING  # a launch: the kind of the last verdict printed
+        self.judged = STARTING  # the kind of the last quiet-log verdict printed
+        if launch is not None:  # the launch's events join its node's: everything in the order it happened
+            launch.subscribe(partial(self.heard_from, self.cluster_node))
+        # a launch's ends as its verdict is final (the wiring then ends it); a replay's once ``ended``
+        # is set, nothing more being written
+        self.ends_with(WatchEnding(cluster.judging, launch_hold, pushes=launch.subscribe) if launch is not None
+                       else WatchEnding.of_log(self.session, timeout=self.timeout, played_out=ended, began=self.began))
+
+    @property
+    def cluster_node(self) -> str:
+        """Its node's name (a launch's): the name its queue and words are kept under."""
+        return next(iter(self.cluster.nodes))
+
+    def start_said(self) -> Said:
+        session = self.session
+        profile, log = session.profile, session.info.log_path
+        host = self.cluster.specs[self.cluster_node].host
+        return Said("start", (self.title or f"watching {clean(log or '')}") + (f" (server: {profile.name})" if profile else ""),
+                    fields={"log": log, "host": host, "server": profile.name if profile else None})
+
+    def watch_verdict(self, change: VerdictChanged) -> None:
+        """A watch's: what its end will not say (``log_verdict``); a launch's: each new kind (and
+        loading ⇄ stalled?), with a failure's hints."""
+        if self.launch is None:
+            self.log_verdict(change.verdict)
+            return
+        verdict, previous = change.verdict, change.previous
+        if verdict.kind != self.seen_kind or verdict.kind in (LOADING, STALLED) and previous is not None and (
+            previous.kind != verdict.kind
+        ):
+            if verdict.kind in (FAILED, DEAD):
+                for hint in change.hints:  # as the judging stage diagnosed them, before the verdict
+                    self.emit(hint_said(hint), own=True)
+            self.emit(verdict_said(verdict, verdict.text), own=True)
+        self.seen_kind = verdict.kind
 
     def log_verdict(self, verdict: Verdict) -> None:
         """What a single log alone does not say, as its verdict is pushed while it is undecided:
         its process gone while its log is read to its end, loading or stalled? (said once as it
-        begins, and when the log moves again). Its end is said by :meth:`final_one`."""
+        begins, and when the log moves again). Its end is said by :meth:`final_verdict`."""
         session = self.session
         if verdict.final or session.state.outcome in (READY, STOPPED, FAILED):
             return
@@ -546,13 +603,8 @@ class PlainPresenter:
                 self.emit(verdict_said(verdict, "the log moves again"))
             self.judged = kind
 
-    def reading_rest(self, node: str, verdict: Verdict, reading: int | None) -> None:
-        """The writer (a node's task) is gone: its log is read to its end before judging, said once."""
-        if reading and node not in self.said_reading:
-            self.said_reading.add(node)
-            self.emit(Said("reading_rest", verdict.detail, fields={"bytes": reading}), node)
 
-    def final_one(self, over: WatchOver) -> int:
+    def final_verdict(self, over: WatchOver) -> int:
         """A single log's last verdict line, with what explains it; its exit status."""
         if over.why == "processes":  # the processes behind the log said it, after their last words
             final = over.change.verdict
@@ -646,26 +698,6 @@ class PlainPresenter:
             self.emit(Said("verdict", f"the log ended: still starting{where}{last}", fields={"verdict": "starting", **fields}))
         return status
 
-    def survivors_said(self, node: str, host: str, left: Sequence[Survivor]) -> None:
-        """A dead server's processes that still run on ``host`` (its ranks, holding their GPUs;
-        nothing stops them once Watchtower has gone): named, with the command that stops them
-        there, last of all — ``node``'s, as writer discovery found them or a launch's group holds them."""
-        if not left:
-            return
-        pids = " ".join(str(s.pid) for s in left)
-        where = "" if host == "localhost" else f" on {host}"
-        self.emit(Said("survivors", f"{plural(len(left), 'of its processes', 'of its processes')} still run: "
-                       f"{', '.join(s.words for s in left)}; stop them{where}: kill {pids}",
-                       indent="  ", fields={"host": host, "stop": f"kill {pids}", "processes": [
-                           {"pid": s.pid, "rank": s.label, "command": s.process.command or s.process.title}
-                           for s in left]}),
-                  node, own=True)
-
-    def nodes_survivors(self) -> None:
-        """Each node's dead server's processes that still run (writer discovery's), under its name."""
-        for name, session in self.cluster.nodes.items():
-            self.survivors_said(name, session.info.host, session.writers.survivors)
-
     def launch_survivors(self) -> None:
         """A launch's: the attempt's processes alive after its main process ended (its process group's)."""
         self.survivors_said(self.cluster_node, self.launch.spec.host or "localhost", self.launch.survivors())
@@ -680,7 +712,87 @@ class PlainPresenter:
         if lines:
             self.emit(Said("profile", "\n".join(lines), indent="  ", fields=profile_json(state, load) or {}))
 
-    # ------------------------------------------------------------ several nodes
+    # ------------------------------------------------------------ a launch (run --plain)
+
+    def note(self, text: str, event: str = "note", **fields: Any) -> None:
+        """A line of the launch's own (not indented): a refusal, a timeout, a server left running."""
+        self.emit(Said(event, text, fields=fields), own=True)
+        self.flush()
+
+    def preflight(self, report: Any) -> None:
+        """The checks before the launch: a summary, then each ⚠ and ✗ with its fix (words alone:
+        the JSON record has them in ``checks``)."""
+        self.note(report.summary, "preflight", checks=[c.to_json() for c in report.checks])
+        for check in report.checks:
+            if check.status != "ok":
+                self.note(f"  {check.line}", "")
+
+    def started(self) -> None:
+        launch = self.launch
+        run = launch.run
+        where = "" if launch.spec.host is None else f" on {launch.spec.host}"
+        how = "reattached to the running" if launch.reattached else "started"
+        self.note(f"v{run.attempt} {how}{where}: pid {run.shown_pid}, log {run.log_path}", "start",
+                  name=launch.spec.name, attempt=run.attempt, pid=run.shown_pid, log=str(run.log_path), host=launch.spec.host,
+                  reattached=launch.reattached, command=launch.command_text)
+        self.note(f"  {launch.command_text}", "")  # (words alone: the record has it in ``command``)
+
+    async def consume(self) -> None:
+        """A launch's: print everything heard, as it comes, until cancelled (``final`` is set
+        once its verdict is final)."""
+        self.ending.start()
+        try:
+            await self.follow()
+        finally:
+            self.ending.stop()
+
+    def left_running(self) -> None:
+        launch = self.launch
+        if launch.server_running:
+            self.note(
+                f"v{launch.run.attempt} keeps running (pid {launch.run.shown_pid}); follow it again with"
+                f" `watchtower attach {launch.spec.name}`", "left_running", pid=launch.run.shown_pid,
+                attempt=launch.run.attempt, name=launch.spec.name,
+            )
+
+    def exit(self, status: int, verdict: Verdict | None = None) -> None:
+        """``--json``'s last object: the exit status (the plain output ends with its verdict line)."""
+        self.emit(Said("exit", fields={"exit": status, "verdict": None if verdict is None else str(verdict.kind)}))
+        self.flush()
+
+
+class NodesPresenter(PlainPresenter):
+    """A node set (a Slurm job, Ray's, a cluster file's, a launch across nodes): each line led by
+    its node; the barrier's milestones as every rank passes them, and who is not there yet at the end."""
+
+    prefixed = True
+
+    def __init__(self, cluster: ClusterSession, **kwargs: Any) -> None:
+        super().__init__(cluster, **kwargs)
+        self.done_milestones: set[str] = set()
+        self.barrier_moved = False  # a node's update came: a milestone may have been passed by every rank
+        self.stalled: str | None = None  # the node the last "stalled?" line named
+        self.ends_with(WatchEnding(cluster.judging, nodes_hold, timeout=self.timeout, close=cluster.flush, began=self.began))
+
+    def start_said(self) -> Said:
+        specs = self.cluster.specs.values()
+        return Said("start", self.title or "watching " + ", ".join(
+            f"{s.name} ({s.host + ':' if s.host else ''}{s.log})" for s in specs), fields={
+                "nodes": [{"node": s.name, "host": s.host, "log": s.log} for s in specs]})
+
+    def follow_updates(self) -> None:
+        self.cluster.subscribe(self.heard_from)  # the nodes' updates: a barrier may have moved
+
+    def updated(self, update: Update) -> None:
+        self.barrier_moved = self.barrier_moved or not update.samples_only  # (not with a GPU sample alone)
+
+    def milestones(self) -> None:
+        if self.barrier_moved:
+            self.barrier_moved = False
+            self.barrier_news()
+
+    def watch_verdict(self, change: VerdictChanged) -> None:
+        self.nodes_verdict(change.verdict)
 
     def nodes_verdict(self, verdict: Verdict) -> None:
         """What the node set's verdict says as it is pushed: a silent node (once, not every
@@ -734,7 +846,7 @@ class PlainPresenter:
             lines, fields = found
             self.emit(Said("profile", "\n".join(lines), indent="  ", fields=fields))
 
-    def final_nodes(self, over: WatchOver) -> int:
+    def final_verdict(self, over: WatchOver) -> int:
         """The node set's last verdict, with each node's and — unless ready — who is not there
         yet; the exit status."""
         verdict = over.change.verdict
@@ -757,70 +869,3 @@ class PlainPresenter:
         self.node_verdicts()
         self.barrier_report()
         return EXIT_FAILED
-
-    # ------------------------------------------------------------ a launch (run --plain)
-
-    def note(self, text: str, event: str = "note", **fields: Any) -> None:
-        """A line of the launch's own (not indented): a refusal, a timeout, a server left running."""
-        self.emit(Said(event, text, fields=fields), own=True)
-        self.flush()
-
-    def preflight(self, report: Any) -> None:
-        """The checks before the launch: a summary, then each ⚠ and ✗ with its fix (words alone:
-        the JSON record has them in ``checks``)."""
-        self.note(report.summary, "preflight", checks=[c.to_json() for c in report.checks])
-        for check in report.checks:
-            if check.status != "ok":
-                self.note(f"  {check.line}", "")
-
-    def started(self) -> None:
-        launch = self.launch
-        run = launch.run
-        where = "" if launch.spec.host is None else f" on {launch.spec.host}"
-        how = "reattached to the running" if launch.reattached else "started"
-        self.note(f"v{run.attempt} {how}{where}: pid {run.shown_pid}, log {run.log_path}", "start",
-                  name=launch.spec.name, attempt=run.attempt, pid=run.shown_pid, log=str(run.log_path), host=launch.spec.host,
-                  reattached=launch.reattached, command=launch.command_text)
-        self.note(f"  {launch.command_text}", "")  # (words alone: the record has it in ``command``)
-
-    async def consume(self) -> None:
-        """A launch's: print everything heard, as it comes, until cancelled (``final`` is set
-        once its verdict is final)."""
-        self.ending.start()
-        try:
-            await self.follow()
-        finally:
-            self.ending.stop()
-
-    def verdict_changed(self, change: VerdictChanged) -> None:
-        """The verdict as the judging stage pushed it: a launch's each new kind (and loading ⇄
-        stalled?), with a failure's hints; a watch's what its end will not say."""
-        if self.launch is None:
-            if self.one is not None:
-                self.log_verdict(change.verdict)
-            else:
-                self.nodes_verdict(change.verdict)
-            return
-        verdict, previous = change.verdict, change.previous
-        if verdict.kind != self.seen_kind or verdict.kind in (LOADING, STALLED) and previous is not None and (
-            previous.kind != verdict.kind
-        ):
-            if verdict.kind in (FAILED, DEAD):
-                for hint in change.hints:  # as the judging stage diagnosed them, before the verdict
-                    self.emit(hint_said(hint), own=True)
-            self.emit(verdict_said(verdict, verdict.text), own=True)
-        self.seen_kind = verdict.kind
-
-    def left_running(self) -> None:
-        launch = self.launch
-        if launch.server_running:
-            self.note(
-                f"v{launch.run.attempt} keeps running (pid {launch.run.shown_pid}); follow it again with"
-                f" `watchtower attach {launch.spec.name}`", "left_running", pid=launch.run.shown_pid,
-                attempt=launch.run.attempt, name=launch.spec.name,
-            )
-
-    def exit(self, status: int, verdict: Verdict | None = None) -> None:
-        """``--json``'s last object: the exit status (the plain output ends with its verdict line)."""
-        self.emit(Said("exit", fields={"exit": status, "verdict": None if verdict is None else str(verdict.kind)}))
-        self.flush()

@@ -98,9 +98,9 @@ def watch_cluster(options: ClusterOptions, *, plain: bool, json: bool = False) -
     watched = node_set(lambda: session)
     labels = {"slurm_job": options.slurm_job} if options.slurm_job else {"nodes": ",".join(session.nodes)}
     if plain or json:
-        from tui.present.plain import PlainPresenter
+        from tui.present.plain import NodesPresenter
 
-        presenter = PlainPresenter(session, timeout=options.timeout, title=title, json=json)
+        presenter = NodesPresenter(session, timeout=options.timeout, title=title, json=json)
 
         async def plain_lines() -> int:
             async with serving_metrics(options.metrics, watched, labels):
@@ -205,10 +205,10 @@ async def _cluster_plain(launch: Launch, options: LaunchOptions, json: bool = Fa
     attempt and print its node set to its verdict."""
     from tui.core.verdict import EXIT_READY
     from tui.launch.events import Note
-    from tui.present.plain import PlainPresenter
+    from tui.present.plain import NodesPresenter
     from tui.present.records import JsonLines, Said
 
-    presenter: PlainPresenter | None = None
+    presenter: NodesPresenter | None = None
     early = JsonLines() if json else None  # a note before the presenter exists
 
     def note(event: object) -> None:
@@ -231,7 +231,7 @@ async def _cluster_plain(launch: Launch, options: LaunchOptions, json: bool = Fa
             raise UsageError(str(exc)) from None
         run = launch.run
         assert run is not None
-        presenter = PlainPresenter(launch.nodes, timeout=options.timeout, title=f"run {launch.spec.name} v{run.attempt}",
+        presenter = NodesPresenter(launch.nodes, timeout=options.timeout, title=f"run {launch.spec.name} v{run.attempt}",
                                    json=json)
         async with serving_metrics(options.metrics, launch_metrics(launch), {"launch": launch.spec.name}):
             code = await presenter.run()

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from tui.launch.controller import Launch
     from tui.launch.spec import LaunchSpec
     from tui.present.metrics import Watched
-    from tui.present.plain import PlainPresenter
+    from tui.present.plain import LogPresenter
 
 
 def make_launch(
@@ -156,16 +156,16 @@ def tty_terminal(out: TextIO, sequence: str) -> None:
 async def run_plain(spec: LaunchSpec, options: LaunchOptions, *, json: bool = False) -> int:
     """`run --plain` of one launch (``--json``: JSON objects, the last an ``exit`` one)."""
     from tui.cluster import ClusterSession
-    from tui.present.plain import PlainPresenter
+    from tui.present.plain import LogPresenter
 
     out = sys.stdout
     session, launch = make_launch(spec, options, functools.partial(tty_terminal, out))
-    printer = PlainPresenter(ClusterSession.of_one(session), out=out, launch=launch, json=json)
+    printer = LogPresenter(ClusterSession.of_one(session), out=out, launch=launch, json=json)
     async with serving_metrics(options.metrics, launch_metrics(launch, session), {"launch": spec.name}):
         return await _run_plain(spec, options, session, launch, printer)
 
 
-async def _run_plain(spec: LaunchSpec, options: LaunchOptions, session: WatchSession, launch: Launch, printer: PlainPresenter) -> int:
+async def _run_plain(spec: LaunchSpec, options: LaunchOptions, session: WatchSession, launch: Launch, printer: LogPresenter) -> int:
     from tui.core.verdict import EXIT_FAILED, EXIT_READY, EXIT_STARTING, EXIT_USAGE
     from tui.launch.spec import LaunchError
     from tui.launch.controller import PreflightRefused

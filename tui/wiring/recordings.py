@@ -106,7 +106,7 @@ def _play_plain(replay: Any, recorded: str, stall_limits: StallLimits | None = N
     """The plain watcher (`watch --plain`) on the replayed log, with the replay running beside it;
     it names the ``recorded`` log, and ends once the replay has played out."""
     from tui.cluster import ClusterSession
-    from tui.present.plain import PlainPresenter
+    from tui.present.plain import LogPresenter
     from tui.wiring.watch import log_session, remembered
 
     from tui.core.events import LogGap
@@ -123,7 +123,7 @@ def _play_plain(replay: Any, recorded: str, stall_limits: StallLimits | None = N
         feeder = asyncio.create_task(drain(session))
         remembered(session)  # (its writes finish as the presenter stops the session)
         try:
-            plain = PlainPresenter(ClusterSession.of_one(session), title=f"watching {recorded} (replayed)",
+            plain = LogPresenter(ClusterSession.of_one(session), title=f"watching {recorded} (replayed)",
                                    ended=replay.done, json=json)
             return int(await plain.run() or 0)
         finally:

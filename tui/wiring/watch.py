@@ -149,10 +149,10 @@ def watch_plain(options: WatchOptions, *, json: bool = False) -> int:
     """`watchtower watch LOG --plain`: one line per event (``--json``: one JSON object); the verdict's exit status."""
     from tui.cluster import ClusterSession
     from tui.present.metrics import one_log
-    from tui.present.plain import PlainPresenter
+    from tui.present.plain import LogPresenter
 
     session = log_session(options, scrollback=10)
-    presenter = PlainPresenter(ClusterSession.of_one(session), json=json, timeout=options.timeout, echo=options.echo)
+    presenter = LogPresenter(ClusterSession.of_one(session), json=json, timeout=options.timeout, echo=options.echo)
 
     async def served() -> int:
         remembered(session)
