@@ -97,13 +97,14 @@ def test_a_loaders_error_before_its_first_own_line_is_the_root_cause(tmp_path):
 
 def test_the_source_line_that_raises_is_not_the_root_cause(tmp_path):
     """A traceback's source line holds the message's words (`raise ValueError("No available memory
-    for the cache blocks. "`): the exception's own line after it is the root cause."""
+    for the cache blocks. "`): the exception's own line after it is the root cause's message, and
+    the frames pasted without their ``Traceback`` line are its block (it starts at line 1)."""
     v = "vllm-1  | ERROR 11-18 18:07:28 engine.py:366] "
     found = scan(tmp_path, v + '  File "/x/vllm/worker/worker.py", line 493, in raise_if_cache_size_invalid\n'
                            + v + '    raise ValueError("No available memory for the cache blocks. "\n'
                            + v + "ValueError: No available memory for the cache blocks. Try increasing "
                                  "`gpu_memory_utilization` when initializing the engine.\n")
     assert found["server"] == "vllm"
-    assert found["root_cause"]["line"] == 3
+    assert [(e["line"], e["kind"]) for e in found["errors"]] == [(1, "ValueError")]
     assert found["root_cause"]["message"].startswith("ValueError: No available memory for the cache blocks. Try")
     assert [h["id"] for h in found["hints"]][:1] == ["kv-too-small"]

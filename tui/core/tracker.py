@@ -505,6 +505,7 @@ class StartupTracker:
             and self._anything.search(msg) is None
             and "Traceback" not in msg
             and not msg.startswith(("Process ", "Exception ignored "))
+            and not msg.lstrip().startswith('File "')  # a frame: a traceback whose first line the log lacks
             and (level is None or (level not in profile.warning_levels and level not in profile.error_levels))
         ):
             # Nothing can match: the common case, one search. Such a line leaves what one a
