@@ -677,6 +677,29 @@ CASES += [  # failures people hit that had no hint (issue 32 item 2), each shape
      "cache blocks.\n", "kv-too-small"),
 ]
 
+BK = "[2026-03-04T11:01:00.702Z] "  # a CI viewer's time before every line (Buildkite's)
+CASES += [  # round 2: logs as people paste them (issue 32): cut, wrapped, carried
+    ("unsupported-architecture-list-cut",
+     vllm() + V + "ValueError: Model architectures ['Qwen9ForCausalLM'] are not supported for now. Supported "
+     "architectures: ['AquilaModel', 'LlamaForCausalLM', 'Qwen2ForCausalLM', 'Mistr\n",
+     # what the log shows of the list names it: its class failed to import, no upgrade
+     vllm() + V + "ValueError: Model architectures ['Qwen9ForCausalLM'] are not supported for now. Supported "
+     "architectures: ['AquilaModel', 'Qwen9ForCausalLM', 'Mistr\n", None),
+    ("memory-released-while-profiling (its message wrapped over lines, pasted alone)",
+     "AssertionError: Error in memory profiling. Initial free memory 82.94 GiB,\ncurrent free memory 90.17 GiB. This "
+     "happens when other processes sharing the\nsame container release GPU memory while vLLM is profiling.\n",
+     # a blank line between: the second half is no part of the message
+     "AssertionError: Error in memory profiling. Initial free memory 82.94 GiB,\n\ncurrent free memory 90.17 GiB.\n",
+     None),
+    ("weight-names (frames pasted without their Traceback line, a CI's time before each)",
+     BK + '  File "/sgl-workspace/sglang/python/sglang/srt/models/deepseek_vl2.py", line 252, in load_weights\n'
+     + BK + "    param = params_dict[name]\n" + BK + "KeyError: 'lm_head.weight'\n"
+     + BK + "[2026-03-04 11:01:00] Received sigquit from a child process. It usually means the child failed.\n",
+     # the KeyError alone: nothing says the weights' loader raised it
+     BK + "KeyError: 'lm_head.weight'\n"
+     + BK + "[2026-03-04 11:01:00] Received sigquit from a child process. It usually means the child failed.\n", None),
+]
+
 LOOK_ALIKE = {c[0]: c[2] for c in CASES}
 
 
@@ -826,3 +849,15 @@ def test_scan_json_gives_each_hint_its_evidence(tmp_path):
     assert hint["id"] == "gloo-one-node"
     assert hint["evidence"] == [{"check": "nnodes == 1", "value": "1", "holds": True}]
     assert hint["figures"] == {"gloo_socket_ifname": "eth0"}
+
+
+def test_a_whole_supported_list_longer_than_a_message_is_read_whole(tmp_path):
+    """A message is capped for display (500 characters): the cut is the display's, not the log's,
+    so a whole list that names the architecture far past the cap rules the hints out, and a whole
+    one that lacks it gives the hint for a whole list, not the one for a list cut short."""
+    names = SUPPORTED.replace("'LlamaForCausalLM'", "'Qwen9ForCausalLM'")
+    line = "ValueError: Model architectures ['Qwen9ForCausalLM'] are not supported for now. Supported architectures: "
+    _, hints = scan(tmp_path, vllm() + V + line + names + "\n")
+    assert [h.id for h in hints if h.id.startswith("unsupported-architecture")] == []
+    _, hints = scan(tmp_path, vllm() + V + line + SUPPORTED + "\n")
+    assert [h.id for h in hints][:1] == ["unsupported-architecture"]
