@@ -57,6 +57,9 @@ class Signature:
     #: not fatal by itself, but the root cause if the startup fails before it makes progress
     #: (NVSHMEM's "init failed for transport: IBGDA", an "NCCL WARN"): the failure is its follow-on
     cause: bool = False
+    #: a cause that may come right after the failure it explains, too: a compiler's words that the
+    #: exception carries in its message, or that a paste put below it ("Python.h: No such file")
+    after: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,7 +171,7 @@ _PHASE_KEYS = {
     "requires_begin", "all_ranks", "yield_to", "after", "stall_after", "once", "collective", "items", "items_total",
 }
 _MARKER_KEYS = {"ready", "close", "stop", "figures", "startup", "ready_after", "ready_with"}
-_SIGNATURE_KEYS = {"kind", "pattern", "fatal", "secondary", "fallback", "cause"}
+_SIGNATURE_KEYS = {"kind", "pattern", "fatal", "secondary", "fallback", "cause", "after"}
 _OPTION_KEYS = {"max_detect_lines"}
 
 
@@ -557,8 +560,11 @@ def _signatures(where: str, value: Any) -> tuple[Signature, ...]:
                 secondary=_bool(f"{sw}.secondary", body.get("secondary"), False),
                 fallback=_bool(f"{sw}.fallback", body.get("fallback"), False),
                 cause=_bool(f"{sw}.cause", body.get("cause"), False),
+                after=_bool(f"{sw}.after", body.get("after"), False),
             )
         )
+        if out[-1].after and not out[-1].cause:
+            raise ProfileError(f"{sw}.after: only a 'cause' line can explain a failure it comes after")
     return tuple(out)
 
 
