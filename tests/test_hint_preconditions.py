@@ -410,7 +410,7 @@ CASES += [  # every other hint in hints.toml: (hint, must fire, look-alike, the 
     ("unsupported-architecture (not where an import failed)",
      vllm() + V + "ValueError: Model architectures ['Qwen9ForCausalLM'] are not supported for now.\n",
      vllm() + V + "ImportError: /x/flash_attn_2_cuda.so: undefined symbol: _ZN3c104cuda9SetDeviceEi\n" + V
-     + "ValueError: Model architectures ['Qwen2ForCausalLM'] are not supported for now.\n", "undefined-symbol"),
+     + "ValueError: Model architectures ['Qwen2ForCausalLM'] are not supported for now.\n", "undefined-symbol-library"),
     # pasted without any header: the old registry's plain list names the log vLLM's
     ("unsupported-architecture (a pasted line alone)",
      "ValueError: Model architectures ['Qwen9ForCausalLM'] are not supported for now. Supported architectures: "
@@ -510,7 +510,7 @@ CASES += [  # every other hint in hints.toml: (hint, must fire, look-alike, the 
                    "launch_server"),
      sglang() + tb("ImportError: cannot import name 'flashinfer_sampling' from 'flashinfer'", "launch_server"), None),
     ("undefined-symbol",
-     vllm() + V + "ImportError: /x/vllm/_C.abi3.so: undefined symbol: _ZN3c104cuda9SetDeviceEi\n",
+     vllm() + V + "ImportError: /x/vllm/_C.abi3.so: undefined symbol: cuGreenCtxDestroy\n",
      vllm() + V + "ImportError: /x/vllm/_C.abi3.so: invalid ELF header\n", None),
     ("module-not-found",
      sglang() + tb("ModuleNotFoundError: No module named 'sgl_kernel'", "launch_server"),
@@ -698,6 +698,46 @@ CASES += [  # round 2: logs as people paste them (issue 32): cut, wrapped, carri
      # the KeyError alone: nothing says the weights' loader raised it
      BK + "KeyError: 'lm_head.weight'\n"
      + BK + "[2026-03-04 11:01:00] Received sigquit from a child process. It usually means the child failed.\n", None),
+]
+
+PTXAS_EXC = ("torch._inductor.exc.InductorError: RuntimeError: Failed to run autotuning code block: No valid triton "
+             "configs. PTXASError: PTXAS error: Internal Triton PTX codegen error\n")
+PTXAS_CMD = ("subprocess.CalledProcessError: Command '['/opt/env/lib/python3.12/site-packages/triton/backends/nvidia/bin/"
+             "ptxas', '-lineinfo', '-v', '--gpu-name={gpu}', '/tmp/t.ptx', '-o', '/tmp/t.ptx.o']' returned non-zero "
+             "exit status 255.\n")
+TGI_OOM = ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 128.00 MiB (GPU 0; 15.77 GiB total "
+           "capacity; 15.37 GiB already allocated; 13.62 MiB free; 15.77 GiB allowed)\n")
+TGI_WARMUP = ("2026-09-25T09:01:00.000000Z ERROR warmup{{max_input_length=64 max_prefill_tokens={n}}}:warmup: "
+              "text_generation_client: router/client/src/lib.rs:33: Server error: Not enough memory to handle {n} "
+              "prefill tokens. You need to decrease `--max-batch-prefill-tokens`\n")
+CASES += [  # round 2: failures of batch D (issue 32) that had no hint, written here from the servers' sources
+    ("gpu-arch-unsupported (ptxas's words after the exception that carries them, cut short)",
+     vllm() + V + PTXAS_EXC + V + "`ptxas` stderr:\n" + V + "ptxas fatal   : Value 'sm_121a' is not defined for\n",
+     # ptxas failing on the kernel itself: no architecture to blame
+     vllm() + V + PTXAS_EXC + V + "`ptxas` stderr:\n" + V + "ptxas fatal   : Unresolved extern function 'vprintf'\n",
+     None),
+    ("triton-ptxas-failed",
+     vllm() + "(VllmWorker rank=1 pid=336) " + PTXAS_CMD.format(gpu="sm_100"),
+     # an older GPU: Triton's ptxas knows it, the failure is the kernel's (its stderr says what)
+     vllm() + "(VllmWorker rank=1 pid=336) " + PTXAS_CMD.format(gpu="sm_90a"), None),
+    ("tgi-shard-oom", TGI + TGI_SHARD + TGI_OOM + TGI_FAILED,
+     # the warm-up's OOM, in TGI's own words: its prefill is the thing to lower
+     TGI + TGI_WARMUP.format(n=8192), "tgi-prefill-tokens"),
+    ("tgi-prefill-tokens-small", TGI + TGI_WARMUP.format(n=256), TGI + TGI_WARMUP.format(n=4096), "tgi-prefill-tokens"),
+    ("undefined-symbol-library",
+     vllm() + V + "ImportError: /usr/lib/python3/dist-packages/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: "
+     "undefined symbol: _ZNK3c106SymIntltEl\n",
+     # a CUDA driver call missing: the driver's, not a torch mismatch
+     vllm() + V + "ImportError: /usr/lib/python3/dist-packages/sgl_kernel/common_ops.abi3.so: undefined symbol: "
+     "cuGreenCtxDestroy\n", "undefined-symbol"),
+    ("llamacpp-predates-gguf",
+     "main: build = 843 (6e7cca4)\nllama.cpp: loading model from models/m-Q8_0.gguf\nerror loading model: unknown "
+     "(magic, version) combination: 46554747, 00000003; is this really a GGML file?\n"
+     "llama_init_from_file: failed to load model\n",
+     # an old GGML file on the same old loader: the file, not the program
+     "main: build = 843 (6e7cca4)\nllama.cpp: loading model from models/m.bin\nerror loading model: unknown "
+     "(magic, version) combination: 67676a74, 00000004; is this really a GGML file?\n"
+     "llama_init_from_file: failed to load model\n", None),
 ]
 
 LOOK_ALIKE = {c[0]: c[2] for c in CASES}
