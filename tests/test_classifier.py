@@ -371,19 +371,23 @@ def test_frames_pasted_without_their_traceback_line_are_its_block():
     assert "load_weights" in errors[0].block[0][1]
 
 
-def test_frames_with_no_exception_line_are_no_error():
-    """A logger's ``Stack (most recent call last):`` prints frames and no exception (so does a
-    paste cut before it): nothing failed, so nothing is reported, not even a traceback cut short."""
-    errors, _ = run(
-        [
-            "Stack (most recent call last):",
-            '  File "/x/server.py", line 10, in <module>',
-            "    main()",
-            '  File "/x/server.py", line 5, in main',
-            "    log.info('loaded', stack_info=True)",
-        ]
-    )
+def test_frames_with_no_exception_line_are_no_error_unless_the_log_ends_in_them():
+    """A logger's ``Stack (most recent call last):`` prints frames and no exception, and the log
+    goes on: nothing failed, so nothing is reported. A paste that ends inside frames is a traceback
+    cut short (its exception line lost with the rest), reported as one."""
+    stack = [
+        "Stack (most recent call last):",
+        '  File "/x/server.py", line 10, in <module>',
+        "    main()",
+        '  File "/x/server.py", line 5, in main',
+        "    log.info('loaded', stack_info=True)",
+    ]
+    errors, _ = run(stack + ["[2026-03-04 11:00:02] loaded"])
     assert errors == []
+    errors, _ = run(stack[1:] + ['  File "/x/triton/runtime/build.py", line 32, in _build',
+                                '    raise RuntimeError("Failed to find C compiler. Please'])
+    assert [(e.line, e.kind) for e in errors] == [(1, "Traceback")]
+    assert "cut short" in errors[0].message and "build.py" in errors[0].message
 
 
 def test_an_exception_logged_alone_keeps_its_wrapped_message_and_the_words_it_carries():

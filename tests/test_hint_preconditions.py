@@ -740,6 +740,56 @@ CASES += [  # round 2: failures of batch D (issue 32) that had no hint, written 
      "llama_init_from_file: failed to load model\n", None),
 ]
 
+CC_FRAMES = ('  File "/opt/env/lib/python3.10/site-packages/triton/backends/nvidia/driver.py", line 57, in '
+             "compile_module_from_src\n    so = _build(name, src_path, tmpdir, library_dirs(), include_dir, libraries)\n"
+             '  File "/opt/env/lib/python3.10/site-packages/triton/runtime/build.py", line 32, in _build\n')
+CASES += [  # round 2, batch E's failures (issue 32): each written here from the servers' and libraries' sources
+    ("quantization-needs-newer-gpu",
+     vllm() + V + "ValueError: The quantization method fp8 is not supported for the current GPU. Minimum capability: 90. "
+     "Current capability: 86.\n",
+     vllm() + V + "ValueError: The quantization method fp8 is not supported for the current GPU's driver.\n", None),
+    ("quantization-needs-newer-gpu (compressed-tensors' tuple)",
+     vllm() + V + "RuntimeError: ('Quantization scheme is not supported for ', 'the current GPU. Min capability: 80. ', "
+     "'Current capability: 75.')\n",
+     vllm() + V + "RuntimeError: ('Quantization scheme is not supported for ', 'this layer.')\n", None),
+    ("fp8-triton-needs-newer-gpu",
+     vllm() + V + "ValueError: type fp8e4nv not supported in this architecture. The supported fp8 dtypes are "
+     "('fp8e4b15', 'fp8e5')\n",
+     vllm() + V + "ValueError: type fp8e4nv is not a known dtype\n", None),
+    ("c-compiler-missing (a traceback cut at its raise line)",
+     vllm() + CC_FRAMES + '    raise RuntimeError("Failed to find C compiler. Please\n',
+     # the compiler is there and the compile failed: its own words say why
+     vllm() + CC_FRAMES + "    raise RuntimeError(\"Failed to compile launcher\")\nRuntimeError: Failed to compile "
+     "launcher\n", None),
+    ("glibc-too-old",
+     sglang() + tb("ImportError: /lib64/libc.so.6: version `GLIBC_2.32' not found (required by "
+                   "/x/site-packages/sgl_kernel/common_ops.abi3.so)", "launch_server"),
+     sglang() + tb("ImportError: /lib64/libc.so.6: cannot open shared object file", "launch_server"), None),
+    ("glibc-too-old-warning",
+     vllm() + "WARNING 07-17 20:03:10 _custom_ops.py:14] Failed to import from vllm._C with ImportError(\"/lib64/libc.so.6:"
+     " version `GLIBC_2.32' not found (required by /x/vllm/_C.abi3.so)\")\n",
+     vllm() + "WARNING 07-17 20:03:10 _custom_ops.py:14] Failed to import from vllm._C with ImportError(\"No module named "
+     "'vllm._C'\")\n", None),
+    ("llamacpp-tensor-count",
+     LLAMA + "llama_model_load: error loading model: done_getting_tensors: wrong number of tensors; expected 292, got 291\n"
+     + LLAMA_FAIL,
+     LLAMA + "llama_model_load: error loading model: done_getting_tensors: tensor 'blk.0.ffn_up.weight' has wrong shape\n"
+     + LLAMA_FAIL, None),
+    ("llamacpp-unknown-projector",
+     LLAMA + "clip_init: failed to load model '/models/mmproj.gguf': load_hparams: unknown projector type: gemma9uv\n"
+     "mtmd_init_from_file: error: Failed to load CLIP model from /models/mmproj.gguf\n"
+     "srv    load_model: failed to load multimodal model, '/models/mmproj.gguf'\nmain: exiting due to model loading error\n",
+     LLAMA + "clip_init: failed to load model '/models/mmproj.gguf': operator(): unable to find tensor v.token_embd\n"
+     "mtmd_init_from_file: error: Failed to load CLIP model from /models/mmproj.gguf\n"
+     "srv    load_model: failed to load multimodal model, '/models/mmproj.gguf'\nmain: exiting due to model loading error\n",
+     None),
+    ("gguf-v1 (macOS libc++'s words for the exception that follows)",
+     "gguf_init_from_file: GGUFv1 is no longer supported. please use a more up-to-date version\nlibc++abi: terminating due "
+     "to uncaught exception of type std::runtime_error: clip_model_load: failed to load CLIP model\n",
+     "gguf_init_from_file: invalid magic characters 'lmgg'\nlibc++abi: terminating due to uncaught exception of type "
+     "std::runtime_error: clip_model_load: failed to load CLIP model\n", "gguf-not-a-file"),
+]
+
 LOOK_ALIKE = {c[0]: c[2] for c in CASES}
 
 

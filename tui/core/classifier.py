@@ -19,8 +19,9 @@ another exception (``InductorError: OutOfMemoryError: …``) is reported as that
 Interleaved blocks, chains and these shapes share one block state machine.
 
 Pasted logs lose a traceback's first lines (an issue's excerpt, a terminal's last screen): frames
-with no ``Traceback`` line above them open a block of their own, reported only if its exception
-line comes (a logger's ``Stack (most recent call last):`` has frames and no exception: no error).
+with no ``Traceback`` line above them open a block of their own, reported if its exception line
+comes, or as cut short if the log ends inside it (a logger's ``Stack (most recent call last):``
+has frames, no exception, and lines after them: no error).
 An exception logged alone (``str(e)``, no traceback) keeps the plain lines that follow it, as a
 block keeps the lines after its exception line: its message wrapped over several lines, or a
 compiler's words the exception carries (``PTXASError: …`` then ptxas's own stderr).
@@ -156,6 +157,7 @@ class Classifier:
         self._run: _Block | None = None
         self._run_state = _TB
         self._wrapping = False  # the line just fed was an exception logged alone (or its message's next line)
+        self._last_number = 0  # the latest line fed (a block the log ends inside is cut short)
 
     def set_profile(self, profile: Profile) -> None:
         self._signatures: tuple[Signature, ...] = profile.signatures
@@ -204,6 +206,7 @@ class Classifier:
         """
         errors: list[ErrorReport] = []
         self._wrapping = False
+        self._last_number = number
         if self._blocks and any(b.group for b in self._blocks) and (_RULE.match(body) or _GUTTER.match(body)):
             # a line of an ExceptionGroup's gutter: after the group's own exception line, its
             # sub-exceptions belong to it (the group is reported by its class)
@@ -309,7 +312,7 @@ class Classifier:
         """End of input: every open block is over (one cut short is still reported)."""
         errors: list[ErrorReport] = []
         for block in list(self._blocks):
-            self._close(block, errors)
+            self._close(block, errors, at_end=block.last == self._last_number)
         self._headers.clear()
         self._ignored.clear()
         return errors
@@ -580,10 +583,11 @@ class Classifier:
         report.secondary = sig.secondary if sig else False
         errors.append(report)
 
-    def _close(self, block: _Block, errors: list[ErrorReport]) -> None:
+    def _close(self, block: _Block, errors: list[ErrorReport], at_end: bool = False) -> None:
+        """``at_end``: the log ends inside the block (its last line is the log's)."""
         self._blocks.remove(block)
-        if block.report is not None or block.ignored or block.headless:
-            return  # already reported when its exception line came (or only a warning, or frames alone)
+        if block.report is not None or block.ignored or (block.headless and not at_end):
+            return  # already reported when its exception line came (or only a warning, or frames the log went past)
         lines = block.lines()
         errors.append(
             ErrorReport(
