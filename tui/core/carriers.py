@@ -63,8 +63,8 @@ LABEL = re.compile(
     f"{_SRUN}|{_COMPOSE}(?:{_FIXED})?|{_KUBECTL}(?:{_NANO})?|{_FIXED}|{_ACTIONS}|{_BRACKETED}|{_JOURNAL}|{_RELAYED}|{_MPIRUN}"
 )
 #: How a line with a label can begin (an srun task number, a time, a journal's month, mpirun's
-#: weekday); a bracketed one starts ``[pod/`` or ``[`` and a digit, a compose label is told by its
-#: ``"| "`` within ``_COMPOSE_WIDTH`` characters.
+#: weekday); a bracketed one is told by what follows its ``[``, a compose label by its ``"| "``
+#: within ``_COMPOSE_WIDTH`` characters.
 _STARTS = frozenset(" 0123456789")
 _NAMES = frozenset("Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec Mon Tue Wed Thu Fri Sat Sun".split())
 _COMPOSE_WIDTH = 80
@@ -75,8 +75,8 @@ def may_have_label(text: str) -> bool:
     first = text[:1]
     if first in _STARTS:
         return True
-    if first == "[":
-        return text.startswith("[pod/") or text[1:2].isdigit()
+    if first == "[":  # a pod, Buildkite's ISO time ("[2025-03-10T…"), mpirun's "[1,0]<stderr>:"; not SGLang's "[2025-03-10 …"
+        return text.startswith("[pod/") or (text[1:2].isdigit() and (text[11:12] == "T" or "]<std" in text[:16]))
     return text[:3] in _NAMES or text.find("| ", 0, _COMPOSE_WIDTH) > 0
 
 
