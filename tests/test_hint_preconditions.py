@@ -790,6 +790,16 @@ CASES += [  # round 2, batch E's failures (issue 32): each written here from the
      "std::runtime_error: clip_model_load: failed to load CLIP model\n", "gguf-not-a-file"),
 ]
 
+REMOTE_PROMPT = ("Traceback (most recent call last):\n  File \"/x/transformers/dynamic_module_utils.py\", line 598, in "
+                 "resolve_trust_remote_code\n    answer = input(\nEOFError: EOF when reading a line\n")
+CASES += [
+    ("trust-remote-code-prompt",
+     vllm("'model': 'org/m', 'trust_remote_code': True") + REMOTE_PROMPT,
+     # an EOFError of another input(): no repo code was asked about
+     vllm("'model': 'org/m', 'trust_remote_code': True") + REMOTE_PROMPT.replace("resolve_trust_remote_code",
+                                                                                 "ask_for_token"), None),
+]
+
 LOOK_ALIKE = {c[0]: c[2] for c in CASES}
 
 
@@ -951,3 +961,11 @@ def test_a_whole_supported_list_longer_than_a_message_is_read_whole(tmp_path):
     assert [h.id for h in hints if h.id.startswith("unsupported-architecture")] == []
     _, hints = scan(tmp_path, vllm() + V + line + SUPPORTED + "\n")
     assert [h.id for h in hints][:1] == ["unsupported-architecture"]
+
+
+def test_the_repo_code_question_whose_setting_cannot_be_read_names_both_loaders(tmp_path):
+    """The settings not in the log: the hint cannot tell the server's flag from a wrapper's loader,
+    so it names both, and prescribes no flag."""
+    _, hints = scan(tmp_path, REMOTE_PROMPT)
+    found = [h for h in hints if h.id == "trust-remote-code-prompt"]
+    assert found and "--trust-remote-code, or" in found[0].why and found[0].fix == ()
