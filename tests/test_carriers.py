@@ -25,6 +25,13 @@ LABELS = {
     "docker logs -t": "2026-03-04T11:00:02.104217800Z ",
     "kubectl --prefix": "[pod/llm-0/server] ",
     "kubectl --prefix --timestamps": "[pod/llm-0/server] 2026-03-04T11:00:02.1042178Z ",
+    "GitHub Actions": "2026-03-04T11:00:02.1042178Z ",
+    "Buildkite": "[2026-03-04T11:00:02.104Z] ",
+    "journalctl": "Mar 04 11:00:02 gpu-3 vllm[4321]: ",
+    "journalctl -o short-iso": "2026-03-04T11:00:02+0000 gpu-3 python3[4321]: ",
+    "a wrapper's stderr logger": "2026-03-04 11:00:02 | ERROR | stderr | ",
+    "mpirun --tag-output": "[1,0]<stderr>:",
+    "mpirun --timestamp-output": "Wed Mar  4 11:00:02 2026[1,0]<stdout>:",
 }
 # Bare fixtures of each server's start, ready and failed (TGI's headers begin with an RFC 3339 time).
 BARE = [
@@ -91,6 +98,12 @@ def test_compose_v1_log_with_timestamps_reads_the_servers_failure():
         ("mysglang  | [2026-03-04 11:00:02 TP0] Load weight begin.", "[2026-03-04 11:00:02 TP0] Load weight begin."),
         ("ollama  | llama_model_load: error loading model", "llama_model_load: error loading model"),
         ("llm.server     | 2026-03-04T11:00:02.104217800Z x", "x"),
+        ("2024-05-01T10:00:00.1234567Z INFO 05-01 10:00:00 [a.py:1] up", "INFO 05-01 10:00:00 [a.py:1] up"),
+        ("[2025-11-06T02:10:00.702Z] [2025-11-06 02:10:00] Received sigquit", "[2025-11-06 02:10:00] Received sigquit"),
+        ("[2025-03-10T15:07:20Z] ERROR 03-10 08:07:20 [core.py:302] x", "ERROR 03-10 08:07:20 [core.py:302] x"),
+        ("Dec  6 06:50:00 gpu-3 vllm[1234]: INFO 12-06 06:50:00 [a.py:1] up", "INFO 12-06 06:50:00 [a.py:1] up"),
+        ("2024-04-27 10:13:05 | ERROR | stderr |   File \"/x.py\", line 1", '  File "/x.py", line 1'),
+        ("Thu Jan 23 11:55:50 2025[1,1]<stderr>:    scheduler.event_loop_overlap()", "    scheduler.event_loop_overlap()"),
     ],
 )
 def test_a_carriers_label_is_read_past(text, server_text):
@@ -113,6 +126,11 @@ def test_a_carriers_label_is_read_past(text, server_text):
         "vllm-1 exited with code 1",
         "total | 2 GPUs",  # one space and no -N: not compose's padding
         "GPU  0 | 80 GB",  # a space inside the name
+        "2024-05-01T10:00:00.123456Z  INFO text_generation_launcher: Args",  # TGI's own, six digits
+        "[2026-03-04 11:00:32 TP0] Load weight begin.",  # SGLang's own header: a space, not a T
+        "Dec 06 06:50:00 gpu-3 kernel: no PID, no unit's process",
+        "2024-04-27 10:13:05 | INFO | model_worker | the wrapper's own logger, not a relayed stream",
+        "[1,0] not mpirun's stream tag",
     ],
 )
 def test_a_look_alike_is_not_cut(text):

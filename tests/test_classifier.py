@@ -353,3 +353,70 @@ def test_a_traceback_cut_short_says_what_is_known():
     assert errors[0].message == 'traceback cut short at line 3, with no exception line; the last frame: File "a.py", line 1, in <module>'
     errors, _ = run(["Traceback (most recent call last):"])
     assert errors[0].message == "traceback cut short: the log leaves it at line 1 before any frame or exception line"
+
+
+def test_frames_pasted_without_their_traceback_line_are_its_block():
+    """An excerpt that starts inside a traceback (its ``Traceback`` line not pasted): the frames
+    and the exception are one error from the first frame, so a hint that reads the frames
+    (``load_weights``) can read them."""
+    errors, _ = run(
+        [
+            '  File "/x/sglang/srt/models/deepseek_vl2.py", line 252, in load_weights',
+            "    param = params_dict[name]",
+            "            ~~~~~~~~~~~^^^^^^",
+            "KeyError: 'lm_head.weight'",
+        ]
+    )
+    assert [(e.line, e.kind, e.end_line) for e in errors] == [(1, "KeyError", 4)]
+    assert "load_weights" in errors[0].block[0][1]
+
+
+def test_frames_with_no_exception_line_are_no_error_unless_the_log_ends_in_them():
+    """A logger's ``Stack (most recent call last):`` prints frames and no exception, and the log
+    goes on: nothing failed, so nothing is reported. A paste that ends inside frames is a traceback
+    cut short (its exception line lost with the rest), reported as one."""
+    stack = [
+        "Stack (most recent call last):",
+        '  File "/x/server.py", line 10, in <module>',
+        "    main()",
+        '  File "/x/server.py", line 5, in main',
+        "    log.info('loaded', stack_info=True)",
+    ]
+    errors, _ = run(stack + ["[2026-03-04 11:00:02] loaded"])
+    assert errors == []
+    errors, _ = run(stack[1:] + ['  File "/x/triton/runtime/build.py", line 32, in _build',
+                                '    raise RuntimeError("Failed to find C compiler. Please'])
+    assert [(e.line, e.kind) for e in errors] == [(1, "Traceback")]
+    assert "cut short" in errors[0].message and "build.py" in errors[0].message
+
+
+def test_an_exception_logged_alone_keeps_its_wrapped_message_and_the_words_it_carries():
+    """An exception with no traceback, its message wrapped over lines (a terminal's width) or
+    followed by the compiler's stderr it carries: those plain lines are its block, up to a blank
+    line; the next record (a line with the log's header) is not taken."""
+    classifier = Classifier(load_profile("vllm"))
+    lines = [
+        "AssertionError: Error in memory profiling. Initial free memory 82.94 GiB,",
+        "current free memory 90.17 GiB. This happens when other processes sharing the",
+        "same container release GPU memory.",
+        "",
+        "not part of it: after a blank line",
+        "PTXASError: PTXAS error: Internal Triton PTX codegen error",
+        "`ptxas` stderr:",
+        "ptxas /tmp/t.ptx, line 5; error   : Feature '.bf16' requires .target sm_80 or higher",
+        "shutting down",  # a record: its header (level, time) was read off by the tracker
+    ]
+    errors = []
+    for n, text in enumerate(lines, 1):
+        errors += classifier.feed(n, text, record=n == len(lines))[0]
+    errors += classifier.close_all()
+    assert [(e.line, e.kind, e.end_line) for e in errors] == [(1, "AssertionError", 3), (6, "PTXASError", 8)]
+    assert [n for n, _ in errors[0].block] == [1, 2, 3]
+    assert errors[1].block[-1][1].startswith("ptxas /tmp/t.ptx")
+
+
+def test_a_line_after_a_one_line_signature_that_is_no_exception_is_not_its_message():
+    """Only an exception's message goes on: a signature line that is none (a killed task) keeps to
+    its own line, and what follows it is no part of it."""
+    errors, _ = run(["srun: error: node-1: task 0: Killed", "srun: launch/slurm: _step_signal: Terminating StepId=1.0"])
+    assert errors[0].end_line == 1 and len(errors[0].block) == 1

@@ -410,7 +410,7 @@ CASES += [  # every other hint in hints.toml: (hint, must fire, look-alike, the 
     ("unsupported-architecture (not where an import failed)",
      vllm() + V + "ValueError: Model architectures ['Qwen9ForCausalLM'] are not supported for now.\n",
      vllm() + V + "ImportError: /x/flash_attn_2_cuda.so: undefined symbol: _ZN3c104cuda9SetDeviceEi\n" + V
-     + "ValueError: Model architectures ['Qwen2ForCausalLM'] are not supported for now.\n", "undefined-symbol"),
+     + "ValueError: Model architectures ['Qwen2ForCausalLM'] are not supported for now.\n", "undefined-symbol-library"),
     # pasted without any header: the old registry's plain list names the log vLLM's
     ("unsupported-architecture (a pasted line alone)",
      "ValueError: Model architectures ['Qwen9ForCausalLM'] are not supported for now. Supported architectures: "
@@ -510,7 +510,7 @@ CASES += [  # every other hint in hints.toml: (hint, must fire, look-alike, the 
                    "launch_server"),
      sglang() + tb("ImportError: cannot import name 'flashinfer_sampling' from 'flashinfer'", "launch_server"), None),
     ("undefined-symbol",
-     vllm() + V + "ImportError: /x/vllm/_C.abi3.so: undefined symbol: _ZN3c104cuda9SetDeviceEi\n",
+     vllm() + V + "ImportError: /x/vllm/_C.abi3.so: undefined symbol: cuGreenCtxDestroy\n",
      vllm() + V + "ImportError: /x/vllm/_C.abi3.so: invalid ELF header\n", None),
     ("module-not-found",
      sglang() + tb("ModuleNotFoundError: No module named 'sgl_kernel'", "launch_server"),
@@ -677,6 +677,167 @@ CASES += [  # failures people hit that had no hint (issue 32 item 2), each shape
      "cache blocks.\n", "kv-too-small"),
 ]
 
+BK = "[2026-03-04T11:01:00.702Z] "  # a CI viewer's time before every line (Buildkite's)
+CASES += [  # round 2: logs as people paste them (issue 32): cut, wrapped, carried
+    ("unsupported-architecture-list-cut",
+     vllm() + V + "ValueError: Model architectures ['Qwen9ForCausalLM'] are not supported for now. Supported "
+     "architectures: ['AquilaModel', 'LlamaForCausalLM', 'Qwen2ForCausalLM', 'Mistr\n",
+     # what the log shows of the list names it: its class failed to import, no upgrade
+     vllm() + V + "ValueError: Model architectures ['Qwen9ForCausalLM'] are not supported for now. Supported "
+     "architectures: ['AquilaModel', 'Qwen9ForCausalLM', 'Mistr\n", None),
+    ("memory-released-while-profiling (its message wrapped over lines, pasted alone)",
+     "AssertionError: Error in memory profiling. Initial free memory 82.94 GiB,\ncurrent free memory 90.17 GiB. This "
+     "happens when other processes sharing the\nsame container release GPU memory while vLLM is profiling.\n",
+     # a blank line between: the second half is no part of the message
+     "AssertionError: Error in memory profiling. Initial free memory 82.94 GiB,\n\ncurrent free memory 90.17 GiB.\n",
+     None),
+    ("weight-names (frames pasted without their Traceback line, a CI's time before each)",
+     BK + '  File "/sgl-workspace/sglang/python/sglang/srt/models/deepseek_vl2.py", line 252, in load_weights\n'
+     + BK + "    param = params_dict[name]\n" + BK + "KeyError: 'lm_head.weight'\n"
+     + BK + "[2026-03-04 11:01:00] Received sigquit from a child process. It usually means the child failed.\n",
+     # the KeyError alone: nothing says the weights' loader raised it
+     BK + "KeyError: 'lm_head.weight'\n"
+     + BK + "[2026-03-04 11:01:00] Received sigquit from a child process. It usually means the child failed.\n", None),
+]
+
+PTXAS_EXC = ("torch._inductor.exc.InductorError: RuntimeError: Failed to run autotuning code block: No valid triton "
+             "configs. PTXASError: PTXAS error: Internal Triton PTX codegen error\n")
+PTXAS_CMD = ("subprocess.CalledProcessError: Command '['/opt/env/lib/python3.12/site-packages/triton/backends/nvidia/bin/"
+             "ptxas', '-lineinfo', '-v', '--gpu-name={gpu}', '/tmp/t.ptx', '-o', '/tmp/t.ptx.o']' returned non-zero "
+             "exit status 255.\n")
+TGI_OOM = ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 128.00 MiB (GPU 0; 15.77 GiB total "
+           "capacity; 15.37 GiB already allocated; 13.62 MiB free; 15.77 GiB allowed)\n")
+TGI_WARMUP = ("2026-09-25T09:01:00.000000Z ERROR warmup{{max_input_length=64 max_prefill_tokens={n}}}:warmup: "
+              "text_generation_client: router/client/src/lib.rs:33: Server error: Not enough memory to handle {n} "
+              "prefill tokens. You need to decrease `--max-batch-prefill-tokens`\n")
+CASES += [  # round 2: failures of batch D (issue 32) that had no hint, written here from the servers' sources
+    ("gpu-arch-unsupported (ptxas's words after the exception that carries them, cut short)",
+     vllm() + V + PTXAS_EXC + V + "`ptxas` stderr:\n" + V + "ptxas fatal   : Value 'sm_121a' is not defined for\n",
+     # ptxas failing on the kernel itself: no architecture to blame
+     vllm() + V + PTXAS_EXC + V + "`ptxas` stderr:\n" + V + "ptxas fatal   : Unresolved extern function 'vprintf'\n",
+     None),
+    ("triton-ptxas-failed",
+     vllm() + "(VllmWorker rank=1 pid=336) " + PTXAS_CMD.format(gpu="sm_100"),
+     # an older GPU: Triton's ptxas knows it, the failure is the kernel's (its stderr says what)
+     vllm() + "(VllmWorker rank=1 pid=336) " + PTXAS_CMD.format(gpu="sm_90a"), None),
+    ("tgi-shard-oom", TGI + TGI_SHARD + TGI_OOM + TGI_FAILED,
+     # the warm-up's OOM, in TGI's own words: its prefill is the thing to lower
+     TGI + TGI_WARMUP.format(n=8192), "tgi-prefill-tokens"),
+    ("tgi-prefill-tokens-small", TGI + TGI_WARMUP.format(n=256), TGI + TGI_WARMUP.format(n=4096), "tgi-prefill-tokens"),
+    ("undefined-symbol-library",
+     vllm() + V + "ImportError: /usr/lib/python3/dist-packages/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: "
+     "undefined symbol: _ZNK3c106SymIntltEl\n",
+     # a CUDA driver call missing: the driver's, not a torch mismatch
+     vllm() + V + "ImportError: /usr/lib/python3/dist-packages/sgl_kernel/common_ops.abi3.so: undefined symbol: "
+     "cuGreenCtxDestroy\n", "undefined-symbol"),
+    ("llamacpp-predates-gguf",
+     "main: build = 843 (6e7cca4)\nllama.cpp: loading model from models/m-Q8_0.gguf\nerror loading model: unknown "
+     "(magic, version) combination: 46554747, 00000003; is this really a GGML file?\n"
+     "llama_init_from_file: failed to load model\n",
+     # an old GGML file on the same old loader: the file, not the program
+     "main: build = 843 (6e7cca4)\nllama.cpp: loading model from models/m.bin\nerror loading model: unknown "
+     "(magic, version) combination: 67676a74, 00000004; is this really a GGML file?\n"
+     "llama_init_from_file: failed to load model\n", None),
+]
+
+CC_FRAMES = ('  File "/opt/env/lib/python3.10/site-packages/triton/backends/nvidia/driver.py", line 57, in '
+             "compile_module_from_src\n    so = _build(name, src_path, tmpdir, library_dirs(), include_dir, libraries)\n"
+             '  File "/opt/env/lib/python3.10/site-packages/triton/runtime/build.py", line 32, in _build\n')
+CASES += [  # round 2, batch E's failures (issue 32): each written here from the servers' and libraries' sources
+    ("quantization-needs-newer-gpu",
+     vllm() + V + "ValueError: The quantization method fp8 is not supported for the current GPU. Minimum capability: 90. "
+     "Current capability: 86.\n",
+     vllm() + V + "ValueError: The quantization method fp8 is not supported for the current GPU's driver.\n", None),
+    ("quantization-needs-newer-gpu (compressed-tensors' tuple)",
+     vllm() + V + "RuntimeError: ('Quantization scheme is not supported for ', 'the current GPU. Min capability: 80. ', "
+     "'Current capability: 75.')\n",
+     vllm() + V + "RuntimeError: ('Quantization scheme is not supported for ', 'this layer.')\n", None),
+    ("fp8-triton-needs-newer-gpu",
+     vllm() + V + "ValueError: type fp8e4nv not supported in this architecture. The supported fp8 dtypes are "
+     "('fp8e4b15', 'fp8e5')\n",
+     vllm() + V + "ValueError: type fp8e4nv is not a known dtype\n", None),
+    ("c-compiler-missing (a traceback cut at its raise line)",
+     vllm() + CC_FRAMES + '    raise RuntimeError("Failed to find C compiler. Please\n',
+     # the compiler is there and the compile failed: its own words say why
+     vllm() + CC_FRAMES + "    raise RuntimeError(\"Failed to compile launcher\")\nRuntimeError: Failed to compile "
+     "launcher\n", None),
+    ("glibc-too-old",
+     sglang() + tb("ImportError: /lib64/libc.so.6: version `GLIBC_2.32' not found (required by "
+                   "/x/site-packages/sgl_kernel/common_ops.abi3.so)", "launch_server"),
+     sglang() + tb("ImportError: /lib64/libc.so.6: cannot open shared object file", "launch_server"), None),
+    ("glibc-too-old-warning",
+     vllm() + "WARNING 07-17 20:03:10 _custom_ops.py:14] Failed to import from vllm._C with ImportError(\"/lib64/libc.so.6:"
+     " version `GLIBC_2.32' not found (required by /x/vllm/_C.abi3.so)\")\n",
+     vllm() + "WARNING 07-17 20:03:10 _custom_ops.py:14] Failed to import from vllm._C with ImportError(\"No module named "
+     "'vllm._C'\")\n", None),
+    ("llamacpp-tensor-count",
+     LLAMA + "llama_model_load: error loading model: done_getting_tensors: wrong number of tensors; expected 292, got 291\n"
+     + LLAMA_FAIL,
+     LLAMA + "llama_model_load: error loading model: done_getting_tensors: tensor 'blk.0.ffn_up.weight' has wrong shape\n"
+     + LLAMA_FAIL, None),
+    ("llamacpp-unknown-projector",
+     LLAMA + "clip_init: failed to load model '/models/mmproj.gguf': load_hparams: unknown projector type: gemma9uv\n"
+     "mtmd_init_from_file: error: Failed to load CLIP model from /models/mmproj.gguf\n"
+     "srv    load_model: failed to load multimodal model, '/models/mmproj.gguf'\nmain: exiting due to model loading error\n",
+     LLAMA + "clip_init: failed to load model '/models/mmproj.gguf': operator(): unable to find tensor v.token_embd\n"
+     "mtmd_init_from_file: error: Failed to load CLIP model from /models/mmproj.gguf\n"
+     "srv    load_model: failed to load multimodal model, '/models/mmproj.gguf'\nmain: exiting due to model loading error\n",
+     None),
+    ("gguf-v1 (macOS libc++'s words for the exception that follows)",
+     "gguf_init_from_file: GGUFv1 is no longer supported. please use a more up-to-date version\nlibc++abi: terminating due "
+     "to uncaught exception of type std::runtime_error: clip_model_load: failed to load CLIP model\n",
+     "gguf_init_from_file: invalid magic characters 'lmgg'\nlibc++abi: terminating due to uncaught exception of type "
+     "std::runtime_error: clip_model_load: failed to load CLIP model\n", "gguf-not-a-file"),
+]
+
+SG_EXC = "[2026-03-04 11:01:00 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+IGNORED = ("[2026-03-04 11:00:50 TP0] Ignore import error when loading sglang.srt.models.deepseek_v2. Command "
+           "'['/usr/bin/gcc', '/tmp/x/main.c', '-lcuda']' returned non-zero exit status 1.\n")
+TGI_ARGS = ("Error: ArgumentValidation(\"`max_input_tokens`({inp}) must be < `max_total_tokens`(65536)\")\n")
+CASES += [  # round 2, batch F's failures (issue 32): measured first (2 of 10), then these, each from the servers' sources
+    ("model-import-ignored",
+     sglang() + IGNORED + SG_EXC + "ValueError: Model architectures ['DeepseekV3ForCausalLM'] are not supported for now.\n",
+     # nothing failed to import: the architecture is not in this SGLang
+     sglang() + SG_EXC + "ValueError: Model architectures ['DeepseekV3ForCausalLM'] are not supported for now.\n",
+     "unsupported-architecture-other"),
+    ("unsupported-architecture-other",
+     sglang() + "ValueError: Unsupported architectures: Qwen9ForCausalLM. Supported list: ['LlamaForCausalLM', "
+     "'Qwen2ForCausalLM']\n",
+     # the list names it: not a missing implementation
+     sglang() + "ValueError: Unsupported architectures: Qwen9ForCausalLM. Supported list: ['LlamaForCausalLM', "
+     "'Qwen9ForCausalLM']\n", None),
+    ("unsupported-architecture-other (SGLang's import of the model module failed)",
+     sglang() + SG_EXC + "ValueError: Model architectures ['Qwen9ForCausalLM'] are not supported for now.\n",
+     sglang() + IGNORED + SG_EXC + "ValueError: Model architectures ['Qwen9ForCausalLM'] are not supported for now.\n",
+     "model-import-ignored"),
+    ("gguf-architecture-unsupported",
+     vllm() + V + "ValueError: GGUF model with architecture olmo9 is not supported yet.\n",
+     vllm() + V + "ValueError: GGUF file /models/m.gguf is not a valid GGUF file.\n", None),
+    ("gpus-per-node-not-divisible",
+     vllm() + V + "ValueError: The number of GPUs per node is not divisible by the number of tensor parallelism.\n",
+     vllm() + V + "ValueError: The number of required GPUs exceeds the total number of available GPUs in the cluster.\n",
+     None),
+    ("tgi-input-not-below-total", TGI_ARGS.format(inp=65537),
+     "Error: ArgumentValidation(\"`max_batch_prefill_tokens` must be >= `max_input_tokens`. Given: 4096 and 8192\")\n",
+     None),
+    ("ggml-format-retired",
+     "llama.cpp: loading model from models/m.bin\nllama_model_load_internal: format     = ggjt v1 (pre #1405)\n"
+     "error loading model: this format is no longer supported (see https://github.com/ggerganov/llama.cpp/pull/1305)\n"
+     "llama_init_from_file: failed to load model\n",
+     "llama.cpp: loading model from models/m.bin\nerror loading model: unexpectedly reached end of file\n"
+     "llama_init_from_file: failed to load model\n", None),
+]
+
+REMOTE_PROMPT = ("Traceback (most recent call last):\n  File \"/x/transformers/dynamic_module_utils.py\", line 598, in "
+                 "resolve_trust_remote_code\n    answer = input(\nEOFError: EOF when reading a line\n")
+CASES += [
+    ("trust-remote-code-prompt",
+     vllm("'model': 'org/m', 'trust_remote_code': True") + REMOTE_PROMPT,
+     # an EOFError of another input(): no repo code was asked about
+     vllm("'model': 'org/m', 'trust_remote_code': True") + REMOTE_PROMPT.replace("resolve_trust_remote_code",
+                                                                                 "ask_for_token"), None),
+]
+
 LOOK_ALIKE = {c[0]: c[2] for c in CASES}
 
 
@@ -826,3 +987,23 @@ def test_scan_json_gives_each_hint_its_evidence(tmp_path):
     assert hint["id"] == "gloo-one-node"
     assert hint["evidence"] == [{"check": "nnodes == 1", "value": "1", "holds": True}]
     assert hint["figures"] == {"gloo_socket_ifname": "eth0"}
+
+
+def test_a_whole_supported_list_longer_than_a_message_is_read_whole(tmp_path):
+    """A message is capped for display (500 characters): the cut is the display's, not the log's,
+    so a whole list that names the architecture far past the cap rules the hints out, and a whole
+    one that lacks it gives the hint for a whole list, not the one for a list cut short."""
+    names = SUPPORTED.replace("'LlamaForCausalLM'", "'Qwen9ForCausalLM'")
+    line = "ValueError: Model architectures ['Qwen9ForCausalLM'] are not supported for now. Supported architectures: "
+    _, hints = scan(tmp_path, vllm() + V + line + names + "\n")
+    assert [h.id for h in hints if h.id.startswith("unsupported-architecture")] == []
+    _, hints = scan(tmp_path, vllm() + V + line + SUPPORTED + "\n")
+    assert [h.id for h in hints][:1] == ["unsupported-architecture"]
+
+
+def test_the_repo_code_question_whose_setting_cannot_be_read_names_both_loaders(tmp_path):
+    """The settings not in the log: the hint cannot tell the server's flag from a wrapper's loader,
+    so it names both, and prescribes no flag."""
+    _, hints = scan(tmp_path, REMOTE_PROMPT)
+    found = [h for h in hints if h.id == "trust-remote-code-prompt"]
+    assert found and "--trust-remote-code, or" in found[0].why and found[0].fix == ()

@@ -36,7 +36,7 @@ SERVER_FLAGS = {
         "--gpu-memory-utilization", "--max-model-len", "--max-num-seqs", "--enforce-eager", "--port",
         "--tensor-parallel-size", "--disable-custom-all-reduce", "--trust-remote-code", "--max-num-batched-tokens",
         "--speculative-config", "--compilation-config", "--hf-overrides", "--kv-cache-memory", "--enable-chunked-prefill",
-        "--pipeline-parallel-size", "--dtype",
+        "--pipeline-parallel-size", "--dtype", "--hf-config-path", "--tokenizer",
     },
     "trtllm": {"--port", "--tp_size", "--pp_size", "--kv_cache_free_gpu_memory_fraction", "--max_batch_size", "--max_num_tokens",
                "--trust_remote_code", "--extra_llm_api_options"},

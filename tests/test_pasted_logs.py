@@ -97,13 +97,43 @@ def test_a_loaders_error_before_its_first_own_line_is_the_root_cause(tmp_path):
 
 def test_the_source_line_that_raises_is_not_the_root_cause(tmp_path):
     """A traceback's source line holds the message's words (`raise ValueError("No available memory
-    for the cache blocks. "`): the exception's own line after it is the root cause."""
+    for the cache blocks. "`): the exception's own line after it is the root cause's message, and
+    the frames pasted without their ``Traceback`` line are its block (it starts at line 1)."""
     v = "vllm-1  | ERROR 11-18 18:07:28 engine.py:366] "
     found = scan(tmp_path, v + '  File "/x/vllm/worker/worker.py", line 493, in raise_if_cache_size_invalid\n'
                            + v + '    raise ValueError("No available memory for the cache blocks. "\n'
                            + v + "ValueError: No available memory for the cache blocks. Try increasing "
                                  "`gpu_memory_utilization` when initializing the engine.\n")
     assert found["server"] == "vllm"
-    assert found["root_cause"]["line"] == 3
+    assert [(e["line"], e["kind"]) for e in found["errors"]] == [(1, "ValueError")]
     assert found["root_cause"]["message"].startswith("ValueError: No available memory for the cache blocks. Try")
     assert [h["id"] for h in found["hints"]][:1] == ["kv-too-small"]
+
+
+CALLED = ("subprocess.CalledProcessError: Command '['/usr/bin/gcc', '/tmp/x/main.c', '-O3', '-I/usr/include/python3.10', "
+          "'-shared', '-fPIC', '-lcuda', '-o', '/tmp/x/cuda_utils.so']' returned non-zero exit status 1.\n")
+
+
+def test_a_compilers_words_right_after_the_exception_are_its_root_cause(tmp_path):
+    """The compiler's error pasted below the exception it explains (or carried in its message): the
+    root cause all the same, the exception its follow-on, and its hint given."""
+    found = scan(tmp_path, CALLED + "/tmp/x/main.c:5:10: fatal error: Python.h: No such file or directory\n")
+    assert found["root_cause"]["kind"] == "build_headers"
+    assert found["root_cause"]["follow_on"]["kind"] == "CalledProcessError"
+    assert [h["id"] for h in found["hints"]][:1] == ["python-dev-headers"]
+
+
+@pytest.mark.parametrize(
+    "after",
+    [
+        # further on, after records of the log's own: by then it explains nothing of this failure
+        "[2026-03-04 11:00:01] INFO x\n[2026-03-04 11:00:02] INFO y\n[2026-03-04 11:00:03] INFO z\n/tmp/y/main.c:5:10: fatal error: Python.h: No such file or directory\n",
+        # a cause line whose signature may only come before its failure: another rank dying of it
+        "n1:1234:1300 [1] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 10.0.0.2<40123> failed\n",
+    ],
+    ids=["three lines later", "an NCCL WARN after it"],
+)
+def test_a_cause_line_after_the_failure_that_does_not_go_with_it_stays_out(tmp_path, after):
+    found = scan(tmp_path, CALLED + after)
+    assert found["root_cause"]["kind"] == "CalledProcessError"
+    assert found["root_cause"]["follow_on"] is None

@@ -97,6 +97,7 @@ def test_a_user_profile_file_works_like_the_builtin(tmp_path):
         ("name = [unclosed\n", "not valid TOML"),
         ("name = 'x'\n[phases.ready]\nranked = 'yes'\n", "phases.ready.ranked: expected true or false"),
         ("name = 'x'\n[phases.compile]\nitems_total = 'ranges'\n", "phases.compile.items_total: expected one of the [identity] keys"),
+        ("name = 'x'\n[[signatures]]\nkind = 'cc'\npattern = 'x'\nafter = true\n", "signatures[0].after: only a 'cause' line"),
     ],
 )
 def test_a_bad_profile_is_one_clear_line(tmp_path, text, needle):

@@ -19,6 +19,21 @@ shapes come from the carriers' own sources:
   fraction digits always (Go's ``RFC3339NanoFixed``), kubectl's with trailing zeros dropped, and
   no fraction on a whole second (``RFC3339Nano``); ``docker logs -t`` puts the fixed one alone at the line's start.
 
+A log copied from a CI job, a journal or a launcher carries that tool's label instead:
+
+- a GitHub Actions job log: the runner's time with seven fraction digits (.NET's round-trip
+  ``"o"`` format, UTC) and a space, ``2024-05-01T10:00:00.1234567Z ``;
+- Buildkite's (and other CI viewers') time in brackets, ``[2025-03-10T15:07:20Z] `` or
+  ``[2025-11-06T02:10:00.702Z] ``;
+- ``journalctl`` (its ``short`` and ``short-iso`` outputs): the time, the host, the unit's name and
+  its PID, ``Dec 06 06:50:00 gpu-3 vllm[1234]: ``, ``2026-12-06T06:50:00+0000 gpu-3 vllm[1234]: ``;
+- a Python wrapper that relays the server's stream through its logger (FastChat's, and the
+  programs built on it): ``2024-04-27 10:13:05 | ERROR | stderr | `` — the logger named
+  ``stdout`` or ``stderr``, so the level is the wrapper's, not the server's;
+- Open MPI's ``mpirun --tag-output``: ``[1,0]<stderr>:``, after the time of ``--timestamp-output``
+  (``Thu Jan 23 11:55:50 2025[1,0]<stderr>:``), the line's own text right after the colon — the
+  job and rank, dropped as ``srun -l``'s task number is.
+
 A time that begins a tracing record of the server's own (the time, the padded level, the target and
 ``": "``: TGI's ``2026-…Z  INFO text_generation_launcher: ``) is its header, never a carrier's.
 """
@@ -33,20 +48,36 @@ _NANO = _STAMP.format(fraction=r"(?:\.\d{1,9})?")  # Go's RFC3339Nano: no fracti
 _SRUN = r" {0,4}\d{1,5}: "
 _COMPOSE = r"(?P<service>[A-Za-z0-9][\w.-]*?(?:[-_]\d+ +| {2,}))\| "
 _KUBECTL = r"\[pod/[^/\]\s]+/[^\]\s]*\] "
+_ACTIONS = _STAMP.format(fraction=r"\.\d{7}")  # GitHub Actions' runner
+_BRACKETED = r"\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:?\d\d)\] "  # Buildkite's
+_MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
+_JOURNAL = (
+    rf"(?:{_MONTH} [ \d]\d \d\d:\d\d:\d\d(?:\.\d{{1,6}})?|\d{{4}}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d{{4}})"
+    r" [\w.-]+ [\w.@:/-]+\[\d+\]: "
+)
+_RELAYED = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \| [A-Z]+ +\| std(?:out|err) \| "  # FastChat's StreamToLogger
+_MPIRUN = rf"(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) {_MONTH} [ \d]\d \d\d:\d\d:\d\d \d{{4}})?\[\d+,\d+\]<std(?:out|err|diag)>:"
 
 #: A carrier's label at a line's start (``match``): its end is where the server's own line begins.
 LABEL = re.compile(
-    f"{_SRUN}|{_COMPOSE}(?:{_FIXED})?|{_KUBECTL}(?:{_NANO})?|{_FIXED}"
+    f"{_SRUN}|{_COMPOSE}(?:{_FIXED})?|{_KUBECTL}(?:{_NANO})?|{_FIXED}|{_ACTIONS}|{_BRACKETED}|{_JOURNAL}|{_RELAYED}|{_MPIRUN}"
 )
-#: How a line with a label can begin (an srun task number, a time); a pod's starts ``[pod/``, a
-#: compose label is told by its ``"| "`` within ``_COMPOSE_WIDTH`` characters.
+#: How a line with a label can begin (an srun task number, a time, a journal's month, mpirun's
+#: weekday); a bracketed one is told by what follows its ``[``, a compose label by its ``"| "``
+#: within ``_COMPOSE_WIDTH`` characters.
 _STARTS = frozenset(" 0123456789")
+_NAMES = frozenset("Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec Mon Tue Wed Thu Fri Sat Sun".split())
 _COMPOSE_WIDTH = 80
 
 
 def may_have_label(text: str) -> bool:
     """A cheap first test for ``LABEL`` (most lines of a flood fail it): False where it cannot match."""
-    return text[:1] in _STARTS or text.startswith("[pod/") or text.find("| ", 0, _COMPOSE_WIDTH) > 0
+    first = text[:1]
+    if first in _STARTS:
+        return True
+    if first == "[":  # a pod, Buildkite's ISO time ("[2025-03-10T…"), mpirun's "[1,0]<stderr>:"; not SGLang's "[2025-03-10 …"
+        return text.startswith("[pod/") or (text[1:2].isdigit() and (text[11:12] == "T" or "]<std" in text[:16]))
+    return text[:3] in _NAMES or text.find("| ", 0, _COMPOSE_WIDTH) > 0
 
 
 def service(text: str) -> str | None:

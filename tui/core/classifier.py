@@ -17,6 +17,14 @@ a warning (the program goes on), an ``ExceptionGroup``'s ``|`` gutter is read th
 a bare ``raise Boom`` ends a block with the class alone, and a wrapper whose message is
 another exception (``InductorError: OutOfMemoryError: …``) is reported as that one.
 Interleaved blocks, chains and these shapes share one block state machine.
+
+Pasted logs lose a traceback's first lines (an issue's excerpt, a terminal's last screen): frames
+with no ``Traceback`` line above them open a block of their own, reported if its exception line
+comes, or as cut short if the log ends inside it (a logger's ``Stack (most recent call last):``
+has frames, no exception, and lines after them: no error).
+An exception logged alone (``str(e)``, no traceback) keeps the plain lines that follow it, as a
+block keeps the lines after its exception line: its message wrapped over several lines, or a
+compiler's words the exception carries (``PTXASError: …`` then ptxas's own stderr).
 """
 
 from __future__ import annotations
@@ -99,6 +107,7 @@ class _Block:
     warning: bool = False  # logged at a warning level: a warning with a traceback, not a failure
     group: bool = False  # an ExceptionGroup's traceback (lines in a "|" gutter)
     ignored: bool = False  # after "Exception ignored in: …": the program went on (a warning)
+    headless: bool = False  # frames with no Traceback line above them: an error only once its exception line comes
 
     def add(self, number: int, text: str) -> None:
         if len(self.head) < HEAD:
@@ -147,6 +156,8 @@ class Classifier:
         # line that ends them is that block's, whichever older block also waits for one.
         self._run: _Block | None = None
         self._run_state = _TB
+        self._wrapping = False  # the line just fed was an exception logged alone (or its message's next line)
+        self._last_number = 0  # the latest line fed (a block the log ends inside is cut short)
 
     def set_profile(self, profile: Profile) -> None:
         self._signatures: tuple[Signature, ...] = profile.signatures
@@ -165,11 +176,13 @@ class Classifier:
         self._headers.clear()
         self._ignored.clear()
         self._last_line_error.clear()
+        self._wrapping = False
 
     @property
     def open(self) -> bool:
-        """A traceback block is open: every following line may belong to it."""
-        return bool(self._blocks)
+        """A traceback block is open, or an exception logged alone may go on: every following
+        line may belong to it."""
+        return bool(self._blocks) or self._wrapping
 
     # ------------------------------------------------------------ feeding
 
@@ -192,6 +205,8 @@ class Classifier:
         whether it belongs to a traceback (then it is no phase marker either).
         """
         errors: list[ErrorReport] = []
+        self._wrapping = False
+        self._last_number = number
         if self._blocks and any(b.group for b in self._blocks) and (_RULE.match(body) or _GUTTER.match(body)):
             # a line of an ExceptionGroup's gutter: after the group's own exception line, its
             # sub-exceptions belong to it (the group is reported by its class)
@@ -212,6 +227,11 @@ class Classifier:
                 return errors, self._warned, True
         if TRACEBACK in body:
             self._start(number, body, rank, ts, offset, errors, level is not None and level in self._warning_levels)
+            return errors, False, True
+        if body[:1] in (" ", "\t") and body.lstrip().startswith('File "'):
+            self._start_headless(number, body, rank, ts, offset)
+            return errors, False, True
+        if not record and self._wraps(number, body, rank):
             return errors, False, True
         if body.startswith("Process ") and _PROCESS_HEADER.match(body):
             self._headers[rank] = (number, body, offset)
@@ -258,6 +278,7 @@ class Classifier:
                 )
             )
             self._last_line_error[rank] = errors[-1]
+            self._wrapping = errors[-1].fatal and _EMBEDDED.match(errors[-1].message) is not None
             # a non-fatal signature is a fact worth keeping (it can rule a hint out, or explain a
             # failure that follows), never a failure by itself; still a warning if it reads as one
             if not warned and sig.cause:
@@ -291,7 +312,7 @@ class Classifier:
         """End of input: every open block is over (one cut short is still reported)."""
         errors: list[ErrorReport] = []
         for block in list(self._blocks):
-            self._close(block, errors)
+            self._close(block, errors, at_end=block.last == self._last_number)
         self._headers.clear()
         self._ignored.clear()
         return errors
@@ -367,6 +388,39 @@ class Classifier:
             block.add(header[0], header[1])
         block.add(number, body)
         self._blocks.append(block)
+
+    def _start_headless(self, number: int, body: str, rank: str | None, ts: float | None, offset: int | None) -> None:
+        """A frame no block takes: a traceback whose first lines the log does not have."""
+        block = _Block(rank, number, ts, offset, state=_FILE, headless=True)
+        block.add(number, body)
+        self._blocks.append(block)
+        self._run, self._run_state = block, _FILE
+
+    def _wraps(self, number: int, body: str, rank: str | None) -> bool:
+        """A plain line right after an exception logged alone (or after the lines it already
+        kept): its message goes on. Not a line that is an error of its own, nor a blank one."""
+        prior = self._last_line_error.get(rank)
+        if (
+            prior is None
+            or not prior.fatal
+            or prior.end_line != number - 1
+            or number - prior.line > AFTER_EXCEPTION_LINES
+            or _EMBEDDED.match(prior.message) is None
+            or not body.strip()
+            or "%|" in body
+            or self._signature(body)
+        ):
+            return False
+        prior.end_line = number
+        if len(prior.block) < HEAD + TAIL:
+            prior.block.append((number, body))
+        spans = prior.spans
+        if spans and spans[-1][1] >= number - 1:
+            spans[-1][1] = number
+        elif len(spans) < MAX_SPANS:
+            spans.append([number, number])
+        self._wrapping = True
+        return True
 
     def _candidate(
         self, rank: str | None, accepts: Callable[[_Block], bool], prefer: Callable[[_Block], bool] | None = None
@@ -529,10 +583,11 @@ class Classifier:
         report.secondary = sig.secondary if sig else False
         errors.append(report)
 
-    def _close(self, block: _Block, errors: list[ErrorReport]) -> None:
+    def _close(self, block: _Block, errors: list[ErrorReport], at_end: bool = False) -> None:
+        """``at_end``: the log ends inside the block (its last line is the log's)."""
         self._blocks.remove(block)
-        if block.report is not None or block.ignored:
-            return  # already reported when its exception line came (or only a warning)
+        if block.report is not None or block.ignored or (block.headless and not at_end):
+            return  # already reported when its exception line came (or only a warning, or frames the log went past)
         lines = block.lines()
         errors.append(
             ErrorReport(

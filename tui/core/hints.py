@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tui.core.classifier import MESSAGE_CAP
 from tui.core.cmdline import Action, ServerCommand
 from tui.core.errors import UsageError
 from tui.core.files import read_text
@@ -352,7 +353,7 @@ class KnowledgeBase:
                 continue
             values: dict[str, str] = {}
             if hint.pattern is not None:
-                found = _search(hint.pattern, [error.message, *(t for _, t in error.block)])
+                found = _search(hint.pattern, _texts(error))
                 if found is None and not (hint.either and kind_ok):
                     continue
                 values.update(_groups(found) if found is not None else {})
@@ -474,6 +475,21 @@ def phase_at(state: StartupState, line: int) -> Phase | None:
 
 def _groups(found: re.Match[str]) -> dict[str, str]:
     return {k: v for k, v in found.groupdict().items() if v is not None}
+
+
+def _texts(error: ErrorReport) -> list[str]:
+    """What a hint's ``pattern`` is searched in: the error's message, then each line of its block,
+    then the block read as one text (a message wrapped over lines, as a terminal or an issue's
+    excerpt breaks it). A message that is only a display's cut of one of the block's lines (a
+    long line capped) is left out: a pattern that reads to a line's end must see the whole line,
+    not mistake the cut for the log's."""
+    lines = [t for _, t in error.block]
+    message = error.message
+    cut = len(message) >= MESSAGE_CAP and any(message in t for t in lines)
+    texts = lines if cut else [message, *lines]
+    if len(lines) > 1:
+        texts.append(" ".join(t.strip() for t in lines))
+    return texts
 
 
 def _search(pattern: Pattern, texts: Iterable[str]) -> re.Match[str] | None:

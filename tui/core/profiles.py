@@ -57,6 +57,9 @@ class Signature:
     #: not fatal by itself, but the root cause if the startup fails before it makes progress
     #: (NVSHMEM's "init failed for transport: IBGDA", an "NCCL WARN"): the failure is its follow-on
     cause: bool = False
+    #: a cause that may come right after the failure it explains, too: a compiler's words that the
+    #: exception carries in its message, or that a paste put below it ("Python.h: No such file")
+    after: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,7 +171,7 @@ _PHASE_KEYS = {
     "requires_begin", "all_ranks", "yield_to", "after", "stall_after", "once", "collective", "items", "items_total",
 }
 _MARKER_KEYS = {"ready", "close", "stop", "figures", "startup", "ready_after", "ready_with"}
-_SIGNATURE_KEYS = {"kind", "pattern", "fatal", "secondary", "fallback", "cause"}
+_SIGNATURE_KEYS = {"kind", "pattern", "fatal", "secondary", "fallback", "cause", "after"}
 _OPTION_KEYS = {"max_detect_lines"}
 
 
@@ -481,11 +484,11 @@ def process_titles(profiles: list[Profile] | None = None) -> dict[str, tuple[Pat
 #: trusted, the network interfaces the printed environment set, and the figures of memory (GiB) the log printed.
 PRECONDITION_IDENTITY = frozenset({
     "nnodes", "ep_size", "quantization", "version", "chunked_prefill", "trust_remote_code", "gloo_socket_ifname",
-    "nccl_socket_ifname", "hf_hub_offline", "fallback", "weights_gib", "gpu_gib", "inspection_failed",
+    "nccl_socket_ifname", "hf_hub_offline", "fallback", "weights_gib", "gpu_gib", "inspection_failed", "import_ignored",
 })
 #: Identity keys that lines after the first phases give (the weights' size once loaded, a model's
 #: fallback to a generic implementation as its load begins): read from every line until found.
-LATE_IDENTITY = frozenset({"weights_gib", "gpu_gib", "fallback", "inspection_failed"})
+LATE_IDENTITY = frozenset({"weights_gib", "gpu_gib", "fallback", "inspection_failed", "import_ignored"})
 #: What ``[identity]`` may name (``compile_items``: the torch.compile ranges and sizes to compile).
 IDENTITY_KEYS = frozenset({"model", "tp_size", "mem_fraction", "node_rank", "headless", "pp_size", "port",
                            "draft_model", "compile_items", "ray_gpus", "dist_init_addr", *PRECONDITION_IDENTITY})
@@ -557,8 +560,11 @@ def _signatures(where: str, value: Any) -> tuple[Signature, ...]:
                 secondary=_bool(f"{sw}.secondary", body.get("secondary"), False),
                 fallback=_bool(f"{sw}.fallback", body.get("fallback"), False),
                 cause=_bool(f"{sw}.cause", body.get("cause"), False),
+                after=_bool(f"{sw}.after", body.get("after"), False),
             )
         )
+        if out[-1].after and not out[-1].cause:
+            raise ProfileError(f"{sw}.after: only a 'cause' line can explain a failure it comes after")
     return tuple(out)
 
 

@@ -22,7 +22,7 @@ from collections.abc import Iterator, Mapping
 
 from tui.core.attempts import Attempts
 from tui.core.carriers import label_end, may_have_label, service
-from tui.core.classifier import Classifier
+from tui.core.classifier import JOINED_GAP, Classifier
 from tui.core.detection import Detection
 from tui.core.tracker_events import (
     ErrorFound,
@@ -505,6 +505,7 @@ class StartupTracker:
             and self._anything.search(msg) is None
             and "Traceback" not in msg
             and not msg.startswith(("Process ", "Exception ignored "))
+            and not msg.lstrip().startswith('File "')  # a frame: a traceback whose first line the log lacks
             and (level is None or (level not in profile.warning_levels and level not in profile.error_levels))
         ):
             # Nothing can match: the common case, one search. Such a line leaves what one a
@@ -602,13 +603,39 @@ class StartupTracker:
 
     # ------------------------------------------------------------ errors
 
-    def _hold(self, error: ErrorReport) -> None:
+    def _hold(self, error: ErrorReport, events: list[TrackerEvent]) -> None:
         """A line that explains a failure if one follows: held back, not an error (yet)."""
         state = self.state
+        if state.outcome != STARTING and state.ready_line is None:
+            self._explains_after(error, events)
+            return
         if state.outcome != STARTING or state.ready_line is not None or len(self._causes) >= MAX_CAUSES:
-            return  # it came after the failure (or the ready line): it explains nothing
+            return  # it came after the ready line: it explains nothing
         if all(c.category != error.category for c in self._causes):
             self._causes.append(error)
+
+    def _explains_after(self, error: ErrorReport, events: list[TrackerEvent]) -> None:
+        """A cause line right after the failure (within ``JOINED_GAP`` lines of its last one, from
+        its rank): where its signature says it may come there (``Signature.after``: the compiler's
+        words an exception carries), it is the failure's root cause, the failure its follow-on;
+        any other cause line after the failure explains nothing (another rank dying of it)."""
+        failure = self.state.first_error
+        profile = self.profile or self._generic
+        signature = next((s for s in profile.signatures if s.kind == error.category), None)
+        if (
+            signature is None or not signature.after
+            or failure is None or failure.cause or failure.end_line is None
+            or not 0 < error.line - failure.end_line <= JOINED_GAP
+            or (error.rank is not None and failure.rank is not None and error.rank != failure.rank)
+            or len(self.state.errors) >= MAX_ERRORS
+        ):
+            return
+        error.fatal = True
+        error.follow_on = failure.line
+        failure.secondary = True
+        self._error_ids.add(id(error))
+        bisect.insort(self.state.errors, error, key=lambda e: e.line)
+        events.append(ErrorFound(error))
 
     def _blame(self, error: ErrorReport, events: list[TrackerEvent]) -> None:
         """``error`` fails the startup: the held lines before it are its root cause, it their follow-on."""
@@ -630,7 +657,7 @@ class StartupTracker:
         state = self.state
         for error in errors:
             if error.cause and not error.fatal:
-                self._hold(error)
+                self._hold(error, events)
                 continue
             kept = id(error) in self._error_ids
             if not kept and error.fatal and self._causes and state.ready_line is None:
