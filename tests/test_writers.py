@@ -361,8 +361,8 @@ def test_with_inotify_watching_a_quiet_log_the_proc_scan_is_only_a_safety_net(tm
         now = time.monotonic()
         for discovery in (watched, polled):
             assert [item[0] for item in discovery.tick(now)] == ["none"]
-        assert watched.timeout(now) == procscan.WATCHED_SCAN and not watched.scan_wanted(now + procscan.SLOW_SCAN)
-        assert polled.timeout(now) == procscan.SLOW_SCAN and polled.scan_wanted(now + procscan.SLOW_SCAN)
+        assert watched.timeout(now) == pytest.approx(procscan.WATCHED_SCAN) and not watched.scan_wanted(now + procscan.SLOW_SCAN)
+        assert polled.timeout(now) == pytest.approx(procscan.SLOW_SCAN) and polled.scan_wanted(now + procscan.SLOW_SCAN)
         holder = subprocess.Popen(["sh", "-c", 'exec sleep 60 >>"$0"', str(log)])
         try:
             deadline = time.monotonic() + 10
