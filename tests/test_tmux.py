@@ -28,7 +28,9 @@ class Tmux:
         exports = " ".join(f"{k}={v}" for k, v in env.items())
         # start the app only once the pane has its size (tmux may resize a new pane after starting it)
         wait = f'while [ "$(stty size)" != "{height} {width}" ]; do sleep 0.05; done'
-        shell = f"{wait}; cd {ROOT} && env {exports} {command}; echo WATCHTOWER-EXITED-$?; sleep 60"
+        # COLUMNS and LINES unset: a size the test process's environment carries (pytest's readline exports
+        # 80×24) would override the pane's own size in Textual
+        shell = f"{wait}; cd {ROOT} && env -u COLUMNS -u LINES {exports} {command}; echo WATCHTOWER-EXITED-$?; sleep 60"
         self.tmux("new-session", "-d", "-s", "t", "-x", str(width), "-y", str(height), shell)
 
     def tmux(self, *args: str) -> str:

@@ -300,11 +300,14 @@ class WatchtowerApp(App[int]):
         self.query_one(PhaseTimeline).second()
         self._sync_nodes()
         if self._gpus_due:
-            self._gpus_due = False
-            self.query_one(GpuPanel).refresh(layout=True)
-            self.query_one(KeyBar).refresh()  # (k follows the GPUs' holders)
+            self._draw_gpus()
         for tick in self.every_second:
             tick()
+
+    def _draw_gpus(self) -> None:
+        self._gpus_due = False
+        self.query_one(GpuPanel).refresh(layout=True)
+        self.query_one(KeyBar).refresh()  # (k follows the GPUs' holders)
 
     def select_node(self, name: str) -> None:
         """Show ``name``'s own panels (the header keeps the attempt's verdict)."""
@@ -376,6 +379,8 @@ class WatchtowerApp(App[int]):
             self.query_one(StartupsPanel).sync()
         if "gpu" in topics:
             self._gpus_due = True
+            if not self.query_one(GpuPanel).drew_sample:  # the first sample (or a node just chosen): at once
+                self._draw_gpus()
 
     def on_verdict(self, change: VerdictChanged) -> None:
         """The judging stage decided a new verdict (or hints): the header draws it, the footer

@@ -97,6 +97,10 @@ class GpuPanel(Widget):
         super().__init__(**kwargs)
         self.session = session
         self.enabled = enabled
+        #: Whether the last frame drew a sample: the first one is drawn when it comes, later ones on the
+        #: app's second.
+        self.drew_sample = False
 
     def render(self) -> Text:
+        self.drew_sample = self.session.gpus.latest is not None
         return render_gpus(self.session, self.size.width or 60, self.app.palette, self.enabled)  # type: ignore[attr-defined]
