@@ -20,7 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import start_cli
+from tests.support import run_cli, start_cli
+from tui.core.evidence import Weighing
+from tui.core.verdict import ProcessStatus
+from tui.session import WatchSession
+from tui.sources.local import LocalTailer
 from tui.sources.procscan import available as proc_available
 
 WAIT = 60.0
@@ -204,3 +208,48 @@ async def test_a_log_recreated_every_few_ms_loses_nothing_unsaid(tmp_path, perio
           f"{seen['files_lost']} files ({per * seen['files_lost']} lines) reported lost")
     assert seen["bytes_lost"] == 0  # nothing read in part: a file seen is held and read whole
     assert seen["lines"] + per * seen["files_lost"] == total, seen
+
+
+
+def test_a_launched_server_gone_before_its_log_is_read_waits_for_the_log(tmp_path):
+    """A server that dies at once (llama.cpp's bind error) is gone before writer discovery finds it:
+    its runner's word is the process status. Its file is final then: the verdict waits for the rest
+    (seen in the real-server tier under load: `DEAD: exit code 1 · the log is empty`)."""
+    log = tmp_path / "server.log"
+    log.write_bytes(b"srv    load_model: loading model '/models/m.gguf'\n"
+                    b"srv  llama_server: couldn't bind HTTP server socket, hostname: 127.0.0.1, port: 8080\n")
+    session = WatchSession(log=LocalTailer(log))
+    session.launched_as(ProcessStatus(alive=False, returncode=1, pid=4242))
+    weighing = session.reading()
+    assert isinstance(weighing, Weighing) and weighing.pending is not None, weighing
+    assert "reading the rest of the log" in weighing.pending, weighing.pending
+
+
+# A server launched by `run` that writes a burst, its traceback, and exits 1 at once: its runner sees
+# it exit before the log is read, and before writer discovery has found it.
+BURST_AND_EXIT = r'''
+import os, sys
+megabytes = int(sys.argv[1])
+os.write(1, b"[2026-03-14 21:04:10] server_args=ServerArgs(model_path='/models/m', tp_size=1)\n")
+line = b"[2026-03-14 21:05:00 TP0] 127.0.0.1:51234 - \"GET /metrics HTTP/1.1\" 200 OK, nothing to see here\n"
+block = line * ((8 << 20) // len(line))
+for _ in range(megabytes // 8):
+    os.write(1, block)
+os.write(1, b"[2026-03-14 21:06:00 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+            b'  File "/sgl/scheduler.py", line 10, in run_scheduler_process\n'
+            b"RuntimeError: the real cause, at the very end of the log\n")
+sys.exit(1)
+'''
+
+
+def test_a_launched_server_that_exits_at_once_is_judged_on_the_whole_log(tmp_path):
+    """`run`: the exit comes from the runner, not writer discovery; the verdict still waits for the
+    log's end (seen in the real-server tier: llama.cpp's bind error, then `DEAD: exit code 1 · the log
+    is empty`, under load)."""
+    done = run_cli("run", "--plain", "--name", "burst", "--log-dir", str(tmp_path / "logs"), "--gpus", "none",
+                   "--timeout", "200", "--", sys.executable, "-c", BURST_AND_EXIT, "64",
+                   env={"NO_COLOR": "1", "WATCHTOWER_DATA_DIR": str(tmp_path / "data")}, timeout=200)
+    final = [line for line in done.stdout.splitlines() if re.search(r"\b(DEAD|FAILED)\b", line)]
+    assert done.returncode == 1 and final, done.stdout + done.stderr
+    assert "RuntimeError: the real cause, at the very end of the log" in final[-1], done.stdout
+    assert "DEAD" not in final[-1]

@@ -483,9 +483,10 @@ class WatchSession:
         with this node's evidence (``evidence``)."""
         if self.refusal is not None:
             return self.refusal
-        status = self.writers.status()
+        status = self.process_status()
         if status is not None and (not status.alive or status.lost) and self._unread_rest():
-            # the writer is gone and its file is final: judged once read to its end, not before
+            # the writer is gone (as writer discovery or the runner saw it: a server that dies at once
+            # is gone before discovery finds it) and its file is final: judged once read to its end
             rest = f"the server's process is gone: reading the rest of the log ({_size(self.reading_rest or 0)}) before judging"
             return Weighing(self.state, self.evidence(None), pending=rest)
         return Weighing(self.state, self.evidence(self.process_status()))
