@@ -406,6 +406,27 @@ async def test_truncation_while_disconnected_is_seen_on_resume(tmp_path, sshd, t
     await reader.close()
 
 
+async def test_truncation_and_a_shorter_rewrite_while_disconnected_is_read_from_the_start(tmp_path, sshd, target):
+    """The file truncated and written again, shorter than the offset delivered, while the connection
+    was down: it begins with other bytes now. The resumed agent compares them with the first bytes
+    delivered before (carried in the resume), not with the file's own: read from 0, nothing skipped
+    (it once took the new bytes for kept ones: a one-in-ten failure of the chaos test below)."""
+    log = tmp_path / "server.log"
+    old = b"".join(b"[%03d] the first server's line, long enough to fill the check\n" % i for i in range(4))
+    log.write_bytes(old)
+    reader = Reader(RemoteTailer(target, str(log), initial_backoff=0.5))
+    assert await reader.data(len(old)) == old
+    sshd.kill_sessions()
+    await reader.state("retrying")
+    os.truncate(log, 0)
+    new = b"".join(b"(%d) a second server writes other words at its start, fewer\n" % i for i in range(2))
+    assert 64 <= len(new) < len(old)
+    append(log, new)
+    assert await reader.next() == LogTruncated(reader.tailer.source, 0, 0)
+    assert await reader.data(len(new)) == new
+    await reader.close()
+
+
 # ---------------------------------------------------------------- refusals
 
 

@@ -47,7 +47,7 @@ if TYPE_CHECKING:  # never run: the agent's Python 3.6 sees annotations only as 
     from collections.abc import Callable
     from typing import Final, Literal
 
-    Opened = tuple[Literal["opened"], int, int, int, bytes]
+    Opened = tuple[Literal["opened"], int, int, int, bytes, bytes]
     Data = tuple[Literal["data"], int, bytes, str | None]
     Gap = tuple[Literal["gap"], int, int, str, str | None]
     Restart = tuple[Literal["restart"], str]
@@ -69,7 +69,7 @@ HOLDERS_EVERY, HOLDERS_QUIET = 1.0, 30.0
 #: preadv flag: fail with EAGAIN instead of waiting for the disk (Linux >= 4.14).
 NOWAIT: "int | None" = getattr(os, "RWF_NOWAIT", None)
 
-# What a step reports: (OPENED, dev, ino, offset, recent) now reading this file of the path
+# What a step reports: (OPENED, dev, ino, offset, recent, head) now reading this file of the path
 # (its identity, for a resume); (DATA, offset, data, origin) bytes of a file at offset, origin
 # None for the file at the path, else the path an older file was moved to; (GAP, offset,
 # nbytes, reason, origin); (RESTART, reason) a new file at the path, read from its start
@@ -226,9 +226,11 @@ class Follower:
             os.close(self.pending[0])
             self.pending = None
 
-    def resume(self, dev: int, ino: int, offset: int, recent: bytes) -> "list[Step]":
+    def resume(self, dev: int, ino: int, offset: int, recent: bytes, head: bytes) -> "list[Step]":
         """Pick up the file followed before (a dropped connection): at the path, or found
-        again in its directory if it was rotated meanwhile."""
+        again in its directory if it was rotated meanwhile. ``recent`` and ``head``: the last and
+        the first bytes delivered before, not read again here: a file truncated and written
+        again meanwhile begins with other bytes now, and is re-read from its start."""
         fd = -1
         try:
             fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK)
@@ -246,9 +248,7 @@ class Follower:
         if fd < 0:
             self.restart = "recreated"  # gone; what it held past offset went with it
             return []
-        st = os.fstat(fd)
-        head = os.pread(fd, min(CHECK, offset), 0)
-        return self._adopt(fd, st, offset, recent, head)  # step() checks the bytes are the same
+        return self._adopt(fd, os.fstat(fd), offset, recent, head)  # step() checks the bytes are the same
 
     def step(self) -> "tuple[list[Step], bool]":
         """Do the next piece of work: ``(events, more)``, more meaning more is ready now."""
@@ -345,7 +345,7 @@ class Follower:
         self.cur = f
         self.waiting = None
         self.on_open(f)
-        return [(OPENED, st.st_dev, st.st_ino, offset, recent)]
+        return [(OPENED, st.st_dev, st.st_ino, offset, recent, head)]
 
     def _read(self, f: _File, events: "list[Step]") -> bool:
         if f.fifo:

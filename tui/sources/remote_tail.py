@@ -149,7 +149,8 @@ class _Position:
     def __init__(self) -> None:
         self.ident: tuple[int, int] | None = None
         self.offset = 0
-        self.recent = b""
+        self.recent = b""  # the last CHECK bytes delivered
+        self.head = b""  # the first CHECK bytes of the file as delivered (a resume's truncation check)
 
 
 class RemoteTailer:
@@ -234,7 +235,7 @@ class RemoteTailer:
         config: dict[str, Any] = {"path": self.path, "mode": mode, "poll_ms": self._poll_ms,
                                   "writers": self._writers or self._reads}
         if pos.ident is not None:
-            config["resume"] = [pos.ident[0], pos.ident[1], pos.offset, pos.recent.hex() or "-"]
+            config["resume"] = [pos.ident[0], pos.ident[1], pos.offset, pos.recent.hex() or "-", pos.head.hex() or "-"]
         if self._convert.known:  # a new agent checks them again, and reports those gone meanwhile
             config["known"] = [[pid, info.get("ticks")] for pid, info in self._convert.known.items()]
             config["main"] = self._convert.main
@@ -378,14 +379,17 @@ class RemoteTailer:
             data = await frames.exactly(size, MAX_DATA)
             where = json.loads(origin[0]) if origin else None
             if where is None:
+                if offset < CHECK:
+                    pos.head = (pos.head + data[: CHECK - offset])[:CHECK]
                 pos.offset = offset + size
                 pos.recent = (pos.recent + data[-CHECK:])[-CHECK:]
             return [LogChunk(self._where(where), offset, data, time.time())]
         if kind == "I":
-            dev, ino, offset_text, recent = rest.split()
+            dev, ino, offset_text, recent, head = rest.split()
             pos.ident = (int(dev), int(ino))
             pos.offset = int(offset_text)
             pos.recent = b"" if recent == "-" else bytes.fromhex(recent)
+            pos.head = b"" if head == "-" else bytes.fromhex(head)
             return []
         if kind == "G":
             offset_text, size_text, words = rest.split(" ", 2)
@@ -394,9 +398,11 @@ class RemoteTailer:
         if kind == "T":
             size_text, lines = rest.split()
             pos.offset, pos.recent = int(size_text), b""
+            if not pos.offset:  # (cut to a smaller size, it kept its first bytes: that is how it was told)
+                pos.head = b""
             return [LogTruncated(self.source, int(size_text), int(lines))]
         if kind == "R":
-            pos.ident, pos.offset, pos.recent = None, 0, b""
+            pos.ident, pos.offset, pos.recent, pos.head = None, 0, b"", b""
             return [LogRestart(self.source, str(json.loads(rest)))]
         if kind == "W":
             return [LogWaiting(self.source, str(json.loads(rest)))]

@@ -9,14 +9,15 @@ library only and run on any Python 3.6+. The tail algorithm is the local tailer'
 Its configuration comes as one JSON line on stdin — never in argv, where any user of the
 host could read it with ``ps`` (a resume carries the last bytes delivered, which may hold a
 secret the server echoed): ``{"path", "mode", "poll_ms", "writers", "resume": [dev, ino,
-offset, recenthex], "known": [[pid, ticks], ...], "main": pid}``. ``mode`` ``begin``: the
+offset, recenthex, headhex], "known": [[pid, ticks], ...], "main": pid}``. ``mode`` ``begin``: the
 file from byte 0; ``end``: from its current end (only a file that exists when the agent
 starts); ``resume`` continues the file dev/ino at offset after a dropped connection.
 
 Frames: the line ``WATCHTOWER-TAIL 2`` (anything a login script printed before it is
 skipped by the reader), then ASCII header lines; every text in them (paths, reasons) is a
 JSON string, so a newline in a file name cannot break the framing:
-  I dev ino offset recenthex   now reading this file from offset (identity for a resume)
+  I dev ino offset recenthex headhex   now reading this file from offset (identity for a
+                               resume: the last and the first bytes delivered of it)
   D offset n [ORIGIN]          n raw bytes of the file at offset follow (ORIGIN: JSON path
                                of an older file moved away from the path, still written)
   G offset n [REASON, ORIGIN]  n bytes at offset were truncated away before they were read
@@ -75,7 +76,7 @@ def frame(item):
         origin = "" if item[3] is None else " " + text(item[3])
         send("D %d %d%s" % (item[1], len(item[2]), origin), item[2])
     elif kind == follow.OPENED:
-        send("I %d %d %d %s" % (item[1], item[2], item[3], item[4].hex() if item[4] else "-"))
+        send("I %d %d %d %s %s" % (item[1], item[2], item[3], item[4].hex() or "-", item[5].hex() or "-"))
     elif kind == follow.GAP:
         send("G %d %d %s" % (item[1], item[2], text([item[3], item[4]])))
     elif kind == follow.RESTART:
@@ -149,8 +150,9 @@ def main():
         discovery.seed(config.get("known") or [], config.get("main"))
     send(MAGIC[:-1].decode())
     if config.get("mode") == "resume" and config.get("resume"):
-        dev, ino, offset, recent = config["resume"]
-        for item in follower.resume(int(dev), int(ino), int(offset), bytes.fromhex("" if recent == "-" else recent)):
+        dev, ino, offset, recent, head = config["resume"]
+        unhex = lambda text: bytes.fromhex("" if text == "-" else text)  # noqa: E731
+        for item in follower.resume(int(dev), int(ino), int(offset), unhex(recent), unhex(head)):
             frame(item)
     delay = POLL_MIN
     sent, acked, pending = 0, 0, b""
