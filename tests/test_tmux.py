@@ -166,8 +166,9 @@ def test_copy_inside_tmux_reaches_the_tmux_buffer_and_says_so():
         assert pane.tmux("show-options", "-gv", "set-clipboard").strip() == "external"
         pane.keys("e")
         pane.keys("y")
-        text = pane.wait_for(r"tmux buffer")
-        assert "prefix ]" in text and "w writes a file" in text
+        text = pane.wait_for(r"Copied \d+ lines")  # (the notification wraps at its own width: read it unwrapped)
+        said = " ".join(re.findall(r"▌ (.*?)\s*$", text, re.M))
+        assert "to the tmux buffer: paste with prefix ]" in said and "w writes a file" in said, text
         copied = pane.tmux("show-buffer")
         assert copied.splitlines()[0].endswith("Traceback (most recent call last):")
         assert copied.rstrip().splitlines()[-1].startswith("AttributeError:")
