@@ -49,9 +49,10 @@ def main(argv: list[str]) -> None:
         signal.signal(signum, lambda signum, frame: stopped.append(signum))
     try:
         server = xllamacpp.Server(params)  # loads the model and listens
-    except RuntimeError:  # llama.cpp has printed why ("exiting due to model loading error"): as the binary, exit 1
-        sys.stderr.flush()
-        os._exit(1)
+    except RuntimeError:  # llama.cpp has logged why ("exiting due to model loading error"): as the binary, exit 1
+        # through the interpreter's own exit, not os._exit: llama.cpp's log is written by its own thread,
+        # flushed by its destructor at exit; os._exit lost every line under load (an empty log, exit 1)
+        sys.exit(1)
     while not stopped:
         signal.pause()
     del server
