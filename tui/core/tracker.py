@@ -263,19 +263,24 @@ class StartupTracker:
 
     def _line(self, item: Line, at: float | None, events: list[TrackerEvent]) -> None:
         number = item.number
-        if item.segments and not self._servers_line(item.segments[0], at, events):
+        segments = item.segments
+        # (the label test asked once: ``_servers_line`` and ``label_end`` would each ask it again)
+        labelled = bool(segments) and may_have_label(segments[0])
+        if (
+            (labelled or self._service is not None or self._services_seen)
+            and not self._servers_line(segments[0], at, events)
+        ):
             self.pass_over(number)  # another compose service's line (a router, a web UI): counted only
             return
         self._offset = item.offset
         state = self.state
         if number > state.lines:  # (pass_over(number), inline: every line fed comes here)
             state.lines = number
-        segments = item.segments
         if len(segments) == 1 and not _is_bar(segments[0]):
             # one segment, no bar: the one text ``_texts`` would yield, without its generator (most
             # lines, and nearly every line of a startup-dense log)
             text = segments[0]
-            start = label_end(text)
+            start = label_end(text) if labelled else 0
             self._one(number, text[start:] if start else text, at, events)
         else:
             for text in self._texts(segments):
