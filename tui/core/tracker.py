@@ -232,7 +232,14 @@ class StartupTracker:
         and reported as a ``LineUnparsed`` warning, so one odd line cannot stop a watch."""
         events: list[TrackerEvent] = []
         try:
-            self._feed(item, at, events)
+            if isinstance(item, Progress):
+                if self._phases is not None:
+                    last = self._clock.last
+                    self._phases.bar_only(item.number, item.text, last if last is not None else at, events)
+            elif self._detection.settled:  # (the common case: nothing to weigh, keep or count)
+                self._line(item, at, events)
+            else:
+                self._while_detecting(item, at, events)
         except Exception as exc:  # the boundary: whatever one line does, following goes on
             self.pass_over(item.number)
             state = self.state
@@ -244,12 +251,9 @@ class StartupTracker:
             events.append(LineUnparsed(item.number, f"line {item.number} could not be parsed ({reason})"))
         return events
 
-    def _feed(self, item: Line | Progress, at: float | None, events: list[TrackerEvent]) -> None:
-        if isinstance(item, Progress):
-            if self._phases is not None:
-                last = self._clock.last
-                self._phases.bar_only(item.number, item.text, last if last is not None else at, events)
-            return
+    def _while_detecting(self, item: Line, at: float | None, events: list[TrackerEvent]) -> None:
+        """A line while the server is not settled: until detection gives up, counted and kept (to be
+        read again on a switch)."""
         detection = self._detection
         detecting = not detection.done
         if detecting:
