@@ -135,16 +135,37 @@ def test_cap_is_chunking_independent(pieces, cut):
 
 @settings(max_examples=300, deadline=None)
 @given(pieces=st.lists(st.sampled_from([b"a", b"TP0", b" ", b"\t", b"\n", b"\r", b"\x7f", b"\x00", b"\x1b[31m",
-                                         b"\xc2\x85", b"\xe2\x80\xae", b"\xff"]), max_size=60))
+                                         b"\xc2\x85", b"\xe2\x80\xae", b"\xff", b"token=", b"s3cr3t", b"://",
+                                         b"hf_abcdefghijklmnopqrstuvwxyz01", b"--api-key"]), max_size=60))
 def test_a_chunk_reads_as_its_lines_made_one_by_one(pieces):
-    """The assembler looks for bytes to clean (and secrets) once in a whole chunk: each line of a
-    chunk with none, or with some, reads as that line made alone."""
+    """The assembler looks for bytes to clean (and secrets, a search a hint) once in a whole chunk:
+    each line of a chunk with none, or with some, reads as that line made alone."""
     data = b"".join(pieces) + b"\n"
     alone, offset = [], 0
     for number, raw in enumerate(data.split(b"\n")[:-1], 1):
         alone.append(make_line(number, offset, raw.removesuffix(b"\r")))
         offset += len(raw) + 1
     assert assemble([data]) == alone
+
+
+def test_each_line_of_a_chunk_with_secrets_is_masked_as_if_made_alone():
+    """A chunk's secret hints are found by one search each: the line each falls in is masked, and
+    only that one (a URL early in the chunk, a key at the end of a later line)."""
+    data = (
+        b"[2026-01-02 03:04:05] Uvicorn running on http://0.0.0.0:30000\n"
+        + b"[2026-01-02 03:04:05 TP0] Load weight begin.\n" * 3
+        + b"[2026-01-02 03:04:06] a long line of settings then the token=abcdef123456\n"
+        + b"plain\n"
+        + b"launch --api-key sk-abcdefghijklmnopqrstuv\n"
+    )
+    alone, offset = [], 0
+    for number, raw in enumerate(data.split(b"\n")[:-1], 1):
+        alone.append(make_line(number, offset, raw))
+        offset += len(raw) + 1
+    assert assemble([b"x" * 40 + b"\n" + data])[1:] == [
+        Line(line.number + 1, line.offset + 41, line.segments) for line in alone
+    ]
+    assert "abcdef123456" not in alone[4].text and "sk-abcdefghijklmnopqrstuv" not in alone[6].text
 
 
 def test_make_line_matches_assembler():

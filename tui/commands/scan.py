@@ -85,7 +85,8 @@ class WarningHints:
         return self.tracker.needs_every_line
 
     def feed(self, item, at: float | None = None) -> list:
-        return self._note(self.tracker.feed(item, at))
+        events = self.tracker.feed(item, at)
+        return self._note(events) if events else events
 
     @property
     def needs_rank_tags(self) -> bool:

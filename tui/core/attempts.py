@@ -18,12 +18,15 @@ class Attempts:
     def __init__(self, profile: Profile) -> None:
         self._startup = any_of(list(profile.startup))
 
+    def may_begin(self, msg: str) -> bool:
+        """Is the line ``msg`` a startup marker (the text alone: whether it begins a new startup is
+        ``begins_anew``'s)?"""
+        return self._startup is not None and self._startup.search(msg) is not None
+
     def begins_anew(self, msg: str, state: StartupState) -> bool:
         """Does the line ``msg`` start the server again, the startup of ``state`` having got somewhere
         (ready, failed, stopped, or past its arguments)?"""
-        if self._startup is None:
-            return False
-        if self._startup.search(msg) is None:  # (asked first: most lines are none, and it remembers its last answer)
+        if not self.may_begin(msg):  # (asked first: most lines are none)
             return False
         return state.outcome != STARTING or any(p.name != "server_args" for p in state.phases)
 

@@ -169,6 +169,10 @@ class Classifier:
         # one search per line rules out every signature (or every warning) at once
         self._any_signature = any_of([s.regex for s in profile.signatures])
         self._any_warning = any_of(list(profile.warnings))
+        #: the last line that went the whole way to the plain end of ``feed`` (no error, no block, its
+        #: own record): its body, level and whether it was a warning. That end is the profile's
+        #: answer for the body and level alone, and the ranks print one message after another.
+        self._last_plain: tuple[str, str | None, bool] = ("", None, False)
 
     def reset(self) -> None:
         self._run = None
@@ -207,6 +211,12 @@ class Classifier:
         errors: list[ErrorReport] = []
         self._wrapping = False
         self._last_number = number
+        if record and not self._blocks:
+            plain_body, plain_level, plain_warning = self._last_plain
+            if body == plain_body and level == plain_level and body:
+                if rank is not None:
+                    self._run = None
+                return errors, plain_warning, False
         if self._blocks and any(b.group for b in self._blocks) and (_RULE.match(body) or _GUTTER.match(body)):
             # a line of an ExceptionGroup's gutter: after the group's own exception line, its
             # sub-exceptions belong to it (the group is reported by its class)
@@ -306,6 +316,7 @@ class Classifier:
         )
         if warning and benign is None:
             benign = self._is_benign(body)
+        self._last_plain = (body, level, warning and not benign)
         return errors, warning and not benign, False
 
     def close_all(self) -> list[ErrorReport]:

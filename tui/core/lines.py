@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from tui.core.quicktest import bytes_test
+from tui.core.quicktest import bytes_search, bytes_test
 from tui.core.secrets import SECRET_HINT, mask_secrets
 
 #: Longest line kept for display and matching; longer lines are cut (and still
@@ -66,8 +66,10 @@ def decode(raw: bytes) -> str:
     return clean(raw.decode("utf-8", "replace"))
 
 
-#: Where a chunk may hold a secret; lines elsewhere are not looked at for one.
+#: Where a chunk may hold a secret; lines elsewhere are not looked at for one. (The hint never
+#: matches across a newline: ``_secret_at`` finds the lines of a chunk that hold one.)
 _secret_hint = bytes_test(SECRET_HINT)
+_secret_at = bytes_search(SECRET_HINT)
 
 
 def _text(raw: bytes, secrets: bool, plain: bool = False) -> str:
@@ -165,7 +167,7 @@ class LineAssembler:
 
     def feed(self, data: bytes) -> list[Line | Progress]:
         out: list[Line | Progress] = []
-        secrets = None if _secret_hint(data) else False  # one search for the whole chunk
+        hint = _secret_at(data, 0)  # one search for the whole chunk, then one a hint
         plain = _plain(data)  # ... and one check for what cleaning would change
         rows = data.split(b"\n")
         rest = rows.pop()  # the bytes after the last \n: they open (or continue) a line
@@ -174,17 +176,21 @@ class LineAssembler:
             self.offset += len(rows[0]) + 1
             out.append(self._finish())
             number, offset = self.number, self.offset
+            at = len(rows[0]) + 1  # where the row starts in ``data``
             for raw in rows[1:]:  # whole lines inside this chunk: no open-line state needed
                 number += 1
                 size = len(raw)
+                if 0 <= hint < at:  # the hint found is in an earlier line: the next one
+                    hint = _secret_at(data, at)
+                secret = 0 <= hint < at + size
                 body = raw[:-1] if raw.endswith(b"\r") else raw
-                if plain and body and size <= MAX_LINE_BYTES and b"\r" not in body and (
-                    secrets is False or not _secret_hint(body)
-                ):  # make_line's answer for a plain line with no secret to mask, without its calls
+                if plain and body and size <= MAX_LINE_BYTES and b"\r" not in body and not secret:
+                    # make_line's answer for a plain line with no secret to mask, without its calls
                     out.append(Line(number, offset, (body.decode("ascii"),)))
                 else:
-                    out.append(make_line(number, offset, body, secrets=secrets, plain=plain))
+                    out.append(make_line(number, offset, body, secrets=None if secret else False, plain=plain))
                 offset += size + 1
+                at += size + 1
             self.number, self.offset, self._start = number, offset, offset
         self._append(rest, out)
         self.offset += len(rest)

@@ -169,6 +169,29 @@ def bytes_test(pattern: bytes) -> Callable[[bytes], bool]:
     return lambda data: raw(_UNANCHORED, data, 0, len(data))[0] != _NULL_SPAN
 
 
+def bytes_search(pattern: bytes) -> Callable[[bytes, int], int]:
+    """Where ``pattern`` first matches in the bytes it is given at or after an offset (-1: nowhere),
+    RE2's own matcher called as ``bytes_test``'s is. For a pattern that never matches across a
+    newline, one search a hit tells the lines of a chunk apart: a flood's chunk holds one URL and a
+    thousand lines without a secret, and each line need not be asked on its own."""
+    program = (_re2 or re).compile(pattern)
+    raw = getattr(getattr(program, "_regexp", None), "Match", None)
+    if raw is None or _UNANCHORED is None:
+        search = program.search
+
+        def find(data: bytes, pos: int) -> int:
+            match = search(data, pos)
+            return -1 if match is None else match.start()
+
+        return find
+
+    def raw_find(data: bytes, pos: int) -> int:
+        span = raw(_UNANCHORED, data, pos, len(data))[0]
+        return -1 if span == _NULL_SPAN else span[0]
+
+    return raw_find
+
+
 #: RE2's memory budget for one first test's automaton. At RE2's default (8 MiB) the whole-line
 #: test of a profile (~90 patterns) fills its DFA cache over and over on a startup-dense log and
 #: falls back to the NFA: 90 µs a line instead of 5 (16 MiB was enough there). A budget, not an

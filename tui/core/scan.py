@@ -334,5 +334,11 @@ class Scanner:
     def _take(self, data: bytes | bytearray, at: float | None, found: bool | None = None) -> None:
         """The lines ``data`` completes; ``found``: whether the block search found a word in each
         (None: a line no block search saw whole, its text is searched)."""
-        for item in self._lines.feed(bytes(data)):
+        items = self._lines.feed(bytes(data))
+        if found is True:  # every one is fed (``LineFeeder.feed`` would, one call more a line)
+            feed = self.tracker.feed
+            for item in items:
+                feed(item, at)
+            return
+        for item in items:
             self._feeder.feed(self.tracker, item, at, found)

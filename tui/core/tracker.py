@@ -90,6 +90,20 @@ def json_record(text: str) -> tuple[list[str], dict[str, str | None]] | None:
     return lines, {"msg": message, "lvl": level, "proc": proc, "ts": ts, "ranks": None, "pid": None}
 
 
+class _Said:
+    """What a message says whatever the tracker's state, under one profile: asked once and kept
+    for the next line, since the ranks print one message after another (on a startup-dense log 7
+    lines in 8 are the last one's message again, and each answer is a call or two less)."""
+
+    __slots__ = ("msg", "begins", "quiet", "maybe")
+
+    def __init__(self, msg: str, begins: bool, quiet: bool) -> None:
+        self.msg = msg
+        self.begins = begins  # a startup marker (``Attempts.may_begin``)
+        self.quiet = quiet  # nothing in its text can match (the text's part of ``_message``'s first test)
+        self.maybe: tuple[int, ...] | None = None  # ``PhaseBook.may_mark``'s answer, once asked
+
+
 #: Lines that may explain a failure to come (``Signature.cause``) held at once, the first of each kind.
 MAX_CAUSES = 16
 
@@ -191,6 +205,7 @@ class StartupTracker:
         self._causes: list[ErrorReport] = []  # lines that explain a failure if one follows (held back)
         self._offset: int | None = None  # stream offset of the line being fed
         self._first_arrived = False  # the startup's first time is an arrival time, not the log's own
+        self._said: _Said | None = None  # the last message's answers (``_message``), under this profile
         self.classifier.reset()
         self.classifier.set_profile(self._generic)
         self._anything = self._generic_test
@@ -208,6 +223,7 @@ class StartupTracker:
         self._phases = PhaseBook(profile, self.state, self._ranks)
         self._attempts = Attempts(profile)
         self._anything = _quick_test(profile)
+        self._said = None
         # A bar may swallow the next record with no \r in between: find its header inside.
         self._inner_headers = [recompile(h, h.pattern.removeprefix("^")) for h in profile.headers if "ts" in h.groupindex]
 
@@ -232,7 +248,14 @@ class StartupTracker:
         and reported as a ``LineUnparsed`` warning, so one odd line cannot stop a watch."""
         events: list[TrackerEvent] = []
         try:
-            self._feed(item, at, events)
+            if isinstance(item, Progress):
+                if self._phases is not None:
+                    last = self._clock.last
+                    self._phases.bar_only(item.number, item.text, last if last is not None else at, events)
+            elif self._detection.settled:  # (the common case: nothing to weigh, keep or count)
+                self._line(item, at, events)
+            else:
+                self._while_detecting(item, at, events)
         except Exception as exc:  # the boundary: whatever one line does, following goes on
             self.pass_over(item.number)
             state = self.state
@@ -244,12 +267,9 @@ class StartupTracker:
             events.append(LineUnparsed(item.number, f"line {item.number} could not be parsed ({reason})"))
         return events
 
-    def _feed(self, item: Line | Progress, at: float | None, events: list[TrackerEvent]) -> None:
-        if isinstance(item, Progress):
-            if self._phases is not None:
-                last = self._clock.last
-                self._phases.bar_only(item.number, item.text, last if last is not None else at, events)
-            return
+    def _while_detecting(self, item: Line, at: float | None, events: list[TrackerEvent]) -> None:
+        """A line while the server is not settled: until detection gives up, counted and kept (to be
+        read again on a switch)."""
         detection = self._detection
         detecting = not detection.done
         if detecting:
@@ -263,19 +283,24 @@ class StartupTracker:
 
     def _line(self, item: Line, at: float | None, events: list[TrackerEvent]) -> None:
         number = item.number
-        if item.segments and not self._servers_line(item.segments[0], at, events):
+        segments = item.segments
+        # (the label test asked once: ``_servers_line`` and ``label_end`` would each ask it again)
+        labelled = bool(segments) and may_have_label(segments[0])
+        if (
+            (labelled or self._service is not None or self._services_seen)
+            and not self._servers_line(segments[0], at, events)
+        ):
             self.pass_over(number)  # another compose service's line (a router, a web UI): counted only
             return
         self._offset = item.offset
         state = self.state
         if number > state.lines:  # (pass_over(number), inline: every line fed comes here)
             state.lines = number
-        segments = item.segments
         if len(segments) == 1 and not _is_bar(segments[0]):
             # one segment, no bar: the one text ``_texts`` would yield, without its generator (most
             # lines, and nearly every line of a startup-dense log)
             text = segments[0]
-            start = label_end(text)
+            start = label_end(text) if labelled else 0
             self._one(number, text[start:] if start else text, at, events)
         else:
             for text in self._texts(segments):
@@ -491,7 +516,10 @@ class StartupTracker:
         events: list[TrackerEvent],
     ) -> None:
         profile = self.profile or self._generic
-        if self._attempts is not None and self._attempts.begins_anew(msg, self.state):
+        said = self._said
+        if said is None or msg != said.msg:
+            said = self._said = self._say(msg)
+        if said.begins and self._attempts is not None and self._attempts.begins_anew(msg, self.state):
             self._new_startup(number, events)
         if (
             groups is not None
@@ -501,11 +529,7 @@ class StartupTracker:
             self._register(groups)  # (a tag counted already, with no process, adds nothing: skip's test)
         if (
             not self.classifier.open
-            and self._anything is not None
-            and self._anything.search(msg) is None
-            and "Traceback" not in msg
-            and not msg.startswith(("Process ", "Exception ignored "))
-            and not msg.lstrip().startswith('File "')  # a frame: a traceback whose first line the log lacks
+            and said.quiet
             and (level is None or (level not in profile.warning_levels and level not in profile.error_levels))
         ):
             # Nothing can match: the common case, one search. Such a line leaves what one a
@@ -521,7 +545,9 @@ class StartupTracker:
             events.append(WarningFound(number, msg.strip()[:500]))
         if consumed or self._phases is None:
             return
-        maybe = self._phases.may_mark(msg)
+        maybe = said.maybe
+        if maybe is None:
+            maybe = said.maybe = self._phases.may_mark(msg)
         if not maybe:
             return
         before = len(events)
@@ -529,6 +555,18 @@ class StartupTracker:
         if self._causes and any(isinstance(e, PhaseEnded) for e in events[before:]):
             # a phase ended on every rank after them: those lines did not stop the startup
             self._causes = [c for c in self._causes if c.line >= number]
+
+    def _say(self, msg: str) -> _Said:
+        """What ``msg`` says whatever the state (``_Said``)."""
+        anything = self._anything
+        quiet = (
+            anything is not None
+            and anything.search(msg) is None
+            and "Traceback" not in msg
+            and not msg.startswith(("Process ", "Exception ignored "))
+            and not msg.lstrip().startswith('File "')  # a frame: a traceback whose first line the log lacks
+        )
+        return _Said(msg, self._attempts is not None and self._attempts.may_begin(msg), quiet)
 
     def _switch(self, profile: Profile, number: int, events: list[TrackerEvent]) -> None:
         """Use ``profile`` (the likeliest server now), start over with it and read the kept lines
