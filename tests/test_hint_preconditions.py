@@ -828,6 +828,64 @@ CASES += [  # round 2, batch F's failures (issue 32): measured first (2 of 10), 
      "llama_init_from_file: failed to load model\n", None),
 ]
 
+FORKED = ("RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you must use "
+          "the 'spawn' start method\n")
+SHAPE = "ValueError: The {side} size is not aligned with the quantized weight shape. This can be caused by too large tensor parallel size.\n"
+TRT = "[TensorRT-LLM][ERROR] 6: The engine plan file is {what}, please rebuild.\n"
+TRT_VERSION = TRT.format(what="not compatible with this version of TensorRT, expecting library version 10.1.0 got 10.3.0")
+TRT_DEVICE = TRT.format(what="generated on an incompatible device, expecting compute 9.0 got compute 8.6")
+BIND = "srv    start: couldn't bind HTTP server socket, hostname: {host}, port: 8012\n"
+CASES += [  # round 2, batch G's failures (issue 32): measured first (0 of 12), then these, each from the servers' sources
+    ("cuda-forked-subprocess", vllm() + V + FORKED,
+     # the printed environment already says spawn: the fork was not vLLM's workers'
+     "VLLM_WORKER_MULTIPROC_METHOD=spawn\n" + vllm() + V + FORKED, "cuda-forked-subprocess-any"),
+    ("cuda-forked-subprocess-any", sglang() + TB + FORKED,
+     sglang() + TB + "RuntimeError: CUDA error: initialization error\n", None),
+    ("quantization-dtype-half",
+     vllm() + V + "ValueError: torch.bfloat16 is not supported for quantization method awq. Supported dtypes: [torch.float16]\n",
+     # float16 is not among them: --dtype half is no fix
+     vllm() + V + "ValueError: torch.float32 is not supported for quantization method gptq_x. Supported dtypes: "
+     "[torch.bfloat16]\n", "quantization-dtype"),
+    ("quantization-dtype",
+     vllm() + V + "ValueError: torch.float32 is not supported for quantization method gptq_x. Supported dtypes: "
+     "[torch.bfloat16]\n",
+     vllm() + V + "ValueError: Unknown quantization method: gptq_x. Must be one of ['awq', 'gptq'].\n", None),
+    ("rope-scaling-transformers-old",
+     vllm() + V + "ValueError: `rope_scaling` must be a dictionary with two fields, `type` and `factor`, got {'factor': 32.0, "
+     "'high_freq_factor': 4.0, 'low_freq_factor': 1.0, 'original_max_position_embeddings': 8192, 'rope_type': 'llama3'}\n",
+     # an old-style dict missing its factor: the config's own mistake, not an old transformers
+     vllm() + V + "ValueError: `rope_scaling` must be a dictionary with two fields, `type` and `factor`, got {'type': "
+     "'linear'}\n", None),
+    ("lora-rank-above-max", vllm() + V + "ValueError: LoRA rank 32 is greater than max_lora_rank 8.\n",
+     # TensorRT-LLM's own limit is set when the engine is built, not by vLLM's flag
+     "[TensorRT-LLM][ERROR] Assertion failed: Invalid low_rank (256). low_rank must be smaller than mMaxLowRank (64)\n",
+     None),
+    ("xformers-soft-capping", vllm() + V + "ValueError: XFormers does not support attention logits soft capping.\n",
+     vllm() + V + "ValueError: XFormers does not support block-sparse attention.\n", None),
+    ("safetensors-header-broken",
+     vllm() + V + "safetensors_rust.SafetensorError: Error while deserializing header: HeaderTooLarge\n",
+     vllm() + V + "safetensors_rust.SafetensorError: device cuda:9 is invalid\n", None),
+    ("llamacpp-unknown-pretokenizer",
+     LLAMA + "llama_model_load: error loading model: error loading model vocabulary: unknown pre-tokenizer type: "
+     "'qwen9-coder'\n" + LLAMA_FAIL,
+     LLAMA + "llama_model_load: error loading model: error loading model architecture: unknown model architecture: "
+     "'qwen9'\n" + LLAMA_FAIL, "llamacpp-unknown-architecture"),
+    ("trt-engine-version", TRT_VERSION, TRT_DEVICE, "trt-engine-device"),
+    ("trt-engine-device", TRT_DEVICE, TRT_VERSION, "trt-engine-version"),
+    ("quantized-shape-tp", vllm("model='/models/q-awq', tensor_parallel_size=4") + V + SHAPE.format(side="input"),
+     # at TP 1 nothing is split: a smaller TP is no fix
+     vllm("model='/models/q-awq', tensor_parallel_size=1") + V + SHAPE.format(side="input"), None),
+    ("quantized-shape-tp-any", sglang("tp_size=2") + TB + SHAPE.format(side="output"),
+     sglang("tp_size=1") + TB + SHAPE.format(side="output"), None),
+    ("invalid-device-ordinal",
+     vllm("model='/models/m', tensor_parallel_size=8") + V + "RuntimeError: CUDA error: invalid device ordinal\n",
+     # one GPU asked for: the parallel size is not what overran the visible GPUs
+     vllm("model='/models/m', tensor_parallel_size=1") + V + "RuntimeError: CUDA error: invalid device ordinal\n", None),
+    ("bind-failed-address", LLAMA + BIND.format(host="198.51.100.7"),
+     # the loopback address is this machine's: the port is what is held
+     LLAMA + BIND.format(host="127.0.0.1"), "port-in-use"),
+]
+
 REMOTE_PROMPT = ("Traceback (most recent call last):\n  File \"/x/transformers/dynamic_module_utils.py\", line 598, in "
                  "resolve_trust_remote_code\n    answer = input(\nEOFError: EOF when reading a line\n")
 CASES += [
@@ -1007,3 +1065,12 @@ def test_the_repo_code_question_whose_setting_cannot_be_read_names_both_loaders(
     _, hints = scan(tmp_path, REMOTE_PROMPT)
     found = [h for h in hints if h.id == "trust-remote-code-prompt"]
     assert found and "--trust-remote-code, or" in found[0].why and found[0].fix == ()
+
+
+def test_a_quantised_shape_pasted_without_its_parallel_size_says_less(tmp_path):
+    """A traceback pasted alone (vllm#2699's shape) prints no tensor-parallel size: the hint names
+    the split as the cause and prescribes nothing."""
+    _, (hint,) = scan(tmp_path, "Traceback (most recent call last):\n  File \"/x/awq.py\", line 85, in create_weights\n"
+                      "    raise ValueError(\n" + SHAPE.format(side="input"))
+    assert hint.id == "quantized-shape-tp-any" and hint.fix == () and "smaller tensor-parallel size" in hint.why
+    assert [(e.check, e.holds) for e in hint.evidence] == [("tp_size > 1", None)]

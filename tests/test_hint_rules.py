@@ -36,14 +36,14 @@ SERVER_FLAGS = {
         "--gpu-memory-utilization", "--max-model-len", "--max-num-seqs", "--enforce-eager", "--port",
         "--tensor-parallel-size", "--disable-custom-all-reduce", "--trust-remote-code", "--max-num-batched-tokens",
         "--speculative-config", "--compilation-config", "--hf-overrides", "--kv-cache-memory", "--enable-chunked-prefill",
-        "--pipeline-parallel-size", "--dtype", "--hf-config-path", "--tokenizer",
+        "--pipeline-parallel-size", "--dtype", "--hf-config-path", "--tokenizer", "--max-lora-rank", "--quantization",
     },
     "trtllm": {"--port", "--tp_size", "--pp_size", "--kv_cache_free_gpu_memory_fraction", "--max_batch_size", "--max_num_tokens",
                "--trust_remote_code", "--extra_llm_api_options"},
     "tgi": {"--port", "--num-shard", "--max-total-tokens", "--max-input-tokens", "--max-batch-prefill-tokens",
             "--cuda-memory-fraction", "--quantize", "--trust-remote-code", "--max-batch-total-tokens"},
     "llamacpp": {"--port", "--ctx-size", "-c", "--n-gpu-layers", "-ngl", "--parallel", "--cache-type-k", "--cache-type-v",
-                 "--flash-attn", "--mlock", "--no-mmap"},
+                 "--flash-attn", "--mlock", "--no-mmap", "--host"},
 }
 DOCKER = {"--shm-size", "--ipc", "--port", "--help", "--gpus"}  # the container's flags, and those every server has
 RAY = {"--address", "--num-gpus"}  # `ray start`'s own, for a server run over Ray (vLLM's workers)

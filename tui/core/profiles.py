@@ -481,10 +481,11 @@ def process_titles(profiles: list[Profile] | None = None) -> dict[str, tuple[Pat
 
 #: What the log says of the run that a hint's preconditions read (``hints.toml`` ``when``): the
 #: nodes, expert-parallel size, quantisation, the server's version, chunked prefill, remote code
-#: trusted, the network interfaces the printed environment set, and the figures of memory (GiB) the log printed.
+#: trusted, the network interfaces (and vLLM's worker start method) the printed environment set, and the figures
+#: of memory (GiB) the log printed.
 PRECONDITION_IDENTITY = frozenset({
     "nnodes", "ep_size", "quantization", "version", "chunked_prefill", "trust_remote_code", "gloo_socket_ifname",
-    "nccl_socket_ifname", "hf_hub_offline", "fallback", "weights_gib", "gpu_gib", "inspection_failed", "import_ignored",
+    "nccl_socket_ifname", "hf_hub_offline", "vllm_worker_multiproc_method", "fallback", "weights_gib", "gpu_gib", "inspection_failed", "import_ignored",
 })
 #: Identity keys that lines after the first phases give (the weights' size once loaded, a model's
 #: fallback to a generic implementation as its load begins): read from every line until found.
@@ -495,7 +496,8 @@ IDENTITY_KEYS = frozenset({"model", "tp_size", "mem_fraction", "node_rank", "hea
 #: Identity keys a job script's own lines give, before the server's first line and on lines no
 #: phase claims (``ray status``, the environment it printed): read from any line, the last one before the server counting. The
 #: others come from the server's argument lines only, the first one counting.
-SCRIPT_IDENTITY = frozenset({"ray_gpus", "gloo_socket_ifname", "nccl_socket_ifname", "hf_hub_offline"})
+SCRIPT_IDENTITY = frozenset({"ray_gpus", "gloo_socket_ifname", "nccl_socket_ifname", "hf_hub_offline",
+                             "vllm_worker_multiproc_method"})
 #: Identity keys read from lines of their own (a job script's, the figures printed later): their
 #: patterns make a line a marker line, the others are only read on one.
 OWN_LINE_IDENTITY = SCRIPT_IDENTITY | LATE_IDENTITY
