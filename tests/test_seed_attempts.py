@@ -179,7 +179,7 @@ async def test_f_frees_the_port_an_earlier_instance_holds_after_asking(tmp_path)
         async with app.run_test(size=(160, 50)) as pilot:
             await until(lambda: launch.attempt == 1 and launch.verdict_now is not None
                         and launch.verdict_now.final and bool(header_hint(app)), pilot=pilot)
-            assert f"still holds port {port}" in header_hint(app) and f"free_port {port}" in header_hint(app)
+            assert f"another process holds port {port}" in header_hint(app) and f"free_port {port}" in header_hint(app)
             await pilot.press("F")
             await until(lambda: isinstance(app.screen, EditScreen), pilot=pilot)
             assert f"before launching: free_port {port}" in str(app.screen.query_one("#fix").render())
