@@ -284,7 +284,7 @@ class StartupTracker:
     def _line(self, item: Line, at: float | None, events: list[TrackerEvent]) -> None:
         number = item.number
         segments = item.segments
-        # (the label test asked once: ``_servers_line`` and ``label_end`` would each ask it again)
+        # (the label test asked once: for ``_servers_line`` and ``label_end`` both)
         labelled = bool(segments) and may_have_label(segments[0])
         if (
             (labelled or self._service is not None or self._services_seen)
@@ -318,8 +318,9 @@ class StartupTracker:
         """Whether a line whose first segment is ``first`` is the server's: not when a docker compose
         label names another container than the server's. The server's container is the first one
         whose line gives evidence of a server (a profile's ``detect`` or ``identify``); the lines of
-        the others read before that are read again without them."""
-        name = service(first) if self._service is not None or self._services_seen or may_have_label(first) else None
+        the others read before that are read again without them. Asked by ``_line`` only where the
+        line may carry a label or a service was seen (else it is the server's)."""
+        name = service(first)
         if name is None:
             return True
         if self._service is not None:

@@ -489,7 +489,7 @@ class WatchSession:
             # is gone before discovery finds it) and its file is final: judged once read to its end
             rest = f"the server's process is gone: reading the rest of the log ({_size(self.reading_rest or 0)}) before judging"
             return Weighing(self.state, self.evidence(None), pending=rest)
-        return Weighing(self.state, self.evidence(self.process_status()))
+        return Weighing(self.state, self.evidence(status))
 
     def process_status(self) -> ProcessStatus | None:
         """The server's process: as writer discovery sees it (it names the process and its ranks),

@@ -118,6 +118,15 @@ def where(fd: int) -> "str | None":
     return None if link.endswith(" (deleted)") or not link.startswith("/") else link
 
 
+def delivered_ends(head: bytes, recent: bytes, offset: int, data: bytes) -> "tuple[bytes, bytes]":
+    """The first and the last ``CHECK`` bytes delivered of a file, ``head`` and ``recent`` before,
+    once ``data`` read at ``offset`` is too: what tells the same file from one truncated (the
+    follower's, and a remote tailer's copy of them for a resume)."""
+    if offset < CHECK:
+        head = (head + data[: CHECK - offset])[:CHECK]
+    return head, (recent + data[-CHECK:])[-CHECK:]
+
+
 class _File:
     """One open file being read, and what was delivered from it."""
 
@@ -139,11 +148,9 @@ class _File:
     def deliver(self, data: bytes) -> "Data":
         """A DATA tuple for ``data`` (not empty) read at the offset."""
         event: "Data" = (DATA, self.offset, data, self.origin)
-        if self.offset < CHECK:
-            self.head = (self.head + data[: CHECK - self.offset])[:CHECK]
+        self.head, self.recent = delivered_ends(self.head, self.recent, self.offset, data)
         self.offset += len(data)
         self.seen = max(self.seen, self.offset)
-        self.recent = (self.recent + data[-CHECK:])[-CHECK:]
         return event
 
     def still_same(self) -> bool:

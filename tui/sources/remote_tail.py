@@ -46,7 +46,7 @@ from tui.core.events import (
     LogTruncated,
     LogWaiting,
 )
-from tui.sources.follow import CHECK, CHUNK
+from tui.sources.follow import CHUNK, delivered_ends
 from tui.sources.ssh import Backoff, SshError, SshTarget, connection, is_connected, lost_reason, named
 from tui.sources.writers import Converter, WriterEvent
 
@@ -379,10 +379,8 @@ class RemoteTailer:
             data = await frames.exactly(size, MAX_DATA)
             where = json.loads(origin[0]) if origin else None
             if where is None:
-                if offset < CHECK:
-                    pos.head = (pos.head + data[: CHECK - offset])[:CHECK]
+                pos.head, pos.recent = delivered_ends(pos.head, pos.recent, offset, data)
                 pos.offset = offset + size
-                pos.recent = (pos.recent + data[-CHECK:])[-CHECK:]
             return [LogChunk(self._where(where), offset, data, time.time())]
         if kind == "I":
             dev, ino, offset_text, recent, head = rest.split()
