@@ -56,7 +56,7 @@ async def test_a_quiet_logs_timeline_moves_with_a_repaint_not_a_relayout():
     async with app.run_test(size=(120, 30)) as pilot:
         await pilot.pause()
         now[0] += 5.0
-        assert session.quiet_for() is not None
+        assert session.times.quiet_for() is not None
         timeline = app.query_one(PhaseTimeline)
         timeline.second()
         assert timeline._repaint_required

@@ -472,7 +472,7 @@ class ClusterSession:
             state = session.state
             quiet = None
             if state.outcome == STARTING:
-                last = session.last_output_at or self.started_at
+                last = session.times.last_output_at or self.started_at
                 quiet = None if last is None else max(0.0, self.clock() - last)
             waiting = session.waiting
             conn = session.connection

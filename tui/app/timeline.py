@@ -32,7 +32,7 @@ DURATION = 7
 
 def render_timeline(session: WatchSession, width: int, palette, height: int | None = None) -> Text:
     state = session.state
-    now = session.log_now()
+    now = session.times.log_now(session.state)
     t0 = origin(state)
     bar_width = max(8, width - LABEL - DURATION - 2)
     span = max(1.0, (now or 0.0) - (t0 or 0.0))
@@ -140,8 +140,8 @@ def render_timeline(session: WatchSession, width: int, palette, height: int | No
     else:
         quiet = Text(no_wrap=True, end="")
         quiet.append(f" {'log quiet':<{LABEL - 1}}", palette.style("gap"))
-        total = sum(s.end_ts - s.start_ts for s in session.silences)
-        ongoing = session.quiet_for() or 0.0
+        total = sum(s.end_ts - s.start_ts for s in session.times.silences)
+        ongoing = session.times.quiet_for() or 0.0
         quiet.append(f"{clock(total + (ongoing if ongoing >= 5 else 0), '—'):>{DURATION}} ", palette.style("gap"))
         quiet.append("".join("░" if c in silent else " " for c in range(bar_width)), palette.style("gap"))
         lines.append(quiet)
@@ -154,8 +154,8 @@ def render_timeline(session: WatchSession, width: int, palette, height: int | No
 
 def _silent_columns(session: WatchSession, t0: float, span: float, bar_width: int, now: float | None) -> set[int]:
     """Columns that fall inside a log silence, including the one going on now."""
-    stretches = [(s.start_ts, s.end_ts) for s in session.silences]
-    quiet = session.quiet_for()
+    stretches = [(s.start_ts, s.end_ts) for s in session.times.silences]
+    quiet = session.times.quiet_for()
     if quiet is not None and quiet >= 5 and now is not None:
         stretches.append((now - quiet, now))
     per_col = span / max(1, bar_width - 1)
@@ -214,7 +214,7 @@ def render_ranks(session: WatchSession, width: int, palette) -> Text:
     error = state.first_error
     dead_rank = error.rank if error is not None and state.outcome == FAILED else None
     failed_phase = _failed_phase(state)
-    now = session.log_now()
+    now = session.times.log_now(session.state)
     for rank in ranks:
         row = Text(" " + rank.ljust(rank_width), palette.style("failed" if rank == dead_rank else "normal"), no_wrap=True, end="")
         for name in columns:
@@ -269,7 +269,7 @@ class PhaseTimeline(Widget):
         axis, a repaint of this panel alone. Its rows follow the state (``_draw`` relayouts on a state
         change), never the clock: a relayout here would redraw the whole screen every second at rest
         (issue 37, item 5)."""
-        if self.session.quiet_for() is not None:
+        if self.session.times.quiet_for() is not None:
             self.refresh()
 
     def render(self) -> Text:

@@ -62,9 +62,9 @@ def build_report(session: WatchSession, verdict: Verdict | None = None, now: flo
         slow = f", slowest {phase.slowest_rank}" if phase.slowest_rank and len(phase.ranks) > 1 else ""
         ranks = f", {plural(len(phase.ranks), 'rank')}" if phase.ranks else ""
         out.append(f"  {title:<12} {seconds:>8}  {where}{ranks}{slow}")
-    if session.silences:
-        total = sum(s.end_ts - s.start_ts for s in session.silences)
-        out.append(f"  log silent for {clock(total, '—')} in {len(session.silences)} stretches of 5 s or more")
+    if session.times.silences:
+        total = sum(s.end_ts - s.start_ts for s in session.times.silences)
+        out.append(f"  log silent for {clock(total, '—')} in {len(session.times.silences)} stretches of 5 s or more")
     out.append("")
     from tui.present.startup import profile_lines
 

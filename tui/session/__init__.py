@@ -76,7 +76,7 @@ from tui.core.limits import StallLimits
 from tui.core.lines import Line, LineAssembler, Progress
 from tui.core.counting import CountEstimate
 from tui.core.loading import LoadEstimate, LoadEstimator, LoadFacts
-from tui.core.state import FAILED, READY, STARTING, StartupState, origin
+from tui.core.state import FAILED, READY, STARTING, StartupState
 from tui.core.hints import Diagnosis, knowledge
 from tui.core.profiles import Profile, ProfileError
 from tui.core.events import HealthStatus
@@ -87,8 +87,10 @@ from tui.core.wording import connection_said, log_notice
 from tui.core.writers import WriterState
 from tui.session.blocks import BLOCK_LINES, ErrorBlocks
 from tui.session.judging import Judging, NoteFound
+from tui.session.notices import Hearer, Notices, SessionEvent, Subscriber
 from tui.session.pump import Pump
 from tui.session.smoke import SmokeRequest
+from tui.session.times import StartupTimes
 from tui.session.weight_load import WeightLoad
 from tui.session.models import (
     CODES,
@@ -113,11 +115,10 @@ from tui.sources.base import EventSource, StartupFollower
 
 __all__ = [
     "CODES", "ERROR", "MARK", "NORMAL", "NOTABLE", "PHASE", "PROGRESS", "STYLES", "WARNING",
-    "BlockText", "GpuBoard", "LogEntry", "Scrollback", "SessionInfo", "Silence", "Update", "WatchSession",
+    "BlockText", "GpuBoard", "LogEntry", "Scrollback", "SessionEvent", "SessionInfo", "Silence", "Subscriber",
+    "Topic", "Update", "WatchSession",
 ]
 
-#: Stretches without log output at least this long (seconds, by arrival) are recorded for the timeline.
-SILENCE_SECONDS = 5.0
 #: Log silence (s) after which an open traceback whose exception line came is over.
 QUIET_S = 0.5
 
@@ -156,14 +157,6 @@ def line_style(events: Sequence[TrackerEvent], number: int, style: str) -> str:
             case WarningFound() | LineUnparsed() if event.line == number:
                 style = WARNING
     return style
-
-
-#: What ``listen()`` queues, in order: source notices, tracker events, warnings' notes (the
-#: judging stage's) and, when asked for, the log's lines. Presenters dispatch on it with ``match``.
-SessionEvent = SourceEvent | TrackerEvent | NoteFound | Line
-Hearer = Callable[[SessionEvent], None]  # told each event ``listen`` would queue (``hear``)
-
-Subscriber = Callable[[Update], None]
 
 
 class Usual(Protocol):
@@ -239,10 +232,8 @@ class WatchSession:
         self.waiting: str | None = None  # why the log is not being read yet
         self.process: ProcessStarted | None = None
         self.exit: ProcessExited | None = None
-        self.silences: list[Silence] = []
-        self.started_at: float | None = None  # arrival of the first log bytes
-        self.finished_at: float | None = None  # when the verdict became ready/failed
-        self.last_output_at: float | None = None
+        #: When its output came and went quiet, its elapsed time in log time (``tui.session.times``).
+        self.times = StartupTimes(clock)
         self.handlers: dict[type, list[EventHandler]] = {}
         self.badges: dict[str, str] = {}  # extra header fields, e.g. {"health": "pending"}
         #: ``--timeout``: seconds the startup was given; ``timed_out`` once they passed while starting.
@@ -263,21 +254,13 @@ class WatchSession:
         self.gpu_watched = gpu is not None
         # sources that follow the startup (the simulated GPUs tie their memory curve to the phases)
         self._followers = [s.feed for s in self.pump.sources if isinstance(s, StartupFollower)]
-        self._subscribers: list[Subscriber] = []
-        self._listeners: list[Hearer] = []  # ``hear``: each told every event, in order
-        self._line_listeners: list[Hearer] = []
         self._closers: list[Callable[[], Awaitable[None]]] = []  # ``close_with``
-        self._topics: set[Topic] = set()
-        self._flush_handle: asyncio.TimerHandle | None = None
         self._quiet_handle: asyncio.TimerHandle | None = None
-        self._last_flush = 0.0
-        self._min_interval = 1.0 / max_rate
         self.blocks = ErrorBlocks(self.scrollback)  # error blocks styled as they grow, read back whole
-        self._last_ts: float | None = None
-        self._ts_offset = 0.0  # log time minus arrival time, as of the last timestamped line
-        self._elapsed_high: tuple[tuple[Any, ...], float] = ((), 0.0)  # (startup, the most startup_elapsed said)
         #: The verdict, decided here once (after each batch and each second) and pushed.
         self.judging = Judging(self.reading, self.own_hints, self.quiet_note)
+        #: Who hears it: subscribers told what changed (throttled), hearers each event (``tui.session.notices``).
+        self.notices = Notices(max_rate, self._judge_for_views)
         self._ticker: asyncio.Task[None] | None = None
         self._deadline: asyncio.TimerHandle | None = None  # --timeout's, from start()
         self._quiet_note: tuple[tuple[int, int, str], Diagnosis | None] | None = None  # (state key, note)
@@ -295,25 +278,22 @@ class WatchSession:
         return getattr(self._gpu_source, "kind", "?") if self._gpu_source is not None else "none"
 
     def subscribe(self, callback: Subscriber) -> None:
-        self._subscribers.append(callback)
+        """``callback`` is told what changed, at most ``max_rate`` times a second (``Notices``)."""
+        self.notices.subscribe(callback)
 
     def listen(self, *, lines: bool = False) -> asyncio.Queue[SessionEvent]:
         """A queue of every tracker event and source notice (not log chunks or GPU samples)
         from now on, in order, none dropped; with ``lines`` each log :class:`Line` too."""
-        queue: asyncio.Queue[SessionEvent] = asyncio.Queue()
-        self.hear(queue.put_nowait, lines=lines)
-        return queue
+        return self.notices.listen(lines=lines)
 
     def hear(self, put: Hearer, *, lines: bool = False) -> None:
         """``put`` is told what :meth:`listen` queues, as it happens (several nodes' into one queue)."""
-        self._listeners.append(put)
-        if lines:
-            self._line_listeners.append(put)
+        self.notices.hear(put, lines=lines)
 
     def quiet(self) -> None:
         """The log has been quiet a while: tracebacks whose exception line came are over."""
         self._apply(self.tracker.quiet())
-        self._changed("state")
+        self.notices.changed("state")
 
     def probe_health(self, url: str, host: str | None = None) -> None:
         """``--health URL``: ready needs it to answer 200 too (asked from ``host``'s machine)."""
@@ -351,10 +331,10 @@ class WatchSession:
             self._deadline.cancel()
             self._deadline = None
         await self.pump.stop()
-        for handle in (self._flush_handle, self._quiet_handle):
-            if handle is not None:
-                handle.cancel()
-        self._flush_handle = self._quiet_handle = None
+        self.notices.close()
+        if self._quiet_handle is not None:
+            self._quiet_handle.cancel()
+            self._quiet_handle = None
         for close in self._closers:
             await close()
 
@@ -380,51 +360,19 @@ class WatchSession:
         self.smoke_request.reset()
         self.scrollback.mark(f"── attempt v{attempt} ──")
         self.scrollback.new_file()
-        self.started_at = self.finished_at = self.last_output_at = None
+        self.times = StartupTimes(self.clock)
         self.exit = None
-        self.silences.clear()
-        self._changed("log", "state")
+        self.notices.changed("log", "state")
 
     def time_out(self) -> None:
         """The ``--timeout`` passed: a startup still undecided stays 'timed out' from now on."""
         if self.state.outcome == STARTING and self.exit is None:
             self.timed_out = True
-            self._changed("state")
-
-    def elapsed(self) -> float | None:
-        """Seconds since the first log bytes arrived, frozen at the verdict."""
-        if self.started_at is None:
-            return None
-        end = self.finished_at if self.finished_at is not None else self.clock()
-        return max(0.0, end - self.started_at)
-
-    def quiet_for(self) -> float | None:
-        """Seconds since the log last grew, while the startup is still undecided."""
-        if self.last_output_at is None or self.finished_at is not None:
-            return None
-        return max(0.0, self.clock() - self.last_output_at)
-
-    def log_now(self) -> float | None:
-        """'Now' in log time: the last timestamp, moved on by the arrival time since; frozen at the
-        verdict (when the process died, not at the last line it wrote before a quiet stretch)."""
-        last = self.tracker.state.last_ts
-        if last is None:
-            return last
-        now = self.finished_at if self.finished_at is not None else self.clock()
-        return max(last, now + self._ts_offset)
+            self.notices.changed("state")
 
     def startup_elapsed(self) -> float | None:
-        """Time since the startup began, in the log's own time (right for a log read after the
-        fact too); the watcher's own clock before the log has given a timestamp."""
-        start, now = origin(self.state), self.log_now()
-        elapsed = max(0.0, now - start) if start is not None and now is not None else self.elapsed()
-        if elapsed is None:
-            return None
-        key = (self.info.attempt, self.state.attempt, start)  # the same startup: its time never goes back (lines
-        if self._elapsed_high[0] == key and elapsed < self._elapsed_high[1]:  # that came late, the backlog after a
-            return self._elapsed_high[1]  # reconnect, set the log's clock back)
-        self._elapsed_high = (key, elapsed)
-        return elapsed
+        """Time since the startup began, in the log's own time (``StartupTimes.startup_elapsed``)."""
+        return self.times.startup_elapsed(self.state, self.info.attempt)
 
     def verdict(self) -> Verdict:
         """The verdict now, as the judging stage decides it (and pushes it, when it changed)."""
@@ -534,13 +482,13 @@ class WatchSession:
         last_line = progress.text if progress is not None else (state.last_text or None)
         samples = () if self.gpus.unavailable else self.gpu_samples
         phase = state.current_phase
-        since = self.last_output_at or (self.launched_since if self.launched is not None else None)  # (before a line: since it started)
+        since = self.times.last_output_at or (self.launched_since if self.launched is not None else None)  # (before a line: since it started)
         return Evidence(
             process=process,
             health=self.health,
             gpus=gpu_activity(samples, now, pids=self.writers.pids or None),
             now=now,
-            last_activity=None if self.finished_at is not None else since,
+            last_activity=None if self.times.finished_at is not None else since,
             last_line=None if last_line is None else self.mask(last_line)[-160:],
             waiting=self.waiting,
             elapsed=self.startup_elapsed(),
@@ -584,13 +532,13 @@ class WatchSession:
                 self.gpus.update(event)
                 self.gpu_samples.append(dataclasses.replace(event, at=self.clock()))
                 self.weight.load.gpus(event, self.clock(), self.writers.pids or None)
-                self._changed("gpu", *(("process",) if self.writers.apply(event) else ()))
+                self.notices.changed("gpu", *(("process",) if self.writers.apply(event) else ()))
             case GpuUnavailable():
                 self.gpus.lost(event.reason)
-                self._changed("gpu")
+                self.notices.changed("gpu")
             case LogGap() | LogLimited():
                 self.scrollback.mark(f"⋯ {log_notice(event)}")
-                self._changed("log")
+                self.notices.changed("log")
             case LogRestart():
                 self._flush_pending_line()
                 self._apply(self.tracker.finish())  # the old file's open traceback is reported, not lost
@@ -598,7 +546,7 @@ class WatchSession:
                 self.scrollback.mark(f"── {log_notice(event)} ──")
                 self.scrollback.new_file()
                 self._tracker_restart()
-                self._changed("log", "state")
+                self.notices.changed("log", "state")
             case LogTruncated():  # a gap in the same log, not a new attempt
                 self._flush_pending_line()
                 self._assembler.reset()
@@ -606,69 +554,67 @@ class WatchSession:
                 self.scrollback.mark(f"⋯ {log_notice(event)}")
                 if not event.size:
                     self.scrollback.new_file()
-                self._changed("log")
+                self.notices.changed("log")
             case LogMoved():
                 self.scrollback.mark(f"── {log_notice(event)} ──")
-                self._changed("log")
+                self.notices.changed("log")
             case LogWaiting():
                 self.waiting = event.reason
-                self._changed("connection")
+                self.notices.changed("connection")
             case HealthStatus():  # --health: ready also needs the URL to answer
                 self.health = event
                 if event.ok and self.smoke_wanted and self.state.outcome == READY:
                     self.send_smoke()  # --smoke goes once the URL answers
-                self._changed("state")
+                self.notices.changed("state")
             case ConnectionState():
                 self.connection = event
                 self.connected_once = self.connected_once or event.state == "connected"
-                self._changed("connection", "state")
+                self.notices.changed("connection", "state")
             case WritersFound() | WriterGone() | NoWriter():
                 self.writers.logged(self.tracker.process_pids)  # who writes the ranks' lines: evidence of a rank
                 judged = self.writers.verdict_inputs()
                 if self.writers.apply(event):  # a helper's coming and going: no judging, no relayout
-                    self._changed("process", *(("state",) if self.writers.verdict_inputs() != judged else ()))
+                    self.notices.changed("process", *(("state",) if self.writers.verdict_inputs() != judged else ()))
             case ReadCounters():
                 self.weight.load.reads(self.clock(), event.counters)
                 if self.weight.load.running:
-                    self._changed("state")
+                    self.notices.changed("state")
             case SmokeAnswered():
                 if self.smoke_request.answered(event) and not event.ok:
                     self.scrollback.mark(f"✖ smoke test: {event.detail}")
-                self._changed("state")
+                self.notices.changed("state")
             case CheckpointFound():
                 self.weight.found(event)
-                self._changed("state")
+                self.notices.changed("state")
             case DiskBusy():  # the checkpoint's block device: how much of the time it had I/O in flight
                 self.weight.load.disk_busy(self.clock(), event.busy_ms)
             case ProcessStarted():
                 self.process = event
-                self._changed("process")
+                self.notices.changed("process")
             case ProcessExited():
                 self.exit = event
                 self._flush_pending_line()
                 self._apply(self.tracker.process_exited(event.returncode, event.signal, event.at or self.clock()))
-                if self.finished_at is None:  # the process is gone: time stops, whatever the log said
-                    self.finished_at = self.clock()
-                self._changed("process", "state")
+                self.times.finish()  # the process is gone: time stops, whatever the log said
+                self.notices.changed("process", "state")
             case CacheGrowth():  # a Hugging Face download, seen from its cache folder
                 self.weight.load.download(self.clock(), event.on_disk, event.downloading)
                 if self.weight.load.running:
-                    self._changed("state")
+                    self.notices.changed("state")
             case ProcessStopping() | SlurmJobState() | SlurmTaskEnded():
                 pass  # a stop's countdown is the launch's; a job's state and its tasks' ends are the node set's
             case _:
                 assert_never(event)
         for handler in self.handlers.get(type(event), ()):
             handler(event)
-        if self._listeners and not isinstance(event, (LogChunk, GpuSample, GpuUnavailable, ReadCounters, DiskBusy)):
-            for put in self._listeners:
-                put(event)
+        if self.notices.hearers and not isinstance(event, (LogChunk, GpuSample, GpuUnavailable, ReadCounters, DiskBusy)):
+            self.notices.tell(event)
 
     def finish(self) -> None:
         """End of input (a finished replay): the unterminated last line counts."""
         self._flush_pending_line()
         self._apply(self.tracker.finish())
-        self._changed("state")
+        self.notices.changed("state")
 
     # ---------------------------------------------------------------- pumping
 
@@ -677,7 +623,7 @@ class WatchSession:
         self.scrollback.mark(f"── {reason} ──")
         if source is self._gpu_source:
             self.gpus.lost(reason)
-        self._changed("log", "gpu")
+        self.notices.changed("log", "gpu")
 
     def _feed_chunk(self, data: bytes) -> None:
         """Log bytes into lines, the lines into the scrollback and (where they can matter) the tracker."""
@@ -692,15 +638,12 @@ class WatchSession:
     def _feed_lines(self, items: Sequence[Line | Progress], hits: list[int] | None = None, base: int = 0) -> None:
         """Lines into the scrollback, and into the tracker when they can matter to it."""
         now = self.clock()
-        if self.started_at is None:
-            self.started_at = now
-        self._note_silence(now)
-        self.last_output_at = now
+        self.times.output(now)
         self.waiting = None
         scrollback = self.scrollback
         append = scrollback.append
         tracker = self.tracker
-        smoke, listeners = self.smoke_wanted, self._line_listeners
+        smoke, listeners = self.smoke_wanted, self.notices.line_hearers
         for item, events in self._feeder.lines(tracker, items, now, hits, base):  # fed to the tracker if it can matter
             if isinstance(item, Progress):
                 if scrollback.progress is None or scrollback.progress.number != item.number:
@@ -720,13 +663,10 @@ class WatchSession:
                 self._apply(events, None if isinstance(item, Progress) else item.number)
         if self.blocks.growing:
             self.blocks.style(tracker.state.lines)
-        last_ts = tracker.state.last_ts
-        if last_ts is not None and last_ts != self._last_ts:
-            self._last_ts = last_ts
-            self._ts_offset = last_ts - now
+        self.times.timestamped(tracker.state.last_ts, now)
         if tracker.classifier.open and self._quiet_handle is None:
             self._quiet_soon()
-        self._changed("log")
+        self.notices.changed("log")
 
     def _quiet_soon(self) -> None:
         """A traceback is open: if the log then stays quiet a moment, it is over (its exception
@@ -739,7 +679,7 @@ class WatchSession:
 
     def _quiet_if_still(self) -> None:
         self._quiet_handle = None
-        last = self.last_output_at
+        last = self.times.last_output_at
         if last is not None and self.clock() - last < QUIET_S:
             self._quiet_soon()  # more came meanwhile
         elif self.tracker.classifier.open:
@@ -775,14 +715,13 @@ class WatchSession:
             self.weight.tracker_event(event, self.clock())
             for follower in self._followers:
                 follower(event)
-            for put in self._listeners:
-                put(event)
-                if note is not None:  # the warning's hint, new this attempt: after the warning itself
-                    put(NoteFound(note))
-            self._topics.add("state")
+            self.notices.tell(event)
+            if note is not None:  # the warning's hint, new this attempt: after the warning itself
+                self.notices.tell(NoteFound(note))
+            self.notices.mark("state")
         state = self.tracker.state
-        if self.finished_at is None and state.outcome in (READY, FAILED):
-            self.finished_at = self.clock()
+        if state.outcome in (READY, FAILED):
+            self.times.finish()
         if self.pump.running:
             self.weight.measure(state.identity, self.pump.spawn, self.handle)
         if self.smoke_wanted and self.smoke is None and state.outcome == READY:
@@ -807,7 +746,7 @@ class WatchSession:
     def send_smoke(self) -> None:
         """Send ``--smoke``'s one completion (once per startup; after ``--health`` answered where given)."""
         if self.pump.running and self.smoke_request.send(self.state, self.health, self.pump.spawn, self.handle):
-            self._changed("state")
+            self.notices.changed("state")
 
     @property
     def load(self) -> LoadEstimator:
@@ -842,11 +781,9 @@ class WatchSession:
         self.scrollback.mark(f"── new startup at line {event.line} (attempt {event.attempt} in this log) ──")
         self.judging.new_attempt()
         self.weight.new_startup(event.previous.number)
-        self.started_at = self.clock()
-        self.finished_at = None
-        self.silences.clear()
+        self.times.new_startup()
         self.smoke_request.reset()
-        self._topics.add("log")
+        self.notices.mark("log")
 
     def error_entries(self) -> list[LogEntry]:
         """Each error's exception line in the scrollback (the last line of its block, where a
@@ -864,15 +801,6 @@ class WatchSession:
         entry = self.scrollback.find_line(number)
         if entry is not None:
             self.scrollback.restyle(entry, style)
-
-    def _note_silence(self, now: float) -> None:
-        """Record the stretch since the last output if it was long: arrival time, drawn in log time."""
-        last = self.last_output_at
-        if last is None or now - last < SILENCE_SECONDS:
-            return
-        self.silences.append(Silence(last + self._ts_offset, now + self._ts_offset))
-        if len(self.silences) > 256:
-            del self.silences[0]
 
     def _flush_pending_line(self) -> None:
         if self._assembler.pending:
@@ -895,44 +823,21 @@ class WatchSession:
         self._assembler = LineAssembler()
         self.weight.restart()
         self.blocks.clear()
-        self._last_ts = None
-        self._ts_offset = 0.0
         self._quiet_note = None
 
     def _tracker_restart(self) -> None:
         self.tracker.restart()
         self._quiet_note = None
         self.weight.restart()
-        self._last_ts = None
         self.blocks.clear()
-        self.started_at = self.finished_at = None
+        self.times.new_file()
 
     # ---------------------------------------------------------------- notifying
 
-    def _changed(self, *topics: Topic) -> None:
-        self._topics.update(topics)
-        if self._flush_handle is not None or not self._subscribers:
-            return
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            self.flush()
-            return
-        delay = max(0.0, self._last_flush + self._min_interval - loop.time())
-        self._flush_handle = loop.call_later(delay, self.flush)
-
     def flush(self) -> None:
-        """Tell the subscribers what changed since last time (the timer calls this)."""
-        self._flush_handle = None
-        if not self._topics:
-            return
-        try:
-            self._last_flush = asyncio.get_running_loop().time()
-        except RuntimeError:
-            pass
-        update = Update(frozenset(self._topics))
-        self._topics = set()
+        """Tell the subscribers what changed since last time, now (``Notices.flush``)."""
+        self.notices.flush()
+
+    def _judge_for_views(self) -> None:
         if self.judging.subscribed:
             self.judging.evaluate()  # before the views are told: they render what it decided
-        for callback in list(self._subscribers):
-            callback(update)

@@ -85,7 +85,7 @@ class WatchEnding:
         unterminated last line counts."""
 
         def quiet_for() -> float:
-            last = session.last_output_at
+            last = session.times.last_output_at
             return math.inf if last is None else session.clock() - last
 
         return cls(session.judging, lambda verdict: log_hold(verdict, session.state.outcome != STARTING), timeout=timeout,
