@@ -152,10 +152,10 @@ async def test_a_forking_start_read_in_process_is_ready_with_no_failure(forking)
     session, kinds = watching(server.log)
     session.start()
     try:
-        await until(lambda: session.verdict().kind == READY, timeout=WAIT, seen=lambda: (kinds, session.writers.lost))
+        await until(lambda: session.verdict().kind == READY, timeout=WAIT, seen=lambda: (kinds, session.process.writers.lost))
         assert FAILED not in kinds, kinds
-        assert session.writers.lost is None
-        ranks = [p for p in session.writers.processes if p.role == "rank"]
+        assert session.process.writers.lost is None
+        ranks = [p for p in session.process.writers.processes if p.role == "rank"]
         assert [p.pid for p in ranks] == [server.worker]
     finally:
         await session.stop()
@@ -166,7 +166,7 @@ async def test_the_real_worker_killed_is_failed_naming_it_promptly(forking):
     session, kinds = watching(server.log)
     session.start()
     try:
-        await until(lambda: server.worker in session.writers.pids, timeout=WAIT)
+        await until(lambda: server.worker in session.process.writers.pids, timeout=WAIT)
         os.kill(server.worker, signal.SIGKILL)
         killed = time.monotonic()
         await until(lambda: session.verdict().kind == FAILED, timeout=WAIT)

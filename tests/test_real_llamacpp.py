@@ -228,7 +228,7 @@ async def test_kill_9_of_a_server_watched_by_hand_is_dead_promptly(tmp_path, han
     session.add_source(writer_source(log))
     app = build_app(session, gpus_enabled=False)
     async with app.run_test(size=(150, 45)) as pilot:
-        await until(lambda: server.pid in {p.pid for p in session.writers.processes}, timeout=WAIT, pilot=pilot)
+        await until(lambda: server.pid in {p.pid for p in session.process.writers.processes}, timeout=WAIT, pilot=pilot)
         await until(lambda: session.state.lines > 8, timeout=WAIT, pilot=pilot)
         os.kill(server.pid, signal.SIGKILL)
         killed = time.monotonic()
@@ -308,7 +308,7 @@ async def test_sigterm_of_a_watched_server_is_stopped_never_dead(tmp_path, hand_
     app = build_app(session, gpus_enabled=False)
     kinds: list[str] = []
     async with app.run_test(size=(150, 45)) as pilot:
-        await until(lambda: server.pid in {p.pid for p in session.writers.processes}, timeout=WAIT, pilot=pilot)
+        await until(lambda: server.pid in {p.pid for p in session.process.writers.processes}, timeout=WAIT, pilot=pilot)
         await until(lambda: session.verdict().kind == "ready", timeout=WAIT, pilot=pilot)
         os.kill(server.pid, signal.SIGTERM)
         await until(lambda: kinds.append(session.verdict().kind) or not server.alive(), timeout=WAIT, pilot=pilot)

@@ -162,7 +162,7 @@ async def test_kill_9_of_the_hand_started_server_is_dead_promptly(starts):
     session.add_source(writer_source(log))
     app = build_app(session, gpus_enabled=False)
     async with app.run_test(size=(150, 45)) as pilot:
-        await until(lambda: hand.pid in {p.pid for p in session.writers.processes}, timeout=60, pilot=pilot)
+        await until(lambda: hand.pid in {p.pid for p in session.process.writers.processes}, timeout=60, pilot=pilot)
         await until(lambda: session.verdict().kind == "ready", timeout=60, pilot=pilot)
         os.kill(hand.pid, signal.SIGKILL)
         killed = time.monotonic()

@@ -219,7 +219,7 @@ def test_a_launched_server_gone_before_its_log_is_read_waits_for_the_log(tmp_pat
     log.write_bytes(b"srv    load_model: loading model '/models/m.gguf'\n"
                     b"srv  llama_server: couldn't bind HTTP server socket, hostname: 127.0.0.1, port: 8080\n")
     session = WatchSession(log=LocalTailer(log))
-    session.launched_as(ProcessStatus(alive=False, returncode=1, pid=4242))
+    session.process.launched_as(ProcessStatus(alive=False, returncode=1, pid=4242))
     weighing = session.reading()
     assert isinstance(weighing, Weighing) and weighing.pending is not None, weighing
     assert "reading the rest of the log" in weighing.pending, weighing.pending

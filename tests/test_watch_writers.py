@@ -180,7 +180,7 @@ async def test_dashboard_shows_the_tree_and_stalled_then_dead(tmp_path, servers)
     session.add_source(writer_source(log))
     app = build_app(session, gpus_enabled=False)
     async with app.run_test(size=(150, 45)) as pilot:
-        await until(lambda: len(session.writers.processes) == 3, timeout=WAIT)
+        await until(lambda: len(session.process.writers.processes) == 3, timeout=WAIT)
         await until(lambda: session.verdict().kind == STALLED, timeout=WAIT)
         app.query_one(VerdictHeader).refresh()  # (it redraws every second on its own)
         await until(lambda: "STALLED?" in screen_text(app) and "sglang::scheduler_TP0" in screen_text(app), timeout=WAIT,
@@ -223,7 +223,7 @@ async def test_at_80x24_the_dead_header_says_the_cause_first_and_the_tree_leaves
     session.add_source(writer_source(log))
     app = build_app(session, gpus_enabled=False)
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(lambda: len(session.writers.processes) == 3 and session.state.lines >= 3, timeout=WAIT)
+        await until(lambda: len(session.process.writers.processes) == 3 and session.state.lines >= 3, timeout=WAIT)
         # the panel redraws on the next refresh
         text = await until(lambda: "3 running" in (shown := screen_text(app)) and shown, timeout=WAIT, pilot=pilot)
         rows = text.splitlines()
@@ -311,7 +311,7 @@ async def test_watch_health_that_never_answers_is_not_ready(tmp_path):
 
 async def kill_the_main(server: Server, session: WatchSession) -> None:
     """Once the main process and its two ranks are found: SIGKILL to the main alone, until DEAD."""
-    await until(lambda: len(session.writers.processes) == 3, timeout=WAIT)
+    await until(lambda: len(session.process.writers.processes) == 3, timeout=WAIT)
     os.kill(server.pid, signal.SIGKILL)
     await until(lambda: session.verdict().kind == "dead", timeout=WAIT)
 
@@ -368,9 +368,9 @@ async def test_q_with_the_server_alive_or_its_ranks_gone_quits_without_asking(tm
     servers.append(server)
     session, app = ranked_dashboard(server)
     async with app.run_test(size=(120, 35)) as pilot:
-        await until(lambda: len(session.writers.processes) == 3, timeout=WAIT)
+        await until(lambda: len(session.process.writers.processes) == 3, timeout=WAIT)
         server.kill()  # the main process and its ranks
-        await until(lambda: session.verdict().kind == "dead" and not session.writers.processes, timeout=WAIT)
+        await until(lambda: session.verdict().kind == "dead" and not session.process.writers.processes, timeout=WAIT)
         await pilot.press("q")
         await until(lambda: not app.is_running, timeout=WAIT, pilot=pilot)
 
@@ -395,7 +395,7 @@ async def test_after_dead_at_120x35_the_process_panel_takes_a_few_rows_not_the_l
     servers.append(server)
     session, app = ranked_dashboard(server)
     async with app.run_test(size=(120, 35)) as pilot:
-        await until(lambda: len(session.writers.processes) == 9, timeout=WAIT)
+        await until(lambda: len(session.process.writers.processes) == 9, timeout=WAIT)
         os.kill(server.pid, signal.SIGKILL)
         await until(lambda: session.verdict().kind == "dead", timeout=WAIT)
         text = await until(lambda: "more (" in (shown := screen_text(app)) and "main       gone" in shown and shown, timeout=WAIT,

@@ -490,9 +490,9 @@ class ClusterSession:
     def _ended_at(self, name: str) -> float | None:
         """When the node's server process was seen gone: its task's death, its writer's, its exit."""
         session = self.nodes[name]
-        gone = session.writers.main_gone or session.writers.lost
+        gone = session.process.writers.main_gone or session.process.writers.lost
         times = [t for t in (self.died_at.get(name), gone.at if gone is not None else None,
-                             session.exit.at if session.exit is not None else None) if t]
+                             session.process.exit.at if session.process.exit is not None else None) if t]
         return min(times, default=None)
 
     def _writer_suspects(self, commands: dict[str, list[str]]) -> dict[str, str]:
@@ -507,7 +507,7 @@ class ClusterSession:
         """Each node's server command line as its writer discovery shows it (servers started by hand)."""
         commands: dict[str, list[str]] = {}
         for name, session in self.nodes.items():
-            writers = session.writers
+            writers = session.process.writers
             main = next((p for p in writers.processes if p.pid == writers.main_pid), None)
             if main is not None and main.command:
                 try:
@@ -700,7 +700,7 @@ class ClusterSession:
         """A job that runs, or a launch of ours: its processes live until their runner, srun or the
         job's end says not (a failed node's task that srun saw end is not "still running")."""
         alive = self.processes_known and name not in self.task_deaths
-        session.launched_as(ProcessStatus(alive=True) if alive else None, since=self.started_at)
+        session.process.launched_as(ProcessStatus(alive=True) if alive else None, since=self.started_at)
 
     def error_entries(self) -> list[LogEntry]:
         """Each node's errors' exception lines in the merged log (``WatchSession.error_entries``)."""

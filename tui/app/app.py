@@ -626,7 +626,7 @@ class WatchtowerApp(App[int]):
         """The server's processes still alive after its main process ended — ``(host, pid, words)``
         each —, as each node's writer discovery last saw them: what quitting would leave behind."""
         return [(node.info.host, survivor.pid, survivor.words)
-                for node in self.nodes.nodes.values() for survivor in node.writers.survivors]
+                for node in self.nodes.nodes.values() for survivor in node.process.writers.survivors]
 
     def _confirm_survivors(self) -> bool:
         """Before quitting: a dead server's processes that still run (its ranks, holding their GPUs)

@@ -104,8 +104,8 @@ class VerdictHeader(Widget):
             if connection.detail and connection.state != "connected":
                 words += f": {connection.detail.removeprefix(f'{connection.host}: ')}"
             top.append(words, palette.style("running" if connection.state != "connected" else "done"))
-        no_writer = session.writers.no_writer
-        if no_writer is not None and not session.writers.known:  # said once, here, until one is found
+        no_writer = session.process.writers.no_writer
+        if no_writer is not None and not session.process.writers.known:  # said once, here, until one is found
             top.append(f"  no writer found: {clean(no_writer.detail)}", palette.style("running"))
         for name, value in session.badges.items():
             top.append(f"  {name}: {value}", palette.style("dim"))

@@ -34,7 +34,7 @@ class ProcessTree(OccasionalPanel):
     show_helpers = False
 
     def wanted(self) -> bool:
-        return self.session.writers.known or bool(self.session.writers.gone)
+        return self.session.process.writers.known or bool(self.session.process.writers.gone)
 
     def compact(self) -> bool:
         """Under 34 rows (80×24), or beside several nodes' panels, the tree takes one line, so that
@@ -70,7 +70,7 @@ class ProcessTree(OccasionalPanel):
 
     def render(self) -> Text:
         palette = self.app.palette  # type: ignore[attr-defined]
-        writers = self.session.writers
+        writers = self.session.process.writers
         text = Text(end="", no_wrap=True, overflow="ellipsis")
         how = {"fd": "writing the log", "file": "behind the tail -f that writes the log"}.get(
             writers.via, "behind the pipe that writes the log")

@@ -236,7 +236,7 @@ class Launch:
         if self.session is None or self.run is None:
             return
         status = self.run.status
-        self.session.launched_as(dataclasses.replace(status, stopped_by_user=True) if stopping else status,
+        self.session.process.launched_as(dataclasses.replace(status, stopped_by_user=True) if stopping else status,
                                  since=self.run.started_at)
 
     @property
@@ -248,7 +248,6 @@ class Launch:
         session = self.watched
         if session.info.attempt != event.attempt or session.info.log_path != event.log_path:
             session.new_attempt(event.attempt, event.log_path)
-            session.process = event
         self._tell_process()
         if self.local and event.pid != self._io_pid and procscan_available():
             self._io_pid = event.pid  # the weight load's bytes read, from the server's /proc/PID/io

@@ -302,7 +302,7 @@ class PlainPresenter:
                     self.source_notice(node, event)
             case WritersFound() | WriterGone() | NoWriter():
                 session = self.cluster.nodes[node]
-                self.node_words(node).process(event, self.seen.setdefault(node, set()), session.writers)
+                self.node_words(node).process(event, self.seen.setdefault(node, set()), session.process.writers)
             case Ready() if self.cluster.nodes[node].smoke_wanted:  # READY once it answered
                 self.node_words(node).ready_marker(event, self.health_url(self.cluster.nodes[node]))
             case SmokeAnswered():
@@ -538,7 +538,7 @@ class PlainPresenter:
     def nodes_survivors(self) -> None:
         """Each node's dead server's processes that still run (writer discovery's), under its name."""
         for name, session in self.cluster.nodes.items():
-            self.survivors_said(name, session.info.host, session.writers.survivors)
+            self.survivors_said(name, session.info.host, session.process.writers.survivors)
 
 
 class LogPresenter(PlainPresenter):
@@ -663,7 +663,7 @@ class LogPresenter(PlainPresenter):
             others = f" (also on {', '.join(also)})" if also else ""
             which = f" (attempt {state.attempt} in this log)" if state.attempt > 1 else ""
             after = state.follow_on(error)
-            process = session.process_status()  # a rank gone before the log's error is its likely cause: named
+            process = session.process.status()  # a rank gone before the log's error is its likely cause: named
             lost = f"; {process.lost}" if process is not None and process.alive and process.lost else ""
             for hint in session.judging.evaluate().hints:  # as the judging stage diagnosed them; before the
                 self.emit(hint_said(hint))  # final verdict, which a script may stop reading at

@@ -43,7 +43,7 @@ def build_report(session: WatchSession, verdict: Verdict | None = None, now: flo
         out.append(f"Startups in this log ({state.attempt})")
         out += [f"  {summary_line(a)}" for a in earlier[-STARTUPS_SHOWN :]]
         out += [f"  {summary_line(latest, current=True)}", ""]
-    writers = session.writers
+    writers = session.process.writers
     if writers.known or writers.gone:
         out.append("Server processes")
         out += [f"  {line}" for line, _ in process_rows(writers, failure=log_error(state))]

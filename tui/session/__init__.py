@@ -84,11 +84,11 @@ from tui.core.evidence import Evidence, Weighing
 from tui.core.options import SMOKE_TIMEOUT_S
 from tui.core.verdict import ProcessStatus, SmokeStatus, Verdict, gpu_activity
 from tui.core.wording import connection_said, log_notice
-from tui.core.writers import WriterState
 from tui.session.blocks import BLOCK_LINES, ErrorBlocks
 from tui.session.judging import Judging, NoteFound
 from tui.session.notices import Hearer, Notices, SessionEvent, Subscriber
 from tui.session.pump import Pump
+from tui.session.process import ProcessWitnesses
 from tui.session.smoke import SmokeRequest
 from tui.session.times import StartupTimes
 from tui.session.weight_load import WeightLoad
@@ -198,11 +198,8 @@ class WatchSession:
         self.usual: Usual | None = None
         #: When each phase of this attempt began (this session's clock): the time left reads them.
         self.phase_started_at: dict[str, float] = {}
-        #: The server's process as the runner that started it tells it (``launched_as``: a launch's
-        #: process, or a node set's processes known to run), and since when; writer discovery
-        #: (``writers``) is the other witness, for a server Watchtower did not start.
-        self.launched: ProcessStatus | None = None
-        self.launched_since: float | None = None
+        #: The server's process, as writer discovery and the runner that started it see it (``tui.session.process``).
+        self.process = ProcessWitnesses()
         #: A launch refused by its preflight (``refuse``): its verdict and the checks that failed.
         self.refusal: Verdict | None = None
         self.refused_checks: Sequence[Any] = ()
@@ -213,8 +210,6 @@ class WatchSession:
         #: Recent GPU samples, stamped with this session's clock on arrival (a replay's clock runs
         #: at its own speed): the verdict reads memory rates and utilisation from them.
         self.gpu_samples: deque[GpuSample] = deque(maxlen=64)
-        #: The processes behind the log (writer discovery), for a server Watchtower did not launch.
-        self.writers = WriterState()
         #: Its sources and background tasks (``tui.session.pump``).
         self.pump = Pump(self.handle, self._source_failed)
         #: The weight load's bytes and the counting bars (``tui.session.weight_load``): the model
@@ -230,8 +225,6 @@ class WatchSession:
         self.connected_once = False  # the log's host was reached at least once (a later loss is "lost")
         self.health: HealthStatus | None = None  # --health: what the URL answered last
         self.waiting: str | None = None  # why the log is not being read yet
-        self.process: ProcessStarted | None = None
-        self.exit: ProcessExited | None = None
         #: When its output came and went quiet, its elapsed time in log time (``tui.session.times``).
         self.times = StartupTimes(clock)
         self.handlers: dict[type, list[EventHandler]] = {}
@@ -361,12 +354,12 @@ class WatchSession:
         self.scrollback.mark(f"── attempt v{attempt} ──")
         self.scrollback.new_file()
         self.times = StartupTimes(self.clock)
-        self.exit = None
+        self.process.new_attempt()
         self.notices.changed("log", "state")
 
     def time_out(self) -> None:
         """The ``--timeout`` passed: a startup still undecided stays 'timed out' from now on."""
-        if self.state.outcome == STARTING and self.exit is None:
+        if self.state.outcome == STARTING and self.process.exit is None:
             self.timed_out = True
             self.notices.changed("state")
 
@@ -385,7 +378,7 @@ class WatchSession:
         if self.refusal is not None:
             failed = [check.diagnosis() for check in self.refused_checks]
             return [d for d in failed if d.fix] + [d for d in failed if not d.fix]
-        if self.state.outcome != FAILED and self.exit is None and self.launched is None:
+        if self.state.outcome != FAILED and self.process.exit is None and self.process.launched is None:
             return []
         try:
             return knowledge().diagnose(self.state, self.command_facts)
@@ -393,14 +386,6 @@ class WatchSession:
             return []
 
     # ---------------------------------------------------------------- what others tell
-
-    def launched_as(self, status: ProcessStatus | None, since: float | None = None) -> None:
-        """The server's process as its runner knows it (a launch's, after each start, stop and
-        exit; a node set's processes known to run): the process status the verdict weighs where
-        writer discovery has none. ``since``: when it started (the quiet time counts from it before a line)."""
-        self.launched = status
-        if since is not None:
-            self.launched_since = since
 
     def refuse(self, verdict: Verdict | None, checks: Sequence[Any] = ()) -> None:
         """The launch's preflight refused it (its verdict and failed checks), or None: a launch started."""
@@ -431,19 +416,13 @@ class WatchSession:
         with this node's evidence (``evidence``)."""
         if self.refusal is not None:
             return self.refusal
-        status = self.process_status()
+        status = self.process.status()
         if status is not None and (not status.alive or status.lost) and self._unread_rest():
             # the writer is gone (as writer discovery or the runner saw it: a server that dies at once
             # is gone before discovery finds it) and its file is final: judged once read to its end
             rest = f"the server's process is gone: reading the rest of the log ({_size(self.reading_rest or 0)}) before judging"
             return Weighing(self.state, self.evidence(None), pending=rest)
         return Weighing(self.state, self.evidence(status))
-
-    def process_status(self) -> ProcessStatus | None:
-        """The server's process: as writer discovery sees it (it names the process and its ranks),
-        else as its runner told it (``launched_as``); None when neither knows."""
-        status = self.writers.status()
-        return status if status is not None else self.launched
 
     def unread_bytes(self) -> int | None:
         """Bytes of the local log file not taken in yet; None where unknown (a remote log, a pipe)."""
@@ -482,11 +461,11 @@ class WatchSession:
         last_line = progress.text if progress is not None else (state.last_text or None)
         samples = () if self.gpus.unavailable else self.gpu_samples
         phase = state.current_phase
-        since = self.times.last_output_at or (self.launched_since if self.launched is not None else None)  # (before a line: since it started)
+        since = self.times.last_output_at or self.process.began()  # (before a line: since it started)
         return Evidence(
             process=process,
             health=self.health,
-            gpus=gpu_activity(samples, now, pids=self.writers.pids or None),
+            gpus=gpu_activity(samples, now, pids=self.process.writers.pids or None),
             now=now,
             last_activity=None if self.times.finished_at is not None else since,
             last_line=None if last_line is None else self.mask(last_line)[-160:],
@@ -503,11 +482,11 @@ class WatchSession:
 
     def time_left(self, now: float) -> str | None:
         """``weight load 4:51 of ~10:28 · ready in ~6:40``: the running phase against history (a launch's)."""
-        if self.usual is None or self.launched is None:
+        if self.usual is None or self.process.launched is None:
             return None
         phase = self.state.current_phase
         started = self.phase_started_at.get(phase.name) if phase is not None else None
-        begun = self.launched_since if self.launched_since is not None else now
+        begun = self.process.launched_since if self.process.launched_since is not None else now
         return self.usual.eta(phase.name if phase is not None else None, None if started is None else now - started, now - begun)
 
     def blind(self) -> str | None:
@@ -531,8 +510,9 @@ class WatchSession:
             case GpuSample():
                 self.gpus.update(event)
                 self.gpu_samples.append(dataclasses.replace(event, at=self.clock()))
-                self.weight.load.gpus(event, self.clock(), self.writers.pids or None)
-                self.notices.changed("gpu", *(("process",) if self.writers.apply(event) else ()))
+                writers = self.process.writers
+                self.weight.load.gpus(event, self.clock(), writers.pids or None)
+                self.notices.changed("gpu", *(("process",) if writers.apply(event) else ()))
             case GpuUnavailable():
                 self.gpus.lost(event.reason)
                 self.notices.changed("gpu")
@@ -571,10 +551,11 @@ class WatchSession:
                 self.connected_once = self.connected_once or event.state == "connected"
                 self.notices.changed("connection", "state")
             case WritersFound() | WriterGone() | NoWriter():
-                self.writers.logged(self.tracker.process_pids)  # who writes the ranks' lines: evidence of a rank
-                judged = self.writers.verdict_inputs()
-                if self.writers.apply(event):  # a helper's coming and going: no judging, no relayout
-                    self.notices.changed("process", *(("state",) if self.writers.verdict_inputs() != judged else ()))
+                writers = self.process.writers
+                writers.logged(self.tracker.process_pids)  # who writes the ranks' lines: evidence of a rank
+                judged = writers.verdict_inputs()
+                if writers.apply(event):  # a helper's coming and going: no judging, no relayout
+                    self.notices.changed("process", *(("state",) if writers.verdict_inputs() != judged else ()))
             case ReadCounters():
                 self.weight.load.reads(self.clock(), event.counters)
                 if self.weight.load.running:
@@ -589,10 +570,9 @@ class WatchSession:
             case DiskBusy():  # the checkpoint's block device: how much of the time it had I/O in flight
                 self.weight.load.disk_busy(self.clock(), event.busy_ms)
             case ProcessStarted():
-                self.process = event
                 self.notices.changed("process")
             case ProcessExited():
-                self.exit = event
+                self.process.exited(event)
                 self._flush_pending_line()
                 self._apply(self.tracker.process_exited(event.returncode, event.signal, event.at or self.clock()))
                 self.times.finish()  # the process is gone: time stops, whatever the log said
