@@ -305,8 +305,8 @@ async def test_each_node_remembers_its_startups_phase_times_as_one_logs_watch_do
     second = make_cluster(options)
     second.start()
     try:
-        await until(lambda: all("weight_load" in node.expected for node in second.nodes.values()),
-                    what="each node's expected phase times", seen=lambda: {n: s.expected for n, s in second.nodes.items()})
+        await until(lambda: all("weight_load" in node.limits.expected for node in second.nodes.values()),
+                    what="each node's expected phase times", seen=lambda: {n: s.limits.expected for n, s in second.nodes.items()})
     finally:
         await second.stop()
 

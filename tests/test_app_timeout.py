@@ -19,11 +19,10 @@ HALF = (
 async def test_the_dashboard_times_out_and_q_exits_3(tmp_path):
     log = tmp_path / "server.log"
     log.write_text(HALF)
-    session = WatchSession(log=LocalTailer(log))
-    session.timeout = 0.5
+    session = WatchSession(log=LocalTailer(log), timeout=0.5)
     app = build_app(session, output_dir=tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
-        await until(lambda: session.timed_out)
+        await until(lambda: session.limits.timed_out)
         await pilot.pause()
         header = app.query_one(VerdictHeader)
         header.refresh()
@@ -39,11 +38,11 @@ async def test_the_dashboard_times_out_and_q_exits_3(tmp_path):
 
 async def test_no_timeout_once_ready(tmp_path):
     session = fixed_session((HALF + "[2026-03-14 21:05:13] The server is fired up and ready to roll!\n").encode())
-    session.timeout = 0.2
+    session.limits.timeout = 0.2  # (before it starts: its deadline is set then)
     app = build_app(session, output_dir=tmp_path)  # (started: its deadline runs)
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause(0.4)  # past the deadline (time passing is what is tested)
-        assert not session.timed_out and session.verdict().word == "READY"
+        assert not session.limits.timed_out and session.verdict().word == "READY"
         await pilot.press("q")
     assert app.return_value == 0
 

@@ -188,7 +188,7 @@ def _quiet_weight_load(mode: Mode, clock: Clock, seconds: float, gib_per_s: floa
     """Every node logs its weight load's start, then nothing for ``seconds``; its GPU memory grows
     ``gib_per_s`` meanwhile (a sample each second)."""
     for session in mode.sessions:
-        session.gpu_watched = True
+        session.gpus.kind = "simulated"  # (a GPU source feeds it)
         session.handle(LogChunk("log", 0, LOG, clock.now))
     start = clock.now
     while clock.now - start < seconds:

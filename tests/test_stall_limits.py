@@ -108,7 +108,7 @@ def test_cli_phase_limit_in_the_session():
 def test_history_is_keyed_by_what_the_log_says():
     session = session_after(LOADING, 0)
     assert log_key(session.state) == "sglang /models/DeepSeek-V3 tp=8"
-    session.expected.update({"weight_load": 100.0})
+    session.limits.expected.update({"weight_load": 100.0})
     session.clock.now += 120  # type: ignore[attr-defined]
     verdict = session.verdict()
     assert verdict.kind == STALLED and "longer than weight load has ever taken (1:40)" in verdict.detail
@@ -128,11 +128,11 @@ async def test_watched_startups_are_remembered_by_key():
     # a later watch of the same server, model and TP size knows it from the first lines
     later = WatchedStartups()
     fresh = WatchSession()
-    fresh.expected = later.longest
+    fresh.limits.expect(later.longest)
     fresh.handle(LogChunk("test", 0, ready[: ready.index(b"Load weight begin")], 0.0))
     later.update(fresh.state)
     await later.close()
-    assert fresh.expected == longest
+    assert fresh.limits.expected == longest
     # another TP size is another startup
     other = WatchSession()
     other.handle(LogChunk("test", 0, ARGS.replace(b"tp_size=8", b"tp_size=4"), 0.0))

@@ -105,7 +105,7 @@ def test_a_host_never_reached_says_so_instead_of_an_empty_log():
     session.handle(ConnectionState("n2:22", "connecting"))
     assert not session.verdict().detail.startswith("cannot tell")
     session.handle(ConnectionState("n2:22", "retrying", "[Errno -2] Name or service not known", retry_in=2.0))
-    session.timeout, session.timed_out = 30.0, True
+    session.limits.timeout, session.limits.timed_out = 30.0, True
     verdict = session.verdict()
     assert verdict.kind == "timeout"
     assert "cannot tell: never connected to n2:22: [Errno -2] Name or service not known" in verdict.detail

@@ -789,7 +789,7 @@ class OneLog(ClusterSession):
         self._started = True
         self.started_at = self.clock()
         if self.timeout is not None:
-            self.node.timeout = self.timeout
+            self.node.limits.timeout = self.timeout  # (the node keeps the deadline the set was given)
         self.node.start()
 
     def _tell_process(self, name: str, session: WatchSession) -> None:

@@ -33,7 +33,7 @@ def render_gpus(session: WatchSession, width: int, palette, enabled: bool = True
     elif board.unavailable is not None:
         for part in textwrap.wrap(f"unavailable: {board.unavailable}", max(10, width - 2)):
             lines.append(Text(f" {part}", palette.style("running"), end=""))
-    elif sample is None and not session.gpu_watched:  # (a node whose GPUs are not asked, or none yet)
+    elif sample is None and not session.gpus.watched:  # (a node whose GPUs are not asked, or none yet)
         lines.append(Text(" none watched for this node", palette.style("dim"), end=""))
     elif sample is None:
         lines.append(Text(" waiting for the first GPU sample…", palette.style("dim"), end=""))

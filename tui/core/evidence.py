@@ -1,8 +1,8 @@
 """What the verdict is decided from: one frozen record of every witness's reading. Pure.
 
 Each node's session assembles its evidence, once (``WatchSession.evidence``), from what it owns:
-its GPU samples (``WatchSession.gpu_samples``, the one buffer), its process status (writer
-discovery, or what the process's runner told it: ``WatchSession.launched_as``), ``--health`` and
+its GPU samples (``GpuBoard.samples``, the one buffer), its process status (writer
+discovery, or what the process's runner told it: ``ProcessWitnesses``), ``--health`` and
 ``--smoke``, the silence limits given at its construction, history's phase times and the time
 left (``WatchSession.expect``). A launch or a node set tells the session facts (started, exited,
 stopping, refused); it never assembles evidence of its own. The judging stage

@@ -221,7 +221,7 @@ class Launch:
             session.want_smoke(self.spec.host, self.spec.smoke_timeout)
         session.mask = self.masker.text  # the log's last line in a verdict: secrets masked
         session.command_facts = cmdline.parse(self.spec.command, self.spec.env)  # the hints' numbers
-        session.expect(self.expect.longest, self.expect)
+        session.limits.expect(self.expect.longest, self.expect)
         session.handlers.setdefault(ProcessStarted, []).append(self._on_started)
         session.handlers.setdefault(ProcessStopping, []).append(lambda _event: self._tell_process())
         session.handlers.setdefault(GpuSample, []).append(self.gpus.add)
@@ -638,7 +638,7 @@ class Launch:
         if self.history is not None:
             self.expect = await asyncio.to_thread(self.history.expectations, self.spec.command, self.host_label)
         if self.session is not None:
-            self.session.expect(self.expect.longest, self.expect)
+            self.session.limits.expect(self.expect.longest, self.expect)
             self.session.command_facts = cmdline.parse(self.spec.command, self.spec.env)
 
     def _follow(self, run: AttemptRun) -> None:

@@ -49,7 +49,7 @@ class GpuBusy(Exception):
 
 class GpuWatch:
     """The recent GPU samples of a launch, for a relaunch: who holds GPU memory, and waiting for
-    its release (the verdict reads the session's own buffer, ``WatchSession.gpu_samples``)."""
+    its release (the verdict reads the session's own buffer, ``GpuBoard.samples``)."""
 
     def __init__(self, *, local: bool, mask: Callable[[str], str]) -> None:
         self.samples: deque[GpuSample] = deque(maxlen=120)

@@ -242,7 +242,7 @@ class NodesRunner(Runner):
         after = time.time()
         waits, names = [], []
         for node, followed in session.nodes.items():
-            samples = followed.gpu_samples  # (each node's one buffer of samples)
+            samples = followed.gpus.samples  # (each node's one buffer of samples: its GpuBoard)
             part = attempt.runs.get(node)
             if not samples or part is None:
                 continue  # no GPU source on this node: nothing to wait for

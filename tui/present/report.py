@@ -25,7 +25,7 @@ def build_report(session: WatchSession, verdict: Verdict | None = None, now: flo
         f"written   {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(now or time.time()))}",
         f"server    {state.server or info.server or 'unknown'}",
         f"host      {info.host}",
-        f"GPUs      {session.gpu_source}",
+        f"GPUs      {session.gpus.kind or 'none'}",
         f"log       {info.log_path or info.title}",
         f"attempt   v{info.attempt}",
         f"verdict   {current.word} — {current.detail}",

@@ -28,12 +28,10 @@ in ``tui.session.models``; error blocks are styled and read back by ``tui.sessio
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import os
 import time
-from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from typing import Any, Protocol, assert_never
+from typing import Any, assert_never
 
 from tui.core.events import (
     CacheGrowth,
@@ -88,6 +86,7 @@ from tui.session.blocks import BLOCK_LINES, ErrorBlocks
 from tui.session.judging import Judging, NoteFound
 from tui.session.notices import Hearer, Notices, SessionEvent, Subscriber
 from tui.session.pump import Pump
+from tui.session.limits import Allowance
 from tui.session.process import ProcessWitnesses
 from tui.session.smoke import SmokeRequest
 from tui.session.times import StartupTimes
@@ -159,12 +158,6 @@ def line_style(events: Sequence[TrackerEvent], number: int, style: str) -> str:
     return style
 
 
-class Usual(Protocol):
-    """What says a launched startup's time left (``tui.history.Expectations``: its earlier attempts)."""
-
-    def eta(self, phase: str | None, phase_elapsed: float | None, attempt_elapsed: float) -> str | None: ...
-
-
 EventHandler = Callable[[Any], None]
 
 
@@ -186,18 +179,13 @@ class WatchSession:
         clock: Callable[[], float] = time.time,
         max_rate: float = 15.0,
         stall_limits: StallLimits | None = None,
+        timeout: float | None = None,
     ) -> None:
         self.info = info or SessionInfo()
         self.clock = clock
         self.profile = profile
-        self.stall_limits = stall_limits  # --stall-limit
-        #: The longest each phase took in earlier startups of the same server, model and TP size
-        #: (``tui.history.watched.WatchedStartups`` fills it in once the log has said what it is; a
-        #: launch, from its own attempts: ``expect``), and what says the time left (a launch's history).
-        self.expected: dict[str, float] = {}
-        self.usual: Usual | None = None
-        #: When each phase of this attempt began (this session's clock): the time left reads them.
-        self.phase_started_at: dict[str, float] = {}
+        #: Its limits, given once here, and history's phase times (``tui.session.limits``).
+        self.limits = Allowance(stall_limits, timeout)
         #: The server's process, as writer discovery and the runner that started it see it (``tui.session.process``).
         self.process = ProcessWitnesses()
         #: A launch refused by its preflight (``refuse``): its verdict and the checks that failed.
@@ -207,9 +195,6 @@ class WatchSession:
         self.command_facts: Any = None
         #: How a line of the log is shown in a verdict (a launch masks its secrets).
         self.mask: Callable[[str], str] = str
-        #: Recent GPU samples, stamped with this session's clock on arrival (a replay's clock runs
-        #: at its own speed): the verdict reads memory rates and utilisation from them.
-        self.gpu_samples: deque[GpuSample] = deque(maxlen=64)
         #: Its sources and background tasks (``tui.session.pump``).
         self.pump = Pump(self.handle, self._source_failed)
         #: The weight load's bytes and the counting bars (``tui.session.weight_load``): the model
@@ -220,7 +205,8 @@ class WatchSession:
         #: ``--smoke``: after the ready line, one tiny completion; ready only once it answered (``tui.session.smoke``).
         self.smoke_request = SmokeRequest()
         self.scrollback = Scrollback(scrollback, time_of=self._line_time)
-        self.gpus = GpuBoard()
+        #: Its GPU samples, the one buffer (``GpuBoard``), and where they come from.
+        self.gpus = GpuBoard(None if gpu is None else getattr(gpu, "kind", "?"))
         self.connection: ConnectionState | None = None
         self.connected_once = False  # the log's host was reached at least once (a later loss is "lost")
         self.health: HealthStatus | None = None  # --health: what the URL answered last
@@ -229,9 +215,6 @@ class WatchSession:
         self.times = StartupTimes(clock)
         self.handlers: dict[type, list[EventHandler]] = {}
         self.badges: dict[str, str] = {}  # extra header fields, e.g. {"health": "pending"}
-        #: ``--timeout``: seconds the startup was given; ``timed_out`` once they passed while starting.
-        self.timeout: float | None = None
-        self.timed_out = False
         #: The local file the log source reads: a block's old lines can be re-read from it by offset.
         self.log_file: str | None = getattr(log, "reread_path", None)
         #: The server's process is gone (or a rank's) while this many bytes of its log, final now,
@@ -243,8 +226,6 @@ class WatchSession:
             if source is not None:
                 self.pump.add(source)
         self._gpu_source = gpu
-        #: A GPU source feeds it (else no sample will ever come: a node with ``gpus = none``).
-        self.gpu_watched = gpu is not None
         # sources that follow the startup (the simulated GPUs tie their memory curve to the phases)
         self._followers = [s.feed for s in self.pump.sources if isinstance(s, StartupFollower)]
         self._closers: list[Callable[[], Awaitable[None]]] = []  # ``close_with``
@@ -264,11 +245,6 @@ class WatchSession:
     @property
     def state(self) -> StartupState:
         return self.tracker.state
-
-    @property
-    def gpu_source(self) -> str:
-        """Where its GPU samples come from, in a word: NVML, nvidia-smi, simulated, or none."""
-        return getattr(self._gpu_source, "kind", "?") if self._gpu_source is not None else "none"
 
     def subscribe(self, callback: Subscriber) -> None:
         """``callback`` is told what changed, at most ``max_rate`` times a second (``Notices``)."""
@@ -305,8 +281,8 @@ class WatchSession:
             self.tracker.prime()
             self.pump.start()
             self._ticker = asyncio.create_task(self._tick())
-            if self.timeout is not None:
-                self._deadline = asyncio.get_running_loop().call_later(self.timeout, self.time_out)
+            if self.limits.timeout is not None:
+                self._deadline = asyncio.get_running_loop().call_later(self.limits.timeout, self.time_out)
 
     async def _tick(self) -> None:
         """Silence, stall limits and countdowns change with time alone: decide once a second
@@ -349,7 +325,7 @@ class WatchSession:
         self._new_tracker()
         self.judging.new_attempt()
         self.weight.new_attempt()
-        self.phase_started_at = {}
+        self.limits.new_attempt()
         self.smoke_request.reset()
         self.scrollback.mark(f"── attempt v{attempt} ──")
         self.scrollback.new_file()
@@ -360,7 +336,7 @@ class WatchSession:
     def time_out(self) -> None:
         """The ``--timeout`` passed: a startup still undecided stays 'timed out' from now on."""
         if self.state.outcome == STARTING and self.process.exit is None:
-            self.timed_out = True
+            self.limits.timed_out = True
             self.notices.changed("state")
 
     def startup_elapsed(self) -> float | None:
@@ -391,10 +367,6 @@ class WatchSession:
         """The launch's preflight refused it (its verdict and failed checks), or None: a launch started."""
         self.refusal, self.refused_checks = verdict, tuple(checks)
         self.info.refused = verdict is not None
-
-    def expect(self, longest: dict[str, float], usual: Usual | None) -> None:
-        """History's phase times (the longest each took) and what says the time left, given once per attempt."""
-        self.expected, self.usual = longest, usual
 
     def quiet_note(self) -> Diagnosis | None:
         """Why this start takes long (a restart whose torch.compile cache key changed), else what a
@@ -459,35 +431,24 @@ class WatchSession:
         state = self.state
         progress = self.scrollback.progress
         last_line = progress.text if progress is not None else (state.last_text or None)
-        samples = () if self.gpus.unavailable else self.gpu_samples
-        phase = state.current_phase
         since = self.times.last_output_at or self.process.began()  # (before a line: since it started)
         return Evidence(
             process=process,
             health=self.health,
-            gpus=gpu_activity(samples, now, pids=self.process.writers.pids or None),
+            gpus=gpu_activity(self.gpus.readable(), now, pids=self.process.writers.pids or None),
             now=now,
             last_activity=None if self.times.finished_at is not None else since,
             last_line=None if last_line is None else self.mask(last_line)[-160:],
             waiting=self.waiting,
             elapsed=self.startup_elapsed(),
-            expected_phase=self.expected.get(phase.name) if phase is not None else None,
-            limits=self.stall_limits,
-            eta=self.time_left(now),
-            timed_out=self.timeout if self.timed_out else None,
+            expected_phase=self.limits.expected_now(state),
+            limits=self.limits.stall,
+            eta=None if self.process.launched is None else self.limits.time_left(state, now, self.process.launched_since or now),
+            timed_out=self.limits.timeout if self.limits.timed_out else None,
             blind=self.blind(),
             loading=self.loading_words(),
             smoke=self.smoke if self.smoke_wanted else None,
         )
-
-    def time_left(self, now: float) -> str | None:
-        """``weight load 4:51 of ~10:28 · ready in ~6:40``: the running phase against history (a launch's)."""
-        if self.usual is None or self.process.launched is None:
-            return None
-        phase = self.state.current_phase
-        started = self.phase_started_at.get(phase.name) if phase is not None else None
-        begun = self.process.launched_since if self.process.launched_since is not None else now
-        return self.usual.eta(phase.name if phase is not None else None, None if started is None else now - started, now - begun)
 
     def blind(self) -> str | None:
         """Why neither the log nor its processes can be seen now: the connection to the host lost
@@ -508,8 +469,7 @@ class WatchSession:
                     self._stream_base = event.offset
                 self._feed_chunk(event.data)
             case GpuSample():
-                self.gpus.update(event)
-                self.gpu_samples.append(dataclasses.replace(event, at=self.clock()))
+                self.gpus.update(event, self.clock())
                 writers = self.process.writers
                 self.weight.load.gpus(event, self.clock(), writers.pids or None)
                 self.notices.changed("gpu", *(("process",) if writers.apply(event) else ()))
@@ -691,7 +651,7 @@ class WatchSession:
                 case _:
                     assert_never(event)
             if isinstance(event, PhaseStarted):
-                self.phase_started_at.setdefault(event.phase, self.clock())
+                self.limits.phase_began(event.phase, self.clock())
             self.weight.tracker_event(event, self.clock())
             for follower in self._followers:
                 follower(event)

@@ -6,8 +6,8 @@ import bisect
 import math
 from array import array
 from collections import deque
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from tui.core.events import GpuSample
@@ -202,15 +202,27 @@ class BlockText:
 
 
 class GpuBoard:
-    """Latest GPU sample per host and a short memory history per GPU (for sparklines)."""
+    """A node's GPU samples, its one owner: the recent samples the verdict reads (memory rates,
+    utilisation), stamped with the session's clock on arrival (a replay's clock runs at its own
+    speed); the latest for the panel; a short memory history per GPU for the sparklines; and
+    whether a GPU source feeds it at all (a node with ``gpus = none`` will never have a sample)."""
 
-    def __init__(self, history: int = 120) -> None:
+    def __init__(self, kind: str | None = None, history: int = 120) -> None:
+        #: Where the samples come from, in a word (NVML, nvidia-smi, simulated), or None: no GPU source.
+        self.kind = kind
         self.history_len = history
+        self.samples: deque[GpuSample] = deque(maxlen=64)
         self.latest: GpuSample | None = None
         self.unavailable: str | None = None
         self.history: dict[int, deque[float]] = {}  # GPU index -> memory used (bytes)
 
-    def update(self, sample: GpuSample) -> None:
+    @property
+    def watched(self) -> bool:
+        return self.kind is not None
+
+    def update(self, sample: GpuSample, at: float) -> None:
+        """A sample that arrived at ``at`` (the session's clock)."""
+        self.samples.append(replace(sample, at=at))
         self.latest = sample
         self.unavailable = None
         for gpu in sample.gpus:
@@ -221,6 +233,10 @@ class GpuBoard:
 
     def lost(self, reason: str) -> None:
         self.unavailable = reason
+
+    def readable(self) -> Sequence[GpuSample]:
+        """The samples the verdict may read: none while the source is lost (old ones say nothing of now)."""
+        return () if self.unavailable else self.samples
 
 
 #: What an update can be about (the views redraw what shows it): typed, so that a misspelt topic

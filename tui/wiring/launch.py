@@ -28,8 +28,10 @@ def make_launch(
     options: LaunchOptions,
     terminal: Callable[[str], None] | None = None,
     subscribers: Iterable[Subscriber] = (),
+    timeout: float | None = None,
 ) -> tuple[WatchSession, Launch]:
-    """The session and the launch controller, wired; ``subscribers`` hear of updates before the launch."""
+    """The session and the launch controller, wired; ``subscribers`` hear of updates before the launch;
+    ``timeout``: a deadline the session keeps itself (the dashboard's; plain output's ending keeps its own)."""
     from tui.history import History, HistoryError
     from tui.launch.controller import Launch
     from tui.sources.factory import make_gpu_source
@@ -37,7 +39,7 @@ def make_launch(
     info = SessionInfo(host=spec.host_label, title=f"run: {spec.name}")
     session_gpu = make_gpu_source(options.gpus.kind, spec.host, options.gpus.interval)
     session = WatchSession(gpu=session_gpu, profile=load_profile(options.server), info=info,
-                           stall_limits=spec.stall_limit)  # --stall-limit: given once, here
+                           stall_limits=spec.stall_limit, timeout=timeout)  # the limits: given once, here
     try:  # before anything is launched: a server nobody records would have no owner
         history = History()
     except HistoryError as exc:
@@ -79,8 +81,7 @@ def adopt_orphans(spec: LaunchSpec) -> None:
 def launch_dashboard(spec: LaunchSpec, options: LaunchOptions) -> int:
     """`watchtower run` / `attach` on one host in the dashboard; returns the verdict's exit status."""
     adopt_orphans(spec)
-    session, launch = make_launch(spec, options)
-    session.timeout = options.timeout  # the session keeps its own deadline (TIMEOUT, exit 3)
+    session, launch = make_launch(spec, options, timeout=options.timeout)  # the session keeps its own deadline (TIMEOUT, exit 3)
     return run_dashboard(launch, options, launch_metrics(launch, session))
 
 

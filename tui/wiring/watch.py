@@ -84,10 +84,12 @@ def ending_status(cancelled: asyncio.CancelledError) -> int:
     return 130 if word == "Ctrl-C" else 128 + signal.Signals[word]
 
 
-def log_session(options: WatchOptions, *, live: bool = True, scrollback: int = 100_000) -> WatchSession:
+def log_session(options: WatchOptions, *, live: bool = True, scrollback: int = 100_000,
+                timeout: float | None = None) -> WatchSession:
     """The session of `watch LOG`: its tailer (local, or over SSH with ``--host``), GPUs, ``--health``
     and ``--smoke``; ``live``: the server behind the log is looked for (not a replay's: its writer is
-    the replay itself). ``scrollback``: lines kept (the plain lines keep a few, the dashboard many)."""
+    the replay itself). ``scrollback``: lines kept (the plain lines keep a few, the dashboard many).
+    ``timeout``: a deadline the session keeps itself (the dashboard's; plain output's ending keeps its own)."""
     from tui.sources.factory import log_tailer, make_gpu_source, writer_source
 
     session = WatchSession(
@@ -96,6 +98,7 @@ def log_session(options: WatchOptions, *, live: bool = True, scrollback: int = 1
         profile=load_profile(options.server),
         info=SessionInfo(server=options.server, host=options.host or "localhost", log_path=str(options.log)),
         stall_limits=options.stall_limits,
+        timeout=timeout,
         scrollback=scrollback,
     )
     if live and (writers := writer_source(options.log, host=options.host)) is not None:
@@ -113,7 +116,7 @@ def remembered(session: WatchSession) -> WatchedStartups:
     from tui.history.watched import WatchedStartups
 
     memory = WatchedStartups()
-    session.expected = memory.longest
+    session.limits.expect(memory.longest)
     session.subscribe(lambda update: memory.update(session.state) if "state" in update.topics else None)
     session.close_with(memory.close)
     return memory
@@ -123,10 +126,9 @@ def watch_dashboard(options: WatchOptions) -> int:
     """`watchtower watch LOG` in the dashboard; returns 0 ready, 1 failed, 3 still starting."""
     from tui.app.dashboard import build_app
 
-    session = log_session(options)
+    session = log_session(options, timeout=options.timeout)  # --timeout: the session keeps its own deadline
     remembered(session)
     gpus_enabled = (options.gpus.kind or "auto").lower() != "none"  # --gpus none: no GPU panel
-    session.timeout = options.timeout  # --timeout: the session keeps its own deadline
     app = build_app(session, theme=options.theme, gpus_enabled=gpus_enabled)
     if not options.metrics:
         return int(app.run() or 0)
