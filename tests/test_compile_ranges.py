@@ -145,7 +145,7 @@ def test_the_header_says_the_compiles_count_its_pace_and_that_it_is_cold() -> No
     now[0] += 28
     offset = _more(session, offset, compiled(0, "(2049, 8192)", 28.0), now)
     now[0] += 5
-    words = session.counting_words()
+    words = session.weight.counting_words()
     assert words == "compile 2/4 · cold, compiling · 28.0 s each · ~0:52 left", words
 
 
@@ -154,7 +154,7 @@ def test_the_header_says_a_warm_compile_is_loading_from_the_cache() -> None:
     session, offset = _session(HEAD, now)
     now[0] += 1
     _more(session, offset, loaded(0, "(8193, 8192)", 0.52) + loaded(0, "(2049, 8192)", 0.48), now)
-    words = session.counting_words()
+    words = session.weight.counting_words()
     assert words is not None and words.startswith("compile 2/4 · warm, from the cache"), words
 
 
@@ -166,7 +166,7 @@ def test_plain_and_json_progress_say_the_ranges_and_whether_cold() -> None:
     now[0] += 30
     _more(session, offset, compiled(0, "(8193, 8192)", 30.0), now)
     said = []
-    words = EventWords(said.append, lambda: session.state, count=session.count_estimate)
+    words = EventWords(said.append, lambda: session.state, count=session.weight.count_estimate)
     words.show(PhaseProgress("compile", 9, 0.25, "1/4", 1, 4, 30.0, False))
     assert said[-1].text == "compile 25% 1/4 · cold, compiling · 30.0 s each · time left: cannot tell yet", said[-1].text
     assert said[-1].fields["count"]["scope"] == "items"

@@ -209,7 +209,7 @@ async def cold_load_read(life):
     life.session.handle(CheckpointFound("/models/m", 15 * gb, 1, filesystem="ext4"))
     life.session.handle(ReadCounters("launch", "localhost", time.time(), ((v1.pid, 2 * gb, gb),)))
     life.runner.log(v1).say(START)
-    await until(lambda: life.session.load.running, what="the weight load under way")
+    await until(lambda: life.session.weight.load.running, what="the weight load under way")
     life.session.handle(ReadCounters("launch", "localhost", time.time(), ((v1.pid, 17 * gb, 16 * gb),)))
     return v1
 

@@ -272,7 +272,7 @@ def test_the_session_puts_the_watched_reads_and_the_device_in_the_profile_and_it
             "[2026-03-14 21:05:03] The server is fired up and ready to roll!\n")
     session.handle(LogChunk("log", len(head), tail.encode(), now[0]))
     session.flush()
-    lines = profile_lines(session.state, session.load_facts())
+    lines = profile_lines(session.state, session.weight.facts())
     text = "\n".join(lines)
     assert "cold: 30.0 of the 30.0 GB checkpoint came off the storage (ext4)" in text, text
     assert "faster next time: the weight load waited on the storage: 30.0 GB came off it" in text, text

@@ -137,7 +137,7 @@ def test_the_timeline_the_header_and_json_say_the_time_left_of_the_capture() -> 
     assert "44% 16/36" in row and "· ~0:10 left in this bar" in row, row
     verdict = session.verdict()  # the header shows the verdict's words
     assert "CUDA graphs 16/36 · 2.0/s · ~0:10 left in this bar" in verdict.detail, verdict.detail
-    count = session.count_estimate()
+    count = session.weight.count_estimate()
     assert count is not None and count.to_json()["left_s"] == [10.0, 10.0]
 
 
@@ -147,7 +147,7 @@ def test_json_progress_records_carry_the_count_and_the_time_left(tmp_path: Path)
 
     session = _capturing_session()
     said = []
-    words = EventWords(said.append, lambda: session.state, count=session.count_estimate)
+    words = EventWords(said.append, lambda: session.state, count=session.weight.count_estimate)
     words.show(PhaseProgress("cuda_graph", 6, 16 / 36, "16/36", 16, 36))
     assert said[-1].text == "CUDA graphs 44% 16/36 · 2.0/s · ~0:10 left in this bar", said[-1].text
     assert said[-1].fields["count"]["left_s"] == [10.0, 10.0]

@@ -303,7 +303,7 @@ def test_simulated_gpu_memory_never_overrides_the_loaders_own_bar() -> None:
             bar = f"Loading safetensors checkpoint shards:  {done * 25 // 2}% Completed | {done}/8 [00:0{step}<00:0{step}, 1.0s/it]\n"
             session.handle(LogChunk("log", 0, bar.encode(), now[0]))
     session.flush()
-    estimate = session.load_estimate()
+    estimate = session.weight.estimate()
     assert estimate is not None and estimate.signal == "log" and not estimate.simulated, estimate
     assert estimate.fraction == pytest.approx(0.5)
     detail = session.verdict().detail  # what the header shows

@@ -566,8 +566,8 @@ class ClusterSession:
         end: an open traceback or unterminated last line is taken as it is (``finish``, once) — only
         where it is known read to its end (a local file: over SSH the last lines may be on their way)."""
         session = self.nodes[name]
-        reading = session.rest_to_read()
-        if reading is None and name not in self._read_to_end and session.unread_bytes() == 0:
+        reading = session.rest.words()
+        if reading is None and name not in self._read_to_end and session.rest.unread_bytes() == 0:
             self._read_to_end.add(name)
             session.finish()
         return reading
@@ -684,13 +684,13 @@ class ClusterSession:
         """``--smoke``: READY once each node whose log said ready answered its one completion — the
         serving node (workers serve no HTTP and print no ready line: none is sent to them)."""
         for name, session in self.nodes.items():
-            if not session.smoke_wanted or session.state.outcome != READY:
+            if not session.smoke.wanted or session.state.outcome != READY:
                 continue
-            if session.smoke is None:
+            if session.smoke.status is None:
                 waiting = f"{session.health.url} to answer, then " if session.health is not None else ""
                 return Verdict(STARTING_KIND, f"ready marker seen on {name}; --smoke: waiting for {waiting}one completion",
                                ("smoke test",), node=name)
-            weighed = smoke_verdict(ready, session.smoke)
+            weighed = smoke_verdict(ready, session.smoke.status)
             if weighed.kind != READY_KIND:
                 return dataclasses.replace(weighed, node=name)
             ready = weighed
@@ -826,7 +826,7 @@ def default_session(spec: NodeSpec, *, profile: Profile | None = None, from_end:
     if writers and (found := writer_source(spec.log, host=spec.host)) is not None:
         session.add_source(found)
     if smoke:  # --smoke: sent by the node whose log says ready, to its host
-        session.want_smoke(spec.host, smoke_timeout)
+        session.smoke.want(spec.host, smoke_timeout)
     return session
 
 

@@ -102,7 +102,7 @@ def render_timeline(session: WatchSession, width: int, palette, height: int | No
             end_ts = phase.end_ts if phase.end_ts is not None else now
             a, b = col(phase.start_ts), col(end_ts if end_ts is not None else phase.start_ts)
             label = ""
-            estimate = session.load_estimate() if name == "weight_load" and not phase.done else None
+            estimate = session.weight.estimate() if name == "weight_load" and not phase.done else None
             if estimate is not None and estimate.signal == "log":  # the loader's bar, and the time left
                 room, percent = b - a + 1, f"{phase.progress or 0:.0%}"
                 gauge, left = _gauge(phase.progress or 0.0, 8), estimate.left_words()
@@ -117,7 +117,7 @@ def render_timeline(session: WatchSession, width: int, palette, height: int | No
             elif not phase.done and phase.progress is not None:  # the progress, written on the running bar
                 room, percent = b - a + 1, f"{phase.progress:.0%}"
                 gauge = _gauge(phase.progress, 8)
-                count = session.count_estimate()  # a counting bar's time left (graph capture's batch sizes)
+                count = session.weight.count_estimate()  # a counting bar's time left (graph capture's batch sizes)
                 ours = count is not None and count.phase == name
                 left = f"· {count.left_words()} " if count is not None and ours else ""
                 detail = phase.detail

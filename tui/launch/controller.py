@@ -218,7 +218,7 @@ class Launch:
         session.weight.here = self.spec.host is None  # the model folder is here to measure
         session.weight.host = self.spec.host  # ... or there, by the probe agent
         if self.spec.smoke:  # after the ready line (and --health's 200): one tiny completion
-            session.want_smoke(self.spec.host, self.spec.smoke_timeout)
+            session.smoke.want(self.spec.host, self.spec.smoke_timeout)
         session.mask = self.masker.text  # the log's last line in a verdict: secrets masked
         session.command_facts = cmdline.parse(self.spec.command, self.spec.env)  # the hints' numbers
         session.limits.expect(self.expect.longest, self.expect)

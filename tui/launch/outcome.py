@@ -208,7 +208,7 @@ class Outcome:
         if not isinstance(event, PhaseEnded) or session is None:
             return
         if event.phase == "weight_load":
-            self._page_cache = page_cache(session.load.reading()) or self._page_cache
+            self._page_cache = page_cache(session.weight.load.reading()) or self._page_cache
         if not self._phases_due:
             self._phases_due = True
             try:

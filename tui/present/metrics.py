@@ -120,7 +120,7 @@ def node_snapshot(session: WatchSession) -> dict[str, Any]:
         "progress": None if current is None else (current.name, current.progress),
         "errors": Counter(e.kind for e in state.errors if e.fatal),
         "ready_seconds": state.summary().seconds if state.ready_line is not None else None,
-        "load": session.load_estimate(),
+        "load": session.weight.estimate(),
         "attempt": state.attempt,
         "profile": None if session.tracker.profile is None else session.tracker.profile.name,
     }

@@ -255,7 +255,7 @@ class PlainPresenter:
         if words is None:
             session = self.cluster.nodes[node]
             words = self.words[node] = EventWords(lambda said: self.emit(said, node), lambda: session.state,
-                                                  health_url=self.health_url(session), count=session.count_estimate)
+                                                  health_url=self.health_url(session), count=session.weight.count_estimate)
         return words
 
     def health_url(self, session: WatchSession) -> str | None:
@@ -303,7 +303,7 @@ class PlainPresenter:
             case WritersFound() | WriterGone() | NoWriter():
                 session = self.cluster.nodes[node]
                 self.node_words(node).process(event, self.seen.setdefault(node, set()), session.process.writers)
-            case Ready() if self.cluster.nodes[node].smoke_wanted:  # READY once it answered
+            case Ready() if self.cluster.nodes[node].smoke.wanted:  # READY once it answered
                 self.node_words(node).ready_marker(event, self.health_url(self.cluster.nodes[node]))
             case SmokeAnswered():
                 self.node_words(node).smoke(event)
@@ -411,7 +411,7 @@ class PlainPresenter:
         :func:`progress_due`), why it has no GPU figures (once), and — once its log says ready —
         what its ``--health`` URL answers, as it changes (ready needs a 200 too)."""
         session = self.cluster.nodes[node]
-        estimate = session.load_estimate()
+        estimate = session.weight.estimate()
         if estimate is not None and progress_due(self.progress_said.get(node), now, estimate):
             self.progress_said[node] = (now, estimate)
             self.emit(Said("weight_load_progress", f"{indent}weight load {estimate.words()}", fields=estimate.to_json()),
@@ -594,7 +594,7 @@ class LogPresenter(PlainPresenter):
         session = self.session
         if verdict.final or session.state.outcome in (READY, STOPPED, FAILED):
             return
-        self.reading_rest(self.cluster_node, verdict, session.reading_rest)
+        self.reading_rest(self.cluster_node, verdict, session.rest.unread)
         kind = verdict.kind if verdict.kind in (LOADING, STALLED) else STARTING
         if kind != self.judged:
             if kind != STARTING:
@@ -624,9 +624,9 @@ class LogPresenter(PlainPresenter):
                            fields={"verdict": "timeout" if timed_out else "starting", "final": True,
                                    "health": health.url, "detail": health.detail}))
             return EXIT_STARTING
-        if state.outcome == READY and session.smoke_wanted:
+        if state.outcome == READY and session.smoke.wanted:
             smoke = session.verdict()  # ready means it answered the smoke test
-            answer = session.smoke.answer if session.smoke is not None else None
+            answer = session.smoke.status.answer if session.smoke.status is not None else None
             fields = {"smoke": None if answer is None else answer.url, "detail": smoke.detail,
                       "ttft_s": None if answer is None or answer.ttft is None else round(answer.ttft, 3)}
             if smoke.kind != READY:
@@ -707,7 +707,7 @@ class LogPresenter(PlainPresenter):
         from tui.present.startup import profile_json, profile_lines
 
         state = self.session.state
-        load = self.session.load_facts()  # a download, what the load's processes read, as watched
+        load = self.session.weight.facts()  # a download, what the load's processes read, as watched
         lines = profile_lines(state, load)
         if lines:
             self.emit(Said("profile", "\n".join(lines), indent="  ", fields=profile_json(state, load) or {}))
@@ -802,7 +802,7 @@ class NodesPresenter(PlainPresenter):
         self.stalled = verdict.node if verdict.kind == STALLED else None
         node = self.cluster.nodes.get(verdict.node or "")
         if verdict.kind == STARTING and verdict.node is not None and node is not None:  # its task ended
-            self.reading_rest(verdict.node, verdict, node.reading_rest)
+            self.reading_rest(verdict.node, verdict, node.rest.unread)
 
     def barrier_news(self) -> None:
         """A milestone every rank of every node has now reached."""

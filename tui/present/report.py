@@ -68,7 +68,7 @@ def build_report(session: WatchSession, verdict: Verdict | None = None, now: flo
     out.append("")
     from tui.present.startup import profile_lines
 
-    profile = profile_lines(state, session.load_facts())
+    profile = profile_lines(state, session.weight.facts())
     if profile:  # after READY: where the time went, and what would make the next start faster
         out += [profile[0][:1].upper() + profile[0][1:], *profile[1:], ""]
     out.append(f"Errors ({len(state.errors)})")

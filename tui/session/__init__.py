@@ -1,34 +1,39 @@
 """One node: its sources in, its models and its evidence out. No Textual, no parsing of its own.
 
 A :class:`WatchSession` feeds its sources' events (read by its pump, ``tui.session.pump``)
-through the :class:`~tui.core.lines.LineAssembler` and the startup tracker, and keeps the models
-the views render: the startup state, a bounded scrollback, GPU history and the connection state.
-Subscribers (the app) are told *that* something changed, at most ``max_rate`` times a second,
-however fast the log grows — the views pull what they need from the session then. Text
-presenters (``--plain``) ``hear()`` instead (or ``listen()``, a queue of their own): told every
-tracker event and source notice as it happens, unthrottled and lossless.
+through the :class:`~tui.core.lines.LineAssembler` and the startup tracker, keeps the bounded
+scrollback the views render, and composes the owners of what else a node has — each one class,
+fed by the session's events, read by whoever needs it:
 
-It owns the node's evidence, each input in one place (``evidence`` assembles it; its judging
-stage, ``tui.session.judging``, is the one caller of ``judge``):
+=================  ==============================  ==========================================
+attribute          owner (module)                  what it owns
+=================  ==============================  ==========================================
+``gpus``           ``GpuBoard`` (models)           the GPU samples: the one stamped buffer the
+                                                   verdict reads, the panel's latest, sparklines
+``process``        ``ProcessWitnesses`` (process)  the process status: writer discovery's view,
+                                                   the runner's word, which one counts
+``limits``         ``Allowance`` (limits)          ``--stall-limit`` and ``--timeout`` (given at
+                                                   construction), history's phase times, time left
+``times``          ``StartupTimes`` (times)        when output came and went quiet; elapsed time
+                                                   in the log's own clock
+``weight``         ``WeightLoad`` (weight_load)    the weight load's bytes, the counting bars
+``smoke``          ``SmokeRequest`` (smoke)        ``--smoke``'s one completion
+``rest``           ``RestOfLog`` (rest)            what is unread of a log whose writer is gone
+``blocks``         ``ErrorBlocks`` (blocks)        error blocks styled as they grow, read back
+``judging``        ``Judging`` (judging)           the verdict, decided here once and pushed
+``notices``        ``Notices`` (notices)           who hears the session, and when
+=================  ==============================  ==========================================
 
-- GPU samples: ``gpu_samples``, the one buffer, stamped with the session's clock on arrival.
-- The process status: writer discovery (``writers``) for a server Watchtower did not start,
-  else what its runner told it (``launched_as``: a launch's process after each start, stop and
-  exit; a node set's processes known to run); ``process_status`` says which.
-- ``--health`` and ``--smoke``: ``health`` (its probe's answers, a launch's too) and
-  ``smoke_request`` (``tui.session.smoke``).
-- The limits: ``stall_limits``, given once at construction (``tui.wiring`` for every mode);
-  history's phase times and the time left (``expect``); ``--timeout`` (``timeout``).
-- The weight load's bytes and the counting bars: ``weight`` (``tui.session.weight_load``).
+``evidence`` assembles the node's :class:`~tui.core.evidence.Evidence` from them, once, for its
+judging stage (the one caller of ``judge``). ``--health`` (``health``) and the connection to the
+log's host (``connection``, ``blind``) are single fields, kept here.
 
-Data flows one way: sources -> events -> state (here) -> views. The models it keeps are
-in ``tui.session.models``; error blocks are styled and read back by ``tui.session.blocks``.
+Data flows one way: sources -> events -> state (here) -> views.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, assert_never
@@ -72,15 +77,12 @@ from tui.core.events import (
 )
 from tui.core.limits import StallLimits
 from tui.core.lines import Line, LineAssembler, Progress
-from tui.core.counting import CountEstimate
-from tui.core.loading import LoadEstimate, LoadEstimator, LoadFacts
 from tui.core.state import FAILED, READY, STARTING, StartupState
 from tui.core.hints import Diagnosis, knowledge
 from tui.core.profiles import Profile, ProfileError
 from tui.core.events import HealthStatus
 from tui.core.evidence import Evidence, Weighing
-from tui.core.options import SMOKE_TIMEOUT_S
-from tui.core.verdict import ProcessStatus, SmokeStatus, Verdict, gpu_activity
+from tui.core.verdict import ProcessStatus, Verdict, gpu_activity
 from tui.core.wording import connection_said, log_notice
 from tui.session.blocks import BLOCK_LINES, ErrorBlocks
 from tui.session.judging import Judging, NoteFound
@@ -88,6 +90,7 @@ from tui.session.notices import Hearer, Notices, SessionEvent, Subscriber
 from tui.session.pump import Pump
 from tui.session.limits import Allowance
 from tui.session.process import ProcessWitnesses
+from tui.session.rest import RestOfLog, size_words
 from tui.session.smoke import SmokeRequest
 from tui.session.times import StartupTimes
 from tui.session.weight_load import WeightLoad
@@ -132,18 +135,6 @@ def marker_search(profile: Any = None):
 
     profiles = builtin_profiles() + ([profile] if profile is not None else [])
     return prefilter(tuple(sorted(set(prefilter_words(profiles)))))
-
-
-#: How long the rest of a gone writer's log may go without a byte read before it is judged anyway.
-REST_PATIENCE_S = 10.0
-
-
-def _size(nbytes: int) -> str:
-    """``1.4 GB``, ``380 MB``, ``12 kB``: a log's size as people say it."""
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if nbytes >= scale:
-            return f"{nbytes / scale:.1f} {unit}" if nbytes < 10 * scale else f"{nbytes / scale:.0f} {unit}"
-    return f"{nbytes} bytes"
 
 
 def line_style(events: Sequence[TrackerEvent], number: int, style: str) -> str:
@@ -201,9 +192,10 @@ class WatchSession:
         #: folder is measured here for a local log, on the log's host (``watch --host``) by the probe agent.
         target = getattr(log, "target", None)
         self.weight = WeightLoad(here=getattr(log, "reread_path", None) is not None,
-                                 host=None if target is None else str(target), add_source=self.add_source)
+                                 host=None if target is None else str(target), add_source=self.add_source,
+                                 state=lambda: self.tracker.state, clock=clock)
         #: ``--smoke``: after the ready line, one tiny completion; ready only once it answered (``tui.session.smoke``).
-        self.smoke_request = SmokeRequest()
+        self.smoke = SmokeRequest()
         self.scrollback = Scrollback(scrollback, time_of=self._line_time)
         #: Its GPU samples, the one buffer (``GpuBoard``), and where they come from.
         self.gpus = GpuBoard(None if gpu is None else getattr(gpu, "kind", "?"))
@@ -217,10 +209,8 @@ class WatchSession:
         self.badges: dict[str, str] = {}  # extra header fields, e.g. {"health": "pending"}
         #: The local file the log source reads: a block's old lines can be re-read from it by offset.
         self.log_file: str | None = getattr(log, "reread_path", None)
-        #: The server's process is gone (or a rank's) while this many bytes of its log, final now,
-        #: are still unread: the verdict waits until they are read (see ``_unread_rest``).
-        self.reading_rest: int | None = None
-        self._rest_progress: tuple[int, float] | None = None  # (unread bytes, when last fewer)
+        #: What is left to read of the log once its writer is gone: the verdict waits for it (``tui.session.rest``).
+        self.rest = RestOfLog(self.log_file, lambda: self._stream_base + self._assembler.offset)
         self._stream_base = 0  # file offset of the stream's first byte
         for source in (log, gpu):
             if source is not None:
@@ -326,7 +316,7 @@ class WatchSession:
         self.judging.new_attempt()
         self.weight.new_attempt()
         self.limits.new_attempt()
-        self.smoke_request.reset()
+        self.smoke.reset()
         self.scrollback.mark(f"── attempt v{attempt} ──")
         self.scrollback.new_file()
         self.times = StartupTimes(self.clock)
@@ -389,40 +379,12 @@ class WatchSession:
         if self.refusal is not None:
             return self.refusal
         status = self.process.status()
-        if status is not None and (not status.alive or status.lost) and self._unread_rest():
+        if status is not None and (not status.alive or status.lost) and (left := self.rest.left()):
             # the writer is gone (as writer discovery or the runner saw it: a server that dies at once
             # is gone before discovery finds it) and its file is final: judged once read to its end
-            rest = f"the server's process is gone: reading the rest of the log ({_size(self.reading_rest or 0)}) before judging"
+            rest = f"the server's process is gone: reading the rest of the log ({size_words(left)}) before judging"
             return Weighing(self.state, self.evidence(None), pending=rest)
         return Weighing(self.state, self.evidence(status))
-
-    def unread_bytes(self) -> int | None:
-        """Bytes of the local log file not taken in yet; None where unknown (a remote log, a pipe)."""
-        if self.log_file is None:
-            return None
-        try:
-            size = os.stat(self.log_file).st_size
-        except OSError:
-            return None
-        return max(0, size - (self._stream_base + self._assembler.offset))
-
-    def _unread_rest(self) -> int:
-        """What is left to read of a log whose writer is gone (``reading_rest``): 0 once all is
-        read, where unknown, or when reading made no progress for REST_PATIENCE_S."""
-        unread = self.unread_bytes() or 0
-        now = time.monotonic()
-        if unread and (self._rest_progress is None or unread < self._rest_progress[0]):
-            self._rest_progress = (unread, now)
-        elif unread and self._rest_progress is not None and now - self._rest_progress[1] > REST_PATIENCE_S:
-            unread = 0  # stuck (a file that cannot be read further): judge on what was read
-        self.reading_rest = unread or None
-        return unread
-
-    def rest_to_read(self) -> str | None:
-        """For a log known to be final (its Slurm task ended): "reading the rest of the log (1.4 GB)"
-        while bytes are left to read, None once read to its end (or when it cannot be read further)."""
-        rest = self._unread_rest()
-        return f"reading the rest of the log ({_size(rest)})" if rest else None
 
     def evidence(self, process: ProcessStatus | None) -> Evidence:
         """This node's evidence now, with ``process`` as its process status (``process_status``):
@@ -446,8 +408,8 @@ class WatchSession:
             eta=None if self.process.launched is None else self.limits.time_left(state, now, self.process.launched_since or now),
             timed_out=self.limits.timeout if self.limits.timed_out else None,
             blind=self.blind(),
-            loading=self.loading_words(),
-            smoke=self.smoke if self.smoke_wanted else None,
+            loading=self.weight.words(),
+            smoke=self.smoke.status if self.smoke.wanted else None,
         )
 
     def blind(self) -> str | None:
@@ -503,8 +465,8 @@ class WatchSession:
                 self.notices.changed("connection")
             case HealthStatus():  # --health: ready also needs the URL to answer
                 self.health = event
-                if event.ok and self.smoke_wanted and self.state.outcome == READY:
-                    self.send_smoke()  # --smoke goes once the URL answers
+                if event.ok and self.smoke.wanted and self.state.outcome == READY:
+                    self._send_smoke()  # --smoke goes once the URL answers
                 self.notices.changed("state")
             case ConnectionState():
                 self.connection = event
@@ -521,7 +483,7 @@ class WatchSession:
                 if self.weight.load.running:
                     self.notices.changed("state")
             case SmokeAnswered():
-                if self.smoke_request.answered(event) and not event.ok:
+                if self.smoke.answered(event) and not event.ok:
                     self.scrollback.mark(f"✖ smoke test: {event.detail}")
                 self.notices.changed("state")
             case CheckpointFound():
@@ -583,7 +545,7 @@ class WatchSession:
         scrollback = self.scrollback
         append = scrollback.append
         tracker = self.tracker
-        smoke, listeners = self.smoke_wanted, self.notices.line_hearers
+        smoke, listeners = self.smoke.wanted, self.notices.line_hearers
         for item, events in self._feeder.lines(tracker, items, now, hits, base):  # fed to the tracker if it can matter
             if isinstance(item, Progress):
                 if scrollback.progress is None or scrollback.progress.number != item.number:
@@ -596,7 +558,7 @@ class WatchSession:
                 style = PROGRESS if len(item.segments) > 1 else NORMAL
                 append(item.number, item.text, line_style(events, item.number, style) if events else style)
                 if smoke and "://" in item.text:
-                    self.smoke_request.heard(item.text)
+                    self.smoke.heard(item.text)
                 for put in listeners:
                     put(item)
             if events:
@@ -664,55 +626,15 @@ class WatchSession:
             self.times.finish()
         if self.pump.running:
             self.weight.measure(state.identity, self.pump.spawn, self.handle)
-        if self.smoke_wanted and self.smoke is None and state.outcome == READY:
-            self.send_smoke()
+        if self.smoke.wanted and self.smoke.status is None and state.outcome == READY:
+            self._send_smoke()
 
-    # ---------------------------------------------------------------- --smoke and the weight load (their owners')
+    # ---------------------------------------------------------------- --smoke
 
-    @property
-    def smoke_wanted(self) -> bool:
-        return self.smoke_request.wanted
-
-    @property
-    def smoke(self) -> SmokeStatus | None:
-        """Where ``--smoke``'s completion stands this startup (None until sent)."""
-        return self.smoke_request.status
-
-    def want_smoke(self, host: str | None = None, timeout: float = SMOKE_TIMEOUT_S) -> None:
-        """``--smoke``: after the ready line, ask the server on ``host`` (an SSH ``[user@]host[:port]``
-        spec, or None for this machine) for one token."""
-        self.smoke_request.want(host, timeout)
-
-    def send_smoke(self) -> None:
+    def _send_smoke(self) -> None:
         """Send ``--smoke``'s one completion (once per startup; after ``--health`` answered where given)."""
-        if self.pump.running and self.smoke_request.send(self.state, self.health, self.pump.spawn, self.handle):
+        if self.pump.running and self.smoke.send(self.state, self.health, self.pump.spawn, self.handle):
             self.notices.changed("state")
-
-    @property
-    def load(self) -> LoadEstimator:
-        """The weight load's bytes: what there is and what has been read (``tui.core.loading``)."""
-        return self.weight.load
-
-    def load_facts(self) -> LoadFacts:
-        """What was watched of the weight loads (for the startup profile): ``WeightLoad.facts``."""
-        return self.weight.facts()
-
-    def load_estimate(self) -> LoadEstimate | None:
-        """The running weight load's progress (None when it is not running or nothing moved)."""
-        return self.weight.estimate(self.state, self.clock())
-
-    def loading_words(self) -> str | None:
-        """``weight load 212/547 GB · 0.87 GB/s · ~6:25 left`` while its bytes move (else a counting
-        phase's ``CUDA graphs 16/36 · 2.4/s · ~0:08 left in this bar`` while it counts)."""
-        return self.weight.words(self.state, self.clock())
-
-    def count_estimate(self) -> CountEstimate | None:
-        """The running phase's bar count and its time left (``WeightLoad.count_estimate``)."""
-        return self.weight.count_estimate(self.state, self.clock())
-
-    def counting_words(self) -> str | None:
-        """``CUDA graphs 16/36 · 2.4/s · ~0:08 left in this bar`` while the running phase's bar counts."""
-        return self.weight.counting_words(self.state, self.clock())
 
     def _new_startup(self, event: NewStartup) -> None:
         """A new startup in the same log: its clock and silences start afresh (the tracker's
@@ -722,7 +644,7 @@ class WatchSession:
         self.judging.new_attempt()
         self.weight.new_startup(event.previous.number)
         self.times.new_startup()
-        self.smoke_request.reset()
+        self.smoke.reset()
         self.notices.mark("log")
 
     def error_entries(self) -> list[LogEntry]:

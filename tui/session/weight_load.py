@@ -28,9 +28,13 @@ Spawn = Callable[[Coroutine[Any, Any, None]], None]  # starts a task the session
 
 class WeightLoad:
     """One node's weight-load measurement. ``here``: the model folder can be looked at on this
-    machine (a local log); ``host``: else the log's host, where the probe agent measures it."""
+    machine (a local log); ``host``: else the log's host, where the probe agent measures it. It reads
+    the startup's state (``state``: which phase runs) and its session's clock when asked for words."""
 
-    def __init__(self, *, here: bool, host: str | None, add_source: Callable[[EventSource], None]) -> None:
+    def __init__(self, *, here: bool, host: str | None, add_source: Callable[[EventSource], None],
+                 state: Callable[[], StartupState], clock: Callable[[], float]) -> None:
+        self.state = state
+        self.clock = clock
         self.here = here
         self.host = host
         self.add_source = add_source  # a download or disk source joins the session's others
@@ -145,37 +149,39 @@ class WeightLoad:
         processes read, and what earlier attempts' loads read (for the startup profile)."""
         return LoadFacts(self.load.downloaded(), self.load.reading(), dict(self._earlier_reads))
 
-    def estimate(self, state: StartupState, now: float) -> LoadEstimate | None:
+    def estimate(self) -> LoadEstimate | None:
         """The running weight load's progress (None when it is not running or nothing moved)."""
+        state = self.state()
         if not self.load.running or state.outcome != STARTING:
             return None
         phase = state.phase("weight_load")
         if phase is None or phase.done:
             return None
-        return self.load.estimate(now)
+        return self.load.estimate(self.clock())
 
-    def count_estimate(self, state: StartupState, now: float) -> CountEstimate | None:
+    def count_estimate(self) -> CountEstimate | None:
         """The running phase's bar count and its time left (a graph capture's batch sizes …); None
         when it draws no counting bar, or it is the weight load (its bytes say more)."""
+        state = self.state()
         phase = state.current_phase
         if state.outcome != STARTING or phase is None or phase.name == "weight_load":
             return None
-        return self.counts.estimate(phase.name, now)
+        return self.counts.estimate(phase.name, self.clock())
 
-    def counting_words(self, state: StartupState, now: float) -> str | None:
+    def counting_words(self) -> str | None:
         """``CUDA graphs 16/36 · 2.4/s · ~0:08 left in this bar`` while the running phase's bar counts."""
-        count = self.count_estimate(state, now)
+        count = self.count_estimate()
         if count is None or not count.moving:
             return None
         return f"{PHASE_TITLES.get(count.phase, count.phase)} {count.words()}"
 
-    def words(self, state: StartupState, now: float) -> str | None:
+    def words(self) -> str | None:
         """``weight load 212/547 GB · 0.87 GB/s · ~6:25 left (from …)`` while its bytes move (else
         a counting phase's words while it counts)."""
-        estimate = self.estimate(state, now)
+        estimate = self.estimate()
         if estimate is None or not estimate.moving:
-            return self.counting_words(state, now)
-        phase = state.phase("weight_load")
+            return self.counting_words()
+        phase = self.state().phase("weight_load")
         detail = f"{phase.detail} · " if estimate.signal == "log" and phase is not None and phase.detail else ""
         return f"weight load {detail}{estimate.words()}"
 

@@ -106,7 +106,7 @@ def log_session(options: WatchOptions, *, live: bool = True, scrollback: int = 1
     if options.health:
         session.probe_health(options.health, options.host)
     if options.smoke:
-        session.want_smoke(options.host, options.smoke_timeout)
+        session.smoke.want(options.host, options.smoke_timeout)
     return session
 
 
