@@ -176,8 +176,9 @@ with open(os.path.join(model, "model.safetensors"), "rb", buffering=0) as f:
         ahead = done / rate - (time.monotonic() - t0)
         if ahead > 0:
             time.sleep(ahead)
-with open(done_file, "w") as out:
+with open(done_file + ".part", "w") as out:  # renamed once written: the test never reads it half-written
     out.write(repr(time.time()))
+os.replace(done_file + ".part", done_file)
 log.flush()
 log.write("[2026-03-14 21:04:40] Load weight end. type=X, dtype=torch.bfloat16, avail mem=100.00 GB, mem usage=39.26 GB.\n")
 time.sleep(60)

@@ -4,7 +4,7 @@ Each node's session assembles its evidence, once (``WatchSession.evidence``), fr
 its GPU samples (``GpuBoard.samples``, the one buffer), its process status (writer
 discovery, or what the process's runner told it: ``ProcessWitnesses``), ``--health`` and
 ``--smoke``, the silence limits given at its construction, history's phase times and the time
-left (``WatchSession.expect``). A launch or a node set tells the session facts (started, exited,
+left (``Allowance.expect``). A launch or a node set tells the session facts (started, exited,
 stopping, refused); it never assembles evidence of its own. The judging stage
 (``tui.session.judging``) is the one caller of :func:`judge`: it is handed a :class:`Weighing`.
 """

@@ -6,7 +6,7 @@ group; detached over SSH; the same command on every node over SSH, ``tui.launch.
 Slurm job, ``tui.launch.slurm``). On one host it follows each attempt's own log
 (``tui.launch.attempt_log``), probes ``--health``, watches GPU memory for a relaunch
 (``tui.launch.gpu_release``) and tells the session what only it knows — the process as its
-runner sees it (started, stopping, exited: ``WatchSession.launched_as``), a refusal, history's
+runner sees it (started, stopping, exited: ``ProcessWitnesses.launched_as``), a refusal, history's
 phase times and time left, ``--health``'s answers — never a verdict of its own: the session's
 judging stage decides (``tui.session.judging``). It is an event source for a
 :class:`~tui.session.WatchSession` (``events()``). An attempt across nodes is followed by the
