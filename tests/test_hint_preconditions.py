@@ -911,9 +911,12 @@ TRT_TABLE = ("| tensorrt_llm   | 1       | UNAVAILABLE: Internal: unexpected err
              "(/src/tensorrt_llm/cpp/tensorrt_llm/runtime/worldConfig.cpp:80)  |\n")
 FAST_TOKENIZER = ("Traceback (most recent call last):\n  File \"/x/transformers/tokenization_utils_fast.py\", line 111, "
                   "in __init__\n    fast_tokenizer = TokenizerFast.from_file(fast_tokenizer_file)\n")
+UNTAGGED = "Exception: data did not match any variant of untagged enum {enum} at line {line} column 3\n"
+TRT_MPI = "[TensorRT-LLM] TensorRT LLM version: 1.0.0\n[TensorRT-LLM][INFO] Initializing MPI with thread mode 3\n"
+UCC = "[node1:4242] Error: {collective}\n"
 HF_VALIDATION = ("huggingface_hub.errors.HFValidationError: Repo id must be in the form 'repo_name' or 'namespace/repo_name': "
                  "'{repo}'. Use `repo_type` argument if needed.\n")
-CASES += [  # round 3, batch H's failures (issue 32): measured first (3 of 17 right, 2 of them only in part; 1 wrong; 13 without a hint), then these, each from the servers' and libraries' sources
+CASES += [  # round 3, batch H's failures (issue 32): measured first (3 of 21 right, 2 of them only in part; 1 wrong; 17 without a hint), then these, each from the servers' and libraries' sources
     ("ollama-already-serving", GO_BIND.format(port=11434, why="address already in use"),
      # another Go server on its own port: nothing says Ollama holds it
      GO_BIND.format(port=8080, why="address already in use"), "port-in-use"),
@@ -958,15 +961,34 @@ CASES += [  # round 3, batch H's failures (issue 32): measured first (3 of 17 ri
     ("torchvision-mismatch", vllm() + "RuntimeError: operator torchvision::nms does not exist\n",
      # a CPU-only torchvision beside CUDA torch: the op is there, not for this device
      vllm() + "NotImplementedError: Could not run 'torchvision::nms' with arguments from the 'CUDA' backend.\n", None),
-    ("tokenizers-too-old",
-     vllm() + FAST_TOKENIZER + "Exception: data did not match any variant of untagged enum ModelWrapper at line 1251019 "
-     "column 3\n",
+    ("tokenizers-too-old", vllm() + FAST_TOKENIZER + UNTAGGED.format(enum="ModelWrapper", line=1251019),
+     # another section: which side is newer the log does not say
+     vllm() + FAST_TOKENIZER + UNTAGGED.format(enum="PyPreTokenizerTypeWrapper", line=40), "tokenizer-file-unreadable"),
+    ("tokenizer-file-unreadable", vllm() + FAST_TOKENIZER + UNTAGGED.format(enum="PyPreTokenizerTypeWrapper", line=40),
      # a tokenizer.json that is no JSON at all (a Git LFS pointer): no library version reads it
      vllm() + FAST_TOKENIZER + "Exception: expected value at line 1 column 1\n", None),
     ("cuda-driver-library-mismatch", vllm() + V + DRIVER_803, vllm() + V + DRIVER_804, None),
     ("cuda-driver-library-mismatch (the engine's line relayed under the API server's tag)", vllm() + RELAYED + DRIVER_803,
      vllm() + RELAYED + DRIVER_804, None),
     ("trt-mpi-world-size", TRT_TABLE, TRT_VERSION, "trt-engine-version"),
+    ("turbomind-cache-oom", "RuntimeError: [TM][ERROR] CUDA runtime error: out of memory /lmdeploy/src/turbomind/utils/"
+     "allocator.h:231\n",
+     "RuntimeError: [TM][ERROR] CUDA runtime error: an illegal memory access was encountered /lmdeploy/src/turbomind/"
+     "utils/allocator.h:231\n", None),
+    ("trt-ucc-thread-multiple", TRT_MPI + UCC.format(collective="coll_ucc_module.c:273 - mca_coll_ucc_init_ctx() UCC library "
+                                                 "doesn't support MPI_THREAD_MULTIPLE"),
+     # HCOLL's own init failing is another library's complaint, not UCC's
+     TRT_MPI + UCC.format(collective="coll_hcoll_module.c:310 - mca_coll_hcoll_comm_query() Hcol library init failed"), None),
+    ("transformers-mismatch", vllm() + "ImportError: cannot import name 'DeepseekV2Config' from 'transformers' "
+     "(/x/transformers/__init__.py)\n",
+     # the server's own module half-imported (a circular import): no library version to change
+     vllm() + "ImportError: cannot import name 'LLM' from partially initialized module 'vllm' (most likely due to a "
+     "circular import) (/x/vllm/__init__.py)\n", None),
+    ("attention-backend-gpu",
+     "ValueError: TRTLLM MHA backend is only supported on Blackwell GPUs (SM100). Please use a different backend.\n",
+     # SGLang names the backend to use itself
+     "ValueError: FlashAttention v3 Backend requires SM>=80 and SM<=90. Please use `--attention-backend flashinfer`.\n",
+     None),
     ("ollama-server-too-old", "pulling manifest\nError: pull model manifest: 412:\n\nThe model you are attempting to pull "
      "requires a newer version of Ollama.\n",
      # a name the registry does not have: no version helps
