@@ -896,6 +896,105 @@ CASES += [
                                                                                  "ask_for_token"), None),
 ]
 
+GO_BIND = "Error: listen tcp 127.0.0.1:{port}: bind: {why}\n"
+WSA = "Only one usage of each socket address (protocol/network address/port) is normally permitted."
+ROCBLAS = ("rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: Illegal seek for GPU arch : {arch}\n"
+           " List of available TensileLibrary Files : \n\"/opt/rocm/lib/rocblas/library/TensileLibrary_lazy_gfx1030.dat\"\n"
+           "/bin/sh: line 1: 4242 Aborted                 (core dumped) ./llama-server -m /models/q.gguf\n")
+CUDA_INIT = ("RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling "
+             "NumCudaDevices() that might have already set an error? {error}\n")
+DRIVER_803 = CUDA_INIT.format(error="Error 803: system has unsupported display driver / cuda driver combination")
+DRIVER_804 = CUDA_INIT.format(error="Error 804: forward compatibility was attempted on non supported HW")
+RELAYED = "(APIServer pid=1) (EngineCore_DP0 pid=68) ERROR 08-14 11:00:14 [core.py:700] "  # the engine's line, relayed
+TRT_TABLE = ("| tensorrt_llm   | 1       | UNAVAILABLE: Internal: unexpected error when creating modelInstanceState: "
+             "[TensorRT-LLM][ERROR] Assertion failed:  |\n|                |         | mpiSize == tp * pp "
+             "(/src/tensorrt_llm/cpp/tensorrt_llm/runtime/worldConfig.cpp:80)  |\n")
+FAST_TOKENIZER = ("Traceback (most recent call last):\n  File \"/x/transformers/tokenization_utils_fast.py\", line 111, "
+                  "in __init__\n    fast_tokenizer = TokenizerFast.from_file(fast_tokenizer_file)\n")
+UNTAGGED = "Exception: data did not match any variant of untagged enum {enum} at line {line} column 3\n"
+TRT_MPI = "[TensorRT-LLM] TensorRT LLM version: 1.0.0\n[TensorRT-LLM][INFO] Initializing MPI with thread mode 3\n"
+UCC = "[node1:4242] Error: {collective}\n"
+HF_VALIDATION = ("huggingface_hub.errors.HFValidationError: Repo id must be in the form 'repo_name' or 'namespace/repo_name': "
+                 "'{repo}'. Use `repo_type` argument if needed.\n")
+CASES += [  # round 3, batch H's failures (issue 32): measured first (3 of 21 right, 2 of them only in part; 1 wrong; 17 without a hint), then these, each from the servers' and libraries' sources
+    ("ollama-already-serving", GO_BIND.format(port=11434, why="address already in use"),
+     # another Go server on its own port: nothing says Ollama holds it
+     GO_BIND.format(port=8080, why="address already in use"), "port-in-use"),
+    ("ollama-already-serving (Windows' words for the held port)", GO_BIND.format(port=11434, why=WSA),
+     GO_BIND.format(port=8080, why=WSA), "port-in-use"),
+    ("server-extension-unbuilt", vllm() + "Traceback (most recent call last):\n  File \"/src/vllm/vllm/_custom_ops.py\", "
+     "line 1, in <module>\n    import vllm._C\nModuleNotFoundError: No module named 'vllm._C'\n",
+     # a package of its own, missing: installing it is the fix
+     vllm() + "Traceback (most recent call last):\n  File \"/x/vllm/attention.py\", line 1, in <module>\n"
+     "    import flashinfer\nModuleNotFoundError: No module named 'flashinfer'\n", "module-not-found"),
+    ("hf-unauthorized", TGI + "requests.exceptions.HTTPError: 401 Client Error: Unauthorized for url: "
+     "https://huggingface.co/api/models/org/m\n",
+     # the Hub says the repo is not there: a name to check, not a token to give
+     TGI + "huggingface_hub.errors.RepositoryNotFoundError: 404 Client Error. (Request ID: Root=1-0)\n\nRepository Not "
+     "Found for url: https://huggingface.co/api/models/org/m.\n", "model-not-found"),
+    ("ollama-system-memory", "Error: model requires more system memory (19.5 GiB) than is available (15.4 GiB)\n",
+     # the kernel's OOM killer took the runner: no figures of ollama's own check to give
+     "Out of memory: Killed process 4242 (ollama) total-vm:31000000kB\n", None),
+    ("rocm-arch-override", ROCBLAS.format(arch="gfx1032"),
+     # RDNA 4: no family sibling in this ROCm to run as, only a newer ROCm helps
+     ROCBLAS.format(arch="gfx1201"), "rocm-arch-missing"),
+    ("rocm-arch-missing", ROCBLAS.format(arch="gfx1201"), ROCBLAS.format(arch="gfx1101"), "rocm-arch-override"),
+    ("ninja-missing", sglang() + tb("RuntimeError: Ninja is required to load C++ extensions", "jit"),
+     # ninja ran, and the compile failed: its own output says why
+     sglang() + tb("RuntimeError: Error building extension 'flashinfer_jit': ninja: build stopped: subcommand failed.",
+                   "jit"), None),
+    ("cuda-toolkit-missing",
+     sglang() + tb("OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install root.", "jit"),
+     # the toolkit is there and nvcc is not in it: a toolkit that is no build toolkit
+     sglang() + tb("FileNotFoundError: [Errno 2] No such file or directory: '/usr/local/cuda/bin/nvcc'", "jit"), None),
+    ("cuda-graph-capture-forbidden",
+     vllm() + V + "RuntimeError: CUDA error: operation not permitted when stream is capturing\n",
+     # SGLang has no --enforce-eager
+     sglang() + tb("RuntimeError: CUDA error: operation not permitted when stream is capturing", "cuda_graph_runner"),
+     None),
+    ("ray-driver-no-gpu", vllm() + V + "ValueError: Ray does not allocate any GPUs on the driver node. Consider adjusting "
+     "the Ray placement group or running the driver on a GPU node.\n",
+     vllm() + V + "ValueError: Current node has no GPU available. current_node_resource={'CPU': 8.0}.\n", None),
+    ("model-path-missing", vllm() + HF_VALIDATION.format(repo="/data/models/m"),
+     # no path: a repo id with one slash too many, which is the name to fix
+     vllm() + HF_VALIDATION.format(repo="org/m/main"), None),
+    ("torchvision-mismatch", vllm() + "RuntimeError: operator torchvision::nms does not exist\n",
+     # a CPU-only torchvision beside CUDA torch: the op is there, not for this device
+     vllm() + "NotImplementedError: Could not run 'torchvision::nms' with arguments from the 'CUDA' backend.\n", None),
+    ("tokenizers-too-old", vllm() + FAST_TOKENIZER + UNTAGGED.format(enum="ModelWrapper", line=1251019),
+     # another section: which side is newer the log does not say
+     vllm() + FAST_TOKENIZER + UNTAGGED.format(enum="PyPreTokenizerTypeWrapper", line=40), "tokenizer-file-unreadable"),
+    ("tokenizer-file-unreadable", vllm() + FAST_TOKENIZER + UNTAGGED.format(enum="PyPreTokenizerTypeWrapper", line=40),
+     # a tokenizer.json that is no JSON at all (a Git LFS pointer): no library version reads it
+     vllm() + FAST_TOKENIZER + "Exception: expected value at line 1 column 1\n", None),
+    ("cuda-driver-library-mismatch", vllm() + V + DRIVER_803, vllm() + V + DRIVER_804, None),
+    ("cuda-driver-library-mismatch (the engine's line relayed under the API server's tag)", vllm() + RELAYED + DRIVER_803,
+     vllm() + RELAYED + DRIVER_804, None),
+    ("trt-mpi-world-size", TRT_TABLE, TRT_VERSION, "trt-engine-version"),
+    ("turbomind-cache-oom", "RuntimeError: [TM][ERROR] CUDA runtime error: out of memory /lmdeploy/src/turbomind/utils/"
+     "allocator.h:231\n",
+     "RuntimeError: [TM][ERROR] CUDA runtime error: an illegal memory access was encountered /lmdeploy/src/turbomind/"
+     "utils/allocator.h:231\n", None),
+    ("trt-ucc-thread-multiple", TRT_MPI + UCC.format(collective="coll_ucc_module.c:273 - mca_coll_ucc_init_ctx() UCC library "
+                                                 "doesn't support MPI_THREAD_MULTIPLE"),
+     # HCOLL's own init failing is another library's complaint, not UCC's
+     TRT_MPI + UCC.format(collective="coll_hcoll_module.c:310 - mca_coll_hcoll_comm_query() Hcol library init failed"), None),
+    ("transformers-mismatch", vllm() + "ImportError: cannot import name 'DeepseekV2Config' from 'transformers' "
+     "(/x/transformers/__init__.py)\n",
+     # the server's own module half-imported (a circular import): no library version to change
+     vllm() + "ImportError: cannot import name 'LLM' from partially initialized module 'vllm' (most likely due to a "
+     "circular import) (/x/vllm/__init__.py)\n", None),
+    ("attention-backend-gpu",
+     "ValueError: TRTLLM MHA backend is only supported on Blackwell GPUs (SM100). Please use a different backend.\n",
+     # SGLang names the backend to use itself
+     "ValueError: FlashAttention v3 Backend requires SM>=80 and SM<=90. Please use `--attention-backend flashinfer`.\n",
+     None),
+    ("ollama-server-too-old", "pulling manifest\nError: pull model manifest: 412:\n\nThe model you are attempting to pull "
+     "requires a newer version of Ollama.\n",
+     # a name the registry does not have: no version helps
+     "pulling manifest\nError: pull model manifest: file does not exist\n", None),
+]
+
 LOOK_ALIKE = {c[0]: c[2] for c in CASES}
 
 
@@ -1074,3 +1173,11 @@ def test_a_quantised_shape_pasted_without_its_parallel_size_says_less(tmp_path):
                       "    raise ValueError(\n" + SHAPE.format(side="input"))
     assert hint.id == "quantized-shape-tp-any" and hint.fix == () and "smaller tensor-parallel size" in hint.why
     assert [(e.check, e.holds) for e in hint.evidence] == [("tp_size > 1", None)]
+
+
+def test_a_line_relayed_under_the_api_servers_tag_is_the_engines(tmp_path):
+    """vLLM's engine lines relayed through the API server's output carry both tags (llm-d#706): the
+    line is read (its error found, its hint given) as the engine process's, the inner tag."""
+    state, (hint,) = scan(tmp_path, vllm() + RELAYED + DRIVER_803)
+    assert [(e.kind, e.rank) for e in state.errors] == [("RuntimeError", "EngineCore_DP0")]
+    assert hint.id == "cuda-driver-library-mismatch"
