@@ -30,7 +30,7 @@ from tests.support import MemoryRunner
 from tui.core.events import GpuInfo, GpuSample, LogChunk, SlurmJobState
 from tui.core.limits import StallLimits
 from tui.core.options import ClusterOptions, GpuOptions, LaunchOptions, NodeSpec, WatchOptions
-from tui.core.verdict import LOADING, STALLED, Verdict, VerdictKind
+from tui.core.verdict import DEAD, LOADING, READY, STALLED, STARTING, STOPPED, Verdict, VerdictKind
 from tui.launch.spec import LaunchSpec
 from tui.session import WatchSession
 
@@ -241,7 +241,6 @@ async def test_health_gates_ready_in_every_mode(mode: str, tmp_path: Path, reque
     """--health: every node's log says ready, but the URL answers 503: not READY until it answers
     200 (in every mode; the serving node's — here the first — is the one asked)."""
     from tui.core.events import HealthStatus
-    from tui.core.verdict import READY, STARTING
 
     clock = Clock()
     built = await _built(mode, tmp_path, request, clock, health=HEALTH)
@@ -294,6 +293,47 @@ def test_a_job_that_ended_is_said_in_its_own_word_not_as_a_node_dead() -> None:
     assert verdict.exit_status == 1
     cluster.job = SlurmJobState("5", "TIMEOUT", nodes=("n1", "n2"))
     assert cluster.verdict().word == "TIMEOUT"
+
+
+def _ready_job_of_two(clock: Clock) -> Any:
+    """A job of two whose server was ready: n1 serving (its ready line), n2 a worker past its weight load."""
+    from tui.cluster import ClusterSession
+
+    cluster = ClusterSession([NodeSpec("n1", "n1.log"), NodeSpec("n2", "n2.log")],
+                             make_session=lambda spec: WatchSession(clock=clock), clock=clock)
+    cluster.job = SlurmJobState("5", "RUNNING", nodes=("n1", "n2"))
+    steps = ("Init parallel begin.", "Init parallel ends. elapsed=1.84 s", "Load weight begin. avail mem=78.12 GB",
+             "Load weight end. type=LlamaForCausalLM, avail mem=70.40 GB, mem usage=7.72 GB.",
+             "Memory pool end. avail mem=19.80 GB", "Capture target decode CUDA graph begin. avail mem=19.60 GB",
+             "Capture target decode CUDA graph end. bs=[1, 2, 4], elapsed=9.60 s, mem usage=0.61 GB.")
+    for node, tp in (("n1", 0), ("n2", 1)):  # each node one rank of TP 2; only the first serves
+        text = "[2026-03-14 21:04:10] server_args=ServerArgs(model_path='/models/m', tp_size=2)\n"
+        text += "".join(f"[2026-03-14 21:04:2{i} TP{tp}] {step}\n" for i, step in enumerate(steps))
+        if tp == 0:
+            text += "[2026-03-14 21:04:40] The server is fired up and ready to roll!\n"
+        cluster.nodes[node].handle(LogChunk("log", 0, text.encode(), clock.now))
+    assert cluster.verdict().kind == READY, cluster.verdict().text
+    return cluster
+
+
+@pytest.mark.parametrize(("state", "kind"), [("FAILED", DEAD), ("NODE_FAIL", DEAD), ("OUT_OF_MEMORY", DEAD),
+                                             ("TIMEOUT", DEAD), ("COMPLETED", STOPPED), ("CANCELLED", STOPPED)])
+def test_a_job_that_ends_after_ready_is_stopped_only_when_it_ended_politely(state: str, kind: VerdictKind) -> None:
+    """As one server after ready: a clean exit or a stop from outside (COMPLETED, CANCELLED) is a
+    stop; a task killed, a node lost, the time limit (FAILED, NODE_FAIL, OUT_OF_MEMORY, TIMEOUT) is
+    a death after ready, the first node to go named — n2's task was killed, srun then ended n1's."""
+    clock = Clock()
+    cluster = _ready_job_of_two(clock)
+    cluster.node_died("n2", "task 1: Killed (srun)")
+    clock.now += 0.5
+    cluster.node_died("n1", "task 0: Terminated (srun)")
+    cluster.job = SlurmJobState("5", state, nodes=("n1", "n2"), exit_code="0:9" if kind == DEAD else "0:0")
+    verdict = cluster.verdict()
+    assert verdict.kind == kind, verdict.text
+    assert "after ready" in verdict.text and f"job 5 {state}" in verdict.text, verdict.text
+    if kind == DEAD:
+        assert verdict.node == "n2" and "task 1: Killed" in verdict.text, verdict.text
+        assert verdict.exit_status == 1
 
 
 # ------------------------------------------------------------------ rows with real processes

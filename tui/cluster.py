@@ -26,7 +26,7 @@ from tui.core import cluster as core
 from tui.core.events import ConnectionState, SlurmJobState
 from tui.core.multinode import suspects
 from tui.core.options import SMOKE_TIMEOUT_S, NodeSpec
-from tui.core.slurm import ACTIVE, ENDED, GONE, QUEUED, job_words, queued_words
+from tui.core.slurm import ACTIVE, ENDED, GONE, POLITE_ENDS, QUEUED, job_words, queued_words
 from tui.core.state import FAILED, READY, STARTING, StartupState
 from tui.core.wording import clock
 from tui.core.verdict import (
@@ -658,7 +658,10 @@ class ClusterSession:
         if nodes is not None and nodes.kind == READY_KIND:
             nodes = self._smoke_weighed(nodes)
         if ended and nodes is not None and core.verdict(self.statuses(deaths=False)).kind == READY_KIND:
-            return Verdict(STOPPED_KIND, f"stopped after ready: {self.job_words()}")  # every task ends with its job
+            if job is None or job.state in POLITE_ENDS or job.state == GONE:  # every task ends with its job (how, when
+                # Slurm forgot the job, is not known: no death is claimed)
+                return Verdict(STOPPED_KIND, f"stopped after ready: {self.job_words()}")
+            return self._died_after_ready(nodes)
         if job is not None and ended and (nodes is None or nodes.kind not in (READY_KIND, FAILED_KIND, STOPPED_KIND)):
             return self._job_end(job, nodes)  # its tasks went with it: the job's own end is the word
         if nodes is not None and nodes.kind in (READY_KIND, FAILED_KIND, DEAD, STOPPED_KIND):
@@ -668,6 +671,14 @@ class ClusterSession:
         if nodes is None:
             return Verdict(STARTING_KIND, self.job_words() if job is not None else "no nodes")
         return nodes
+
+    def _died_after_ready(self, nodes: Verdict) -> Verdict:
+        """A job Slurm ended for a failure after its server was ready (a task killed, a node lost, out
+        of memory, its time limit): dead after ready — as one server killed after ready is, not
+        stopped — with the first node to go named and Slurm's word for the job."""
+        first = nodes if nodes.kind == DEAD and nodes.node else None
+        cause = f"{first.detail} · " if first is not None else ""
+        return Verdict(DEAD, f"{cause}after ready · {self.job_words()}", node=first.node if first is not None else None)
 
     def _job_end(self, job: SlurmJobState, nodes: Verdict | None) -> Verdict:
         """A job that ended (CANCELLED, TIMEOUT, FAILED, COMPLETED…) before its server was ready:

@@ -25,6 +25,10 @@ ENDED = frozenset(
         "PREEMPTED", "BOOT_FAIL", "DEADLINE", "SPECIAL_EXIT", "REVOKED",
     }
 )
+#: Ends that stop a server which was ready, as a clean exit or SIGTERM stops one server: it exited
+#: 0, or someone cancelled it. The others (a task failed or was killed, a node lost, out of memory,
+#: the time limit) end a ready server as a death does.
+POLITE_ENDS = frozenset({"COMPLETED", "CANCELLED"})
 #: The job's own record has gone (purged after MinJobAge, or never existed).
 GONE = "GONE"
 
