@@ -60,7 +60,7 @@ TAGS = [" TP0", " TP1", " TP2", " TP3", " TP7", " TP10", " DP1 TP3", " TP3 DP1",
 _message_run = st.tuples(
     st.sampled_from(MESSAGES),
     st.lists(st.sampled_from(TAGS), min_size=1, max_size=10),  # the ranks that print it, in order
-    st.integers(min_value=0, max_value=3),  # seconds after the last record
+    st.integers(min_value=-1, max_value=3),  # seconds after the last record (-1: a time no clock has)
     st.sampled_from(["", "", "", "(Worker pid=7) ", "INFO "]),  # what comes before or in the header
 )
 _step = st.one_of(_message_run, _message_run, _message_run, st.sampled_from(LOOSE))
@@ -73,8 +73,8 @@ def _rows(steps: list) -> list[str]:
             rows.append(step)
             continue
         msg, tags, later, extra = step
-        second += later
-        stamp = f"2026-02-22 23:{40 + second // 60:02d}:{second % 60:02d}"
+        second += max(later, 0)
+        stamp = f"2026-02-22 23:{40 + second // 60:02d}:{second % 60:02d}" if later >= 0 else "2026-13-45 99:99:99"
         for tag in tags:
             if extra == "INFO ":
                 rows.append(f"[{stamp}{tag}] INFO {msg}")

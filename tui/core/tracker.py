@@ -334,8 +334,8 @@ class StartupTracker:
         others = [name for name in groups if name != "ranks"]
         same, pattern, msg = head.group(*others), head.re, said.msg
         tags: list[str | None] = []
-        for at in range(start, len(rows)):  # the repeats: every group of the same header the same but the rank tag
-            row = rows[at]
+        for index in range(start, len(rows)):  # the repeats: every group of the same header the same but the rank tag
+            row = rows[index]
             if not row.endswith(msg):  # (where the message ends the line, as it does, a first test)
                 break
             match = _matched(profile, row)
