@@ -119,7 +119,7 @@ class PhaseBook:
             frozenset(index for index, _pattern in group)
             for group in (self._ready_patterns, self._ready_with, self._stop_patterns, self._close_patterns)
         )
-        self._matches: Memo[str, list[tuple[PhaseSpec, str, re.Match[str]]]] = Memo()  # _phase_matches' answers
+        self._matches: Memo[str, list[tuple[PhaseSpec, str, re.Match[str], float | None]]] = Memo()  # _phase_matches' answers
         self._figures: Memo[str, tuple[str | None]] = Memo()  # _figure's answers
 
     def may_mark(self, msg: str) -> tuple[int, ...]:
@@ -175,8 +175,8 @@ class PhaseBook:
             state.stop_reason = msg.strip()[:500]
             events.append(Stopped(number, state.stop_reason))
             return
-        for spec, action, match in self._phase_matches(msg, maybe):
-            self._act(spec, action, match, number, msg, rank, ts, events)
+        for spec, action, match, took in self._phase_matches(msg, maybe):
+            self._act(spec, action, match, took, number, msg, rank, ts, events)
         if not self._close_set.isdisjoint(maybe) and _first(self._close_patterns, maybe, msg) is not None:
             self._close_phases(events)
 
@@ -196,22 +196,23 @@ class PhaseBook:
             return
         actions = self._phase_matches(msg, maybe)
         for number, rank in lines:
-            for spec, action, match in actions:
-                self._act(spec, action, match, number, msg, rank, ts, events)
+            for spec, action, match, took in actions:
+                self._act(spec, action, match, took, number, msg, rank, ts, events)
 
     def _act(
-        self, spec: PhaseSpec, action: str, match: re.Match[str], number: int, msg: str, rank: str, ts: float | None,
-        events: list[TrackerEvent],
+        self, spec: PhaseSpec, action: str, match: re.Match[str], took: float | None, number: int, msg: str, rank: str,
+        ts: float | None, events: list[TrackerEvent],
     ) -> None:
         """One phase action a line's message matched (``_phase_matches``), taken for that line."""
         if action == "progress":
             self._bar(spec, match, number, msg, ts, events)
         elif not (action in ("begin", "step") and spec.yield_to and self._yields(spec, msg, rank)):
-            self._mark(spec, action, match, number, msg, rank, ts, events)
+            self._mark(spec, action, took, number, msg, rank, ts, events)
 
-    def _phase_matches(self, msg: str, maybe: tuple[int, ...]) -> list[tuple[PhaseSpec, str, re.Match[str]]]:
-        """The phase actions ``msg`` matches, in order: (phase, action, match), one a group (the first
-        of a group's patterns that matches; its others are not tried). Remembered for the next line:
+    def _phase_matches(self, msg: str, maybe: tuple[int, ...]) -> list[tuple[PhaseSpec, str, re.Match[str], float | None]]:
+        """The phase actions ``msg`` matches, in order: (phase, action, match, the seconds the line says
+        it took), one a group (the first of a group's patterns that matches; its others are not
+        tried). Remembered for the next line:
         the ranks print one message after another (what they do with it depends on the state, which
         the markers then weigh; which patterns match it does not), and every startup says it again."""
         known = self._matches.get(msg)
@@ -230,7 +231,7 @@ class PhaseBook:
             match = pattern.search(msg)
             if match is not None:
                 done = group
-                found.append((spec, action, match))
+                found.append((spec, action, match, _seconds(match.groupdict().get("seconds"))))
         self._matches.keep(msg, msg, found)
         return found
 
@@ -291,13 +292,14 @@ class PhaseBook:
         self,
         spec: PhaseSpec,
         action: str,
-        match: re.Match[str],
+        took: float | None,
         number: int,
         msg: str,
         rank: str,
         ts: float | None,
         events: list[TrackerEvent],
     ) -> None:
+        """``action`` of ``spec`` on line ``number`` of ``rank``, which says it took ``took`` seconds."""
         if not spec.ranked:
             rank = MAIN
         if spec.after and not any((before := self.state.phase(name)) is not None and before.done for name in spec.after):
@@ -320,8 +322,6 @@ class PhaseBook:
             self.settle(spec.index, events)
         if spec.requires_begin and action != "begin" and (phase is None or rank not in phase.ranks):
             return
-        # the line says how long it took (read only where it is used: a new phase's start, an end)
-        took = _seconds(match.groupdict().get("seconds")) if phase is None or action == "end" else None
         if phase is None:
             start_ts = ts
             if took is not None and ts is not None:
