@@ -9,9 +9,10 @@ from dataclasses import replace
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.test_parser_fuzz import _digest
+from tests.test_parser_fuzz import _chunks, _digest, _every_line
 from tui.core.lines import LineAssembler, plain_rows
-from tui.core.profiles import load_profile
+from tui.core.profiles import builtin_profiles, load_profile, prefilter_words
+from tui.core.scan import Scanner
 from tui.core.tracker import StartupTracker
 
 #: What SGLang's ranks print (each rank the same message), and the lines around them: markers of
@@ -140,3 +141,22 @@ def test_a_dense_startup_reads_the_ranks_repeats_together(monkeypatch):
     reference, said = _line_by_line("".join(r + "\n" for r in rows).encode(), None)
     assert events == said and _digest(tracker) == _digest(reference)
     assert [p.name for p in tracker.state.phases if p.done] == ["server_args", "dist_init", "weight_load", "memory_pool"]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(
+    steps=st.lists(st.one_of(_step, st.sampled_from(["[2026-02-22 23:41:00 TP0] Decode batch, #running-req: 1"])),
+               min_size=1, max_size=40),
+    cuts=st.lists(st.integers(min_value=0, max_value=4000), max_size=5),
+)
+def test_scan_of_rank_runs_ends_as_every_line_fed(steps, cuts):
+    """Through the scanner (runs cut anywhere by its blocks, lines without a word between them)."""
+    data = "".join(row + "\n" for row in _rows(steps)).encode()
+    chunks = _chunks(data, cuts)
+    reference = _every_line(chunks, None, progress=False, at=None)
+    tracker = StartupTracker()
+    scanner = Scanner(tracker, prefilter_words(builtin_profiles()))
+    for chunk in chunks:
+        scanner.feed(chunk)
+    scanner.finish()
+    assert _digest(tracker) == _digest(reference)
