@@ -8,6 +8,7 @@ model's repeats are told apart by count, and ready closes what is still open.
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from collections.abc import Collection
 from typing import TypeGuard
@@ -53,6 +54,13 @@ def _first(patterns: tuple[tuple[int, Pattern], ...], maybe: tuple[int, ...] | N
             if match is not None:
                 return match
     return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _rank_zero(name: str) -> bool:
+    """Whether rank ``name`` is rank 0 of its every kind ("TP0", "DP0 TP0", "main"): asked of each
+    rank of a phase at each bar (a startup-dense log: thousands of bars over eight ranks)."""
+    return not any(d != "0" for d in _DIGITS.findall(name))
 
 
 def items_total(listed: str | None) -> int | None:
@@ -469,7 +477,7 @@ class PhaseBook:
     def _bar_owner(self, phase: Phase) -> str | None:
         """The rank a bar belongs to: rank 0 of the phase (bars carry no rank)."""
         for name in phase.ranks:
-            if not any(d != "0" for d in _DIGITS.findall(name)):
+            if _rank_zero(name):
                 return name
         return next(iter(phase.ranks), None)
 
