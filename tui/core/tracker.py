@@ -331,8 +331,19 @@ class StartupTracker:
         groups = head.groupdict()
         if "ranks" not in groups or groups.get("proc") or groups.get("pid") or (groups["msg"] or "") != said.msg:
             return 0
+        msg, level = said.msg, groups.get("lvl")
+        unheard = self._unheard(said, level, profile)
+        if not unheard and (
+            (groups.get("ts") is None and level is None)
+            or self.classifier.said_plainly(msg, level) is not False
+            or self._marked != number - 1
+        ):
+            # a line the classifier looks at further (or a warning: each line is one) is read as a line
+            # of its own, and so is the next line after one whose markers were not read (it may be the
+            # first to read them)
+            return 0
         others = [name for name in groups if name != "ranks"]
-        same, pattern, msg = head.group(*others), head.re, said.msg
+        same, pattern = head.group(*others), head.re
         tags: list[str | None] = []
         for index in range(start, len(rows)):  # the repeats: every group of the same header the same but the rank tag
             row = rows[index]
@@ -347,33 +358,22 @@ class StartupTracker:
         if not tags:
             return 0
         try:
-            self._repeat(tags, groups, rows, start, number, offset, at, events)
+            self._repeat(tags, groups, unheard, rows, start, number, offset, at, events)
         except Exception as exc:  # the boundary ``feed`` keeps, for the lines read here
             self._unparsed(number, exc, events)
         return len(tags)
 
     def _repeat(
-        self, tags: list[str | None], groups: dict[str, str | None], rows: list[str], start: int, number: int,
-        offset: int, at: float | None, events: list[TrackerEvent],
+        self, tags: list[str | None], groups: dict[str, str | None], unheard: bool, rows: list[str], start: int,
+        number: int, offset: int, at: float | None, events: list[TrackerEvent],
     ) -> None:
         """Lines ``number`` on (``rows[start:]``, at ``offset``), the repeats ``_repeats`` found, tagged
-        ``tags``: what ``_line`` does with each (the message's answers, ``_said``, are the same for all)."""
-        said, profile, phases = self._said, self.profile, self._phases
-        assert said is not None and profile is not None and phases is not None
+        ``tags``: what ``_line`` does with each (the message's answers, ``_said``, are the same for all;
+        ``unheard``: it can change nothing but the ranks known, else the classifier's answer is plain)."""
+        said, phases = self._said, self._phases
+        assert said is not None and phases is not None
         msg, level, ts_text = said.msg, groups.get("lvl"), groups.get("ts")
-        record = ts_text is not None or level is not None
         ranks, state = self._ranks, self.state
-        unheard = self._unheard(said, level, profile)
-        if not unheard and (
-            not record or self.classifier.said_plainly(msg, level) is not False or self._marked != number - 1
-        ):
-            # (a line the classifier looks at further, or a warning, is read as a line of its own, and
-            # so is one whose first line's markers were not read: it may be the first to read them)
-            for i in range(len(tags)):
-                row = rows[start + i]
-                self._line(Line(number + i, offset, (row,)), at, events)
-                offset += len(row) + 1
-            return
         ts: float | None = None
         maybe: tuple[int, ...] = ()
         if not unheard:
@@ -395,8 +395,8 @@ class StartupTracker:
         last = number + len(tags) - 1
         offset += sum(map(len, rows[start : start + len(tags) - 1])) + len(tags) - 1  # the last line's
         self._offset = offset
-        if not unheard:
-            self.classifier.feed(last, msg, ranks.name(tags[-1], None), record, level, ts, offset)
+        if not unheard:  # (what the classifier's plain answer changes, the last line's feed changes last)
+            self.classifier.feed(last, msg, ranks.name(tags[-1], None), True, level, ts, offset)
         for back in range(len(tags) - 1, -1, -1):  # what the log said last: its last line with text
             row = rows[start + back]
             if not row.isspace():
