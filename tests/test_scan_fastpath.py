@@ -30,6 +30,12 @@ class RecordingTracker:
                 self._left = self._eager
         return []
 
+    def feed_rows(self, number, offset, rows, at=None):
+        for row in rows:
+            self.feed(Line(number, offset, (row,) if row else ()), at)
+            number, offset = number + 1, offset + len(row) + 1
+        return []
+
     needs_rank_tags = False
 
     def pass_over(self, number, text=None):

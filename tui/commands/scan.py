@@ -88,6 +88,10 @@ class WarningHints:
         events = self.tracker.feed(item, at)
         return self._note(events) if events else events
 
+    def feed_rows(self, number: int, offset: int, rows: list[str], at: float | None = None) -> list:
+        events = self.tracker.feed_rows(number, offset, rows, at)
+        return self._note(events) if events else events
+
     @property
     def needs_rank_tags(self) -> bool:
         return self.tracker.needs_rank_tags

@@ -35,6 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tui.core.profiles import Profile, Signature, any_of
+from tui.core.quicktest import Memo
 from tui.core.state import ErrorReport
 
 TRACEBACK = "Traceback (most recent call last)"
@@ -169,10 +170,10 @@ class Classifier:
         # one search per line rules out every signature (or every warning) at once
         self._any_signature = any_of([s.regex for s in profile.signatures])
         self._any_warning = any_of(list(profile.warnings))
-        #: the last line that went the whole way to the plain end of ``feed`` (no error, no block, its
-        #: own record): its body, level and whether it was a warning. That end is the profile's
-        #: answer for the body and level alone, and the ranks print one message after another.
-        self._last_plain: tuple[str, str | None, bool] = ("", None, False)
+        #: the lines that went the whole way to the plain end of ``feed`` (no error, no block, their
+        #: own record): (body, level) -> whether it was a warning. That end is the profile's answer
+        #: for the body and level alone, and the ranks print one message after another.
+        self._plain: Memo[tuple[str, str | None], bool] = Memo()
 
     def reset(self) -> None:
         self._run = None
@@ -211,12 +212,12 @@ class Classifier:
         errors: list[ErrorReport] = []
         self._wrapping = False
         self._last_number = number
-        if record and not self._blocks:
-            plain_body, plain_level, plain_warning = self._last_plain
-            if body == plain_body and level == plain_level and body:
+        if record:
+            warned = self.said_plainly(body, level)
+            if warned is not None:
                 if rank is not None:
                     self._run = None
-                return errors, plain_warning, False
+                return errors, warned, False
         if self._blocks and any(b.group for b in self._blocks) and (_RULE.match(body) or _GUTTER.match(body)):
             # a line of an ExceptionGroup's gutter: after the group's own exception line, its
             # sub-exceptions belong to it (the group is reported by its class)
@@ -316,8 +317,16 @@ class Classifier:
         )
         if warning and benign is None:
             benign = self._is_benign(body)
-        self._last_plain = (body, level, warning and not benign)
+        self._plain.keep((body, level), body, warning and not benign)
         return errors, warning and not benign, False
+
+    def said_plainly(self, body: str, level: str | None) -> bool | None:
+        """Whether a record of ``body`` at ``level`` is a warning, where ``feed`` answers it without
+        looking further (no block is open, and a line that went the whole way to its plain end had
+        this body and level); None where it would look further."""
+        if self._blocks or not body:
+            return None
+        return self._plain.get((body, level))
 
     def close_all(self) -> list[ErrorReport]:
         """End of input: every open block is over (one cut short is still reported)."""

@@ -61,6 +61,33 @@ def _plain(data: bytes) -> bool:
     return data.isascii() and not data.translate(None, _PLAIN_BYTES)
 
 
+def plain_rows(data: bytes) -> list[str] | None:
+    """The lines of ``data`` (whole lines, each ending in ``\\n``) as the one segment each that
+    ``LineAssembler`` would give it (secrets masked), where every line is that simple: ASCII with
+    nothing to clean, no ``\\r``, none over ``MAX_LINE_BYTES``, no secret whose mask is longer or
+    shorter than it (each text is as long as its line: where the next line starts follows from it).
+    An empty line has no segment. None where any needs more. The scanner hands a run of marker
+    lines over as these texts: a startup-dense log is nearly all such runs, and a ``Line`` a row
+    costs more than its matching."""
+    if b"\r" in data or not _plain(data):
+        return None
+    rows = data.decode("ascii").split("\n")
+    rows.pop()  # (the nothing after the last newline)
+    if len(data) > MAX_LINE_BYTES and max(map(len, rows)) > MAX_LINE_BYTES:
+        return None
+    hint, row, at = _secret_at(data, 0), 0, 0  # (``at``: where row ``row`` starts)
+    while hint >= 0:  # the lines a secret may be in (a hint never spans a newline)
+        row += data.count(b"\n", at, hint)
+        at = data.index(b"\n", hint) + 1
+        masked = mask_secrets(rows[row])
+        if len(masked) != len(rows[row]):
+            return None
+        rows[row] = masked
+        row += 1
+        hint = _secret_at(data, at)
+    return rows
+
+
 def decode(raw: bytes) -> str:
     """Bytes to clean text; invalid UTF-8 becomes U+FFFD."""
     return clean(raw.decode("utf-8", "replace"))

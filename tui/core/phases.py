@@ -8,12 +8,13 @@ model's repeats are told apart by count, and ready closes what is still open.
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from collections.abc import Collection
 from typing import TypeGuard
 
 from tui.core.profiles import LATE_IDENTITY, OWN_LINE_IDENTITY, SCRIPT_IDENTITY, PhaseSpec, Profile, any_of
-from tui.core.quicktest import Pattern, candidates
+from tui.core.quicktest import Memo, Pattern, candidates
 from tui.core.ranks import MAIN, Ranks
 from tui.core.state import FAILED, READY, STOPPED, Phase, RankPhase, StartupState
 from tui.core.tracker_events import PhaseEnded, PhaseProgress, PhaseStarted, Ready, Stopped, TrackerEvent
@@ -53,6 +54,13 @@ def _first(patterns: tuple[tuple[int, Pattern], ...], maybe: tuple[int, ...] | N
             if match is not None:
                 return match
     return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _rank_zero(name: str) -> bool:
+    """Whether rank ``name`` is rank 0 of its every kind ("TP0", "DP0 TP0", "main"): asked of each
+    rank of a phase at each bar (a startup-dense log: thousands of bars over eight ranks)."""
+    return not any(d != "0" for d in _DIGITS.findall(name))
 
 
 def items_total(listed: str | None) -> int | None:
@@ -119,9 +127,8 @@ class PhaseBook:
             frozenset(index for index, _pattern in group)
             for group in (self._ready_patterns, self._ready_with, self._stop_patterns, self._close_patterns)
         )
-        self._last_msg: str | None = None  # the last message _phase_matches was asked about, and its answer
-        self._last_matches: list[tuple[int, re.Match[str]]] = []
-        self._last_figure: tuple[str | None, str | None] = (None, None)  # the last text _figure was asked about, its answer
+        self._matches: Memo[str, list[tuple[PhaseSpec, str, re.Match[str], float | None]]] = Memo()  # _phase_matches' answers
+        self._figures: Memo[str, tuple[str | None]] = Memo()  # _figure's answers
 
     def may_mark(self, msg: str) -> tuple[int, ...]:
         """The indices of the patterns that may match ``msg`` (for ``markers``); empty where no
@@ -176,35 +183,64 @@ class PhaseBook:
             state.stop_reason = msg.strip()[:500]
             events.append(Stopped(number, state.stop_reason))
             return
-        done = -1  # the group (phase, action) a pattern matched in: its other patterns are not tried
-        for slot, match in self._phase_matches(msg, maybe):
-            spec, action, _pattern, group = self._phase_slots[slot]
-            if group == done:
-                continue
-            done = group
-            if action == "progress":
-                self._bar(spec, match, number, msg, ts, events)
-            elif not (action in ("begin", "step") and spec.yield_to and self._yields(spec, msg, rank)):
-                self._mark(spec, action, match, number, msg, rank, ts, events)
+        for spec, action, match, took in self._phase_matches(msg, maybe):
+            self._act(spec, action, match, took, number, msg, rank, ts, events)
         if not self._close_set.isdisjoint(maybe) and _first(self._close_patterns, maybe, msg) is not None:
             self._close_phases(events)
 
-    def _phase_matches(self, msg: str, maybe: tuple[int, ...]) -> list[tuple[int, re.Match[str]]]:
-        """The phase patterns that match ``msg``, in order: (slot, match). Remembered for the next
-        line: the ranks print one message after another (what they do with it depends on the
-        state, which the markers then weigh; which patterns match it does not)."""
-        if msg == self._last_msg:
-            return self._last_matches
+    def repeat(self, lines: list[tuple[int, str]], msg: str, ts: float | None, events: list[TrackerEvent], maybe: tuple[int, ...]) -> None:
+        """``markers`` of each of ``lines`` (line number, rank) in turn: the ranks' lines of the message
+        ``markers`` was asked about for the line just before them, one after another, at its time
+        ``ts``. Where the message can be no ready, stop or close line (nearly every rank's line), only
+        its phase actions are left to take, and each line takes them without asking anything else
+        again: what it says of the run (``identify``) that line said already (each key's first value
+        stays, the same text gives the same value, and the keys read only ever get fewer)."""
+        if not (
+            self._ready_set.isdisjoint(maybe) and self._ready_with_set.isdisjoint(maybe)
+            and self._stop_set.isdisjoint(maybe) and self._close_set.isdisjoint(maybe)
+        ):
+            for number, rank in lines:
+                self.markers(number, msg, rank, ts, events, maybe)
+            return
+        actions = self._phase_matches(msg, maybe)
+        for number, rank in lines:
+            for spec, action, match, took in actions:
+                self._act(spec, action, match, took, number, msg, rank, ts, events)
+
+    def _act(
+        self, spec: PhaseSpec, action: str, match: re.Match[str], took: float | None, number: int, msg: str, rank: str,
+        ts: float | None, events: list[TrackerEvent],
+    ) -> None:
+        """One phase action a line's message matched (``_phase_matches``), taken for that line."""
+        if action == "progress":
+            self._bar(spec, match, number, msg, ts, events)
+        elif not (action in ("begin", "step") and spec.yield_to and self._yields(spec, msg, rank)):
+            self._mark(spec, action, took, number, msg, rank, ts, events)
+
+    def _phase_matches(self, msg: str, maybe: tuple[int, ...]) -> list[tuple[PhaseSpec, str, re.Match[str], float | None]]:
+        """The phase actions ``msg`` matches, in order: (phase, action, match, the seconds the line says
+        it took), one a group (the first of a group's patterns that matches; its others are not
+        tried). Remembered for the next line:
+        the ranks print one message after another (what they do with it depends on the state, which
+        the markers then weigh; which patterns match it does not), and every startup says it again."""
+        known = self._matches.get(msg)
+        if known is not None:
+            return known
         start, slots = self._phase_from, self._phase_slots
         found = []
+        done = -1  # the group (phase, action) a pattern matched in
         for index in maybe[bisect.bisect_left(maybe, start):]:
             slot = index - start
             if slot >= len(slots):
                 break
-            match = slots[slot][2].search(msg)
+            spec, action, pattern, group = slots[slot]
+            if group == done:
+                continue
+            match = pattern.search(msg)
             if match is not None:
-                found.append((slot, match))
-        self._last_msg, self._last_matches = msg, found
+                done = group
+                found.append((spec, action, match, _seconds(match.groupdict().get("seconds"))))
+        self._matches.keep(msg, msg, found)
         return found
 
     def _owns_ready(self) -> bool:
@@ -264,13 +300,14 @@ class PhaseBook:
         self,
         spec: PhaseSpec,
         action: str,
-        match: re.Match[str],
+        took: float | None,
         number: int,
         msg: str,
         rank: str,
         ts: float | None,
         events: list[TrackerEvent],
     ) -> None:
+        """``action`` of ``spec`` on line ``number`` of ``rank``, which says it took ``took`` seconds."""
         if not spec.ranked:
             rank = MAIN
         if spec.after and not any((before := self.state.phase(name)) is not None and before.done for name in spec.after):
@@ -293,8 +330,6 @@ class PhaseBook:
             self.settle(spec.index, events)
         if spec.requires_begin and action != "begin" and (phase is None or rank not in phase.ranks):
             return
-        # the line says how long it took (read only where it is used: a new phase's start, an end)
-        took = _seconds(match.groupdict().get("seconds")) if phase is None or action == "end" else None
         if phase is None:
             start_ts = ts
             if took is not None and ts is not None:
@@ -340,17 +375,17 @@ class PhaseBook:
 
     def _figure(self, text: str) -> str | None:
         """The first of the profile's figures ``text`` shows (``avail mem=70.12 GB``), None for none;
-        the last text's answer remembered (the ranks print one message after another)."""
-        last = self._last_figure
-        if text == last[0]:
-            return last[1]
+        remembered (the ranks print one message after another, every startup the same ones)."""
+        known = self._figures.get(text)
+        if known is not None:
+            return known[0]
         found = None
         for figure in self._profile.figures:
             match = figure.search(text)
             if match is not None:
                 found = match.group(0)
                 break
-        self._last_figure = (text, found)
+        self._figures.keep(text, text, (found,))
         return found
 
     def _draft_began_since(self, rank: str, line: int) -> bool:
@@ -442,7 +477,7 @@ class PhaseBook:
     def _bar_owner(self, phase: Phase) -> str | None:
         """The rank a bar belongs to: rank 0 of the phase (bars carry no rank)."""
         for name in phase.ranks:
-            if not any(d != "0" for d in _DIGITS.findall(name)):
+            if _rank_zero(name):
                 return name
         return next(iter(phase.ranks), None)
 

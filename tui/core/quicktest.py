@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from tui.core.linear import translate
 
@@ -24,6 +24,34 @@ _UNANCHORED = getattr(getattr(_re2, "_Anchor", None), "UNANCHORED", None)
 _NULL_SPAN = getattr(_re2, "_NULL_SPAN", None)
 
 Pattern = re.Pattern[str]
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+#: What a ``Memo`` keeps at most: answers (then it starts over), and the longest text it keeps one for.
+MEMO_ANSWERS = 1024
+MEMO_TEXT = 1000
+
+
+class Memo(Generic[K, V]):
+    """Answers that depend on a line's text alone, kept per text, within bounds whatever the log
+    holds. A log says the same few messages again and again (a startup-dense log, a thousand
+    startups of some twenty messages each): each is worked out once, not once a startup."""
+
+    __slots__ = ("_answers",)
+
+    def __init__(self) -> None:
+        self._answers: dict[K, V] = {}
+
+    def get(self, key: K) -> V | None:
+        return self._answers.get(key)
+
+    def keep(self, key: K, text: str, answer: V) -> None:
+        """Keep ``answer`` for ``key``, whose text is ``text`` (not kept if it is very long)."""
+        if len(text) <= MEMO_TEXT:
+            if len(self._answers) >= MEMO_ANSWERS:
+                self._answers.clear()
+            self._answers[key] = answer
 
 
 # Both tests below remember their last answer: the ranks of a startup print the same message one

@@ -21,7 +21,7 @@ from array import array
 from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
-from tui.core.lines import Line, LineAssembler, Progress, make_line
+from tui.core.lines import Line, LineAssembler, Progress, make_line, plain_rows
 
 try:  # google-re2: linear time and much faster on literal alternations
     import re2 as _re2
@@ -46,6 +46,8 @@ class Tracker(Protocol):
     def needs_every_line(self) -> bool: ...
 
     def feed(self, item: Line | Progress, at: float | None = None) -> list[Any]: ...
+
+    def feed_rows(self, number: int, offset: int, rows: list[str], at: float | None = None) -> list[Any]: ...
 
     @property
     def needs_rank_tags(self) -> bool: ...
@@ -334,8 +336,15 @@ class Scanner:
     def _take(self, data: bytes | bytearray, at: float | None, found: bool | None = None) -> None:
         """The lines ``data`` completes; ``found``: whether the block search found a word in each
         (None: a line no block search saw whole, its text is searched)."""
-        items = self._lines.feed(bytes(data))
         if found is True:  # every one is fed (``LineFeeder.feed`` would, one call more a line)
+            rows = plain_rows(bytes(data))
+            if rows is not None:  # each the one text its Line would hold: handed over as text
+                number, offset = self._lines.number + 1, self._lines.offset
+                self._lines.skip(len(rows), len(data))
+                self.tracker.feed_rows(number, offset, rows, at)
+                return
+        items = self._lines.feed(bytes(data))
+        if found is True:
             feed = self.tracker.feed
             for item in items:
                 feed(item, at)

@@ -37,6 +37,7 @@ from tui.core.tracker_events import (
 from tui.core.lines import Line, Progress
 from tui.core.linear import recompile
 from tui.core.phases import PhaseBook
+from tui.core.quicktest import Memo
 from tui.core.profiles import OWN_LINE_IDENTITY, SCRIPT_IDENTITY, Profile, QuickTest, any_of, builtin_profiles, generic_profile
 from tui.core.ranks import MAIN, Ranks
 from tui.core.state import (
@@ -92,8 +93,9 @@ def json_record(text: str) -> tuple[list[str], dict[str, str | None]] | None:
 
 class _Said:
     """What a message says whatever the tracker's state, under one profile: asked once and kept
-    for the next line, since the ranks print one message after another (on a startup-dense log 7
-    lines in 8 are the last one's message again, and each answer is a call or two less)."""
+    (``Memo``), since the ranks print one message after another and every startup the same ones
+    (on a startup-dense log 7 lines in 8 are the last one's message again, and each answer is a
+    call or two less)."""
 
     __slots__ = ("msg", "begins", "quiet", "maybe")
 
@@ -118,12 +120,20 @@ def _quick_test(profile: Profile) -> QuickTest | None:
 
 def _header(profile: Profile, text: str) -> tuple[str, dict[str, str | None] | None]:
     """A line's message and its prefix's groups (None: no header of the profile's matched)."""
+    match = _matched(profile, text)
+    if match is None:
+        return text, None
+    groups = match.groupdict()
+    return groups["msg"] or "", groups
+
+
+def _matched(profile: Profile, text: str) -> re.Match[str] | None:
+    """The match of the first of the profile's headers that matches ``text`` (None: none does)."""
     for header in profile.headers:
         match = header.match(text)
         if match is not None:
-            groups = match.groupdict()
-            return groups["msg"] or "", groups
-    return text, None
+            return match
+    return None
 
 
 def _identity_patterns(profile: Profile) -> list[re.Pattern[str]]:
@@ -206,6 +216,8 @@ class StartupTracker:
         self._offset: int | None = None  # stream offset of the line being fed
         self._first_arrived = False  # the startup's first time is an arrival time, not the log's own
         self._said: _Said | None = None  # the last message's answers (``_message``), under this profile
+        self._sayings: Memo[str, _Said] = Memo()  # the answers of the messages read, under this profile
+        self._marked = 0  # the last line whose markers were read (``PhaseBook.markers``)
         self.classifier.reset()
         self.classifier.set_profile(self._generic)
         self._anything = self._generic_test
@@ -224,6 +236,7 @@ class StartupTracker:
         self._attempts = Attempts(profile)
         self._anything = _quick_test(profile)
         self._said = None
+        self._sayings = Memo()
         # A bar may swallow the next record with no \r in between: find its header inside.
         self._inner_headers = [recompile(h, h.pattern.removeprefix("^")) for h in profile.headers if "ts" in h.groupindex]
 
@@ -257,15 +270,139 @@ class StartupTracker:
             else:
                 self._while_detecting(item, at, events)
         except Exception as exc:  # the boundary: whatever one line does, following goes on
-            self.pass_over(item.number)
-            state = self.state
-            state.unparsed += 1
-            state.warnings += 1
-            if state.first_unparsed is None:
-                state.first_unparsed = item.number
-            reason = f"{type(exc).__name__}: {exc}"[:200]
-            events.append(LineUnparsed(item.number, f"line {item.number} could not be parsed ({reason})"))
+            self._unparsed(item.number, exc, events)
         return events
+
+    def _unparsed(self, number: int, exc: Exception, events: list[TrackerEvent]) -> None:
+        """Line ``number`` failed to be read (``exc``): counted, and reported as a ``LineUnparsed`` warning."""
+        self.pass_over(number)
+        state = self.state
+        state.unparsed += 1
+        state.warnings += 1
+        if state.first_unparsed is None:
+            state.first_unparsed = number
+        reason = f"{type(exc).__name__}: {exc}"[:200]
+        events.append(LineUnparsed(number, f"line {number} could not be parsed ({reason})"))
+
+    def feed_rows(self, number: int, offset: int, rows: list[str], at: float | None = None) -> list[TrackerEvent]:
+        """Lines ``number``, ``number + 1``, … from stream ``offset`` on, one a text of ``rows`` as
+        ``tui.core.lines.plain_rows`` gives them (each its ``Line``'s one segment, none for an empty
+        one): what feeding each as a ``Line`` does, events and all, in one call. Another rank's
+        repeat of the line just fed is read by ``_repeats``, not as a line of its own."""
+        events: list[TrackerEvent] = []
+        feed, count, i = self.feed, len(rows), 0
+        while i < count:
+            row = rows[i]
+            events += feed(Line(number + i, offset, (row,) if row else ()), at)
+            offset += len(row) + 1
+            i += 1
+            said = self._said
+            if i < count and said is not None and rows[i].endswith(said.msg):  # (else it repeats nothing)
+                taken = self._repeats(row, rows, i, number + i, offset, at, events)
+                if taken:
+                    offset += sum(map(len, rows[i : i + taken])) + taken
+                    i += taken
+        return events
+
+    def _repeats(
+        self, first: str, rows: list[str], start: int, number: int, offset: int, at: float | None, events: list[TrackerEvent]
+    ) -> int:
+        """How many of ``rows[start:]`` (line ``number`` on, at stream ``offset``) repeat ``first``, the
+        line just fed, with another rank's tag, each read here as feeding it would read it; 0 where
+        none does or where a repeat may need more than this (a traceback open, a startup marker, a
+        compose service, a line that is also a warning).
+
+        The ranks print each message one after another: on a startup-dense log 7 lines in 8 are
+        such repeats. All that differs between them is the rank (and the line), so what is asked of
+        the message alone (its header, whether it can match, the classifier's plain answer, which
+        phase patterns match it) is asked once, and each line takes only its rank's part: its tag
+        counted, and the message's phase actions (``PhaseBook.repeat``), in the order of the lines.
+        """
+        said, profile = self._said, self.profile
+        if (
+            said is None or said.begins or profile is None or self._phases is None
+            or not self._detection.settled or self._service is not None or self._services_seen
+            or self.classifier.open or self._causes
+        ):
+            return 0
+        head = _matched(profile, first)
+        if head is None or may_have_label(first) or _is_bar(first) or first[:1] == "{":
+            return 0
+        groups = head.groupdict()
+        if "ranks" not in groups or groups.get("proc") or groups.get("pid") or (groups["msg"] or "") != said.msg:
+            return 0
+        msg, level = said.msg, groups.get("lvl")
+        unheard = self._unheard(said, level, profile)
+        if not unheard and (
+            (groups.get("ts") is None and level is None)
+            or self.classifier.said_plainly(msg, level) is not False
+            or self._marked != number - 1
+        ):
+            # a line the classifier looks at further (or a warning: each line is one) is read as a line
+            # of its own, and so is the next line after one whose markers were not read (it may be the
+            # first to read them)
+            return 0
+        others = [name for name in groups if name != "ranks"]
+        same, pattern = head.group(*others), head.re
+        tags: list[str | None] = []
+        for index in range(start, len(rows)):  # the repeats: every group of the same header the same but the rank tag
+            row = rows[index]
+            if not row.endswith(msg):  # (where the message ends the line, as it does, a first test)
+                break
+            match = _matched(profile, row)
+            if match is None or match.re is not pattern or match.group(*others) != same:
+                break
+            if may_have_label(row) or _is_bar(row) or row[:1] == "{":
+                break
+            tags.append(match["ranks"])
+        if not tags:
+            return 0
+        try:
+            self._repeat(tags, groups, unheard, rows, start, number, offset, at, events)
+        except Exception as exc:  # the boundary ``feed`` keeps, for the lines read here
+            self._unparsed(number, exc, events)
+        return len(tags)
+
+    def _repeat(
+        self, tags: list[str | None], groups: dict[str, str | None], unheard: bool, rows: list[str], start: int,
+        number: int, offset: int, at: float | None, events: list[TrackerEvent],
+    ) -> None:
+        """Lines ``number`` on (``rows[start:]``, at ``offset``), the repeats ``_repeats`` found, tagged
+        ``tags``: what ``_line`` does with each (the message's answers, ``_said``, are the same for all;
+        ``unheard``: it can change nothing but the ranks known, else the classifier's answer is plain)."""
+        said, phases = self._said, self._phases
+        assert said is not None and phases is not None
+        msg, level, ts_text = said.msg, groups.get("lvl"), groups.get("ts")
+        ranks, state = self._ranks, self.state
+        ts: float | None = None
+        maybe: tuple[int, ...] = ()
+        if not unheard:
+            ts = self._time(ts_text, at)  # (the first line's time again)
+            if said.maybe is None:
+                said.maybe = phases.may_mark(msg)
+            maybe = said.maybe
+        lines: list[tuple[int, str]] = []
+        for i, tag in enumerate(tags):
+            if state.ready_line is None and not ranks.counted(tag):
+                if lines:  # the lines before it take their actions first
+                    phases.repeat(lines, msg, ts, events, maybe)
+                    lines = []
+                self._register({"ranks": tag})
+            if maybe:
+                lines.append((number + i, ranks.name(tag, None)))
+        if lines:
+            phases.repeat(lines, msg, ts, events, maybe)
+        last = number + len(tags) - 1
+        offset += sum(map(len, rows[start : start + len(tags) - 1])) + len(tags) - 1  # the last line's
+        self._offset = offset
+        if not unheard:  # (what the classifier's plain answer changes, the last line's feed changes last)
+            self.classifier.feed(last, msg, ranks.name(tags[-1], None), True, level, ts, offset)
+        for back in range(len(tags) - 1, -1, -1):  # what the log said last: its last line with text
+            row = rows[start + back]
+            if not row.isspace():
+                self.pass_over(number + back, row)
+                break
+        self.pass_over(last)
 
     def _while_detecting(self, item: Line, at: float | None, events: list[TrackerEvent]) -> None:
         """A line while the server is not settled: until detection gives up, counted and kept (to be
@@ -519,7 +656,11 @@ class StartupTracker:
         profile = self.profile or self._generic
         said = self._said
         if said is None or msg != said.msg:
-            said = self._said = self._say(msg)
+            said = self._sayings.get(msg)
+            if said is None:
+                said = self._say(msg)
+                self._sayings.keep(msg, msg, said)
+            self._said = said
         if said.begins and self._attempts is not None and self._attempts.begins_anew(msg, self.state):
             self._new_startup(number, events)
         if (
@@ -528,11 +669,7 @@ class StartupTracker:
             and (groups.get("proc") or groups.get("pid") or not self._ranks.counted(groups.get("ranks")))
         ):
             self._register(groups)  # (a tag counted already, with no process, adds nothing: skip's test)
-        if (
-            not self.classifier.open
-            and said.quiet
-            and (level is None or (level not in profile.warning_levels and level not in profile.error_levels))
-        ):
+        if self._unheard(said, level, profile):
             # Nothing can match: the common case, one search. Such a line leaves what one a
             # prefilter skipped leaves (see skip), so scan == watch: no timestamp, for one.
             return
@@ -552,10 +689,19 @@ class StartupTracker:
         if not maybe:
             return
         before = len(events)
+        self._marked = number
         self._phases.markers(number, msg, MAIN if rank is None else rank, ts, events, maybe)
         if self._causes and any(isinstance(e, PhaseEnded) for e in events[before:]):
             # a phase ended on every rank after them: those lines did not stop the startup
             self._causes = [c for c in self._causes if c.line >= number]
+
+    def _unheard(self, said: _Said, level: str | None, profile: Profile) -> bool:
+        """Whether a record of ``said``'s message at ``level`` can change nothing but the ranks known."""
+        return (
+            not self.classifier.open
+            and said.quiet
+            and (level is None or (level not in profile.warning_levels and level not in profile.error_levels))
+        )
 
     def _say(self, msg: str) -> _Said:
         """What ``msg`` says whatever the state (``_Said``)."""
