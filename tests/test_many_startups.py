@@ -162,3 +162,21 @@ def test_fast_path_equals_full_path_across_startups(ready_then_crash):
     from tests.test_scan_cli import full_path_state
 
     assert to_json(scan_file(str(ready_then_crash))) == to_json(full_path_state(ready_then_crash))
+
+
+def test_a_phase_said_after_the_state_moved_on_names_its_own_lines():
+    """The plain words of a phase's end are printed from a queue: by then the state may be a later
+    startup's (a log read from its start). "weight load done (lines A-B)" is the event's own span,
+    not the weight load of the startup the tracker reads now."""
+    from tui.core.events import PhaseEnded
+    from tui.present.event_words import EventWords
+
+    data = READY_LOG.read_bytes()
+    tracker, events = track(data + data)
+    first = next(e for e in events if isinstance(e, PhaseEnded) and e.phase == "weight_load")
+    said = []
+    EventWords(said.append, lambda: tracker.state).phase_ended(first)  # the state: the second startup's
+    assert tracker.state.phase("weight_load").start_line > lines_in(READY_LOG)  # (it has moved on)
+    assert first.start_line is not None and first.start_line < first.line <= lines_in(READY_LOG)
+    assert f"(lines {first.start_line}-{first.line}" in said[0].text
+    assert said[0].fields["start_line"] == first.start_line

@@ -467,7 +467,8 @@ class PhaseBook:
             if entry.end_ts is not None and (end_ts is None or entry.end_ts > end_ts):
                 end_ts = entry.end_ts
         phase.end_line, phase.end_ts = end_line, end_ts
-        events.append(PhaseEnded(phase.name, end_line, end_ts, phase.seconds, phase.slowest_rank, len(phase.ranks)))
+        events.append(PhaseEnded(phase.name, end_line, end_ts, phase.seconds, phase.slowest_rank, len(phase.ranks),
+                                 phase.start_line))
 
     def _close_phases(self, events: list[TrackerEvent], keep: str = "ready") -> None:
         for phase in list(self.state.phases):

@@ -34,6 +34,9 @@ class PhaseEnded:
     seconds: float | None
     slowest_rank: str | None
     ranks: int
+    #: Where the phase began: carried, since by the time a listener reads the event the state may be
+    #: a later startup's (a log read from its start, several startups in a burst).
+    start_line: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -103,13 +103,13 @@ class EventWords:
                 assert_never(event)
 
     def phase_ended(self, event: PhaseEnded) -> None:
-        phase = self.state().phase(event.phase)
-        span = f"lines {phase.start_line}-{event.line}" if phase else f"line {event.line}"
+        start = event.start_line  # (the event's own: the state may be a later startup's by now)
+        span = f"lines {start}-{event.line}" if start is not None else f"line {event.line}"
         ranks = f", slowest {event.slowest_rank} of {event.ranks} ranks" if event.ranks > 1 else ""
         self.say(Said("phase_ended", f"{title(event.phase)} done in {duration(event.seconds)} ({span}{ranks})",
                       line=event.line, fields={
                           "phase": event.phase, "title": title(event.phase), "seconds": event.seconds,
-                          "start_line": phase.start_line if phase else None, "end_line": event.line,
+                          "start_line": start, "end_line": event.line,
                           "ranks": event.ranks, "slowest_rank": event.slowest_rank, "log_ts": event.ts}))
 
     def ready_marker(self, event: Ready, health_url: str | None = None) -> None:
