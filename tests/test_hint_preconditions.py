@@ -995,6 +995,87 @@ CASES += [  # round 3, batch H's failures (issue 32): measured first (3 of 21 ri
      "pulling manifest\nError: pull model manifest: file does not exist\n", None),
 ]
 
+CUDA_INIT = ("RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling "
+             "NumCudaDevices() that might have already set an error? Error {code}: {what}\n")
+CUDA_WARN = ("/x/torch/cuda/__init__.py:128: UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). "
+             "Did you run some cuda functions before calling NumCudaDevices() that might have already set an error? Error "
+             "{code}: {what} (Triggered internally at ../c10/cuda/CUDAFunctions.cpp:108.)\n")
+TORCH_OOM = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.69 "
+             "GiB of which 100.00 MiB is free. Including non-PyTorch memory, this process has {mine} GiB memory in use.\n")
+DOCKER = ("docker: Error response from daemon: failed to create task for container: failed to create shim task: OCI "
+          "runtime create failed: runc create failed: unable to start container process: error during container init\n")
+CASES += [  # round 3, generalising (issue 32): families of failures whose generic hint is still right, each written
+    # here from the libraries' and drivers' own messages; the hints quote the log's names and figures
+    ("module-not-found (a module whose package PyPI names otherwise)",
+     vllm() + V + "ModuleNotFoundError: No module named 'cv2'\n",
+     # a submodule of an installed package: not a package to install
+     vllm() + V + "ModuleNotFoundError: No module named 'transformers.models.mllama'\n", "module-not-found-submodule"),
+    ("module-not-found-submodule", sglang() + TB + "ModuleNotFoundError: No module named 'transformers.models.mllama'\n",
+     # a namespace package's part (google.protobuf) is a package of its own: protobuf
+     sglang() + TB + "ModuleNotFoundError: No module named 'google.protobuf'\n", "module-not-found"),
+    ("module-shadowed", vllm() + V + "ModuleNotFoundError: No module named 'vllm.entrypoints'; 'vllm' is not a package\n",
+     vllm() + V + "ModuleNotFoundError: No module named 'vllm_entrypoints'\n", "module-not-found"),
+    ("python-requirement",
+     "ImportError: tokenizers>=0.14,<0.19 is required for a normal functioning of this module, but found tokenizers==0.19.1.\n",
+     # a requirement met, and another reason: no version to change
+     "ImportError: tokenizers is required for a normal functioning of this module, but could not be imported.\n", None),
+    ("python-requirement-stated",
+     vllm() + V + "ValueError: This model requires transformers>=4.45.0, but you have transformers 4.44.2.\n",
+     # a figure that is no package's release ("requires more than 8 GPUs")
+     vllm() + V + "ValueError: This model requires tensor_parallel_size >= 2 on this GPU.\n", None),
+    ("python-requirement-stated (the requirement alone)", "ImportError: Qwen2.5-VL requires transformers>=4.49.0\n",
+     "ImportError: Qwen2.5-VL requires a newer transformers\n", None),
+    ("pip-install-advised",
+     "ImportError: Using `bitsandbytes` 4-bit quantization requires the latest version of bitsandbytes: `pip install -U "
+     "bitsandbytes`\n",
+     "ImportError: Using `bitsandbytes` 4-bit quantization requires the latest version of bitsandbytes\n", None),
+    ("file-not-found-path", vllm() + V + "FileNotFoundError: [Errno 2] No such file or directory: '/models/llama/config.json'\n",
+     # a bare name: a program or a file of the working directory, the log cannot tell which
+     vllm() + V + "FileNotFoundError: [Errno 2] No such file or directory: 'nvcc'\n", "file-not-found-name"),
+    ("file-not-found-name", sglang() + TB + "FileNotFoundError: [Errno 2] No such file or directory: 'ninja'\n",
+     # ENOENT of the semaphores systemd-logind removed: remove-ipc's, not a name to install
+     sglang() + TB.replace("/x/scheduler.py", "/usr/lib/python3.10/multiprocessing/synchronize.py") + "FileNotFoundError: "
+     "[Errno 2] No such file or directory\n", "remove-ipc"),
+    ("cuda-init-fabric-manager", vllm() + V + CUDA_INIT.format(code=802, what="system not yet initialized"),
+     vllm() + V + CUDA_INIT.format(code=999, what="unknown error"), "cuda-init-error"),
+    ("cuda-init-forward-compat (torch's warning, the cause of the failure after it)",
+     CUDA_WARN.format(code=804, what="forward compatibility was attempted on non supported HW") +
+     "RuntimeError: No CUDA GPUs are available\n",
+     CUDA_WARN.format(code=999, what="unknown error") + "RuntimeError: No CUDA GPUs are available\n", "cuda-init-error"),
+    ("cuda-init-stub-library", vllm() + V + CUDA_INIT.format(code=34, what="CUDA driver is a stub library"),
+     vllm() + V + CUDA_INIT.format(code=3, what="initialization error"), "cuda-init-error"),
+    ("cuda-init-error", vllm() + V + CUDA_INIT.format(code=999, what="unknown error"),
+     # CUDA started, and a kernel failed afterwards: no driver to blame
+     vllm() + V + "RuntimeError: CUDA error: an illegal memory access was encountered\n", None),
+    ("cuda-ptx-toolchain", vllm() + V + "RuntimeError: CUDA error: the provided PTX was compiled with an unsupported "
+     "toolchain.\n", vllm() + V + "RuntimeError: CUDA error: no kernel image is available for execution on the device\n",
+     "gpu-arch-unsupported"),
+    ("torch-driver-too-old",
+     "RuntimeError: The NVIDIA driver on your system is too old (found version 11040). Please update your GPU driver by "
+     "downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx\n",
+     "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a "
+     "driver\n", "no-gpu-visible"),
+    ("container-cuda-requirement",
+     DOCKER + "nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.4, please update your driver to a "
+     "newer version, or use an earlier cuda container: unknown.\n",
+     # the runtime found no GPU at all: not a version
+     DOCKER + "nvidia-container-cli: initialization error: nvml error: driver not loaded: unknown.\n", None),
+    ("gpu-capability-too-old", "RuntimeError: FlashAttention only supports Ampere GPUs or newer.\n",
+     # a dtype on the GPU, not a generation named
+     "RuntimeError: FlashAttention only supports fp16 and bf16 data type\n", None),
+    ("hf-forbidden",
+     "requests.exceptions.HTTPError: 403 Client Error: Forbidden for url: https://huggingface.co/meta-llama/Llama-2-7b-hf/"
+     "resolve/main/config.json\n",
+     # a 403 of another site: no Hub access to ask for
+     "requests.exceptions.HTTPError: 403 Client Error: Forbidden for url: https://example.com/models/m/config.json\n", None),
+    ("cuda-oom-others (a server without OOM hints of its own)", TORCH_OOM.format(mine="3.08"),
+     # this process held nearly all of it: no one else to stop
+     TORCH_OOM.format(mine="23.08"), "cuda-oom-any"),
+    ("cuda-oom-any", TORCH_OOM.format(mine="23.08"),
+     # the allocation's OOM figures on vLLM's log: its own hint names its flag
+     vllm() + V + TORCH_OOM.format(mine="23.08"), "cuda-oom-vllm"),
+]
+
 LOOK_ALIKE = {c[0]: c[2] for c in CASES}
 
 
@@ -1181,3 +1262,45 @@ def test_a_line_relayed_under_the_api_servers_tag_is_the_engines(tmp_path):
     state, (hint,) = scan(tmp_path, vllm() + RELAYED + DRIVER_803)
     assert [(e.kind, e.rank) for e in state.errors] == [("RuntimeError", "EngineCore_DP0")]
     assert hint.id == "cuda-driver-library-mismatch"
+
+
+#: (a failure in another program's words, the error kind it is read as, a look-alike that is no error)
+OTHER_WORDS = [
+    ("Exception: data did not match any variant of untagged enum ModelWrapper at line 1 column 9\n", "Exception",
+     "Exception handling is enabled for the router\n"),
+    ("Error: listen tcp 127.0.0.1:11434: bind: address already in use\n", "port_in_use",
+     "Error rate: 0.00 over the last 5 minutes\n"),
+    ("Error: llama runner process has terminated: exit status 2\n", "program_error", "Errors: 0, warnings: 2\n"),
+    ("python3: /src/ggml.c:1234: ggml_init: Assertion `ctx != NULL' failed.\n", "assertion",
+     "Assertion checks are enabled in this build\n"),
+    ("Assertion failed: mpiSize == tp * pp (/src/tensorrt_llm/runtime/worldConfig.cpp:95)\n", "mpi_world_size",
+     "[TensorRT-LLM][INFO] Assertion failures will abort\n"),
+]
+
+
+@pytest.mark.parametrize("text, kind, look_alike", OTHER_WORDS, ids=[c[1] for c in OTHER_WORDS])
+def test_another_programs_last_words_are_read_as_its_failure(tmp_path, text, kind, look_alike):
+    """Go's and Rust's "Error: …", a bare "Exception: …", C's and C++'s assertions: a failure, not
+    a line to skip (issue 32, round 3: batch H's unread failures); their look-alikes stay lines."""
+    state, _ = scan(tmp_path, text)
+    assert [e.kind for e in state.errors] == [kind] and state.outcome == "failed"
+    state, _ = scan(tmp_path, look_alike)
+    assert state.errors == [] and state.outcome != "failed"
+
+
+def test_a_runtimes_bracketed_error_explains_the_failure_that_follows(tmp_path):
+    """lmdeploy's "[TM][ERROR] …" is the cause of the exception after it; alone it fails nothing."""
+    state, _ = scan(tmp_path, "[TM][ERROR] CUDA runtime error: an illegal memory access /x/allocator.h:231\n"
+                    "RuntimeError: engine failed\n")
+    assert state.first_error is not None and state.first_error.kind == "runtime_error_level"
+    state, _ = scan(tmp_path, "[TM][ERROR] CUDA runtime error: an illegal memory access /x/allocator.h:231\n")
+    assert state.outcome != "failed"
+
+
+def test_a_missing_modules_package_is_named_only_where_its_name_says_it(tmp_path):
+    """flash_attn → flash-attn (the module's name), cv2 → opencv-python (a known other name); a
+    compiled part (fused_C) names no package."""
+    _, (hint,) = scan(tmp_path, "ModuleNotFoundError: No module named 'flash_attn'\n")
+    assert "most often the one of that name (pip install flash-attn)" in hint.why
+    _, (hint,) = scan(tmp_path, "ModuleNotFoundError: No module named 'fused_C'\n")
+    assert "pip install" not in hint.why

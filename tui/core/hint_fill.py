@@ -52,6 +52,19 @@ _QUANTISED_NAME = re.compile(r"(?i)(?<![a-z0-9])(?:fp8|fp4|nvfp4|mxfp4|awq|gptq|
 _PARAMS = re.compile(r"(?i)(?<![a-z0-9.])(?P<billions>\d+(?:\.\d+)?)b(?![a-z0-9])")
 _BYTES_PER_PARAM = ((("fp4", "int4", "awq", "gptq", "w4a16", "4bit", "gguf"), 0.5), (("fp8", "int8", "w8a8", "8bit"), 1.0))
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
+# Python's "No module named 'cv2'": the top-level module a package installs
+_MODULE = re.compile(r"No module named '(?P<mod>(?P<top>\w+)[\w.]*)'")
+#: Import names whose package on PyPI is named otherwise (the module's name says nothing of it).
+PACKAGE_OF_MODULE = {
+    "cv2": "opencv-python", "PIL": "Pillow", "yaml": "PyYAML", "sklearn": "scikit-learn", "attr": "attrs",
+    "bs4": "beautifulsoup4", "Crypto": "pycryptodome", "dateutil": "python-dateutil", "jwt": "PyJWT",
+    "zmq": "pyzmq", "OpenSSL": "pyOpenSSL", "google.protobuf": "protobuf", "dotenv": "python-dotenv",
+    "multipart": "python-multipart", "magic": "python-magic", "fitz": "PyMuPDF", "docx": "python-docx",
+    "skimage": "scikit-image", "serial": "pyserial", "usb": "pyusb", "Levenshtein": "python-Levenshtein",
+    "git": "GitPython", "websocket": "websocket-client", "pynvml": "nvidia-ml-py", "flash_attn_2_cuda": "flash-attn",
+}
+# a compiled part of a package ("vllm._C", "fused_ext", "flash_attn_2_cuda"): its name is no package's
+_COMPILED_PART = re.compile(r"(?i)(?:^_|_c$|_cuda$|_ext$|_ops$|_kernels?$)")
 #: Values an argument line prints for "not set".
 _UNSET = frozenset({"", "none", "null", "false"})
 _FIELD = re.compile(r"^(?P<name>\w+)(?:(?P<op>\*|//)(?P<n>\d+))?$")
@@ -185,6 +198,27 @@ class Context:
         ):
             return None
         return DEFAULT_FRACTION.get(self.server or "")
+
+    def _package(self) -> str | None:
+        """The package to install for a missing top-level module (Python's "No module named
+        'cv2'"): the one PyPI names otherwise where the module's name is known to differ
+        (cv2 → opencv-python), else the module's own name with "-" for "_" (flash_attn →
+        flash-attn), the name pip finds for most."""
+        found = _MODULE.search(self.message) or next(filter(None, (_MODULE.search(t) for t in self.block)), None)
+        if found is None:
+            return None
+        named = self._package_named()
+        if named is not None or _COMPILED_PART.search(found["top"]):
+            return named
+        return found["top"].replace("_", "-")
+
+    def _package_named(self) -> str | None:
+        """The package of a missing module whose PyPI name is known to differ from it (cv2 →
+        opencv-python); None for any other."""
+        found = _MODULE.search(self.message) or next(filter(None, (_MODULE.search(t) for t in self.block)), None)
+        if found is None:
+            return None
+        return PACKAGE_OF_MODULE.get(found["mod"]) or PACKAGE_OF_MODULE.get(found["top"])
 
     def _server(self) -> str | None:
         return self.server
