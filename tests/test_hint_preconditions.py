@@ -1076,6 +1076,79 @@ CASES += [  # round 3, generalising (issue 32): families of failures whose gener
      vllm() + V + TORCH_OOM.format(mine="23.08"), "cuda-oom-vllm"),
 ]
 
+SITE = "/usr/lib/python3.10/site-packages"
+ENOENT = "FileNotFoundError: [Errno 2] No such file or directory: '{path}'\n"
+OLLAMA_GPU = 'time=2024-07-04T17:13:20.135+08:00 level=DEBUG source=gpu.go:385 msg="Unable to load nvcuda" library={lib} error="{why}"\n'
+
+CASES += [  # round 3, batch I's wrong hints and unread families (issue 32): each written here from the programs' own
+    # words; a generic hint says only what the log supports
+    ("file-not-found-given",
+     vllm("model='/models/m', chat_template='/templates/t.jinja'") + V + ENOENT.format(path="/templates/t.jinja"),
+     # a path built by the server itself (lmdeploy's './workspace/config.json'): no path of the user's to check
+     'Traceback (most recent call last):\n  File "/w/lmdeploy/utils.py", line 191, in get_hf_config_content\n'
+     "    with open(config_path, 'r') as f:\n" + ENOENT.format(path="./workspace/config.json"), "file-not-found-path"),
+    ("file-not-found-given (the model's own path)", vllm("model='models/llama/'") + V + ENOENT.format(path="./models/llama"),
+     # a file inside the folder given: the folder was the user's, the file name the server's
+     vllm("model='./models/llama'") + V + ENOENT.format(path="./models/llama/config.json"), "file-not-found-path"),
+    ("import-name-missing",
+     f'Traceback (most recent call last):\n  File "{SITE}/sglang/srt/constrained/__init__.py", line 4, in <module>\n'
+     "    from outlines.fsm.json_schema import build_regex_from_object\nImportError: cannot import name "
+     f"'build_regex_from_object' from 'outlines.fsm.json_schema' ({SITE}/outlines/fsm/json_schema.py)\n",
+     # a package importing from itself: a mixed or partial install, not two releases apart
+     f'Traceback (most recent call last):\n  File "{SITE}/vllm/engine/llm_engine.py", line 4, in <module>\n'
+     "    from vllm.config import CacheConfig\nImportError: cannot import name 'CacheConfig' from 'vllm.config' "
+     f"({SITE}/vllm/config.py)\n", None),
+    ("import-name-missing (no frame names the importer)",
+     "ImportError: cannot import name 'awq_dequantize' from 'sgl_kernel' (/x/sgl_kernel/__init__.py)\n",
+     "ImportError: cannot import name 'awq_dequantize' from partially initialized module 'sgl_kernel' (most likely due "
+     "to a circular import) (/x/sgl_kernel/__init__.py)\n", None),
+    ("nvml-driver-mismatch", "Failed to initialize NVML: Driver/library version mismatch\nNVML library version: 535.129\n",
+     "NVML library version: 535.129\nDriver Version: 535.129.03   CUDA Version: 12.2\n", None),
+    ("command-not-found", "root@host:/# trtllm-serve\nbash: trtllm-serve: command not found\n",
+     "INFO: tokenizer chat template not found, using the default\n", None),
+    ("command-not-found (dash's words)", "/bin/sh: 1: vllm: not found\n",
+     "/bin/sh: 1: cannot open /models/run.sh: No such file\n", None),
+    ("argument-invalid-choice",
+     "usage: vllm [-h] {chat,complete}\nvllm: error: argument subparser: invalid choice: 'serve' (choose from 'chat', "
+     "'complete')\n",
+     # a flag's value: the server's own flag, the hint for its arguments
+     "vllm serve: error: argument --dtype: invalid choice: 'fp32' (choose from 'auto', 'half', 'bfloat16')\n",
+     "unrecognized-argument"),
+    ("argument-invalid-value", "error: invalid value 'True' for '--trust-remote-code'\n  [possible values: true, false]\n",
+     # a value it could not parse says why on its own line: no list to choose from
+     "error: invalid value 'abc' for '--port <PORT>': invalid digit found in string\n", None),
+    ("libcuda-missing",
+     "/llama-server: error while loading shared libraries: libcuda.so.1: cannot open shared object file: No such file or "
+     "directory\n",
+     # the CUDA runtime, not the driver: another library missing
+     "/llama-server: error while loading shared libraries: libcudart.so.12: cannot open shared object file: No such file "
+     "or directory\n", "loader-library-missing"),
+    ("loader-library-missing",
+     "./main: error while loading shared libraries: libgomp.so.1: cannot open shared object file: No such file or "
+     "directory\n",
+     # Python's import of an extension: the hint for a package built for another CUDA or torch
+     sglang() + tb("ImportError: libcudart.so.13: cannot open shared object file: No such file or directory",
+                   "launch_server"), "missing-shared-library"),
+    ("driver-symbol-missing",
+     OLLAMA_GPU.format(lib="/usr/lib64/libcuda.so.418.74", why="symbol lookup for cuCtxCreate_v3 failed: "
+                       "/usr/lib64/libcuda.so.418.74: undefined symbol: cuCtxCreate_v3"),
+     # a compiled extension lacking a driver call: the extension's, not the driver library's own words
+     vllm() + V + "ImportError: /x/vllm/_C.abi3.so: undefined symbol: cuGreenCtxDestroy\n", "undefined-symbol"),
+    ("driver-too-old-or-missing",
+     OLLAMA_GPU.format(lib="/x/cudart64_12.dll", why="your nvidia driver is too old or missing.  If you have a CUDA GPU "
+                       "please upgrade to run ollama"),
+     OLLAMA_GPU.format(lib="/x/cudart64_12.dll", why="cudart init failure: 35"), None),
+    ("dll-procedure-missing",
+     "ImportError: DLL load failed while importing exllamav2_ext: The specified procedure could not be found.\n",
+     "ImportError: DLL load failed while importing exllamav2_ext: The specified module could not be found.\n",
+     "dll-missing"),
+    ("dll-missing", "ImportError: DLL load failed while importing _C: The specified module could not be found.\n",
+     "ImportError: DLL load failed while importing _C: Access is denied.\n", None),
+    ("runner-exit-127", "Error: llama runner process has terminated: exit status 127\n",
+     # another status: the runner ran, and failed in its own way
+     "Error: llama runner process has terminated: exit status 2\n", None),
+]
+
 LOOK_ALIKE = {c[0]: c[2] for c in CASES}
 
 
@@ -1275,6 +1348,12 @@ OTHER_WORDS = [
      "Assertion checks are enabled in this build\n"),
     ("Assertion failed: mpiSize == tp * pp (/src/tensorrt_llm/runtime/worldConfig.cpp:95)\n", "mpi_world_size",
      "[TensorRT-LLM][INFO] Assertion failures will abort\n"),
+    ("bash: trtllm-serve: command not found\n", "command_not_found", "INFO: chat template not found, using the default\n"),
+    ("/llama-server: error while loading shared libraries: libcuda.so.1: cannot open shared object file: No such file or "
+     "directory\n", "shared_library_missing", "ldconfig: scanning the shared libraries of /usr/lib\n"),
+    ("thread 'main' panicked at router/src/infer.rs:324:14:\n", "panic", "thread 'main' started the router\n"),
+    ("Failed to initialize NVML: Driver/library version mismatch\n", "nvml_driver_mismatch",
+     "NVML library version: 535.129\n"),
 ]
 
 
@@ -1298,9 +1377,30 @@ def test_a_runtimes_bracketed_error_explains_the_failure_that_follows(tmp_path):
 
 
 def test_a_missing_modules_package_is_named_only_where_its_name_says_it(tmp_path):
-    """flash_attn → flash-attn (the module's name), cv2 → opencv-python (a known other name); a
-    compiled part (fused_C) names no package."""
-    _, (hint,) = scan(tmp_path, "ModuleNotFoundError: No module named 'flash_attn'\n")
-    assert "most often the one of that name (pip install flash-attn)" in hint.why
-    _, (hint,) = scan(tmp_path, "ModuleNotFoundError: No module named 'fused_C'\n")
-    assert "pip install" not in hint.why
+    """cv2 → opencv-python, transformers → transformers (a table of checked names); a module not in it
+    (flashinfer, whose PyPI name is another and whose build depends on the GPU platform: TGI's ROCm
+    image, issue 32), a GPU kernel (flash_attn) or a compiled part (fused_C) is said missing, with no
+    pip line."""
+    _, (hint,) = scan(tmp_path, "ModuleNotFoundError: No module named 'cv2'\n")
+    assert "pip install opencv-python" in hint.why
+    _, (hint,) = scan(tmp_path, "ModuleNotFoundError: No module named 'transformers'\n")
+    assert "pip install transformers" in hint.why
+    for module in ("flashinfer", "flash_attn", "fused_C", "my_private_utils"):
+        _, (hint,) = scan(tmp_path, f"ModuleNotFoundError: No module named '{module}'\n")
+        assert hint.id == "module-not-found" and "pip install" not in hint.why
+        assert hint.why == f"the Python module {module} is not installed in the environment the server runs from"
+
+
+def test_a_missing_path_is_the_users_to_check_only_where_the_run_was_given_it(tmp_path):
+    """lmdeploy's own './workspace/config.json' (issue 32, batch I): the path is said missing, and no
+    "check the path" is prescribed; a chat template the arguments name is the user's to check."""
+    _, (hint,) = scan(tmp_path, LOOK_ALIKE["file-not-found-given"])
+    assert hint.id == "file-not-found-path" and "check the path" not in hint.why and "./workspace/config.json" in hint.why
+    _, (hint,) = scan(tmp_path, CASES[[c[0] for c in CASES].index("file-not-found-given")][1])
+    assert "check the path" in hint.why and [(e.check, e.holds) for e in hint.evidence] == [("path_given", True)]
+
+
+def test_an_import_names_both_packages_from_the_traceback(tmp_path):
+    """The package that imports (its frame's folder) and the one it imports from, both quoted."""
+    _, (hint,) = scan(tmp_path, CASES[[c[0] for c in CASES].index("import-name-missing")][1])
+    assert "the installed outlines is another release than sglang expects" in hint.why
