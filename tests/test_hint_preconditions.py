@@ -505,7 +505,7 @@ CASES += [  # every other hint in hints.toml: (hint, must fire, look-alike, the 
      vllm() + V + "ValueError: User-specified max_model_len (262144) is greater than the derived max_model_len "
      "(max_position_embeddings=131072 or model_max_length=None in model's config.json).\n",
      vllm() + V + "ValueError: User-specified max_model_len (262144) is invalid.\n", None),
-    ("missing-shared-library",
+    ("missing-cuda-library",
      sglang() + tb("ImportError: libcudart.so.13: cannot open shared object file: No such file or directory",
                    "launch_server"),
      sglang() + tb("ImportError: cannot import name 'flashinfer_sampling' from 'flashinfer'", "launch_server"), None),
@@ -1127,7 +1127,7 @@ CASES += [  # round 3, batch I's wrong hints and unread families (issue 32): eac
      "./main: error while loading shared libraries: libgomp.so.1: cannot open shared object file: No such file or "
      "directory\n",
      # Python's import of an extension: the hint for a package built for another CUDA or torch
-     sglang() + tb("ImportError: libcudart.so.13: cannot open shared object file: No such file or directory",
+     sglang() + tb("ImportError: libgomp.so.1: cannot open shared object file: No such file or directory",
                    "launch_server"), "missing-shared-library"),
     ("driver-symbol-missing",
      OLLAMA_GPU.format(lib="/usr/lib64/libcuda.so.418.74", why="symbol lookup for cuCtxCreate_v3 failed: "
@@ -1147,6 +1147,32 @@ CASES += [  # round 3, batch I's wrong hints and unread families (issue 32): eac
     ("runner-exit-127", "Error: llama runner process has terminated: exit status 127\n",
      # another status: the runner ran, and failed in its own way
      "Error: llama runner process has terminated: exit status 2\n", None),
+    ("missing-shared-library",
+     "ImportError: libpython3.10.so.1.0: cannot open shared object file: No such file or directory\n",
+     # a CUDA runtime of a numbered release: the package was built for another CUDA
+     "ImportError: libcublas.so.11: cannot open shared object file: No such file or directory\n", "missing-cuda-library"),
+    ("illegal-instruction",
+     "Error: llama runner process has terminated\nllama runner stopped with error: signal: illegal instruction (core dumped)\n",
+     # another signal: no CPU feature to blame
+     "Error: llama runner process has terminated\nllama runner stopped with error: signal: killed\n", None),
+    ("quantization-method-unknown",
+     vllm() + V + "ValueError: Unknown quantization method: gptq. Must be one of ['awq', 'squeezellm'].\n",
+     # a method this release knows, refused for another reason: no release to change
+     vllm() + V + "ValueError: Quantization method specified in the model config (fp8) does not match the quantization "
+     "method specified in the `quantization` argument (gguf).\n", None),
+    ("ollama-model-not-in-registry", "pulling manifest\nError: pull model manifest: file does not exist\n",
+     # the registry could not be reached: the name may be right
+     "pulling manifest\nError: pull model manifest: Get \"https://registry.ollama.ai/v2/library/llama3/manifests/latest\": "
+     "dial tcp: lookup registry.ollama.ai: no such host\n", None),
+    ("xinference-no-slot",
+     "RuntimeError: Failed to launch model, detail: [address=0.0.0.0:36042, pid=294316] No available slot found for the "
+     "model\n",
+     "RuntimeError: Failed to launch model, detail: [address=0.0.0.0:36042, pid=294316] Model not found in the model "
+     "registry\n", None),
+    ("argument-value-refused",
+     'error while handling argument "--flash-attn": error: unkown value for --flash-attn: \'--ctx-size\'\n',
+     # a value of its own, refused: the usage lists the right ones, and nothing says the flag changed
+     'error while handling argument "--flash-attn": error: unkown value for --flash-attn: \'yes\'\n', None),
 ]
 
 LOOK_ALIKE = {c[0]: c[2] for c in CASES}
