@@ -1155,6 +1155,8 @@ CASES += [  # round 3, batch I's wrong hints and unread families (issue 32): eac
      "Error: llama runner process has terminated\nllama runner stopped with error: signal: illegal instruction (core dumped)\n",
      # another signal: no CPU feature to blame
      "Error: llama runner process has terminated\nllama runner stopped with error: signal: killed\n", None),
+    ("illegal-instruction (a GPU's illegal instruction is no CPU's)", "Illegal instruction (core dumped)\n",
+     vllm() + V + "RuntimeError: CUDA error: an illegal instruction was encountered\n", None),
     ("quantization-method-unknown",
      vllm() + V + "ValueError: Unknown quantization method: gptq. Must be one of ['awq', 'squeezellm'].\n",
      # a method this release knows, refused for another reason: no release to change
@@ -1375,6 +1377,8 @@ OTHER_WORDS = [
     ("Assertion failed: mpiSize == tp * pp (/src/tensorrt_llm/runtime/worldConfig.cpp:95)\n", "mpi_world_size",
      "[TensorRT-LLM][INFO] Assertion failures will abort\n"),
     ("bash: trtllm-serve: command not found\n", "command_not_found", "INFO: chat template not found, using the default\n"),
+    ("2025-03-24T17:44:27.843241Z ERROR download: text_generation_launcher: text-generation-server not found in PATH\n",
+     "command_not_found", "2025-03-24T17:44:27.843241Z  WARN text_generation_launcher: ninja not found in PATH, skipping\n"),
     ("/llama-server: error while loading shared libraries: libcuda.so.1: cannot open shared object file: No such file or "
      "directory\n", "shared_library_missing", "ldconfig: scanning the shared libraries of /usr/lib\n"),
     ("thread 'main' panicked at router/src/infer.rs:324:14:\n", "panic", "thread 'main' started the router\n"),
