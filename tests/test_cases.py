@@ -45,7 +45,7 @@ EXPECTED = {
     "case_vllm_memory_held_at_start.log": (FAILED, (4, "ValueError", "EngineCore_DP0"), None, "memory-held-at-start"),
     "case_vllm_removeipc_semlock.log": (FAILED, (3, "FileNotFoundError", None), None, "remove-ipc"),
     "case_vllm_unrecognized_argument.log": (FAILED, (3, "bad_argument", None), None, "unrecognized-argument"),
-    "case_sglang_missing_libcudart.log": (FAILED, (2, "ImportError", "main"), None, "missing-shared-library"),
+    "case_sglang_missing_libcudart.log": (FAILED, (2, "ImportError", "main"), None, "missing-cuda-library"),
     "case_tgi_two_shards_ready.log": (READY, None, None, None),
     "case_tgi_shard_oom.log": (FAILED, (5, "OutOfMemoryError", None), None, "weights-oom"),
     "case_llamacpp_listen_first_ready.log": (READY, None, None, None),

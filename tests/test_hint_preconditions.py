@@ -505,7 +505,7 @@ CASES += [  # every other hint in hints.toml: (hint, must fire, look-alike, the 
      vllm() + V + "ValueError: User-specified max_model_len (262144) is greater than the derived max_model_len "
      "(max_position_embeddings=131072 or model_max_length=None in model's config.json).\n",
      vllm() + V + "ValueError: User-specified max_model_len (262144) is invalid.\n", None),
-    ("missing-shared-library",
+    ("missing-cuda-library",
      sglang() + tb("ImportError: libcudart.so.13: cannot open shared object file: No such file or directory",
                    "launch_server"),
      sglang() + tb("ImportError: cannot import name 'flashinfer_sampling' from 'flashinfer'", "launch_server"), None),
@@ -995,6 +995,188 @@ CASES += [  # round 3, batch H's failures (issue 32): measured first (3 of 21 ri
      "pulling manifest\nError: pull model manifest: file does not exist\n", None),
 ]
 
+CUDA_INIT = ("RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling "
+             "NumCudaDevices() that might have already set an error? Error {code}: {what}\n")
+CUDA_WARN = ("/x/torch/cuda/__init__.py:128: UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). "
+             "Did you run some cuda functions before calling NumCudaDevices() that might have already set an error? Error "
+             "{code}: {what} (Triggered internally at ../c10/cuda/CUDAFunctions.cpp:108.)\n")
+TORCH_OOM = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.69 "
+             "GiB of which 100.00 MiB is free. Including non-PyTorch memory, this process has {mine} GiB memory in use.\n")
+DOCKER = ("docker: Error response from daemon: failed to create task for container: failed to create shim task: OCI "
+          "runtime create failed: runc create failed: unable to start container process: error during container init\n")
+CASES += [  # round 3, generalising (issue 32): families of failures whose generic hint is still right, each written
+    # here from the libraries' and drivers' own messages; the hints quote the log's names and figures
+    ("module-not-found (a module whose package PyPI names otherwise)",
+     vllm() + V + "ModuleNotFoundError: No module named 'cv2'\n",
+     # a submodule of an installed package: not a package to install
+     vllm() + V + "ModuleNotFoundError: No module named 'transformers.models.mllama'\n", "module-not-found-submodule"),
+    ("module-not-found-submodule", sglang() + TB + "ModuleNotFoundError: No module named 'transformers.models.mllama'\n",
+     # a namespace package's part (google.protobuf) is a package of its own: protobuf
+     sglang() + TB + "ModuleNotFoundError: No module named 'google.protobuf'\n", "module-not-found"),
+    ("module-shadowed", vllm() + V + "ModuleNotFoundError: No module named 'vllm.entrypoints'; 'vllm' is not a package\n",
+     vllm() + V + "ModuleNotFoundError: No module named 'vllm_entrypoints'\n", "module-not-found"),
+    ("python-requirement",
+     "ImportError: tokenizers>=0.14,<0.19 is required for a normal functioning of this module, but found tokenizers==0.19.1.\n",
+     # a requirement met, and another reason: no version to change
+     "ImportError: tokenizers is required for a normal functioning of this module, but could not be imported.\n", None),
+    ("python-requirement-stated",
+     vllm() + V + "ValueError: This model requires transformers>=4.45.0, but you have transformers 4.44.2.\n",
+     # a figure that is no package's release ("requires more than 8 GPUs")
+     vllm() + V + "ValueError: This model requires tensor_parallel_size >= 2 on this GPU.\n", None),
+    ("python-requirement-stated (the requirement alone)", "ImportError: Qwen2.5-VL requires transformers>=4.49.0\n",
+     "ImportError: Qwen2.5-VL requires a newer transformers\n", None),
+    ("pip-install-advised",
+     "ImportError: Using `bitsandbytes` 4-bit quantization requires the latest version of bitsandbytes: `pip install -U "
+     "bitsandbytes`\n",
+     "ImportError: Using `bitsandbytes` 4-bit quantization requires the latest version of bitsandbytes\n", None),
+    ("file-not-found-path", vllm() + V + "FileNotFoundError: [Errno 2] No such file or directory: '/models/llama/config.json'\n",
+     # a bare name: a program or a file of the working directory, the log cannot tell which
+     vllm() + V + "FileNotFoundError: [Errno 2] No such file or directory: 'nvcc'\n", "file-not-found-name"),
+    ("file-not-found-name", sglang() + TB + "FileNotFoundError: [Errno 2] No such file or directory: 'ninja'\n",
+     # ENOENT of the semaphores systemd-logind removed: remove-ipc's, not a name to install
+     sglang() + TB.replace("/x/scheduler.py", "/usr/lib/python3.10/multiprocessing/synchronize.py") + "FileNotFoundError: "
+     "[Errno 2] No such file or directory\n", "remove-ipc"),
+    ("cuda-init-fabric-manager", vllm() + V + CUDA_INIT.format(code=802, what="system not yet initialized"),
+     vllm() + V + CUDA_INIT.format(code=999, what="unknown error"), "cuda-init-error"),
+    ("cuda-init-forward-compat (torch's warning, the cause of the failure after it)",
+     CUDA_WARN.format(code=804, what="forward compatibility was attempted on non supported HW") +
+     "RuntimeError: No CUDA GPUs are available\n",
+     CUDA_WARN.format(code=999, what="unknown error") + "RuntimeError: No CUDA GPUs are available\n", "cuda-init-error"),
+    ("cuda-init-stub-library", vllm() + V + CUDA_INIT.format(code=34, what="CUDA driver is a stub library"),
+     vllm() + V + CUDA_INIT.format(code=3, what="initialization error"), "cuda-init-error"),
+    ("cuda-init-error", vllm() + V + CUDA_INIT.format(code=999, what="unknown error"),
+     # CUDA started, and a kernel failed afterwards: no driver to blame
+     vllm() + V + "RuntimeError: CUDA error: an illegal memory access was encountered\n", None),
+    ("cuda-ptx-toolchain", vllm() + V + "RuntimeError: CUDA error: the provided PTX was compiled with an unsupported "
+     "toolchain.\n", vllm() + V + "RuntimeError: CUDA error: no kernel image is available for execution on the device\n",
+     "gpu-arch-unsupported"),
+    ("torch-driver-too-old",
+     "RuntimeError: The NVIDIA driver on your system is too old (found version 11040). Please update your GPU driver by "
+     "downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx\n",
+     "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a "
+     "driver\n", "no-gpu-visible"),
+    ("container-cuda-requirement",
+     DOCKER + "nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.4, please update your driver to a "
+     "newer version, or use an earlier cuda container: unknown.\n",
+     # the runtime found no GPU at all: not a version
+     DOCKER + "nvidia-container-cli: initialization error: nvml error: driver not loaded: unknown.\n", None),
+    ("gpu-capability-too-old", "RuntimeError: FlashAttention only supports Ampere GPUs or newer.\n",
+     # a dtype on the GPU, not a generation named
+     "RuntimeError: FlashAttention only supports fp16 and bf16 data type\n", None),
+    ("hf-forbidden",
+     "requests.exceptions.HTTPError: 403 Client Error: Forbidden for url: https://huggingface.co/meta-llama/Llama-2-7b-hf/"
+     "resolve/main/config.json\n",
+     # a 403 of another site: no Hub access to ask for
+     "requests.exceptions.HTTPError: 403 Client Error: Forbidden for url: https://example.com/models/m/config.json\n", None),
+    ("cuda-oom-others (a server without OOM hints of its own)", TORCH_OOM.format(mine="3.08"),
+     # this process held nearly all of it: no one else to stop
+     TORCH_OOM.format(mine="23.08"), "cuda-oom-any"),
+    ("cuda-oom-any", TORCH_OOM.format(mine="23.08"),
+     # the allocation's OOM figures on vLLM's log: its own hint names its flag
+     vllm() + V + TORCH_OOM.format(mine="23.08"), "cuda-oom-vllm"),
+]
+
+SITE = "/usr/lib/python3.10/site-packages"
+ENOENT = "FileNotFoundError: [Errno 2] No such file or directory: '{path}'\n"
+OLLAMA_GPU = 'time=2024-07-04T17:13:20.135+08:00 level=DEBUG source=gpu.go:385 msg="Unable to load nvcuda" library={lib} error="{why}"\n'
+
+CASES += [  # round 3, batch I's wrong hints and unread families (issue 32): each written here from the programs' own
+    # words; a generic hint says only what the log supports
+    ("file-not-found-given",
+     vllm("model='/models/m', chat_template='/templates/t.jinja'") + V + ENOENT.format(path="/templates/t.jinja"),
+     # a path built by the server itself (lmdeploy's './workspace/config.json'): no path of the user's to check
+     'Traceback (most recent call last):\n  File "/w/lmdeploy/utils.py", line 191, in get_hf_config_content\n'
+     "    with open(config_path, 'r') as f:\n" + ENOENT.format(path="./workspace/config.json"), "file-not-found-path"),
+    ("file-not-found-given (the model's own path)", vllm("model='models/llama/'") + V + ENOENT.format(path="./models/llama"),
+     # a file inside the folder given: the folder was the user's, the file name the server's
+     vllm("model='./models/llama'") + V + ENOENT.format(path="./models/llama/config.json"), "file-not-found-path"),
+    ("import-name-missing",
+     f'Traceback (most recent call last):\n  File "{SITE}/sglang/srt/constrained/__init__.py", line 4, in <module>\n'
+     "    from outlines.fsm.json_schema import build_regex_from_object\nImportError: cannot import name "
+     f"'build_regex_from_object' from 'outlines.fsm.json_schema' ({SITE}/outlines/fsm/json_schema.py)\n",
+     # a package importing from itself: a mixed or partial install, not two releases apart
+     f'Traceback (most recent call last):\n  File "{SITE}/vllm/engine/llm_engine.py", line 4, in <module>\n'
+     "    from vllm.config import CacheConfig\nImportError: cannot import name 'CacheConfig' from 'vllm.config' "
+     f"({SITE}/vllm/config.py)\n", None),
+    ("import-name-missing (no frame names the importer)",
+     "ImportError: cannot import name 'awq_dequantize' from 'sgl_kernel' (/x/sgl_kernel/__init__.py)\n",
+     "ImportError: cannot import name 'awq_dequantize' from partially initialized module 'sgl_kernel' (most likely due "
+     "to a circular import) (/x/sgl_kernel/__init__.py)\n", None),
+    ("nvml-driver-mismatch", "Failed to initialize NVML: Driver/library version mismatch\nNVML library version: 535.129\n",
+     "NVML library version: 535.129\nDriver Version: 535.129.03   CUDA Version: 12.2\n", None),
+    ("command-not-found", "root@host:/# trtllm-serve\nbash: trtllm-serve: command not found\n",
+     "INFO: tokenizer chat template not found, using the default\n", None),
+    ("command-not-found (dash's words)", "/bin/sh: 1: vllm: not found\n",
+     "/bin/sh: 1: cannot open /models/run.sh: No such file\n", None),
+    ("argument-invalid-choice",
+     "usage: vllm [-h] {chat,complete}\nvllm: error: argument subparser: invalid choice: 'serve' (choose from 'chat', "
+     "'complete')\n",
+     # a flag's value: the server's own flag, the hint for its arguments
+     "vllm serve: error: argument --dtype: invalid choice: 'fp32' (choose from 'auto', 'half', 'bfloat16')\n",
+     "unrecognized-argument"),
+    ("argument-invalid-value", "error: invalid value 'True' for '--trust-remote-code'\n  [possible values: true, false]\n",
+     # a value it could not parse says why on its own line: no list to choose from
+     "error: invalid value 'abc' for '--port <PORT>': invalid digit found in string\n", None),
+    ("libcuda-missing",
+     "/llama-server: error while loading shared libraries: libcuda.so.1: cannot open shared object file: No such file or "
+     "directory\n",
+     # the CUDA runtime, not the driver: another library missing
+     "/llama-server: error while loading shared libraries: libcudart.so.12: cannot open shared object file: No such file "
+     "or directory\n", "loader-library-missing"),
+    ("loader-library-missing",
+     "./main: error while loading shared libraries: libgomp.so.1: cannot open shared object file: No such file or "
+     "directory\n",
+     # Python's import of an extension: the hint for a package built for another CUDA or torch
+     sglang() + tb("ImportError: libgomp.so.1: cannot open shared object file: No such file or directory",
+                   "launch_server"), "missing-shared-library"),
+    ("driver-symbol-missing",
+     OLLAMA_GPU.format(lib="/usr/lib64/libcuda.so.418.74", why="symbol lookup for cuCtxCreate_v3 failed: "
+                       "/usr/lib64/libcuda.so.418.74: undefined symbol: cuCtxCreate_v3"),
+     # a compiled extension lacking a driver call: the extension's, not the driver library's own words
+     vllm() + V + "ImportError: /x/vllm/_C.abi3.so: undefined symbol: cuGreenCtxDestroy\n", "undefined-symbol"),
+    ("driver-too-old-or-missing",
+     OLLAMA_GPU.format(lib="/x/cudart64_12.dll", why="your nvidia driver is too old or missing.  If you have a CUDA GPU "
+                       "please upgrade to run ollama"),
+     OLLAMA_GPU.format(lib="/x/cudart64_12.dll", why="cudart init failure: 35"), None),
+    ("dll-procedure-missing",
+     "ImportError: DLL load failed while importing exllamav2_ext: The specified procedure could not be found.\n",
+     "ImportError: DLL load failed while importing exllamav2_ext: The specified module could not be found.\n",
+     "dll-missing"),
+    ("dll-missing", "ImportError: DLL load failed while importing _C: The specified module could not be found.\n",
+     "ImportError: DLL load failed while importing _C: Access is denied.\n", None),
+    ("runner-exit-127", "Error: llama runner process has terminated: exit status 127\n",
+     # another status: the runner ran, and failed in its own way
+     "Error: llama runner process has terminated: exit status 2\n", None),
+    ("missing-shared-library",
+     "ImportError: libpython3.10.so.1.0: cannot open shared object file: No such file or directory\n",
+     # a CUDA runtime of a numbered release: the package was built for another CUDA
+     "ImportError: libcublas.so.11: cannot open shared object file: No such file or directory\n", "missing-cuda-library"),
+    ("illegal-instruction",
+     "Error: llama runner process has terminated\nllama runner stopped with error: signal: illegal instruction (core dumped)\n",
+     # another signal: no CPU feature to blame
+     "Error: llama runner process has terminated\nllama runner stopped with error: signal: killed\n", None),
+    ("illegal-instruction (a GPU's illegal instruction is no CPU's)", "Illegal instruction (core dumped)\n",
+     vllm() + V + "RuntimeError: CUDA error: an illegal instruction was encountered\n", None),
+    ("quantization-method-unknown",
+     vllm() + V + "ValueError: Unknown quantization method: gptq. Must be one of ['awq', 'squeezellm'].\n",
+     # a method this release knows, refused for another reason: no release to change
+     vllm() + V + "ValueError: Quantization method specified in the model config (fp8) does not match the quantization "
+     "method specified in the `quantization` argument (gguf).\n", None),
+    ("ollama-model-not-in-registry", "pulling manifest\nError: pull model manifest: file does not exist\n",
+     # the registry could not be reached: the name may be right
+     "pulling manifest\nError: pull model manifest: Get \"https://registry.ollama.ai/v2/library/llama3/manifests/latest\": "
+     "dial tcp: lookup registry.ollama.ai: no such host\n", None),
+    ("xinference-no-slot",
+     "RuntimeError: Failed to launch model, detail: [address=0.0.0.0:36042, pid=294316] No available slot found for the "
+     "model\n",
+     "RuntimeError: Failed to launch model, detail: [address=0.0.0.0:36042, pid=294316] Model not found in the model "
+     "registry\n", None),
+    ("argument-value-refused",
+     'error while handling argument "--flash-attn": error: unkown value for --flash-attn: \'--ctx-size\'\n',
+     # a value of its own, refused: the usage lists the right ones, and nothing says the flag changed
+     'error while handling argument "--flash-attn": error: unkown value for --flash-attn: \'yes\'\n', None),
+]
+
 LOOK_ALIKE = {c[0]: c[2] for c in CASES}
 
 
@@ -1181,3 +1363,74 @@ def test_a_line_relayed_under_the_api_servers_tag_is_the_engines(tmp_path):
     state, (hint,) = scan(tmp_path, vllm() + RELAYED + DRIVER_803)
     assert [(e.kind, e.rank) for e in state.errors] == [("RuntimeError", "EngineCore_DP0")]
     assert hint.id == "cuda-driver-library-mismatch"
+
+
+#: (a failure in another program's words, the error kind it is read as, a look-alike that is no error)
+OTHER_WORDS = [
+    ("Exception: data did not match any variant of untagged enum ModelWrapper at line 1 column 9\n", "Exception",
+     "Exception handling is enabled for the router\n"),
+    ("Error: listen tcp 127.0.0.1:11434: bind: address already in use\n", "port_in_use",
+     "Error rate: 0.00 over the last 5 minutes\n"),
+    ("Error: llama runner process has terminated: exit status 2\n", "program_error", "Errors: 0, warnings: 2\n"),
+    ("python3: /src/ggml.c:1234: ggml_init: Assertion `ctx != NULL' failed.\n", "assertion",
+     "Assertion checks are enabled in this build\n"),
+    ("Assertion failed: mpiSize == tp * pp (/src/tensorrt_llm/runtime/worldConfig.cpp:95)\n", "mpi_world_size",
+     "[TensorRT-LLM][INFO] Assertion failures will abort\n"),
+    ("bash: trtllm-serve: command not found\n", "command_not_found", "INFO: chat template not found, using the default\n"),
+    ("2025-03-24T17:44:27.843241Z ERROR download: text_generation_launcher: text-generation-server not found in PATH\n",
+     "command_not_found", "2025-03-24T17:44:27.843241Z  WARN text_generation_launcher: ninja not found in PATH, skipping\n"),
+    ("/llama-server: error while loading shared libraries: libcuda.so.1: cannot open shared object file: No such file or "
+     "directory\n", "shared_library_missing", "ldconfig: scanning the shared libraries of /usr/lib\n"),
+    ("thread 'main' panicked at router/src/infer.rs:324:14:\n", "panic", "thread 'main' started the router\n"),
+    ("Failed to initialize NVML: Driver/library version mismatch\n", "nvml_driver_mismatch",
+     "NVML library version: 535.129\n"),
+]
+
+
+@pytest.mark.parametrize("text, kind, look_alike", OTHER_WORDS, ids=[c[1] for c in OTHER_WORDS])
+def test_another_programs_last_words_are_read_as_its_failure(tmp_path, text, kind, look_alike):
+    """Go's and Rust's "Error: …", a bare "Exception: …", C's and C++'s assertions: a failure, not
+    a line to skip (issue 32, round 3: batch H's unread failures); their look-alikes stay lines."""
+    state, _ = scan(tmp_path, text)
+    assert [e.kind for e in state.errors] == [kind] and state.outcome == "failed"
+    state, _ = scan(tmp_path, look_alike)
+    assert state.errors == [] and state.outcome != "failed"
+
+
+def test_a_runtimes_bracketed_error_explains_the_failure_that_follows(tmp_path):
+    """lmdeploy's "[TM][ERROR] …" is the cause of the exception after it; alone it fails nothing."""
+    state, _ = scan(tmp_path, "[TM][ERROR] CUDA runtime error: an illegal memory access /x/allocator.h:231\n"
+                    "RuntimeError: engine failed\n")
+    assert state.first_error is not None and state.first_error.kind == "runtime_error_level"
+    state, _ = scan(tmp_path, "[TM][ERROR] CUDA runtime error: an illegal memory access /x/allocator.h:231\n")
+    assert state.outcome != "failed"
+
+
+def test_a_missing_modules_package_is_named_only_where_its_name_says_it(tmp_path):
+    """cv2 → opencv-python, transformers → transformers (a table of checked names); a module not in it
+    (flashinfer, whose PyPI name is another and whose build depends on the GPU platform: TGI's ROCm
+    image, issue 32), a GPU kernel (flash_attn) or a compiled part (fused_C) is said missing, with no
+    pip line."""
+    _, (hint,) = scan(tmp_path, "ModuleNotFoundError: No module named 'cv2'\n")
+    assert "pip install opencv-python" in hint.why
+    _, (hint,) = scan(tmp_path, "ModuleNotFoundError: No module named 'transformers'\n")
+    assert "pip install transformers" in hint.why
+    for module in ("flashinfer", "flash_attn", "fused_C", "my_private_utils"):
+        _, (hint,) = scan(tmp_path, f"ModuleNotFoundError: No module named '{module}'\n")
+        assert hint.id == "module-not-found" and "pip install" not in hint.why
+        assert hint.why == f"the Python module {module} is not installed in the environment the server runs from"
+
+
+def test_a_missing_path_is_the_users_to_check_only_where_the_run_was_given_it(tmp_path):
+    """lmdeploy's own './workspace/config.json' (issue 32, batch I): the path is said missing, and no
+    "check the path" is prescribed; a chat template the arguments name is the user's to check."""
+    _, (hint,) = scan(tmp_path, LOOK_ALIKE["file-not-found-given"])
+    assert hint.id == "file-not-found-path" and "check the path" not in hint.why and "./workspace/config.json" in hint.why
+    _, (hint,) = scan(tmp_path, CASES[[c[0] for c in CASES].index("file-not-found-given")][1])
+    assert "check the path" in hint.why and [(e.check, e.holds) for e in hint.evidence] == [("path_given", True)]
+
+
+def test_an_import_names_both_packages_from_the_traceback(tmp_path):
+    """The package that imports (its frame's folder) and the one it imports from, both quoted."""
+    _, (hint,) = scan(tmp_path, CASES[[c[0] for c in CASES].index("import-name-missing")][1])
+    assert "the installed outlines is another release than sglang expects" in hint.why

@@ -52,6 +52,37 @@ _QUANTISED_NAME = re.compile(r"(?i)(?<![a-z0-9])(?:fp8|fp4|nvfp4|mxfp4|awq|gptq|
 _PARAMS = re.compile(r"(?i)(?<![a-z0-9.])(?P<billions>\d+(?:\.\d+)?)b(?![a-z0-9])")
 _BYTES_PER_PARAM = ((("fp4", "int4", "awq", "gptq", "w4a16", "4bit", "gguf"), 0.5), (("fp8", "int8", "w8a8", "8bit"), 1.0))
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
+# Python's "No module named 'cv2'": the top-level module a package installs
+_MODULE = re.compile(r"No module named '(?P<mod>(?P<top>\w+)[\w.]*)'")
+#: Import names and the PyPI package that installs each, checked one by one (issue 32: a package is
+#: named only where this table knows it; a module not here is said missing, with no pip line). Left
+#: out on purpose: GPU kernels and compiled parts (flash_attn, flashinfer, xformers, triton, sgl_kernel,
+#: vllm._C …), whose right build depends on the torch, CUDA or ROCm installed, and servers' own modules.
+PACKAGE_OF_MODULE = {
+    # named otherwise on PyPI
+    "cv2": "opencv-python", "PIL": "Pillow", "yaml": "PyYAML", "sklearn": "scikit-learn", "attr": "attrs",
+    "bs4": "beautifulsoup4", "dateutil": "python-dateutil", "jwt": "PyJWT", "zmq": "pyzmq",
+    "OpenSSL": "pyOpenSSL", "google.protobuf": "protobuf", "dotenv": "python-dotenv", "multipart": "python-multipart",
+    "fitz": "PyMuPDF", "docx": "python-docx", "skimage": "scikit-image", "serial": "pyserial", "git": "GitPython",
+    "websocket": "websocket-client", "pynvml": "nvidia-ml-py", "huggingface_hub": "huggingface-hub",
+    "sentencepiece": "sentencepiece", "qwen_vl_utils": "qwen-vl-utils", "mistral_common": "mistral-common",
+    "partial_json_parser": "partial-json-parser", "prometheus_client": "prometheus-client",
+    # the same name on PyPI
+    "transformers": "transformers", "accelerate": "accelerate", "einops": "einops", "tiktoken": "tiktoken",
+    "peft": "peft", "safetensors": "safetensors", "datasets": "datasets", "numpy": "numpy", "scipy": "scipy",
+    "pandas": "pandas", "psutil": "psutil", "requests": "requests", "aiohttp": "aiohttp", "uvicorn": "uvicorn",
+    "fastapi": "fastapi", "pydantic": "pydantic", "openai": "openai", "timm": "timm", "librosa": "librosa",
+    "soundfile": "soundfile", "blobfile": "blobfile", "orjson": "orjson", "uvloop": "uvloop", "msgspec": "msgspec",
+    "modelscope": "modelscope", "jinja2": "Jinja2", "packaging": "packaging", "setuptools": "setuptools",
+    "gguf": "gguf", "decord": "decord", "tokenizers": "tokenizers", "protobuf": "protobuf",
+}
+# a compiled part of a package ("vllm._C", "fused_ext", "flash_attn_2_cuda"): its name is no package's
+_COMPILED_PART = re.compile(r"(?i)(?:^_|_c$|_cuda$|_ext$|_ops$|_kernels?$)")
+# Python's ENOENT naming a path
+_ENOENT = re.compile(r"\[Errno 2\] No such file or directory: '(?P<path>[^']{1,300})'")
+# the package a traceback's frame runs in: an installed one ("…/site-packages/sglang/…"), or a
+# source checkout's ("…/src/llamafactory/…")
+_FRAME_PACKAGE = re.compile(r'^\s*File "[^"]*?[/\\](?:site-packages|dist-packages|src)[/\\](?P<pkg>[A-Za-z_]\w*)[/\\]')
 #: Values an argument line prints for "not set".
 _UNSET = frozenset({"", "none", "null", "false"})
 _FIELD = re.compile(r"^(?P<name>\w+)(?:(?P<op>\*|//)(?P<n>\d+))?$")
@@ -186,6 +217,38 @@ class Context:
             return None
         return DEFAULT_FRACTION.get(self.server or "")
 
+    def _package(self) -> str | None:
+        """The PyPI package of a missing top-level module, where ``PACKAGE_OF_MODULE`` knows it
+        (cv2 → opencv-python, transformers → transformers); None for any other module, a compiled
+        part, or a submodule of a package the table does not name."""
+        found = _MODULE.search(self.message) or next(filter(None, (_MODULE.search(t) for t in self.block)), None)
+        if found is None or _COMPILED_PART.search(found["top"]):
+            return None
+        return PACKAGE_OF_MODULE.get(found["mod"]) or PACKAGE_OF_MODULE.get(found["top"])
+
+    def _path_given(self) -> str | None:
+        """"yes" when the path Python could not find (ENOENT) is one the run was given: a word of
+        the command line (``--chat-template /t.jinja``, ``--x=/p``) or a value the log's argument
+        lines printed (the model, the tokenizer, the chat template); else not set (the path may be
+        the server's own, built from its defaults: a bug or an incomplete install, not a typo)."""
+        found = next(filter(None, (_ENOENT.search(t) for t in self._texts())), None)
+        if found is None:
+            return None
+        path = _path_key(found["path"])
+        given = list(self.identity.values())
+        if self.command is not None:
+            given += [word.split("=", 1)[-1] for word in self.command.argv]
+        return "yes" if path and any(_path_key(word) == path for word in given) else None
+
+    def _importer(self) -> str | None:
+        """The package whose code made the failing import: the last frame of the traceback that
+        runs in an installed package or a source checkout's src/ (None where no frame names one)."""
+        for text in reversed(self.block):
+            found = _FRAME_PACKAGE.match(text)
+            if found is not None:
+                return found["pkg"]
+        return None
+
     def _server(self) -> str | None:
         return self.server
 
@@ -308,6 +371,14 @@ class Context:
         delta = self._fraction_delta() or 0.05
         lower = round(current - delta, 2)
         return lower if lower > 0.1 else None
+
+
+def _path_key(path: str) -> str:
+    """A path as compared: without quotes, a leading "./" or a trailing "/"."""
+    path = path.strip().strip("'\"")
+    while path.startswith("./"):
+        path = path[2:]
+    return path.rstrip("/\\") or path
 
 
 def _round_up(value: float) -> float:

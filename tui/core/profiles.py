@@ -486,6 +486,7 @@ def process_titles(profiles: list[Profile] | None = None) -> dict[str, tuple[Pat
 PRECONDITION_IDENTITY = frozenset({
     "nnodes", "ep_size", "quantization", "version", "chunked_prefill", "trust_remote_code", "gloo_socket_ifname",
     "nccl_socket_ifname", "hf_hub_offline", "vllm_worker_multiproc_method", "fallback", "weights_gib", "gpu_gib", "inspection_failed", "import_ignored",
+    "tokenizer", "chat_template",
 })
 #: Identity keys that lines after the first phases give (the weights' size once loaded, a model's
 #: fallback to a generic implementation as its load begins): read from every line until found.
