@@ -5,6 +5,7 @@ presenter has one loop that renders what it hears and decides nothing."""
 from __future__ import annotations
 
 import asyncio
+import math
 
 import pytest
 
@@ -205,3 +206,57 @@ async def test_a_final_verdict_pushed_before_the_start_ends_the_watch_once_it_st
     finally:
         watch.stop()
         await session.stop()
+
+
+async def test_a_verdict_is_not_final_while_the_log_s_backlog_is_unread() -> None:
+    """``watch --plain`` of a finished log: a ready line at its top decided READY, and the watch
+    ended two seconds later with 24 MB unread — a log that ends in a crash. What the file held
+    when the watch began is read before a verdict may end it; the hold begins once it is."""
+    source = MemorySource()
+    session = WatchSession(log=source)
+    session.subscribe(lambda update: None)
+    unread = [1_000_000]
+    watch = WatchEnding(session.judging, lambda verdict: log_hold(verdict, True), quiet_for=lambda: math.inf,
+                        backlog=lambda: unread[0])
+    heard: list[object] = []
+    watch.subscribe(heard.append)
+    session.start()
+    watch.start()
+    try:
+        source.say(HEADER + READY_LINE)
+        await until(lambda: session.verdict().kind == READY)
+        await asyncio.sleep(2 * QUIET_S)  # a quiet log held as ready would have ended by now (what is tested: it goes on)
+        assert not heard
+        unread[0] = 0  # read to the end of what the file held
+        end = await over(heard)
+        assert end.why == "decided" and end.change.verdict.kind == READY
+    finally:
+        watch.stop()
+        await session.stop()
+
+
+async def test_a_local_log_read_from_its_start_has_its_size_as_backlog(tmp_path) -> None:
+    from tui.core.events import LogRestart
+    from tui.sources.local import LocalTailer
+
+    log = tmp_path / "server.log"
+    log.write_text(HEADER * 2000)
+    session = WatchSession(log=LocalTailer(log))
+    ending = WatchEnding.of_log(session)
+    session.start()
+    try:
+        assert 0 < ending.backlog() <= log.stat().st_size  # (marked at start, read as it goes)
+        await until(lambda: ending.backlog() == 0)
+        assert session.state.lines == 2000
+    finally:
+        await session.stop()
+    tail = WatchSession(log=LocalTailer(log, from_end=True))  # attached at its end: nothing to read first
+    tail.start()
+    try:
+        assert tail.rest.backlog_left() == 0
+    finally:
+        await tail.stop()
+    fresh = WatchSession(log=LocalTailer(log))
+    fresh.rest.mark_backlog()
+    fresh.handle(LogRestart("log", "a new file at the path"))  # the file it held is gone
+    assert fresh.rest.backlog_left() == 0

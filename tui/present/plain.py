@@ -772,7 +772,8 @@ class NodesPresenter(PlainPresenter):
         self.done_milestones: set[str] = set()
         self.barrier_moved = False  # a node's update came: a milestone may have been passed by every rank
         self.stalled: str | None = None  # the node the last "stalled?" line named
-        self.ends_with(WatchEnding(cluster.judging, nodes_hold, timeout=self.timeout, close=cluster.flush, began=self.began))
+        self.ends_with(WatchEnding(cluster.judging, nodes_hold, timeout=self.timeout, close=cluster.flush, began=self.began,
+                                   backlog=lambda: sum(node.rest.backlog_left() for node in cluster.nodes.values())))
 
     def start_said(self) -> Said:
         specs = self.cluster.specs.values()

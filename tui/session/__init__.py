@@ -216,6 +216,7 @@ class WatchSession:
             if source is not None:
                 self.pump.add(source)
         self._gpu_source = gpu
+        self._log_source = log
         # sources that follow the startup (the simulated GPUs tie their memory curve to the phases)
         self._followers = [s.feed for s in self.pump.sources if isinstance(s, StartupFollower)]
         self._closers: list[Callable[[], Awaitable[None]]] = []  # ``close_with``
@@ -268,6 +269,8 @@ class WatchSession:
     def start(self) -> None:
         """Start pumping every source (call from inside the running event loop)."""
         if not self.pump.running:
+            if getattr(self._log_source, "from_end", True) is False:
+                self.rest.mark_backlog()  # a watch that ends on a verdict reads what the file holds first
             self.tracker.prime()
             self.pump.start()
             self._ticker = asyncio.create_task(self._tick())
@@ -443,6 +446,7 @@ class WatchSession:
                 self.notices.changed("log")
             case LogRestart():
                 self._flush_pending_line()
+                self.rest.forget_backlog()
                 self._apply(self.tracker.finish())  # the old file's open traceback is reported, not lost
                 self._assembler.reset()
                 self.scrollback.mark(f"── {log_notice(event)} ──")
@@ -451,6 +455,7 @@ class WatchSession:
                 self.notices.changed("log", "state")
             case LogTruncated():  # a gap in the same log, not a new attempt
                 self._flush_pending_line()
+                self.rest.forget_backlog()
                 self._assembler.reset()
                 self._assembler.skip(event.lines, event.size)
                 self.scrollback.mark(f"⋯ {log_notice(event)}")

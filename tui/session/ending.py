@@ -53,6 +53,7 @@ class WatchEnding:
         quiet_for: Callable[[], float] = lambda: math.inf, close: Callable[[], None] = lambda: None,
         played_out: asyncio.Event | None = None, sources: Callable[[], Awaitable[None]] | None = None,
         began: float | None = None, pushes: Callable[[Callable[[Any], None]], None] | None = None,
+        backlog: Callable[[], int] = lambda: 0,
     ) -> None:
         self.judging = judging
         #: Where its verdicts are pushed (the judging stage's own, or a launch's, which pushes an
@@ -65,6 +66,9 @@ class WatchEnding:
         self.close = close
         self.played_out = played_out
         self.sources = sources
+        #: Bytes of what the log held when the watch began, not read yet: no verdict is final before
+        #: they are (a ready line at the top of a log that ends in a crash); a hold begins once read.
+        self.backlog = backlog
         began = time.monotonic() if began is None else began
         self.ending = Ending(None if timeout is None else began + timeout)
         self.over: WatchOver | None = None
@@ -89,7 +93,8 @@ class WatchEnding:
             return math.inf if last is None else session.clock() - last
 
         return cls(session.judging, lambda verdict: log_hold(verdict, session.state.outcome != STARTING), timeout=timeout,
-                   quiet_for=quiet_for, close=session.finish, played_out=played_out, sources=session.wait, began=began)
+                   quiet_for=quiet_for, close=session.finish, played_out=played_out, sources=session.wait, began=began,
+                   backlog=session.rest.backlog_left)
 
     def subscribe(self, callback: Callable[[WatchOver], None]) -> None:
         self._subscribers.append(callback)
@@ -135,7 +140,8 @@ class WatchEnding:
         now = time.monotonic()
         quiet = self.quiet_for()
         last = self.last  # (none before its first push: nothing to hold yet)
-        hold = None if last is None else self.hold(last.verdict)
+        backlogged = self.backlog() > 0
+        hold = None if last is None or backlogged else self.hold(last.verdict)
         why: Why | None = "ended" if self._ended else self.ending.weigh(now, hold, quiet)
         played_out = self.played_out is not None and self.played_out.is_set()
         if why is None and played_out and quiet >= QUIET_S:
@@ -144,6 +150,8 @@ class WatchEnding:
             due = self.ending.due(now, quiet)
             if self.played_out is not None:  # looked at as the log goes quiet (its setting pushes nothing)
                 due = min(math.inf if due is None else due, QUIET_S - quiet if quiet < QUIET_S else QUIET_S)
+            if backlogged:  # looked at again as the backlog is read (reading it pushes no new verdict)
+                due = min(math.inf if due is None else due, QUIET_S)
             if due is not None:
                 self._timer = asyncio.get_running_loop().call_later(due, self._tick)
             return

@@ -28,7 +28,12 @@ def size_words(nbytes: int) -> str:
 
 
 class RestOfLog:
-    """What is left to read of the local log at ``path``; ``taken``: the file offset read up to."""
+    """What is left to read of the local log at ``path``; ``taken``: the file offset read up to.
+
+    Also the log's **backlog**: what the file held when the watch began reading it from its start.
+    A watch of a finished log that decided "ready" at line 111 must not end there with 24 MB still
+    unread — the log may say the server died an hour later; its ending holds until the backlog is read.
+    """
 
     def __init__(self, path: str | None, taken: Callable[[], int]) -> None:
         self.path = path
@@ -36,6 +41,29 @@ class RestOfLog:
         #: Bytes still unread of a log known to be final, as last measured (None: none, or not final).
         self.unread: int | None = None
         self._progress: tuple[int, float] | None = None  # (unread bytes, when last fewer)
+        self._backlog: int | None = None  # the file's size when the watch began reading it from its start
+
+    def mark_backlog(self) -> None:
+        """The watch begins reading the file from its start: what it holds now is its backlog."""
+        if self.path is None:
+            return
+        try:
+            self._backlog = os.stat(self.path).st_size or None
+        except OSError:
+            self._backlog = None  # (no file yet: nothing to read first)
+
+    def forget_backlog(self) -> None:
+        """The file was replaced or truncated: what it held is not there to read any more."""
+        self._backlog = None
+
+    def backlog_left(self) -> int:
+        """Bytes of the backlog not read yet (0 once read, or where there is none)."""
+        if self._backlog is None:
+            return 0
+        left = max(0, self._backlog - self.taken())
+        if not left:
+            self._backlog = None
+        return left
 
     def unread_bytes(self) -> int | None:
         """Bytes of the local log file not taken in yet; None where unknown (a remote log, a pipe)."""

@@ -156,6 +156,7 @@ class LocalTailer:
     ) -> None:
         self.path = os.path.abspath(os.fspath(path))
         self.source = source if source is not None else os.fspath(path)
+        self.from_end = from_end  # (else what the file holds is read first: its backlog)
         self._use_inotify = use_inotify
         self._chunk = chunk_size
         self._follower = Follower(self.path, from_end=from_end, chunk=chunk_size, holders=holders)
