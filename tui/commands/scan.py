@@ -16,11 +16,13 @@ from tui.core.tracker_events import WarningFound
 from tui.core.hints import Diagnosis, KnowledgeBase, hint_lines, load_knowledge, may_diagnose, user_path
 from tui.core.lines import clean
 from tui.core.profiles import ProfileError, builtin_profiles, load_profile, prefilter_words
+from tui.core import scan as core_scan
 from tui.core.scan import Scanner, prefilter
 from tui.core.state import PHASE_TITLES, StartupState, overlapping
 from tui.core.tracker import StartupTracker
 from tui.core.wording import duration
 from tui.present.startup import profile_json, profile_lines
+from tui.sources.hs_cache import DatabaseCache, cache_dir
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("scan", help="one pass over a log: phases, errors, verdict")
@@ -128,6 +130,7 @@ def scan_file(path: str, server: str | None = None) -> StartupState:
 def scan_with_hints(path: str, server: str | None = None) -> tuple[StartupState, list[Diagnosis]]:
     """The state a pass over ``path`` ends in, and the hints for its errors, then for its warnings."""
     tracker, words = make_tracker(server)
+    core_scan.database_store = DatabaseCache(cache_dir())
     if user_path().exists():  # a bad hints file of the user's is refused whatever the log holds
         load_knowledge()
     observed = WarningHints(tracker)
