@@ -267,8 +267,23 @@ def test_bad_user_file_is_refused_in_one_line(tmp_path, monkeypatch, body, words
     assert all(w in message for w in words), message
     log = tmp_path / "l.log"
     log.write_text(SG)
-    out = run_cli("scan", str(log), env={"WATCHTOWER_HINTS": str(user)})
-    assert out.returncode == 2 and out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
+    for path in (log, FIXTURES / "sglang_eagle3_tp8_ready.log"):  # (a ready log needs no hint, and is refused too)
+        out = run_cli("scan", str(path), env={"WATCHTOWER_HINTS": str(user)})
+        assert out.returncode == 2 and out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
+
+
+def test_a_log_with_nothing_to_explain_is_scanned_without_reading_the_hints(monkeypatch):
+    from tui.core import hints
+
+    def refuse(text, source):
+        raise AssertionError(f"{source} parsed")
+
+    monkeypatch.setattr(hints, "_builtin", None)
+    monkeypatch.setattr(hints, "parse", refuse)
+    state, found = scan_with_hints(str(FIXTURES / "case_vllm_v2_runner_eagle3_ready.log"))
+    assert state.ready_line is not None and found == []
+    with pytest.raises(AssertionError, match="hints.toml parsed"):  # a log with an error to explain reads them
+        scan_with_hints(str(FIXTURES / "vllm_kv_failure.log"))
 
 
 def test_versions_rules_compare_release_numbers():

@@ -20,7 +20,7 @@ import pytest
 from tests.support import run_cli
 from tui.core.linear import LinearError, compile_linear, translate
 from tui.core.profiles import ProfileError, all_patterns, builtin_profiles, load_profile
-from tui.core.quicktest import QuickTest
+from tui.core.quicktest import EXACT_ASKS, QuickTest
 
 REPO = Path(__file__).parent.parent
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -182,6 +182,9 @@ def test_builtin_first_test_runs_on_re2_for_non_ascii_lines(profile):
     quick = QuickTest(patterns)
     text = "Ça: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB é"
     assert any(p.search(text) for p in patterns)
+    for n in range(EXACT_ASKS):  # the first questions are the patterns' own (nothing compiled yet)
+        assert quick.search(f"é line {n}") is None
+    assert quick._wide is None and quick._narrow is None
     assert quick.search(text) is not None
     assert quick._wide not in (None, False)  # an RE2 program took the non-ASCII line
     assert quick.search("torch.OutOfMemoryError: CUDA out of memory") is not None

@@ -13,14 +13,16 @@ import stat
 from tui.commands.bulk import read_into
 from tui.core.errors import UsageError
 from tui.core.tracker_events import WarningFound
-from tui.core.hints import Diagnosis, KnowledgeBase, hint_lines, load_knowledge
+from tui.core.hints import Diagnosis, KnowledgeBase, hint_lines, load_knowledge, may_diagnose, user_path
 from tui.core.lines import clean
 from tui.core.profiles import ProfileError, builtin_profiles, load_profile, prefilter_words
+from tui.core import scan as core_scan
 from tui.core.scan import Scanner, prefilter
 from tui.core.state import PHASE_TITLES, StartupState, overlapping
 from tui.core.tracker import StartupTracker
 from tui.core.wording import duration
 from tui.present.startup import profile_json, profile_lines
+from tui.sources.hs_cache import DatabaseCache, cache_dir
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("scan", help="one pass over a log: phases, errors, verdict")
@@ -73,12 +75,19 @@ def make_tracker(server: str | None) -> tuple[StartupTracker, list[str]]:
 
 
 class WarningHints:
-    """A tracker's stand-in for the scanner that notes the hints its warnings call for (first of each)."""
+    """A tracker's stand-in for the scanner that notes the hints its warnings call for (first of each).
+    The hints are read at the first warning: a log without any does not pay for them."""
 
-    def __init__(self, tracker: StartupTracker, hints: KnowledgeBase) -> None:
+    def __init__(self, tracker: StartupTracker) -> None:
         self.tracker = tracker
-        self.hints = hints
+        self._hints: KnowledgeBase | None = None
         self.found: dict[str, Diagnosis] = {}
+
+    @property
+    def hints(self) -> KnowledgeBase:
+        if self._hints is None:
+            self._hints = load_knowledge()
+        return self._hints
 
     @property
     def needs_every_line(self) -> bool:
@@ -121,8 +130,10 @@ def scan_file(path: str, server: str | None = None) -> StartupState:
 def scan_with_hints(path: str, server: str | None = None) -> tuple[StartupState, list[Diagnosis]]:
     """The state a pass over ``path`` ends in, and the hints for its errors, then for its warnings."""
     tracker, words = make_tracker(server)
-    hints = load_knowledge()
-    observed = WarningHints(tracker, hints)
+    core_scan.database_store = DatabaseCache(cache_dir())
+    if user_path().exists():  # a bad hints file of the user's is refused whatever the log holds
+        load_knowledge()
+    observed = WarningHints(tracker)
     scanner = Scanner(observed, words)
     with open_log(path) as log:
         try:
@@ -131,8 +142,8 @@ def scan_with_hints(path: str, server: str | None = None) -> tuple[StartupState,
             raise UsageError(f"{path}: read failed: {exc.strerror or exc}") from None
     scanner.finish()
     state = tracker.state
-    found = hints.diagnose(state)
-    found += [h for h in observed.found.values() if h.id not in {d.id for d in found} and hints.still_relevant(h, state)]
+    found = load_knowledge().diagnose(state) if may_diagnose(state) else []
+    found += [h for h in observed.found.values() if h.id not in {d.id for d in found} and observed.hints.still_relevant(h, state)]
     return state, found
 
 

@@ -389,15 +389,8 @@ class KnowledgeBase:
         then for the errors a signature named but that did not end the startup (before ready)."""
         out: dict[str, Diagnosis] = {}
         first = state.first_error
-        errors = [first] if first is not None else []
-        errors += [e for e in state.errors if e.fatal and e is not first and not e.secondary]
-        ready = state.ready_line
-        errors += [
-            e for e in state.errors
-            if not e.fatal and e.category and not e.secondary and (ready is None or e.line < ready)
-        ]
         seen = frozenset(k.lower() for e in state.errors for k in (e.kind, e.category) if k)
-        for error in errors:
+        for error in _to_diagnose(state):
             found = self.for_error(
                 error, server=state.server, phase=phase_at(state, error.line), phases=state.phases, command=command,
                 identity=state.identity, seen=seen, root=error is first,
@@ -413,7 +406,7 @@ class KnowledgeBase:
     def for_quiet(self, state: StartupState, command: ServerCommand | None = None) -> Diagnosis | None:
         """A startup still under way, quiet after its last line: the first ``quiet_after`` hint that
         explains what the server is doing meanwhile."""
-        if state.outcome != Outcome.STARTING or not state.last_text:
+        if not _quiet(state):
             return None
         for hint in self.hints:
             if hint.quiet_after is None or (hint.servers and state.server not in hint.servers):
@@ -448,6 +441,32 @@ class KnowledgeBase:
 
     def bad_versions(self, versions: Mapping[str, str]) -> list[VersionRule]:
         return [rule for rule in self.versions if rule.matches(versions)]
+
+
+def _to_diagnose(state: StartupState) -> list[ErrorReport]:
+    """The errors ``diagnose`` looks for hints for, in its order: the root cause, the other fatal
+    errors, then those a signature named but that did not end the startup (before ready)."""
+    first = state.first_error
+    errors = [first] if first is not None else []
+    errors += [e for e in state.errors if e.fatal and e is not first and not e.secondary]
+    ready = state.ready_line
+    errors += [
+        e for e in state.errors
+        if not e.fatal and e.category and not e.secondary and (ready is None or e.line < ready)
+    ]
+    return errors
+
+
+def _quiet(state: StartupState) -> bool:
+    """A startup still under way with a last line: what ``for_quiet`` explains."""
+    return state.outcome == Outcome.STARTING and bool(state.last_text)
+
+
+def may_diagnose(state: StartupState) -> bool:
+    """Whether ``diagnose`` can find any hint for ``state``: where not, a caller need not read the
+    hints at all (a `scan` of a log that became ready and served has no error to explain, and
+    parsing the hints file would be a tenth of its time)."""
+    return bool(_to_diagnose(state)) or _quiet(state) or bool(restart_evidence(state))
 
 
 def hint_lines(hints: Sequence[Diagnosis], indent: str = "  ") -> list[str]:

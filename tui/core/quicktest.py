@@ -31,6 +31,8 @@ V = TypeVar("V")
 #: What a ``Memo`` keeps at most: answers (then it starts over), and the longest text it keeps one for.
 MEMO_ANSWERS = 1024
 MEMO_TEXT = 1000
+#: Questions a first test answers with the patterns' own searches before it compiles its RE2 programs.
+EXACT_ASKS = 64
 
 
 class Memo(Generic[K, V]):
@@ -62,11 +64,11 @@ class Memo(Generic[K, V]):
 
 class _Prefilter:
     """What both tests below share: the patterns' bodies, an RE2 program for ASCII text and one for
-    other text, each compiled on first need (a tracker builds tests it may never run: the generic
-    profile's, until the first line names the server), False where RE2 cannot take the patterns;
-    and the last answer, remembered (see above)."""
+    other text, each compiled once the test has been asked ``EXACT_ASKS`` times (a tracker builds
+    tests it may never run: the generic profile's, until the first line names the server), False
+    where RE2 cannot take the patterns; and the last answer, remembered (see above)."""
 
-    __slots__ = ("_bodies", "_patterns", "_narrow", "_wide", "_last")
+    __slots__ = ("_bodies", "_patterns", "_narrow", "_wide", "_last", "_asked")
 
     def __init__(self, patterns: list[Pattern]) -> None:
         self._bodies = [_body(p.pattern) for p in patterns]
@@ -74,21 +76,37 @@ class _Prefilter:
         self._narrow: Any = None
         self._wide: Any = None
         self._last: tuple[str, Any] = ("", None)  # the last text asked about, and the answer
+        self._asked = 0  # questions answered by the patterns themselves, before any program
 
     def _ask(self, text: str) -> Any:
         last = self._last
         if text == last[0] and text:
             return last[1]
-        if text.isascii():
-            if self._narrow is None:
-                self._narrow = self._compile(wide=False)
-            found = self._answer(text, self._narrow)
-        else:
-            if self._wide is None:
-                self._wide = self._compile(wide=True)
-            found = self._answer(text, self._wide)
+        wide = not text.isascii()
+        program = self._wide if wide else self._narrow
+        if program is None:
+            program = self._program(wide=wide)
+        found = self._answer(text, program)
         self._last = (text, found)
         return found
+
+    def _program(self, *, wide: bool) -> Any:
+        """The program for ``wide`` (non-ASCII) or ASCII text, compiled now; False (each pattern's
+        own search: exact, so the answers are the same) for the first ``EXACT_ASKS`` questions.
+
+        An RE2 program costs milliseconds to compile and to build its automaton's first states,
+        what a thousand searches by the patterns themselves cost: a serving log asks a test some
+        tens of times (the few lines its prefilter words let through), and a `scan` of it would
+        spend more on the programs than on the log. A startup-dense log asks millions of times."""
+        if self._asked < EXACT_ASKS:
+            self._asked += 1
+            return False
+        program = self._compile(wide=wide)
+        if wide:
+            self._wide = program
+        else:
+            self._narrow = program
+        return program
 
     def _compile(self, *, wide: bool) -> Any:
         raise NotImplementedError

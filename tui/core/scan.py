@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import hashlib
 import re
 from array import array
 from collections.abc import Iterator, Sequence
@@ -170,10 +171,36 @@ class Prefilter:
         return out
 
 
+class DatabaseStore(Protocol):
+    """Serialised Hyperscan databases kept between runs, by key (``tui.sources.hs_cache``)."""
+
+    def load(self, key: str) -> bytes | None: ...
+
+    def save(self, key: str, data: bytes) -> None: ...
+
+
+#: Where a command keeps compiled databases (None: each is compiled every time). The core does
+#: no I/O: the store is the command's, set before its first ``Prefilter``.
+database_store: DatabaseStore | None = None
+
+
 def _literals(words: list[bytes]) -> Any:
-    """A Hyperscan database matching any of ``words`` literally."""
+    """A Hyperscan database matching any of ``words`` literally: loaded from ``database_store``
+    where it holds one for exactly these words (the key hashes them, the flags and Hyperscan's
+    release), else compiled (and kept there). A stored one that does not load is compiled again."""
+    store = database_store
+    key = hashlib.sha256(repr((getattr(_hs, "__version__", ""), "block", "literal", words)).encode()).hexdigest()
+    if store is not None and (data := store.load(key)) is not None:
+        try:
+            db = _hs.loadb(data, _hs.HS_MODE_BLOCK)
+            db.scratch = _hs.Scratch(db)  # (a compile allocates one; a load does not)
+            return db
+        except Exception:  # truncated, corrupt, or from another build: compile it
+            pass
     db = _hs.Database(mode=_hs.HS_MODE_BLOCK)
     db.compile(expressions=words, ids=list(range(len(words))), elements=len(words), literal=True)
+    if store is not None:
+        store.save(key, _hs.dumpb(db))
     return db
 
 

@@ -17,8 +17,11 @@ from tui.core.state import StartupState
 def advice(profile: StartupProfile) -> list[tuple[str, str]]:
     """The speed hints whose evidence the profile has (none where the hints file cannot be read:
     that is said where errors' hints are shown)."""
+    found = evidence(profile)
+    if not found:  # nothing to advise: the hints need not be read
+        return []
     try:
-        return knowledge().speed_advice(evidence(profile))
+        return knowledge().speed_advice(found)
     except ProfileError:
         return []
 

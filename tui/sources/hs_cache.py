@@ -1,0 +1,51 @@
+"""Compiled Hyperscan databases kept on disk between runs (``$XDG_CACHE_HOME/watchtower/hyperscan``).
+
+Compiling the prefilter words' database is a fixed cost of every `scan`, as long as reading
+a few megabytes of log; loading a serialised one takes microseconds. Each file is named by
+the key ``tui.core.scan`` derives from the exact words, flags and Hyperscan release, so a
+database is only ever loaded for the words it was compiled from. Everything here is an
+optimisation: a file that cannot be read or written costs the compile and nothing else.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+
+def cache_dir() -> Path:
+    """``$XDG_CACHE_HOME/watchtower/hyperscan`` (default ``~/.cache``)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "watchtower" / "hyperscan"
+
+
+class DatabaseCache:
+    """Serialised databases by key, one file each (``tui.core.scan.DatabaseStore``)."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    def load(self, key: str) -> bytes | None:
+        try:
+            return (self.directory / key).read_bytes()
+        except OSError:
+            return None
+
+    def save(self, key: str, data: bytes) -> None:
+        """Write ``data`` under ``key`` atomically (a reader never sees half a file); silently not at all
+        where the directory cannot be made or written."""
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-")
+        except OSError:
+            return
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(data)
+            os.replace(tmp, self.directory / key)
+        except OSError:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
