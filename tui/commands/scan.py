@@ -13,7 +13,7 @@ import stat
 from tui.commands.bulk import read_into
 from tui.core.errors import UsageError
 from tui.core.tracker_events import WarningFound
-from tui.core.hints import Diagnosis, KnowledgeBase, hint_lines, load_knowledge, may_diagnose, user_path
+from tui.core.hints import Diagnosis, KnowledgeBase, hint_lines, has_user_file, load_knowledge, may_diagnose
 from tui.core.lines import clean
 from tui.core.profiles import ProfileError, builtin_profiles, load_profile, prefilter_words
 from tui.core import scan as core_scan
@@ -131,7 +131,7 @@ def scan_with_hints(path: str, server: str | None = None) -> tuple[StartupState,
     """The state a pass over ``path`` ends in, and the hints for its errors, then for its warnings."""
     tracker, words = make_tracker(server)
     core_scan.database_store = DatabaseCache(cache_dir())
-    if user_path().exists():  # a bad hints file of the user's is refused whatever the log holds
+    if has_user_file():  # a bad hints file of the user's is refused whatever the log holds
         load_knowledge()
     observed = WarningHints(tracker)
     scanner = Scanner(observed, words)

@@ -769,6 +769,16 @@ def user_path() -> Path:
     return Path(config) / "watchtower" / "hints.toml"
 
 
+def has_user_file() -> bool:
+    """Whether there is a user's hints file to read, as :func:`knowledge` decides it: a path it
+    cannot look at (absent, or in a folder this user may not enter) is none."""
+    try:
+        user_path().stat()
+    except OSError:
+        return False
+    return True
+
+
 def load_knowledge() -> KnowledgeBase:
     """:func:`knowledge`, with a bad file reported as a ``UsageError`` (one line, exit 2)."""
     try:
