@@ -8,6 +8,7 @@ import os
 import socket
 import subprocess
 import sys
+from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 
@@ -28,8 +29,10 @@ REPO = Path(__file__).parent.parent
 
 
 @pytest.fixture
-def fake_sglang(tmp_path) -> Path:
-    """``python -m sglang.launch_server`` that is tests/server_sim.py (so the command reads as SGLang's)."""
+def fake_sglang(tmp_path) -> Iterator[Path]:
+    """``python -m sglang.launch_server`` that is tests/server_sim.py (so the command reads as SGLang's).
+    Afterwards no server of the test is left running: a ready ``run --plain`` leaves its servers up on
+    purpose (their process groups are in the log folder's pid files)."""
     package = tmp_path / "fake" / "sglang"
     package.mkdir(parents=True)
     (package / "__init__.py").write_text("")
@@ -37,7 +40,9 @@ def fake_sglang(tmp_path) -> Path:
         f"import runpy, sys\nsys.argv[0] = {str(REPO / 'tests' / 'server_sim.py')!r}\n"
         f"runpy.run_path(sys.argv[0], run_name='__main__')\n"
     )
-    return package.parent
+    yield package.parent
+    for pid_file in (tmp_path / "logs").glob("*.pid"):
+        subprocess.run(["kill", "-KILL", "--", f"-{pid_file.read_text().split()[0]}"], capture_output=True)
 
 
 def free_port() -> int:
@@ -172,17 +177,12 @@ def test_attach_follows_a_run_nodes_attempt_again_on_every_node(sshd_nodes, tmp_
     env = dict(os.environ, WATCHTOWER_SSH_KNOWN_HOSTS=str(a.known_hosts), WATCHTOWER_SSH_IDENTITY=str(a.client_key),
                WATCHTOWER_DATA_DIR=str(tmp_path / "data"), NO_COLOR="1", PYTHONUNBUFFERED="1")
     again = run_cli("attach", "mn", "--plain", "--gpus", "none", "--timeout", "60", env=env, timeout=120)
-    try:
-        assert again.returncode == 0, again.stdout + again.stderr
-        assert "v1: following it again on 127.0.0.2, 127.0.0.3" in again.stdout
-        assert "READY: 127.0.0.2 serving, 127.0.0.3 worker past CUDA graphs" in again.stdout
-        assert "started on" not in again.stdout  # nothing was launched
-        rows = History(tmp_path / "data" / "history.sqlite3").attempts("mn")
-        assert [(r.attempt, r.outcome) for r in rows] == [(1, "ready")]
-    finally:
-        for node in sshd_nodes:  # what was left running on purpose
-            for pid_file in (tmp_path / "logs").glob(f"mn-{node.host}-v1.pid"):
-                subprocess.run(["kill", "-KILL", "--", f"-{pid_file.read_text().split()[0]}"], capture_output=True)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "v1: following it again on 127.0.0.2, 127.0.0.3" in again.stdout
+    assert "READY: 127.0.0.2 serving, 127.0.0.3 worker past CUDA graphs" in again.stdout
+    assert "started on" not in again.stdout  # nothing was launched
+    rows = History(tmp_path / "data" / "history.sqlite3").attempts("mn")
+    assert [(r.attempt, r.outcome) for r in rows] == [(1, "ready")]
 
 
 def test_a_node_killed_is_dead_naming_the_servers_pid_not_the_wrappers(sshd_nodes, tmp_path, fake_sglang):

@@ -385,3 +385,35 @@ def select_readable(fd: int, timeout: float) -> None:
     import select
 
     select.select([fd], [], [], max(0.0, timeout))
+
+
+async def test_a_fork_seen_before_it_executed_is_seen_again_once_it_has(tmp_path):
+    """Python starting python as ``sglang::scheduler_TP1`` (``Popen([title, …], executable=python)``):
+    found between its fork and its exec, the child is its parent's copy — a helper; after the exec
+    its ``comm`` is the same (``python``) but its command line is the rank's. The tree sees it again,
+    or the rank ended as "helper ended" (a 1-in-6 failure of the ranks' follow-on test)."""
+    log = tmp_path / "server.log"
+    go = tmp_path / "go"
+    script = ("import os, sys, time\n"
+              f"out = open({str(log)!r}, 'a'); out.write('up\\n'); out.flush()\n"
+              "if os.fork() == 0:\n"
+              f"    while not os.path.exists({str(go)!r}): time.sleep(0.01)\n"
+              "    os.execv(sys.executable, ['sglang::scheduler_TP1', '-c', 'import time; time.sleep(60)'])\n"
+              "time.sleep(60)\n")
+    server = subprocess.Popen([sys.executable, "-c", script])
+    try:
+        await wait_for_file(log)
+        st = os.stat(log)
+        tree = procscan.ServerTree()
+        await until(lambda: tree.rescan(st.st_dev, st.st_ino) or len(tree.procs) == 2)
+        child = next(pid for pid in tree.procs if pid != server.pid)
+        assert tree.procs[child]["argv"] == tree.procs[server.pid]["argv"]  # (its parent's copy, for now)
+        go.touch()
+        await until(lambda: tree.check()[1] and tree.procs[child]["argv"][0] == "sglang::scheduler_TP1")
+        assert role_and_rank(tree.procs[child]["title"], tree.procs[child]["argv"]) == ("rank", "TP1")
+    finally:
+        for pid in procscan.children(server.pid):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        server.kill()
+        server.wait()

@@ -118,6 +118,14 @@ def _comm(pid: int) -> "str | None":
         return None
 
 
+def _argv(pid: int) -> "list[str] | None":
+    try:
+        with open("%s/%d/cmdline" % (PROC, pid), "rb") as f:
+            return [a.decode("utf-8", "replace") for a in f.read().rstrip(b"\0").split(b"\0") if a]
+    except OSError:
+        return None
+
+
 def _writes(pid: int, fd: str) -> bool:
     try:
         with open("%s/%d/fdinfo/%s" % (PROC, pid, fd)) as f:
@@ -245,12 +253,8 @@ def process(pid: int) -> "ProcInfo | None":
     fields = _stat_fields(pid)
     if fields is None or len(fields) < 20:
         return None
-    try:
-        with open("%s/%d/comm" % (PROC, pid), "rb") as f:
-            title = f.read().decode("utf-8", "replace").rstrip("\n")
-        with open("%s/%d/cmdline" % (PROC, pid), "rb") as f:
-            argv = [a.decode("utf-8", "replace") for a in f.read().rstrip(b"\0").split(b"\0") if a]
-    except OSError:
+    title, argv = _comm(pid), _argv(pid)
+    if title is None or argv is None:
         title, argv = "", []
     started = _BOOT + int(fields[19]) / _TICK if _BOOT is not None else None
     return {
@@ -371,7 +375,7 @@ class ServerTree:
         before = len(self.procs)
         renamed = False
         for pid, info in list(self.procs.items()):
-            if _comm(pid) not in (None, info["title"]):  # exec'd, or set its process title
+            if _comm(pid) not in (None, info["title"]) or self._exec_unseen(info):  # exec'd, or set its process title
                 fresh = process(pid)
                 if fresh is not None:
                     fresh["writes"] = info["writes"]
@@ -386,6 +390,15 @@ class ServerTree:
                     if child not in self.procs:
                         self._add(child, self.procs, writers)
         return gone, bool(gone) or renamed or len(self.procs) != before
+
+    def _exec_unseen(self, info: "ProcInfo") -> bool:
+        """A fork of its parent seen before it executed (the same title and command line) that has
+        executed since, keeping its title: python starting python as ``sglang::scheduler_TP1`` shows
+        the same ``comm`` before and after, so only its command line tells (read for such forks alone)."""
+        parent = self.procs.get(info["ppid"])
+        if parent is None or parent["title"] != info["title"] or parent["argv"] != info["argv"]:
+            return False
+        return _argv(info["pid"]) not in (None, info["argv"])
 
     def _signature(self) -> "list[tuple[int, int, bool]]":
         return sorted((p, i["ticks"], i["writes"]) for p, i in self.procs.items())
