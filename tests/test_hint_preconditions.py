@@ -1177,6 +1177,50 @@ CASES += [  # round 3, batch I's wrong hints and unread families (issue 32): eac
      'error while handling argument "--flash-attn": error: unkown value for --flash-attn: \'yes\'\n', None),
 ]
 
+def frame(pkg: str, module: str) -> str:
+    """A traceback's frame running in the installed package ``pkg``."""
+    return f'  File "/usr/lib/python3.10/site-packages/{pkg}/{module}.py", line 3, in <module>\n    import x\n'
+
+
+TRACE = "Traceback (most recent call last):\n"
+TOKENIZER = ("OSError: Can't load tokenizer for '{name}'. If you were trying to load it from "
+             "'https://huggingface.co/models', make sure you don't have a local directory with the same name.\n")
+
+CASES += [  # round 4, the audit of generic hints (issue 32): a hint names a cause only where the log shows it,
+    # and families seen over batches H-J said once for all: a package's compiled part, its own module missing
+    ("compiled-part-missing",
+     TRACE + frame("lmdeploy", "turbomind/turbomind") + "ModuleNotFoundError: No module named '_turbomind'\n",
+     # Python's own compiled module (a Python built without liblzma): no package of the server's to rebuild
+     TRACE + frame("datasets", "load") + '  File "/usr/lib/python3.10/lzma.py", line 27, in <module>\n'
+     "    from _lzma import *\nModuleNotFoundError: No module named '_lzma'\n", "module-not-found"),
+    ("compiled-part-missing (named in its package)",
+     TRACE + frame("aphrodite", "modeling/layers/activation") + "ModuleNotFoundError: No module named 'aphrodite._C'\n",
+     # a package of its own, installed apart (sgl-kernel): missing, not unbuilt
+     TRACE + frame("sglang", "srt/layers/activation") + "ModuleNotFoundError: No module named 'sgl_kernel'\n",
+     "module-not-found"),
+    ("own-submodule-missing",
+     TRACE + frame("aphrodite", "endpoints/openai/api_server")
+     + "ModuleNotFoundError: No module named 'aphrodite.common.logits'\n",
+     # another package's module: a release that does not go with the importer
+     TRACE + frame("sglang", "srt/models/mllama") + "ModuleNotFoundError: No module named 'transformers.models.mllama'\n",
+     "module-not-found-submodule"),
+    ("unrecognized-argument (a value no option took)",
+     "usage: vllm serve [model_tag] [options]\nvllm serve: error: unrecognized arguments: True\n",
+     "usage: vllm serve [model_tag] [options]\nvllm serve: error: the following arguments are required: model_tag\n",
+     None),
+    ("undefined-symbol (torch's)",
+     vllm() + V + "ImportError: undefined symbol: _ZN3c104cuda9SetDeviceEi\n",
+     vllm() + V + "ImportError: foo_ext.so: invalid ELF header\n", None),
+    ("tokenizer-folder-incomplete",
+     vllm() + V + TOKENIZER.format(name="/models/m"),
+     # a repo id: the Hub (or the network) is in the story
+     vllm() + V + TOKENIZER.format(name="org/model"), "hub-unreachable"),
+    ("hub-unreachable (only the tokenizer's words)",
+     vllm() + V + TOKENIZER.format(name="org/model"),
+     vllm() + V + "OSError: org/model does not appear to have a file named tokenizer.model\n", None),
+]
+
+
 LOOK_ALIKE = {c[0]: c[2] for c in CASES}
 
 
@@ -1415,10 +1459,33 @@ def test_a_missing_modules_package_is_named_only_where_its_name_says_it(tmp_path
     assert "pip install opencv-python" in hint.why
     _, (hint,) = scan(tmp_path, "ModuleNotFoundError: No module named 'transformers'\n")
     assert "pip install transformers" in hint.why
-    for module in ("flashinfer", "flash_attn", "fused_C", "my_private_utils"):
+    for module in ("flashinfer", "flash_attn", "my_private_utils"):
         _, (hint,) = scan(tmp_path, f"ModuleNotFoundError: No module named '{module}'\n")
         assert hint.id == "module-not-found" and "pip install" not in hint.why
         assert hint.why == f"the Python module {module} is not installed in the environment the server runs from"
+    _, (hint,) = scan(tmp_path, "ModuleNotFoundError: No module named 'fused_C'\n")
+    assert hint.id == "compiled-part-missing" and "pip install" not in hint.why
+
+
+def test_a_generic_hint_names_a_cause_only_where_the_log_shows_it(tmp_path):
+    """Issue 32's audit: torch is blamed only for a symbol in torch's namespaces, a P2P failure only
+    where P2P is said to fail, a missing flag only for a word that is a flag, the network only where
+    the log says it could not connect."""
+    _, (hint,) = scan(tmp_path, vllm() + V + "ImportError: /x/vllm/_C.abi3.so: undefined symbol: cuGreenCtxDestroy\n")
+    assert "torch" not in hint.why.split(" (")[0] and "does not say which" in hint.why
+    _, (hint,) = scan(tmp_path, vllm() + V + "ImportError: /x/a/b.so: undefined symbol: _ZN4nccl5setupEv\n")
+    assert hint.id == "undefined-symbol-library" and "another torch" not in hint.why
+    _, (hint,) = scan(tmp_path, vllm() + V + "ImportError: /x/a/b.so: undefined symbol: _ZNK3c106SymIntltEl\n")
+    assert "another torch" in hint.why
+    _, hints = scan(tmp_path, vllm("model='/models/m', tensor_parallel_size=2") + V + "RuntimeError: NCCL error: "
+                    "unhandled cuda error\n" + V + "ncclUnhandledCudaError: Call to CUDA function failed.\n")
+    assert "nccl-p2p" not in [h.id for h in hints]
+    _, (hint,) = scan(tmp_path, "vllm serve: error: unrecognized arguments: True\n")
+    assert "has no True" not in hint.why and "left over" in hint.why
+    _, (hint,) = scan(tmp_path, vllm() + V + TOKENIZER.format(name="org/model"))
+    assert "reachable" not in hint.why and "does not say why" in hint.why
+    _, (hint,) = scan(tmp_path, "ImportError: libcudnn.so.8: cannot open shared object file: No such file\n")
+    assert hint.id == "missing-cuda-library" and "either" in hint.why
 
 
 def test_a_missing_path_is_the_users_to_check_only_where_the_run_was_given_it(tmp_path):
