@@ -1221,6 +1221,32 @@ CASES += [  # round 4, the audit of generic hints (issue 32): a hint names a cau
 ]
 
 
+TRITON = "E0101 00:00:00.000000 1 model_lifecycle.cc:600] failed to load '{model}' version 1: {why}\n"
+
+CASES += [  # round 5, batch K's unread families (issue 32): Triton's missing backend, a TensorRT-LLM engine
+    # from another release, exllamav2's missing tensors, ggml's failed internal check
+    ("triton-backend-missing",
+     TRITON.format(model="vllm_model", why="Invalid argument: unable to find backend library for backend 'vllm', "
+                   "try specifying runtime on the model configuration."),
+     # the backend is there, and the model's own file is not: nothing to say about the image
+     TRITON.format(model="m", why="Internal: onnx runtime error 1: Load model from /models/m/1/model.onnx failed: "
+                   "no such model file"), None),
+    ("trtllm-engine-key-missing",
+     TRITON.format(model="tensorrt_llm", why="Internal: unexpected error when creating modelInstanceState: "
+                   "[json.exception.out_of_range.403] key 'num_kv_heads' not found"),
+     # the engine's config.json unreadable: no release to blame
+     TRITON.format(model="tensorrt_llm", why="Internal: unexpected error when creating modelInstanceState: "
+                   "[json.exception.parse_error.101] parse error at line 1, column 1"), None),
+    ("exllamav2-tensors-missing",
+     TRACE + frame("exllamav2", "config") + "ValueError:  ## Could not find lm_head.* in model\n",
+     # another of its refusals: no tensors to look for
+     TRACE + frame("exllamav2", "config") + "ValueError:  ## No .safetensors files found in /models/m\n", None),
+    ("ggml-assert",
+     "Error: llama runner process has terminated: GGML_ASSERT(n_dims <= 4) failed\n",
+     # the runner ends on another error: no internal check failed
+     "Error: llama runner process has terminated: error loading model: bad file format\n", None),
+]
+
 LOOK_ALIKE = {c[0]: c[2] for c in CASES}
 
 
