@@ -13,8 +13,8 @@ pytestmark = pytest.mark.skipif(core_scan._hs is None, reason="no Hyperscan whee
 LOG = b"nothing\n[TP0] Load weight begin\nDecode batch\nKV Cache is allocated\n"
 
 
-def hits(words: tuple[str, ...]) -> list[int]:
-    return list(Prefilter(words).positions(LOG))
+def hits(words: tuple[str, ...], store=None) -> list[int]:
+    return list(Prefilter(words, store=store).positions(LOG))
 
 
 def at(word: bytes) -> int:
@@ -26,7 +26,7 @@ def stored(directory) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in directory.iterdir()}
 
 
-def test_a_database_is_kept_and_loaded_for_the_same_words(tmp_path, monkeypatch):
+def test_a_database_is_kept_and_loaded_for_the_same_words(tmp_path):
     saved = []
 
     class Watched(DatabaseCache):
@@ -34,37 +34,36 @@ def test_a_database_is_kept_and_loaded_for_the_same_words(tmp_path, monkeypatch)
             saved.append(key)
             super().save(key, data)
 
-    monkeypatch.setattr(core_scan, "database_store", Watched(tmp_path / "db"))
-    first = hits(("Load weight",))
+    store = Watched(tmp_path / "db")
+    first = hits(("Load weight",), store)
     [(name, data)] = stored(tmp_path / "db").items()
     assert saved == [name]
-    assert hits(("Load weight",)) == first == [at(b"Load weight")] and saved == [name]
+    assert hits(("Load weight",), store) == first == [at(b"Load weight")] and saved == [name]
     assert stored(tmp_path / "db") == {name: data}
 
 
 @pytest.mark.parametrize("damage", [lambda data: data[: len(data) // 2], lambda data: b"\0" * len(data), lambda data: b""])
-def test_a_corrupt_or_truncated_file_is_ignored_and_rewritten(tmp_path, monkeypatch, damage):
-    monkeypatch.setattr(core_scan, "database_store", DatabaseCache(tmp_path))
-    expected = hits(("Load weight", "KV Cache"))
+def test_a_corrupt_or_truncated_file_is_ignored_and_rewritten(tmp_path, damage):
+    store = DatabaseCache(tmp_path)
+    expected = hits(("Load weight", "KV Cache"), store)
     [(name, data)] = stored(tmp_path).items()
     (tmp_path / name).write_bytes(damage(data))
-    assert hits(("Load weight", "KV Cache")) == expected and len(expected) == 2
+    assert hits(("Load weight", "KV Cache"), store) == expected and len(expected) == 2
     assert stored(tmp_path) == {name: data}
 
 
-def test_a_database_for_other_words_is_never_used(tmp_path, monkeypatch):
-    monkeypatch.setattr(core_scan, "database_store", DatabaseCache(tmp_path))
-    assert hits(("Load weight",)) == [at(b"Load weight")]
-    assert hits(("KV Cache",)) == [at(b"KV Cache")]
-    assert hits(("Decode",)) == [at(b"Decode")]
+def test_a_database_for_other_words_is_never_used(tmp_path):
+    store = DatabaseCache(tmp_path)
+    assert hits(("Load weight",), store) == [at(b"Load weight")]
+    assert hits(("KV Cache",), store) == [at(b"KV Cache")]
+    assert hits(("Decode",), store) == [at(b"Decode")]
     assert len(stored(tmp_path)) == 3
 
 
-def test_an_unwritable_cache_costs_only_the_compile(tmp_path, monkeypatch):
+def test_an_unwritable_cache_costs_only_the_compile(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
-    monkeypatch.setattr(core_scan, "database_store", DatabaseCache(blocker / "db"))
-    assert hits(("Load weight",)) == [at(b"Load weight")]
+    assert hits(("Load weight",), DatabaseCache(blocker / "db")) == [at(b"Load weight")]
     assert blocker.read_text() == "not a directory"
 
 

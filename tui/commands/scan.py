@@ -16,7 +16,6 @@ from tui.core.tracker_events import WarningFound
 from tui.core.hints import Diagnosis, KnowledgeBase, hint_lines, has_user_file, load_knowledge, may_diagnose
 from tui.core.lines import clean
 from tui.core.profiles import ProfileError, builtin_profiles, load_profile, prefilter_words
-from tui.core import scan as core_scan
 from tui.core.scan import Scanner, prefilter
 from tui.core.state import PHASE_TITLES, StartupState, overlapping
 from tui.core.tracker import StartupTracker
@@ -130,14 +129,13 @@ def scan_file(path: str, server: str | None = None) -> StartupState:
 def scan_with_hints(path: str, server: str | None = None) -> tuple[StartupState, list[Diagnosis]]:
     """The state a pass over ``path`` ends in, and the hints for its errors, then for its warnings."""
     tracker, words = make_tracker(server)
-    core_scan.database_store = DatabaseCache(cache_dir())
     if has_user_file():  # a bad hints file of the user's is refused whatever the log holds
         load_knowledge()
     observed = WarningHints(tracker)
     scanner = Scanner(observed, words)
     with open_log(path) as log:
         try:
-            read_into(scanner, log, prefilter(tuple(words)))
+            read_into(scanner, log, prefilter(tuple(words), DatabaseCache(cache_dir())))
         except OSError as exc:
             raise UsageError(f"{path}: read failed: {exc.strerror or exc}") from None
     scanner.finish()

@@ -64,7 +64,8 @@ class Prefilter:
     """Finds the marker words (literals, case-sensitive) in a block of bytes, or in one line's
     text (a line assembled across two blocks, which no block search saw whole)."""
 
-    def __init__(self, words: tuple[str, ...], hyperscan: bool = True) -> None:
+    def __init__(self, words: tuple[str, ...], hyperscan: bool = True, store: DatabaseStore | None = None) -> None:
+        self._store = store  # where compiled databases are kept between runs (the command's; None: compiled each time)
         self._ordered = sorted(set(words), key=len, reverse=True)
         self._encoded = [w.encode() for w in self._ordered]
         self._engine: Any = _re2 if _re2 is not None else re
@@ -72,7 +73,7 @@ class Prefilter:
         self._hs_words: Any = None  # a hyperscan.Database of the words (it takes memoryviews too)
         if _hs is not None and hyperscan and self._encoded:
             try:
-                self._hs_words = _literals(self._encoded)
+                self._hs_words = _literals(self._encoded, store)
             except Exception:  # an engine that refuses the words: the regex does it all
                 self._hs_words = None
 
@@ -86,7 +87,7 @@ class Prefilter:
         if self._hs_words is None:
             return None
         try:
-            return _literals([*self._encoded, b"\x1b"])
+            return _literals([*self._encoded, b"\x1b"], self._store)
         except Exception:
             return None
 
@@ -179,16 +180,11 @@ class DatabaseStore(Protocol):
     def save(self, key: str, data: bytes) -> None: ...
 
 
-#: Where a command keeps compiled databases (None: each is compiled every time). The core does
-#: no I/O: the store is the command's, set before its first ``Prefilter``.
-database_store: DatabaseStore | None = None
-
-
-def _literals(words: list[bytes]) -> Any:
-    """A Hyperscan database matching any of ``words`` literally: loaded from ``database_store``
-    where it holds one for exactly these words (the key hashes them, the flags and Hyperscan's
-    release), else compiled (and kept there). A stored one that does not load is compiled again."""
-    store = database_store
+def _literals(words: list[bytes], store: DatabaseStore | None) -> Any:
+    """A Hyperscan database matching any of ``words`` literally: loaded from ``store`` (the core does
+    no I/O: the store is the command's) where it holds one for exactly these words (the key hashes
+    them, the flags and Hyperscan's release), else compiled (and kept there). A stored one that
+    does not load is compiled again."""
     key = hashlib.sha256(repr((getattr(_hs, "__version__", ""), "block", "literal", words)).encode()).hexdigest()
     if store is not None and (data := store.load(key)) is not None:
         try:
@@ -205,9 +201,9 @@ def _literals(words: list[bytes]) -> Any:
 
 
 @functools.cache
-def prefilter(words: tuple[str, ...]) -> Prefilter:
-    """One compiled prefilter per word set: the live session builds one per log restart."""
-    return Prefilter(words)
+def prefilter(words: tuple[str, ...], store: DatabaseStore | None = None) -> Prefilter:
+    """One compiled prefilter per word set (and store): the live session builds one per log restart."""
+    return Prefilter(words, store=store)
 
 
 class LineFeeder:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 
@@ -20,11 +21,12 @@ def cache_dir() -> Path:
     return Path(base) / "watchtower" / "hyperscan"
 
 
+@dataclass(frozen=True)
 class DatabaseCache:
-    """Serialised databases by key, one file each (``tui.core.scan.DatabaseStore``)."""
+    """Serialised databases by key, one file each (``tui.core.scan.DatabaseStore``); equal for the same
+    directory, so ``prefilter``'s own cache keeps one prefilter per word set and folder."""
 
-    def __init__(self, directory: Path) -> None:
-        self.directory = directory
+    directory: Path
 
     def load(self, key: str) -> bytes | None:
         try:
