@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from tui.core.quicktest import bytes_search, bytes_test
+from tui.core.quicktest import bytes_search
 from tui.core.secrets import SECRET_HINT, mask_secrets
 
 #: Longest line kept for display and matching; longer lines are cut (and still
@@ -93,9 +93,8 @@ def decode(raw: bytes) -> str:
     return clean(raw.decode("utf-8", "replace"))
 
 
-#: Where a chunk may hold a secret; lines elsewhere are not looked at for one. (The hint never
-#: matches across a newline: ``_secret_at`` finds the lines of a chunk that hold one.)
-_secret_hint = bytes_test(SECRET_HINT)
+#: Where a chunk may hold a secret (-1: nowhere); lines elsewhere are not looked at for one. (The
+#: hint never matches across a newline: one search a hit finds the lines of a chunk that hold one.)
 _secret_at = bytes_search(SECRET_HINT)
 
 
@@ -142,7 +141,7 @@ def make_line(number: int, offset: int, raw: bytes, truncated: bool = False, sec
     if len(raw) > MAX_LINE_BYTES:
         raw, truncated = _cut(raw), True
     if secrets is None:
-        secrets = _secret_hint(raw)
+        secrets = _secret_at(raw, 0) >= 0
     if b"\r" not in raw:
         return Line(number, offset, (_text(raw, secrets, plain),) if raw else (), truncated)
     pieces = raw.split(b"\r")
@@ -289,7 +288,7 @@ class LineAssembler:
             piece = newest
         else:
             piece = pieces[-2]
-        out.append(Progress(self.number + 1, self._start, _text(piece, _secret_hint(piece))))
+        out.append(Progress(self.number + 1, self._start, _text(piece, _secret_at(piece, 0) >= 0)))
 
     def _finish(self, terminated: bool = True) -> Line:
         raw = bytes(self._buf)

@@ -203,23 +203,12 @@ class _Possible:
         return True if self._match(_UNANCHORED, data, 0, len(data))[0] != _NULL_SPAN else None
 
 
-def bytes_test(pattern: bytes) -> Callable[[bytes], bool]:
-    """Does ``pattern`` match somewhere in the bytes it is given? RE2's own matcher called on them
-    where this google-re2 release has it (as ``_Possible``: no wrapper's span bookkeeping, ~0.7 µs
-    a line against ~1.3), else the compiled pattern's ``search``."""
-    program = (_re2 or re).compile(pattern)
-    raw = getattr(getattr(program, "_regexp", None), "Match", None)
-    if raw is None or _UNANCHORED is None:
-        search = program.search
-        return lambda data: search(data) is not None
-    return lambda data: raw(_UNANCHORED, data, 0, len(data))[0] != _NULL_SPAN
-
-
 def bytes_search(pattern: bytes) -> Callable[[bytes, int], int]:
-    """Where ``pattern`` first matches in the bytes it is given at or after an offset (-1: nowhere),
-    RE2's own matcher called as ``bytes_test``'s is. For a pattern that never matches across a
-    newline, one search a hit tells the lines of a chunk apart: a flood's chunk holds one URL and a
-    thousand lines without a secret, and each line need not be asked on its own."""
+    """Where ``pattern`` first matches in the bytes it is given at or after an offset (-1: nowhere):
+    RE2's own matcher called on them where this google-re2 release has it (as ``_Possible``: no
+    wrapper's span bookkeeping), else the compiled pattern's ``search``. For a pattern that never
+    matches across a newline, one search a hit tells the lines of a chunk apart: a flood's chunk
+    holds one URL and a thousand lines without a secret, and each line need not be asked alone."""
     program = (_re2 or re).compile(pattern)
     raw = getattr(getattr(program, "_regexp", None), "Match", None)
     if raw is None or _UNANCHORED is None:
