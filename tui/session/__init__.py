@@ -216,7 +216,8 @@ class WatchSession:
             if source is not None:
                 self.pump.add(source)
         self._gpu_source = gpu
-        self._log_source = log
+        #: A local log read from its start: what it holds when the session starts is its backlog (``rest``).
+        self._from_start = getattr(log, "from_end", True) is False
         # sources that follow the startup (the simulated GPUs tie their memory curve to the phases)
         self._followers = [s.feed for s in self.pump.sources if isinstance(s, StartupFollower)]
         self._closers: list[Callable[[], Awaitable[None]]] = []  # ``close_with``
@@ -269,7 +270,7 @@ class WatchSession:
     def start(self) -> None:
         """Start pumping every source (call from inside the running event loop)."""
         if not self.pump.running:
-            if getattr(self._log_source, "from_end", True) is False:
+            if self._from_start:
                 self.rest.mark_backlog()  # a watch that ends on a verdict reads what the file holds first
             self.tracker.prime()
             self.pump.start()
