@@ -53,7 +53,8 @@ def describe(exc: BaseException) -> str:
 
 
 def load() -> Any:
-    """The pynvml module (its deprecation notice about the package name silenced)."""
+    """The pynvml module (from nvidia-ml-py; where the deprecated `pynvml` redirect package is installed
+    too, as in environments made before, its notice about the package name silenced)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         import pynvml
