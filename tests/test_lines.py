@@ -185,3 +185,39 @@ def test_slurmstepds_word_after_an_open_bar_is_the_lines_own_text():
     assert lines[-1].segments[0].endswith("1/8 [00:01<00:00,  1.55s/it]")  # the bar's last state kept
     plain = LineAssembler().feed(b"an unfinished line slurmstepd-n1: mentioned\n")  # no bar: left as it is
     assert [item.text for item in plain if hasattr(item, "segments")] == ["an unfinished line slurmstepd-n1: mentioned"]
+
+
+@settings(max_examples=200)
+@given(
+    lengths=st.lists(st.integers(min_value=0, max_value=300), min_size=0, max_size=400),
+    cut=st.tuples(st.floats(min_value=0, max_value=0.2), st.floats(min_value=0.8, max_value=1.0)),
+    mutable=st.booleans(),
+)
+def test_newlines_counts_what_count_counts(lengths, cut, mutable):
+    """Whichever way ``newlines`` counts (replace over the whole buffer less the edges, or byte by
+    byte where the span is short, a small part, or starts with short lines), the figure is
+    ``count``'s, for any span of any mix of line lengths."""
+    data = b"".join(b"x" * n + b"\n" for n in lengths) + b"tail without newline"
+    data = bytearray(data) if mutable else data
+    start, end = int(len(data) * cut[0]), int(len(data) * cut[1])
+    assert lines_mod.newlines(data, start, end) == data.count(b"\n", start, end)
+    assert lines_mod.newlines(data) == data.count(b"\n")
+
+
+def test_newlines_takes_the_replace_way_on_usual_lines_and_count_on_short_ones():
+    """The two ways are both taken (else the property above tests one of them): usual log lines
+    are counted by deleting them (a fresh bytes object), short ones byte by byte (no copy)."""
+
+    class Watched(bytearray):
+        replaced = 0
+
+        def replace(self, *args):  # type: ignore[override]
+            Watched.replaced += 1
+            return super().replace(*args)
+
+    usual = Watched(b"[2026-03-14 21:04:10] Decode batch. #running-req: 8, #token: 4096\n" * 2000)
+    assert lines_mod.newlines(usual, 10, len(usual) - 10) == usual.count(b"\n", 10, len(usual) - 10)
+    assert Watched.replaced == 1
+    short = Watched(b"x\n" * 100_000)
+    assert lines_mod.newlines(short) == 100_000
+    assert Watched.replaced == 1

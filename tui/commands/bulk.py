@@ -23,6 +23,7 @@ import struct
 import sys
 from typing import BinaryIO
 
+from tui.core.lines import newlines
 from tui.core.scan import Prefilter, Scanner
 
 #: Bytes read at a time: small enough that the word search and the newline count that follow
@@ -192,7 +193,7 @@ def _search(fd: int, size: int, words: Prefilter, window: int, out: int) -> None
             report = (_line_start(fd, start, buf), end, 0, 1)
         else:
             hit = len(words.positions(buf, cut, got)) > 0
-            report = (start + cut, end, buf.count(b"\n", cut, got), int(hit))
+            report = (start + cut, end, newlines(buf, cut, got), int(hit))
         os.write(out, _REPORT.pack(*report))
         end = report[0]
 

@@ -88,6 +88,32 @@ def plain_rows(data: bytes) -> list[str] | None:
     return rows
 
 
+#: ``newlines`` counts byte by byte below this span, and in a span whose first ``_SAMPLE`` bytes hold
+#: lines shorter than ``_SHORT`` bytes on average.
+_SAMPLE = 4096
+_SHORT = 40
+
+
+def newlines(data: bytes | bytearray, start: int = 0, end: int | None = None) -> int:
+    """The newlines in ``data[start:end]``, counted the faster way for the text at hand.
+
+    ``count`` tests every byte (3-4 GB/s here); ``replace`` deleting them finds each with a
+    vectorised ``memchr`` and copies what lies between: about twice as fast on lines of a log's
+    usual length, many times slower on very short lines, and only without copying a slice out
+    first (a fresh buffer's page faults cost more than the search saves). So: ``replace`` over
+    all of ``data`` less the newlines outside the span, where the span is most of ``data`` and
+    its first bytes hold lines of a usual length; else ``count``. The newlines of a 300 MB log
+    are half of a ``scan``'s work (bench/scan.py)."""
+    size = len(data)
+    end = size if end is None else end
+    if (end - start) * 4 < size * 3 or end - start < _SAMPLE * 4:
+        return data.count(b"\n", start, end)
+    if data.count(b"\n", start, start + _SAMPLE) * _SHORT > _SAMPLE:
+        return data.count(b"\n", start, end)
+    outside = data.count(b"\n", 0, start) + data.count(b"\n", end, size)
+    return size - len(data.replace(b"\n", b"")) - outside
+
+
 def decode(raw: bytes) -> str:
     """Bytes to clean text; invalid UTF-8 becomes U+FFFD."""
     return clean(raw.decode("utf-8", "replace"))

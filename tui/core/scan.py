@@ -22,7 +22,7 @@ from array import array
 from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
-from tui.core.lines import Line, LineAssembler, Progress, make_line, plain_rows
+from tui.core.lines import Line, LineAssembler, Progress, make_line, newlines, plain_rows
 
 try:  # google-re2: linear time and much faster on literal alternations
     import re2 as _re2
@@ -344,7 +344,7 @@ class Scanner:
         if self.tracker.needs_rank_tags:
             self._take(block[start:end], None, found=False)
             return
-        self._lines.skip(block.count(b"\n", start, end), end - start)
+        self._lines.skip(newlines(block, start, end), end - start)
         number, stop = self._lines.number, end - 1  # block[stop] is the region's last \n
         while stop > start:
             begin = block.rfind(b"\n", start, stop) + 1 or start
