@@ -1247,6 +1247,18 @@ CASES += [  # round 5, batch K's unread families (issue 32): Triton's missing ba
      "Error: llama runner process has terminated: error loading model: bad file format\n", None),
 ]
 
+CASES += [  # round 6, batch L's wrong hint and a newer wording (issue 32)
+    ("tgi-prefill-tokens (a total-token budget named, few prefill tokens)",
+     TGI + "Error: Warmup(Generation(\"Not enough memory to handle 20000 total tokens with 8 prefill tokens. You need to "
+     "decrease `--max-batch-total-tokens` or `--max-batch-prefill-tokens`\"))\n",
+     TGI + TGI_WARMUP.format(n=8), "tgi-prefill-tokens-small"),
+    ("mem-fraction-too-low (its KV-budget guard's words)",
+     "[2026-03-04 11:00:43 TP0] Load weight end. type=DeepseekV3ForCausalLM, avail mem=10.10 GB, mem usage=120.50 GB.\n"
+     "ValueError: Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static=0.86.\n",
+     "[2026-03-04 11:00:43 TP0] Load weight end. type=DeepseekV3ForCausalLM, avail mem=10.10 GB, mem usage=120.50 GB.\n"
+     "ValueError: Loaded weights leave no GPU memory for the draft model under --speculative-num-steps=3.\n", None),
+]
+
 LOOK_ALIKE = {c[0]: c[2] for c in CASES}
 
 
