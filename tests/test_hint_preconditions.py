@@ -1259,6 +1259,8 @@ CASES += [  # round 6, batch L's wrong hint and a newer wording (issue 32)
      "ValueError: Loaded weights leave no GPU memory for the draft model under --speculative-num-steps=3.\n", None),
 ]
 
+FLASH_WARN = "2026-09-25T09:00:05.000000Z  WARN text_generation_launcher: Could not import Flash Attention enabled models: {why}\n"
+SHARDED = "NotImplementedError: Sharded Llama requires Flash Attention enabled models.\n"
 CASES += [  # round 6, batch L's families (issue 32): measured first (8 of 20 right, 1 wrong), then these, each
     # shape written here from the servers' and libraries' own messages, with a look-alike whose figures do not fit
     ("quantization-needs-newer-gpu-pre-turing",
@@ -1343,6 +1345,16 @@ CASES += [  # round 6, batch L's families (issue 32): measured first (8 of 20 ri
      vllm() + V + "PermissionError: [Errno 13] Permission denied: '/home/app/.cache/huggingface/hub'\n",
      # the model folder itself: the user's path to fix, not the cache
      vllm() + V + "PermissionError: [Errno 13] Permission denied: '/models/m/config.json'\n", None),
+    ("tgi-sharded-needs-vllm-kernels",
+     TGI + FLASH_WARN.format(why="No module named 'vllm_attention_ops'") + TGI_SHARD + SHARDED + TGI_FAILED,
+     # another kernel missing: not vLLM's build
+     TGI + FLASH_WARN.format(why="No module named 'flash_attn_2_cuda'") + TGI_SHARD + SHARDED + TGI_FAILED,
+     "tgi-sharded-needs-flash-module"),
+    ("tgi-sharded-needs-flash-module",
+     TGI + FLASH_WARN.format(why="No module named 'rotary_emb'") + TGI_SHARD + SHARDED + TGI_FAILED,
+     # no module missing: the GPU is older than the kernels (the generic words, which say so)
+     TGI + FLASH_WARN.format(why="GPU with CUDA capability 7 0 is not supported for Flash Attention V2") + TGI_SHARD
+     + SHARDED + TGI_FAILED, "tgi-sharded-needs-flash"),
     ("no-gpu-visible (vLLM's words)",
      vllm() + V + "RuntimeError: Failed to infer device type\n",
      vllm() + V + "RuntimeError: Failed to infer the model's dtype\n", None),
