@@ -1247,6 +1247,119 @@ CASES += [  # round 5, batch K's unread families (issue 32): Triton's missing ba
      "Error: llama runner process has terminated: error loading model: bad file format\n", None),
 ]
 
+CASES += [  # round 6, batch L's wrong hint and a newer wording (issue 32)
+    ("tgi-prefill-tokens (a total-token budget named, few prefill tokens)",
+     TGI + "Error: Warmup(Generation(\"Not enough memory to handle 20000 total tokens with 8 prefill tokens. You need to "
+     "decrease `--max-batch-total-tokens` or `--max-batch-prefill-tokens`\"))\n",
+     TGI + TGI_WARMUP.format(n=8), "tgi-prefill-tokens-small"),
+    ("mem-fraction-too-low (its KV-budget guard's words)",
+     "[2026-03-04 11:00:43 TP0] Load weight end. type=DeepseekV3ForCausalLM, avail mem=10.10 GB, mem usage=120.50 GB.\n"
+     "ValueError: Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static=0.86.\n",
+     "[2026-03-04 11:00:43 TP0] Load weight end. type=DeepseekV3ForCausalLM, avail mem=10.10 GB, mem usage=120.50 GB.\n"
+     "ValueError: Loaded weights leave no GPU memory for the draft model under --speculative-num-steps=3.\n", None),
+]
+
+FLASH_WARN = "2026-09-25T09:00:05.000000Z  WARN text_generation_launcher: Could not import Flash Attention enabled models: {why}\n"
+SHARDED = "NotImplementedError: Sharded Llama requires Flash Attention enabled models.\n"
+CASES += [  # round 6, batch L's families (issue 32): measured first (8 of 20 right, 1 wrong), then these, each
+    # shape written here from the servers' and libraries' own messages, with a look-alike whose figures do not fit
+    ("quantization-needs-newer-gpu-pre-turing",
+     "The quantization method awq is not supported for the current GPU. Minimum capability: 75. Current capability: 60.\n",
+     # on a Turing GPU AWQ runs: the general hint, whose list of ways out fits it
+     "The quantization method fp8 is not supported for the current GPU. Minimum capability: 80. Current capability: 75.\n",
+     "quantization-needs-newer-gpu"),
+    ("marlin-gpu-unsupported",
+     vllm() + V + "ValueError: Marlin does not support weight_bits = uint4b8. Only types = [] are supported (for "
+     "group_size = 64, min_capability = 80, zp = False).\n",
+     # the GPU runs Marlin's types, the checkpoint's is not one: no kernel flag to prescribe
+     vllm() + V + "ValueError: Marlin does not support weight_bits = uint2b2. Only types = [ScalarType.uint4b8, "
+     "ScalarType.uint8b128] are supported (for group_size = 64, min_capability = 80, zp = False).\n", None),
+    ("marlin-gpu-unsupported-awq",
+     vllm() + V + "ValueError: Marlin does not support weight_bits = uint4. Only types = [] are supported (for "
+     "group_size = 32, min_capability = 80, zp = True).\n",
+     vllm() + V + "ValueError: Marlin does not support weight_bits = uint4b8. Only types = [] are supported (for "
+     "group_size = 32, min_capability = 80, zp = False).\n", "marlin-gpu-unsupported"),
+    ("chat-template-absent",
+     vllm() + V + "ValueError: As of transformers v4.44, default chat template is no longer allowed, so you must "
+     "provide a chat template if the tokenizer does not define one.\n",
+     # the run gave a template: passing one is no fix
+     vllm("'model': '/models/m', 'chat_template': '/t/base.jinja'") + V + "ValueError: As of transformers v4.44, "
+     "default chat template is no longer allowed, so you must provide a chat template if the tokenizer does not "
+     "define one.\n", None),
+    ("chat-template-absent-any",
+     "Traceback (most recent call last):\n  File \"/env/transformers/tokenization_utils_base.py\", line 9, in "
+     "apply_chat_template\nValueError: Cannot use chat template functions because tokenizer.chat_template is not "
+     "set and no template argument was passed! For information about writing templates see the documentation\n",
+     # a template that is there but will not render: not an absent one
+     "Traceback (most recent call last):\n  File \"/env/transformers/utils/chat_template_utils.py\", line 9, in "
+     "render\njinja2.exceptions.TemplateError: Conversation roles must alternate user/assistant/user/assistant\n",
+     None),
+    ("gguf-lfs-pointer",
+     LLAMA + "gguf_init_from_file_impl: invalid magic characters: 'vers', expected 'GGUF'\n"
+     "llama_model_load: error loading model: llama_model_loader: failed to load model from /models/q\n" + LLAMA_FAIL,
+     # another file that is no GGUF (a GGML one): the generic words, no LFS
+     LLAMA + "gguf_init_from_file_impl: invalid magic characters: 'tjgg', expected 'GGUF'\n"
+     "llama_model_load: error loading model: llama_model_loader: failed to load model from /models/q\n" + LLAMA_FAIL,
+     "gguf-not-a-file"),
+    ("gguf-lfs-pointer (a web page)",
+     LLAMA + "gguf_init_from_file: invalid magic characters '<!DO'\n" + LLAMA_FAIL,
+     LLAMA + "gguf_init_from_file: failed to read magic\n" + LLAMA_FAIL, "gguf-not-a-file"),
+    ("trust-remote-code (retyped in lower case)",
+     vllm() + V + "valueerror: loading /models/m requires you to execute the configuration file in that repo on your "
+     "local machine. make sure you have read the code there, then set the option trust_remote_code=true\n",
+     vllm("'model': '/models/m', 'trust_remote_code': True") + V + "valueerror: loading /models/m requires you to "
+     "execute the configuration file in that repo on your local machine.\n", None),
+    ("trust-remote-code-any",
+     "valueerror: loading m/ requires you to execute the configuration file in that repo on your local machine. make "
+     "sure you have read the code there to avoid malicious use, then set the option trust_remote_code=true\n",
+     "ValueError: Loading m/ requires a model type that transformers does not recognise; upgrade transformers\n", None),
+    ("tokenizer-class-from-transformers-5",
+     vllm() + V + "ValueError: Tokenizer class TokenizersBackend does not exist or is not currently imported.\n",
+     vllm() + V + "ValueError: Tokenizer class MyChatTokenizer does not exist or is not currently imported.\n",
+     "tokenizer-class-missing"),
+    ("tokenizer-class-missing-trusted",
+     vllm("'model': '/models/m', 'trust_remote_code': True") + V + "ValueError: Tokenizer class QwoTokenizer does not "
+     "exist or is not currently imported.\n",
+     # remote code not trusted: the repo's own code may well define it
+     vllm("'model': '/models/m', 'trust_remote_code': False") + V + "ValueError: Tokenizer class QwoTokenizer does "
+     "not exist or is not currently imported.\n", "tokenizer-class-missing"),
+    ("tokenizer-class-missing",
+     "ValueError: Tokenizer class LLaMATokenizer does not exist or is not currently imported.\n",
+     vllm("'model': '/models/m', 'trust_remote_code': True") + V + "ValueError: Tokenizer class QwoTokenizer does not "
+     "exist or is not currently imported.\n", "tokenizer-class-missing-trusted"),
+    ("privileged-port",
+     "thread 'main' panicked at 'error binding to 0.0.0.0:443: error creating server listener: Permission denied "
+     "(os error 13)', router/src/server.rs:700:9\nError: WebserverFailed\n",
+     # port 443 held by another process: port-in-use's, not a privilege
+     "thread 'main' panicked at 'error binding to 0.0.0.0:443: error creating server listener: Address already in use "
+     "(os error 98)', router/src/server.rs:700:9\nError: WebserverFailed\n", "port-in-use"),
+    ("privileged-port (uvicorn's words)",
+     "ERROR:    [Errno 13] error while attempting to bind on address ('0.0.0.0', 80): permission denied\n",
+     # a high port refused: not the privilege below 1024 (another cause, SELinux, a sandbox)
+     "ERROR:    [Errno 13] error while attempting to bind on address ('0.0.0.0', 8080): permission denied\n", None),
+    ("trt-prompt-over-engine-length",
+     "[TensorRT-LLM][ERROR] Cannot process new request: Prompt length (3001) exceeds maximum sequence length (1024)\n",
+     "[TensorRT-LLM][ERROR] Cannot process new request: Prompt length (512) exceeds maximum sequence length (512)\n",
+     None),
+    ("cache-dir-not-writable",
+     vllm() + V + "PermissionError: [Errno 13] Permission denied: '/home/app/.cache/huggingface/hub'\n",
+     # the model folder itself: the user's path to fix, not the cache
+     vllm() + V + "PermissionError: [Errno 13] Permission denied: '/models/m/config.json'\n", None),
+    ("tgi-sharded-needs-vllm-kernels",
+     TGI + FLASH_WARN.format(why="No module named 'vllm_attention_ops'") + TGI_SHARD + SHARDED + TGI_FAILED,
+     # another kernel missing: not vLLM's build
+     TGI + FLASH_WARN.format(why="No module named 'flash_attn_2_cuda'") + TGI_SHARD + SHARDED + TGI_FAILED,
+     "tgi-sharded-needs-flash-module"),
+    ("tgi-sharded-needs-flash-module",
+     TGI + FLASH_WARN.format(why="No module named 'rotary_emb'") + TGI_SHARD + SHARDED + TGI_FAILED,
+     # no module missing: the GPU is older than the kernels (the generic words, which say so)
+     TGI + FLASH_WARN.format(why="GPU with CUDA capability 7 0 is not supported for Flash Attention V2") + TGI_SHARD
+     + SHARDED + TGI_FAILED, "tgi-sharded-needs-flash"),
+    ("no-gpu-visible (vLLM's words)",
+     vllm() + V + "RuntimeError: Failed to infer device type\n",
+     vllm() + V + "RuntimeError: Failed to infer the model's dtype\n", None),
+]
+
 LOOK_ALIKE = {c[0]: c[2] for c in CASES}
 
 

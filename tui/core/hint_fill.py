@@ -300,7 +300,9 @@ class Context:
     def _fraction_min(self) -> float | None:
         """SGLang sizes the KV pool as avail_after − total × (1 − fraction): above this it is not empty."""
         before, after = self._avail_before(), self._avail_after()
-        if not before or after is None or after > before:
+        # the same figure twice is one line read as both ends (a log whose load shows only its end
+        # line): the weights' share is not known, and 1 − after/before would say 0
+        if not before or after is None or after >= before:
             return None
         return _round_up(1 - after / before)
 
