@@ -37,6 +37,9 @@ except ImportError:  # pragma: no cover - depends on the platform's wheels
 
 # ANSI escape sequences in raw bytes (CSI, OSC, other two-byte ones), as tui.core.lines strips them
 # from text: a line is looked at for its words once they are gone.
+#: The most bytes of lines ``Scanner`` builds at once (a few thousand ``Line`` objects at most).
+PIECE = 1 << 16
+
 _ANSI = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\|$)|\x1b[PX^_][^\x1b]*(?:\x1b\\|$)|\x1b[@-Z\\-_]")
 
 
@@ -358,7 +361,20 @@ class Scanner:
 
     def _take(self, data: bytes | bytearray, at: float | None, found: bool | None = None) -> None:
         """The lines ``data`` completes; ``found``: whether the block search found a word in each
-        (None: a line no block search saw whole, its text is searched)."""
+        (None: a line no block search saw whole, its text is searched). Taken ``PIECE`` bytes at
+        a time, cut after a newline: a block of short lines, built before ready for their rank
+        tags, would otherwise be a million ``Line`` objects at once (a megabyte of empty lines:
+        190 MB)."""
+        start = 0
+        while len(data) - start > PIECE:
+            cut = data.rfind(b"\n", start, start + PIECE) + 1
+            if cut <= start:  # a line longer than a piece: taken whole
+                cut = data.find(b"\n", start + PIECE) + 1 or len(data)
+            self._take_piece(data[start:cut], at, found)
+            start = cut
+        self._take_piece(data[start:] if start else data, at, found)
+
+    def _take_piece(self, data: bytes | bytearray, at: float | None, found: bool | None) -> None:
         if found is True:  # every one is fed (``LineFeeder.feed`` would, one call more a line)
             rows = plain_rows(bytes(data))
             if rows is not None:  # each the one text its Line would hold: handed over as text
