@@ -139,3 +139,32 @@ def test_a_block_without_esc_is_searched_for_the_words_and_a_stray_esc_line_is_h
     assert [plain.count(b"\n", 0, at) for at in words.positions(plain)] == [1, 3]
     stray = b"Decode batch\nLoad \x1b weight, hidden by a stray ESC\nDecode batch\nfired up\n"
     assert [stray.count(b"\n", 0, at) for at in words.positions(stray)] == [1, 3]
+
+
+def test_lines_read_for_their_rank_tags_are_built_a_piece_at_a_time(monkeypatch):
+    """Before ready every line is built (its rank tag counts): a block of short lines is built a
+    ``PIECE`` at a time, never as one list of a line per newline (a megabyte of empty lines was
+    a million ``Line`` objects at once, 190 MB), and every line still reaches the tracker."""
+    from tui.core import lines as lines_mod
+    from tui.core import scan as scan_mod
+
+    largest = 0
+    feed = lines_mod.LineAssembler.feed
+
+    def watched(self, data):
+        nonlocal largest
+        out = feed(self, data)
+        largest = max(largest, len(out))
+        return out
+
+    monkeypatch.setattr(lines_mod.LineAssembler, "feed", watched)
+    tracker = RecordingTracker()
+    tracker.needs_rank_tags = True  # (the tracker before ready)
+    skipped: list[int] = []
+    tracker.skip = lambda line: skipped.append(line.number)
+    scanner = Scanner(tracker, WORDS)
+    scanner.feed(b"[TP0] Load weight begin.\n" + b"\n" * (1 << 20) + b"[TP0] Load weight end.\n")
+    scanner.finish()
+    assert [line.number for line in tracker.fed] == [1, (1 << 20) + 2]
+    assert skipped == list(range(2, (1 << 20) + 2))
+    assert largest <= scan_mod.PIECE
