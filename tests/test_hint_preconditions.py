@@ -1360,6 +1360,82 @@ CASES += [  # round 6, batch L's families (issue 32): measured first (8 of 20 ri
      vllm() + V + "RuntimeError: Failed to infer the model's dtype\n", None),
 ]
 
+
+# Batch M (issue 32): the families its published failures showed unread, each with a look-alike of
+# our own making where the hint must keep quiet.
+HUB_REQ = ("requests.exceptions.ConnectionError: (MaxRetryError(\"HTTPSConnectionPool(host='huggingface.co', port=443): "
+           "Max retries exceeded with url: /api/models/acme/tiny-7b/revision/main (Caused by {why})\"))\n")
+SG_CHECK = ("Traceback (most recent call last):\n  File \"/x/server.py\", line 3, in <module>\n"
+            "    assert_pkg_version(\"xkernels\")\n")
+SG_MIN = "Exception: {pkg} with minimum required version 0.2.1 is not installed. Please install it.\n"
+CASES += [
+    ("hub-unreachable (requests' own words, the repo in its URL)",
+     vllm() + V + HUB_REQ.format(why="NewConnectionError('<conn>: Failed to establish a new connection: [Errno -3] "
+                                 "Temporary failure in name resolution')"),
+     # the Hub answered, only slowly: a read timeout is not a machine without a network
+     vllm() + V + HUB_REQ.format(why="ReadTimeoutError(\"HTTPSConnectionPool(host='cdn.example', port=443): read "
+                                 "operation ended early\")"), None),
+    ("dll-missing-msmpi",
+     "ImportError: DLL load failed while importing MPI: The specified module could not be found.\n",
+     # another extension missing a DLL: the generic words, not Microsoft MPI
+     "ImportError: DLL load failed while importing MPIext: The specified module could not be found.\n", "dll-missing"),
+    ("numpy2-removed-module",
+     vllm() + V + "ModuleNotFoundError: No module named 'numpy.lib.index_tricks'\n",
+     # a numpy submodule that NumPy 2 kept: the installed release is just not the one expected
+     vllm() + V + "ModuleNotFoundError: No module named 'numpy.lib.stride_tricks_extra'\n",
+     "module-not-found-submodule"),
+    ("numpy2-removed-module (the ABI's words)",
+     "A module that was compiled using NumPy 1.x cannot be run in\nNumPy 2.1.3 as it may crash.\n"
+     "Traceback (most recent call last):\n  File \"/x/app.py\", line 3, in <module>\n    import scorer\n"
+     "AttributeError: _ARRAY_API not found\n",
+     "Traceback (most recent call last):\n  File \"/x/app.py\", line 3, in <module>\n    import scorer\n"
+     "AttributeError: _ARRAY_FUNCTIONS not found\n", None),
+    ("port-windows-forbidden",
+     "Error: listen tcp 127.0.0.1:11500: bind: An attempt was made to access a socket in a way forbidden by its "
+     "access permissions.\n",
+     # a port held by another program: Windows' other words, port-in-use's
+     "Error: listen tcp 127.0.0.1:11500: bind: Only one usage of each socket address (protocol/network "
+     "address/port) is normally permitted.\n", "port-in-use"),
+    ("package-under-new-name",
+     "Traceback (most recent call last):\n  File \"/x/utils.py\", line 9, in assert_pkg_version\n"
+     "    installed_version = version(pkg)\nimportlib.metadata.PackageNotFoundError: xkernels\n\n"
+     "During handling of the above exception, another exception occurred:\n\n" + SG_CHECK + SG_MIN.format(pkg="xkernels"),
+     # importlib found another package missing than the one checked: no renaming shown
+     "Traceback (most recent call last):\n  File \"/x/utils.py\", line 9, in assert_pkg_version\n"
+     "    installed_version = version(pkg)\nimportlib.metadata.PackageNotFoundError: yhelpers\n\n"
+     "During handling of the above exception, another exception occurred:\n\n" + SG_CHECK + SG_MIN.format(pkg="xkernels"),
+     "package-min-version"),
+    ("package-min-version",
+     SG_MIN.format(pkg="xkernels"),
+     "Exception: xkernels with minimum required version 0.2.1 is installed.\n", None),
+    ("ollama-runner-memory",
+     "Error: llama runner exited, you may not have enough available memory to run this model\n",
+     # the runner died of something else: ollama does not blame memory
+     "Error: llama runner process has terminated: exit status 2\n", None),
+    ("tgi-unsupported-model-type",
+     TGI + TGI_SHARD + "ValueError: Unsupported model type zephyrix\n" + TGI_FAILED,
+     # the same words from another server: TGI's releases are not the fix
+     vllm() + V + "ValueError: Unsupported model type zephyrix\n", None),
+    ("attention-head-dim-unsupported",
+     sglang() + TB + "RuntimeError: BatchDecodeWithPagedKVCache failed to dispatch head_dim 80\n",
+     # a head dimension FlashInfer has, failing for another reason
+     sglang() + TB + "RuntimeError: BatchDecodeWithPagedKVCache failed to dispatch group_size 9\n", None),
+    ("attention-head-dim-unsupported-any",
+     vllm() + V + "RuntimeError: BatchPrefillWithPagedKVCache failed to dispatch head_dim 80\n",
+     vllm() + V + "RuntimeError: BatchPrefillWithPagedKVCache failed to dispatch dtype float8\n", None),
+    ("hip-no-binary",
+     "\"hipErrorNoBinaryForGpu: Unable to find code object for all current devices!\"\nAborted (core dumped)\n",
+     # out of memory on the same card: its code is there
+     "RuntimeError: HIP out of memory. Tried to allocate 2.00 GiB (GPU 0; 7.98 GiB total capacity)\n", None),
+    ("flash-attn-version-required",
+     "Traceback (most recent call last):\n  File \"/x/tabby/model.py\", line 40, in load_gen\n    gen = Gen()\n"
+     "AssertionError: Paged attention required Flash Attention 2.6.1 or later\n",
+     # flash-attn present and recent: another assertion of the same generator
+     "Traceback (most recent call last):\n  File \"/x/tabby/model.py\", line 40, in load_gen\n    gen = Gen()\n"
+     "AssertionError: Paged attention requires a cache of at least 256 tokens\n", None),
+]
+
+
 LOOK_ALIKE = {c[0]: c[2] for c in CASES}
 
 
@@ -1640,3 +1716,25 @@ def test_an_import_names_both_packages_from_the_traceback(tmp_path):
     """The package that imports (its frame's folder) and the one it imports from, both quoted."""
     _, (hint,) = scan(tmp_path, CASES[[c[0] for c in CASES].index("import-name-missing")][1])
     assert "the installed outlines is another release than sglang expects" in hint.why
+
+
+
+BATCH_M_WORDS = [
+    ("/opt/venv/lib/python3.11/site-packages/xk/ops.cpython-311-x86_64-linux-gnu.so: undefined symbol: "
+     "_ZN3c104cuda9SetDeviceEi\n", "undefined_symbol", "INFO: resolved 2,048 symbols from ops.so\n"),
+    ("hipErrorNoBinaryForGpu: Unable to find code object for all current devices!\n", "hip_no_binary",
+     "INFO: code objects for gfx1030, gfx1100 loaded\n"),
+    ("BatchDecodeWithPagedKVCache failed to dispatch head_dim 80\n", "kernel_dispatch",
+     "INFO: dispatch table built for head_dim 64, 128, 256\n"),
+]
+
+
+@pytest.mark.parametrize("text, kind, look_alike", BATCH_M_WORDS, ids=[c[1] for c in BATCH_M_WORDS])
+def test_batch_m_words_are_read_as_a_failure_whatever_prefix_the_paste_kept(tmp_path, text, kind, look_alike):
+    """A loader's "x.so: undefined symbol", HIP's "hipErrorNoBinaryForGpu", FlashInfer's "failed to
+    dispatch head_dim N", pasted without the exception that carried them, are a failure; a line that
+    only names their words is not."""
+    state, _ = scan(tmp_path, text)
+    assert [e.kind for e in state.errors][:1] == [kind] and state.outcome == "failed"
+    state, _ = scan(tmp_path, look_alike)
+    assert state.errors == [] and state.outcome != "failed"
