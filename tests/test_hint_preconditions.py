@@ -1435,6 +1435,23 @@ CASES += [
      "AssertionError: Paged attention requires a cache of at least 256 tokens\n", None),
 ]
 
+PY_TB = "Traceback (most recent call last):\n  File \"/x/engine.py\", line 3, in start\n    pool.reserve()\n"
+KV_BARE = ("ValueError: To serve at least one request with the model's max seq len (65536),\n"
+           "12.50 GiB KV cache is needed, which is larger than the available KV cache memory (9.25 GiB).\n"
+           "Based on the available memory, the estimated maximum model length is 48000.\n")
+CASES += [  # round 3 (issue 32): generalised from batches K and M's leftovers
+    ("error-says-what-to-do",
+     PY_TB + "RuntimeError: The frobnicator pool is exhausted. Try increasing `frob_pool_size` when starting the engine.\n",
+     # diagnostics and a bug report are no fix: nothing to quote
+     PY_TB + "RuntimeError: The frobnicator pool is exhausted. You can set NCCL_DEBUG=INFO for details. Please report "
+     "this bug.\n", None),
+    ("error-says-what-to-do (the allocator's setting is passed over for the advice after it)",
+     PY_TB + "RuntimeError: frobnicator fragmentation. If reserved but unallocated memory is large try setting "
+     "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation. Please lower `frob_batch`.\n",
+     PY_TB + "RuntimeError: frobnicator fragmentation. If reserved but unallocated memory is large try setting "
+     "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.\n", None),
+]
+
 
 LOOK_ALIKE = {c[0]: c[2] for c in CASES}
 
@@ -1738,3 +1755,30 @@ def test_batch_m_words_are_read_as_a_failure_whatever_prefix_the_paste_kept(tmp_
     assert [e.kind for e in state.errors][:1] == [kind] and state.outcome == "failed"
     state, _ = scan(tmp_path, look_alike)
     assert state.errors == [] and state.outcome != "failed"
+
+
+def test_the_errors_own_advice_is_quoted_only_from_its_own_lines(tmp_path):
+    """The fallback reads the exception's message and its continuation, never a traceback frame's
+    source line (another call's words)."""
+    _, hints = scan(tmp_path, "Traceback (most recent call last):\n  File \"/x/engine.py\", line 3, in start\n"
+                    "    pool.reserve(note=\"Please set FROB_POOL=2 to continue.\")\nRuntimeError: The pool is exhausted.\n")
+    assert hints == []
+    _, wrapped = scan(tmp_path, "RuntimeError: The frobnicator pool is exhausted (4 slots left,\n"
+                      "8 asked). Please raise `frob_pool_size` to 8.\n")
+    assert [h.id for h in wrapped] == ["error-says-what-to-do"]
+    assert "Please raise `frob_pool_size` to 8." in wrapped[0].why
+
+
+def test_a_specific_hint_wins_over_the_errors_own_advice(tmp_path):
+    _, hints = scan(tmp_path, sglang() + TB + "RuntimeError: Not enough memory. Please try to increase "
+                    "--mem-fraction-static.\n")
+    assert [h.id for h in hints] == ["mem-fraction-too-low"]
+
+
+def test_no_advice_is_quoted_where_a_hint_knew_the_error_and_ruled_itself_out(tmp_path):
+    """trust_remote_code is already set: the hint for the repo's code rules itself out, and the error's
+    own "pass trust_remote_code=True" would be the same wrong advice."""
+    _, hints = scan(tmp_path, vllm("model='/models/m', trust_remote_code=True") + V + "ValueError: The repository for "
+                    "/models/m contains custom code which must be executed to correctly load the model. Please pass the "
+                    "argument `trust_remote_code=True` to allow custom code to be run.\n")
+    assert "error-says-what-to-do" not in [h.id for h in hints]

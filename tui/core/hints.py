@@ -49,7 +49,7 @@ Pattern = re.Pattern[str]
 
 _HINT_KEYS = {
     "id", "kind", "pattern", "lines", "match", "server", "phase", "warning", "why", "fix", "link", "links", "unless", "noise",
-    "root", "quiet_after", "when", "unread", "not_if",
+    "root", "quiet_after", "when", "unread", "not_if", "fallback", "exclude",
 }
 _VERSION_KEYS = {"id", "package", "below", "at_least", "with", "with_below", "with_at_least", "why", "fix", "link"}
 
@@ -159,6 +159,14 @@ class Hint:
     not_if: tuple[Condition, ...] = ()
     #: a link per server ((server, url), ...), before ``link`` for that server's logs
     links: tuple[tuple[str, str], ...] = ()
+    #: tried only for the startup's root cause, and only where no other hint spoke for the startup
+    #: nor recognised the root cause and ruled itself out: its ``pattern`` reads the error's own
+    #: lines (the exception's message and the lines that continue it, not the traceback's frames):
+    #: the advice the error itself gives, quoted where nothing more specific is known
+    fallback: bool = False
+    #: a match whose text this finds is passed over (the next one is tried): advice known to
+    #: mislead, or diagnostics that are no fix (``PYTORCH_CUDA_ALLOC_CONF``, ``NCCL_DEBUG``)
+    exclude: Pattern | None = None
 
     def judge(self, values: Mapping[str, str], context: Context) -> tuple[bool | None, tuple[Evidence, ...]]:
         """Do the preconditions hold (None: one cannot be read), and what each read."""
@@ -340,12 +348,32 @@ class KnowledgeBase:
         what the log's argument lines said of the run, e.g. its memory fraction; ``seen``: the
         kinds and categories of every error of the startup, lower-case, for a hint's ``unless``;
         ``root``: whether ``error`` is the startup's root cause)."""
+        return self._for_error(error, server, phase, phases, command, identity, seen, root, fallback=False)[0]
+
+    def _for_error(
+        self,
+        error: ErrorReport,
+        server: str | None,
+        phase: Phase | None,
+        phases: Sequence[Phase],
+        command: ServerCommand | None,
+        identity: Mapping[str, str] | None,
+        seen: frozenset[str],
+        root: bool,
+        *,
+        fallback: bool,
+    ) -> tuple[Diagnosis | None, bool]:
+        """The first hint that explains ``error`` (``fallback``: only the fallback hints, else only
+        the others), and whether a hint recognised the error but was ruled out (its ``unless``, its
+        ``root`` or its preconditions): then what the error itself advises is no safe fallback."""
         kinds = {k.lower() for k in (error.kind, error.category) if k}
+        ruled_out = False
         for hint in self.hints:
+            if hint.fallback != fallback:
+                continue
             if hint.warning or hint.quiet_after is not None or (hint.servers and server not in hint.servers):
                 continue
-            if (hint.unless & seen) or (hint.root and not root):
-                continue
+            barred = bool(hint.unless & seen) or (hint.root and not root)
             if hint.phases and (phase is None or phase.name not in hint.phases):
                 continue
             kind_ok = not hint.kinds or bool(hint.kinds & kinds)
@@ -353,7 +381,8 @@ class KnowledgeBase:
                 continue
             values: dict[str, str] = {}
             if hint.pattern is not None:
-                found = _search(hint.pattern, _texts(error))
+                found = (_search_own(hint.pattern, hint.exclude, _own_texts(error)) if hint.fallback
+                         else _search(hint.pattern, _texts(error)))
                 if found is None and not (hint.either and kind_ok):
                     continue
                 values.update(_groups(found) if found is not None else {})
@@ -362,14 +391,18 @@ class KnowledgeBase:
                 if found is None:
                     continue
                 values.update(_groups(found))
+            if barred:
+                ruled_out = ruled_out or hint.pattern is not None or hint.lines is not None
+                continue
             context = Context(
                 error.message, phases, command, server, identity,
                 block=[t for _, t in error.block], kinds=kinds, phase=phase,
             )
             diagnosis = _judged(hint, values, context, error.line, self.link(hint.link, context.server, hint.links))
             if diagnosis is not None:
-                return diagnosis
-        return None
+                return diagnosis, ruled_out
+            ruled_out = ruled_out or hint.pattern is not None or hint.lines is not None
+        return None, ruled_out
 
     def for_warning(self, text: str, *, line: int | None = None, server: str | None = None,
                     command: ServerCommand | None = None) -> Diagnosis | None:
@@ -390,12 +423,21 @@ class KnowledgeBase:
         out: dict[str, Diagnosis] = {}
         first = state.first_error
         seen = frozenset(k.lower() for e in state.errors for k in (e.kind, e.category) if k)
+        recognised = False  # a hint knew the root cause and ruled itself out: no fallback either
         for error in _to_diagnose(state):
-            found = self.for_error(
-                error, server=state.server, phase=phase_at(state, error.line), phases=state.phases, command=command,
-                identity=state.identity, seen=seen, root=error is first,
+            found, ruled_out = self._for_error(
+                error, state.server, phase_at(state, error.line), state.phases, command, state.identity, seen,
+                error is first, fallback=False,
             )
+            recognised = recognised or (ruled_out and error is first)
             if found is not None and found.id not in out:
+                out[found.id] = found
+        if not out and first is not None and not recognised:  # the root cause's own advice, quoted
+            found, _ = self._for_error(
+                first, state.server, phase_at(state, first.line), state.phases, command, state.identity, seen, True,
+                fallback=True,
+            )
+            if found is not None:
                 out[found.id] = found
         out.update((d.id, d) for d in self.restart_advice(state) if d.id not in out)
         quiet = self.for_quiet(state, command)
@@ -509,6 +551,29 @@ def _texts(error: ErrorReport) -> list[str]:
     if len(lines) > 1:
         texts.append(" ".join(t.strip() for t in lines))
     return texts
+
+
+def _own_texts(error: ErrorReport) -> list[str]:
+    """The error's own words, what a fallback hint reads: its message and the block's lines from
+    the message's line on (a message wrapped over lines continues there), then those lines read
+    as one text — not the traceback's frames before it, whose source lines are other code's."""
+    lines = [t for _, t in error.block]
+    at = max((i for i, t in enumerate(lines) if error.message and (t == error.message or error.message in t)),
+             default=None)
+    own = lines[at:] if at is not None else []
+    texts = own if own and len(error.message) >= MESSAGE_CAP else [error.message, *own[1:]]
+    if len(own) > 1:
+        texts.append(" ".join(t.strip() for t in own))
+    return texts
+
+
+def _search_own(pattern: Pattern, exclude: Pattern | None, texts: Iterable[str]) -> re.Match[str] | None:
+    """The first match of ``pattern`` in ``texts`` whose text ``exclude`` does not find."""
+    for text in texts:
+        for found in pattern.finditer(text):
+            if exclude is None or exclude.search(found.group(0)) is None:
+                return found
+    return None
 
 
 def _search(pattern: Pattern, texts: Iterable[str]) -> re.Match[str] | None:
@@ -645,6 +710,10 @@ def parse(text: str, source: str) -> KnowledgeBase:
         for key, listed in (("when", when), ("not_if", not_if)):
             if not isinstance(listed, list):
                 raise ProfileError(f"{where}.{key}: expected a list of conditions such as [\"nnodes > 1\"]")
+        fallback = _bool(f"{where}.fallback", body.get("fallback"), False)
+        exclude = body.get("exclude")
+        if (fallback or exclude is not None) and (pattern is None or warning or quiet_after is not None):
+            raise ProfileError(f"{where}: 'fallback' and 'exclude' read an error's own words: they need a 'pattern'")
         unread = body.get("unread")
         if unread is not None and (not isinstance(unread, str) or not unread):
             raise ProfileError(f"{where}.unread: expected one sentence")
@@ -671,6 +740,8 @@ def parse(text: str, source: str) -> KnowledgeBase:
                 unread=unread,
                 not_if=tuple(_condition(f"{where}.not_if[{n}]", c) for n, c in enumerate(not_if)),
                 links=tuple(links.items()),
+                fallback=fallback,
+                exclude=_compile(f"{where}.exclude", exclude) if exclude is not None else None,
             )
         )
     versions = _versions(source, data.get("versions"))
