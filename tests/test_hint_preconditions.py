@@ -1450,6 +1450,30 @@ CASES += [  # round 3 (issue 32): generalised from batches K and M's leftovers
      "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation. Please lower `frob_batch`.\n",
      PY_TB + "RuntimeError: frobnicator fragmentation. If reserved but unallocated memory is large try setting "
      "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.\n", None),
+    ("kv-too-small-any", KV_BARE,
+     # the weights alone exceed the GPU: no memory setting makes room
+     "INFO 08-14 11:00:40 [gpu_model_runner.py:2000] Model loading took 80.50 GiB memory and 30.1 seconds\n"
+     "INFO 08-14 11:00:41 [worker.py:1] Memory profiling takes 4.5 seconds; total_gpu_memory (79.19GiB)\n" + KV_BARE,
+     "weights-exceed-gpu"),
+    ("unknown-model-type (the name without backticks)",
+     "ValueError: The checkpoint you are trying to load has model type zorblax but Transformers does not recognize "
+     "this architecture.\n",
+     "ValueError: The checkpoint you are trying to load has model type zorblax but its config.json has no "
+     "architectures.\n", None),
+    ("llamacpp-flag-newer", "error: invalid argument: -hf\n",
+     # a flag llama.cpp has no later release of (removed, or misspelt): compare --help
+     "error: invalid argument: -cpent\n", "unrecognized-argument"),
+    ("hub-cache-not-writable",
+     "Traceback (most recent call last):\n  File \"/x/site-packages/huggingface_hub/file_download.py\", line 1210, in "
+     "hf_hub_download\n    os.makedirs(storage_folder, exist_ok=True)\n"
+     "PermissionError: [Errno 13] Permission denied: '/srv/hub'\n",
+     # the same error from another program's own output folder: not the Hub's cache
+     "Traceback (most recent call last):\n  File \"/x/site-packages/mytool/save.py\", line 8, in save\n"
+     "    os.makedirs(out)\nPermissionError: [Errno 13] Permission denied: '/srv/hub'\n", None),
+    ("hub-cache-not-writable (the library's words)",
+     "OSError: There was a problem when trying to write in your cache folder (/srv/models). You should set the "
+     "environment variable TRANSFORMERS_CACHE to a writable directory.\n",
+     "OSError: There was a problem when trying to read your token file (/srv/models/token).\n", None),
 ]
 
 
