@@ -14,7 +14,7 @@ from tests.test_scan_fastpath import WORDS, RecordingTracker, _rows, expected
 from tui.commands import bulk
 from tui.commands.scan import make_tracker, to_json
 from tui.core.scan import Prefilter, Scanner, prefilter
-from tui.commands.bulk import read_into
+from tui.commands.bulk import read_into, searching
 
 FIXTURES = sorted(Path(__file__).parent.joinpath("fixtures").glob("*.log"))
 NOISE = b"[2026-02-22 23:50:01 TP0] Decode batch, #running-req: 3, #token: 4000, cuda graph: True, #queue-req: 0\n"
@@ -35,7 +35,8 @@ def state_of(path: Path, split_min: int, window: int = 4096) -> dict:
     tracker, words = make_tracker(None)
     scanner = Scanner(tracker, words)
     with open(path, "rb") as log:
-        read_into(scanner, log, prefilter(tuple(words)), split_min=split_min, window=window)
+        with searching(log, prefilter(tuple(words)), split_min, window) as helper:
+            read_into(scanner, log, helper)
     scanner.finish()
     return to_json(tracker.state)
 
@@ -97,7 +98,8 @@ def scanned_with_the_helper_ahead(tmp_path: Path, data: bytes) -> tuple[WaitingF
     tracker, words = make_tracker(None)
     scanner = WaitingForTheHelper(tracker, words)
     with open(log, "rb") as f:
-        read_into(scanner, f, prefilter(tuple(words)), split_min=0, window=8192)
+        with searching(f, prefilter(tuple(words)), 0, 8192) as helper:
+            read_into(scanner, f, helper)
     scanner.finish()
     two = to_json(tracker.state)
     assert two == state_of(log, split_min=1 << 62)
@@ -150,7 +152,8 @@ def test_a_helper_that_dies_loses_nothing(tmp_path):
     tracker = RecordingTracker()
     scanner = Scanner(tracker, WORDS)
     with open(log, "rb") as f:
-        read_into(scanner, f, FailingInTheChild(tuple(WORDS), os.getpid()), split_min=0, window=512)
+        with searching(f, FailingInTheChild(tuple(WORDS), os.getpid()), 0, 512) as helper:
+            read_into(scanner, f, helper)
     scanner.finish()
     assert [(ln.number, ln.text) for ln in tracker.fed] == expected(data)
     assert scanner.lines == data.count(b"\n")
@@ -166,7 +169,8 @@ def test_two_processes_feed_exactly_the_candidate_lines(rows, repeat, window):
         tracker = RecordingTracker()
         scanner = Scanner(tracker, WORDS)
         with open(log.name, "rb") as f:
-            read_into(scanner, f, prefilter(tuple(WORDS)), split_min=0, window=window)
+            with searching(f, prefilter(tuple(WORDS)), 0, window) as helper:
+                read_into(scanner, f, helper)
         scanner.finish()
     assert [(ln.number, ln.text) for ln in tracker.fed] == expected(data)
     assert scanner.lines == data.count(b"\n")

@@ -17,10 +17,12 @@ the same.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import os
 import stat
 import struct
 import sys
+from collections.abc import Iterator
 from typing import BinaryIO
 
 from tui.core.lines import newlines
@@ -36,21 +38,35 @@ SPLIT_MIN = 32 << 20  # below this a second process costs more than it saves
 _REPORT = struct.Struct("=qqqq")
 
 
-def read_into(scanner: Scanner, log: BinaryIO, words: Prefilter, split_min: int = SPLIT_MIN, window: int = WINDOW) -> None:
-    """Feed every byte of ``log`` (from its start to wherever it ends now) to ``scanner``."""
+@contextlib.contextmanager
+def searching(log: BinaryIO, words: Prefilter, split_min: int = SPLIT_MIN, window: int = WINDOW) -> Iterator[Helper | None]:
+    """The helper that searches ``log`` from its end, started now and ended on the way out; None
+    where it would not pay or may not run: a pipe, a file under ``split_min`` bytes, a process
+    with threads. Started before the tracker is built (what `scan` does), it searches while the
+    parent is still importing and setting up."""
+    info = os.fstat(log.fileno())
+    if not stat.S_ISREG(info.st_mode) or info.st_size < split_min or not _can_fork():
+        yield None
+        return
+    helper = Helper(log.fileno(), info.st_size, words, window)
+    try:
+        yield helper
+    finally:
+        helper.close()
+
+
+def read_into(scanner: Scanner, log: BinaryIO, helper: Helper | None) -> None:
+    """Feed every byte of ``log`` (from its start to wherever it ends now) to ``scanner``, taking
+    ``helper``'s word-free windows (``searching``) where it has searched ahead."""
     fd = log.fileno()
-    info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode):  # a pipe or FIFO: read in order, as it comes
+    if not stat.S_ISREG(os.fstat(fd).st_mode):  # a pipe or FIFO: read in order, as it comes
         while block := log.read(BLOCK):
             scanner.feed(block)
         return
     pos = 0
-    if info.st_size >= split_min and _can_fork():
-        helper = _Helper(fd, info.st_size, words, window)
-        try:
-            pos = _meet(scanner, fd, helper, window)
-        finally:
-            helper.close()
+    if helper is not None:
+        pos = _meet(scanner, fd, helper)
+        helper.close()
         for start, end, lines, read in helper.windows(pos):
             tracker = scanner.tracker
             if read or scanner.pending or tracker.needs_every_line or tracker.needs_rank_tags:
@@ -64,10 +80,11 @@ def read_into(scanner: Scanner, log: BinaryIO, words: Prefilter, split_min: int 
     _feed(scanner, fd, pos, None)
 
 
-def _meet(scanner: Scanner, fd: int, helper: _Helper, step: int) -> int:
-    """Feed the log from its start, ``step`` bytes at a time, up to the first place at or after the
-    offset reached where the helper's windows begin (or to the end: a helper that reports nothing);
-    the offset reached."""
+def _meet(scanner: Scanner, fd: int, helper: Helper) -> int:
+    """Feed the log from its start, a window's bytes at a time, up to the first place at or after
+    the offset reached where the helper's windows begin (or to the end: a helper that reports
+    nothing); the offset reached."""
+    step = helper.window
     buf = bytearray(step)
     view = memoryview(buf)
     pos = 0
@@ -108,10 +125,11 @@ def _can_fork() -> bool:
     return hasattr(os, "fork") and (threading is None or threading.active_count() == 1)
 
 
-class _Helper:
+class Helper:
     """The forked child searching the log backwards, and what its reports said so far."""
 
     def __init__(self, fd: int, size: int, words: Prefilter, window: int) -> None:
+        self.window = window
         read_end, write_end = os.pipe()
         self.pid = os.fork()
         if self.pid == 0:  # the child: search, report, and leave without running any cleanup
@@ -170,12 +188,17 @@ class _Helper:
             self._pipe = None
 
     def close(self) -> None:
+        """End the child (once the parent has met it, or on the way out: ``searching``); the
+        windows it reported stay."""
+        if self.pid == 0:  # (closed already)
+            return
         self._close_pipe()  # a child still writing gets EPIPE and exits
         try:
             os.kill(self.pid, 9)
         except ProcessLookupError:
             pass
         os.waitpid(self.pid, 0)
+        self.pid = 0
 
 
 def _search(fd: int, size: int, words: Prefilter, window: int, out: int) -> None:

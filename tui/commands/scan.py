@@ -10,7 +10,7 @@ import os
 import select
 import stat
 
-from tui.commands.bulk import read_into
+from tui.commands.bulk import read_into, searching
 from tui.core.errors import UsageError
 from tui.core.tracker_events import WarningFound
 from tui.core.hints import Diagnosis, KnowledgeBase, hint_lines, has_user_file, load_knowledge, may_diagnose
@@ -132,10 +132,12 @@ def scan_with_hints(path: str, server: str | None = None) -> tuple[StartupState,
     if has_user_file():  # a bad hints file of the user's is refused whatever the log holds
         load_knowledge()
     observed = WarningHints(tracker)
-    scanner = Scanner(observed, words)
+    store = DatabaseCache(cache_dir())
+    scanner = Scanner(observed, words, store)
     with open_log(path) as log:
         try:
-            read_into(scanner, log, prefilter(tuple(words), DatabaseCache(cache_dir())))
+            with searching(log, prefilter(tuple(words), store)) as helper:
+                read_into(scanner, log, helper)
         except OSError as exc:
             raise UsageError(f"{path}: read failed: {exc.strerror or exc}") from None
     scanner.finish()

@@ -182,6 +182,8 @@ class DatabaseStore(Protocol):
 
     def save(self, key: str, data: bytes) -> None: ...
 
+    def __hash__(self) -> int: ...  # (``prefilter`` keeps one per word set and store)
+
 
 def _literals(words: list[bytes], store: DatabaseStore | None) -> Any:
     """A Hyperscan database matching any of ``words`` literally: loaded from ``store`` (the core does
@@ -263,9 +265,9 @@ class LineFeeder:
 class Scanner:
     """Feed blocks of a log in order; the tracker sees every line that can change its state."""
 
-    def __init__(self, tracker: Tracker, words: list[str]) -> None:
+    def __init__(self, tracker: Tracker, words: list[str], store: DatabaseStore | None = None) -> None:
         self.tracker = tracker
-        self._prefilter = prefilter(tuple(words))
+        self._prefilter = prefilter(tuple(words), store)  # (the one `searching` is given, where the store is the same)
         self._feeder = LineFeeder(self._prefilter)
         self._lines = LineAssembler(progress=False)
 
