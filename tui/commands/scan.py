@@ -1,4 +1,9 @@
-"""`watchtower scan LOG`: one pass over a finished or growing log; a verdict and a timeline."""
+"""`watchtower scan LOG`: one pass over a finished or growing log; a verdict and a timeline.
+
+Imported at the top: what the search of a big log from its end needs (``bulk.searching``: the
+profiles' words, the prefilter). What reads the lines and reports them (the tracker, the hints,
+the timeline's words) is imported where it is used: the search forks first and runs while they
+load, a tenth of a 300 MB scan (bench/scan.py)."""
 
 from __future__ import annotations
 
@@ -9,19 +14,19 @@ import json
 import os
 import select
 import stat
+from typing import TYPE_CHECKING
 
 from tui.commands.bulk import read_into, searching
 from tui.core.errors import UsageError
-from tui.core.tracker_events import WarningFound
-from tui.core.hints import Diagnosis, KnowledgeBase, hint_lines, has_user_file, load_knowledge, may_diagnose
-from tui.core.lines import clean
 from tui.core.profiles import ProfileError, builtin_profiles, load_profile, prefilter_words
 from tui.core.scan import Scanner, prefilter
-from tui.core.state import PHASE_TITLES, StartupState, overlapping
-from tui.core.tracker import StartupTracker
-from tui.core.wording import duration
-from tui.present.startup import profile_json, profile_lines
 from tui.sources.hs_cache import DatabaseCache, cache_dir
+
+if TYPE_CHECKING:
+    from tui.core.hints import Diagnosis, KnowledgeBase
+    from tui.core.profiles import Profile
+    from tui.core.state import StartupState
+    from tui.core.tracker import StartupTracker
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("scan", help="one pass over a log: phases, errors, verdict")
@@ -63,14 +68,21 @@ def open_log(path: str):
         raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
-def make_tracker(server: str | None) -> tuple[StartupTracker, list[str]]:
-    """A tracker for ``--server`` (or auto-detection) and the prefilter words that go with it."""
+def profile_words(server: str | None) -> tuple[Profile | None, list[str]]:
+    """The profile ``--server`` names (None: detect), and the prefilter words that go with it."""
     try:
         profile = load_profile(server) if server else None
     except ProfileError as exc:
         raise UsageError(str(exc)) from None
-    profiles = [profile] if profile else builtin_profiles()
-    return StartupTracker(profile), prefilter_words(profiles)
+    return profile, prefilter_words([profile] if profile else builtin_profiles())
+
+
+def make_tracker(server: str | None) -> tuple[StartupTracker, list[str]]:
+    """A tracker for ``--server`` (or auto-detection) and the prefilter words that go with it."""
+    from tui.core.tracker import StartupTracker
+
+    profile, words = profile_words(server)
+    return StartupTracker(profile), words
 
 
 class WarningHints:
@@ -85,6 +97,8 @@ class WarningHints:
     @property
     def hints(self) -> KnowledgeBase:
         if self._hints is None:
+            from tui.core.hints import load_knowledge
+
             self._hints = load_knowledge()
         return self._hints
 
@@ -114,6 +128,8 @@ class WarningHints:
         return self._note(self.tracker.finish())
 
     def _note(self, events: list) -> list:
+        from tui.core.tracker_events import WarningFound
+
         for event in events:
             if isinstance(event, WarningFound):
                 hint = self.hints.for_warning(event.text, line=event.line, server=self.tracker.state.server)
@@ -127,16 +143,21 @@ def scan_file(path: str, server: str | None = None) -> StartupState:
 
 
 def scan_with_hints(path: str, server: str | None = None) -> tuple[StartupState, list[Diagnosis]]:
-    """The state a pass over ``path`` ends in, and the hints for its errors, then for its warnings."""
-    tracker, words = make_tracker(server)
-    if has_user_file():  # a bad hints file of the user's is refused whatever the log holds
-        load_knowledge()
-    observed = WarningHints(tracker)
+    """The state a pass over ``path`` ends in, and the hints for its errors, then for its warnings.
+    A big log's search from its end starts before the tracker is imported and built."""
+    profile, words = profile_words(server)
     store = DatabaseCache(cache_dir())
-    scanner = Scanner(observed, words, store)
     with open_log(path) as log:
         try:
             with searching(log, prefilter(tuple(words), store)) as helper:
+                from tui.core.hints import has_user_file, load_knowledge, may_diagnose
+                from tui.core.tracker import StartupTracker
+
+                if has_user_file():  # a bad hints file of the user's is refused whatever the log holds
+                    load_knowledge()
+                tracker = StartupTracker(profile)
+                observed = WarningHints(tracker)
+                scanner = Scanner(observed, words, store)
                 read_into(scanner, log, helper)
         except OSError as exc:
             raise UsageError(f"{path}: read failed: {exc.strerror or exc}") from None
@@ -156,7 +177,9 @@ def exit_status(state: StartupState) -> int:
 
 
 def to_json(state: StartupState, hints: Sequence[Diagnosis] = ()) -> dict:
+    from tui.core.state import overlapping
     from tui.present.records import SCHEMA  # the version `watch --json`'s objects carry too
+    from tui.present.startup import profile_json
 
     return {
         "schema": SCHEMA,
@@ -190,6 +213,12 @@ def to_json(state: StartupState, hints: Sequence[Diagnosis] = ()) -> dict:
 
 
 def render(path: str, state: StartupState, hints: Sequence[Diagnosis] = ()) -> str:
+    from tui.core.hints import hint_lines
+    from tui.core.lines import clean
+    from tui.core.state import PHASE_TITLES, overlapping
+    from tui.core.wording import duration
+    from tui.present.startup import profile_lines
+
     out = [f"{path}: {state.server or 'unknown server'}, {state.lines} lines — {state.outcome.upper()}"]
     if state.attempt > 1:  # several startups in one log: each on a line, the last one's details below
         out.append(f"  {state.attempt} startups in this log; the last one (from line {state.start_line}) is shown")
