@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from tui.core.state import StartupState
     from tui.core.tracker import StartupTracker
 
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("scan", help="one pass over a log: phases, errors, verdict")
     p.add_argument("log", help="the server's log file (a FIFO, or - for stdin, works too)")
