@@ -1806,3 +1806,43 @@ def test_no_advice_is_quoted_where_a_hint_knew_the_error_and_ruled_itself_out(tm
                     "/models/m contains custom code which must be executed to correctly load the model. Please pass the "
                     "argument `trust_remote_code=True` to allow custom code to be run.\n")
     assert "error-says-what-to-do" not in [h.id for h in hints]
+
+
+BATCH_N_WORDS = [
+    ('{\n  "title": "Failed to load model",\n  "cause": "frob error: the model file is truncated"\n}\n', "wrapped_error",
+     '{\n  "title": "Model loaded",\n  "error": "",\n  "n_ctx": 4096\n}\n'),
+    ("E0305 09:00:00.000000 7 model_repository_manager.cc:1300] failed to open text file for read "
+     "/srv/repo/m/config.pbtxt: No such file or directory\n", "model_config_missing",
+     "I0305 09:00:00.000000 7 model_config_utils.cc:600] using the configuration read from /srv/repo/m/config.pbtxt\n"),
+    ('time=2026-03-05T09:00:00 level=ERROR msg="starting runner" error="exec: \\"frob_runner\\": executable file '
+     'not found in $PATH"\n', "command_not_found",
+     "INFO: found frob_runner on $PATH\n"),
+    ("3:04PM ERR failed to load model with internal loader: could not load model: rpc error: code = Unknown "
+     "desc = could not load model\n", "backend_load_failed",
+     "3:04PM INF loading model with internal loader: llama-cpp\n"),
+]
+
+
+@pytest.mark.parametrize("text, kind, look_alike", BATCH_N_WORDS, ids=[c[1] for c in BATCH_N_WORDS])
+def test_batch_n_words_are_read_as_a_failure_whatever_wraps_them(tmp_path, text, kind, look_alike):
+    """A wrapper's JSON whose "cause" holds the failure, Triton's model folder without its config.pbtxt,
+    a program's own part not found on PATH, LocalAI's loader that got no reason back: a failure; a line
+    that only names their words is not."""
+    state, _ = scan(tmp_path, text)
+    assert [e.kind for e in state.errors][:1] == [kind] and state.outcome == "failed"
+    state, _ = scan(tmp_path, look_alike)
+    assert state.errors == [] and state.outcome != "failed"
+
+
+def test_a_wrappers_json_error_is_read_for_the_cause_it_carries(tmp_path):
+    """LM Studio's JSON error around llama.cpp's words: the hint is llama.cpp's, for the cause inside."""
+    _, hints = scan(tmp_path, '{\n  "title": "Failed to load model",\n  "cause": "llama.cpp error: \'error loading '
+                    "model vocabulary: unknown pre-tokenizer type: 'frob-coder''\",\n  \"errorData\": {}\n}\n")
+    assert [h.id for h in hints] == ["llamacpp-unknown-pretokenizer"] and "'frob-coder'" in hints[0].why
+
+
+def test_a_log_of_no_known_server_tries_the_catch_alls_last(tmp_path):
+    """Without a server's profile, a named signature still reads the line before a catch-all: Go's
+    "Error: exec: …" is a program not found, not just a program's last words."""
+    state, _ = scan(tmp_path, 'Error: exec: "frobctl": executable file not found in $PATH\n')
+    assert [e.kind for e in state.errors] == ["command_not_found"]
