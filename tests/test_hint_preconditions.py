@@ -1236,7 +1236,7 @@ CASES += [  # round 5, batch K's unread families (issue 32): Triton's missing ba
                    "[json.exception.out_of_range.403] key 'num_kv_heads' not found"),
      # the engine's config.json unreadable: no release to blame
      TRITON.format(model="tensorrt_llm", why="Internal: unexpected error when creating modelInstanceState: "
-                   "[json.exception.parse_error.101] parse error at line 1, column 1"), None),
+                   "[json.exception.parse_error.101] parse error at line 1, column 1"), "trtllm-engine-config-empty"),
     ("exllamav2-tensors-missing",
      TRACE + frame("exllamav2", "config") + "ValueError:  ## Could not find lm_head.* in model\n",
      # another of its refusals: no tensors to look for
@@ -1474,6 +1474,65 @@ CASES += [  # round 3 (issue 32): generalised from batches K and M's leftovers
      "OSError: There was a problem when trying to write in your cache folder (/srv/models). You should set the "
      "environment variable TRANSFORMERS_CACHE to a writable directory.\n",
      "OSError: There was a problem when trying to read your token file (/srv/models/token).\n", None),
+]
+
+TRITON_REPO = "E0305 09:00:00.000000 7 model_repository_manager.cc:1300] {what}\n"
+CASES += [  # round 4 (issue 32): generalised from batch N's unread families
+    ("triton-model-config-missing",
+     TRITON_REPO.format(what="Poll failed for model directory 'scripts': failed to open text file for read "
+                        "/srv/repo/scripts/config.pbtxt: No such file or directory"),
+     # another file of the model that cannot be read: its configuration is there
+     TRITON_REPO.format(what="failed to open text file for read /srv/repo/m/labels.txt: No such file or directory"),
+     None),
+    ("trtllm-engine-config-empty",
+     TRITON.format(model="llm", why="Internal: unexpected error when creating modelInstanceState: "
+                   "[json.exception.parse_error.101] parse error at line 1, column 1: syntax error while parsing "
+                   "value - unexpected end of input; expected '[', '{', or a literal"),
+     # a configuration that is JSON and broken further on: not an empty file or a wrong path
+     TRITON.format(model="llm", why="Internal: unexpected error when creating modelInstanceState: "
+                   "[json.exception.parse_error.101] parse error at line 14, column 3: syntax error while parsing "
+                   "object - unexpected '}'; expected string literal"), None),
+    ("container-command-not-found",
+     "docker: Error response from daemon: failed to create task for container: failed to create shim task: OCI "
+     "runtime create failed: runc create failed: unable to start container process: exec: \"servex\": executable "
+     "file not found in $PATH: unknown.\n",
+     # the program is in the image and failed there: not the image's PATH
+     "docker: Error response from daemon: failed to create task for container: failed to create shim task: OCI "
+     "runtime create failed: runc create failed: unable to start container process: error during container init: "
+     "error mounting \"/srv/m\" to rootfs at \"/models\": no such device: unknown.\n", None),
+    ("helper-binary-missing",
+     "Error: error starting the model runner: exec: \"frob_runner\": executable file not found in $PATH\n",
+     # the program the user ran is not found: not a part missing from an install
+     "Error: exec: \"frobctl\": executable file not found in $PATH\n", "command-not-found"),
+    ("command-not-found (Go's exec)",
+     "Error: exec: \"frobctl\": executable file not found in $PATH\n",
+     "Error: exec: \"frobctl\": permission denied\n", None),
+    ("ollama-no-runners", "Error: no suitable llama servers found\n",
+     # a runner that was found and then died: not a missing runner
+     "Error: llama runner process has terminated: exit status 2\n", None),
+    ("localai-backend-missing",
+     "3:04PM INF [/opt/backend/python/frob/run.sh] Fails: grpc process not found: /tmp/localai/backend-assets/grpc/"
+     "opt/backend/python/frob/run.sh. some backends(tts) require LocalAI compiled with GO_TAGS\n",
+     # the backend's process is there and refused the model for a reason it gives
+     "3:04PM INF [llama-cpp] Fails: could not load model: rpc error: code = Unknown desc = unknown model "
+     "architecture: 'frob'\n", None),
+    ("localai-load-no-reason",
+     "3:04PM ERR failed to load model with internal loader: could not load model: rpc error: code = Unknown desc = "
+     "could not load model\n",
+     # the backend says why: that reason, not a guess
+     "3:04PM ERR failed to load model with internal loader: could not load model: rpc error: code = Unknown desc = "
+     "unsupported model type frob\n", None),
+    ("checkpoint-shape-newer",
+     PY_TB + "ValueError: Expected hidden_size to be 3072, but found: 1536\n",
+     # a tensor-parallel split of another size: not the checkpoint's shapes
+     PY_TB + "ValueError: Expected world_size to be 4, but found: 2\n", None),
+    ("model-uri-missing",
+     "ValueError: [address=0.0.0.0:9997, pid=41] Invalid model URI /srv/models/frob-7b\n",
+     # a URI of another scheme: no local folder to correct
+     "ValueError: [address=0.0.0.0:9997, pid=41] Invalid model URI s3:/bucket/frob\n", None),
+    ("sglang-not-enough-memory-any", "RuntimeError: Not enough memory\n",
+     # the same words in another server's log: SGLang's option is not its fix
+     vllm() + V + "RuntimeError: Not enough memory\n", None),
 ]
 
 
@@ -1806,3 +1865,43 @@ def test_no_advice_is_quoted_where_a_hint_knew_the_error_and_ruled_itself_out(tm
                     "/models/m contains custom code which must be executed to correctly load the model. Please pass the "
                     "argument `trust_remote_code=True` to allow custom code to be run.\n")
     assert "error-says-what-to-do" not in [h.id for h in hints]
+
+
+BATCH_N_WORDS = [
+    ('{\n  "title": "Failed to load model",\n  "cause": "frob error: the model file is truncated"\n}\n', "wrapped_error",
+     '{\n  "title": "Model loaded",\n  "error": "",\n  "n_ctx": 4096\n}\n'),
+    ("E0305 09:00:00.000000 7 model_repository_manager.cc:1300] failed to open text file for read "
+     "/srv/repo/m/config.pbtxt: No such file or directory\n", "model_config_missing",
+     "I0305 09:00:00.000000 7 model_config_utils.cc:600] using the configuration read from /srv/repo/m/config.pbtxt\n"),
+    ('time=2026-03-05T09:00:00 level=ERROR msg="starting runner" error="exec: \\"frob_runner\\": executable file '
+     'not found in $PATH"\n', "command_not_found",
+     "INFO: found frob_runner on $PATH\n"),
+    ("3:04PM ERR failed to load model with internal loader: could not load model: rpc error: code = Unknown "
+     "desc = could not load model\n", "backend_load_failed",
+     "3:04PM INF loading model with internal loader: llama-cpp\n"),
+]
+
+
+@pytest.mark.parametrize("text, kind, look_alike", BATCH_N_WORDS, ids=[c[1] for c in BATCH_N_WORDS])
+def test_batch_n_words_are_read_as_a_failure_whatever_wraps_them(tmp_path, text, kind, look_alike):
+    """A wrapper's JSON whose "cause" holds the failure, Triton's model folder without its config.pbtxt,
+    a program's own part not found on PATH, LocalAI's loader that got no reason back: a failure; a line
+    that only names their words is not."""
+    state, _ = scan(tmp_path, text)
+    assert [e.kind for e in state.errors][:1] == [kind] and state.outcome == "failed"
+    state, _ = scan(tmp_path, look_alike)
+    assert state.errors == [] and state.outcome != "failed"
+
+
+def test_a_wrappers_json_error_is_read_for_the_cause_it_carries(tmp_path):
+    """LM Studio's JSON error around llama.cpp's words: the hint is llama.cpp's, for the cause inside."""
+    _, hints = scan(tmp_path, '{\n  "title": "Failed to load model",\n  "cause": "llama.cpp error: \'error loading '
+                    "model vocabulary: unknown pre-tokenizer type: 'frob-coder''\",\n  \"errorData\": {}\n}\n")
+    assert [h.id for h in hints] == ["llamacpp-unknown-pretokenizer"] and "'frob-coder'" in hints[0].why
+
+
+def test_a_log_of_no_known_server_tries_the_catch_alls_last(tmp_path):
+    """Without a server's profile, a named signature still reads the line before a catch-all: Go's
+    "Error: exec: …" is a program not found, not just a program's last words."""
+    state, _ = scan(tmp_path, 'Error: exec: "frobctl": executable file not found in $PATH\n')
+    assert [e.kind for e in state.errors] == ["command_not_found"]

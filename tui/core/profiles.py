@@ -619,11 +619,13 @@ def _load_common() -> dict[str, Any]:
 def generic_profile() -> Profile:
     """Errors only: no prefix, no phases; what runs before (or without) detection."""
     common = _common()
+    sigs = common["signatures"]
     return Profile(
         name="generic",
         title="unknown server",
         source="common.toml",
-        signatures=common["signatures"],
+        # catch-alls last, as in a server's profile (a named signature reads the line first)
+        signatures=tuple(s for s in sigs if not s.fallback) + tuple(s for s in sigs if s.fallback),
         warnings=common["warnings"],
         carry_on=common["carry_on"],
         benign=common["benign"],
