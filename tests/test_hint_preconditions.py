@@ -786,7 +786,7 @@ CASES += [  # round 2, batch E's failures (issue 32): each written here from the
     ("gguf-v1 (macOS libc++'s words for the exception that follows)",
      "gguf_init_from_file: GGUFv1 is no longer supported. please use a more up-to-date version\nlibc++abi: terminating due "
      "to uncaught exception of type std::runtime_error: clip_model_load: failed to load CLIP model\n",
-     "gguf_init_from_file: invalid magic characters 'lmgg'\nlibc++abi: terminating due to uncaught exception of type "
+     "gguf_init_from_file: invalid magic characters 'PK\x03\x04'\nlibc++abi: terminating due to uncaught exception of type "
      "std::runtime_error: clip_model_load: failed to load CLIP model\n", "gguf-not-a-file"),
 ]
 
@@ -1297,10 +1297,10 @@ CASES += [  # round 6, batch L's families (issue 32): measured first (8 of 20 ri
     ("gguf-lfs-pointer",
      LLAMA + "gguf_init_from_file_impl: invalid magic characters: 'vers', expected 'GGUF'\n"
      "llama_model_load: error loading model: llama_model_loader: failed to load model from /models/q\n" + LLAMA_FAIL,
-     # another file that is no GGUF (a GGML one): the generic words, no LFS
+     # another file that is no GGUF (a GGML one): its own hint, no LFS
      LLAMA + "gguf_init_from_file_impl: invalid magic characters: 'tjgg', expected 'GGUF'\n"
      "llama_model_load: error loading model: llama_model_loader: failed to load model from /models/q\n" + LLAMA_FAIL,
-     "gguf-not-a-file"),
+     "ggml-legacy-file"),
     ("gguf-lfs-pointer (a web page)",
      LLAMA + "gguf_init_from_file: invalid magic characters '<!DO'\n" + LLAMA_FAIL,
      LLAMA + "gguf_init_from_file: failed to read magic\n" + LLAMA_FAIL, "gguf-not-a-file"),
@@ -1433,6 +1433,51 @@ CASES += [
      # flash-attn present and recent: another assertion of the same generator
      "Traceback (most recent call last):\n  File \"/x/tabby/model.py\", line 40, in load_gen\n    gen = Gen()\n"
      "AssertionError: Paged attention requires a cache of at least 256 tokens\n", None),
+]
+
+TERMINATE = "terminate called after throwing an instance of 'std::runtime_error'\n"
+CLIENT = "ollama version is 0.0.0\nWarning: client version is 0.3.12\n"
+CASES += [  # round 7, batch O's families (issue 32): a C++ exception's what(), Windows' exit codes, GGML-era
+    # files, an old ollama server behind a new client — each shape written here from the programs' own words
+    ("llamacpp-tensor-count (the message on a C++ exception's what() line)",
+     "llama_load_model_from_file: exception loading model\n" + TERMINATE
+     + "  what():  done_getting_tensors: wrong number of tensors; expected 292, got 291\n",
+     # another exception of the same loader: no tensor count to compare
+     "llama_load_model_from_file: exception loading model\n" + TERMINATE
+     + "  what():  create_tensor: tensor 'output.weight' not found\n", None),
+    ("windows-crash-status",
+     "Error: llama runner process has terminated: exit status 0xc0000005\n",
+     # the log names the cause before the crash: that one speaks, not the code
+     "CUDA error: out of memory\n  current device: 0, in function alloc at ggml-cuda.cu:400\n"
+     "Error: llama runner process has terminated: exit status 0xc0000005\n", "cuda-oom-any"),
+    ("windows-crash-status (a fast fail, in Python's decimal)",
+     "subprocess.CalledProcessError: Command '['runner.exe', '--port', '5000']' returned non-zero exit status "
+     "3221226505.\n",
+     "subprocess.CalledProcessError: Command '['runner.exe', '--port', '5000']' returned non-zero exit status 1.\n",
+     None),
+    ("windows-dll-not-found",
+     "Process exited with code 3221225781\n",
+     "Process exited with code 3221225782\n", None),
+    ("illegal-instruction (Windows' status)",
+     "Error: llama runner process has terminated: exit status 0xc000001d\n",
+     "Error: llama runner process has terminated: exit status 29\n", None),
+    ("ggml-bin-refused",
+     "pydantic.v1.error_wrappers.ValidationError: 1 validation error for LlamaCpp\n__root__\n"
+     "  Could not load Llama model from path: ./models/ggml-vicuna-7b-q4_0.bin. Received error  (type=value_error)\n",
+     # a GGUF the same wrapper could not load: the format is not the reason
+     "pydantic.v1.error_wrappers.ValidationError: 1 validation error for LlamaCpp\n__root__\n"
+     "  Could not load Llama model from path: ./models/vicuna-7b.Q4_0.gguf. Received error  (type=value_error)\n",
+     None),
+    ("ggml-legacy-file (the magic as characters)",
+     LLAMA + "gguf_init_from_file_impl: invalid magic characters: 'tjgg', expected 'GGUF'\n" + LLAMA_FAIL,
+     # a file that is no model at all: not GGML's
+     LLAMA + "gguf_init_from_file_impl: invalid magic characters: 'PK\x03\x04', expected 'GGUF'\n" + LLAMA_FAIL,
+     None),
+    ("ollama-client-server-mismatch",
+     "Error: llama runner process no longer running: -1\n" + CLIENT,
+     # no server answered: the client warns the same, after saying so
+     "Warning: could not connect to a running Ollama instance\nWarning: client version is 0.3.12\n"
+     "Error: could not connect to ollama app, is it running?\n", None),
 ]
 
 PY_TB = "Traceback (most recent call last):\n  File \"/x/engine.py\", line 3, in start\n    pool.reserve()\n"
@@ -1743,6 +1788,9 @@ OTHER_WORDS = [
     ("thread 'main' panicked at router/src/infer.rs:324:14:\n", "panic", "thread 'main' started the router\n"),
     ("Failed to initialize NVML: Driver/library version mismatch\n", "nvml_driver_mismatch",
      "NVML library version: 535.129\n"),
+    ("  what():  basic_string::_M_construct null not valid\n", "cpp_exception",
+     "the what() of an exception is printed on the next line\n"),
+    ("Process exited with code 3221225477\n", "windows_crash", "Process exited with code 0\n"),
 ]
 
 
@@ -1905,3 +1953,13 @@ def test_a_log_of_no_known_server_tries_the_catch_alls_last(tmp_path):
     "Error: exec: …" is a program not found, not just a program's last words."""
     state, _ = scan(tmp_path, 'Error: exec: "frobctl": executable file not found in $PATH\n')
     assert [e.kind for e in state.errors] == ["command_not_found"]
+
+
+def test_a_submodule_missing_names_no_direction_the_log_does_not_show(tmp_path):
+    """A module the installed package lacks is in its older or its newer releases (sglang#362: a
+    vLLM newer than SGLang pinned had removed it): without the versions in the log, the hint says
+    "another release" and the server's pinned version, not "most often older"."""
+    _, (hint,) = scan(tmp_path, "ModuleNotFoundError: No module named 'vllm.model_executor.input_metadata'\n")
+    assert hint.id == "module-not-found-submodule"
+    assert "older" in hint.why and "newer" in hint.why and "most often" not in hint.why
+    assert "the vllm version the server requires" in hint.why
