@@ -1580,6 +1580,25 @@ CASES += [  # round 4 (issue 32): generalised from batch N's unread families
      vllm() + V + "RuntimeError: Not enough memory\n", None),
 ]
 
+GGUF_TYPE = ("gguf_init_from_file_impl: tensor 'blk.3.ffn_gate.weight' {what}\n"
+             "gguf_init_from_file_impl: failed to read tensor info\n"
+             "llama_model_load: error loading model: llama_model_loader: failed to load model from /models/q.gguf\n")
+CASES += [  # round 8 (issue 32): generalised from batch P's misses, each shape written here from the programs' own words
+    ("ggml-type-unknown",
+     LLAMA + GGUF_TYPE.format(what="has invalid ggml type 57 (NONE)") + LLAMA_FAIL,
+     # a tensor the file cuts short: a damaged file, not a type the build does not know
+     LLAMA + GGUF_TYPE.format(what="data is not within the file bounds, model is corrupted or incomplete") + LLAMA_FAIL,
+     "gguf-truncated"),
+    ("ggml-type-unknown (a fork's type, with the count of types the build knows)",
+     GGUF_TYPE.format(what="has invalid ggml type 201. should be in [0, 43)"),
+     GGUF_TYPE.format(what="has invalid ggml type 201. should be in [0, 43)").replace("invalid ggml type", "ggml type"),
+     None),
+    ("ggml-type-unknown (the GGML-era loader's words)",
+     "llama.cpp: loading model from models/m/ggml-model-q5.bin\nerror loading model: unrecognized tensor type 9\n"
+     "llama_init_from_file: failed to load model\n",
+     "llama.cpp: loading model from models/m/ggml-model-q5.bin\nerror loading model: unexpectedly reached end of file\n"
+     "llama_init_from_file: failed to load model\n", None),
+]
 
 LOOK_ALIKE = {c[0]: c[2] for c in CASES}
 
