@@ -1583,6 +1583,7 @@ CASES += [  # round 4 (issue 32): generalised from batch N's unread families
 GGUF_TYPE = ("gguf_init_from_file_impl: tensor 'blk.3.ffn_gate.weight' {what}\n"
              "gguf_init_from_file_impl: failed to read tensor info\n"
              "llama_model_load: error loading model: llama_model_loader: failed to load model from /models/q.gguf\n")
+TRT_SERIAL = "[TRT] [E] 1: [stdArchiveReader.cpp::StdArchiveReader::42] Error Code 1: Serialization ({what})\n"
 CASES += [  # round 8 (issue 32): generalised from batch P's misses, each shape written here from the programs' own words
     ("ggml-type-unknown",
      LLAMA + GGUF_TYPE.format(what="has invalid ggml type 57 (NONE)") + LLAMA_FAIL,
@@ -1598,6 +1599,20 @@ CASES += [  # round 8 (issue 32): generalised from batch P's misses, each shape 
      "llama_init_from_file: failed to load model\n",
      "llama.cpp: loading model from models/m/ggml-model-q5.bin\nerror loading model: unexpectedly reached end of file\n"
      "llama_init_from_file: failed to load model\n", None),
+    ("trt-engine-deserialize",
+     TRITON.format(model="llm", why="Internal: unexpected error when creating modelInstanceState: [TensorRT-LLM][ERROR] "
+                   "Assertion failed: Failed to deserialize cuda engine (/src/tllmRuntime.cpp:72)"),
+     # TensorRT said why before the runtime's assertion: its own hint, with the two versions
+     TRT_VERSION + TRITON.format(model="llm", why="Internal: unexpected error when creating modelInstanceState: "
+                                 "[TensorRT-LLM][ERROR] Assertion failed: Failed to deserialize cuda engine"),
+     "trt-engine-version"),
+    ("trt-engine-serialization-version",
+     TRT_SERIAL.format(what="Serialization assertion stdVersionRead == kSERIALIZATION_VERSION failed.Version tag does "
+                       "not match. Note: Current Version: 238, Serialized Engine Version: 236")
+     + "RuntimeError: Failed to deserialize cuda engine\n",
+     # the magic tag, not the version: no two releases to name
+     TRT_SERIAL.format(what="Serialization assertion magicTagRead == kMAGIC_TAG failed.Magic tag does not match")
+     + "RuntimeError: Failed to deserialize cuda engine\n", "trt-engine-deserialize"),
 ]
 
 LOOK_ALIKE = {c[0]: c[2] for c in CASES}
