@@ -1584,6 +1584,8 @@ GGUF_TYPE = ("gguf_init_from_file_impl: tensor 'blk.3.ffn_gate.weight' {what}\n"
              "gguf_init_from_file_impl: failed to read tensor info\n"
              "llama_model_load: error loading model: llama_model_loader: failed to load model from /models/q.gguf\n")
 TRT_SERIAL = "[TRT] [E] 1: [stdArchiveReader.cpp::StdArchiveReader::42] Error Code 1: Serialization ({what})\n"
+SG_ARCHS = "ValueError: Model architectures ['Frob3ForCausalLM'] are not supported for now. Supported architectures: "
+MANY = ", ".join(f"'Model{n}ForCausalLM'" for n in range(1, 25))
 CASES += [  # round 8 (issue 32): generalised from batch P's misses, each shape written here from the programs' own words
     ("ggml-type-unknown",
      LLAMA + GGUF_TYPE.format(what="has invalid ggml type 57 (NONE)") + LLAMA_FAIL,
@@ -1613,6 +1615,10 @@ CASES += [  # round 8 (issue 32): generalised from batch P's misses, each shape 
      # the magic tag, not the version: no two releases to name
      TRT_SERIAL.format(what="Serialization assertion magicTagRead == kMAGIC_TAG failed.Magic tag does not match")
      + "RuntimeError: Failed to deserialize cuda engine\n", "trt-engine-deserialize"),
+    ("sglang-registry-few-models",
+     sglang() + TB + SG_ARCHS + "dict_keys(['LlamaForCausalLM', 'Qwen2ForCausalLM', 'MistralForCausalLM'])\n",
+     # a list of the length a release ships: the architecture is not in this SGLang
+     sglang() + TB + SG_ARCHS + f"dict_keys([{MANY}])\n", "unsupported-architecture-other"),
 ]
 
 LOOK_ALIKE = {c[0]: c[2] for c in CASES}
