@@ -157,6 +157,21 @@ def test_prefilter_words_are_literal_and_case_sensitive():
     assert len(words) == len(set(words))
 
 
+
+@pytest.mark.parametrize("line", [
+    "time=x level=ERROR msg=runner terminated: exit status 0xc0000005",
+    "Process exited with code 3221225477",
+    "worker exit with status -1073741819",
+    "the runner exited code 0xC0000409",
+])
+def test_a_windows_crash_exit_passes_the_prefilter_by_its_words_not_a_bare_number(line):
+    """The crash-code signature's lines hold a word ("exit status", "with code", …): the codes' bare
+    prefixes ("32212", "-10737") would pass serving logs' numbers too, and every window holding one
+    is one a big scan reads instead of stepping over (a 300 MB scan was 10 % slower with them)."""
+    words = prefilter_words(builtin_profiles())
+    assert any(w in line for w in words)
+    assert not any(w in "batch 32212 tokens, offset -10737, ptr 0xc0000a1f" for w in words)
+
 SIZE = 1 << 18
 
 
