@@ -45,7 +45,6 @@ from tui.cluster import ClusterSession
 from tui.core.lines import clean
 from tui.core.verdict import READY, STOPPED, STOPPING, Verdict
 from tui.core.wording import plural
-from tui.launch.proctable import STOP_GRACE_S, stop_pids
 from tui.present.report import build_report
 from tui.session import ERROR, LogEntry, Update, WatchSession
 from tui.session.models import Topic
@@ -53,6 +52,14 @@ from tui.session.judging import Judging, VerdictChanged
 
 QuitHook = Callable[[], "bool | Awaitable[bool]"]
 StopProcesses = Callable[[Sequence[int]], Awaitable[list[str]]]
+
+
+async def _stop_local(pids: Sequence[int]) -> list[str]:
+    """``proctable.stop_pids``, imported when it is first asked for: psutil's import is 5 ms of a
+    watch's first paint, and most watches end without stopping anything."""
+    from tui.launch.proctable import stop_pids
+
+    return await stop_pids(pids)
 
 
 class LogStatus(Static):
@@ -166,7 +173,7 @@ class WatchtowerApp(App[int]):
         #: How ``q`` stops a dead server's survivors (and ``k`` GPU leftovers): SIGTERM, then SIGKILL;
         #: None where they run on another host (they are named, with the command, instead).
         self.stop_processes: StopProcesses | None = (
-            stop_pids if all(n.info.host == "localhost" for n in self.nodes.nodes.values()) else None
+            _stop_local if all(n.info.host == "localhost" for n in self.nodes.nodes.values()) else None
         )
         self._extra_panels = list(panels)
         self._extra_keys: dict[str, Callable[[], object]] = {}  # action (keys.EXTRA_KEYS) -> callback
@@ -635,6 +642,7 @@ class WatchtowerApp(App[int]):
         if not left:
             return True
         from tui.app.launch_modals import ConfirmScreen  # (here: the launcher's modules cost a watch's start 1 s)
+        from tui.launch.proctable import STOP_GRACE_S
 
         stop = self.stop_processes
         lines = "\n".join(f"  {'' if host == 'localhost' else host + ': '}{words}" for host, _, words in left)
