@@ -261,6 +261,13 @@ CASES += [  # every other hint in hints.toml: (hint, must fire, look-alike, the 
      "be stored in KV cache (65536). Try increasing `gpu_memory_utilization`.\n",
      sglang() + tb("ValueError: The model's max seq len (131072) is larger than the maximum number of tokens that "
                    "can be stored in KV cache (65536).", "scheduler"), None),
+    # a paste hard-wrapped at a column splits the figure from its bracket (issue 32, batch R: vllm#7526,
+    # pasted bare); the look-alike's message is cut there and the next line is another log line: no figure
+    ("kv-max-seq-len (a figure a hard-wrapped paste split from its bracket)",
+     "ValueError: The model's max seq len (30000) is larger than the maximum number of tokens that can "
+     "be stored in KV cache (\n3984). Try increasing `gpu_memory_utilization` or decreasing `max_model_len`.\n",
+     "ValueError: The model's max seq len (30000) is larger than the maximum number of tokens that can "
+     "be stored in KV cache (\nINFO 08-14 10:00:01 llm_engine.py:275] # GPU blocks: 249, # CPU blocks: 2048\n", None),
     ("memory-released-while-profiling",
      vllm() + V + "AssertionError: Error in memory profiling. Initial free memory 30.5 GiB, current free memory "
      "35.2 GiB. This happens when the GPU memory was not properly cleaned up before initializing the vLLM instance.\n",

@@ -549,8 +549,17 @@ def _texts(error: ErrorReport) -> list[str]:
     cut = len(message) >= MESSAGE_CAP and any(message in t for t in lines)
     texts = lines if cut else [message, *lines]
     if len(lines) > 1:
-        texts.append(" ".join(t.strip() for t in lines))
+        texts.extend(_joined(lines))
     return texts
+
+
+def _joined(lines: list[str]) -> list[str]:
+    """A block's lines read as one text: joined at a word's edge (a wrap between words, whose space
+    the wrap ate), then joined as they stand (a paste hard-wrapped at a column splits a word or a
+    figure from its bracket: "… KV cache (" / "3984). Try …" — issue 32, batch R: vllm#7526)."""
+    spaced = " ".join(t.strip() for t in lines)
+    packed = "".join(t.rstrip("\r\n") for t in lines)
+    return [spaced] if packed == spaced else [spaced, packed]
 
 
 def _own_texts(error: ErrorReport) -> list[str]:
@@ -563,7 +572,7 @@ def _own_texts(error: ErrorReport) -> list[str]:
     own = lines[at:] if at is not None else []
     texts = own if own and len(error.message) >= MESSAGE_CAP else [error.message, *own[1:]]
     if len(own) > 1:
-        texts.append(" ".join(t.strip() for t in own))
+        texts.extend(_joined(own))
     return texts
 
 
