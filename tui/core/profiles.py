@@ -397,9 +397,8 @@ def _parse(data: dict[str, Any], source: str, common: dict[str, Any] | None) -> 
     if not isinstance(max_detect, int) or max_detect < 1:
         raise ProfileError(f"{where}: options.max_detect_lines: expected a positive integer")
 
-    if common is not None:  # what every server shares; catch-alls last
-        sigs = sigs + common["signatures"]
-        sigs = tuple(s for s in sigs if not s.fallback) + tuple(s for s in sigs if s.fallback)
+    if common is not None:  # what every server shares
+        sigs = _catch_alls_last(sigs + common["signatures"])
         warnings = warnings + common["warnings"]
         carry_on = carry_on + common["carry_on"]
         benign = benign + common["benign"]
@@ -572,6 +571,12 @@ def _signatures(where: str, value: Any) -> tuple[Signature, ...]:
     return tuple(out)
 
 
+def _catch_alls_last(sigs: tuple[Signature, ...]) -> tuple[Signature, ...]:
+    """``sigs`` in the order a profile tries them: the named ones in file order, then the catch-alls
+    (``fallback``: "SomeError: …"), so that a named signature reads a line first."""
+    return tuple(s for s in sigs if not s.fallback) + tuple(s for s in sigs if s.fallback)
+
+
 def _read_toml(text: str, source: str) -> dict[str, Any]:
     try:
         return tomllib.loads(text)
@@ -619,13 +624,11 @@ def _load_common() -> dict[str, Any]:
 def generic_profile() -> Profile:
     """Errors only: no prefix, no phases; what runs before (or without) detection."""
     common = _common()
-    sigs = common["signatures"]
     return Profile(
         name="generic",
         title="unknown server",
         source="common.toml",
-        # catch-alls last, as in a server's profile (a named signature reads the line first)
-        signatures=tuple(s for s in sigs if not s.fallback) + tuple(s for s in sigs if s.fallback),
+        signatures=_catch_alls_last(common["signatures"]),
         warnings=common["warnings"],
         carry_on=common["carry_on"],
         benign=common["benign"],

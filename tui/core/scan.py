@@ -35,11 +35,11 @@ except ImportError:  # pragma: no cover - depends on the platform's wheels
     _hs = None  # type: ignore[assignment]
 
 
-# ANSI escape sequences in raw bytes (CSI, OSC, other two-byte ones), as tui.core.lines strips them
-# from text: a line is looked at for its words once they are gone.
 #: The most bytes of lines ``Scanner`` builds at once (a few thousand ``Line`` objects at most).
 PIECE = 1 << 16
 
+# ANSI escape sequences in raw bytes (CSI, OSC, other two-byte ones), as tui.core.lines strips them
+# from text: a line is looked at for its words once they are gone.
 _ANSI = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\|$)|\x1b[PX^_][^\x1b]*(?:\x1b\\|$)|\x1b[@-Z\\-_]")
 
 
