@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 
 from tests.test_scan_fastpath import WORDS, RecordingTracker, _rows, expected
 from tui.commands import bulk
-from tui.commands.scan import make_tracker, to_json
+from tui.commands.scan import profile_words, to_json
 from tui.core.scan import Prefilter, Scanner, prefilter
+from tui.core.tracker import StartupTracker
 from tui.commands.bulk import read_into, searching
 
 FIXTURES = sorted(Path(__file__).parent.joinpath("fixtures").glob("*.log"))
@@ -32,7 +33,8 @@ def helper_forks():
 
 
 def state_of(path: Path, split_min: int, window: int = 4096) -> dict:
-    tracker, words = make_tracker(None)
+    profile, words = profile_words(None)
+    tracker = StartupTracker(profile)
     scanner = Scanner(tracker, words)
     with open(path, "rb") as log:
         with searching(log, prefilter(tuple(words)), split_min, window) as helper:
@@ -95,7 +97,8 @@ def scanned_with_the_helper_ahead(tmp_path: Path, data: bytes) -> tuple[WaitingF
     the state it reached, checked equal to one process's."""
     log = tmp_path / "serving.log"
     log.write_bytes(data)
-    tracker, words = make_tracker(None)
+    profile, words = profile_words(None)
+    tracker = StartupTracker(profile)
     scanner = WaitingForTheHelper(tracker, words)
     with open(log, "rb") as f:
         with searching(f, prefilter(tuple(words)), 0, 8192) as helper:

@@ -78,22 +78,17 @@ def profile_words(server: str | None) -> tuple[Profile | None, list[str]]:
     return profile, prefilter_words([profile] if profile else builtin_profiles())
 
 
-def make_tracker(server: str | None) -> tuple[StartupTracker, list[str]]:
-    """A tracker for ``--server`` (or auto-detection) and the prefilter words that go with it."""
-    from tui.core.tracker import StartupTracker
-
-    profile, words = profile_words(server)
-    return StartupTracker(profile), words
-
-
 class WarningHints:
     """A tracker's stand-in for the scanner that notes the hints its warnings call for (first of each).
     The hints are read at the first warning: a log without any does not pay for them."""
 
     def __init__(self, tracker: StartupTracker) -> None:
+        from tui.core.tracker_events import WarningFound
+
         self.tracker = tracker
         self._hints: KnowledgeBase | None = None
         self.found: dict[str, Diagnosis] = {}
+        self._warning = WarningFound  # (imported once here, not at each batch of events: see the module's docstring)
 
     @property
     def hints(self) -> KnowledgeBase:
@@ -129,10 +124,8 @@ class WarningHints:
         return self._note(self.tracker.finish())
 
     def _note(self, events: list) -> list:
-        from tui.core.tracker_events import WarningFound
-
         for event in events:
-            if isinstance(event, WarningFound):
+            if isinstance(event, self._warning):
                 hint = self.hints.for_warning(event.text, line=event.line, server=self.tracker.state.server)
                 if hint is not None and hint.id not in self.found:
                     self.found[hint.id] = hint
