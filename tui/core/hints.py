@@ -391,8 +391,9 @@ class KnowledgeBase:
                 if found is None:
                     continue
                 values.update(_groups(found))
+            recognised = hint.pattern is not None or hint.lines is not None  # (it read the error's own words)
             if barred:
-                ruled_out = ruled_out or hint.pattern is not None or hint.lines is not None
+                ruled_out = ruled_out or recognised
                 continue
             context = Context(
                 error.message, phases, command, server, identity,
@@ -401,7 +402,7 @@ class KnowledgeBase:
             diagnosis = _judged(hint, values, context, error.line, self.link(hint.link, context.server, hint.links))
             if diagnosis is not None:
                 return diagnosis, ruled_out
-            ruled_out = ruled_out or hint.pattern is not None or hint.lines is not None
+            ruled_out = ruled_out or recognised
         return None, ruled_out
 
     def for_warning(self, text: str, *, line: int | None = None, server: str | None = None,
@@ -544,8 +545,12 @@ def _texts(error: ErrorReport) -> list[str]:
     excerpt breaks it). A message that is only a display's cut of one of the block's lines (a
     long line capped) is left out: a pattern that reads to a line's end must see the whole line,
     not mistake the cut for the log's."""
-    lines = [t for _, t in error.block]
-    message = error.message
+    return _read_as(error.message, [t for _, t in error.block])
+
+
+def _read_as(message: str, lines: list[str]) -> list[str]:
+    """``message``, then each of ``lines``, then ``lines`` joined (``_texts``: an error's whole block;
+    ``_own_texts``: its lines from the message's on)."""
     cut = len(message) >= MESSAGE_CAP and any(message in t for t in lines)
     texts = lines if cut else [message, *lines]
     if len(lines) > 1:
@@ -567,13 +572,8 @@ def _own_texts(error: ErrorReport) -> list[str]:
     the message's line on (a message wrapped over lines continues there), then those lines read
     as one text — not the traceback's frames before it, whose source lines are other code's."""
     lines = [t for _, t in error.block]
-    at = max((i for i, t in enumerate(lines) if error.message and (t == error.message or error.message in t)),
-             default=None)
-    own = lines[at:] if at is not None else []
-    texts = own if own and len(error.message) >= MESSAGE_CAP else [error.message, *own[1:]]
-    if len(own) > 1:
-        texts.extend(_joined(own))
-    return texts
+    at = max((i for i, t in enumerate(lines) if error.message and error.message in t), default=None)
+    return _read_as(error.message, lines[at:] if at is not None else [])
 
 
 def _search_own(pattern: Pattern, exclude: Pattern | None, texts: Iterable[str]) -> re.Match[str] | None:
