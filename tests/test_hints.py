@@ -461,3 +461,17 @@ def test_a_renamed_kind_still_matches_through_the_message():
         assert ids(knowledge().diagnose(state)) == ["collective-timeout"], kind
     other = StartupState(server="sglang", outcome="failed", errors=[ErrorReport(line=9, kind="nccl_timeout", message="x")])
     assert ids(knowledge().diagnose(other)) == ["collective-timeout"]  # and the kind alone still does
+
+
+def test_a_watch_reads_the_hints_only_once_it_has_a_line_to_explain(monkeypatch):
+    """A watch's first frame is drawn before any line is read: the quiet note it asks for needs no
+    hints file (parsing it is 15 ms of the first paint); once a line is the last, it is read."""
+    import tui.session
+    from tests.app_support import feed, fixed_session
+
+    read = []
+    monkeypatch.setattr(tui.session, "knowledge", lambda: read.append(1) or knowledge())
+    session = fixed_session()
+    assert session.quiet_note() is None and read == []
+    feed(session, VL.encode() + b"INFO 08-14 11:00:02 [weight_utils.py:296] Using model weights format ['*.safetensors']\n")
+    assert session.quiet_note() is not None and read == [1]

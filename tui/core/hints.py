@@ -509,7 +509,13 @@ def may_diagnose(state: StartupState) -> bool:
     """Whether ``diagnose`` can find any hint for ``state``: where not, a caller need not read the
     hints at all (a `scan` of a log that became ready and served has no error to explain, and
     parsing the hints file would be a tenth of its time)."""
-    return bool(_to_diagnose(state)) or _quiet(state) or bool(restart_evidence(state))
+    return bool(_to_diagnose(state)) or may_explain_quiet(state)
+
+
+def may_explain_quiet(state: StartupState) -> bool:
+    """Whether ``restart_advice`` or ``for_quiet`` can say anything of ``state``: where not (a watch's
+    first frame, drawn before any line is read), the dashboard need not read the hints yet."""
+    return _quiet(state) or bool(restart_evidence(state))
 
 
 def hint_lines(hints: Sequence[Diagnosis], indent: str = "  ") -> list[str]:

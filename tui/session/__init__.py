@@ -78,7 +78,7 @@ from tui.core.events import (
 from tui.core.limits import StallLimits
 from tui.core.lines import Line, LineAssembler, Progress
 from tui.core.state import FAILED, READY, STARTING, StartupState
-from tui.core.hints import Diagnosis, knowledge
+from tui.core.hints import Diagnosis, knowledge, may_explain_quiet
 from tui.core.profiles import Profile, ProfileError
 from tui.core.events import HealthStatus
 from tui.core.evidence import Evidence, Weighing
@@ -369,6 +369,9 @@ class WatchSession:
         key = (state.lines, state.attempt, state.outcome)
         if self._quiet_note is not None and self._quiet_note[0] == key:
             return self._quiet_note[1]  # decided each second and each batch: only new lines change it
+        if not may_explain_quiet(state):
+            self._quiet_note = (key, None)
+            return None
         try:
             kb = knowledge()
         except ProfileError:
