@@ -13,6 +13,7 @@ running: stop it?").
 from __future__ import annotations
 
 import asyncio
+import gc
 import inspect
 import os
 import signal
@@ -222,6 +223,7 @@ class WatchtowerApp(App[int]):
         self.watch(self.log_view, "follow", lambda _follow: self._status_changed(), init=False)
         self.log_view.focus()
         self.call_after_refresh(self.log_view.sync)
+        self.call_after_refresh(gc.enable)  # drawn: collection back on (a dashboard starts without it: tui.cli)
         self.judging.subscribe(self.on_verdict)
         if not self.nodes.single:  # (one log: no node to switch to, no node rows to tick)
             self.screen.add_class("-nodes")

@@ -1,0 +1,47 @@
+"""A dashboard starts without the garbage collector, from its command's imports to its first frame
+(issue 35: the collector's passes over what a start allocates were a tenth of the first paint)."""
+
+from __future__ import annotations
+
+import argparse
+import gc
+
+import pytest
+
+from tests.app_support import fixed_session, make_app
+from tests.support import until
+from tui.cli import run_command
+
+
+def collecting_during(**options: object) -> bool:
+    seen = []
+    run_command(argparse.Namespace(func=lambda _args: seen.append(gc.isenabled()), **options))
+    return seen[0]
+
+
+def test_only_a_dashboard_starts_without_the_collector_and_it_is_back_on_after():
+    assert gc.isenabled()
+    assert collecting_during(plain=False, json=False) is False
+    assert gc.isenabled()
+    assert collecting_during(plain=True, json=False) is True  # text output: nothing drawn to wait for
+    assert collecting_during(plain=False, json=True) is True
+    assert collecting_during(json=False) is True  # a command with no dashboard (scan, history)
+
+
+def test_the_collector_is_back_on_however_the_command_ends():
+    def failing(_args: argparse.Namespace) -> int:
+        raise RuntimeError("the command failed")
+
+    with pytest.raises(RuntimeError):
+        run_command(argparse.Namespace(func=failing, plain=False, json=False))
+    assert gc.isenabled()
+
+
+async def test_the_dashboard_turns_the_collector_back_on_once_it_has_drawn():
+    app = make_app(fixed_session())
+    gc.disable()
+    try:
+        async with app.run_test(size=(120, 35)) as pilot:
+            await until(gc.isenabled, pilot=pilot, what="the collector back on after the first frame")
+    finally:
+        gc.enable()
