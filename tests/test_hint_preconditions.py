@@ -1637,6 +1637,35 @@ def scan(tmp_path: Path, text: str):
     return scan_with_hints(str(log))
 
 
+CASES += [  # round 10, batch S's families (issue 32): a folder the service user cannot make, Docker with no
+    # NVIDIA runtime, the loader's tensor count in a wrapper's one line — each written from the programs' words
+    ("dir-not-creatable",
+     "Couldn't find '/var/lib/ollama/.ollama/id_ed25519'. Generating new private key.\n"
+     "Error: could not create directory mkdir /var/lib/ollama: permission denied\n",
+     # the folder could not be made for another reason: not the user's rights
+     "Error: could not create directory mkdir /var/lib/ollama: read-only file system\n", None),
+    ("docker-no-gpu-runtime",
+     'docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].\n',
+     # the runtime is there and found no driver on the host: another fix
+     "docker: Error response from daemon: failed to create task for container: failed to create shim task: "
+     "OCI runtime create failed: nvidia-container-cli: initialization error: load library failed: "
+     "libnvidia-ml.so.1: cannot open shared object file: no such file or directory: unknown.\n", None),
+    ("docker-no-gpu-runtime (compose names the runtime)",
+     "Error response from daemon: unknown or invalid runtime name: nvidia\n",
+     "Error response from daemon: unknown or invalid runtime name: runsc\n", None),
+    ("llamacpp-load-no-reason",
+     "Traceback (most recent call last):\n  File \"/x/server.py\", line 9, in load\n    llm = Llama(model_path=path)\n"
+     "ValueError: Failed to load model from file: /models/llama3.2-3b.gguf\n",
+     # the loader said why (verbose): its own hint speaks, not the guess
+     "llama_model_load: error loading model: error loading model architecture: unknown model architecture: 'llama4'\n"
+     "Traceback (most recent call last):\n  File \"/x/server.py\", line 9, in load\n    llm = Llama(model_path=path)\n"
+     "ValueError: Failed to load model from file: /models/llama4-scout.gguf\n", "llamacpp-unknown-architecture"),
+    ("llamacpp-tensor-count (a wrapper's one line, nothing after it)",
+     "llama.cpp error: 'done_getting_tensors: wrong number of tensors; expected 292, got 291\n",
+     "llama.cpp error: 'done_getting_tensors: tensor 'blk.0.ffn_up.weight' has wrong shape\n", None),
+]
+
+
 @pytest.mark.parametrize("hint, fires, look_alike, instead", CASES, ids=[c[0] for c in CASES])
 def test_fires_where_its_preconditions_hold_and_not_on_a_look_alike(tmp_path, hint, fires, look_alike, instead):
     hint = hint.split(" (")[0]  # a second case of the same hint says what differs in parentheses
@@ -2010,3 +2039,4 @@ def test_a_submodule_missing_names_no_direction_the_log_does_not_show(tmp_path):
     assert hint.id == "module-not-found-submodule"
     assert "older" in hint.why and "newer" in hint.why and "most often" not in hint.why
     assert "the vllm version the server requires" in hint.why
+
