@@ -1660,6 +1660,30 @@ CASES += [  # round 10, batch S's families (issue 32): a folder the service user
      "llama_model_load: error loading model: error loading model architecture: unknown model architecture: 'llama4'\n"
      "Traceback (most recent call last):\n  File \"/x/server.py\", line 9, in load\n    llm = Llama(model_path=path)\n"
      "ValueError: Failed to load model from file: /models/llama4-scout.gguf\n", "llamacpp-unknown-architecture"),
+    ("path-permission-denied",
+     PY_TB + "PermissionError: [Errno 13] Permission denied: '/models/qwen3/config.json'\n",
+     # the Hugging Face cache: its own hint says where the cache can go instead
+     PY_TB + "PermissionError: [Errno 13] Permission denied: '/.cache/huggingface/hub'\n", "cache-dir-not-writable"),
+    ("open-file-limit",
+     PY_TB + "OSError: [Errno 24] Too many open files: '/models/qwen3/model-00007-of-00017.safetensors'\n",
+     # the system's table full (fs.file-max), not this process's limit
+     PY_TB + "OSError: [Errno 23] Too many open files in system\n", None),
+    ("open-file-limit (Go's words)",
+     "Error: listen tcp 127.0.0.1:11434: socket: too many open files\n",
+     "Error: listen tcp 127.0.0.1:11434: socket: address family not supported by protocol\n", None),
+    ("gpu-busy-unavailable",
+     PY_TB + "RuntimeError: CUDA error: CUDA-capable device(s) is/are busy or unavailable\n",
+     PY_TB + "RuntimeError: CUDA error: invalid device ordinal\n", None),
+    ("ollama-runner-killed",
+     "Error: llama runner process has terminated: signal: killed\n",
+     # another signal is another cause (a crash, not the OOM killer)
+     "Error: llama runner process has terminated: signal: segmentation fault (core dumped)\n", None),
+    ("unrecognized-argument (clap's words: TGI's launcher)",
+     "error: unexpected argument '--max-model-len' found\n\n  tip: a similar argument exists: '--max-total-tokens'\n",
+     "error: a value is required for '--model-id <MODEL_ID>' but none was supplied\n", None),
+    ("unrecognized-argument (llama.cpp's parser before common/arg.cpp)",
+     "error: unknown argument: --n-gpu-layer\n",
+     "error: failed to load model '/models/qwen.gguf'\n", None),
     ("llamacpp-tensor-count (a wrapper's one line, nothing after it)",
      "llama.cpp error: 'done_getting_tensors: wrong number of tensors; expected 292, got 291\n",
      "llama.cpp error: 'done_getting_tensors: tensor 'blk.0.ffn_up.weight' has wrong shape\n", None),
