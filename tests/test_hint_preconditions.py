@@ -1684,6 +1684,43 @@ CASES += [  # round 10, batch S's families (issue 32): a folder the service user
     ("unrecognized-argument (llama.cpp's parser before common/arg.cpp)",
      "error: unknown argument: --n-gpu-layer\n",
      "error: failed to load model '/models/qwen.gguf'\n", None),
+    ("nvjitlink-older-than-cuda-libs",
+     PY_TB + "ImportError: /x/nvidia/cusparse/lib/libcusparse.so.12: undefined symbol: __nvJitLinkComplete_12_4, "
+     "version libnvJitLink.so.12\n",
+     # a symbol of another library: nothing says which is behind
+     PY_TB + "ImportError: /x/nvidia/cusparse/lib/libcusparse.so.12: undefined symbol: cublasLtMatmul, version "
+     "libcublasLt.so.12\n", "undefined-symbol"),
+    ("gguf-header-unreadable",
+     LLAMA + "gguf_init_from_file_impl: failed to read key-value pairs\n" + LLAMA_FAIL,
+     LLAMA + "gguf_init_from_file_impl: failed to open GGUF file '/models/q.gguf'\n" + LLAMA_FAIL, "gguf-cannot-open"),
+    ("model-inspection-failed-unread",
+     PY_TB + "ValueError: Model architectures ['Qwen3ForCausalLM'] failed to be inspected. Please check the logs for "
+     "more details.\n",
+     # the older words for a class no release implements: another hint
+     PY_TB + "ValueError: Model architectures ['FooForCausalLM'] are not supported for now. Supported architectures: "
+     "['LlamaForCausalLM']\n", "unsupported-architecture"),
+    ("memory-held-at-start-any",
+     "Free memory on device (110.49/122.82 GiB) on startup is less than desired GPU memory utilization (0.9, "
+     "110.54 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.\n",
+     "Free memory on device (110.49/122.82 GiB) on startup.\n", None),
+    ("weights-do-not-fit",
+     PY_TB + "RuntimeError: Failed to create unquantized linear weights.\nThis may be caused by insufficient memory "
+     "to allocate the weight.\n",
+     PY_TB + "RuntimeError: Failed to create quantized linear weights: unsupported group size 96.\n", None),
+    ("flag-without-value",
+     "error: a value is required for '--model-id <MODEL_ID>' but none was supplied\n\nFor more information, try "
+     "'--help'.\n",
+     "error: unexpected argument '--model_id' found\n", "unrecognized-argument"),
+    ("mpi-direct-launch-no-pmi",
+     "PMI2_Init failed to initialize.  Return code: 14\nThe application appears to have been direct launched using "
+     "\"srun\",\nbut OMPI was not built with SLURM's PMI support and therefore cannot\nexecute.\n",
+     "srun: error: Unable to create step for job 1234: Requested node configuration is not available\n", None),
+    ("gaudi-device-unavailable",
+     PY_TB + "RuntimeError: synStatus=9 [Device-type mismatch] Device acquire failed.\n",
+     PY_TB + "RuntimeError: synStatus=26 [Generic failure] Graph compile failed.\n", None),
+    ("ollama-system-memory (its words without figures)",
+     "Error: 500 Internal Server Error: model requires more system memory than is currently available\n",
+     "Error: 500 Internal Server Error: model requires more GPU memory than is currently available\n", None),
     ("llamacpp-tensor-count (a wrapper's one line, nothing after it)",
      "llama.cpp error: 'done_getting_tensors: wrong number of tensors; expected 292, got 291\n",
      "llama.cpp error: 'done_getting_tensors: tensor 'blk.0.ffn_up.weight' has wrong shape\n", None),
