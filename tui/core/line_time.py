@@ -82,13 +82,17 @@ class _HeaderTime:
         return self.clock.parse(text[start:end], at)
 
 
+#: ``LineTimes`` before its first line: no profile's readers made yet.
+_NOT_YET = object()
+
+
 class LineTimes:
     """The times of one log's lines, read one line at a time as it comes (``time_of``). The
     profile is whichever the tracker reads the log as now (None: not known yet)."""
 
     def __init__(self) -> None:
         self._builtin: list[_HeaderTime] | None = None
-        self._use(None)
+        self._profile: Profile | None | object = _NOT_YET  # readers made at the first line asked about (most logs: never)
 
     def _use(self, profile: Profile | None) -> None:
         self._profile = profile

@@ -34,9 +34,10 @@ Data flows one way: sources -> events -> state (here) -> views.
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from typing import Any, assert_never
+from typing import TYPE_CHECKING, Any, assert_never
 
 from tui.core.events import (
     CacheGrowth,
@@ -114,6 +115,9 @@ from tui.session.models import (
     Update,
 )
 from tui.sources.base import EventSource, StartupFollower
+
+if TYPE_CHECKING:
+    from tui.core.scan import LineFeeder
 
 __all__ = [
     "CODES", "ERROR", "MARK", "NORMAL", "NOTABLE", "PHASE", "PROGRESS", "STYLES", "WARNING",
@@ -683,14 +687,21 @@ class WatchSession:
         the log merged across nodes first asks for it, so a single node's flood pays nothing."""
         return self._line_times.time_of(text, self.tracker.profile, self.clock())
 
+    @functools.cached_property
+    def _feeder(self) -> LineFeeder:
+        """The tracker's line filter (the marker words of every profile and this one), made at the
+        first chunk, not with the session: compiling its words is 7 ms that a watch's first paint
+        need not wait for; a restart keeps it, as the words do not change."""
+        from tui.core.scan import LineFeeder
+
+        return LineFeeder(marker_search(self.profile))
+
     def _new_tracker(self) -> None:
         from tui.core.line_time import LineTimes
-        from tui.core.scan import LineFeeder
         from tui.core.tracker import StartupTracker
 
         self.tracker = StartupTracker(profile=self.profile)
         self._line_times = LineTimes()  # each line's own time, by the profile the tracker reads the log as
-        self._feeder = LineFeeder(marker_search(self.profile))
         self._assembler = LineAssembler()
         self.weight.restart()
         self.blocks.clear()
