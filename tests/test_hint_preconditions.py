@@ -1731,6 +1731,21 @@ CASES += [  # round 10, batch S's families (issue 32): a folder the service user
     ("cuda-illegal-instruction-sglang",
      sglang() + PY_TB + "RuntimeError: CUDA error: an illegal instruction was encountered\n",
      sglang() + PY_TB + "RuntimeError: CUDA error: an illegal memory access was encountered\n", None),
+    ("flashinfer-packages-mismatch",
+     "flashinfer-cubin version (0.6.13) does not match flashinfer version (0.6.14). Please install the same version "
+     "of both packages. Set FLASHINFER_DISABLE_VERSION_CHECK=1 to bypass this check.\n",
+     "flashinfer-cubin version (0.6.14) matches flashinfer version (0.6.14).\n", None),
+    ("caller-newer-than-server",
+     "Traceback (most recent call last):\n  File \"/x/trl/scripts/vllm_serve.py\", line 238, in main\n    llm = LLM(\n"
+     "  File \"/x/vllm/entrypoints/llm.py\", line 212, in __init__\n    engine_args = EngineArgs(\n"
+     "TypeError: EngineArgs.__init__() got an unexpected keyword argument 'worker_extension_cls'\n",
+     # a user's own script calling its own class wrongly: no server's code in the traceback
+     "Traceback (most recent call last):\n  File \"/home/me/app.py\", line 9, in main\n    cfg = Settings(\n"
+     "TypeError: Settings.__init__() got an unexpected keyword argument 'portt'\n", None),
+    ("trtllm-engine-key-missing (Triton's model table)",
+     "| tensorrt_llm  | 1       | UNAVAILABLE: Internal: unexpected error when creating modelInstanceState: "
+     "[json.exception.out_of_range.403] key 'tokens_per_block' not found |\n",
+     "| tensorrt_llm  | 1       | READY  |\n", None),
     ("llamacpp-tensor-count (a wrapper's one line, nothing after it)",
      "llama.cpp error: 'done_getting_tensors: wrong number of tensors; expected 292, got 291\n",
      "llama.cpp error: 'done_getting_tensors: tensor 'blk.0.ffn_up.weight' has wrong shape\n", None),
