@@ -44,27 +44,31 @@ def timed_pane(command: str, pattern: str) -> float:
         pane.close()
 
 
-#: Run in the pane by ``--profile``: the watch, stamped at the app's compose and mount (times from
-#: this script's first line, after the interpreter's start), written as JSON to argv[2].
+#: Run in the pane by ``--profile``: the watch, stamped at the app's compose and mount and when its
+#: first frame is written (times from this script's first line, after the interpreter's start), as
+#: JSON to argv[2]; collection off from the start, as for any dashboard's start.
 STAMPED = r"""
-import json, sys, time
+import gc, json, sys, time
+gc.disable()  # (as the command does for a dashboard's start: tui.cli.run_command)
 start = time.perf_counter()
 import tui.app.app as app
 from tui.cli import main
 stamps = {"imports": time.perf_counter() - start}
-compose, mount = app.WatchtowerApp.compose, app.WatchtowerApp.on_mount
+compose, mount, display = app.WatchtowerApp.compose, app.WatchtowerApp.on_mount, app.WatchtowerApp._display
 def stamped_compose(self):
     stamps.setdefault("compose", time.perf_counter() - start)
     yield from compose(self)
 def stamped_mount(self):
     stamps["mount"] = time.perf_counter() - start
-    def painted():
-        stamps["painted"] = time.perf_counter() - start
+    mount(self)
+def stamped_display(self, screen, renderable):
+    display(self, screen, renderable)
+    if renderable is not None and "mount" in stamps and "painted" not in stamps:
+        stamps["painted"] = time.perf_counter() - start  # the first frame written to the terminal
         with open(sys.argv[2], "w") as out:
             json.dump(stamps, out)
-    self.call_after_refresh(painted)  # (asked before the mount's own: first after the first frame)
-    mount(self)
 app.WatchtowerApp.compose, app.WatchtowerApp.on_mount = stamped_compose, stamped_mount
+app.WatchtowerApp._display = stamped_display
 main(["watch", sys.argv[1], "--gpus", "sim"])
 """
 
