@@ -1746,6 +1746,22 @@ CASES += [  # round 10, batch S's families (issue 32): a folder the service user
      "| tensorrt_llm  | 1       | UNAVAILABLE: Internal: unexpected error when creating modelInstanceState: "
      "[json.exception.out_of_range.403] key 'tokens_per_block' not found |\n",
      "| tensorrt_llm  | 1       | READY  |\n", None),
+    ("ollama-stale-libraries",
+     "Error: llama runner process has terminated: error:/usr/lib/ollama/runners/cuda_v12_avx/ollama_llama_server: "
+     "undefined symbol: ggml_backend_cuda_reg\n",
+     # a symbol of the CUDA driver: the host's driver, not Ollama's own libraries
+     "Error: llama runner process has terminated: error:/usr/lib/ollama/libggml-cuda.so: undefined symbol: "
+     "cuMemCreate\n", None),
+    ("ollama-port-bind-other-words",
+     "Error: listen tcp 127.0.0.1:11434: bind: Normalerweise darf jede Socketadresse (Protokoll, Netzwerkadresse "
+     "oder Anschluss) nur jeweils einmal verwendet werden.\n",
+     # English words with another cause: an address this machine does not have
+     "Error: listen tcp 10.0.0.5:11434: bind: cannot assign requested address\n", "listen-address-not-local"),
+    ("listen-address-not-local",
+     "ERROR:    [Errno 99] error while attempting to bind on address ('10.1.1.1', 8000): cannot assign requested "
+     "address\n",
+     "ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 8000): address already in use\n",
+     None),
     ("llamacpp-tensor-count (a wrapper's one line, nothing after it)",
      "llama.cpp error: 'done_getting_tensors: wrong number of tensors; expected 292, got 291\n",
      "llama.cpp error: 'done_getting_tensors: tensor 'blk.0.ffn_up.weight' has wrong shape\n", None),

@@ -381,8 +381,7 @@ class KnowledgeBase:
                 continue
             values: dict[str, str] = {}
             if hint.pattern is not None:
-                found = (_search_own(hint.pattern, hint.exclude, _own_texts(error)) if hint.fallback
-                         else _search(hint.pattern, _texts(error)))
+                found = _search_own(hint.pattern, hint.exclude, _own_texts(error) if hint.fallback else _texts(error))
                 if found is None and not (hint.either and kind_ok):
                     continue
                 values.update(_groups(found) if found is not None else {})
