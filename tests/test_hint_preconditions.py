@@ -1691,7 +1691,7 @@ CASES += [  # round 10, batch S's families (issue 32): a folder the service user
      PY_TB + "ImportError: /x/nvidia/cusparse/lib/libcusparse.so.12: undefined symbol: cublasLtMatmul, version "
      "libcublasLt.so.12\n", "undefined-symbol"),
     ("gguf-header-unreadable",
-     LLAMA + "gguf_init_from_file_impl: failed to read key-value pairs\n" + LLAMA_FAIL,
+     LLAMA + "gguf_init_from_reader: failed to read key-value pairs\n" + LLAMA_FAIL,
      LLAMA + "gguf_init_from_file_impl: failed to open GGUF file '/models/q.gguf'\n" + LLAMA_FAIL, "gguf-cannot-open"),
     ("model-inspection-failed-unread",
      PY_TB + "ValueError: Model architectures ['Qwen3ForCausalLM'] failed to be inspected. Please check the logs for "

@@ -100,17 +100,21 @@ def test_run_is_ready_on_its_own_line_answers_health_and_smoke_then_attach_and_h
 
 
 @pytest.mark.parametrize(
-    ("case", "first_error"),
+    ("case", "first_error", "hint"),
     [
-        ("truncated", r"error loading model: tensor '[^']+' data is not within the file bounds"),
-        ("directory", r"failed to read magic"),  # llama.cpp's first E line; the loader's error follows it
+        ("truncated", r"error loading model: tensor '[^']+' data is not within the file bounds",
+         "the GGUF file is shorter than its header says"),
+        ("directory", r"failed to read magic", None),  # llama.cpp's first E line; the loader's error follows it
+        # cut inside the header: the reader's own words (gguf_init_from_reader), not the file's end
+        ("header cut", r"failed to read key-value pairs", "could not read the GGUF's key-value pairs"),
     ],
 )
-def test_a_real_failing_start_is_failed_with_the_servers_first_error(tmp_path, env, case, first_error):
-    if case == "truncated":
+def test_a_real_failing_start_is_failed_with_the_servers_first_error(tmp_path, env, case, first_error, hint):
+    if case in ("truncated", "header cut"):
         model = tmp_path / "truncated.gguf"
+        keep = GGUF.stat().st_size * 2 // 5 if case == "truncated" else 200_000  # (the header: past 200 kB)
         with GGUF.open("rb") as whole, model.open("wb") as cut:
-            cut.write(whole.read(GGUF.stat().st_size * 2 // 5))  # the header and the first layers: the rest is cut
+            cut.write(whole.read(keep))  # the header and the first layers, or the header's start: the rest is cut
     else:
         model = tmp_path / "a-folder"
         model.mkdir()
@@ -121,6 +125,8 @@ def test_a_real_failing_start_is_failed_with_the_servers_first_error(tmp_path, e
     assert "exit" in verdict or "still running" in verdict  # its end is said (exit 1, once it came)
     (row,) = history(env, "bad")
     assert row["outcome"] == "failed" and re.search(first_error, row["first_error"] or ""), row
+    if hint is not None:
+        assert re.search(rf"hint: .*{re.escape(hint)}", failed.stdout), failed.stdout
 
 
 async def test_a_port_held_by_another_process_fails_and_f_frees_it_into_a_ready_v2(tmp_path, monkeypatch):
