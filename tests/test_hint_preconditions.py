@@ -1780,6 +1780,23 @@ CASES += [  # round 10, batch S's families (issue 32): a folder the service user
      'The application appears to have been direct launched using "srun",\nbut OMPI was not built with SLURM support. '
      "This usually happens\n",
      "srun: error: Unable to allocate resources: Invalid partition name specified\n", None),
+    ("flash-attn-missing",
+     vllm() + PY_TB + "ImportError: No module named 'flash_attn'\n",
+     # its compiled part: another install's build, not a missing package
+     vllm() + PY_TB + "ImportError: No module named 'flash_attn_2_cuda'\n", None),
+    ("module-not-found (Python 2's words in an ImportError)",
+     PY_TB + "ImportError: No module named 'einops'\n",
+     PY_TB + "ImportError: cannot import name 'einops' from 'x'\n", None),
+    ("torch-without-cuda",
+     PY_TB + "AssertionError: Torch not compiled with CUDA enabled\n",
+     PY_TB + "AssertionError: Torch compiled with CUDA 12.1 but the driver supports 11.8\n", None),
+    ("ggml-gpu-oom",
+     "Error: cudaMalloc failed: out of memory\nModel needs: 4168 MiB\n",
+     # torch's words are another server's: the generic hint speaks
+     PY_TB + "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n", "cuda-oom-any"),
+    ("windows-crash-status (an integer division by zero)",
+     'msg="Load failed" error="llama-server process has terminated: exit status 0xc0000094: {EXCEPTION}"\n',
+     'msg="Load failed" error="llama-server process has terminated: exit status 0xc0000093"\n', None),
     ("llamacpp-tensor-count (a wrapper's one line, nothing after it)",
      "llama.cpp error: 'done_getting_tensors: wrong number of tensors; expected 292, got 291\n",
      "llama.cpp error: 'done_getting_tensors: tensor 'blk.0.ffn_up.weight' has wrong shape\n", None),
@@ -2012,13 +2029,13 @@ def test_a_runtimes_bracketed_error_explains_the_failure_that_follows(tmp_path):
 def test_a_missing_modules_package_is_named_only_where_its_name_says_it(tmp_path):
     """cv2 → opencv-python, transformers → transformers (a table of checked names); a module not in it
     (flashinfer, whose PyPI name is another and whose build depends on the GPU platform: TGI's ROCm
-    image, issue 32), a GPU kernel (flash_attn) or a compiled part (fused_C) is said missing, with no
-    pip line."""
+    image, issue 32) or a compiled part (fused_C) is said missing, with no pip line; flash_attn has its
+    own hint, which names the build it needs and the ROCm one."""
     _, (hint,) = scan(tmp_path, "ModuleNotFoundError: No module named 'cv2'\n")
     assert "pip install opencv-python" in hint.why
     _, (hint,) = scan(tmp_path, "ModuleNotFoundError: No module named 'transformers'\n")
     assert "pip install transformers" in hint.why
-    for module in ("flashinfer", "flash_attn", "my_private_utils"):
+    for module in ("flashinfer", "my_private_utils"):
         _, (hint,) = scan(tmp_path, f"ModuleNotFoundError: No module named '{module}'\n")
         assert hint.id == "module-not-found" and "pip install" not in hint.why
         assert hint.why == f"the Python module {module} is not installed in the environment the server runs from"

@@ -46,7 +46,7 @@ SERVER_FLAGS = {
     "llamacpp": {"--port", "--ctx-size", "-c", "--n-gpu-layers", "-ngl", "--parallel", "--cache-type-k", "--cache-type-v",
                  "--flash-attn", "--mlock", "--no-mmap", "--host"},
 }
-DOCKER = {"--shm-size", "--ipc", "--port", "--help", "--gpus", "--runtime", "--ulimit", "--mpi"}  # the container's and launcher's flags (docker run, nvidia-ctk, srun), and those every server has
+DOCKER = {"--shm-size", "--ipc", "--port", "--help", "--gpus", "--runtime", "--ulimit", "--mpi", "--no-build-isolation"}  # the container's, launcher's and installer's flags (docker run, nvidia-ctk, srun, pip), and those every server has
 RAY = {"--address", "--num-gpus"}  # `ray start`'s own, for a server run over Ray (vLLM's workers)
 FLAG = re.compile(r"(?<![\w-])--[a-z][\w-]*")  # "--kv_cache_free_gpu_memory_fraction" too
 FRACTION_FLAGS = {"vllm": "--gpu-memory-utilization", "sglang": "--mem-fraction-static", "trtllm": "--kv_cache_free_gpu_memory_fraction"}
