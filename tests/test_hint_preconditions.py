@@ -1797,6 +1797,35 @@ CASES += [  # round 10, batch S's families (issue 32): a folder the service user
     ("windows-crash-status (an integer division by zero)",
      'msg="Load failed" error="llama-server process has terminated: exit status 0xc0000094: {EXCEPTION}"\n',
      'msg="Load failed" error="llama-server process has terminated: exit status 0xc0000093"\n', None),
+    ("kv-no-blocks-any",
+     "ValueError: No available memory for the cache blocks. Try increasing gpu_memory_utilization when initializing "
+     "the engine.\n",
+     "ValueError: No available memory for the draft model.\n", None),
+    ("runner-not-executable",
+     "Error: error starting the external llama server: fork/exec /tmp/ollama2436530018/runners/cpu_avx2/"
+     "ollama_llama_server: permission denied\n",
+     "Error: error starting the external llama server: fork/exec /tmp/ollama2436530018/runners/cpu_avx2/"
+     "ollama_llama_server: no such file or directory\n", None),
+    ("ollama-load-timeout",
+     "Error: timed out waiting for llama runner to start - progress 0.00 -\n",
+     "Error: timed out waiting for server to start\n", None),
+    ("ollama-too-old-for-model",
+     'Error: HTTP Error (500): {"error":"invalid version"}\n',
+     'Error: HTTP Error (500): {"error":"model not found"}\n', None),
+    ("triton-config-template-unfilled",
+     "E0117 09:50:01.977892 4096 model_repository_manager.cc:1335] Poll failed for model directory 'ensemble': "
+     "failed to read text proto from all_models/inflight_batcher_llm/ensemble/config.pbtxt\n",
+     # no configuration at all: its own hint
+     "E0117 09:50:01.977892 4096 model_repository_manager.cc:1335] Poll failed for model directory 'ensemble': "
+     "failed to open text file for read all_models/inflight_batcher_llm/ensemble/config.pbtxt: No such file or "
+     "directory\n", "triton-model-config-missing"),
+    ("vllm-port-from-kubernetes",
+     PY_TB + "ValueError: invalid literal for int() with base 10: 'tcp://10.96.107.48:8000'\n",
+     PY_TB + "ValueError: invalid literal for int() with base 10: '8000m'\n", None),
+    ("model-folder-without-config",
+     PY_TB + "ValueError: Invalid repository ID or local directory specified: /models/llama3-8b-instruct/. Missing "
+     "HuggingFace configuration file named config.json.\n",
+     PY_TB + "ValueError: Invalid repository ID or local directory specified: /models/llama3-8b-instruct/.\n", None),
     ("llamacpp-tensor-count (a wrapper's one line, nothing after it)",
      "llama.cpp error: 'done_getting_tensors: wrong number of tensors; expected 292, got 291\n",
      "llama.cpp error: 'done_getting_tensors: tensor 'blk.0.ffn_up.weight' has wrong shape\n", None),
