@@ -29,6 +29,7 @@ LABELS = {
     "Buildkite": "[2026-03-04T11:00:02.104Z] ",
     "journalctl": "Mar 04 11:00:02 gpu-3 vllm[4321]: ",
     "journalctl -o short-iso": "2026-03-04T11:00:02+0000 gpu-3 python3[4321]: ",
+    "journalctl, a locale's month in lower case": "mar 04 11:00:02 gpu-3 vllm[4321]: ",
     "a wrapper's stderr logger": "2026-03-04 11:00:02 | ERROR | stderr | ",
     "mpirun --tag-output": "[1,0]<stderr>:",
     "mpirun --timestamp-output": "Wed Mar  4 11:00:02 2026[1,0]<stdout>:",
@@ -129,6 +130,7 @@ def test_a_carriers_label_is_read_past(text, server_text):
         "2024-05-01T10:00:00.123456Z  INFO text_generation_launcher: Args",  # TGI's own, six digits
         "[2026-03-04 11:00:32 TP0] Load weight begin.",  # SGLang's own header: a space, not a T
         "Dec 06 06:50:00 gpu-3 kernel: no PID, no unit's process",
+        "nov 02 10:34 a time with no seconds",
         "2024-04-27 10:13:05 | INFO | model_worker | the wrapper's own logger, not a relayed stream",
         "[1,0] not mpirun's stream tag",
     ],

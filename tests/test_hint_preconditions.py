@@ -1643,7 +1643,17 @@ CASES += [  # round 10, batch S's families (issue 32): a folder the service user
      "Couldn't find '/var/lib/ollama/.ollama/id_ed25519'. Generating new private key.\n"
      "Error: could not create directory mkdir /var/lib/ollama: permission denied\n",
      # the folder could not be made for another reason: not the user's rights
-     "Error: could not create directory mkdir /var/lib/ollama: read-only file system\n", None),
+     "Error: could not create directory mkdir /var/lib/ollama: read-only file system\n", "dir-on-read-only-fs"),
+    ("dir-on-read-only-fs",
+     "nov 02 10:34:04 geekom ollama[227009]: Error: could not create directory mkdir /usr/share/ollama: read-only "
+     "file system\n",
+     "nov 02 10:34:04 geekom ollama[227009]: Error: could not create directory mkdir /usr/share/ollama: file exists\n",
+     None),
+    ("ollama-library-unreadable",
+     "Error: llama runner process has terminated: error:status: Permission denied "
+     "[/usr/local/lib/ollama/libggml-blas.so]\n",
+     "Error: llama runner process has terminated: error:status: Permission denied [/home/me/models/llama.gguf]\n",
+     None),
     ("docker-no-gpu-runtime",
      'docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].\n',
      # the runtime is there and found no driver on the host: another fix

@@ -26,7 +26,8 @@ A log copied from a CI job, a journal or a launcher carries that tool's label in
 - Buildkite's (and other CI viewers') time in brackets, ``[2025-03-10T15:07:20Z] `` or
   ``[2025-11-06T02:10:00.702Z] ``;
 - ``journalctl`` (its ``short`` and ``short-iso`` outputs): the time, the host, the unit's name and
-  its PID, ``Dec 06 06:50:00 gpu-3 vllm[1234]: ``, ``2026-12-06T06:50:00+0000 gpu-3 vllm[1234]: ``;
+  its PID, ``Dec 06 06:50:00 gpu-3 vllm[1234]: ``, ``2026-12-06T06:50:00+0000 gpu-3 vllm[1234]: `` (the
+  month as the machine's locale writes it, where that is English's letters in another case: ``nov 02``);
 - a Python wrapper that relays the server's stream through its logger (FastChat's, and the
   programs built on it): ``2024-04-27 10:13:05 | ERROR | stderr | `` — the logger named
   ``stdout`` or ``stderr``, so the level is the wrapper's, not the server's;
@@ -51,8 +52,10 @@ _KUBECTL = r"\[pod/[^/\]\s]+/[^\]\s]*\] "
 _ACTIONS = _STAMP.format(fraction=r"\.\d{7}")  # GitHub Actions' runner
 _BRACKETED = r"\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:?\d\d)\] "  # Buildkite's
 _MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
+#: a journal's month as the machine's locale writes it, in English's letters (``nov 02``, ``Nov 02``)
+_JOURNAL_MONTH = r"(?i:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
 _JOURNAL = (
-    rf"(?:{_MONTH} [ \d]\d \d\d:\d\d:\d\d(?:\.\d{{1,6}})?|\d{{4}}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d{{4}})"
+    rf"(?:{_JOURNAL_MONTH} [ \d]\d \d\d:\d\d:\d\d(?:\.\d{{1,6}})?|\d{{4}}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d{{4}})"
     r" [\w.-]+ [\w.@:/-]+\[\d+\]: "
 )
 _RELAYED = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \| [A-Z]+ +\| std(?:out|err) \| "  # FastChat's StreamToLogger
@@ -77,7 +80,12 @@ def may_have_label(text: str) -> bool:
         return True
     if first == "[":  # a pod, Buildkite's ISO time ("[2025-03-10T…"), mpirun's "[1,0]<stderr>:"; not SGLang's "[2025-03-10 …"
         return text.startswith("[pod/") or (text[1:2].isdigit() and (text[11:12] == "T" or "]<std" in text[:16]))
-    return text[:3] in _NAMES or text.find("| ", 0, _COMPOSE_WIDTH) > 0
+    head = text[:3]
+    return (
+        head in _NAMES
+        or (first.islower() and head.title() in _NAMES)  # (a journal's month in a locale's lower case)
+        or text.find("| ", 0, _COMPOSE_WIDTH) > 0
+    )
 
 
 def service(text: str) -> str | None:
