@@ -1836,6 +1836,30 @@ CASES += [  # round 10, batch S's families (issue 32): a folder the service user
      PY_TB + "ValueError: Invalid repository ID or local directory specified: /models/llama3-8b-instruct/. Missing "
      "HuggingFace configuration file named config.json.\n",
      PY_TB + "ValueError: Invalid repository ID or local directory specified: /models/llama3-8b-instruct/.\n", None),
+    ("tgi-process-killed",
+     "2024-08-11T08:59:51.736949Z  WARN text_generation_launcher: No safetensors weights found for model m at "
+     "revision None. Converting PyTorch weights to safetensors.\nError: DownloadError\n"
+     "2024-08-11T09:01:08.181942Z ERROR download: text_generation_launcher: Download process was signaled to "
+     "shutdown with signal 9: \n",
+     "2024-08-11T09:01:08.181942Z ERROR download: text_generation_launcher: Download process was signaled to "
+     "shutdown with signal 11: \n", None),
+    ("tgi-no-safetensors-gguf",
+     "huggingface_hub.utils._errors.EntryNotFoundError: No .safetensors weights found for model "
+     "Qwen/CodeQwen1.5-7B-Chat-GGUF and revision None.\nError: DownloadError\n",
+     "huggingface_hub.utils._errors.EntryNotFoundError: No .safetensors weights found for model "
+     "Qwen/CodeQwen1.5-7B-Chat and revision None.\nError: DownloadError\n", None),
+    ("cuda-initialization-error",
+     "main: build = 1253 (111163e)\nCUDA error 3 at ggml-cuda.cu:5522: initialization error\n",
+     "main: build = 1253 (111163e)\nCUDA error 2 at ggml-cuda.cu:5522: out of memory\n", None),
+    ("cuda-toolkit-missing (FlashInfer's assertion)",
+     PY_TB + "AssertionError: cuda_home is not None\n",
+     PY_TB + "AssertionError: model_path is not None\n", None),
+    ("gpu-arch-unsupported (CUDA's invalid device function)",
+     PY_TB + "RuntimeError: CUDA error: invalid device function\n",
+     PY_TB + "RuntimeError: CUDA error: invalid device ordinal\n", None),
+    ("no-gpu-visible (vLLM's words alone)",
+     "Failed to infer device type\n",
+     "Failed to infer device type for tensor x; using cpu\n", None),
     ("llamacpp-tensor-count (a wrapper's one line, nothing after it)",
      "llama.cpp error: 'done_getting_tensors: wrong number of tensors; expected 292, got 291\n",
      "llama.cpp error: 'done_getting_tensors: tensor 'blk.0.ffn_up.weight' has wrong shape\n", None),
