@@ -1860,6 +1860,17 @@ CASES += [  # round 10, batch S's families (issue 32): a folder the service user
     ("no-gpu-visible (vLLM's words alone)",
      "Failed to infer device type\n",
      "Failed to infer device type for tensor x; using cpu\n", None),
+    ("tgi-process-sigill",
+     TGI + "Error: ShardCannotStart\n2026-09-25T09:00:10.000000Z ERROR text_generation_launcher: Shard process was "
+     "signaled to shutdown with signal 4\n",
+     TGI + "Error: ShardCannotStart\n2026-09-25T09:00:10.000000Z ERROR text_generation_launcher: Shard process was "
+     "signaled to shutdown with signal 6\n", None),
+    ("llamacpp-unknown-architecture (the name without its quotes)",
+     "unknown model architecture: qwen35\n",
+     "unknown model architecture flag: qwen35 is an alias\n", None),
+    ("ggml-gpu-oom (the loader's words)",
+     "llama runner process has terminated: error loading model:\nunable to allocate CUDA0 buffer\n",
+     "llama runner process has terminated: error loading model:\nunable to open CUDA0 device\n", None),
     ("llamacpp-tensor-count (a wrapper's one line, nothing after it)",
      "llama.cpp error: 'done_getting_tensors: wrong number of tensors; expected 292, got 291\n",
      "llama.cpp error: 'done_getting_tensors: tensor 'blk.0.ffn_up.weight' has wrong shape\n", None),
