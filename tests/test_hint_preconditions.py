@@ -1644,6 +1644,9 @@ CASES += [  # round 10, batch S's families (issue 32): a folder the service user
      "Error: could not create directory mkdir /var/lib/ollama: permission denied\n",
      # the folder could not be made for another reason: not the user's rights
      "Error: could not create directory mkdir /var/lib/ollama: read-only file system\n", "dir-on-read-only-fs"),
+    ("dir-exists-not-a-folder",
+     "Couldn't find '/root/.ollama/id_ed25519'. Generating new private key.\nError: mkdir /root/.ollama: file exists\n",
+     "Error: mkdir /root/.ollama: no space left on device\n", "disk-full"),
     ("dir-on-read-only-fs",
      "nov 02 10:34:04 geekom ollama[227009]: Error: could not create directory mkdir /usr/share/ollama: read-only "
      "file system\n",
