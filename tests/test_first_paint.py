@@ -45,3 +45,16 @@ async def test_the_dashboard_turns_the_collector_back_on_once_it_has_drawn():
             await until(gc.isenabled, pilot=pilot, what="the collector back on after the first frame")
     finally:
         gc.enable()
+
+
+def test_a_session_makes_its_line_filter_at_its_first_chunk_not_when_built():
+    """Compiling the marker words is 7 ms that a watch's first paint need not wait for: a session just
+    built has no filter yet; its first chunk makes it, and a relaunch keeps it (the words are the same)."""
+    from tests.app_support import feed
+
+    session = fixed_session()
+    assert "_feeder" not in vars(session)
+    feed(session, b"[2026-03-14 21:04:10] server_args=ServerArgs(model_path='/models/m', tp_size=1)\n")
+    made = vars(session)["_feeder"]
+    session.new_attempt(2)
+    assert vars(session).get("_feeder", made) is made
