@@ -381,7 +381,7 @@ class KnowledgeBase:
                 continue
             values: dict[str, str] = {}
             if hint.pattern is not None:
-                found = _search_own(hint.pattern, hint.exclude, _own_texts(error) if hint.fallback else _texts(error))
+                found = _search(hint.pattern, _own_texts(error) if hint.fallback else _texts(error), hint.exclude)
                 if found is None and not (hint.either and kind_ok):
                     continue
                 values.update(_groups(found) if found is not None else {})
@@ -581,20 +581,17 @@ def _own_texts(error: ErrorReport) -> list[str]:
     return _read_as(error.message, lines[at:] if at is not None else [])
 
 
-def _search_own(pattern: Pattern, exclude: Pattern | None, texts: Iterable[str]) -> re.Match[str] | None:
-    """The first match of ``pattern`` in ``texts`` whose text ``exclude`` does not find."""
+def _search(pattern: Pattern, texts: Iterable[str], exclude: Pattern | None = None) -> re.Match[str] | None:
+    """The first match of ``pattern`` in ``texts`` (with ``exclude``: the first whose text it does not find)."""
     for text in texts:
-        for found in pattern.finditer(text):
-            if exclude is None or exclude.search(found.group(0)) is None:
+        if exclude is None:
+            found = pattern.search(text)
+            if found is not None:
                 return found
-    return None
-
-
-def _search(pattern: Pattern, texts: Iterable[str]) -> re.Match[str] | None:
-    for text in texts:
-        found = pattern.search(text)
-        if found is not None:
-            return found
+            continue
+        for found in pattern.finditer(text):
+            if exclude.search(found.group(0)) is None:
+                return found
     return None
 
 
@@ -727,7 +724,7 @@ def parse(text: str, source: str) -> KnowledgeBase:
         fallback = _bool(f"{where}.fallback", body.get("fallback"), False)
         exclude = body.get("exclude")
         if (fallback or exclude is not None) and (pattern is None or warning or quiet_after is not None):
-            raise ProfileError(f"{where}: 'fallback' and 'exclude' read an error's own words: they need a 'pattern'")
+            raise ProfileError(f"{where}: 'fallback' and 'exclude' read what an error's 'pattern' matched: they need one")
         unread = body.get("unread")
         if unread is not None and (not isinstance(unread, str) or not unread):
             raise ProfileError(f"{where}.unread: expected one sentence")
