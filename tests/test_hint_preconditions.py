@@ -1781,7 +1781,7 @@ CASES += [  # round 10, batch S's families (issue 32): a folder the service user
     ("gpu-p2p-disabled",
      "[TensorRT-LLM][ERROR] P2P is disabled between connected GPUs 1 and 0.\n",
      "[TensorRT-LLM][INFO] P2P is enabled between connected GPUs 1 and 0.\n", None),
-    ("ollama-gpu-oom",
+    ("ggml-gpu-oom (Ollama's runner ended on it)",
      "Error: 500 Internal Server Error: llama runner process no longer running: 2 cudaMalloc failed: out of memory\n",
      # the host's memory, not the GPU's: Ollama's own check says so
      "Error: 500 Internal Server Error: model requires more system memory (12.5 GiB) than is available (8.0 GiB)\n",
