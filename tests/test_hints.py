@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -466,12 +468,28 @@ def test_a_renamed_kind_still_matches_through_the_message():
 def test_a_watch_reads_the_hints_only_once_it_has_a_line_to_explain(monkeypatch):
     """A watch's first frame is drawn before any line is read: the quiet note it asks for needs no
     hints file (parsing it is 15 ms of the first paint); once a line is the last, it is read."""
-    import tui.session
+    import tui.core.hints
     from tests.app_support import feed, fixed_session
 
     read = []
-    monkeypatch.setattr(tui.session, "knowledge", lambda: read.append(1) or knowledge())
+    monkeypatch.setattr(tui.core.hints, "knowledge", lambda: read.append(1) or knowledge())
     session = fixed_session()
     assert session.quiet_note() is None and read == []
     feed(session, VL.encode() + b"INFO 08-14 11:00:02 [weight_utils.py:296] Using model weights format ['*.safetensors']\n")
     assert session.quiet_note() is not None and read == [1]
+
+
+def test_a_dashboard_imports_the_hints_module_only_once_a_line_needs_it():
+    """The hints module (with what it imports: the hint rules, restart evidence) was imported before a
+    watch's first frame by the several-node code, the report and the session, none of which needs it
+    until a line is read: a fresh interpreter that imports all a dashboard draws with has not."""
+    code = (
+        "import sys\n"
+        "import tui.app.app, tui.cli, tui.cluster, tui.wiring.watch\n"
+        "from tui.commands.parser import build_parser\n"
+        "build_parser()\n"
+        "print('tui.core.hints' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"

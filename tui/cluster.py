@@ -20,7 +20,7 @@ import shlex
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from functools import partial
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from tui.core import cluster as core
 from tui.core.events import ConnectionState, SlurmJobState
@@ -43,13 +43,15 @@ from tui.core.verdict import FAILED as FAILED_KIND
 from tui.core.verdict import READY as READY_KIND
 from tui.core.verdict import STARTING as STARTING_KIND
 from tui.core.verdict import STOPPED as STOPPED_KIND
-from tui.core.hints import Diagnosis
 from tui.core.limits import StallLimits
 from tui.core.profiles import Profile
 from tui.session import LogEntry, Scrollback, SessionEvent, SessionInfo, Topic, Update, WatchSession
 from tui.sources.base import EventSource
 from tui.sources.slurm import SlurmJobSource
 from tui.session.judging import Judging
+
+if TYPE_CHECKING:
+    from tui.core.hints import Diagnosis
 
 #: Lines kept in the merged log (each node's own scrollback keeps more).
 MERGED_LINES = 20_000

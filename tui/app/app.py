@@ -46,7 +46,6 @@ from tui.cluster import ClusterSession
 from tui.core.lines import clean
 from tui.core.verdict import READY, STOPPED, STOPPING, Verdict
 from tui.core.wording import plural
-from tui.present.report import build_report
 from tui.session import ERROR, LogEntry, Update, WatchSession
 from tui.session.models import Topic
 from tui.session.judging import Judging, VerdictChanged
@@ -618,6 +617,8 @@ class WatchtowerApp(App[int]):
         self.notify(f"{said}" + (f". {note}" if note else ""), severity="warning" if note else "information", timeout=6)
 
     def action_write_report(self) -> None:
+        from tui.present.report import build_report  # (here: it reads the hints, 15 ms of a watch's first frame)
+
         self.output_dir.mkdir(parents=True, exist_ok=True)
         path = self.output_dir.resolve() / time.strftime("watchtower-report-%Y%m%d-%H%M%S.txt")
         try:

@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.text import Text
 from textual.widget import Widget
 
 from tui.app.themes import Palette
-from tui.core.hints import Diagnosis
 from tui.core.lines import clean
 from tui.core.verdict import DEAD, LOADING, REFUSED, STALLED, STOPPING, TIMEOUT, Verdict
 from tui.core.wording import clock
 from tui.present.wording import fix_words
 from tui.session import WatchSession
 from tui.session.judging import Judging
+
+if TYPE_CHECKING:
+    from tui.core.hints import Diagnosis
 
 GLYPHS = {"starting": "◷", "ready": "✔", "failed": "✖", "stopped": "■"}
 #: The theme's verdict styles (verdict_<style>) and glyphs cover four kinds; the rest read as one of them.

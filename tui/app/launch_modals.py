@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -15,12 +16,14 @@ from textual import events
 from textual.widgets import Input, Static, TextArea
 
 from tui.core import cmdline
-from tui.core.hints import Diagnosis
 from tui.core.lines import clean
 from tui.core.secrets import MASK, env_diff
 from tui.history import command_diff
 from tui.launch.gpu_release import GpuHolder
 from tui.launch.controller import Launch
+
+if TYPE_CHECKING:
+    from tui.core.hints import Diagnosis
 
 
 class ConfirmScreen(ModalScreen[str | None]):

@@ -13,13 +13,15 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tui.core.cmdline import SGLANG, VLLM, Action, ServerCommand
 from tui.core.events import GpuInfo, GpuSample
 from tui.core.hint_fill import MAX_FRACTION
-from tui.core.hints import Diagnosis, KnowledgeBase
 from tui.core.verdict import REFUSED, Verdict
+
+if TYPE_CHECKING:
+    from tui.core.hints import Diagnosis, KnowledgeBase
 
 OK, WARN, FAIL = "ok", "warn", "fail"
 GLYPH = {OK: "✓", WARN: "⚠", FAIL: "✗"}
@@ -54,7 +56,11 @@ class Check:
 
     def diagnosis(self) -> Diagnosis:
         """The check as a hint: what the header shows under a refusal, and what ``F`` applies — the
-        command, environment and port changes; killing GPU holders is ``k``'s, named in the check."""
+        command, environment and port changes; killing GPU holders is ``k``'s, named in the check.
+        (The hints module is imported here, not with this one: a dashboard imports this one before its
+        first frame, through the several-node code, and the hints module is 15 ms of that frame.)"""
+        from tui.core.hints import Diagnosis
+
         ident = "preflight-" + re.sub(r"[^a-z0-9]+", "-", self.name.lower()).strip("-")
         fix = tuple(a for a in self.fix if a.verb != "kill_gpu_holders")
         return Diagnosis(ident, f"preflight {GLYPH[self.status]} {self.name}: {self.why}", fix, "")

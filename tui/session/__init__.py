@@ -79,7 +79,6 @@ from tui.core.events import (
 from tui.core.limits import StallLimits
 from tui.core.lines import Line, LineAssembler, Progress
 from tui.core.state import FAILED, READY, STARTING, StartupState
-from tui.core.hints import Diagnosis, knowledge, may_explain_quiet
 from tui.core.profiles import Profile, ProfileError
 from tui.core.events import HealthStatus
 from tui.core.evidence import Evidence, Weighing
@@ -117,6 +116,7 @@ from tui.session.models import (
 from tui.sources.base import EventSource, StartupFollower
 
 if TYPE_CHECKING:
+    from tui.core.hints import Diagnosis
     from tui.core.scan import LineFeeder
 
 __all__ = [
@@ -354,6 +354,8 @@ class WatchSession:
             return [d for d in failed if d.fix] + [d for d in failed if not d.fix]
         if self.state.outcome != FAILED and self.process.exit is None and self.process.launched is None:
             return []
+        from tui.core.hints import knowledge  # (not at a watch's start: see quiet_note)
+
         try:
             return knowledge().diagnose(self.state, self.command_facts)
         except ProfileError:  # refused with its one line when the watch began
@@ -373,6 +375,13 @@ class WatchSession:
         key = (state.lines, state.attempt, state.outcome)
         if self._quiet_note is not None and self._quiet_note[0] == key:
             return self._quiet_note[1]  # decided each second and each batch: only new lines change it
+        if not (state.last_text or state.earlier):
+            # nothing read yet (a watch's first frame): nothing is quiet, and the hints module need not
+            # be imported (it, the classifier and the profiles it reads were 15 ms of the first paint)
+            self._quiet_note = (key, None)
+            return None
+        from tui.core.hints import knowledge, may_explain_quiet
+
         if not may_explain_quiet(state):
             self._quiet_note = (key, None)
             return None

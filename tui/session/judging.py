@@ -18,11 +18,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, TypeAlias
 
 from tui.core.evidence import Weighing, decide
-from tui.core.hints import Diagnosis, knowledge
 from tui.core.profiles import ProfileError
 from tui.core.verdict import DEAD, FAILED, REFUSED, Verdict
+
+if TYPE_CHECKING:
+    from tui.core.hints import Diagnosis
 
 #: The verdicts whose known-failure hints are shown (and whose first fix ``F`` applies).
 FAILING = frozenset({FAILED, DEAD, REFUSED})
@@ -56,7 +59,7 @@ class NoteFound:
 
 
 Read = Callable[[], Verdict | Weighing]  # the owner's evidence now (or a verdict decided without weighing)
-Diagnose = Callable[[Verdict], list[Diagnosis]]  # a failing verdict's hints
+Diagnose: TypeAlias = "Callable[[Verdict], list[Diagnosis]]"  # a failing verdict's hints
 Subscriber = Callable[[VerdictChanged], None]
 
 
@@ -113,6 +116,8 @@ class Judging:
         if text in self._noted:
             found = self._noted[text]
         else:
+            from tui.core.hints import knowledge  # (imported once a warning needs it: see WatchSession.quiet_note)
+
             try:
                 found = knowledge().for_warning(text, line=line, server=server)
             except ProfileError:  # refused with its one line when the watch began

@@ -17,7 +17,6 @@ from typing import Any
 
 from tui.core.counting import CountEstimate, CountEstimator
 from tui.core.events import CheckpointFound, PhaseEnded, PhaseProgress, PhaseStarted, TrackerEvent
-from tui.core.hints import knowledge
 from tui.core.loading import Checkpoint, LoadEstimate, LoadEstimator, LoadFacts, LoadReads, split_of
 from tui.core.profiles import ProfileError
 from tui.core.state import PHASE_TITLES, STARTING, StartupState
@@ -188,6 +187,8 @@ class WeightLoad:
 
 def _storage_kind(filesystem: str | None) -> str | None:
     """"block" or "network": what the hints file says of the checkpoint's filesystem."""
+    from tui.core.hints import knowledge  # (imported once a load is weighed: see WatchSession.quiet_note)
+
     try:
         return knowledge().storage.kind(filesystem)
     except ProfileError:
