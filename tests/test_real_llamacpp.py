@@ -107,6 +107,10 @@ def test_run_is_ready_on_its_own_line_answers_health_and_smoke_then_attach_and_h
         ("directory", r"failed to read magic", None),  # llama.cpp's first E line; the loader's error follows it
         # cut inside the header: the reader's own words (gguf_init_from_reader), not the file's end
         ("header cut", r"failed to read key-value pairs", "could not read the GGUF's key-value pairs"),
+        # a context whose KV cache the host cannot hold: the CPU buffer is the host's memory (not the GPU
+        # offload's hint), and the context's own words come three lines after the first error, the
+        # server still running: the hint they call for is said then
+        ("context", r"insufficient memory", "the KV cache for this context does not fit"),
     ],
 )
 def test_a_real_failing_start_is_failed_with_the_servers_first_error(tmp_path, env, case, first_error, hint):
@@ -115,10 +119,13 @@ def test_a_real_failing_start_is_failed_with_the_servers_first_error(tmp_path, e
         keep = GGUF.stat().st_size * 2 // 5 if case == "truncated" else 200_000  # (the header: past 200 kB)
         with GGUF.open("rb") as whole, model.open("wb") as cut:
             cut.write(whole.read(keep))  # the header and the first layers, or the header's start: the rest is cut
+    elif case == "context":
+        model = GGUF
     else:
         model = tmp_path / "a-folder"
         model.mkdir()
-    failed = run_plain(env, tmp_path, "bad", *llamacpp_command(free_port(), model=model))
+    extra = ("-c", "100000000") if case == "context" else ()
+    failed = run_plain(env, tmp_path, "bad", *llamacpp_command(free_port(), *extra, model=model))
     assert failed.returncode == 1, failed.stdout + failed.stderr
     verdict = next(line for line in failed.stdout.splitlines() if line.startswith(("FAILED", "DEAD")))
     assert verdict.startswith("FAILED") and re.search(first_error, verdict), failed.stdout

@@ -551,6 +551,7 @@ class LogPresenter(PlainPresenter):
         super().__init__(cluster, launch=launch, **kwargs)
         self.session = cluster.node
         self.seen_kind = STARTING  # a launch: the kind of the last verdict printed
+        self.hints_said: set[str] = set()  # a launch: the hints printed for its failure so far
         self.judged = STARTING  # the kind of the last quiet-log verdict printed
         if launch is not None:  # the launch's events join its node's: everything in the order it happened
             launch.subscribe(partial(self.heard_from, self.cluster_node))
@@ -573,7 +574,9 @@ class LogPresenter(PlainPresenter):
 
     def watch_verdict(self, change: VerdictChanged) -> None:
         """A watch's: what its end will not say (``log_verdict``); a launch's: each new kind (and
-        loading ⇄ stalled?), with a failure's hints."""
+        loading ⇄ stalled?), with a failure's hints, and a hint the failure's later lines call for
+        (a real llama.cpp names its KV cache three lines after its first allocation error, and the
+        server runs on meanwhile: the hint for what is said first may not be the one that fits)."""
         if self.launch is None:
             self.log_verdict(change.verdict)
             return
@@ -584,7 +587,13 @@ class LogPresenter(PlainPresenter):
             if verdict.kind in (FAILED, DEAD):
                 for hint in change.hints:  # as the judging stage diagnosed them, before the verdict
                     self.emit(hint_said(hint), own=True)
+                self.hints_said = {hint.id for hint in change.hints}
             self.emit(verdict_said(verdict, verdict.text), own=True)
+        elif verdict.kind in (FAILED, DEAD):
+            for hint in change.hints:
+                if hint.id not in self.hints_said:
+                    self.hints_said.add(hint.id)
+                    self.emit(hint_said(hint), own=True)
         self.seen_kind = verdict.kind
 
     def log_verdict(self, verdict: Verdict) -> None:
