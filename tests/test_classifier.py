@@ -420,3 +420,24 @@ def test_a_line_after_a_one_line_signature_that_is_no_exception_is_not_its_messa
     its own line, and what follows it is no part of it."""
     errors, _ = run(["srun: error: node-1: task 0: Killed", "srun: launch/slurm: _step_signal: Terminating StepId=1.0"])
     assert errors[0].end_line == 1 and len(errors[0].block) == 1
+
+
+def test_a_python_warning_after_an_exception_is_not_its_message():
+    """A real vLLM ends with "RuntimeError: Engine core initialization failed …" and then, as it exits,
+    Python's warning ("…/resource_tracker.py:254: UserWarning: …" and its source line indented): the
+    warning is a line of its own, and its source line no part of the exception's message (which read
+    "… Failed core proc(s): {} warnings.warn('resource_tracker: …" before)."""
+    lines = [
+        "Traceback (most recent call last):",
+        '  File "/x/vllm/v1/engine/utils.py", line 1431, in wait_for_engine_startup',
+        "    raise RuntimeError(",
+        "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}",
+        "/usr/lib/python3.11/multiprocessing/resource_tracker.py:254: UserWarning: resource_tracker: There appear to be "
+        "1 leaked shared_memory objects to clean up at shutdown",
+        "  warnings.warn('resource_tracker: There appear to be %d '",
+    ]
+    errors, warnings = run(lines, load_profile("vllm"))
+    assert [(e.line, e.kind) for e in errors] == [(1, "RuntimeError")]
+    assert errors[0].message == "RuntimeError: " + lines[3].split(": ", 1)[1]
+    assert errors[0].end_line == 4
+    assert warnings == [5]

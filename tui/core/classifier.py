@@ -62,6 +62,10 @@ _SHELL_WORDS = frozenset({"Killed", "Terminated", "Aborted", "Hangup", "Done", "
 #: the field a pydantic ValidationError names, alone on its line ("max_num_seqs", "speculative_config.method")
 _FIELD = re.compile(r"^[A-Za-z_][\w.\[\]]*$")
 _BARE_EXCEPTION = re.compile(r"(?:Error|Exception|Exit|Interrupt|Iteration|Warning)$")
+#: Python's warning as ``warnings`` prints it ("…/resource_tracker.py:254: UserWarning: …", then its
+#: source line indented): another message, not a line of the exception just before it (a real vLLM
+#: prints one right after "RuntimeError: Engine core initialization failed …" as it exits).
+_PY_WARNING = re.compile(r"\S+\.py:\d+: [A-Z]\w*Warning: ")
 
 #: A block still waiting for its exception line is closed after this many lines that could have
 #: been its own (its rank's, or unranked) went elsewhere; lines of other ranks do not count, nor
@@ -515,8 +519,8 @@ class Classifier:
         if self._names_the_field(number, body, rank):
             return True
         # Message lines after the exception line ("Possible solutions: …"), unless they
-        # are a record of their own or an error of their own ("Killed").
-        if record or self._signature(body):
+        # are a record of their own, an error of their own ("Killed") or a Python warning.
+        if record or self._signature(body) or _PY_WARNING.match(body):
             return False
         block = self._candidate(
             rank, lambda b: b.state == _EXC and number - b.exc_line <= AFTER_EXCEPTION_LINES
