@@ -204,3 +204,28 @@ async def test_a_real_worker_killed_is_failed_naming_it_promptly(tmp_path):
         server.kill()
     print(f"vLLM worker: SIGKILL -> FAILED in {took:.2f} s: {failed.strip()}")
     assert took < 3.0, f"{took:.2f} s"
+
+
+@pytest.mark.parametrize(
+    ("extra", "first_error", "hint"),
+    [
+        (("--quantization", "awq"), r"Cannot find the config file for awq",
+         "--quantization awq was given, but the checkpoint holds no awq quantisation"),
+        (("--chat-template", "/nonexistent/template.jinja"), r"appears path-like, but doesn't exist",
+         "the chat template /nonexistent/template.jinja does not exist"),
+        (("--gpu-memory-utilization", "1.5"), r"validation error for CacheConfig",
+         "refused gpu_memory_utilization = 1.5: it must be less than or equal to 1"),
+    ],
+    ids=["quantization", "chat-template", "out-of-range"],
+)
+def test_a_real_start_given_a_wrong_option_is_failed_on_it_with_the_hint_that_fixes_it(tmp_path, extra, first_error, hint):
+    """Round 4, stop 44: a real vLLM refuses each of these options within seconds; the start is FAILED
+    on the option's own error, and the hint names the option (none of the three had one before)."""
+    require_installed()
+    env = {"WATCHTOWER_DATA_DIR": str(tmp_path / "data"), **VLLM_ENV}
+    done = run_cli("run", "--plain", "--no-check", "--gpus", "none", "--name", "wrong", "--log-dir", str(tmp_path / "logs"),
+                   "--timeout", str(int(START)), "--", *vllm_command(free_port(), *extra), env=env, timeout=START + 60)
+    assert done.returncode == 1, done.stdout + done.stderr
+    verdict = next(line for line in done.stdout.splitlines() if line.startswith(("FAILED", "DEAD")))
+    assert verdict.startswith("FAILED") and re.search(first_error, verdict), done.stdout
+    assert re.search(rf"hint: .*{re.escape(hint)}", done.stdout), done.stdout
