@@ -405,7 +405,12 @@ async def test_a_fork_seen_before_it_executed_is_seen_again_once_it_has(tmp_path
         await wait_for_file(log)
         st = os.stat(log)
         tree = procscan.ServerTree()
-        await until(lambda: tree.rescan(st.st_dev, st.st_ino) or len(tree.procs) == 2)
+
+        def both_seen() -> bool:  # (a scan before the fork finds the parent alone: scanned again)
+            tree.rescan(st.st_dev, st.st_ino)
+            return len(tree.procs) == 2
+
+        await until(both_seen)
         child = next(pid for pid in tree.procs if pid != server.pid)
         assert tree.procs[child]["argv"] == tree.procs[server.pid]["argv"]  # (its parent's copy, for now)
         go.touch()

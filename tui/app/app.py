@@ -268,7 +268,8 @@ class WatchtowerApp(App[int]):
         """What changed since the app last drew, drawn once: the selected node's panels, the merged
         log, the barrier and node rows, the header."""
         changes = self._changes.take()
-        if not changes or not self.query(KeyBar):  # (drawn already, or the app is closing)
+        if not changes or not self.is_running or not self.query(KeyBar):  # (drawn already, or the app is closing:
+            # its widgets go one by one, the key bar's maybe last)
             return
         nodes = self.nodes
         panels = False  # the barrier and node rows to redraw
