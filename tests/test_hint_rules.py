@@ -35,7 +35,8 @@ SERVER_FLAGS = {
     "vllm": {
         "--gpu-memory-utilization", "--max-model-len", "--max-num-seqs", "--enforce-eager", "--port",
         "--tensor-parallel-size", "--disable-custom-all-reduce", "--trust-remote-code", "--max-num-batched-tokens",
-        "--speculative-config", "--compilation-config", "--hf-overrides", "--kv-cache-memory", "--kv-cache-memory-bytes", "--model",
+        "--speculative-config", "--compilation-config", "--hf-overrides", "--kv-cache-memory", "--kv-cache-memory-bytes", "--model", "--block-size",
+        "--load-format", "--tokenizer-mode", "--host", "--generation-config",
         "--enable-chunked-prefill",
         "--pipeline-parallel-size", "--dtype", "--hf-config-path", "--tokenizer", "--max-lora-rank", "--quantization",
         "--chat-template",

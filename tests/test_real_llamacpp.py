@@ -99,6 +99,10 @@ def test_run_is_ready_on_its_own_line_answers_health_and_smoke_then_attach_and_h
                 os.killpg(row["pid"], signal.SIGKILL)
 
 
+#: the flags each numbers case gives the real model
+WRONG_NUMBERS = {"context": ("-c", "100000000"), "slots": ("-np", "5000"), "negative context": ("-c", "-5")}
+
+
 @pytest.mark.parametrize(
     ("case", "first_error", "hint"),
     [
@@ -111,6 +115,9 @@ def test_run_is_ready_on_its_own_line_answers_health_and_smoke_then_attach_and_h
         # offload's hint), and the context's own words come three lines after the first error, the
         # server still running: the hint they call for is said then
         ("context", r"insufficient memory", "the KV cache for this context does not fit"),
+        # numbers llama.cpp refuses as it makes its context (round 4, stop 44: no hint before)
+        ("slots", r"n_seq_max must be <= \d+", "lower --parallel to"),
+        ("negative context", r"n_ctx_seq == 0", "give --ctx-size a positive number"),
     ],
 )
 def test_a_real_failing_start_is_failed_with_the_servers_first_error(tmp_path, env, case, first_error, hint):
@@ -119,12 +126,12 @@ def test_a_real_failing_start_is_failed_with_the_servers_first_error(tmp_path, e
         keep = GGUF.stat().st_size * 2 // 5 if case == "truncated" else 200_000  # (the header: past 200 kB)
         with GGUF.open("rb") as whole, model.open("wb") as cut:
             cut.write(whole.read(keep))  # the header and the first layers, or the header's start: the rest is cut
-    elif case == "context":
+    elif case in WRONG_NUMBERS:
         model = GGUF
     else:
         model = tmp_path / "a-folder"
         model.mkdir()
-    extra = ("-c", "100000000") if case == "context" else ()
+    extra = WRONG_NUMBERS.get(case, ())
     failed = run_plain(env, tmp_path, "bad", *llamacpp_command(free_port(), *extra, model=model))
     assert failed.returncode == 1, failed.stdout + failed.stderr
     verdict = next(line for line in failed.stdout.splitlines() if line.startswith(("FAILED", "DEAD")))

@@ -215,8 +215,11 @@ async def test_a_real_worker_killed_is_failed_naming_it_promptly(tmp_path):
          "the chat template /nonexistent/template.jinja does not exist"),
         (("--gpu-memory-utilization", "1.5"), r"validation error for CacheConfig",
          "refused gpu_memory_utilization = 1.5: it must be less than or equal to 1"),
+        (("--speculative-config", '{"method": "eagle3", "num_speculative_tokens": 3,}'), r"cannot be converted",
+         "--speculative-config takes JSON"),
+        (("--port", "99999"), r"port must be 0-65535", "give --port a number from 1 to 65535"),
     ],
-    ids=["quantization", "chat-template", "out-of-range"],
+    ids=["quantization", "chat-template", "out-of-range", "json", "port"],
 )
 def test_a_real_start_given_a_wrong_option_is_failed_on_it_with_the_hint_that_fixes_it(tmp_path, extra, first_error, hint):
     """Round 4, stop 44: a real vLLM refuses each of these options within seconds; the start is FAILED

@@ -60,7 +60,7 @@ _SHELL_WORDS = frozenset({"Killed", "Terminated", "Aborted", "Hangup", "Done", "
 # A bare name with no message is an exception line only if it reads like one ("MemoryError",
 # "mod.Custom"), not a word such as "Killed" that the shell prints after a block.
 #: the field a pydantic ValidationError names, alone on its line ("max_num_seqs", "speculative_config.method")
-_FIELD = re.compile(r"^[A-Za-z_][\w.\[\]]*$")
+_FIELD = re.compile(r"^[A-Za-z_][\w.\[\],]*$")  # ("hf_overrides.dict[str,any]": a union's branch)
 _BARE_EXCEPTION = re.compile(r"(?:Error|Exception|Exit|Interrupt|Iteration|Warning)$")
 #: Python's warning as ``warnings`` prints it ("…/resource_tracker.py:254: UserWarning: …", then its
 #: source line indented): another message, not a line of the exception just before it (a real vLLM
@@ -605,6 +605,9 @@ class Classifier:
         report.category = sig.kind if sig else None
         report.fatal = (sig.fatal if sig else True) and not block.warning
         report.secondary = sig.secondary if sig else False
+        # a traceback whose exception explains a failure to come (transformers refusing untrusted code,
+        # which vLLM logs as a warning and goes on past): held back as a cause line is
+        report.cause = bool(sig and sig.cause)
         errors.append(report)
 
     def _close(self, block: _Block, errors: list[ErrorReport], at_end: bool = False) -> None:
