@@ -618,7 +618,7 @@ class WatchtowerApp(App[int]):
         self.notify(f"{said}" + (f". {note}" if note else ""), severity="warning" if note else "information", timeout=6)
 
     def action_write_report(self) -> None:
-        from tui.present.report import build_report  # (here: it reads the hints, 15 ms of a watch's first frame)
+        from tui.present.report import build_report  # (here: it imports the hints module, not needed for a first frame)
 
         self.output_dir.mkdir(parents=True, exist_ok=True)
         path = self.output_dir.resolve() / time.strftime("watchtower-report-%Y%m%d-%H%M%S.txt")

@@ -58,7 +58,7 @@ class Check:
         """The check as a hint: what the header shows under a refusal, and what ``F`` applies — the
         command, environment and port changes; killing GPU holders is ``k``'s, named in the check.
         (The hints module is imported here, not with this one: a dashboard imports this one before its
-        first frame, through the several-node code, and the hints module is 15 ms of that frame.)"""
+        first frame, through the several-node code, and the hints module is a few ms of that frame.)"""
         from tui.core.hints import Diagnosis
 
         ident = "preflight-" + re.sub(r"[^a-z0-9]+", "-", self.name.lower()).strip("-")
