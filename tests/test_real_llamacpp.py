@@ -100,7 +100,8 @@ def test_run_is_ready_on_its_own_line_answers_health_and_smoke_then_attach_and_h
 
 
 #: the flags each numbers case gives the real model
-WRONG_NUMBERS = {"context": ("-c", "100000000"), "slots": ("-np", "5000"), "negative context": ("-c", "-5")}
+WRONG_NUMBERS = {"context": ("-c", "100000000"), "slots": ("-np", "5000"), "negative context": ("-c", "-5"),
+                 "one-token context": ("-c", "1")}
 
 
 @pytest.mark.parametrize(
@@ -118,6 +119,8 @@ WRONG_NUMBERS = {"context": ("-c", "100000000"), "slots": ("-np", "5000"), "nega
         # numbers llama.cpp refuses as it makes its context (round 4, stop 44: no hint before)
         ("slots", r"n_seq_max must be <= \d+", "lower --parallel to"),
         ("negative context", r"n_ctx_seq == 0", "give --ctx-size a positive number"),
+        # GGML_ABORT's own line (file:line: function: message), then SIGABRT and a debugger's backtrace
+        ("one-token context", r"get_sub_batch: failed to add token", "--ctx-size is far too small"),
     ],
 )
 def test_a_real_failing_start_is_failed_with_the_servers_first_error(tmp_path, env, case, first_error, hint):

@@ -218,8 +218,9 @@ async def test_a_real_worker_killed_is_failed_naming_it_promptly(tmp_path):
         (("--speculative-config", '{"method": "eagle3", "num_speculative_tokens": 3,}'), r"cannot be converted",
          "--speculative-config takes JSON"),
         (("--port", "99999"), r"port must be 0-65535", "give --port a number from 1 to 65535"),
+        (("--max-model-len", "0"), r"max_model_len must be a positive integer", "max_model_len must be a positive number"),
     ],
-    ids=["quantization", "chat-template", "out-of-range", "json", "port"],
+    ids=["quantization", "chat-template", "out-of-range", "json", "port", "zero-length"],
 )
 def test_a_real_start_given_a_wrong_option_is_failed_on_it_with_the_hint_that_fixes_it(tmp_path, extra, first_error, hint):
     """Round 4, stop 44: a real vLLM refuses each of these options within seconds; the start is FAILED

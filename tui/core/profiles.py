@@ -485,7 +485,7 @@ def process_titles(profiles: list[Profile] | None = None) -> dict[str, tuple[Pat
 PRECONDITION_IDENTITY = frozenset({
     "nnodes", "ep_size", "quantization", "version", "chunked_prefill", "trust_remote_code", "gloo_socket_ifname",
     "nccl_socket_ifname", "hf_hub_offline", "vllm_worker_multiproc_method", "fallback", "weights_gib", "gpu_gib", "inspection_failed", "import_ignored",
-    "tokenizer", "chat_template", "generation_config", "tokenizer_mode", "flash_missing_module", "kv_cache_bytes",
+    "tokenizer", "chat_template", "generation_config", "tokenizer_mode", "worker_cls", "flash_missing_module", "kv_cache_bytes",
     "kv_cache_gib",
 })
 #: Identity keys that lines after the first phases give (the weights' size once loaded, a model's
