@@ -1680,7 +1680,7 @@ CASES += [  # round 10, batch S's families (issue 32): a folder the service user
      "Traceback (most recent call last):\n  File \"/x/server.py\", line 9, in load\n    llm = Llama(model_path=path)\n"
      "ValueError: Failed to load model from file: /models/llama4-scout.gguf\n", "llamacpp-unknown-architecture"),
     ("path-permission-denied",
-     PY_TB + "PermissionError: [Errno 13] Permission denied: '/models/qwen3/config.json'\n",
+     PY_TB + "PermissionError: [Errno 13] Permission denied: '/models/qwen3'\n",  # (a model file's: model-file-not-readable)
      # the Hugging Face cache: its own hint says where the cache can go instead
      PY_TB + "PermissionError: [Errno 13] Permission denied: '/.cache/huggingface/hub'\n", "cache-dir-not-writable"),
     ("open-file-limit",
@@ -2071,6 +2071,42 @@ CASES += [
     ("llamacpp-context-too-small",
      LLAMA + "/workspace/llama.cpp/common/common.cpp:2245: get_sub_batch: failed to add token 2 at index 1 (error -1, n = 2)\n",
      LLAMA + "/workspace/llama.cpp/common/common.cpp:2245: get_sub_batch: the batch is full (n = 2)\n", None),
+]
+
+#: round 4 of the same: the environment the server runs in (15 failed starts, measured first: 3 right, 3 partly, 2 wrong, 7 none)
+CASES += [
+    ("gguf-not-readable", LLAMA + "gguf_init_from_file: failed to open GGUF file '/models/q.gguf' (Permission denied)\n" + LLAMA_FAIL,
+     LLAMA + "gguf_init_from_file: failed to open GGUF file '/models/q.gguf' (No such file or directory)\n" + LLAMA_FAIL,
+     "gguf-cannot-open"),
+    ("model-file-not-readable", vllm() + PY_TB + "PermissionError: [Errno 13] Permission denied: "
+     "'/root/.cache/models/m/model.safetensors'\n",
+     vllm() + PY_TB + "PermissionError: [Errno 13] Permission denied: '/root/.cache/vllm/torch_compile_cache/ab12'\n",
+     "cache-dir-not-writable"),
+    ("home-nonexistent", vllm() + PY_TB + "PermissionError: [Errno 13] Permission denied: '/nonexistent'\n",
+     vllm() + PY_TB + "PermissionError: [Errno 13] Permission denied: '/srv/models'\n", "path-permission-denied"),
+    ("llamacpp-host-alloc-refused",
+     LLAMA + "ggml_aligned_malloc: insufficient memory (attempted to allocate  41.96 MB)\n"
+     "/workspace/llama.cpp/ggml/src/ggml.c:1644: GGML_ASSERT(ctx->mem_buffer != NULL) failed\n",
+     LLAMA + "/workspace/llama.cpp/ggml/src/ggml.c:1644: GGML_ASSERT(ctx->mem_buffer != NULL) failed\n", "ggml-assert"),
+    ("llamacpp-host-alloc-refused (the model's mapping)",
+     LLAMA + "llama_model_load: error loading model: mmap failed: Cannot allocate memory\n" + LLAMA_FAIL,
+     LLAMA + "llama_model_load: error loading model: mmap failed: No such device\n" + LLAMA_FAIL, None),
+    ("host-alloc-refused", vllm() + V + "RuntimeError: [enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: "
+     "can't allocate memory: you tried to allocate 1073479680 bytes. Error code 12 (Cannot allocate memory)\n",
+     vllm() + V + "RuntimeError: [enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: not enough memory\n", None),
+    ("module-shadowed-import",
+     vllm() + "ImportError: cannot import name 'AutoTokenizer' from partially initialized module 'transformers' (most likely "
+     "due to a circular import) (/srv/transformers.py)\n",
+     vllm() + "ImportError: cannot import name 'AutoTokenizer' from partially initialized module 'transformers' (most likely "
+     "due to a circular import) (/venv/lib/python3.11/site-packages/transformers/__init__.py)\n", None),
+    ("module-shadowed-import (a numpy folder on the path)",
+     vllm() + "ImportError: Error importing numpy: you should not try to import numpy from\n        its source directory; "
+     "please exit the numpy source tree, and relaunch\n        your python interpreter from there.\n",
+     vllm() + "ImportError: Error importing numpy: libopenblas.so.0: cannot open shared object file\n", None),
+    ("shm-too-small-for-server",
+     vllm() + V + "RuntimeError: Insufficient space in /dev/shm for shared-memory allocation: 160 MiB required, 1 MiB free. "
+     "Increase /dev/shm (e.g. --shm-size or --ipc=host).\n",
+     vllm() + V + "RuntimeError: Insufficient space in /tmp for the compile cache: 160 MiB required, 1 MiB free.\n", None),
 ]
 
 
