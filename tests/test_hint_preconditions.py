@@ -1976,13 +1976,13 @@ CASES += [
      vllm("'model': '/models/x'") + "OSError: /models/x does not appear to have a file named config.json. Checkout "
      "'https://huggingface.co//models/x/tree/main' for available files.\n", "model-not-found"),
     ("draft-model-path-invalid", vllm() + INVALID_REPO.format(config="SpeculativeConfig", path="/nonexistent/draft"),
-     vllm("'model': '/nonexistent/draft'") + INVALID_REPO.format(config="ModelConfig", path="/nonexistent/draft"), "model-folder-invalid"),
+     vllm("'model': '/nonexistent/draft'") + INVALID_REPO.format(config="ModelConfig", path="/nonexistent/draft"), "model-folder-without-config"),
     ("generation-config-missing",
      vllm("'model': '/models/m', 'generation_config': '/nonexistent'") + "ValueError: Invalid repository ID or local directory "
      "specified: '/nonexistent'.\n",
      vllm("'model': '/models/m', 'generation_config': 'auto'") + "ValueError: Invalid repository ID or local directory "
      "specified: '/nonexistent'.\n", None),  # not the run's own generation config, nor its model: no path hint at all
-    ("model-folder-invalid", vllm("'model': '/models/nocfg'") + INVALID_REPO.format(config="ModelConfig", path="/models/nocfg"),
+    ("model-folder-without-config (newer words)", vllm("'model': '/models/nocfg'") + INVALID_REPO.format(config="ModelConfig", path="/models/nocfg"),
      vllm("'model': '/models/nocfg', 'tokenizer': '/models/tok'") + INVALID_REPO.format(config="ModelConfig", path="/models/tok"), None),
     ("model-is-gguf-file", vllm("'model': '/models/m.Q4_1.gguf'") + NOT_JSON.format(path="/models/m.Q4_1.gguf"),
      vllm("'model': '/models/m'") + NOT_JSON.format(path="/models/m/config.json"), "config-json-invalid"),
@@ -2094,12 +2094,12 @@ CASES += [
     ("host-alloc-refused", vllm() + V + "RuntimeError: [enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: "
      "can't allocate memory: you tried to allocate 1073479680 bytes. Error code 12 (Cannot allocate memory)\n",
      vllm() + V + "RuntimeError: [enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: not enough memory\n", None),
-    ("module-shadowed-import",
+    ("module-shadowed (an import of a partly made module)",
      vllm() + "ImportError: cannot import name 'AutoTokenizer' from partially initialized module 'transformers' (most likely "
      "due to a circular import) (/srv/transformers.py)\n",
      vllm() + "ImportError: cannot import name 'AutoTokenizer' from partially initialized module 'transformers' (most likely "
      "due to a circular import) (/venv/lib/python3.11/site-packages/transformers/__init__.py)\n", None),
-    ("module-shadowed-import (a numpy folder on the path)",
+    ("module-shadowed (a numpy folder on the path)",
      vllm() + "ImportError: Error importing numpy: you should not try to import numpy from\n        its source directory; "
      "please exit the numpy source tree, and relaunch\n        your python interpreter from there.\n",
      vllm() + "ImportError: Error importing numpy: libopenblas.so.0: cannot open shared object file\n", None),
