@@ -164,9 +164,6 @@ class WatchSession:
     :attr:`handlers` (extra callbacks per source event type) and :meth:`new_attempt`.
     """
 
-    _tracker: StartupTracker | None  # made when first asked for (``tracker``); None again for each new log
-    _blank: StartupState  # the state until then
-
     def __init__(
         self,
         *,
@@ -238,6 +235,8 @@ class WatchSession:
         self._ticker: asyncio.Task[None] | None = None
         self._deadline: asyncio.TimerHandle | None = None  # --timeout's, from start()
         self._quiet_note: tuple[tuple[int, int, str], Diagnosis | None] | None = None  # (state key, note)
+        self._tracker: StartupTracker | None = None  # made when first asked for (``tracker``)
+        self._blank = StartupState()  # the state until then
         self._new_tracker()
 
     # ---------------------------------------------------------------- public
