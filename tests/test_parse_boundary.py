@@ -92,11 +92,11 @@ def test_scan_reports_an_unparsed_line_and_reads_on():
 
 
 @pytest.mark.timeout(60)
-async def test_the_live_session_marks_the_line_and_keeps_following_a_real_file(tmp_path, monkeypatch):
+async def test_the_live_session_marks_the_line_and_keeps_following_a_real_file(tmp_path):
     log = tmp_path / "server.log"
     log.write_bytes(START)
-    monkeypatch.setattr("tui.core.tracker.StartupTracker", FailingTracker)  # (the session makes its own at its first line)
     session = WatchSession(log=LocalTailer(str(log)))
+    session.tracker = FailingTracker()
     app = make_app(session, tmp_path=tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         session.start()
@@ -114,11 +114,11 @@ async def test_the_live_session_marks_the_line_and_keeps_following_a_real_file(t
 
 
 @pytest.mark.timeout(60)
-async def test_watch_plain_prints_the_warning_and_reaches_ready(tmp_path, capsys, monkeypatch):
+async def test_watch_plain_prints_the_warning_and_reaches_ready(tmp_path, capsys):
     log = tmp_path / "server.log"
     log.write_bytes(START + b"[2026-02-22 23:38:59 TP0] Load weight BOOM\n" + READY_LINE)
-    monkeypatch.setattr("tui.core.tracker.StartupTracker", FailingTracker)
     session = log_session(WatchOptions(log=str(log), timeout=30.0), scrollback=10)
+    session.tracker = FailingTracker()
     watch = LogPresenter(ClusterSession.of_one(session), timeout=30.0)
     assert await asyncio.wait_for(watch.run(), 40) == 0
     out = capsys.readouterr().out

@@ -118,7 +118,6 @@ from tui.sources.base import EventSource, StartupFollower
 if TYPE_CHECKING:
     from tui.core.hints import Diagnosis
     from tui.core.scan import LineFeeder
-    from tui.core.tracker import StartupTracker
 
 __all__ = [
     "CODES", "ERROR", "MARK", "NORMAL", "NOTABLE", "PHASE", "PROGRESS", "STYLES", "WARNING",
@@ -198,7 +197,7 @@ class WatchSession:
         target = getattr(log, "target", None)
         self.weight = WeightLoad(here=getattr(log, "reread_path", None) is not None,
                                  host=None if target is None else str(target), add_source=self.add_source,
-                                 state=lambda: self.state, clock=clock)
+                                 state=lambda: self.tracker.state, clock=clock)
         #: ``--smoke``: after the ready line, one tiny completion; ready only once it answered (``tui.session.smoke``).
         self.smoke = SmokeRequest()
         self.scrollback = Scrollback(scrollback, time_of=self._line_time)
@@ -235,29 +234,13 @@ class WatchSession:
         self._ticker: asyncio.Task[None] | None = None
         self._deadline: asyncio.TimerHandle | None = None  # --timeout's, from start()
         self._quiet_note: tuple[tuple[int, int, str], Diagnosis | None] | None = None  # (state key, note)
-        self._tracker: StartupTracker | None = None  # made when first asked for (``tracker``)
-        self._blank = StartupState()  # the state until then
         self._new_tracker()
 
     # ---------------------------------------------------------------- public
 
     @property
     def state(self) -> StartupState:
-        """The startup's state: the tracker's, or a blank one while it is not made (no line yet)."""
-        tracker = self._tracker
-        return self._blank if tracker is None else tracker.state
-
-    @property
-    def tracker(self) -> StartupTracker:
-        """The startup tracker, made when first asked for (the first chunk, the start, a tick), not
-        with the session: the session is made before a watch's first frame, and the tracker with the
-        built-in profiles it parses was ~9 ms of that frame, measured."""
-        tracker = self._tracker
-        if tracker is None:
-            from tui.core.tracker import StartupTracker
-
-            tracker = self._tracker = StartupTracker(profile=self.profile)
-        return tracker
+        return self.tracker.state
 
     def subscribe(self, callback: Subscriber) -> None:
         """``callback`` is told what changed, at most ``max_rate`` times a second (``Notices``)."""
@@ -723,11 +706,10 @@ class WatchSession:
         return LineFeeder(marker_search(self.profile))
 
     def _new_tracker(self) -> None:
-        """A fresh tracker for a new log or attempt, made when first asked for (``tracker``)."""
         from tui.core.line_time import LineTimes
+        from tui.core.tracker import StartupTracker
 
-        self._tracker = None
-        self._blank = StartupState()
+        self.tracker = StartupTracker(profile=self.profile)
         self._line_times = LineTimes()  # each line's own time, by the profile the tracker reads the log as
         self._assembler = LineAssembler()
         self.weight.restart()
