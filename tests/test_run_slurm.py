@@ -298,13 +298,23 @@ async def test_ctrl_c_on_run_slurm_plain_says_the_job_keeps_running_and_how_to_c
 
 
 def failing_node_2_launch(tmp_path: Path) -> Launch:
-    """`run --slurm` over two nodes whose node rank 1 raises during its startup while node rank 0 loads on."""
+    """`run --slurm` over two nodes whose node rank 1 raises during its startup while node rank 0 is held
+    in its weight load, its loading bar open (at 4/8, where ``--outcome hang`` stops printing).
+
+    Node rank 1 raises only once node rank 0's log shows it held there: slurmstepd writes its
+    "CANCELLED" line into node rank 0's log at the moment srun ends the step, so where that line
+    lands among node rank 0's own lines is a race against how far node rank 0 has got (under load it
+    was still at "Init parallel begin", or printed on after Slurm's line, which was then not its last).
+    """
+    logs = tmp_path / "logs"
     node = tmp_path / "node.sh"
-    node.write_text(f'#!/bin/sh\n[ "$1" = 1 ] && outcome=raise || outcome=ready\n'
+    node.write_text(f'#!/bin/sh\nif [ "$1" = 1 ]; then outcome=raise\n'
+                    f'  until grep -qs "4/8" {logs}/*-"$SLURM_JOB_ID"-0.log; do sleep 0.05; done\n'
+                    'else outcome=hang; fi\n'
                     f'exec {sys.executable} {REPO}/tests/server_sim.py --tp 2 --node-rank "$1" --outcome $outcome'
-                    ' --load-seconds 5\n')
+                    ' --load-seconds 2\n')
     node.chmod(0o755)
-    return Launch(LaunchSpec("fail", [str(node), "{node_rank}"], log_dir=tmp_path / "logs"),
+    return Launch(LaunchSpec("fail", [str(node), "{node_rank}"], log_dir=logs),
                   runner=lambda emit: SlurmRunner(SlurmRequest(nodes=2), emit, interval=0.2),
                   make_node=partial(default_session))
 
