@@ -65,3 +65,16 @@ def test_the_context_hint_names_the_real_models_own_length():
     hints = json.loads(result.stdout)["hints"]
     assert [hint["fix"] for hint in hints if hint["id"] == "max-model-len-too-long"] == [
         ["set_flag --max-model-len 8192"]], hints
+
+
+def test_a_real_context_too_large_for_the_host_fails_in_the_memory_set_up_not_the_weight_load():
+    """llama.cpp at its default verbosity prints nothing of the context it builds after the weights
+    but its warning of a context longer than the model's, then the allocation that fails: the
+    weights were in by then (before: the failure was read as the weight load's, which never ended)."""
+    report, lines = scanned("llamacpp_xllamacpp_context_too_large.log")
+    assert report["outcome"] == "failed"
+    phases = {p["name"]: p for p in report["phases"]}
+    assert phases["weight_load"]["end_line"] is not None, phases
+    pool = phases["memory_pool"]
+    assert pool["end_line"] is None and "n_ctx_seq (100000000) > n_ctx_train" in lines[pool["start_line"] - 1]
+    assert report["errors"][0]["line"] > pool["start_line"] and "insufficient memory" in report["errors"][0]["message"]
