@@ -24,7 +24,32 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("-np", "--parallel", type=int, default=1, help="slots")
     parser.add_argument("-lv", "--verbosity", type=int, default=None, help="log verbosity (4: every loader line)")
     parser.add_argument("-a", "--alias", default=None, help="the model's name in /v1/models")
+    # the files and settings other options give, set as llama.cpp's common/arg.cpp sets them (the real tier
+    # starts the server wrong with them: tests/test_real_llamacpp.py)
+    parser.add_argument("--lora", action="append", default=[], help="a LoRA adapter GGUF (repeatable)")
+    parser.add_argument("--mmproj", default=None, help="the multimodal projector GGUF")
+    parser.add_argument("-md", "--model-draft", default=None, help="the draft model GGUF (speculative decoding)")
+    parser.add_argument("-b", "--batch-size", type=int, default=None, help="logical batch size")
+    parser.add_argument("-ub", "--ubatch-size", type=int, default=None, help="physical batch size")
+    parser.add_argument("-ctk", "--cache-type-k", default=None, help="K cache type (f16, q8_0, q4_0 …)")
+    parser.add_argument("-ctv", "--cache-type-v", default=None, help="V cache type (f16, q8_0, q4_0 …)")
+    parser.add_argument("-fa", "--flash-attn", default=None, choices=["on", "off", "auto"], help="flash attention")
+    parser.add_argument("--grammar-file", default=None, help="a GBNF grammar file for every completion")
+    parser.add_argument("--chat-template-file", default=None, help="a Jinja chat template file")
+    parser.add_argument("--jinja", action="store_true", help="use the Jinja template engine")
+    parser.add_argument("--path", default=None, help="a folder of web assets to serve")
+    parser.add_argument("--ssl-key-file", default=None, help="TLS private key (PEM)")
+    parser.add_argument("--ssl-cert-file", default=None, help="TLS certificate (PEM)")
     return parser.parse_args(argv)
+
+
+def read_file(path: str) -> str:
+    """A file's text, as common/arg.cpp reads a grammar or template file (a missing one: an error, exit 1)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except OSError as exc:
+        sys.exit(f"error: failed to open file '{path}': {exc.strerror}")
 
 
 def main(argv: list[str]) -> None:
@@ -44,6 +69,7 @@ def main(argv: list[str]) -> None:
         params.verbosity = args.verbosity
     if args.alias:
         params.model_alias = args.alias
+    configure_files(params, args, xllamacpp)
     stopped = []
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda signum, frame: stopped.append(signum))
@@ -58,6 +84,46 @@ def main(argv: list[str]) -> None:
     del server
     sys.stderr.flush()
     os._exit(0)  # as the binary does after "cleaning up before exit..."
+
+
+def configure_files(params, args: argparse.Namespace, xllamacpp) -> None:  # noqa: ANN001 (xllamacpp's own types)
+    """The options beyond the model, the context and the threads, on ``params``."""
+    if args.lora:
+        params.lora_adapters = [xllamacpp.CommonAdapterLoraInfo(path, 1.0) for path in args.lora]
+    if args.mmproj:
+        mmproj = params.mmproj
+        mmproj.path = args.mmproj
+        params.mmproj = mmproj
+    if args.model_draft:
+        params.speculative.draft.mparams.path = args.model_draft
+        params.speculative.types = [xllamacpp.common_speculative_type.COMMON_SPECULATIVE_TYPE_DRAFT_SIMPLE]
+    if args.batch_size is not None:
+        params.n_batch = args.batch_size
+    if args.ubatch_size is not None:
+        params.n_ubatch = args.ubatch_size
+    if args.cache_type_k:
+        params.cache_type_k = xllamacpp.ggml_type["GGML_TYPE_" + args.cache_type_k.upper()]
+    if args.cache_type_v:
+        params.cache_type_v = xllamacpp.ggml_type["GGML_TYPE_" + args.cache_type_v.upper()]
+    if args.flash_attn:
+        kinds = xllamacpp.llama_flash_attn_type
+        params.flash_attn_type = {"on": kinds.LLAMA_FLASH_ATTN_TYPE_ENABLED, "off": kinds.LLAMA_FLASH_ATTN_TYPE_DISABLED,
+                                  "auto": kinds.LLAMA_FLASH_ATTN_TYPE_AUTO}[args.flash_attn]
+    if args.grammar_file:
+        sampling = params.sampling
+        sampling.grammar = xllamacpp.CommonGrammar(xllamacpp.common_grammar_type.COMMON_GRAMMAR_TYPE_USER,
+                                                   read_file(args.grammar_file))
+        params.sampling = sampling
+    if args.chat_template_file:
+        params.chat_template = read_file(args.chat_template_file)
+    if args.jinja:
+        params.use_jinja = True
+    if args.path:
+        params.public_path = args.path
+    if args.ssl_key_file:
+        params.ssl_file_key = args.ssl_key_file
+    if args.ssl_cert_file:
+        params.ssl_file_cert = args.ssl_cert_file
 
 
 if __name__ == "__main__":
