@@ -35,10 +35,11 @@ OOM = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 896.00 MiB
        "79.19 GiB of which 100.00 MiB is free. Including non-PyTorch memory, this process has 79.08 GiB memory in use.")
 CAPTURE_BAR = "Capturing batches (bs=160 avail_mem=8.60 GB):  40%|████      | 14/35 [00:03<00:05,  4.1it/s]\n"
 GLOO = "RuntimeError: Gloo connectFullMesh failed with [../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error\n"
+# (llama.cpp prints -m's path as given, the same in its loader's errors: "failed to open GGUF file '/models/q.gguf'")
 LLAMA = ("build: 4800 (1e2d3c4) with cc (GCC) 12.2.0 for x86_64-linux-gnu\nmain: loading model\n"
-         "srv    load_model: loading model '/models/q'\n")
+         "srv    load_model: loading model '/models/q.gguf'\n")
 LLAMA_FAIL = ("llama_model_load_from_file_impl: failed to load model\n"
-              "srv    load_model: failed to load model, '/models/q'\nmain: exiting due to model loading error\n")
+              "srv    load_model: failed to load model, '/models/q.gguf'\nmain: exiting due to model loading error\n")
 HUB = ("OSError: We couldn't connect to 'https://huggingface.co' to load the files, and couldn't find them in the "
        "cached files. Check your internet connection or see how to run the library in offline mode.")
 
@@ -2011,7 +2012,7 @@ CASES += [
      vllm() + "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig\nhf_overrides.dict[str,any]\n"
      "  Input should be a valid dictionary [type=dict_type, input_value=['x'], input_type=list]\n", None),
     ("config-value-out-of-range (two errors)",
-     vllm() + "pydantic_core._pydantic_core.ValidationError: 2 validation errors for SchedulerConfig\nmax_num_batched_tokens\n"
+     vllm("'model': '/models/m', 'max_num_batched_tokens': 0") + "pydantic_core._pydantic_core.ValidationError: 2 validation errors for SchedulerConfig\nmax_num_batched_tokens\n"
      "  Input should be greater than or equal to 1 [type=greater_than_equal, input_value=0, input_type=int]\n",
      vllm() + "pydantic_core._pydantic_core.ValidationError: 2 validation errors for SchedulerConfig\nmax_num_batched_tokens\n"
      "  Input should be a valid integer [type=int_parsing, input_value='x', input_type=str]\n", None),
@@ -2107,6 +2108,172 @@ CASES += [
      vllm() + V + "RuntimeError: Insufficient space in /dev/shm for shared-memory allocation: 160 MiB required, 1 MiB free. "
      "Increase /dev/shm (e.g. --shm-size or --ipc=host).\n",
      vllm() + V + "RuntimeError: Insufficient space in /tmp for the compile cache: 160 MiB required, 1 MiB free.\n", None),
+]
+
+
+
+def ll(*lines: str) -> str:
+    """llama.cpp's current lines: its elapsed time and level letter first ("0.00.003.301 I srv …"); a
+    line given with no level ("parse: …", "terminate called …") is printed as it is."""
+    out = []
+    for n, line in enumerate(lines):
+        level, _, text = line.partition(" ")
+        out.append(f"0.00.{n:03d}.500 {level} {text}" if level in ("I", "W", "E") else line)
+    return "\n".join(out) + "\n"
+
+
+LL_START = ("I srv          init: build_info: b7100-0123abc", "I srv          init: loading model",
+            "I srv    load_model: loading model '/models/q.gguf'")
+LL_CTX_FAIL = ("E cmn  common_init_: failed to create context with model '/models/q.gguf'",
+               "E srv    load_model: failed to create_context with model '/models/q.gguf'",
+               "I srv    operator(): operator(): cleaning up before exit...", "E srv          init: exiting due to model loading error")
+LL_READY = ("I cmn          init: llama threadpool init, n_threads = 2",
+            "I srv    load_model: initializing, n_slots = 1, n_ctx_slot = 2048, kv_unified = 'false'",
+            "I srv          init: model loaded", "I srv          init: listening on http://127.0.0.1:8080")
+LL_EXIT = ("I srv    operator(): operator(): cleaning up before exit...", "E srv          init: exiting due to model loading error")
+OFFLINE = ("huggingface_hub.errors.LocalEntryNotFoundError: Cannot find an appropriate cached snapshot folder for the "
+           "specified revision on the local disk and outgoing traffic has been disabled. To enable repo look-ups and "
+           "downloads online, pass 'local_files_only=False' as input.\n")
+TWO_FIELDS = ("pydantic_core._pydantic_core.ValidationError: 2 validation errors for SchedulerConfig\nmax_num_batched_tokens\n"
+              "  Input should be greater than or equal to 1 [type=greater_than_equal, input_value=0, input_type=int]\n"
+              "    For further information visit https://errors.pydantic.dev/2.14/v/greater_than_equal\nmax_num_seqs\n"
+              "  Input should be greater than or equal to 1 [type=greater_than_equal, input_value=0, input_type=int]\n"
+              "    For further information visit https://errors.pydantic.dev/2.14/v/greater_than_equal\n")
+W = "(EngineCore pid=20) ERROR 12-07 12:09:31 [core.py:1510] "
+OMP_TB = (W + "EngineCore failed to start.\n" + W + "Traceback (most recent call last):\n"
+          + W + '  File "/x/vllm/utils/ompmultiprocessing.py", line 66, in __init__\n'
+          + W + "    self._parse_omp_threads_bind_env()\n"
+          + W + '  File "/x/vllm/utils/ompmultiprocessing.py", line 170, in _parse_omp_threads_bind_env\n'
+          + W + "    self.cpu_lists = [cr_utils.parse_id_list(s) for s in omp_cpuids_list]\n"
+          + W + "ValueError: invalid literal for int() with base 10: 'cores:0'\n")
+LEVEL_TB = ("Traceback (most recent call last):\n  File \"/usr/lib/python3.11/logging/config.py\", line 770, in configure_handler\n"
+            "    result.setLevel(logging._checkLevel(level))\n  File \"/usr/lib/python3.11/logging/__init__.py\", line 204, in _checkLevel\n"
+            "    raise ValueError(\"Unknown level: %r\" % level)\nValueError: Unknown level: 'VERBOSE'\n\n"
+            "The above exception was the direct cause of the following exception:\n\n")
+HANDLER_TB = ("Traceback (most recent call last):\n  File \"/x/vllm/logger.py\", line 120, in _configure_vllm_root_logger\n"
+              "    dictConfig(logging_config)\n  File \"/usr/lib/python3.11/logging/config.py\", line 581, in configure\n"
+              "    raise ValueError('Unable to configure handler '\nValueError: Unable to configure handler 'vllm'\n")
+# vLLM's logging is configured as it is imported: a refused setting fails before its first log line
+VLLM_IMPORT = ("/x/vllm/entrypoints/openai/api_server.py:24: DeprecationWarning: `vllm.entrypoints.openai.api_server` "
+               "is deprecated and will likely be removed in a future version.\n  warnings.warn(\n")
+JINJA = "(APIServer pid=9) ERROR 12-07 12:06:47 [hf.py:486] "
+JINJA_TB = (JINJA + "Error when compiling Jinja template\n" + JINJA + "Traceback (most recent call last):\n"
+            + JINJA + '  File "/x/transformers/utils/chat_template_utils.py", line 501, in _cached_compile_jinja_template\n'
+            + JINJA + "    return jinja_env.from_string(chat_template)\n")
+VREADY = ("(APIServer pid=9) INFO 12-07 12:06:48 [launcher.py:47] Starting vLLM server on http://127.0.0.1:8000\n"
+          "(APIServer pid=9) INFO:     Application startup complete.\n")
+
+CASES += [  # round 4, R5: real servers started wrong on purpose (measured first: 9 of 29 right, 2 wrong), each with a well-known fix that had no hint
+    ("llamacpp-lora-failed",
+     ll(*LL_START, "E llama_adapter_lora_init_from_file_ptr: failed to apply lora adapter: expect general.type to be "
+        "'adapter', but got: model", "E cmn  common_init_: failed to load lora adapter '/models/q.gguf'", *LL_CTX_FAIL),
+     # the adapter loaded: the context then failed for its own reason
+     ll(*LL_START, "I llama_adapter_lora_init_impl: loading lora adapter from '/models/l.gguf' ...",
+        "E llama_init_from_model: n_batch and n_ubatch cannot both be zero", *LL_CTX_FAIL), "llamacpp-batch-zero"),
+    ("llamacpp-mmproj-is-model",
+     ll(*LL_START, "E mtmd_init_from_file: error: Failed to load CLIP model from /models/q.gguf",
+        "E srv    load_model: failed to load multimodal model, '/models/q.gguf'", *LL_EXIT),
+     # another file than -m's that is no projector: the projector's hint, not this one
+     ll(*LL_START, "E mtmd_init_from_file: error: Failed to load CLIP model from /models/mmproj-q.gguf",
+        "E srv    load_model: failed to load multimodal model, '/models/mmproj-q.gguf'", *LL_EXIT), "llamacpp-mmproj-failed"),
+    ("llamacpp-mmproj-failed",
+     ll(*LL_START, "E mtmd_init_from_file: error: Failed to load CLIP model from /models/mmproj-q.gguf",
+        "E srv    load_model: failed to load multimodal model, '/models/mmproj-q.gguf'", *LL_EXIT),
+     # the memory probe's words before a load that went on: no failure
+     ll(*LL_START, "E mtmd_get_memory_usage: error: Failed to load CLIP model from /models/mmproj-q.gguf", *LL_READY), None),
+    ("llamacpp-draft-failed",
+     ll(*LL_START, "I cmn          init: llama threadpool init, n_threads = 2",
+        "I common_speculative_init_result: loading draft model '/models/d.gguf'",
+        "E common_speculative_init_result: failed to load draft model, '/models/d.gguf'",
+        "E srv    load_model: failed to load draft model, '/models/d.gguf'", *LL_EXIT),
+     ll(*LL_START, "I common_speculative_init_result: loading draft model '/models/d.gguf'", *LL_READY), None),
+    ("llamacpp-static-path-missing",
+     ll("E srv  init_listene: static assets path not found: /srv/ui", "E srv          init: failed to initialize HTTP server"),
+     # the port, not the folder: the port's hint
+     ll("E srv  init_listene: couldn't bind HTTP server socket, hostname: 127.0.0.1, port: 8080",
+        "E srv          init: failed to initialize HTTP server"), "port-in-use"),
+    ("llamacpp-built-without-ssl",
+     ll("E srv  init_listene: the server is built without SSL support", "E srv          init: failed to initialize HTTP server"),
+     ll("I srv  init_listene: Running with SSL: key = /etc/ssl/k.pem, cert = /etc/ssl/c.pem", *LL_START, *LL_READY), None),
+    ("llamacpp-grammar-unparsed",
+     ll(*LL_START, "parse: error parsing grammar: unexpected end of input", "", 'root ::= "yes" | "no',
+        "terminate called after throwing an instance of 'std::runtime_error'", "  what():  failed to parse grammar"),
+     # a request's grammar, refused once the server serves: the request's error, not the start's
+     ll(*LL_START, *LL_READY, "E srv    send_error: task id = 3, error: Failed to parse grammar"), None),
+    ("llamacpp-chat-template-unparsed",
+     ll(*LL_START, "E common_chat_templates_init: error: Unexpected token type",
+        "E common_chat_templates_init: failed to initialize chat template",
+        "E srv          init: init: for example: --no-jinja --chat-template chatml", *LL_EXIT),
+     ll(*LL_START, "I srv          init: chat template, chat_template: {% for m in messages %}…", *LL_READY), None),
+    ("llamacpp-quantized-v-needs-fa",
+     ll(*LL_START, "E llama_init_from_model: quantized V cache requires flash_attn to be enabled", *LL_CTX_FAIL),
+     ll(*LL_START, "I llama_context: flash_attn    = enabled", "I llama_kv_cache:        CPU KV buffer size =    18.00 MiB",
+        *LL_READY), None),
+    ("llamacpp-batch-zero",
+     ll(*LL_START, "E llama_init_from_model: n_batch and n_ubatch cannot both be zero", *LL_CTX_FAIL),
+     ll(*LL_START, "E llama_init_from_model: failed to initialize the context: n_seq_max must be <= 256", *LL_CTX_FAIL),
+     "llamacpp-too-many-slots"),
+    ("llamacpp-mmproj-file-missing",
+     ll(*LL_START, "E gguf_init_from_file: failed to open GGUF file '/models/mmproj-q.gguf' (No such file or directory)",
+        "E clip_init: failed to load model '/models/mmproj-q.gguf': clip_model_loader: failed to load CLIP model from "
+        "/models/mmproj-q.gguf. Does this file exist?", "E srv    load_model: failed to load multimodal model, '/models/mmproj-q.gguf'",
+        *LL_EXIT),
+     # -m's own file missing: -m's hint
+     ll(*LL_START, "E gguf_init_from_file: failed to open GGUF file '/models/q.gguf' (No such file or directory)",
+        "E llama_model_load: error loading model: llama_model_loader: failed to load model from /models/q.gguf",
+        "E srv    load_model: failed to load model, '/models/q.gguf'", *LL_EXIT), "gguf-cannot-open"),
+    ("gguf-other-file-cannot-open",
+     ll(*LL_START, "I common_speculative_init_result: loading draft model '/models/d.gguf'",
+        "E gguf_init_from_file: failed to open GGUF file '/models/d.gguf' (No such file or directory)",
+        "E llama_model_load: error loading model: llama_model_loader: failed to load model from /models/d.gguf",
+        "E common_speculative_init_result: failed to load draft model, '/models/d.gguf'", *LL_EXIT),
+     # a split model's second part: -m's own file, not another option's
+     ll("I srv          init: loading model", "I srv    load_model: loading model '/models/q-00001-of-00002.gguf'",
+        "E gguf_init_from_file: failed to open GGUF file '/models/q-00002-of-00002.gguf' (No such file or directory)",
+        "E llama_model_load: error loading model: failed to load model", *LL_EXIT), "gguf-not-a-file"),
+    ("tool-choice-needs-parser",
+     vllm() + PY_TB + "TypeError: Error: --enable-auto-tool-choice requires --tool-call-parser\n",
+     vllm() + PY_TB + "KeyError: 'invalid tool call parser: llama3 (chose from { hermes,llama3_json,mistral })'\n",
+     "tool-parser-unknown"),
+    ("tool-parser-unknown",
+     vllm() + PY_TB + "KeyError: 'invalid tool call parser: llama3 (chose from { hermes,llama3_json,mistral })'\n",
+     vllm() + PY_TB + "KeyError: \"Reasoning parser 'deepseek-r2' not found. Available parsers: deepseek_r1, qwen3\"\n",
+     "reasoning-parser-unknown"),
+    ("reasoning-parser-unknown",
+     vllm() + PY_TB + "KeyError: \"Reasoning parser 'deepseek-r2' not found. Available parsers: deepseek_r1, qwen3\"\n",
+     vllm() + PY_TB + "TypeError: Error: --enable-auto-tool-choice requires --tool-call-parser\n", "tool-choice-needs-parser"),
+    ("ngram-lookup-range",
+     vllm() + PY_TB + "pydantic_core._pydantic_core.ValidationError: 1 validation error for SpeculativeConfig\n"
+     "  Value error, prompt_lookup_min=5 must be <= prompt_lookup_max=2 [type=value_error, input_value=ArgsKwargs(()), input_type=ArgsKwargs]\n",
+     vllm() + PY_TB + "pydantic_core._pydantic_core.ValidationError: 1 validation error for SpeculativeConfig\n"
+     "  Value error, prompt_lookup_min=0 must be > 0 [type=value_error, input_value=ArgsKwargs(()), input_type=ArgsKwargs]\n", None),
+    ("omp-threads-bind-unparsed",
+     vllm() + OMP_TB,
+     # the same int() refusal from another reader: not the binding's
+     vllm() + OMP_TB.replace("_parse_omp_threads_bind_env", "_read_numa_nodes").replace("ompmultiprocessing", "numa"), None),
+    ("number-given-with-unit",
+     vllm() + PY_TB + "pydantic_core._pydantic_core.ValidationError: 1 validation error for VllmConfig\n"
+     "  Value error, invalid literal for int() with base 10: '4GiB' [type=value_error, input_value=ArgsKwargs(()), input_type=ArgsKwargs]\n",
+     vllm() + PY_TB + "pydantic_core._pydantic_core.ValidationError: 1 validation error for VllmConfig\n"
+     "  Value error, invalid literal for int() with base 10: 'four' [type=value_error, input_value=ArgsKwargs(()), input_type=ArgsKwargs]\n", None),
+    ("logging-level-unknown",
+     VLLM_IMPORT + LEVEL_TB + HANDLER_TB,
+     # the handler's file, not its level
+     VLLM_IMPORT + LEVEL_TB.replace("ValueError: Unknown level: 'VERBOSE'",
+                                    "FileNotFoundError: [Errno 2] No such file or directory: '/logs/vllm.log'") + HANDLER_TB, None),
+    ("chat-template-unparsed",
+     vllm("'chat_template': '/t/chat.jinja', 'model': '/models/m'") + JINJA_TB
+     + JINJA + "jinja2.exceptions.TemplateSyntaxError: expected token 'end of statement block', got '%'\n" + VREADY,
+     # a template that compiles and fails on a message later: not this hint
+     vllm("'chat_template': '/t/chat.jinja', 'model': '/models/m'") + JINJA_TB
+     + JINJA + "jinja2.exceptions.UndefinedError: 'tools' is undefined\n" + VREADY, None),
+    ("config-value-out-of-range-second",
+     vllm("'model': '/models/m', 'max_num_seqs': 0") + TWO_FIELDS,
+     # the first field is the run's own: the first field's hint
+     vllm("'model': '/models/m', 'max_num_batched_tokens': 0, 'max_num_seqs': 0") + TWO_FIELDS, "config-value-out-of-range"),
+    ("hub-offline-disabled",
+     vllm("'model': 'org/m'") + PY_TB + OFFLINE,
+     "HF_HUB_OFFLINE=1\n" + vllm("'model': 'org/m'") + PY_TB + OFFLINE, "hub-offline-set"),
 ]
 
 

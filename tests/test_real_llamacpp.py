@@ -148,6 +148,65 @@ def test_a_real_failing_start_is_failed_with_the_servers_first_error(tmp_path, e
         assert "weight load done" in failed.stdout and "memory pool started" in failed.stdout, failed.stdout
 
 
+
+def _wrong_option(case: str, tmp_path: Path) -> tuple[str, ...]:
+    """The options that start the real server wrong in ``case`` (its files written under ``tmp_path``)."""
+    if case == "lora is a safetensors":
+        adapter = tmp_path / "my-lora" / "adapter_model.safetensors"
+        adapter.parent.mkdir()
+        adapter.write_bytes(b"\x40\x77\x00\x00\x00\x00\x00\x00" + b'{"__metadata__": {}}' * 8)  # PEFT's, as safetensors starts
+        return ("--lora", str(adapter))
+    if case == "grammar":
+        grammar = tmp_path / "yesno.gbnf"
+        grammar.write_text('root ::= "yes" | "no\n')  # a string never closed
+        return ("--grammar-file", str(grammar))
+    if case == "chat template":
+        template = tmp_path / "chat.jinja"
+        template.write_text("{% for m in messages %}{% if m.role == 'user' %}{{ m.content }}{% endfor %}")  # no endif
+        return ("--jinja", "--chat-template-file", str(template))
+    return {
+        "lora is the model": ("--lora", str(GGUF)),
+        "mmproj missing": ("--mmproj", str(tmp_path / "mmproj-model-f16.gguf")),
+        "mmproj is the model": ("--mmproj", str(GGUF)),
+        "draft missing": ("-md", str(tmp_path / "draft-q8_0.gguf")),
+        "quantized V cache": ("-fa", "off", "-ctv", "q4_0"),
+        "no batch": ("-b", "0", "-ub", "0"),
+        "web assets missing": ("--path", str(tmp_path / "webui")),
+        "TLS": ("--ssl-key-file", str(tmp_path / "server.key"), "--ssl-cert-file", str(tmp_path / "server.pem")),
+    }[case]
+
+
+@pytest.mark.parametrize(
+    ("case", "first_error", "hint"),
+    [
+        # a GGUF another option names: the hint names that option, not -m (round 4 R5: "check -m" for each)
+        ("lora is the model", r"expect general\.type to be 'adapter', but got: model", "not a LoRA adapter"),
+        ("lora is a safetensors", r"invalid magic characters", "is a safetensors adapter"),
+        ("mmproj missing", r"failed to open GGUF file", "could not open the multimodal projector"),
+        ("mmproj is the model", r"Failed to load CLIP model", "--mmproj names the model's own GGUF"),
+        ("draft missing", r"failed to open GGUF file", "which is not the model -m gave"),
+        # settings llama.cpp refuses as it makes its context
+        ("quantized V cache", r"quantized V cache requires flash_attn", "needs flash attention: start with -fa on"),
+        ("no batch", r"n_batch and n_ubatch cannot both be zero", "are both 0"),
+        # files it reads before it loads: a grammar (abort, exit 134) and a Jinja template
+        ("grammar", r"error parsing grammar", "the grammar given with --grammar or --grammar-file does not parse"),
+        ("chat template", r"common_chat_templates_init", "the chat template does not parse"),
+        # the HTTP server's own start (before: STARTING, its two E lines counted as warnings)
+        ("web assets missing", r"static assets path not found", "does not exist where the server runs"),
+        ("TLS", r"built without SSL support", "this llama.cpp build has no TLS"),
+    ],
+)
+def test_a_real_start_given_another_option_wrong_is_failed_with_the_hint_for_that_option(
+    tmp_path, env, case, first_error, hint,
+):
+    failed = run_plain(env, tmp_path, "bad", *llamacpp_command(free_port(), *_wrong_option(case, tmp_path)))
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    verdict = next(line for line in failed.stdout.splitlines() if line.startswith(("FAILED", "DEAD")))
+    assert verdict.startswith("FAILED") and re.search(first_error, verdict), failed.stdout
+    said = [line for line in failed.stdout.splitlines() if line.lstrip().startswith("hint")]
+    assert said and hint in said[0], failed.stdout  # the option's own hint, first
+    assert not [line for line in said if "check -m" in line], said  # and none that blames -m
+
 async def test_a_port_held_by_another_process_fails_and_f_frees_it_into_a_ready_v2(tmp_path, monkeypatch):
     """The seed's story on a real server: FAILED naming the port, F, the holder named and stopped
     only after `y`, v2 READY."""

@@ -207,26 +207,42 @@ async def test_a_real_worker_killed_is_failed_naming_it_promptly(tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("extra", "first_error", "hint"),
+    ("extra", "environment", "first_error", "hint"),
     [
-        (("--quantization", "awq"), r"Cannot find the config file for awq",
+        (("--quantization", "awq"), {}, r"Cannot find the config file for awq",
          "--quantization awq was given, but the checkpoint holds no awq quantisation"),
-        (("--chat-template", "/nonexistent/template.jinja"), r"appears path-like, but doesn't exist",
+        (("--chat-template", "/nonexistent/template.jinja"), {}, r"appears path-like, but doesn't exist",
          "the chat template /nonexistent/template.jinja does not exist"),
-        (("--gpu-memory-utilization", "1.5"), r"validation error for CacheConfig",
+        (("--gpu-memory-utilization", "1.5"), {}, r"validation error for CacheConfig",
          "refused gpu_memory_utilization = 1.5: it must be less than or equal to 1"),
-        (("--speculative-config", '{"method": "eagle3", "num_speculative_tokens": 3,}'), r"cannot be converted",
+        (("--speculative-config", '{"method": "eagle3", "num_speculative_tokens": 3,}'), {}, r"cannot be converted",
          "--speculative-config takes JSON"),
-        (("--port", "99999"), r"port must be 0-65535", "give --port a number from 1 to 65535"),
-        (("--max-model-len", "0"), r"max_model_len must be a positive integer", "max_model_len must be a positive number"),
+        (("--port", "99999"), {}, r"port must be 0-65535", "give --port a number from 1 to 65535"),
+        (("--max-model-len", "0"), {}, r"max_model_len must be a positive integer", "max_model_len must be a positive number"),
+        # round 4, R5 (none had a right hint before): the field the run set, not the one vLLM derived from it
+        (("--max-num-seqs", "0"), {}, r"validation errors for SchedulerConfig", "refused max_num_seqs = 0"),
+        (("--enable-auto-tool-choice",), {}, r"requires --tool-call-parser", "needs a --tool-call-parser too"),
+        (("--enable-auto-tool-choice", "--tool-call-parser", "llama3"), {}, r"invalid tool call parser: llama3",
+         "--tool-call-parser llama3 is not a parser this vLLM has"),
+        (("--reasoning-parser", "deepseek-r2"), {}, r"Reasoning parser 'deepseek-r2' not found",
+         "--reasoning-parser deepseek-r2 is not a parser this vLLM has"),
+        (("--speculative-config", '{"method": "ngram", "num_speculative_tokens": 2, "prompt_lookup_min": 5, '
+          '"prompt_lookup_max": 2}'), {}, r"prompt_lookup_min=5 must be <= prompt_lookup_max=2",
+         "prompt_lookup_min 5 above prompt_lookup_max 2"),
+        # settings given in the environment, which the log does not name
+        ((), {"VLLM_LOGGING_LEVEL": "VERBOSE"}, r"Unable to configure handler 'vllm'", "VLLM_LOGGING_LEVEL=VERBOSE is no logging level"),
+        ((), {"VLLM_CPU_KVCACHE_SPACE": "4GiB"}, r"invalid literal for int\(\) with base 10: '4GiB'", "given '4GiB', a size with its unit"),
     ],
-    ids=["quantization", "chat-template", "out-of-range", "json", "port", "zero-length"],
+    ids=["quantization", "chat-template", "out-of-range", "json", "port", "zero-length", "derived-field", "tool-choice",
+         "tool-parser", "reasoning-parser", "ngram-window", "logging-level", "size-with-unit"],
 )
-def test_a_real_start_given_a_wrong_option_is_failed_on_it_with_the_hint_that_fixes_it(tmp_path, extra, first_error, hint):
-    """Round 4, stop 44: a real vLLM refuses each of these options within seconds; the start is FAILED
-    on the option's own error, and the hint names the option (none of the three had one before)."""
+def test_a_real_start_given_a_wrong_option_is_failed_on_it_with_the_hint_that_fixes_it(
+    tmp_path, extra, environment, first_error, hint,
+):
+    """Round 4, stops 44 and 45: a real vLLM refuses each of these options (or settings) within seconds;
+    the start is FAILED on its own error, and the hint names it (none had a right one before)."""
     require_installed()
-    env = {"WATCHTOWER_DATA_DIR": str(tmp_path / "data"), **VLLM_ENV}
+    env = {"WATCHTOWER_DATA_DIR": str(tmp_path / "data"), **VLLM_ENV, **environment}
     done = run_cli("run", "--plain", "--no-check", "--gpus", "none", "--name", "wrong", "--log-dir", str(tmp_path / "logs"),
                    "--timeout", str(int(START)), "--", *vllm_command(free_port(), *extra), env=env, timeout=START + 60)
     assert done.returncode == 1, done.stdout + done.stderr

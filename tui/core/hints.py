@@ -48,8 +48,8 @@ from tui.core.state import ErrorReport, Outcome, Phase, StartupState
 Pattern = re.Pattern[str]
 
 _HINT_KEYS = {
-    "id", "kind", "pattern", "lines", "match", "server", "phase", "warning", "why", "fix", "link", "links", "unless", "noise",
-    "root", "quiet_after", "when", "unread", "not_if", "fallback", "exclude",
+    "id", "kind", "pattern", "lines", "match", "server", "phase", "warning", "why", "fix", "link", "links", "unless",
+    "alongside", "noise", "root", "quiet_after", "when", "unread", "not_if", "fallback", "exclude",
 }
 _VERSION_KEYS = {"id", "package", "below", "at_least", "with", "with_below", "with_at_least", "why", "fix", "link"}
 
@@ -141,6 +141,10 @@ class Hint:
     #: error kinds or categories that rule the hint out when the startup has one (fatal or not):
     #: evidence that the hint's advice cannot help (Ray said the GPUs are not there: no "give it longer")
     unless: frozenset[str] = frozenset()
+    #: error kinds or categories the startup must also have (fatal or not), one at least: what says
+    #: whose file the error is about (llama.cpp's "failed to load draft model" after its loader's
+    #: "failed to open GGUF file": the draft's path, not -m's)
+    alongside: frozenset[str] = frozenset()
     #: a warning that an earlier failure explains (vLLM's shm_broadcast waits after a worker died):
     #: not shown once the startup has a root cause before it
     noise: bool = False
@@ -346,7 +350,7 @@ class KnowledgeBase:
     ) -> Diagnosis | None:
         """The first hint that explains ``error`` (``phase``: the phase it happened in; ``identity``:
         what the log's argument lines said of the run, e.g. its memory fraction; ``seen``: the
-        kinds and categories of every error of the startup, lower-case, for a hint's ``unless``;
+        kinds and categories of every error of the startup, lower-case, for a hint's ``unless`` and ``alongside``;
         ``root``: whether ``error`` is the startup's root cause)."""
         return self._for_error(error, server, phase, phases, command, identity, seen, root, fallback=False)[0]
 
@@ -373,6 +377,8 @@ class KnowledgeBase:
                 continue
             if hint.warning or hint.quiet_after is not None or (hint.servers and server not in hint.servers):
                 continue
+            if hint.alongside and not hint.alongside & seen:
+                continue  # (not its error: what it is about is not in the log)
             barred = bool(hint.unless & seen) or (hint.root and not root)
             if hint.phases and (phase is None or phase.name not in hint.phases):
                 continue
@@ -744,6 +750,7 @@ def parse(text: str, source: str) -> KnowledgeBase:
                 warning=warning,
                 either=match == "any",
                 unless=frozenset(k.lower() for k in _strings(f"{where}.unless", _listed(body.get("unless")))),
+                alongside=frozenset(k.lower() for k in _strings(f"{where}.alongside", _listed(body.get("alongside")))),
                 noise=_bool(f"{where}.noise", body.get("noise"), False),
                 root=_bool(f"{where}.root", body.get("root"), False),
                 quiet_after=_compile(f"{where}.quiet_after", quiet_after) if quiet_after is not None else None,
