@@ -206,6 +206,8 @@ def test_a_real_start_given_another_option_wrong_is_failed_with_the_hint_for_tha
     said = [line for line in failed.stdout.splitlines() if line.lstrip().startswith("hint")]
     assert said and hint in said[0], failed.stdout  # the option's own hint, first
     assert not [line for line in said if "check -m" in line], said  # and none that blames -m
+    if case in ("quantized V cache", "no batch"):  # refused as the context is made: past the weights
+        assert "weight load done" in failed.stdout and "memory pool started" in failed.stdout, failed.stdout
 
 async def test_a_port_held_by_another_process_fails_and_f_frees_it_into_a_ready_v2(tmp_path, monkeypatch):
     """The seed's story on a real server: FAILED naming the port, F, the holder named and stopped
