@@ -30,7 +30,7 @@ SERVER_FLAGS = {
         "--mem-fraction-static", "--cuda-graph-max-bs", "--disable-cuda-graph", "--context-length",
         "--watchdog-timeout", "--dist-timeout", "--dist-init-addr", "--disable-custom-all-reduce",
         "--speculative-draft-model-path", "--port", "--tp", "--chunked-prefill-size", "--max-running-requests",
-        "--trust-remote-code", "--model-path", "--attention-backend", "--chat-template",
+        "--trust-remote-code", "--model-path", "--attention-backend", "--chat-template", "--enable-torch-compile",
     },
     "vllm": {
         "--gpu-memory-utilization", "--max-model-len", "--max-num-seqs", "--enforce-eager", "--port",

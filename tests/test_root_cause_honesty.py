@@ -168,3 +168,33 @@ def test_an_old_eagle_logs_draft_load_and_capture_are_the_drafts_own(tmp_path):
     graphs, draft_init = phases["cuda_graph"], phases["draft_init"]
     assert (graphs.start_line, graphs.end_line, graphs.seconds) == (6, 13, 28.0)  # the target's capture alone
     assert (draft_init.start_line, draft_init.end_line, draft_init.seconds) == (14, 25, 29.0)  # its dist-init line to its graphs
+
+
+#: vLLM's ``logger.exception``: the exception's message on the record's first line, its traceback on the
+#: record's next lines, each under the same prefix (the exception's own line is the traceback's last)
+LOGGED = "ERROR 07-07 02:26:35 [engine.py:448] "
+LOGGED_TB = (
+    LOGGED + "Traceback (most recent call last):\n"
+    + LOGGED + '  File "/usr/lib/python3/dist-packages/vllm/engine/multiprocessing/engine.py", line 436, in run_mp_engine\n'
+    + LOGGED + "    engine = MQLLMEngine.from_vllm_config(\n"
+    + LOGGED + '  File "/usr/lib/python3/dist-packages/vllm/worker/worker.py", line 560, in _check_if_gpu_supports_dtype\n'
+)
+BF16 = ("Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla T4 GPU has compute "
+        "capability 7.5. You can use float16 instead by explicitly setting the dtype flag in CLI, for example: --dtype=half.")
+
+
+def test_a_traceback_cut_short_under_its_loggers_message_is_that_message(tmp_path):
+    """A paste that stops inside a ``logger.exception`` traceback (before its exception line): the
+    message the logger gave on the record's first line is the error's (before: "traceback cut short",
+    the cause on the line above it unread, no hint — a published vLLM log)."""
+    state, hints = scan(tmp_path, LOGGED + BF16 + "\n" + LOGGED_TB)
+    (error,) = state.errors
+    assert error.message.startswith("Bfloat16 is only supported") and "cut short" in error.message, error.message
+    assert [h.id for h in hints] == ["bf16-unsupported"], hints
+
+
+def test_an_error_record_before_another_records_traceback_is_not_its_message(tmp_path):
+    """The line above is another record (a second earlier): the traceback's message is unknown."""
+    state, _ = scan(tmp_path, "ERROR 07-07 02:26:34 [engine.py:300] " + BF16 + "\n" + LOGGED_TB)
+    cut = [e for e in state.errors if e.kind == "Traceback"]
+    assert cut and cut[0].message.startswith("traceback cut short"), [e.message for e in state.errors]

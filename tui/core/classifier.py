@@ -46,6 +46,10 @@ _CHAIN = (
 # "torch.OutOfMemoryError: CUDA out of memory…", "KeyError: 'x'", "MemoryError", "mod.Custom: …"
 _EXCEPTION = re.compile(r"(?:[A-Za-z_]\w*\.)*(?P<exc>[A-Za-z_]\w*)(?::(?: (?P<text>.*))?)?$")
 _PROCESS_HEADER = re.compile(r"Process [\w\-]+:$")
+#: Levels that mean an error whatever the server (a profile's own error levels are added): a record at one
+#: of them right before a traceback of the same record is its message (``logger.exception``'s shape:
+#: "ERROR … [engine.py:448] Bfloat16 is only supported …", then "ERROR … [engine.py:448] Traceback …").
+ERROR_WORDS = frozenset({"ERROR", "CRITICAL", "FATAL"})
 # "Exception ignored in: <function Foo.__del__ …>" (also "… on calling ctypes callback …"):
 # the traceback that follows was printed and then the program went on.
 _IGNORED = "Exception ignored "
@@ -113,6 +117,7 @@ class _Block:
     group: bool = False  # an ExceptionGroup's traceback (lines in a "|" gutter)
     ignored: bool = False  # after "Exception ignored in: …": the program went on (a warning)
     headless: bool = False  # frames with no Traceback line above them: an error only once its exception line comes
+    headline: str | None = None  # the logger's message the record gave before its traceback (logger.exception)
 
     def add(self, number: int, text: str) -> None:
         if len(self.head) < HEAD:
@@ -137,9 +142,12 @@ class _Block:
         return self.head + list(self.tail)
 
 
-def _cut_short(lines: list[tuple[int, str]], last: int) -> str:
-    """What is known of a traceback that never got its exception line: where the log left it, and
-    its deepest frame (the code that was running), if any came."""
+def _cut_short(lines: list[tuple[int, str]], last: int, headline: str | None = None) -> str:
+    """What is known of a traceback that never got its exception line: the message its logger gave
+    before it (``logger.exception``: the exception's own words), or where the log left it and its
+    deepest frame (the code that was running), if any came."""
+    if headline:
+        return f"{headline.strip()} (its traceback cut short at line {last}, with no exception line)"
     frame = next((t.strip() for _, t in reversed(lines) if t.lstrip().startswith('File "')), None)
     if frame is None:
         return f"traceback cut short: the log leaves it at line {last} before any frame or exception line"
@@ -153,6 +161,7 @@ class Classifier:
         self.set_profile(profile)
         self._blocks: list[_Block] = []
         self._headers: dict[str | None, tuple[int, str, int | None]] = {}  # "Process X:" lines, by rank
+        self._logged: dict[str | None, tuple[int, str, float | None]] = {}  # the last record at an error level, by rank
         self._ignored: dict[str | None, tuple[int, str, int | None]] = {}  # "Exception ignored in:" lines, by rank
         self._warned = False  # the line just fed ended an ignored exception's block
         self._last_line_error: dict[str | None, ErrorReport] = {}  # each rank's latest one-line error
@@ -183,6 +192,7 @@ class Classifier:
         self._run = None
         self._blocks.clear()
         self._headers.clear()
+        self._logged.clear()
         self._ignored.clear()
         self._last_line_error.clear()
         self._wrapping = False
@@ -216,6 +226,8 @@ class Classifier:
         errors: list[ErrorReport] = []
         self._wrapping = False
         self._last_number = number
+        if record and level is not None and (level in ERROR_WORDS or level in self._error_levels) and TRACEBACK not in body:
+            self._logged[rank] = (number, body, ts)
         if record:
             warned = self.said_plainly(body, level)
             if warned is not None:
@@ -406,6 +418,9 @@ class Classifier:
         if went_on:
             header = ignored
         block = _Block(rank, number, ts, offset, warning=warning, group=_GROUP in body, ignored=went_on)
+        logged = self._logged.pop(rank, None)
+        if logged is not None and logged[0] == number - 1 and (ts is None or logged[2] is None or logged[2] == ts):
+            block.headline = logged[1]  # the record's message, its traceback on the lines after it
         self._run, self._run_state = block, _TB
         if header is not None and 0 < number - header[0] <= 2:
             block.line, block.offset = header[0], header[2]
@@ -620,7 +635,7 @@ class Classifier:
             ErrorReport(
                 line=block.line,
                 kind="Traceback",
-                message=_cut_short(lines, block.last)[:MESSAGE_CAP],
+                message=_cut_short(lines, block.last, block.headline)[:MESSAGE_CAP],
                 rank=block.rank,
                 end_line=block.last,
                 block=lines,

@@ -22,7 +22,7 @@ from collections.abc import Iterator, Mapping
 
 from tui.core.attempts import Attempts
 from tui.core.carriers import label_end, may_have_label, service
-from tui.core.classifier import JOINED_GAP, Classifier
+from tui.core.classifier import ERROR_WORDS, JOINED_GAP, Classifier
 from tui.core.detection import Detection
 from tui.core.tracker_events import (
     ErrorFound,
@@ -700,7 +700,8 @@ class StartupTracker:
         return (
             not self.classifier.open
             and said.quiet
-            and (level is None or (level not in profile.warning_levels and level not in profile.error_levels))
+            and (level is None or (level not in profile.warning_levels and level not in profile.error_levels
+                                   and level not in ERROR_WORDS))
         )
 
     def _say(self, msg: str) -> _Said:
