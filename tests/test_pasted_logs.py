@@ -53,6 +53,12 @@ def scan(tmp_path, text: str) -> dict:
         ("ValueError: [address=127.0.0.1:1, pid=2] User-specified max_model_len (8192) is greater than the derived "
          "max_model_len (max_position_embeddings=4096 or model_max_length=None in model's config.json).\n",
          "vllm", "max-model-len-too-long"),
+        # the vllm command's own parser refusing a flag, the line pasted alone (a published log: before, no server)
+        ("vllm: error: unrecognized arguments: --enable-reasoning\n", "vllm", "unrecognized-argument"),
+        # llama-server's router prints each model server's lines after its pid
+        ("0.09.829.518 I log_info: verbosity = 3 (adjust with the `-lv N` CLI arg)\n[53621] 0.13.286.060 E clip_init: "
+         "failed to load model '/m/mmproj.gguf': load_hparams: unknown projector type: gemma9uv\n", "llamacpp",
+         "llamacpp-unknown-projector"),
     ],
 )
 def test_a_pasted_failure_is_named_by_what_only_its_server_prints(tmp_path, text, server, hint):
