@@ -41,6 +41,7 @@ SERVER_FLAGS = {
         "--enable-chunked-prefill",
         "--pipeline-parallel-size", "--dtype", "--hf-config-path", "--tokenizer", "--max-lora-rank", "--quantization",
         "--chat-template", "--enable-auto-tool-choice", "--tool-call-parser", "--reasoning-parser",
+        "--enable-sleep-mode", "--enable-expert-parallel", "--runner", "--convert", "--allowed-origins", "--task",
     },
     "trtllm": {"--port", "--tp_size", "--pp_size", "--kv_cache_free_gpu_memory_fraction", "--max_batch_size", "--max_num_tokens",
                "--trust_remote_code", "--extra_llm_api_options"},
@@ -49,7 +50,8 @@ SERVER_FLAGS = {
     "llamacpp": {"--port", "--ctx-size", "-c", "--n-gpu-layers", "-ngl", "--parallel", "--cache-type-k", "--cache-type-v",
                  "--flash-attn", "--mlock", "--no-mmap", "--host", "--lora", "--mmproj", "--model-draft", "--path",
                  "--ssl-key-file", "--ssl-cert-file", "--grammar", "--grammar-file", "--chat-template-file", "--chat-template",
-                 "--jinja", "--no-jinja", "--batch-size", "--ubatch-size"},
+                 "--jinja", "--no-jinja", "--batch-size", "--ubatch-size", "--override-kv", "--split-mode", "--spec-type",
+                 "--lookup-cache-static"},
 }
 DOCKER = {"--shm-size", "--ipc", "--port", "--help", "--gpus", "--runtime", "--ulimit", "--mpi", "--no-build-isolation"}  # the container's, launcher's and installer's flags (docker run, nvidia-ctk, srun, pip), and those every server has
 RAY = {"--address", "--num-gpus"}  # `ray start`'s own, for a server run over Ray (vLLM's workers)

@@ -171,6 +171,7 @@ def _wrong_option(case: str, tmp_path: Path) -> tuple[str, ...]:
         "draft missing": ("-md", str(tmp_path / "draft-q8_0.gguf")),
         "quantized V cache": ("-fa", "off", "-ctv", "q4_0"),
         "no batch": ("-b", "0", "-ub", "0"),
+        "cache type block": ("-ctk", "q2_K"),
         "web assets missing": ("--path", str(tmp_path / "webui")),
         "TLS": ("--ssl-key-file", str(tmp_path / "server.key"), "--ssl-cert-file", str(tmp_path / "server.pem")),
     }[case]
@@ -188,6 +189,7 @@ def _wrong_option(case: str, tmp_path: Path) -> tuple[str, ...]:
         # settings llama.cpp refuses as it makes its context
         ("quantized V cache", r"quantized V cache requires flash_attn", "needs flash attention: start with -fa on"),
         ("no batch", r"n_batch and n_ubatch cannot both be zero", "are both 0"),
+        ("cache type block", r"K cache type q2_K with block size 256 does not divide", "stores blocks of 256"),
         # files it reads before it loads: a grammar (abort, exit 134) and a Jinja template
         ("grammar", r"error parsing grammar", "the grammar given with --grammar or --grammar-file does not parse"),
         ("chat template", r"common_chat_templates_init", "the chat template does not parse"),

@@ -232,9 +232,18 @@ async def test_a_real_worker_killed_is_failed_naming_it_promptly(tmp_path):
         # settings given in the environment, which the log does not name
         ((), {"VLLM_LOGGING_LEVEL": "VERBOSE"}, r"Unable to configure handler 'vllm'", "VLLM_LOGGING_LEVEL=VERBOSE is no logging level"),
         ((), {"VLLM_CPU_KVCACHE_SPACE": "4GiB"}, r"invalid literal for int\(\) with base 10: '4GiB'", "given '4GiB', a size with its unit"),
+        # round 4, R6
+        (("--enable-sleep-mode",), {}, r"Sleep mode is not supported on current platform", "drop --enable-sleep-mode"),
+        (("--enable-expert-parallel",), {}, r"Number of experts in the model must be greater than 0",
+         "this model is dense (no experts): drop --enable-expert-parallel"),
+        (("--task", "embed"), {}, r"unrecognized arguments: --task", "served with --runner pooling"),
+        (("--allowed-origins", "http://localhost:3000"), {}, r"invalid loads value", "takes a JSON list"),
+        (("--enable-lora", "--lora-modules", "sql-lora:/nonexistent/sql-lora"), {}, r"Invalid JSON format for --lora-modules",
+         "--lora-modules takes name=path"),
     ],
     ids=["quantization", "chat-template", "out-of-range", "json", "port", "zero-length", "derived-field", "tool-choice",
-         "tool-parser", "reasoning-parser", "ngram-window", "logging-level", "size-with-unit"],
+         "tool-parser", "reasoning-parser", "ngram-window", "logging-level", "size-with-unit", "sleep-mode", "expert-parallel",
+         "task-removed", "cors-list", "lora-modules-format"],
 )
 def test_a_real_start_given_a_wrong_option_is_failed_on_it_with_the_hint_that_fixes_it(
     tmp_path, extra, environment, first_error, hint,

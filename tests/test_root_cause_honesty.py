@@ -198,3 +198,20 @@ def test_an_error_record_before_another_records_traceback_is_not_its_message(tmp
     state, _ = scan(tmp_path, "ERROR 07-07 02:26:34 [engine.py:300] " + BF16 + "\n" + LOGGED_TB)
     cut = [e for e in state.errors if e.kind == "Traceback"]
     assert cut and cut[0].message.startswith("traceback cut short"), [e.message for e in state.errors]
+
+
+def test_an_exception_message_its_logger_goes_on_writing_under_the_same_prefix_is_one_error(tmp_path):
+    """vLLM writes a worker's traceback line by line under the record's prefix, and so the message's
+    next lines ("Reasons:", then one a line): they are the error's (before: left out, and with them
+    the only words that named the cause, the CPU's missing AMX)."""
+    prefix = "(Worker pid=9) ERROR 12-07 13:02:16 [multiproc_executor.py:953] "
+    later = "(Worker pid=9) ERROR 12-07 13:02:17 [multiproc_executor.py:953] "
+    text = (prefix + "Traceback (most recent call last):\n"
+            + prefix + '  File "/x/vllm/model_executor/kernels/linear/__init__.py", line 90, in choose_kernel\n'
+            + prefix + "    raise ValueError(\n"
+            + prefix + "ValueError: Failed to find a kernel that can implement the ScaledMM linear layer. Reasons: \n"
+            + prefix + "CPUFp8W8A8BlockScaledMMKernel requires AMX tile support (Sapphire Rapids or newer)..\n"
+            + later + "WorkerProc is shutting down.\n")  # a record of its own, a second later
+    state, _ = scan(tmp_path, text)
+    (error,) = [e for e in state.errors if e.kind == "ValueError"]
+    assert [n for n, _ in error.block] == [1, 2, 3, 4, 5], error.block

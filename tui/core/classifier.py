@@ -250,7 +250,7 @@ class Classifier:
         if self._blocks:
             self._expire(number, rank, errors)
             self._warned = False
-            if self._blocks and self._continue(number, body, rank, record, errors):
+            if self._blocks and self._continue(number, body, rank, record, errors, ts):
                 return errors, self._warned, True
         if TRACEBACK in body:
             self._start(number, body, rank, ts, offset, errors, level is not None and level in self._warning_levels)
@@ -461,6 +461,16 @@ class Classifier:
         self._wrapping = True
         return True
 
+    def _same_record(self, rank: str | None, ts: float | None, number: int) -> bool:
+        """Whether a record at ``ts`` from ``rank`` goes on a traceback that its logger wrote line by
+        line under one prefix: a block of that rank and time, its exception line just read."""
+        if rank is None or ts is None:
+            return False
+        return any(
+            b.rank == rank and b.ts == ts and b.state == _EXC and number - b.exc_line <= AFTER_EXCEPTION_LINES
+            for b in self._blocks
+        )
+
     def _candidate(
         self, rank: str | None, accepts: Callable[[_Block], bool], prefer: Callable[[_Block], bool] | None = None
     ) -> _Block | None:
@@ -480,7 +490,9 @@ class Classifier:
                     break
         return best
 
-    def _continue(self, number: int, body: str, rank: str | None, record: bool, errors: list[ErrorReport]) -> bool:
+    def _continue(
+        self, number: int, body: str, rank: str | None, record: bool, errors: list[ErrorReport], ts: float | None = None,
+    ) -> bool:
         """Feed ``body`` to the block it continues; False if it continues none."""
         if not body or body.isspace():
             block = self._candidate(rank, lambda b: b.state != _TB)
@@ -534,8 +546,11 @@ class Classifier:
         if self._names_the_field(number, body, rank):
             return True
         # Message lines after the exception line ("Possible solutions: …"), unless they
-        # are a record of their own, an error of their own ("Killed") or a Python warning.
-        if record or self._signature(body) or _PY_WARNING.match(body):
+        # are a record of their own, an error of their own ("Killed") or a Python warning. A
+        # traceback its logger wrote line by line (vLLM's: each line under the record's prefix)
+        # goes on so: its message's next lines carry the same rank and time ("Reasons:" and each
+        # reason, one a line).
+        if (record and not self._same_record(rank, ts, number)) or self._signature(body) or _PY_WARNING.match(body):
             return False
         block = self._candidate(
             rank, lambda b: b.state == _EXC and number - b.exc_line <= AFTER_EXCEPTION_LINES
