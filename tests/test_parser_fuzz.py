@@ -155,6 +155,11 @@ def test_scan_and_watch_equal_feeding_every_line(fuzz_examples):
                   b"ERROR 07-07 02:26:35 [engine.py:448] Traceback (most recent call last):\n"
                   b'ERROR 07-07 02:26:35 [engine.py:448]   File "/x/vllm/engine.py", line 436, in run_mp_engine\n', []),
              server="vllm")
+    # an OSC escape never ended, alone on its line, then a bar: the escape ends with its line
+    @example(log=(b"(APIServer pid=5)   Value error, User-specified max_model_len (300000) is greater than the derived "
+                  b"max_model_len (max_position_embeddings=131072 in model's config.json).\n\x1b]\n" + b"".join(
+                      b"\rCapturing CUDA graphs (mixed prefill-decode, PIECEWISE):  %2d%%|          | %d/51 [00:0%d<00:50,  "
+                      b"2.41it/s]" % (i * 2, i, i % 10) for i in range(20)) + b"\n", []), server=None)
     def check(log, server):
         samples["scan_equals_watch"] += 1
         data, cuts = log

@@ -39,8 +39,10 @@ except ImportError:  # pragma: no cover - depends on the platform's wheels
 PIECE = 1 << 16
 
 # ANSI escape sequences in raw bytes (CSI, OSC, other two-byte ones), as tui.core.lines strips them
-# from text: a line is looked at for its words once they are gone.
-_ANSI = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\|$)|\x1b[PX^_][^\x1b]*(?:\x1b\\|$)|\x1b[@-Z\\-_]")
+# from text: a line is looked at for its words once they are gone. Read over a block of lines, an OSC
+# or DCS string never ended runs to the end of its line, as there, not over the newlines after it
+# (line k must stay line k: the bar after a bare "\x1b]" line was lost, the fuzz test found).
+_ANSI = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\|(?=\n)|$)|\x1b[PX^_][^\x1b\n]*(?:\x1b\\|(?=\n)|$)|\x1b[@-Z\\-_]")
 
 
 class Tracker(Protocol):
