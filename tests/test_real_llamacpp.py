@@ -65,6 +65,14 @@ def run_plain(env, tmp_path, name: str, *command: str, extra: tuple[str, ...] = 
                    "--timeout", "20", *extra, "--", *command, env=env, timeout=timeout)
 
 
+def failed_on(done, first_error: str) -> str:
+    """The verdict line of a `run --plain` that exited 1, asserted FAILED on ``first_error`` (a pattern)."""
+    assert done.returncode == 1, done.stdout + done.stderr
+    verdict = next(line for line in done.stdout.splitlines() if line.startswith(("FAILED", "DEAD")))
+    assert verdict.startswith("FAILED") and re.search(first_error, verdict), done.stdout
+    return verdict
+
+
 def history(env, name: str) -> list[dict]:
     return json.loads(run_cli("history", name, "--json", env=env).stdout)
 
@@ -136,9 +144,7 @@ def test_a_real_failing_start_is_failed_with_the_servers_first_error(tmp_path, e
         model.mkdir()
     extra = WRONG_NUMBERS.get(case, ())
     failed = run_plain(env, tmp_path, "bad", *llamacpp_command(free_port(), *extra, model=model))
-    assert failed.returncode == 1, failed.stdout + failed.stderr
-    verdict = next(line for line in failed.stdout.splitlines() if line.startswith(("FAILED", "DEAD")))
-    assert verdict.startswith("FAILED") and re.search(first_error, verdict), failed.stdout
+    verdict = failed_on(failed, first_error)
     assert "exit" in verdict or "still running" in verdict  # its end is said (exit 1, once it came)
     (row,) = history(env, "bad")
     assert row["outcome"] == "failed" and re.search(first_error, row["first_error"] or ""), row
@@ -202,9 +208,7 @@ def test_a_real_start_given_another_option_wrong_is_failed_with_the_hint_for_tha
     tmp_path, env, case, first_error, hint,
 ):
     failed = run_plain(env, tmp_path, "bad", *llamacpp_command(free_port(), *_wrong_option(case, tmp_path)))
-    assert failed.returncode == 1, failed.stdout + failed.stderr
-    verdict = next(line for line in failed.stdout.splitlines() if line.startswith(("FAILED", "DEAD")))
-    assert verdict.startswith("FAILED") and re.search(first_error, verdict), failed.stdout
+    failed_on(failed, first_error)
     said = [line for line in failed.stdout.splitlines() if line.lstrip().startswith("hint")]
     assert said and hint in said[0], failed.stdout  # the option's own hint, first
     assert not [line for line in said if "check -m" in line], said  # and none that blames -m
