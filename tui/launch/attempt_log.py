@@ -91,6 +91,11 @@ class AttemptLog:
             await asyncio.sleep(0.02)
         await tailer.close()
         try:
-            await asyncio.wait_for(task, 2.0)
-        except (asyncio.TimeoutError, asyncio.CancelledError, Exception):
+            async with asyncio.timeout(2.0):
+                await task
+        except asyncio.CancelledError:  # the tailer's task was cancelled elsewhere, or this close is
+            task.cancel()
+            if (current := asyncio.current_task()) is not None and current.cancelling():
+                raise  # (this close's own cancel is never swallowed)
+        except Exception:  # (the timeout too)
             task.cancel()

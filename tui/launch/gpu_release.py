@@ -110,7 +110,8 @@ class GpuWatch:
                 return False
             self._event.clear()
             try:
-                await asyncio.wait_for(self._event.wait(), remaining)
+                async with asyncio.timeout(remaining):
+                    await self._event.wait()
             except asyncio.TimeoutError:
                 return False
         return True

@@ -74,7 +74,8 @@ async def run_hook(command: str, env: Mapping[str, str], timeout: float = 120.0)
     except OSError as exc:
         return None, f"hook could not start: {exc.strerror or exc}"
     try:
-        out, _ = await asyncio.wait_for(proc.communicate(), timeout)
+        async with asyncio.timeout(timeout):
+            out, _ = await proc.communicate()
     except asyncio.TimeoutError:
         try:
             os.killpg(proc.pid, signal.SIGKILL)  # the shell and whatever it started

@@ -190,7 +190,8 @@ async def wait_pids_gone(pids_now: Callable[[], list[int]], timeout: float) -> b
                 loop.add_reader(fd, _wake, woke)
             if fds:
                 try:
-                    await asyncio.wait_for(asyncio.shield(woke), min(remaining, RESCAN))
+                    async with asyncio.timeout(min(remaining, RESCAN)):
+                        await asyncio.shield(woke)
                 except asyncio.TimeoutError:
                     pass
             else:

@@ -263,7 +263,8 @@ class Runner(abc.ABC):
         gone = not await self.alive(run)
         if gone and run.pid is not None and run.exit_known:
             try:
-                await asyncio.wait_for(run.wait(), 10.0)  # the main process is reaped and reported
+                async with asyncio.timeout(10.0):
+                    await run.wait()  # the main process is reaped and reported
             except asyncio.TimeoutError:
                 pass
         return StopResult(gone, tuple(killed), tuple(escaped.values()))

@@ -281,7 +281,8 @@ async def linger(final_scraped: asyncio.Event, seconds: float) -> None:
     print(f"metrics: serving the final state until it is scraped (at most {seconds:g} s; --metrics-linger)",
           file=sys.stderr, flush=True)
     with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(final_scraped.wait(), seconds)
+        async with asyncio.timeout(seconds):
+            await final_scraped.wait()
 
 
 def textfile_said(watched: Watched, words: str) -> None:

@@ -34,7 +34,8 @@ async def http_status(url: str, timeout: float = 3.0) -> tuple[int | None, str]:
     port = parts.port or (443 if parts.scheme == "https" else 80)
     context = ssl.create_default_context() if parts.scheme == "https" else None
     try:
-        streams: Streams = await asyncio.wait_for(asyncio.open_connection(parts.hostname, port, ssl=context), timeout)
+        async with asyncio.timeout(timeout):
+            streams: Streams = await asyncio.open_connection(parts.hostname, port, ssl=context)
     except asyncio.TimeoutError:
         return None, "no answer (timeout)"
     except ConnectionRefusedError:
@@ -52,7 +53,8 @@ async def _get(streams: Streams, host: str, port: int, parts: SplitResult, timeo
         netloc = host if port in (80, 443) else f"{host}:{port}"
         writer.write(f"GET {path} HTTP/1.1\r\nHost: {netloc}\r\nConnection: close\r\nUser-Agent: watchtower\r\n\r\n".encode())
         await writer.drain()
-        status_line = await asyncio.wait_for(reader.readline(), timeout)
+        async with asyncio.timeout(timeout):
+            status_line = await reader.readline()
     except asyncio.TimeoutError:
         return None, "no answer (timeout)"
     except OSError as exc:
@@ -102,7 +104,8 @@ async def remote_http_status(target: SshTarget, url: str, timeout: float = 3.0) 
             if hostname == target.host:  # the node's ssh alias: the name its ssh config gives it
                 hostname = (await ssh.resolve(target)).hostname
             conn = await ssh.connection(target)
-            streams: Streams | None = await asyncio.wait_for(conn.open_connection(hostname, port), timeout)
+            async with asyncio.timeout(timeout):
+                streams: Streams | None = await conn.open_connection(hostname, port)
         except asyncio.TimeoutError:
             return None, "no answer (timeout)"
         except ssh.SshError as exc:

@@ -101,7 +101,8 @@ async def probe_local(command: ServerCommand, shm: str | None = None, timeout: f
     except OSError as exc:
         raise ProbeError(f"cannot run {argv[0]}: {exc.strerror or exc}") from None
     try:
-        out, err = await asyncio.wait_for(proc.communicate(), timeout)
+        async with asyncio.timeout(timeout):
+            out, err = await proc.communicate()
     except TimeoutError:
         raise ProbeError(f"the preflight probe took longer than {timeout:g} s") from None
     finally:

@@ -214,7 +214,8 @@ class RemoteTailer:
     async def _pause(self, delay: float) -> None:
         """Sleep before retrying; ``close()`` cuts it short."""
         try:
-            await asyncio.wait_for(self._stop.wait(), delay)
+            async with asyncio.timeout(delay):
+                await self._stop.wait()
         except asyncio.TimeoutError:
             pass
 
@@ -333,7 +334,8 @@ class RemoteTailer:
         """Why the agent ended, when it exited by itself ("" when the connection went away)."""
         await asyncio.wait({errors}, timeout=2)
         try:
-            await asyncio.wait_for(process.wait_closed(), 5)
+            async with asyncio.timeout(5):
+                await process.wait_closed()
         except asyncio.TimeoutError:
             return ""
         text = " ".join(stderr.decode("utf-8", "replace").split())[-300:]

@@ -259,7 +259,8 @@ async def local_lines(argv: Sequence[str]) -> AsyncGenerator[str, None]:
             yield raw.decode("utf-8", "replace").rstrip("\r\n")
         status = await proc.wait()
         with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(asyncio.shield(errors), 1)
+            async with asyncio.timeout(1):
+                await asyncio.shield(errors)
         if status != 0:
             last = next((s for s in reversed(stderr) if s), "")
             raise SmiError(f"{argv[0]} exited with status {status}" + (f": {last}" if last else ""))

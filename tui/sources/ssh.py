@@ -609,7 +609,8 @@ async def stream_lines(target: SshTarget, argv: Sequence[str]) -> AsyncGenerator
         except (asyncssh.Error, OSError) as exc:
             raise SshError(f"{target}: connection lost while reading {argv[0]}: {_reason(exc)}") from None
         try:
-            await asyncio.wait_for(asyncio.shield(errors), 5)
+            async with asyncio.timeout(5):
+                await asyncio.shield(errors)
         except (asyncio.TimeoutError, asyncssh.Error, OSError):
             pass
         await process.wait_closed()

@@ -102,7 +102,8 @@ async def openssh_resolve(host: str, *, port: int | None, user: str | None, conf
         *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
     )
     try:
-        out, err = await asyncio.wait_for(process.communicate(), RESOLVE_TIMEOUT)
+        async with asyncio.timeout(RESOLVE_TIMEOUT):
+            out, err = await process.communicate()
     except asyncio.TimeoutError:
         process.kill()
         await process.wait()

@@ -193,7 +193,8 @@ async def _run_plain(spec: LaunchSpec, options: LaunchOptions, session: WatchSes
         printer.started()
         consumer = asyncio.create_task(printer.consume())
         try:
-            await asyncio.wait_for(printer.final.wait(), options.timeout)
+            async with asyncio.timeout(options.timeout):
+                await printer.final.wait()
         except asyncio.TimeoutError:
             printer.drain()
             printer.note(f"timed out after {options.timeout:g} s: {launch.verdict().text}", "verdict",
@@ -210,7 +211,8 @@ async def _run_plain(spec: LaunchSpec, options: LaunchOptions, session: WatchSes
             return status
         if launch.run is not None and launch.server_running:
             try:  # a failed server usually exits by itself within moments
-                await asyncio.wait_for(launch.run.wait(), 5.0)
+                async with asyncio.timeout(5.0):
+                    await launch.run.wait()
             except asyncio.TimeoutError:
                 printer.note(
                     f"v{launch.run.attempt} (pid {launch.run.shown_pid}) still runs after the failure; stop its group"

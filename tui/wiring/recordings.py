@@ -188,7 +188,8 @@ async def record(
     session.start()
     try:
         try:
-            await asyncio.wait_for(done.wait(), timeout=options.duration)
+            async with asyncio.timeout(options.duration):
+                await done.wait()
         except TimeoutError:
             return "duration reached"
         return f"stopped by {stopped_by[0]}" if stopped_by else session.state.outcome
