@@ -31,6 +31,7 @@ SERVER_FLAGS = {
         "--watchdog-timeout", "--dist-timeout", "--dist-init-addr", "--disable-custom-all-reduce",
         "--speculative-draft-model-path", "--port", "--tp", "--chunked-prefill-size", "--max-running-requests",
         "--trust-remote-code", "--model-path", "--attention-backend", "--chat-template", "--enable-torch-compile",
+        "--reasoning-parser",
     },
     "vllm": {
         "--gpu-memory-utilization", "--max-model-len", "--max-num-seqs", "--enforce-eager", "--port",
@@ -51,7 +52,7 @@ SERVER_FLAGS = {
                  "--flash-attn", "--mlock", "--no-mmap", "--host", "--lora", "--mmproj", "--model-draft", "--path",
                  "--ssl-key-file", "--ssl-cert-file", "--grammar", "--grammar-file", "--chat-template-file", "--chat-template",
                  "--jinja", "--no-jinja", "--batch-size", "--ubatch-size", "--override-kv", "--split-mode", "--spec-type",
-                 "--lookup-cache-static"},
+                 "--lookup-cache-static", "--load-mode", "--mmap", "--direct-io"},
 }
 DOCKER = {"--shm-size", "--ipc", "--port", "--help", "--gpus", "--runtime", "--ulimit", "--mpi", "--no-build-isolation"}  # the container's, launcher's and installer's flags (docker run, nvidia-ctk, srun, pip), and those every server has
 RAY = {"--address", "--num-gpus"}  # `ray start`'s own, for a server run over Ray (vLLM's workers)
@@ -154,15 +155,18 @@ def test_no_catch_all(name, scanned):
 
 def test_a_hint_without_a_server_names_no_servers_flag():
     """A hint for every server may name only flags every server shares (the container's);
-    a hint for one server names only that server's own flags."""
+    a hint for one server names only that server's own flags — one ruled out for every other
+    server (``not_if = ["server != 'llamacpp'"]``: its words pasted bare, the server unknown) too."""
     for hint in knowledge().hints:
         words = set()
         for template in (*hint.why, *hint.fix):
             words |= set(FLAG.findall(template))
-        if not hint.servers:
+        servers = set(hint.servers) | {c.other.strip("'") for c in hint.not_if
+                                        if c.fact == "server" and c.op == "!=" and c.other and c.other.startswith("'")}
+        if not servers:
             assert words <= DOCKER, (hint.id, words - DOCKER)
         else:
-            for server in hint.servers:
+            for server in servers:
                 own = SERVER_FLAGS[server] | DOCKER | (RAY if server == "vllm" else set())
                 assert words <= own, (hint.id, server, words - own)
 

@@ -559,6 +559,11 @@ def _texts(error: ErrorReport) -> list[str]:
     return _read_as(error.message, [t for _, t in error.block])
 
 
+#: Typographic quotes, and the straight ones they stand for.
+_CURLY = re.compile("[\u2018\u2019\u201a\u201b\u201c\u201d\u201e\u201f]")
+_STRAIGHT = str.maketrans("\u2018\u2019\u201a\u201b\u201c\u201d\u201e\u201f", "''''" + '""""')
+
+
 def _read_as(message: str, lines: list[str]) -> list[str]:
     """``message``, then each of ``lines``, then ``lines`` joined (``_texts``: an error's whole block;
     ``_own_texts``: its lines from the message's on)."""
@@ -566,6 +571,9 @@ def _read_as(message: str, lines: list[str]) -> list[str]:
     texts = lines if cut else [message, *lines]
     if len(lines) > 1:
         texts.extend(_joined(lines))
+    # a paste that went through a word processor or an issue's Markdown has typographic quotes
+    # ("cannot import name ‘x’ from ‘pkg’"): read as well with the straight ones the patterns name
+    texts.extend([t.translate(_STRAIGHT) for t in texts if _CURLY.search(t)])
     return texts
 
 
