@@ -44,7 +44,7 @@ EXPECTED = {
     "case_vllm_drafter_only_fails.log": (FAILED, (7, "KeyError", "EngineCore_DP0"), None, "draft-weight-names"),
     "case_vllm_memory_held_at_start.log": (FAILED, (4, "ValueError", "EngineCore_DP0"), None, "memory-held-at-start"),
     "case_vllm_removeipc_semlock.log": (FAILED, (3, "FileNotFoundError", None), None, "remove-ipc"),
-    "case_vllm_unrecognized_argument.log": (FAILED, (3, "bad_argument", None), None, "unrecognized-argument"),
+    "case_vllm_unrecognized_argument.log": (FAILED, (3, "bad_argument", None), None, "vllm-old-engine-flags-removed"),
     "case_sglang_missing_libcudart.log": (FAILED, (2, "ImportError", "main"), None, "missing-cuda-library"),
     "case_tgi_two_shards_ready.log": (READY, None, None, None),
     "case_tgi_shard_oom.log": (FAILED, (5, "OutOfMemoryError", None), None, "weights-oom"),
@@ -208,7 +208,7 @@ def test_hints_give_this_runs_numbers():
     assert "held 26.89 GiB" in hints[0].why and [a.text for a in hints[0].fix] == [
         "kill_gpu_holders", "set_flag --gpu-memory-utilization 0.65"]  # 52.30/79.19 = 0.66, 1 % below
     _, hints = scan_with_hints(str(FIXTURES / "case_vllm_unrecognized_argument.log"))
-    assert "vllm has no --num-scheduler-steps" in hints[0].why
+    assert "vLLM no longer has --num-scheduler-steps" in hints[0].why
 
 
 def test_each_sglang_rank_keeps_its_own_exception():

@@ -2488,6 +2488,30 @@ CASES += [  # round 4 stop 46: published failed startups, held out again (measur
 ]
 
 
+VLLM_USAGE = "usage: api_server.py [-h] [--host HOST] [--port PORT] [--speculative-config SPECULATIVE_CONFIG]\n"
+CASES += [  # round 4 stop 46: flags of other vLLM releases, read from vLLM 0.32's own parser (none of them there)
+    ("vllm-speculative-flags-removed",
+     vllm() + VLLM_USAGE + "api_server.py: error: unrecognized arguments: --speculative-model /m/draft --num-speculative-tokens 5\n",
+     vllm() + VLLM_USAGE + "api_server.py: error: unrecognized arguments: --speculative-configs {}\n", "unrecognized-argument"),
+    ("vllm-enable-reasoning-removed",
+     vllm() + VLLM_USAGE + "api_server.py: error: unrecognized arguments: --enable-reasoning\n",
+     vllm() + VLLM_USAGE + "api_server.py: error: unrecognized arguments: --enable-reasoning-parser\n", "unrecognized-argument"),
+    ("vllm-rope-flags-removed",
+     vllm() + VLLM_USAGE + "api_server.py: error: unrecognized arguments: --rope-theta=1000000\n",
+     # SGLang's parser refusing the same word: not vLLM's history
+     sglang() + "launch_server.py: error: unrecognized arguments: --rope-theta 1000000\n", "unrecognized-argument"),
+    ("vllm-guided-decoding-renamed",
+     vllm() + VLLM_USAGE + "api_server.py: error: unrecognized arguments: --guided-decoding-backend xgrammar\n",
+     vllm() + VLLM_USAGE + "api_server.py: error: unrecognized arguments: --guided-backend xgrammar\n", "unrecognized-argument"),
+    ("vllm-worker-use-ray-removed",
+     vllm() + VLLM_USAGE + "api_server.py: error: unrecognized arguments: --worker-use-ray\n",
+     vllm() + VLLM_USAGE + "api_server.py: error: unrecognized arguments: --worker-use-rays\n", "unrecognized-argument"),
+    ("vllm-old-engine-flags-removed",
+     vllm() + VLLM_USAGE + "api_server.py: error: unrecognized arguments: --max-model-len 4096 --swap-space 16\n",
+     sglang() + "launch_server.py: error: unrecognized arguments: --device cuda\n", "unrecognized-argument"),
+]
+
+
 @pytest.mark.parametrize("hint, fires, look_alike, instead", CASES, ids=[c[0] for c in CASES])
 def test_fires_where_its_preconditions_hold_and_not_on_a_look_alike(tmp_path, hint, fires, look_alike, instead):
     hint = hint.split(" (")[0]  # a second case of the same hint says what differs in parentheses

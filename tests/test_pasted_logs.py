@@ -54,7 +54,7 @@ def scan(tmp_path, text: str) -> dict:
          "max_model_len (max_position_embeddings=4096 or model_max_length=None in model's config.json).\n",
          "vllm", "max-model-len-too-long"),
         # the vllm command's own parser refusing a flag, the line pasted alone (a published log: before, no server)
-        ("vllm: error: unrecognized arguments: --enable-reasoning\n", "vllm", "unrecognized-argument"),
+        ("vllm: error: unrecognized arguments: --enable-reasoning\n", "vllm", "vllm-enable-reasoning-removed"),
         # llama-server's router prints each model server's lines after its pid
         ("0.09.829.518 I log_info: verbosity = 3 (adjust with the `-lv N` CLI arg)\n[53621] 0.13.286.060 E clip_init: "
          "failed to load model '/m/mmproj.gguf': load_hparams: unknown projector type: gemma9uv\n", "llamacpp",
