@@ -1504,6 +1504,10 @@ CASES += [  # round 3 (issue 32): generalised from batches K and M's leftovers
      # diagnostics and a bug report are no fix: nothing to quote
      PY_TB + "RuntimeError: The frobnicator pool is exhausted. You can set NCCL_DEBUG=INFO for details. Please report "
      "this bug.\n", None),
+    ("error-says-what-to-do (\"use … instead\")",
+     PY_TB + "ValueError: --frob-mode is gone from this release, use --frob-policy strict instead.\n",
+     # "instead" with no use before it: no advice
+     PY_TB + "ValueError: --frob-mode is gone from this release; the engine stops instead.\n", None),
     ("error-says-what-to-do (the allocator's setting is passed over for the advice after it)",
      PY_TB + "RuntimeError: frobnicator fragmentation. If reserved but unallocated memory is large try setting "
      "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation. Please lower `frob_batch`.\n",
