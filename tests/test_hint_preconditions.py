@@ -2516,6 +2516,74 @@ CASES += [  # round 4 stop 46: flags of other vLLM releases, read from vLLM 0.32
 ]
 
 
+CASES += [  # round 4, R7: real servers started wrong on purpose again (measured first on 2b740af: 15 of 26 right, 4 partly, 7 none, 0 wrong)
+    ("speculative-tokens-missing",
+     vllm() + V + "pydantic_core._pydantic_core.ValidationError: 1 validation error for SpeculativeConfig\n"
+     "  Value error, num_speculative_tokens must be provided with speculative model unless the draft model config "
+     "contains an n_predict parameter. [type=value_error]\n",
+     vllm() + V + "pydantic_core._pydantic_core.ValidationError: 1 validation error for SpeculativeConfig\n"
+     "  Value error, num_speculative_tokens must be greater than 0 [type=value_error]\n", None),
+    ("vllm-logging-config-missing",
+     "Traceback (most recent call last):\n  File \"/x/vllm/logger.py\", line 110, in _configure_vllm_root_logger\n"
+     "    raise RuntimeError(\nRuntimeError: ('Could not load logging config. File does not exist: %s', '/etc/vllm/logging.json')\n",
+     "Traceback (most recent call last):\n  File \"/x/vllm/logger.py\", line 110, in _configure_vllm_root_logger\n"
+     "    raise RuntimeError(\nRuntimeError: ('Invalid logging config. Expected dict, got %s.', 'list')\n", None),
+    ("vocab-size-mismatch",
+     vllm() + V + "Traceback (most recent call last):\n" + V + '  File "/x/vllm/model_executor/layers/vocab_parallel_embedding.py", '
+     "line 420, in weight_loader\n" + V + "    assert loaded_weight.shape[output_dim] == self.org_vocab_size\n" + V + "AssertionError\n",
+     # another layer's bare assertion: not the vocabulary's
+     vllm() + V + "Traceback (most recent call last):\n" + V + '  File "/x/vllm/model_executor/layers/linear.py", '
+     "line 420, in weight_loader\n" + V + "    assert param_data.shape == loaded_weight.shape\n" + V + "AssertionError\n", None),
+    ("index-shards-missing",
+     vllm() + V + "FileNotFoundError: Weight files referenced in index but missing: {'/m/model-00002-of-00002.safetensors'}\n",
+     vllm() + V + "FileNotFoundError: No such file or directory: '/m/model.safetensors.index.json'\n", None),
+    ("weights-missing-load-format",
+     vllm("model='/models/m', 'load_format': 'pt'") + V + "RuntimeError: Cannot find any model weights with `/models/m`\n",
+     vllm() + V + "RuntimeError: Cannot find any model weights with `/models/m`\n", "weights-missing"),
+    ("gguf-model-path-not-gguf",
+     ll("I srv          init: loading model", "I srv    load_model: loading model '/models/SmolLM2'",
+        "E gguf_init_from_reader: failed to read magic",
+        "E llama_model_load: error loading model: llama_model_loader: failed to load model from /models/SmolLM2", *LL_EXIT),
+     # a .gguf that has no GGUF magic: the damaged-file reading
+     ll(*LL_START, "E gguf_init_from_reader: failed to read magic",
+        "E llama_model_load: error loading model: llama_model_loader: failed to load model from /models/q.gguf", *LL_EXIT),
+     "gguf-not-a-file"),
+    ("gguf-model-path-not-gguf (a safetensors file)",
+     ll("I srv          init: loading model", "I srv    load_model: loading model '/models/SmolLM2/model.safetensors'",
+        "E gguf_init_from_reader: invalid magic characters: '@w??', expected 'GGUF'",
+        "E llama_model_load: error loading model: llama_model_loader: failed to load model from /models/SmolLM2/model.safetensors",
+        *LL_EXIT),
+     ll(*LL_START, "E gguf_init_from_reader: invalid magic characters: '@w??', expected 'GGUF'",
+        "E llama_model_load: error loading model: llama_model_loader: failed to load model from /models/q.gguf", *LL_EXIT),
+     "gguf-not-a-file"),
+    ("gguf-version-newer",
+     ll(*LL_START, "E gguf_init_from_reader: this GGUF file is version 4 but this software only supports up to version 3",
+        "E gguf_init_from_reader: failed to read header", *LL_EXIT),
+     # a header read short with no version said: a damaged file
+     ll(*LL_START, "E gguf_init_from_reader: failed to read header", *LL_EXIT), "gguf-header-unreadable"),
+    ("llamacpp-merges-missing",
+     ll(*LL_START, "E llama_model_load: error loading model: error loading model vocabulary: cannot find tokenizer merges in model file",
+        *LL_EXIT),
+     ll(*LL_START, "E llama_model_load: error loading model: error loading model vocabulary: unknown pre-tokenizer type: 'x'",
+        *LL_EXIT), "llamacpp-unknown-pretokenizer"),
+    ("llamacpp-context-train-zero",
+     ll(*LL_START, "E llama_init_from_model: n_ctx and model->hparams.n_ctx_train cannot both be zero", *LL_CTX_FAIL),
+     ll(*LL_START, "E llama_init_from_model: n_batch and n_ubatch cannot both be zero", *LL_CTX_FAIL), None),
+    ("llamacpp-override-tensor-regex",
+     ll(*LL_START, "E llama_model_load: error loading model: Parenthesis is not closed.", *LL_EXIT),
+     ll(*LL_START, "E llama_model_load: error loading model: tensor 'blk.3.ffn_up.weight' data is not within the file bounds",
+        *LL_EXIT), None),
+    ("host-unresolvable (a port written into --host)",
+     vllm("model='/models/m', 'host': '0.0.0.0:8000'") + "Traceback (most recent call last):\n"
+     '  File "/x/vllm/entrypoints/openai/api_server.py", line 9, in create_server_socket\n    sock.bind(addr)\n'
+     "socket.gaierror: [Errno -2] Name or service not known\n",
+     # a download's DNS failure: the network, not --host
+     vllm("model='/models/m', 'host': '0.0.0.0:8000'") + "Traceback (most recent call last):\n"
+     '  File "/x/urllib3/connection.py", line 9, in _new_conn\n    sock = connection.create_connection(\n'
+     "socket.gaierror: [Errno -2] Name or service not known\n", None),
+]
+
+
 @pytest.mark.parametrize("hint, fires, look_alike, instead", CASES, ids=[c[0] for c in CASES])
 def test_fires_where_its_preconditions_hold_and_not_on_a_look_alike(tmp_path, hint, fires, look_alike, instead):
     hint = hint.split(" (")[0]  # a second case of the same hint says what differs in parentheses

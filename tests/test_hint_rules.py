@@ -53,7 +53,7 @@ SERVER_FLAGS = {
                  "--flash-attn", "--mlock", "--no-mmap", "--host", "--lora", "--mmproj", "--model-draft", "--path",
                  "--ssl-key-file", "--ssl-cert-file", "--grammar", "--grammar-file", "--chat-template-file", "--chat-template",
                  "--jinja", "--no-jinja", "--batch-size", "--ubatch-size", "--override-kv", "--split-mode", "--spec-type",
-                 "--lookup-cache-static", "--load-mode", "--mmap", "--direct-io"},
+                 "--lookup-cache-static", "--load-mode", "--mmap", "--direct-io", "--override-tensor"},
 }
 DOCKER = {"--shm-size", "--ipc", "--port", "--help", "--gpus", "--runtime", "--ulimit", "--mpi", "--no-build-isolation"}  # the container's, launcher's and installer's flags (docker run, nvidia-ctk, srun, pip), and those every server has
 RAY = {"--address", "--num-gpus"}  # `ray start`'s own, for a server run over Ray (vLLM's workers)

@@ -117,7 +117,11 @@ WRONG_NUMBERS = {"context": ("-c", "100000000"), "slots": ("-np", "5000"), "nega
     [
         ("truncated", r"error loading model: tensor '[^']+' data is not within the file bounds",
          "the GGUF file is shorter than its header says"),
-        ("directory", r"failed to read magic", None),  # llama.cpp's first E line; the loader's error follows it
+        ("directory", r"failed to read magic", "which is no .gguf file"),  # llama.cpp's first E line; the loader's error follows it
+        # round 4, R7: a checkpoint's safetensors given to -m, and a GGUF of a newer version than this reader
+        ("safetensors", r"invalid magic characters", "a safetensors file (a Hugging Face checkpoint's weights)"),
+        ("newer gguf", r"this GGUF file is version 4 but this software only supports up to version 3",
+         "newer than this llama.cpp reads"),
         # cut inside the header: the reader's own words (gguf_init_from_reader), not the file's end
         ("header cut", r"failed to read key-value pairs", "could not read the GGUF's key-value pairs"),
         # a context whose KV cache the host cannot hold: the CPU buffer is the host's memory (not the GPU
@@ -139,6 +143,14 @@ def test_a_real_failing_start_is_failed_with_the_servers_first_error(tmp_path, e
             cut.write(whole.read(keep))  # the header and the first layers, or the header's start: the rest is cut
     elif case in WRONG_NUMBERS:
         model = GGUF
+    elif case == "safetensors":
+        model = tmp_path / "model.safetensors"
+        model.write_bytes(b"\x40\x77\x00\x00\x00\x00\x00\x00" + b'{"__metadata__": {}}' * 8)  # as safetensors starts
+    elif case == "newer gguf":
+        model = tmp_path / "v4.gguf"
+        data = bytearray(GGUF.read_bytes())
+        data[4:8] = (4).to_bytes(4, "little")  # the header's version field, after the magic
+        model.write_bytes(bytes(data))
     else:
         model = tmp_path / "a-folder"
         model.mkdir()

@@ -243,13 +243,18 @@ async def test_a_real_worker_killed_is_failed_naming_it_promptly(tmp_path):
         (("--allowed-origins", "http://localhost:3000"), {}, r"invalid loads value", "takes a JSON list"),
         (("--enable-lora", "--lora-modules", "sql-lora:/nonexistent/sql-lora"), {}, r"Invalid JSON format for --lora-modules",
          "--lora-modules takes name=path"),
-        # round 4, stop 46: an option of an older release
+        # round 4, stop 46: an option of an older release; R7's
         (("--speculative-model", "/nonexistent/draft", "--num-speculative-tokens", "3"), {},
          r"unrecognized arguments: --speculative-model", "speculative decoding is set with one JSON, --speculative-config"),
+        (("--speculative-config", '{"method": "ngram", "prompt_lookup_max": 4}'), {},
+         r"num_speculative_tokens must be provided", 'add "num_speculative_tokens": N'),
+        (("--load-format", "pt"), {}, r"Cannot find any model weights", "--load-format pt makes vLLM look in"),
+        ((), {"VLLM_LOGGING_CONFIG_PATH": "/nonexistent/logging.json"}, r"Could not load logging config",
+         "VLLM_LOGGING_CONFIG_PATH names /nonexistent/logging.json, which does not exist"),
     ],
     ids=["quantization", "chat-template", "out-of-range", "json", "port", "zero-length", "derived-field", "tool-choice",
          "tool-parser", "reasoning-parser", "ngram-window", "logging-level", "size-with-unit", "sleep-mode", "expert-parallel",
-         "task-removed", "cors-list", "lora-modules-format", "speculative-flags-removed"],
+         "task-removed", "cors-list", "lora-modules-format", "speculative-flags-removed", "speculative-tokens-missing", "load-format", "logging-config-missing"],
 )
 def test_a_real_start_given_a_wrong_option_is_failed_on_it_with_the_hint_that_fixes_it(
     tmp_path, extra, environment, first_error, hint,
