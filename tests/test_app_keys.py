@@ -342,3 +342,38 @@ async def test_rank_grid_at_80_columns_keeps_every_phase_column():
         tp7 = next(line for line in text.splitlines() if line.strip().startswith("TP7 "))
         cells = re.findall(r"✓\d+s\b", tp7.split("│")[0])  # whole times, the last one not cut
         assert len(columns) >= 5 and len(cells) == len(columns), text
+
+
+async def test_i_shows_a_failed_starts_hints_in_full_where_the_header_cuts_them():
+    """At 80 columns the header has two rows for the first hint and cuts the rest of it (round 4, stop 46:
+    a real llama.cpp given a folder as -m, whose hint ends in the conversion the operator needs); ``i``
+    shows every hint whole, its link too, and the footer offers it once the start has failed."""
+    folder = "/root/.cache/watchtower/real-servers/models/SmolLM2-135M-Instruct"
+    log = ("0.00.002.865 I srv          init: loading model\n"
+           f"0.00.002.895 I srv    load_model: loading model '{folder}'\n"
+           "0.00.003.000 E gguf_init_from_reader: failed to read magic\n"
+           f"0.00.003.100 E llama_model_load: error loading model: llama_model_loader: failed to load model from {folder}\n"
+           "0.00.003.200 E srv          init: exiting due to model loading error\n")
+    app = make_app(fixed_session(log.encode()))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        shown = screen_text(app)
+        assert "convert_hf_to_gguf.py" not in shown  # the header's two rows end before the fix
+        assert " i " in shown.splitlines()[-1] and "Hints" in shown.splitlines()[-1], shown.splitlines()[-1]
+        await pilot.press("i")
+        await pilot.pause()
+        assert app.screen.__class__.__name__ == "HintsScreen"
+        words = screen_text(app)
+        assert "convert_hf_to_gguf.py" in words and "download a GGUF of the model" in words, words
+        assert "github.com/ggml-org/llama.cpp/discussions/2948" in words
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen.__class__.__name__ != "HintsScreen"
+
+
+async def test_i_says_so_where_no_hint_speaks():
+    app = make_app(fixed_session(HEAD.encode()))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("i")
+        await pilot.pause()
+        assert "no hint: the start has not failed" in screen_text(app)

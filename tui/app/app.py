@@ -33,7 +33,7 @@ from textual.widgets import Input, Static
 
 from tui.app.clipboard import copy_text
 from tui.app.gpus import GpuPanel
-from tui.app.header import VerdictHeader
+from tui.app.header import HintsScreen, VerdictHeader
 from tui.app.keys import ACTIONS, DESCRIPTIONS, KEYS, HelpScreen, KeyBar, app_keys, key_of, shown_key
 from tui.app.logview import LogView
 from tui.app.messages import Changes, NodesChanged
@@ -446,13 +446,16 @@ class WatchtowerApp(App[int]):
 
     def footer_entries(self) -> list[tuple[str, str, str]]:
         """(key, key as shown, short description) of the keys the footer shows, in order; ``w``
-        (the report) once the startup has failed or died, when it is what one does next."""
+        (the report) once the startup has failed or died, when it is what one does next, and ``i``
+        (the hints in full) where the header shows one."""
         entries = app_keys(self)
         if self.is_running and self.verdict().kind in ("failed", "dead", "refused"):
             copy, report = key_of("copy_error", self.keymap), key_of("write_report", self.keymap)
             after = next((i + 1 for i, entry in enumerate(entries) if entry[0] == copy), len(entries))
             # after y (copy the error): both follow a failure
             entries.insert(after, (report, shown_key("write_report", self.keymap), "Report"))
+            if self.query_one(VerdictHeader).pushed_hints():
+                entries.insert(1, (key_of("hints", self.keymap), shown_key("hints", self.keymap), "Hints"))
         entries += [self.extra_entry(action) for action in self._extra_keys if ACTIONS[action].show]
         return entries
 
@@ -632,6 +635,9 @@ class WatchtowerApp(App[int]):
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(self.key_rows()))
+
+    def action_hints(self) -> None:
+        self.push_screen(HintsScreen(self.query_one(VerdictHeader).pushed_hints(), self.palette, self.fix_key))
 
     def survivors(self) -> list[tuple[str, int, str]]:
         """The server's processes still alive after its main process ended — ``(host, pid, words)``

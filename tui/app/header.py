@@ -7,7 +7,12 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
 from textual.widget import Widget
+from textual.widgets import Static
 
 from tui.app.themes import Palette
 from tui.core.lines import clean
@@ -73,6 +78,12 @@ class VerdictHeader(Widget):
         self.verdict: Verdict | None = None
         #: The hints last drawn under a FAILED verdict (the F key applies the first one's fix).
         self.hints: list[Diagnosis] = []
+
+    def pushed_hints(self) -> list[Diagnosis]:
+        """The hints of the verdict the judging stage pushed last, where it is FAILED: what the header
+        draws (``i`` shows them whole, the footer offers ``i`` for them) whether or not it has drawn it yet."""
+        pushed = self.judging.last
+        return list(pushed.hints) if pushed is not None and STYLE.get(pushed.verdict.kind, pushed.verdict.kind) == "failed" else []
 
     def render(self) -> Text:
         palette = self.app.palette  # type: ignore[attr-defined]
@@ -166,3 +177,46 @@ def hint_rows(hint: Diagnosis, width: int, palette: Palette, console: Console, f
         lines[1].append(" " + " ".join(line.plain for line in lines[2:]))
         lines[1].truncate(width - 1, overflow="ellipsis")
     return [Text(" ", end="") + line if i else line for i, line in enumerate(lines[:2])]
+
+
+class HintsScreen(ModalScreen[None]):
+    """``i``: a failed start's hints in full — why, the fix and the link of each — where the
+    header has room for the first one's two rows only (an 80-column pane cuts most of them)."""
+
+    DEFAULT_CSS = """
+    HintsScreen { align: center middle; }
+    HintsScreen > VerticalScroll { width: 104; max-width: 96%; height: auto; max-height: 90%;
+                                   border: round $primary; padding: 0 2; background: $panel;
+                                   border-subtitle-align: right; }
+    HintsScreen Static { width: 100%; }
+    """
+    BINDINGS = [Binding("escape,q,i", "dismiss", "Close")]
+
+    def __init__(self, hints: list[Diagnosis], palette: Palette, fix_key: str | None = None) -> None:
+        super().__init__()
+        self.hints, self.palette, self.fix_key = hints, palette, fix_key
+
+    def compose(self) -> ComposeResult:
+        palette, text = self.palette, Text(end="")
+        for n, hint in enumerate(self.hints):
+            if n:
+                text.append("\n\n")
+            text.append(f"hint (line {hint.line}): " if hint.line else "hint: ", palette.style("title"))
+            text.append(clean(hint.why))
+            if hint.fix:
+                fixes = "; ".join(action.text for action in hint.fix) if self.fix_key else fix_words(hint.fix)
+                text.append("\nfix: ", palette.style("title"))
+                text.append(clean(fixes))
+                if self.fix_key:
+                    text.append(f"  [{self.fix_key}] apply" if n == 0 else "", palette.style("dim"))
+            if hint.link:
+                text.append("\n" + clean(hint.link), palette.style("dim"))
+        if not self.hints:
+            text.append("no hint: the start has not failed, or no hint knows its failure", palette.style("dim"))
+        with VerticalScroll(id="hints") as scroll:
+            scroll.border_title = "Hints"
+            scroll.border_subtitle = "↑↓ PgUp PgDn scroll · Esc close"
+            yield Static(text)
+
+    def on_mount(self) -> None:
+        self.query_one(VerticalScroll).focus()

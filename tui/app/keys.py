@@ -25,6 +25,7 @@ from tui.app.themes import Palette
 KEYS: list[Binding] = [
     Binding("e", "next_error", "Error", id="next_error"),
     Binding("E", "prev_error", "Prev error", show=False, id="prev_error"),
+    Binding("i", "hints", "Hints", show=False, id="hints"),
     Binding("slash", "search", "Search", key_display="/", id="search"),
     Binding("n", "search_next", "Next match", show=False, id="search_next"),
     Binding("N", "search_prev", "Prev match", show=False, id="search_prev"),
@@ -127,6 +128,7 @@ def check_keymap(keymap: dict[str, str]) -> str | None:
 DESCRIPTIONS: dict[str, str] = {
     "next_error": "next error (traceback block) in the log",
     "prev_error": "previous error",
+    "hints": "a failed start's hints in full, each with its fix and link (the header cuts the first to two rows)",
     "search": "search the log (Enter finds, Escape closes)",
     "search_next": "next search match",
     "search_prev": "previous search match",

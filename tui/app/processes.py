@@ -2,7 +2,7 @@
 
 Shown once writer discovery has named the processes (``tui.core.writers``); a process
 that ended stays listed, with its exit status when it can be known. The helpers (compilers,
-probes: processes whose end is no failure) take one line; ``h`` lists them.
+probes: processes whose end is no failure) take one line; ``H`` lists them.
 """
 
 from __future__ import annotations
