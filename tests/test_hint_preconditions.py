@@ -2584,6 +2584,18 @@ CASES += [  # round 4, R7: real servers started wrong on purpose again (measured
 ]
 
 
+CASES += [  # round 4, R7 24: an adapter for another base model (the fix was right, its reasons were not this one's)
+    ("llamacpp-lora-wrong-base",
+     ll(*LL_START, "E llama_adapter_lora_init_from_file_ptr: failed to apply lora adapter: tensor 'blk.0.attn_q.weight' has "
+        "incorrect shape (hint: maybe wrong base model?)", "E cmn  common_init_: failed to load lora adapter '/m/sql-lora.gguf'",
+        *LL_CTX_FAIL),
+     # the base model's own GGUF given as the adapter: the type, not the shape
+     ll(*LL_START, "E llama_adapter_lora_init_from_file_ptr: failed to apply lora adapter: expect general.type to be 'adapter', "
+        "but got: model", "E cmn  common_init_: failed to load lora adapter '/m/q.gguf'", *LL_CTX_FAIL),
+     "llamacpp-lora-failed"),
+]
+
+
 @pytest.mark.parametrize("hint, fires, look_alike, instead", CASES, ids=[c[0] for c in CASES])
 def test_fires_where_its_preconditions_hold_and_not_on_a_look_alike(tmp_path, hint, fires, look_alike, instead):
     hint = hint.split(" (")[0]  # a second case of the same hint says what differs in parentheses
