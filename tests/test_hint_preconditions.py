@@ -2596,6 +2596,14 @@ CASES += [  # round 4, R7 24: an adapter for another base model (the fix was rig
 ]
 
 
+CASES += [  # round 4 stop 46, P8 (4 published failed startups, held out: 2 right, 1 partly, 1 none)
+    ("llamacpp-architecture-empty",
+     ll(*LL_START, "E llama_model_load: error loading model: unknown model architecture: ''", *LL_EXIT),
+     ll(*LL_START, "E llama_model_load: error loading model: unknown model architecture: 'qwen9'", *LL_EXIT),
+     "llamacpp-unknown-architecture"),
+]
+
+
 @pytest.mark.parametrize("hint, fires, look_alike, instead", CASES, ids=[c[0] for c in CASES])
 def test_fires_where_its_preconditions_hold_and_not_on_a_look_alike(tmp_path, hint, fires, look_alike, instead):
     hint = hint.split(" (")[0]  # a second case of the same hint says what differs in parentheses
