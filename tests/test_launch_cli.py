@@ -234,3 +234,31 @@ def test_run_ending_dead_names_the_ranks_its_main_process_left_running(tmp_path,
         for pid in ranks:
             if is_alive(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+#: llama.cpp failing to make a context far larger than the machine: its allocator's refusal first, the
+#: context's own words (what the right hint reads) a moment later, then it exits at once
+LAST_WORDS = r'''
+import sys, time
+say = lambda line: (sys.stdout.write(line + "\n"), sys.stdout.flush())
+say("0.00.003.822 I srv    load_model: loading model '/models/q.gguf'")
+say("0.03.916.578 E ggml_aligned_malloc: insufficient memory (attempted to allocate 2197265.62 MB)")
+time.sleep(0.3)
+for line in ["0.03.917.821 E ggml_backend_cpu_buffer_type_alloc_buffer: failed to allocate buffer of size 2304000000000",
+             "0.04.020.786 E llama_init_from_model: failed to initialize the context: failed to allocate buffer for kv cache",
+             "0.04.020.852 E cmn  common_init_: failed to create context with model '/models/q.gguf'",
+             "0.04.021.140 E srv          init: exiting due to model loading error"]:
+    say(line)
+sys.exit(1)
+'''
+
+
+def test_a_failed_launch_ends_only_once_its_last_lines_are_judged(tmp_path, env):
+    """The failure's first words arrive while the server still runs, the words that name the cause
+    just before it exits: the process is reaped at once, and the end waits for the log to be read to
+    its last line and judged — the hint those lines call for is said (CI's real llama.cpp tier lost it
+    under load, the end said before them)."""
+    result = watchtower(env, "run", "--plain", "--no-check", "--gpus", "none", "--name", "words", "--log-dir",
+                        str(tmp_path / "logs"), "--", sys.executable, "-c", LAST_WORDS)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "the KV cache for this context does not fit" in result.stdout, result.stdout

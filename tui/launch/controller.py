@@ -132,6 +132,8 @@ class Launch:
         self._log: AttemptLog | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._notified: set[int] = set()
+        #: attempt -> set once its exit is judged: its log read to the end, the verdict (and hints) decided
+        self._exits_judged: dict[int, asyncio.Event] = {}
         self._claimed = False  # this launch holds the history's lock on its name
         self.outcome = Outcome(self)
 
@@ -698,9 +700,20 @@ class Launch:
         notified = event.attempt in self._notified
         self._tell_process()
         self.evaluate()
+        self._exit_judged(event.attempt).set()
         self.outcome.on_exit(event, notified)
         if self.run is not None and self.run.attempt == event.attempt:
             self.publish(AttemptExited(self.run))
+
+    def _exit_judged(self, attempt: int) -> asyncio.Event:
+        return self._exits_judged.setdefault(attempt, asyncio.Event())
+
+    async def exit_judged(self, run: AttemptRun) -> None:
+        """Until ``run``'s exit is judged: its log drained to its last line and the verdict decided
+        with it, the hints its last lines call for among them. The process can be reaped first (its
+        ``wait`` returns): a front end that ends there may end before the failure's later words are
+        read (a real llama.cpp names its KV cache three lines after its first allocation error)."""
+        await self._exit_judged(run.attempt).wait()
 
     @contextlib.asynccontextmanager
     async def _claim(self) -> AsyncIterator[None]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import sys
 from collections.abc import Callable, Iterable
@@ -21,6 +22,10 @@ if TYPE_CHECKING:
     from tui.launch.spec import LaunchSpec
     from tui.present.metrics import Watched
     from tui.present.plain import LogPresenter
+
+#: How long a failed launch's end waits, once its process is reaped, for its exit to be judged (its log
+#: drained to the last line: up to ten times the launch's EXIT_DRAIN, 0.5 s, on a loaded machine).
+EXIT_JUDGED_S = 6.0
 
 
 def make_launch(
@@ -219,6 +224,10 @@ async def _run_plain(spec: LaunchSpec, options: LaunchOptions, session: WatchSes
                     f" with `kill -INT -- -{launch.run.pgid}`", "left_running", pid=launch.run.shown_pid,
                     attempt=launch.run.attempt, name=spec.name,
                 )
+        if launch.run is not None and not launch.server_running:  # its last lines judged before the end is said
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(EXIT_JUDGED_S):
+                    await launch.exit_judged(launch.run)
         printer.launch_survivors()  # its main process gone, its ranks may still run: last of all
         status = verdict.exit_status
         return status
