@@ -372,6 +372,7 @@ class KnowledgeBase:
         ``root`` or its preconditions): then what the error itself advises is no safe fallback."""
         kinds = {k.lower() for k in (error.kind, error.category) if k}
         ruled_out = False
+        read: dict[bool, list[str]] = {}  # what the patterns search, made once (fallback: the error's own words)
         for hint in self.hints:
             if hint.fallback != fallback:
                 continue
@@ -387,7 +388,10 @@ class KnowledgeBase:
                 continue
             values: dict[str, str] = {}
             if hint.pattern is not None:
-                found = _search(hint.pattern, _own_texts(error) if hint.fallback else _texts(error), hint.exclude)
+                texts = read.get(hint.fallback)
+                if texts is None:
+                    texts = read[hint.fallback] = _own_texts(error) if hint.fallback else _texts(error)
+                found = _search(hint.pattern, texts, hint.exclude)
                 if found is None and not (hint.either and kind_ok):
                     continue
                 values.update(_groups(found) if found is not None else {})
