@@ -7,13 +7,10 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.text import Text
-from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
 from textual.widget import Widget
-from textual.widgets import Static
 
+from tui.app.keys import ScrollingModal
 from tui.app.themes import Palette
 from tui.core.lines import clean
 from tui.core.verdict import DEAD, LOADING, REFUSED, STALLED, STOPPING, TIMEOUT, Verdict
@@ -133,7 +130,7 @@ class VerdictHeader(Widget):
         line.append(" " + clean(current.detail), style=palette.style("failed" if kind == "failed" else "title"))
         line.truncate(width, overflow="ellipsis")
         rows = [top, line]
-        found = self.hints = list(pushed.hints) if kind == "failed" else []
+        found = self.hints = self.pushed_hints()
         if found:
             fix_key = getattr(self.app, "fix_key", None)
             rows.extend(hint_rows(found[0], width, palette, self.app.console, fix_key=fix_key))
@@ -179,44 +176,28 @@ def hint_rows(hint: Diagnosis, width: int, palette: Palette, console: Console, f
     return [Text(" ", end="") + line if i else line for i, line in enumerate(lines[:2])]
 
 
-class HintsScreen(ModalScreen[None]):
+class HintsScreen(ScrollingModal):
     """``i``: a failed start's hints in full — why, the fix and the link of each — where the
     header has room for the first one's two rows only (an 80-column pane cuts most of them)."""
 
-    DEFAULT_CSS = """
-    HintsScreen { align: center middle; }
-    HintsScreen > VerticalScroll { width: 104; max-width: 96%; height: auto; max-height: 90%;
-                                   border: round $primary; padding: 0 2; background: $panel;
-                                   border-subtitle-align: right; }
-    HintsScreen Static { width: 100%; }
-    """
-    BINDINGS = [Binding("escape,q,i", "dismiss", "Close")]
+    BINDINGS = [Binding("i", "dismiss", "Close")]
 
     def __init__(self, hints: list[Diagnosis], palette: Palette, fix_key: str | None = None) -> None:
-        super().__init__()
-        self.hints, self.palette, self.fix_key = hints, palette, fix_key
-
-    def compose(self) -> ComposeResult:
-        palette, text = self.palette, Text(end="")
-        for n, hint in enumerate(self.hints):
+        text = Text(end="")
+        for n, hint in enumerate(hints):
             if n:
                 text.append("\n\n")
             text.append(f"hint (line {hint.line}): " if hint.line else "hint: ", palette.style("title"))
             text.append(clean(hint.why))
             if hint.fix:
-                fixes = "; ".join(action.text for action in hint.fix) if self.fix_key else fix_words(hint.fix)
+                fixes = "; ".join(action.text for action in hint.fix) if fix_key else fix_words(hint.fix)
                 text.append("\nfix: ", palette.style("title"))
                 text.append(clean(fixes))
-                if self.fix_key:
-                    text.append(f"  [{self.fix_key}] apply" if n == 0 else "", palette.style("dim"))
+                if fix_key and n == 0:  # (the key applies the first hint's fix)
+                    text.append(f"  [{fix_key}] apply", palette.style("dim"))
             if hint.link:
                 text.append("\n" + clean(hint.link), palette.style("dim"))
-        if not self.hints:
+        if not hints:
             text.append("no hint: the start has not failed, or no hint knows its failure", palette.style("dim"))
-        with VerticalScroll(id="hints") as scroll:
-            scroll.border_title = "Hints"
-            scroll.border_subtitle = "↑↓ PgUp PgDn scroll · Esc close"
-            yield Static(text)
-
-    def on_mount(self) -> None:
-        self.query_one(VerticalScroll).focus()
+        super().__init__("Hints", text, "hints")
+        self.hints = hints

@@ -10,6 +10,7 @@ import functools
 
 from typing import Protocol
 
+from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -163,36 +164,47 @@ class KeyedApp(Protocol):
     def footer_entries(self) -> list[tuple[str, str, str]]: ...
 
 
-class HelpScreen(ModalScreen[None]):
-    """``?``: every key and what it does; scrolls when the terminal is too short for it."""
+class ScrollingModal(ModalScreen[None]):
+    """A modal of one text under a title, which scrolls when the terminal is too short for it
+    (``?``'s keys, ``i``'s hints)."""
 
     DEFAULT_CSS = """
-    HelpScreen { align: center middle; }
-    HelpScreen > VerticalScroll { width: 104; max-width: 96%; height: auto; max-height: 90%;
-                                  border: round $primary; padding: 0 2; background: $panel;
-                                  border-subtitle-align: right; }
-    HelpScreen Static { width: 100%; }
+    ScrollingModal { align: center middle; }
+    ScrollingModal > VerticalScroll { width: 104; max-width: 96%; height: auto; max-height: 90%;
+                                      border: round $primary; padding: 0 2; background: $panel;
+                                      border-subtitle-align: right; }
+    ScrollingModal Static { width: 100%; }
     """
-    BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close")]
+    BINDINGS = [Binding("escape,q", "dismiss", "Close")]
 
-    def __init__(self, rows: list[tuple[str, str]]) -> None:
+    def __init__(self, title: str, body: RenderableType, scroll_id: str) -> None:
         super().__init__()
-        self.rows = rows
+        self.title_text, self.body, self.scroll_id = title, body, scroll_id
 
     def compose(self) -> ComposeResult:
-        table = Table.grid(padding=(0, 2))
-        table.add_column(style="bold", no_wrap=True)
-        table.add_column()  # descriptions wrap under themselves on a narrow terminal
-        for key, description in [*self.rows, ("", ""), ("ctrl+p", "command palette (the same actions)"),
-                                 ("escape", "close this help")]:
-            table.add_row(key, description)
-        with VerticalScroll(id="help") as scroll:
-            scroll.border_title = "Watchtower keys"
+        with VerticalScroll(id=self.scroll_id) as scroll:
+            scroll.border_title = self.title_text
             scroll.border_subtitle = "↑↓ PgUp PgDn scroll · Esc close"
-            yield Static(table)
+            yield Static(self.body)
 
     def on_mount(self) -> None:
         self.query_one(VerticalScroll).focus()
+
+
+class HelpScreen(ScrollingModal):
+    """``?``: every key and what it does."""
+
+    BINDINGS = [Binding("question_mark", "dismiss", "Close")]
+
+    def __init__(self, rows: list[tuple[str, str]]) -> None:
+        table = Table.grid(padding=(0, 2))
+        table.add_column(style="bold", no_wrap=True)
+        table.add_column()  # descriptions wrap under themselves on a narrow terminal
+        for key, description in [*rows, ("", ""), ("ctrl+p", "command palette (the same actions)"),
+                                 ("escape", "close this help")]:
+            table.add_row(key, description)
+        super().__init__("Watchtower keys", table, "help")
+        self.rows = rows
 
 
 class KeyBar(Widget):
