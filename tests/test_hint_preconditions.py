@@ -2604,6 +2604,44 @@ CASES += [  # round 4 stop 46, P8 (4 published failed startups, held out: 2 righ
 ]
 
 
+CASES += [  # round 4, P9 (published failed startups, held out): what they missed
+    # a kernel JIT that cannot build is the cause, however SGLang reports it (sglang#2527)
+    ("ninja-missing (SGLang's capture failure)",
+     sglang() + "[2026-03-04 11:00:40 TP0] Capture cuda graph begin. This can take up to several minutes.\n"
+     + tb("Exception: Capture cuda graph failed: Ninja is required to load C++ extensions", "cuda_graph_runner"),
+     sglang() + "[2026-03-04 11:00:40 TP0] Capture cuda graph begin. This can take up to several minutes.\n"
+     + tb("Exception: Capture cuda graph failed: an illegal memory access was encountered", "cuda_graph_runner"),
+     "graph-capture-failed"),
+    # an older build reads a projector's header and knows no 'clip' architecture (llama.cpp#7799)
+    ("llamacpp-projector-as-model (an older build: unknown 'clip')",
+     LLAMA + "llama_model_load: error loading model: error loading model architecture: unknown model architecture: "
+     "'clip'\n" + LLAMA_FAIL,
+     LLAMA + "llama_model_load: error loading model: error loading model architecture: unknown model architecture: "
+     "'clipper'\n" + LLAMA_FAIL, "llamacpp-unknown-architecture"),
+    # compute buffers kept 4 times over on a model split over GPUs (ik_llama.cpp#749)
+    ("llamacpp-pipeline-copies-oom",
+     LLAMA + "llama_new_context_with_model: pipeline parallelism enabled (n_copies=4)\n"
+     "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 279356.51 MiB on device 0: cudaMalloc failed: out of memory\n"
+     "ggml_gallocr_reserve_n: failed to allocate CUDA0 buffer of size 292926534144\n"
+     "llama_new_context_with_model: failed to allocate compute buffers\n",
+     # one copy: the context itself is too big
+     LLAMA + "llama_new_context_with_model: pipeline parallelism enabled (n_copies=1)\n"
+     "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 279356.51 MiB on device 0: cudaMalloc failed: out of memory\n"
+     "ggml_gallocr_reserve_n: failed to allocate CUDA0 buffer of size 292926534144\n"
+     "llama_new_context_with_model: failed to allocate compute buffers\n", "llamacpp-context-oom"),
+    # torchao going on without its extension is no failure: the OOM after it is (sglang#5576)
+    ("undefined-symbol-library (a package that goes on without it is not the failure)",
+     vllm() + V + "ImportError: /usr/local/lib/python3.10/dist-packages/torchao/_C.abi3.so: undefined symbol: "
+     "_ZN3c105ErrorC2ENS_14SourceLocationENSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE\n",
+     sglang("tp_size=1, quantization='fp8'") + "[2026-03-04 11:00:03] Skipping import of cpp extensions: "
+     "/usr/local/lib/python3.10/dist-packages/torchao/_C.abi3.so: undefined symbol: "
+     "_ZN3c105ErrorC2ENS_14SourceLocationENSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE\n"
+     "[2026-03-04 11:00:10 TP0] Load weight begin. avail mem=15.28 GB\n"
+     + tb("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 114.00 MiB. GPU 0 has a total capacity of "
+          "15.58 GiB of which 54.38 MiB is free.", "fp8"), "weights-oom-quantised"),
+]
+
+
 @pytest.mark.parametrize("hint, fires, look_alike, instead", CASES, ids=[c[0] for c in CASES])
 def test_fires_where_its_preconditions_hold_and_not_on_a_look_alike(tmp_path, hint, fires, look_alike, instead):
     hint = hint.split(" (")[0]  # a second case of the same hint says what differs in parentheses
@@ -2978,3 +3016,12 @@ def test_a_submodule_missing_names_no_direction_the_log_does_not_show(tmp_path):
     assert "older" in hint.why and "newer" in hint.why and "most often" not in hint.why
     assert "the vllm version the server requires" in hint.why
 
+
+
+def test_a_submodule_missing_names_the_package_that_installs_its_top_module(tmp_path):
+    """``cuda`` is cuda-python's (sglang#6363: "No module named 'cuda.bindings'", imported by
+    deep_gemm): the release to install is named by its PyPI package, not by the import name, where
+    the table knows it."""
+    _, (hint,) = scan(tmp_path, "ModuleNotFoundError: No module named 'cuda.bindings'\n")
+    assert hint.id == "module-not-found-submodule"
+    assert "install the cuda-python release the server requires" in hint.why

@@ -66,7 +66,7 @@ PACKAGE_OF_MODULE = {
     "fitz": "PyMuPDF", "docx": "python-docx", "skimage": "scikit-image", "serial": "pyserial", "git": "GitPython",
     "websocket": "websocket-client", "pynvml": "nvidia-ml-py", "huggingface_hub": "huggingface-hub",
     "sentencepiece": "sentencepiece", "qwen_vl_utils": "qwen-vl-utils", "mistral_common": "mistral-common",
-    "partial_json_parser": "partial-json-parser", "prometheus_client": "prometheus-client",
+    "partial_json_parser": "partial-json-parser", "prometheus_client": "prometheus-client", "cuda": "cuda-python",
     # the same name on PyPI
     "transformers": "transformers", "accelerate": "accelerate", "einops": "einops", "tiktoken": "tiktoken",
     "peft": "peft", "safetensors": "safetensors", "datasets": "datasets", "numpy": "numpy", "scipy": "scipy",
