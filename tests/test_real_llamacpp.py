@@ -127,7 +127,7 @@ WRONG_NUMBERS = {"context": ("-c", "100000000"), "slots": ("-np", "5000"), "nega
         # a context whose KV cache the host cannot hold: the CPU buffer is the host's memory (not the GPU
         # offload's hint), and the context's own words come three lines after the first error, the
         # server still running: the hint they call for is said then
-        ("context", r"insufficient memory", "the KV cache for this context does not fit"),
+        ("context", r"insufficient memory", "the KV cache and compute buffers for this context do not fit"),
         # numbers llama.cpp refuses as it makes its context (round 4, stop 44: no hint before)
         ("slots", r"n_seq_max must be <= \d+", "lower --parallel to"),
         ("negative context", r"n_ctx_seq == 0", "give --ctx-size a positive number"),
@@ -192,7 +192,17 @@ def _wrong_option(case: str, tmp_path: Path) -> tuple[str, ...]:
         "cache type block": ("-ctk", "q2_K"),
         "web assets missing": ("--path", str(tmp_path / "webui")),
         "TLS": ("--ssl-key-file", str(tmp_path / "server.key"), "--ssl-cert-file", str(tmp_path / "server.pem")),
+        "web page as the model": ("-m", str(_web_page(tmp_path))),
+        "flag given bare": ("-fa",),
+        "vLLM's context flag": ("--max-model-len", "2048"),
     }[case]
+
+
+def _web_page(tmp_path: Path) -> Path:
+    """What `wget` of the Hub's /blob/ URL saves under the GGUF's name: the page, not the file (round 4 R8)."""
+    page = tmp_path / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    page.write_text("<!doctype html>\n<html><head><title>SmolLM2-135M-Instruct.Q4_1.gguf</title></head></html>\n")
+    return page
 
 
 @pytest.mark.parametrize(
@@ -214,6 +224,10 @@ def _wrong_option(case: str, tmp_path: Path) -> tuple[str, ...]:
         # the HTTP server's own start (before: STARTING, its two E lines counted as warnings)
         ("web assets missing", r"static assets path not found", "does not exist where the server runs"),
         ("TLS", r"built without SSL support", "this llama.cpp build has no TLS"),
+        # round 4, stop 47: R8's (a web page saved as the GGUF; a flag that takes a value now; vLLM's name for -c)
+        ("web page as the model", r"invalid magic characters: '<!do'", "the model file is a web page"),
+        ("flag given bare", r"expected one argument", "-fa/--flash-attn takes a value and got none"),
+        ("vLLM's context flag", r"unrecognized arguments: --max-model-len", "llama.cpp's -c/--ctx-size"),
     ],
 )
 def test_a_real_start_given_another_option_wrong_is_failed_with_the_hint_for_that_option(

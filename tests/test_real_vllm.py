@@ -251,10 +251,15 @@ async def test_a_real_worker_killed_is_failed_naming_it_promptly(tmp_path):
         (("--load-format", "pt"), {}, r"Cannot find any model weights", "--load-format pt makes vLLM look in"),
         ((), {"VLLM_LOGGING_CONFIG_PATH": "/nonexistent/logging.json"}, r"Could not load logging config",
          "VLLM_LOGGING_CONFIG_PATH names /nonexistent/logging.json, which does not exist"),
+        # round 4, stop 47: R8's (another program's names for a setting, an address given as a URL)
+        (("--dtype", "bf16"), {}, r"invalid choice: 'bf16'", "--dtype bfloat16"),
+        (("--kv-cache-dtype", "q8_0"), {}, r"invalid choice: 'q8_0'", "q8_0 is a llama.cpp cache type"),
+        (("--host", "http://0.0.0.0"), {}, r"Name or service not known", "--host http://0.0.0.0 is a URL"),
     ],
     ids=["quantization", "chat-template", "out-of-range", "json", "port", "zero-length", "derived-field", "tool-choice",
          "tool-parser", "reasoning-parser", "ngram-window", "logging-level", "size-with-unit", "sleep-mode", "expert-parallel",
-         "task-removed", "cors-list", "lora-modules-format", "speculative-flags-removed", "speculative-tokens-missing", "load-format", "logging-config-missing"],
+         "task-removed", "cors-list", "lora-modules-format", "speculative-flags-removed", "speculative-tokens-missing", "load-format", "logging-config-missing",
+         "dtype-short-name", "kv-cache-dtype-llamacpp", "host-url"],
 )
 def test_a_real_start_given_a_wrong_option_is_failed_on_it_with_the_hint_that_fixes_it(
     tmp_path, extra, environment, first_error, hint,

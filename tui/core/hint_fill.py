@@ -182,6 +182,14 @@ class Context:
         width = next((w for names, w in _BYTES_PER_PARAM if any(n in quantised for n in names)), 2.0)
         return round(float(size["billions"]) * 1e9 * width / 2**30 / tp, 1)
 
+    def _weights_share(self) -> float | None:
+        """The share of the GPU's memory the weights alone take (``weights_gib`` ÷ ``gpu_gib``): at
+        0.95 and above nothing is left for activations and a KV cache, whatever the memory settings
+        (a 7B model's 14.25 GiB on a 14.56 GiB T4 ran out in the profile run: a lower
+        --gpu-memory-utilization cannot help); None where either is unknown."""
+        weights, gpu = self._weights_gib(), self._gpu_gib()
+        return round(weights / gpu, 2) if weights is not None and gpu else None
+
     def _quantization(self) -> str | None:
         """The checkpoint's quantisation: the one the arguments printed, else one its name says
         (an FP8 / AWQ / GPTQ / GGUF checkpoint is quantised whatever the arguments say)."""

@@ -43,13 +43,13 @@ from tui.core.profiles import (
     trusted_patterns,
 )
 from tui.core.startup_profile import restart_evidence
-from tui.core.state import ErrorReport, Outcome, Phase, StartupState
+from tui.core.state import FAILED, ErrorReport, Outcome, Phase, StartupState
 
 Pattern = re.Pattern[str]
 
 _HINT_KEYS = {
     "id", "kind", "pattern", "lines", "match", "server", "phase", "warning", "why", "fix", "link", "links", "unless",
-    "alongside", "noise", "root", "quiet_after", "when", "unread", "not_if", "fallback", "exclude",
+    "alongside", "noise", "with_failure", "root", "quiet_after", "when", "unread", "not_if", "fallback", "exclude",
 }
 _VERSION_KEYS = {"id", "package", "below", "at_least", "with", "with_below", "with_at_least", "why", "fix", "link"}
 
@@ -148,6 +148,9 @@ class Hint:
     #: a warning that an earlier failure explains (vLLM's shm_broadcast waits after a worker died):
     #: not shown once the startup has a root cause before it
     noise: bool = False
+    #: false: a warning about the next start's speed, not about this one's failure (a compile cache
+    #: that does not load): not shown once the startup failed, where the failure's hints speak
+    with_failure: bool = True
     #: only for the startup's root cause: the same line after an earlier failure is its consequence
     #: (a router that gave up on a server that had already died), and the advice would be wrong
     root: bool = False
@@ -484,9 +487,14 @@ class KnowledgeBase:
         return out
 
     def still_relevant(self, found: Diagnosis, state: StartupState) -> bool:
-        """A warning's hint is shown unless it is noise after the startup's root cause."""
+        """A warning's hint is shown unless it is noise after the startup's root cause, or a speed
+        warning beside a failure."""
         hint = next((h for h in self.hints if h.id == found.id), None)
-        if hint is None or not hint.noise or not found.warning:
+        if hint is None or not found.warning:
+            return True
+        if not hint.with_failure and state.outcome == FAILED:
+            return False
+        if not hint.noise:
             return True
         first = state.first_error
         return first is None or found.line is None or found.line < first.line
@@ -764,6 +772,7 @@ def parse(text: str, source: str) -> KnowledgeBase:
                 unless=frozenset(k.lower() for k in _strings(f"{where}.unless", _listed(body.get("unless")))),
                 alongside=frozenset(k.lower() for k in _strings(f"{where}.alongside", _listed(body.get("alongside")))),
                 noise=_bool(f"{where}.noise", body.get("noise"), False),
+                with_failure=_bool(f"{where}.with_failure", body.get("with_failure"), True),
                 root=_bool(f"{where}.root", body.get("root"), False),
                 quiet_after=_compile(f"{where}.quiet_after", quiet_after) if quiet_after is not None else None,
                 when=tuple(_condition(f"{where}.when[{n}]", c) for n, c in enumerate(when)),
