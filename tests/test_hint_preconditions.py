@@ -3135,3 +3135,26 @@ def test_a_launchers_own_process_tag_is_read_as_vllms(tmp_path):
     state, hints = scan(tmp_path, log)
     assert [e.kind for e in state.errors][:1] == ["ValueError"]
     assert [h.id for h in hints] == ["bf16-unsupported"]
+
+
+def test_tgi_args_printed_over_many_lines_are_read(tmp_path):
+    """TGI 2's launcher pretty-prints its Args ("Args {", "    model_id: …,", …, "}") and, with num_shard
+    None, says how many shards it runs: the model and the shards are read from those lines as from the
+    one-line Args, and a weight load's OOM is then weighed against the weights ÷ TP (a 70B model on 2 shards: more than each GPU holds)."""
+    log = ("2024-06-17T13:11:09.417238Z  INFO text_generation_launcher: Args {\n"
+           "    model_id: \"meta-llama/Meta-Llama-3-70B-Instruct\",\n    revision: None,\n    num_shard: None,\n"
+           "    quantize: None,\n    max_client_batch_size: 4,\n}\n"
+           "2024-06-17T13:11:09.543642Z  INFO text_generation_launcher: Sharding model on 2 processes\n"
+           "2024-06-17T13:11:09.543717Z  INFO download: text_generation_launcher: Starting download process.\n"
+           "2024-06-17T13:11:13.648486Z  INFO download: text_generation_launcher: Successfully downloaded weights.\n"
+           "2024-06-17T13:11:13.648805Z  INFO shard-manager: text_generation_launcher: Starting shard rank=1\n"
+           "2024-06-17T13:12:40.360137Z ERROR text_generation_launcher: Error when initializing model\nTraceback (most "
+           "recent call last):\n  File \"/opt/conda/lib/python3.10/site-packages/text_generation_server/utils/weights.py\", "
+           "line 1, in get_sharded\n    return self.get_partial_sharded(tensor_name, dim)\ntorch.cuda.OutOfMemoryError: "
+           "CUDA out of memory. Tried to allocate 448.00 MiB. GPU has a total capacity of 44.34 GiB of which 160.81 MiB "
+           "is free.\n"
+           "2024-06-17T13:12:41.862513Z ERROR text_generation_launcher: Shard 1 failed to start\n")
+    state, hints = scan(tmp_path, log)
+    assert state.identity.get("model") == "meta-llama/Meta-Llama-3-70B-Instruct" and state.identity.get("tp_size") == "2"
+    # 70 × 10⁹ parameters in bf16 over 2 shards: 65.2 GiB each, on 44.34 GiB GPUs
+    assert [h.id for h in hints][:1] == ["weights-exceed-gpu"] and "65.2 GiB" in hints[0].why, [h.why for h in hints]
