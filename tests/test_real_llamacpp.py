@@ -60,9 +60,12 @@ def hand_started(tmp_path):
         server.kill()
 
 
-def run_plain(env, tmp_path, name: str, *command: str, extra: tuple[str, ...] = (), timeout: float = 90):
+def run_plain(env, tmp_path, name: str, *command: str, extra: tuple[str, ...] = (), timeout: float = 150):
+    """``run --plain`` of ``command``, given up after 90 s (a start that fails does so on its own, in about a
+    second idle; CI's real tier ran a 100M-token context's weight load in 16 s beside the vLLM starts, and the
+    20 s it had given up at was too short)."""
     return run_cli("run", "--plain", "--name", name, "--log-dir", str(tmp_path / "logs"), "--gpus", "none",
-                   "--timeout", "20", *extra, "--", *command, env=env, timeout=timeout)
+                   "--timeout", "90", *extra, "--", *command, env=env, timeout=timeout)
 
 
 def failed_on(done, first_error: str) -> str:
