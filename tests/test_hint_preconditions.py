@@ -2649,7 +2649,7 @@ CASES += [  # round 4, P9 (published failed startups, held out): what they misse
 CASES += [  # round 4, P9 and R8 (published failed startups and real failed starts, held out): what they missed
     # the weights take nearly the whole GPU (14.25 of 14.56 GiB on a T4): no lower fraction makes room
     ("weights-exceed-gpu (they fill the GPU but for a sliver)",
-     vllm() + "INFO 08-14 11:00:40 [gpu_model_runner.py:2000] Model loading took 77.00 GiB memory and 30.1 seconds\n"
+     vllm() + "INFO 08-14 11:00:40 [gpu_model_runner.py:2000] Model loading took 78.00 GiB memory and 30.1 seconds\n"
      + V + OOM + "\n",
      vllm() + "INFO 08-14 11:00:40 [gpu_model_runner.py:2000] Model loading took 70.00 GiB memory and 30.1 seconds\n"
      + V + OOM + "\n", "cuda-oom-vllm"),
@@ -2711,6 +2711,62 @@ CASES += [  # round 4, P9 and R8 (published failed startups and real failed star
      "error: failed to open file 'grammars/json.gbnf'\n",
      "error while handling argument \"--grammar-file\": error: failed to open file 'grammars/json.gbnf'\n\nusage:\n",
      "argument-file-unreadable"),
+]
+
+
+FP8E4NV = ('triton.compiler.errors.CompilationError: at 1:0:\ndef {kernel}(\n^\nValueError("type fp8e4nv not supported in '
+           'this architecture. The supported fp8 dtypes are (\'fp8e4b15\', \'fp8e5\')")')
+CASES += [  # round 4, P10 (published SGLang failed startups, held out): what they missed
+    ("attention-backend-unsupported-by-model",
+     sglang() + PY_TB + "AssertionError: Gemma4 only supports ('trtllm_mha', 'triton', 'intel_xpu') attention backend, "
+     "got prefill=flashinfer, decode=flashinfer\n",
+     # a backend that is not installed: not the model's choice
+     sglang() + PY_TB + "ModuleNotFoundError: No module named 'flashinfer'\n", None),
+    ("option-required-by-another",
+     sglang() + PY_TB + "ValueError: requires at least one encoder urls to be set via --encoder-urls\n",
+     # an error that names an option without asking for it: no advice to quote
+     sglang() + PY_TB + "ValueError: the value of --encoder-urls could not be parsed\n", None),
+    ("fp8-kv-cache-needs-newer-gpu",
+     sglang("tp_size=2, kv_cache_dtype='fp8_e4m3'") + tb(FP8E4NV.format(kernel="_fwd_grouped_kernel_stage1"), "decode_attention"),
+     # the same refusal in an FP8 checkpoint's GEMM: the weights, not the cache
+     sglang("tp_size=2") + tb(FP8E4NV.format(kernel="_w8a8_block_fp8_matmul"), "fp8_kernel"), "fp8-triton-needs-newer-gpu"),
+    ("sglang-gpu-too-old",
+     sglang() + tb("RuntimeError: SGLang only supports sm75 and above.", "model_runner"),
+     # bfloat16 missing alone is said and the start goes on: no failure
+     sglang() + "[2026-03-04 11:00:02 TP0] Compute capability below sm80. Use float16 due to lack of bfloat16 support.\n",
+     None),
+    ("marlin-moe-shape-tp",
+     sglang("tp_size=2") + tb("RuntimeError: Runtime check failed at /x/moe_wna16_marlin.cuh:963: size_k = 704, is not "
+     "divisible by b_scales.size(1) = 5", "fused_marlin_moe"),
+     # one GPU: the experts are whole there, the split cannot be what failed
+     sglang("tp_size=1") + tb("RuntimeError: Runtime check failed at /x/moe_wna16_marlin.cuh:963: size_k = 704, is not "
+     "divisible by b_scales.size(1) = 5", "fused_marlin_moe"), None),
+]
+
+
+CASES += [  # round 4, P10 (published vLLM and llama.cpp failed startups, held out): what they missed
+    # 14.19 GiB of weights on a 15.47 GiB GPU: 1.28 GiB beside them, no memory setting helps
+    ("weights-exceed-gpu (little room beside them on a small GPU)",
+     vllm() + "INFO 08-14 11:00:40 [gpu_model_runner.py:2000] Model loading took 14.19 GiB memory and 30.1 seconds\n" + V
+     + "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.02 GiB. GPU 0 has a total capacity of 15.47 GiB "
+     "of which 857.31 MiB is free.\n",
+     vllm() + "INFO 08-14 11:00:40 [gpu_model_runner.py:2000] Model loading took 12.00 GiB memory and 30.1 seconds\n" + V
+     + "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.02 GiB. GPU 0 has a total capacity of 15.47 GiB "
+     "of which 857.31 MiB is free.\n", "cuda-oom-vllm"),
+    ("chat-template-name",
+     vllm() + PY_TB + "ValueError: The supplied chat template string (tool_use) appears path-like, but doesn't exist!\n",
+     # a path that is not there: its own sentence (the name's is not said)
+     vllm() + PY_TB + "ValueError: The supplied chat template string (/t/tool_use.jinja) appears path-like, but doesn't "
+     "exist!\n", "chat-template-missing"),
+    ("vllm-attention-backend-flag-newer",
+     vllm() + "api_server.py: error: unrecognized arguments: --attention-backend FLASHINFER --enable-metrics\n",
+     vllm() + "api_server.py: error: unrecognized arguments: --enable-metrics --metrics-port 8001\n", "unrecognized-argument"),
+    ("llamacpp-gpu-arch-unsupported",
+     LLAMA + "ggml_cuda_compute_forward: FUSED_RMS_NORM failed\nCUDA error: no kernel image is available for execution on "
+     "the device\n  current device: 0, in function ggml_cuda_compute_forward at /src/ggml-cuda.cu:2313\n",
+     # torch's own, in a vLLM traceback: its wheels, not a rebuild of llama.cpp
+     vllm() + PY_TB + "RuntimeError: CUDA error: no kernel image is available for execution on the device\n",
+     "gpu-arch-unsupported"),
 ]
 
 

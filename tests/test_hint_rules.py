@@ -44,7 +44,7 @@ SERVER_FLAGS = {
         "--chat-template", "--enable-auto-tool-choice", "--tool-call-parser", "--reasoning-parser",
         "--enable-sleep-mode", "--enable-expert-parallel", "--runner", "--convert", "--allowed-origins", "--task",
         "--structured-outputs-config", "--distributed-executor-backend", "--enable-reasoning", "--worker-use-ray",
-        "--kv-cache-dtype",
+        "--kv-cache-dtype", "--attention-backend",
     },
     "trtllm": {"--port", "--tp_size", "--pp_size", "--kv_cache_free_gpu_memory_fraction", "--max_batch_size", "--max_num_tokens",
                "--trust_remote_code", "--extra_llm_api_options"},

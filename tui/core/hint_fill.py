@@ -182,13 +182,13 @@ class Context:
         width = next((w for names, w in _BYTES_PER_PARAM if any(n in quantised for n in names)), 2.0)
         return round(float(size["billions"]) * 1e9 * width / 2**30 / tp, 1)
 
-    def _weights_share(self) -> float | None:
-        """The share of the GPU's memory the weights alone take (``weights_gib`` ÷ ``gpu_gib``): at
-        0.95 and above nothing is left for activations and a KV cache, whatever the memory settings
-        (a 7B model's 14.25 GiB on a 14.56 GiB T4 ran out in the profile run: a lower
-        --gpu-memory-utilization cannot help); None where either is unknown."""
+    def _weights_room_gib(self) -> float | None:
+        """GiB of the GPU the weights alone leave (``gpu_gib`` − ``weights_gib``; below 0 where they do
+        not fit): under 2 there is no room for activations and a KV cache, whatever the memory settings
+        (7B models' 14.25 GiB on a 14.56 GiB T4, 14.19 GiB on a 15.47 GiB RTX 5080: both ran out in the
+        profile run, where a lower --gpu-memory-utilization cannot help); None where either is unknown."""
         weights, gpu = self._weights_gib(), self._gpu_gib()
-        return round(weights / gpu, 2) if weights is not None and gpu else None
+        return round(gpu - weights, 2) if weights is not None and gpu else None
 
     def _quantization(self) -> str | None:
         """The checkpoint's quantisation: the one the arguments printed, else one its name says
