@@ -155,10 +155,10 @@ async def test_a_real_prometheus_sees_the_verdict_of_a_watch_that_ends_at_once(t
     log = tmp_path / "server.log"
     log.write_bytes(b"".join(lines_of("sglang_eagle3_tp8_ready.log")))
     port = free_port()
+    proc = await watch(log, port, "--metrics-linger", "60")
+    await expect(proc, "READY (line")  # (its endpoint is bound by then: Prometheus never knocks on a free port)
     server, query = prometheus(tmp_path, port, every_s=3)
     try:
-        proc = await watch(log, port, "--metrics-linger", "60")
-        await expect(proc, "READY (line")
         assert await proc.wait() == 0
         stderr = (await proc.stderr.read()).decode()  # type: ignore[union-attr]
         assert "serving the final state until it is scraped (at most 60 s" in stderr, stderr
