@@ -260,3 +260,21 @@ async def test_a_local_log_read_from_its_start_has_its_size_as_backlog(tmp_path)
     fresh.rest.mark_backlog()
     fresh.handle(LogRestart("log", "a new file at the path"))  # the file it held is gone
     assert fresh.rest.backlog_left() == 0
+
+
+def test_the_verdict_asked_for_after_the_loop_ended_is_weighed_without_it() -> None:
+    """SIGTERM or SIGHUP ends `watch --plain` by cancelling its loop; its verdict so far is then asked
+    for outside it. A verdict that changed since the last push (a line read, not yet judged) is pushed
+    and weighed then: weighing must not need the loop to ask again later (CI saw "no verdict" then)."""
+
+    async def started() -> tuple[WatchSession, WatchEnding]:
+        source = MemorySource()
+        session, watch, _ = await watched(source, timeout=600)  # (a time to ask the clock again: the timeout)
+        source.say(HEADER)
+        await until(lambda: session.state.server is not None, timeout=10)
+        return session, watch
+
+    session, watch = asyncio.run(started())
+    watch.weigh()  # (what a push does: undecided, it would ask the clock again)
+    assert watch.over is None
+    assert session.verdict().kind in (STARTING, LOADING)

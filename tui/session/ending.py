@@ -153,7 +153,11 @@ class WatchEnding:
             if backlogged:  # looked at again as the backlog is read (reading it pushes no new verdict)
                 due = min(math.inf if due is None else due, QUIET_S)
             if due is not None:
-                self._timer = asyncio.get_running_loop().call_later(due, self._tick)
+                try:
+                    loop = asyncio.get_running_loop()
+                except RuntimeError:  # asked after the loop ended (SIGTERM or SIGHUP ended the watch, its
+                    return  # verdict so far said): the clock ends nothing any more
+                self._timer = loop.call_later(due, self._tick)
             return
         self._closing = True
         self.close()
