@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 
 from tests.app_support import CLOCK, feed, fixed_session, make_app
-from tests.support import MemorySource, screen_text
-from tui.app.gpus import render_gpus
+from tests.support import MemorySource, screen_text, until
+from tui.app.gpus import GpuPanel, render_gpus
 from tui.app.themes import discover
 from tui.core.events import ConnectionState, GpuInfo, GpuSample, GpuUnavailable, LogChunk, LogGap, LogRestart, LogTruncated
 from tui.session import ERROR, MARK, WatchSession
@@ -180,6 +180,45 @@ def test_gpu_panel_states():
     assert "GPU is lost" in rows[3]
     narrow = render_gpus(session, 36, PALETTE).plain.splitlines()
     assert all(len(r) <= 36 for r in narrow) and "70/140G" in narrow[1]
+
+
+def h200s(count: int, utilization: int) -> GpuSample:
+    gib = 1 << 30
+    return GpuSample("node", CLOCK, tuple(
+        GpuInfo(index=i, name="NVIDIA H200", memory_used=70 * gib, memory_total=140 * gib, utilization=utilization)
+        for i in range(count)))
+
+
+async def test_a_gpu_sample_repaints_its_panel_and_lays_the_screen_out_only_when_its_rows_change():
+    """At rest a sample a second changes figures, not rows: a repaint of the GPU panel, never a layout
+    of the whole screen (issue 35). GPUs that come or go change its rows, and it grows to hold them."""
+    session = fixed_session()
+    app = make_app(session)
+    async with app.run_test(size=(140, 45)) as pilot:
+        panel = app.query_one(GpuPanel)
+        asked: list[bool] = []
+        refresh = panel.refresh
+
+        def spy(*regions, layout: bool = False, **kwargs):
+            asked.append(layout)
+            return refresh(*regions, layout=layout, **kwargs)
+
+        panel.refresh = spy  # type: ignore[method-assign]
+        session.handle(h200s(12, 41))  # the first sample: drawn when it comes
+        await until(lambda: panel.size.height == 13, pilot=pilot, seen=lambda: panel.size)
+        assert asked[-1] is True
+        for utilization in (42, 43):
+            session.handle(h200s(12, utilization))
+            await pilot.pause()  # (the sample's notice reaches the app)
+            asked.clear()
+            app.second()
+            await until(lambda: f" {utilization}%" in screen_text(app), pilot=pilot)
+            assert asked == [False] and panel.size.height == 13
+        session.handle(h200s(16, 44))  # four more GPUs: four more rows
+        await pilot.pause()
+        app.second()
+        await until(lambda: panel.size.height == 17, pilot=pilot, seen=lambda: panel.size)
+        assert " 15 " in screen_text(app)
 
 
 async def test_connection_state_is_shown_in_the_header():

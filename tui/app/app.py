@@ -315,7 +315,7 @@ class WatchtowerApp(App[int]):
 
     def _draw_gpus(self) -> None:
         self._gpus_due = False
-        self.query_one(GpuPanel).refresh(layout=True)
+        self.query_one(GpuPanel).draw_sample()
         self.query_one(KeyBar).refresh()  # (k follows the GPUs' holders)
 
     def select_node(self, name: str) -> None:

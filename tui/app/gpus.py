@@ -100,7 +100,31 @@ class GpuPanel(Widget):
         #: Whether the last frame drew a sample: the first one is drawn when it comes, later ones on the
         #: app's second.
         self.drew_sample = False
+        #: The rows of the last frame: the panel's height, as each row is cut to its width.
+        self._height = 0
+        #: What ``draw_sample`` rendered for the next frame: for which node's session, at which width.
+        self._next: tuple[WatchSession, int, Text] | None = None
+
+    def draw_sample(self) -> None:
+        """Draw the latest sample, laying the screen out again only where the rows change (a GPU comes
+        or goes, a note): a sample a second, each relaying out the whole dashboard, was most of what
+        it cost at rest (issue 35). Rendered here to count them, and kept for the frame."""
+        width = self.size.width or 60
+        text = self._text(width)
+        self._next = (self.session, width, text)
+        self.refresh(layout=_height(text) != self._height)
 
     def render(self) -> Text:
+        width = self.size.width or 60
+        ready, self._next = self._next, None
+        text = ready[2] if ready is not None and ready[:2] == (self.session, width) else self._text(width)
         self.drew_sample = self.session.gpus.latest is not None
-        return render_gpus(self.session, self.size.width or 60, self.app.palette, self.enabled)  # type: ignore[attr-defined]
+        self._height = _height(text)
+        return text
+
+    def _text(self, width: int) -> Text:
+        return render_gpus(self.session, width, self.app.palette, self.enabled)  # type: ignore[attr-defined]
+
+
+def _height(text: Text) -> int:
+    return text.plain.count("\n") + 1
