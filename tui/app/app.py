@@ -316,7 +316,7 @@ class WatchtowerApp(App[int]):
     def _draw_gpus(self) -> None:
         self._gpus_due = False
         self.query_one(GpuPanel).draw_sample()
-        self.query_one(KeyBar).refresh()  # (k follows the GPUs' holders)
+        self.query_one(KeyBar).sync()  # (k follows the GPUs' holders)
 
     def select_node(self, name: str) -> None:
         """Show ``name``'s own panels (the header keeps the attempt's verdict)."""

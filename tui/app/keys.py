@@ -215,10 +215,19 @@ class KeyBar(Widget):
     """
     ALWAYS = ("help", "quit")  # actions
 
+    #: The entries the last frame drew from.
+    _drawn: list[tuple[str, str, str]] | None = None
+
+    def sync(self) -> None:
+        """Redraw only where the entries changed: the GPUs' holders come and go with a sample (``k``),
+        and a sample comes each second; the bar rarely changes with it."""
+        if self.app.footer_entries() != self._drawn:  # type: ignore[attr-defined]
+            self.refresh()
+
     def render(self) -> Text:
         app: KeyedApp = self.app  # type: ignore[assignment]
         palette = app.palette
-        entries = app.footer_entries()
+        entries = self._drawn = app.footer_entries()
         keymap = getattr(app, "keymap", None)
         always = {key_of(action, keymap) for action in self.ALWAYS}
         width = self.size.width
