@@ -2770,6 +2770,42 @@ CASES += [  # round 4, P10 (published vLLM and llama.cpp failed startups, held o
 ]
 
 
+JIT_LINK = ("RuntimeError: ninja exited with status 1\n[1/1] c++ cuda_0.o -shared -L/usr/local/cuda/lib64 -l{lib} -o k.so\n"
+            "FAILED: k.so\n/usr/bin/ld: cannot find -l{lib}\ncollect2: error: ld returned 1 exit status\n\n"
+            "During handling of the above exception, another exception occurred:\n\nTraceback (most recent call last):\n"
+            '  File "/x/cuda_graph_runner.py", line 1, in capture\n    capture()\n'
+            "Exception: Capture cuda graph failed: ninja exited with status 1")
+LL_OVERRIDE = (LLAMA + "Tensor blk.0.attn_norm.weight buffer type overriden to CUDA1\n"
+               "llama_kv_cache_init:      CUDA{kv} KV buffer size =  4666.53 MiB\n"
+               "CUDA error: an illegal memory access was encountered\n"
+               "  current device: 0, in function ggml_backend_cuda_synchronize at /src/ggml-cuda.cu:3073\n"
+               "/src/ggml-cuda.cu:110: CUDA error\n")
+
+CASES += [  # round 4, P11 (published SGLang and llama.cpp failed startups, held out): what they missed
+    ("moe-expert-weight-layout",
+     sglang() + tb("KeyError: 'model.layers.0.mlp.experts.w2_qweight'", "model_loader", "qwen3_moe"),
+     # a dense layer's tensor: the checkpoint's variant, not its experts' layout
+     sglang() + tb("KeyError: 'model.layers.0.self_attn.qkv_proj.qweight'", "model_loader", "qwen3"), "weight-names"),
+    ("jit-link-library-missing",
+     sglang() + tb(JIT_LINK.format(lib="cudart"), "jit_kernel"),
+     # libcuda, the driver's: its own fix (a link to libcuda.so.1)
+     sglang() + tb(JIT_LINK.format(lib="cuda"), "jit_kernel"), "libcuda-link"),
+    ("llamacpp-split-buffers",
+     ll(*LL_START, "E llama_model_load: error loading model: device Vulkan0 does not support split buffers",
+        "E llama_model_load_from_file_impl: failed to load model", *LL_EXIT),
+     ll(*LL_START, "E llama_model_load: error loading model: LLAMA_SPLIT_MODE_ROW needs >= 2 devices",
+        "E llama_model_load_from_file_impl: failed to load model", *LL_EXIT), "llamacpp-split-mode-devices"),
+    ("llamacpp-override-off-main-gpu",
+     LL_OVERRIDE.format(kv=0),
+     # the KV cache on the GPU the tensors went to: the main GPU holds the model, the crash is another's
+     LL_OVERRIDE.format(kv=1), None),
+    ("transformers-api-changed",
+     sglang() + PY_TB + "TypeError: AutoImageProcessor.register() got multiple values for argument 'exist_ok'\n",
+     # the server's own class: its arguments, not transformers'
+     sglang() + PY_TB + "TypeError: ModelConfig.__init__() got an unexpected keyword argument 'exist_ok'\n", None),
+]
+
+
 @pytest.mark.parametrize("hint, fires, look_alike, instead", CASES, ids=[c[0] for c in CASES])
 def test_fires_where_its_preconditions_hold_and_not_on_a_look_alike(tmp_path, hint, fires, look_alike, instead):
     hint = hint.split(" (")[0]  # a second case of the same hint says what differs in parentheses
