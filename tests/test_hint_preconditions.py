@@ -2806,6 +2806,31 @@ CASES += [  # round 4, P11 (published SGLang and llama.cpp failed startups, held
 ]
 
 
+KV_BUDGET = (vllm("model='/models/m', gpu_memory_utilization=0.19")
+             + "INFO 08-14 11:00:40 [gpu_model_runner.py:2000] Model loading took 14.25 GiB memory and 3.3 seconds\n"
+             + "INFO 08-14 11:00:44 [gpu_worker.py:440] Available KV cache memory: KV GiB\n" + V
+             + "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
+             "initializing the engine.\n")
+HARMONY = ("openai_harmony.HarmonyError: invalid tiktoken vocab file: hash mismatch: computed={computed}, "
+           "expected=446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d\n")
+EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+CASES += [  # round 4, P11 (published vLLM failed startups, held out): what they missed
+    ("kv-budget-taken-by-others", KV_BUDGET.replace("KV GiB", "-37.31 GiB"),
+     # a budget a little below zero: the share is too small for the weights and activations, raise it
+     KV_BUDGET.replace("KV GiB", "-3.10 GiB"), "kv-too-small"),
+    ("server-not-installed",
+     "/srv/app/.venv/bin/python: Error while finding module specification for 'vllm.entrypoints.openai.api_server' "
+     "(ModuleNotFoundError: No module named 'vllm')\n",
+     # a module the server imports: its package, not the server's
+     vllm() + PY_TB + "ModuleNotFoundError: No module named 'einops'\n", "module-not-found"),
+    ("tiktoken-vocab-empty", vllm() + PY_TB + HARMONY.format(computed=EMPTY_SHA256),
+     vllm() + PY_TB + HARMONY.format(computed="9f" * 32), "tiktoken-vocab-mismatch"),
+    ("tiktoken-vocab-mismatch", vllm() + PY_TB + HARMONY.format(computed="9f" * 32),
+     vllm() + PY_TB + "openai_harmony.HarmonyError: failed to download or load vocab file\n", None),
+]
+
+
 @pytest.mark.parametrize("hint, fires, look_alike, instead", CASES, ids=[c[0] for c in CASES])
 def test_fires_where_its_preconditions_hold_and_not_on_a_look_alike(tmp_path, hint, fires, look_alike, instead):
     hint = hint.split(" (")[0]  # a second case of the same hint says what differs in parentheses

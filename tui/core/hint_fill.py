@@ -190,6 +190,16 @@ class Context:
         weights, gpu = self._weights_gib(), self._gpu_gib()
         return round(gpu - weights, 2) if weights is not None and gpu else None
 
+    def _kv_deficit_gib(self) -> float | None:
+        """GiB the KV cache's budget fell below zero (vLLM's "Available KV cache memory: -37.31 GiB");
+        None where it did not. A deficit larger than the weights is not theirs: memory another
+        process holds on the GPU counts against --gpu-memory-utilization's share of it."""
+        said = self.identity.get("kv_available_gib")
+        if said is None or not _NUMBER.fullmatch(said.lstrip("-")):
+            return None
+        value = float(said)
+        return round(-value, 2) if value < 0 else None
+
     def _quantization(self) -> str | None:
         """The checkpoint's quantisation: the one the arguments printed, else one its name says
         (an FP8 / AWQ / GPTQ / GGUF checkpoint is quantised whatever the arguments say)."""

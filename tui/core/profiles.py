@@ -487,13 +487,13 @@ PRECONDITION_IDENTITY = frozenset({
     "nccl_socket_ifname", "hf_hub_offline", "vllm_worker_multiproc_method", "fallback", "weights_gib", "gpu_gib", "inspection_failed", "import_ignored",
     "tokenizer", "chat_template", "generation_config", "tokenizer_mode", "worker_cls", "flash_missing_module", "kv_cache_bytes",
     "kv_cache_gib", "given_args", "model_gguf", "model_not_gguf", "model_safetensors", "load_format",
-    "host_with_port", "host_url", "pipeline_copies", "override_gpu", "kv_gpu",
+    "host_with_port", "host_url", "pipeline_copies", "override_gpu", "kv_gpu", "kv_available_gib",
 })
 #: Identity keys that lines after the first phases give (the weights' size once loaded, a model's
 #: fallback to a generic implementation as its load begins): read from every line until found.
 LATE_IDENTITY = frozenset({"weights_gib", "gpu_gib", "fallback", "inspection_failed", "import_ignored",
                            "flash_missing_module", "kv_cache_gib", "model_gguf", "model_not_gguf", "model_safetensors",
-                           "pipeline_copies", "override_gpu", "kv_gpu"})
+                           "pipeline_copies", "override_gpu", "kv_gpu", "kv_available_gib"})
 #: What ``[identity]`` may name (``compile_items``: the torch.compile ranges and sizes to compile).
 IDENTITY_KEYS = frozenset({"model", "tp_size", "mem_fraction", "node_rank", "headless", "pp_size", "port",
                            "draft_model", "compile_items", "ray_gpus", "dist_init_addr", *PRECONDITION_IDENTITY})
