@@ -2790,6 +2790,9 @@ CASES += [  # round 4, P11 (published SGLang and llama.cpp failed startups, held
      sglang() + tb(JIT_LINK.format(lib="cudart"), "jit_kernel"),
      # libcuda, the driver's: its own fix (a link to libcuda.so.1)
      sglang() + tb(JIT_LINK.format(lib="cuda"), "jit_kernel"), "libcuda-link"),
+    ("link-library-missing",
+     sglang() + tb(JIT_LINK.format(lib="numa"), "jit_kernel"),
+     sglang() + tb(JIT_LINK.format(lib="cudart"), "jit_kernel"), "jit-link-library-missing"),
     ("llamacpp-split-buffers",
      ll(*LL_START, "E llama_model_load: error loading model: device Vulkan0 does not support split buffers",
         "E llama_model_load_from_file_impl: failed to load model", *LL_EXIT),
