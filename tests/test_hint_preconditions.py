@@ -2834,6 +2834,39 @@ CASES += [  # round 4, P11 (published vLLM failed startups, held out): what they
 ]
 
 
+REFUSED_ARCH = ("ValueError: Model architectures ['{arch}'] are not supported for now. Supported architectures: "
+                "dict_keys(['LlamaForCausalLM', 'Qwen3ForCausalLM', 'Phi3ForCausalLM'])\n")
+UNKNOWN_METHOD = ("ValueError: Unknown quantization method: bitsandbytes. Must be one of ['awq', 'fp8', 'gptq', "
+                  "'compressed-tensors'].\n")
+LL_LORA = ("I srv    load_model: loading model '/models/{name}'",
+           "E llama_model_load: error loading model: error loading model hyperparameters: key not found in model: "
+           "llama.context_length", "E llama_model_load_from_file_impl: failed to load model", *LL_EXIT)
+
+CASES += [  # round 4, R9 (real failed starts of vLLM and llama.cpp, held out): what they missed
+    ("architecture-misspelt", vllm() + V + REFUSED_ARCH.format(arch="LlamaForCasualLM"),
+     # a digit more or other: another model, one this vLLM does not have
+     vllm() + V + REFUSED_ARCH.format(arch="Qwen4ForCausalLM"), "unsupported-architecture"),
+    ("architecture-misspelt (a letter dropped; a capital more names another model)",
+     vllm() + V + REFUSED_ARCH.format(arch="LlamaForCausaLM"),
+     vllm() + V + REFUSED_ARCH.format(arch="Phi3VForCausalLM"), "unsupported-architecture"),
+    ("tokenizer-path-is-file",
+     vllm("'model': '/models/m', 'tokenizer': '/models/m/tokenizer.json'") + REPO_CHARS.format(path="/models/m/tokenizer.json"),
+     vllm("'model': '/models/m', 'tokenizer': '/models/tok'") + REPO_CHARS.format(path="/models/tok"), "tokenizer-path-missing"),
+    ("quantization-flag-unknown", vllm("'model': '/models/m', 'quantization': 'bitsandbytes'") + V + UNKNOWN_METHOD,
+     # the checkpoint's own method (no --quantization given): a release that reads it, or another checkpoint
+     vllm("'model': '/models/m-bitsandbytes'") + V + UNKNOWN_METHOD, "quantization-method-unknown"),
+    ("llamacpp-adapter-as-model", ll(*LL_START[:2], *LL_LORA).replace("{name}", "sql-lora-f16.gguf"),
+     # a model's file from an older converter: the key is missing from the model itself
+     ll(*LL_START[:2], *LL_LORA).replace("{name}", "smollm2-f16.gguf"), "llamacpp-metadata-key-missing"),
+    ("option-file-is-directory", "error: failed to open file '/models/SmolLM2': Is a directory\n",
+     "error: failed to open file 'grammars/json.gbnf'\n", None),
+    ("llamacpp-host-with-port", LLAMA + BIND.format(host="127.0.0.1:8301"),
+     LLAMA + BIND.format(host="127.0.0.1"), "port-in-use"),
+    ("model-name-flag-of-another-server", "llamacpp_server.py: error: unrecognized arguments: --served-model-name smollm2\n",
+     "llamacpp_server.py: error: unrecognized arguments: --model-alias smollm2\n", "unrecognized-argument"),
+]
+
+
 @pytest.mark.parametrize("hint, fires, look_alike, instead", CASES, ids=[c[0] for c in CASES])
 def test_fires_where_its_preconditions_hold_and_not_on_a_look_alike(tmp_path, hint, fires, look_alike, instead):
     hint = hint.split(" (")[0]  # a second case of the same hint says what differs in parentheses

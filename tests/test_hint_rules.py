@@ -31,7 +31,7 @@ SERVER_FLAGS = {
         "--watchdog-timeout", "--dist-timeout", "--dist-init-addr", "--disable-custom-all-reduce",
         "--speculative-draft-model-path", "--port", "--tp", "--chunked-prefill-size", "--max-running-requests",
         "--trust-remote-code", "--model-path", "--attention-backend", "--chat-template", "--enable-torch-compile",
-        "--reasoning-parser", "--dtype", "--kv-cache-dtype",
+        "--reasoning-parser", "--dtype", "--kv-cache-dtype", "--served-model-name",
     },
     "vllm": {
         "--gpu-memory-utilization", "--max-model-len", "--max-num-seqs", "--enforce-eager", "--port",
@@ -44,7 +44,7 @@ SERVER_FLAGS = {
         "--chat-template", "--enable-auto-tool-choice", "--tool-call-parser", "--reasoning-parser",
         "--enable-sleep-mode", "--enable-expert-parallel", "--runner", "--convert", "--allowed-origins", "--task",
         "--structured-outputs-config", "--distributed-executor-backend", "--enable-reasoning", "--worker-use-ray",
-        "--kv-cache-dtype", "--attention-backend",
+        "--kv-cache-dtype", "--attention-backend", "--served-model-name",
     },
     "trtllm": {"--port", "--tp_size", "--pp_size", "--kv_cache_free_gpu_memory_fraction", "--max_batch_size", "--max_num_tokens",
                "--trust_remote_code", "--extra_llm_api_options"},
@@ -54,7 +54,7 @@ SERVER_FLAGS = {
                  "--flash-attn", "--mlock", "--no-mmap", "--host", "--lora", "--mmproj", "--model-draft", "--path",
                  "--ssl-key-file", "--ssl-cert-file", "--grammar", "--grammar-file", "--chat-template-file", "--chat-template",
                  "--jinja", "--no-jinja", "--batch-size", "--ubatch-size", "--override-kv", "--split-mode", "--spec-type",
-                 "--lookup-cache-static", "--load-mode", "--mmap", "--direct-io", "--override-tensor"},
+                 "--lookup-cache-static", "--load-mode", "--mmap", "--direct-io", "--override-tensor", "--alias"},
 }
 DOCKER = {"--shm-size", "--ipc", "--port", "--help", "--gpus", "--runtime", "--ulimit", "--mpi", "--no-build-isolation"}  # the container's, launcher's and installer's flags (docker run, nvidia-ctk, srun, pip), and those every server has
 RAY = {"--address", "--num-gpus"}  # `ray start`'s own, for a server run over Ray (vLLM's workers)
@@ -157,7 +157,7 @@ def test_no_catch_all(name, scanned):
 
 #: hints about a setting each server names its own way (another server's flag refused): each flag they name is
 #: that server's, written after its name ("vLLM's is --max-model-len")
-ACROSS_SERVERS = {"context-flag-of-another-server", "memory-flag-of-another-server"}
+ACROSS_SERVERS = {"context-flag-of-another-server", "memory-flag-of-another-server", "model-name-flag-of-another-server"}
 SERVER_NAMES = {"vllm": "vLLM's", "sglang": "SGLang's", "llamacpp": "llama.cpp's", "tgi": "TGI's", "trtllm": "TensorRT-LLM's"}
 
 

@@ -198,6 +198,9 @@ def _wrong_option(case: str, tmp_path: Path) -> tuple[str, ...]:
         "web page as the model": ("-m", str(_web_page(tmp_path))),
         "flag given bare": ("-fa",),
         "vLLM's context flag": ("--max-model-len", "2048"),
+        "port in the host": ("--host", f"127.0.0.1:{free_port()}"),
+        "template file is a folder": ("--jinja", "--chat-template-file", str(tmp_path)),
+        "vLLM's name flag": ("--served-model-name", "smollm2"),
     }[case]
 
 
@@ -231,6 +234,10 @@ def _web_page(tmp_path: Path) -> Path:
         ("web page as the model", r"invalid magic characters: '<!do'", "the model file is a web page"),
         ("flag given bare", r"expected one argument", "-fa/--flash-attn takes a value and got none"),
         ("vLLM's context flag", r"unrecognized arguments: --max-model-len", "llama.cpp's -c/--ctx-size"),
+        # round 4, stop 48: R9's (the port written into --host; a folder for the template's file; vLLM's name flag)
+        ("port in the host", r"couldn't bind HTTP server socket, hostname: 127\.0\.0\.1:\d+", "binds --host and --port apart"),
+        ("template file is a folder", r"Is a directory", "was given a folder"),
+        ("vLLM's name flag", r"unrecognized arguments: --served-model-name", "llama.cpp's -a/--alias"),
     ],
 )
 def test_a_real_start_given_another_option_wrong_is_failed_with_the_hint_for_that_option(

@@ -88,6 +88,26 @@ _UNSET = frozenset({"", "none", "null", "false"})
 _FIELD = re.compile(r"^(?P<name>\w+)(?:(?P<op>\*|//)(?P<n>\d+))?$")
 
 
+# vLLM's refusal of an architecture, its supported list printed whole
+_ARCH_REFUSED = re.compile(r"Model architectures \['(?P<arch>\w+)'\] are not supported for now\. Supported architectures: "
+                           r"(?:dict_keys\()?\[(?P<supported>[^\]]{0,20000})\]")
+# a LoRA adapter's file name ("smollm2-sql-lora-f16.gguf", "adapter_model.gguf")
+_ADAPTER_NAME = re.compile(r"(?i)(?:^|[-_.])(?:q?lora|adapter)(?:[-_.]|$)")
+
+
+def _slip(typed: str, name: str) -> bool:
+    """Whether ``typed`` is ``name`` with a slip of the keyboard: two neighbouring letters swapped,
+    or one lowercase letter dropped or added (not a digit or a capital: those name other models)."""
+    if len(typed) == len(name):
+        diff = [i for i, (a, b) in enumerate(zip(typed, name)) if a != b]
+        return len(diff) == 2 and diff[1] == diff[0] + 1 and typed[diff[0]] == name[diff[1]] and typed[diff[1]] == name[diff[0]]
+    short, long = sorted((typed, name), key=len)
+    if len(long) - len(short) != 1:
+        return False
+    at = next((i for i, (a, b) in enumerate(zip(short, long)) if a != b), len(short))
+    return long[at].islower() and long[:at] + long[at + 1 :] == short
+
+
 class Context:
     """Values a template may name beyond its pattern's groups, computed only when asked for."""
 
@@ -189,6 +209,24 @@ class Context:
         profile run, where a lower --gpu-memory-utilization cannot help); None where either is unknown."""
         weights, gpu = self._weights_gib(), self._gpu_gib()
         return round(gpu - weights, 2) if weights is not None and gpu else None
+
+    def _arch_near(self) -> str | None:
+        """The architecture vLLM's printed list has that the refused one misspells: two neighbouring
+        letters swapped, or one lowercase letter dropped or added ("LlamaForCasualLM" for
+        LlamaForCausalLM); None where none is (a digit or a capital more names another model:
+        Qwen2/Qwen3, Phi3/Phi3V)."""
+        for text in self._texts():
+            found = _ARCH_REFUSED.search(text)
+            if found is not None:
+                names = re.findall(r"'(\w+)'", found["supported"])
+                return next((name for name in names if _slip(found["arch"], name)), None)
+        return None
+
+    def _model_adapter(self) -> str | None:
+        """The GGUF -m gave, where its file name says it is a LoRA adapter ("…-lora-f16.gguf",
+        "adapter_model.gguf"): an adapter has none of a model's hyperparameters."""
+        path = self.identity.get("model_gguf") or ""
+        return path if _ADAPTER_NAME.search(path.rsplit("/", 1)[-1]) else None
 
     def _kv_deficit_gib(self) -> float | None:
         """GiB the KV cache's budget fell below zero (vLLM's "Available KV cache memory: -37.31 GiB");

@@ -487,7 +487,7 @@ PRECONDITION_IDENTITY = frozenset({
     "nccl_socket_ifname", "hf_hub_offline", "vllm_worker_multiproc_method", "fallback", "weights_gib", "gpu_gib", "inspection_failed", "import_ignored",
     "tokenizer", "chat_template", "generation_config", "tokenizer_mode", "worker_cls", "flash_missing_module", "kv_cache_bytes",
     "kv_cache_gib", "given_args", "model_gguf", "model_not_gguf", "model_safetensors", "load_format",
-    "host_with_port", "host_url", "pipeline_copies", "override_gpu", "kv_gpu", "kv_available_gib",
+    "host_with_port", "host_url", "pipeline_copies", "override_gpu", "kv_gpu", "kv_available_gib", "quantization_arg",
 })
 #: Identity keys that lines after the first phases give (the weights' size once loaded, a model's
 #: fallback to a generic implementation as its load begins): read from every line until found.
