@@ -2867,6 +2867,27 @@ CASES += [  # round 4, R9 (real failed starts of vLLM and llama.cpp, held out): 
 ]
 
 
+OLD_VLLM = "INFO 06-21 21:40:02 llm_engine.py:59] Initializing an LLM engine with config: model='/models/opt-125m'\n"
+CUDA_OOM_IN = ("Traceback (most recent call last):\n  File \"/x/vllm/worker/cache_engine.py\", line 89, in {where}\n"
+               "    key_blocks = torch.empty(\nRuntimeError: CUDA error: out of memory\n")
+PLUGIN_TB = ("Traceback (most recent call last):\n  File \"/w/{package}/worker/model_runner_v1.py\", line 2971, in _dummy_run\n"
+             "    self.dispatcher.dispatch(num_tokens=n)\n"
+             "TypeError: CudagraphDispatcher.dispatch() got an unexpected keyword argument 'num_tokens'\n")
+
+CASES += [  # round 4, P12 (published vLLM failed startups, held out): what they missed
+    ("swap-space-pinned-oom", OLD_VLLM + CUDA_OOM_IN.format(where="allocate_cpu_cache"),
+     # the GPU's own blocks: its memory ran out
+     OLD_VLLM + CUDA_OOM_IN.format(where="allocate_gpu_cache"), "cuda-oom-vllm"),
+    ("hybrid-kv-manager-off",
+     vllm() + V + "ValueError: Hybrid KV cache manager is disabled but failed to convert the KV cache specs to one "
+     "unified type.\n",
+     vllm() + V + "ValueError: No available memory for the cache blocks.\n", "kv-too-small"),
+    ("vllm-plugin-mismatch", vllm() + PLUGIN_TB.format(package="vllm_ascend"),
+     # vLLM's own code: not a plugin's release
+     vllm() + PLUGIN_TB.format(package="vllm/v1"), None),
+]
+
+
 @pytest.mark.parametrize("hint, fires, look_alike, instead", CASES, ids=[c[0] for c in CASES])
 def test_fires_where_its_preconditions_hold_and_not_on_a_look_alike(tmp_path, hint, fires, look_alike, instead):
     hint = hint.split(" (")[0]  # a second case of the same hint says what differs in parentheses
