@@ -73,3 +73,34 @@ def test_the_cache_lives_under_xdg_cache_home(tmp_path, monkeypatch):
     monkeypatch.delenv("XDG_CACHE_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert cache_dir() == tmp_path / "home" / ".cache" / "watchtower" / "hyperscan"
+
+
+def test_the_words_database_of_one_scan_is_the_next_scans_whatever_the_hash_seed(tmp_path):
+    """Two `scan` processes, each with its own string hashing: the second loads the database the first
+    kept (one file, rewritten by none). Ordered by length alone, the words' order followed the hash
+    seed: no scan found the last one's, and each kept one more (2,929 files, 231 MB, here)."""
+    from tests.support import run_cli
+
+    log = tmp_path / "server.log"
+    log.write_text("[2026-03-04 11:00:00] server_args=ServerArgs(model_path='/m', tp_size=1)\n"
+                   "[2026-03-04 11:00:05] The server is fired up and ready to roll!\n")
+    folder = tmp_path / "cache" / "watchtower" / "hyperscan"
+    seen = []
+    for seed in ("1", "2"):
+        done = run_cli("scan", "--json", log, env={"XDG_CACHE_HOME": str(tmp_path / "cache"), "PYTHONHASHSEED": seed})
+        assert done.returncode == 0, done.stderr
+        seen.append({p.name: p.stat().st_mtime_ns for p in folder.iterdir()})
+    assert len(seen[0]) == 1 and seen[1] == seen[0]
+
+
+def test_a_cache_folder_keeps_only_its_newest_files(tmp_path):
+    import os
+
+    from tui.sources.hs_cache import KEEP
+
+    store = DatabaseCache(tmp_path)
+    for n in range(KEEP + 5):
+        store.save(f"key{n:02d}", b"x")
+        os.utime(tmp_path / f"key{n:02d}", ns=(n * 10**9, n * 10**9))  # (each save newer than the last)
+    store.save("latest", b"y")
+    assert sorted(stored(tmp_path)) == sorted(["latest", *(f"key{n:02d}" for n in range(6, KEEP + 5))])

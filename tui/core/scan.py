@@ -71,7 +71,10 @@ class Prefilter:
 
     def __init__(self, words: tuple[str, ...], hyperscan: bool = True, store: DatabaseStore | None = None) -> None:
         self._store = store  # where compiled databases are kept between runs (the command's; None: compiled each time)
-        self._ordered = sorted(set(words), key=len, reverse=True)
+        # longest first, and the same order every run: the stored database's key hashes it (ordered by
+        # length alone, words of one length came in the set's order, another each run: no database was
+        # ever found, and each scan stored one more)
+        self._ordered = sorted(set(words), key=lambda word: (-len(word), word))
         self._encoded = [w.encode() for w in self._ordered]
         self._engine: Any = _re2 if _re2 is not None else re
         self._in_text = self._engine.compile("|".join(re.escape(w) for w in self._ordered)).search

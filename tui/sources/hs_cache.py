@@ -15,10 +15,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 
-def cache_dir() -> Path:
-    """``$XDG_CACHE_HOME/watchtower/hyperscan`` (default ``~/.cache``)."""
+def cache_dir(kind: str = "hyperscan") -> Path:
+    """``$XDG_CACHE_HOME/watchtower/KIND`` (default ``~/.cache``): ``hyperscan`` for the prefilter's
+    databases, ``programs`` for the built-in patterns' compiled programs (``tui.core.programs``)."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "watchtower" / "hyperscan"
+    return Path(base) / "watchtower" / kind
+
+
+#: Files kept in one cache folder at most: the newest (a few releases' words or patterns).
+KEEP = 16
 
 
 @dataclass(frozen=True)
@@ -35,8 +40,9 @@ class DatabaseCache:
             return None
 
     def save(self, key: str, data: bytes) -> None:
-        """Write ``data`` under ``key`` atomically (a reader never sees half a file); silently not at all
-        where the directory cannot be made or written."""
+        """Write ``data`` under ``key`` atomically (a reader never sees half a file), and remove the
+        oldest files past ``KEEP`` (each release's words or patterns leave one behind); silently not at
+        all where the directory cannot be made or written."""
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-")
@@ -51,3 +57,14 @@ class DatabaseCache:
                 os.unlink(tmp)
             except OSError:
                 pass
+            return
+        self._prune(key)
+
+    def _prune(self, kept: str) -> None:
+        try:
+            files = [entry for entry in os.scandir(self.directory) if entry.is_file() and entry.name != kept]
+            files.sort(key=lambda entry: entry.stat().st_mtime, reverse=True)
+            for entry in files[KEEP - 1 :]:
+                os.unlink(entry.path)
+        except OSError:
+            pass
