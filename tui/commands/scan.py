@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING
 from tui.commands.bulk import read_into, searching
 from tui.core.errors import UsageError
 from tui.core.profiles import ProfileError, builtin_profiles, load_profile, prefilter_words
+from tui.core.programs import KEY as PROGRAMS_KEY
+from tui.core.programs import PROGRAMS
 from tui.core.scan import Scanner, prefilter
 from tui.sources.hs_cache import DatabaseCache, cache_dir
 
@@ -141,13 +143,17 @@ def scan_with_hints(path: str, server: str | None = None) -> tuple[StartupState,
     A big log's search from its end starts before the tracker is imported and built."""
     profile, words = profile_words(server)
     store = DatabaseCache(cache_dir())
+    programs = DatabaseCache(cache_dir("programs"))
+    PROGRAMS.take(programs.load(PROGRAMS_KEY))
     with open_log(path) as log:
         try:
             with searching(log, prefilter(tuple(words), store)) as helper:
-                from tui.core.hints import has_user_file, load_knowledge, may_diagnose
+                from tui.core.hint_need import has_user_file, may_diagnose
                 from tui.core.tracker import StartupTracker
 
                 if has_user_file():  # a bad hints file of the user's is refused whatever the log holds
+                    from tui.core.hints import load_knowledge
+
                     load_knowledge()
                 tracker = StartupTracker(profile)
                 observed = WarningHints(tracker)
@@ -157,8 +163,14 @@ def scan_with_hints(path: str, server: str | None = None) -> tuple[StartupState,
             raise UsageError(f"{path}: read failed: {exc.strerror or exc}") from None
     scanner.finish()
     state = tracker.state
-    found = load_knowledge().diagnose(state) if may_diagnose(state) else []
+    found = []
+    if may_diagnose(state):  # (else the hints are never read, nor their module imported)
+        from tui.core.hints import load_knowledge
+
+        found = load_knowledge().diagnose(state)
     found += [h for h in observed.found.values() if h.id not in {d.id for d in found} and observed.hints.still_relevant(h, state)]
+    if (kept := PROGRAMS.kept()) is not None:  # patterns compiled afresh: kept for the next scan
+        programs.save(PROGRAMS_KEY, kept)
     return state, found
 
 

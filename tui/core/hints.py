@@ -18,12 +18,10 @@ replaces it. A bad key or pattern is refused with one line naming it, as for pro
 from __future__ import annotations
 
 import fnmatch
-import os
 import re
 import string
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from tui.core.classifier import MESSAGE_CAP
@@ -31,6 +29,7 @@ from tui.core.cmdline import Action, ServerCommand
 from tui.core.errors import UsageError
 from tui.core.files import read_text
 from tui.core.hint_fill import Context, render
+from tui.core.hint_need import quiet, to_diagnose, user_path
 from tui.core.profiles import (
     ProfileError,
     _bool,
@@ -43,7 +42,7 @@ from tui.core.profiles import (
     trusted_patterns,
 )
 from tui.core.startup_profile import restart_evidence
-from tui.core.state import FAILED, ErrorReport, Outcome, Phase, StartupState
+from tui.core.state import FAILED, ErrorReport, Phase, StartupState
 
 Pattern = re.Pattern[str]
 
@@ -437,7 +436,7 @@ class KnowledgeBase:
         first = state.first_error
         seen = frozenset(k.lower() for e in state.errors for k in (e.kind, e.category) if k)
         recognised = False  # a hint knew the root cause and ruled itself out: no fallback either
-        for error in _to_diagnose(state):
+        for error in to_diagnose(state):
             found, ruled_out = self._for_error(
                 error, state.server, phase_at(state, error.line), state.phases, command, state.identity, seen,
                 error is first, fallback=False,
@@ -461,7 +460,7 @@ class KnowledgeBase:
     def for_quiet(self, state: StartupState, command: ServerCommand | None = None) -> Diagnosis | None:
         """A startup still under way, quiet after its last line: the first ``quiet_after`` hint that
         explains what the server is doing meanwhile."""
-        if not _quiet(state):
+        if not quiet(state):
             return None
         for hint in self.hints:
             if hint.quiet_after is None or (hint.servers and state.server not in hint.servers):
@@ -501,38 +500,6 @@ class KnowledgeBase:
 
     def bad_versions(self, versions: Mapping[str, str]) -> list[VersionRule]:
         return [rule for rule in self.versions if rule.matches(versions)]
-
-
-def _to_diagnose(state: StartupState) -> list[ErrorReport]:
-    """The errors ``diagnose`` looks for hints for, in its order: the root cause, the other fatal
-    errors, then those a signature named but that did not end the startup (before ready)."""
-    first = state.first_error
-    errors = [first] if first is not None else []
-    errors += [e for e in state.errors if e.fatal and e is not first and not e.secondary]
-    ready = state.ready_line
-    errors += [
-        e for e in state.errors
-        if not e.fatal and e.category and not e.secondary and (ready is None or e.line < ready)
-    ]
-    return errors
-
-
-def _quiet(state: StartupState) -> bool:
-    """A startup still under way with a last line: what ``for_quiet`` explains."""
-    return state.outcome == Outcome.STARTING and bool(state.last_text)
-
-
-def may_diagnose(state: StartupState) -> bool:
-    """Whether ``diagnose`` can find any hint for ``state``: where not, a caller need not read the
-    hints at all (a `scan` of a log that became ready and served has no error to explain, and
-    parsing the hints file would be a tenth of its time)."""
-    return bool(_to_diagnose(state)) or may_explain_quiet(state)
-
-
-def may_explain_quiet(state: StartupState) -> bool:
-    """Whether ``restart_advice`` or ``for_quiet`` can say anything of ``state``: where not (a watch's
-    first frame, drawn before any line is read), the dashboard need not read the hints yet."""
-    return _quiet(state) or bool(restart_evidence(state))
 
 
 def hint_lines(hints: Sequence[Diagnosis], indent: str = "  ") -> list[str]:
@@ -868,25 +835,6 @@ def merge(user: KnowledgeBase, builtin: KnowledgeBase) -> KnowledgeBase:
 
 _builtin: KnowledgeBase | None = None
 _merged: dict[tuple[str, float], KnowledgeBase] = {}
-
-
-def user_path() -> Path:
-    """Where a user's own hints live: ``WATCHTOWER_HINTS``, else ``~/.config/watchtower/hints.toml``."""
-    override = os.environ.get("WATCHTOWER_HINTS")
-    if override:
-        return Path(override)
-    config = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return Path(config) / "watchtower" / "hints.toml"
-
-
-def has_user_file() -> bool:
-    """Whether there is a user's hints file to read, as :func:`knowledge` decides it: a path it
-    cannot look at (absent, or in a folder this user may not enter) is none."""
-    try:
-        user_path().stat()
-    except OSError:
-        return False
-    return True
 
 
 def load_knowledge() -> KnowledgeBase:

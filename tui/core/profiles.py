@@ -29,6 +29,7 @@ from tui.core.linear import LinearError, compile_linear
 from tui.core.quicktest import QuickTest as QuickTest, any_of as any_of  # (where the tracker finds them)
 from tui.core.state import PHASES
 from tui.core.timestamps import ELAPSED
+from tui.core.programs import PROGRAMS
 
 BUILTIN = ("sglang", "vllm", "trtllm", "tgi", "llamacpp")
 COMMON = "common"
@@ -201,8 +202,9 @@ def _compile(where: str, pattern: Any, *, any_line: bool = False) -> Pattern:
 
 class _Deferred:
     """A built-in pattern, compiled by Python's ``re`` on its first use (a start-up of `scan` would
-    otherwise compile some 500 patterns, a third of its fixed cost). Once compiled, its methods
-    and attributes are the compiled pattern's own, looked up as fast."""
+    otherwise compile some 500 patterns, a third of its fixed cost), from the program an earlier run
+    kept where there is one (``tui.core.programs``). Once compiled, its methods and attributes are
+    the compiled pattern's own, looked up as fast."""
 
     def __init__(self, pattern: str) -> None:
         self.pattern = pattern
@@ -210,7 +212,7 @@ class _Deferred:
     def __getattr__(self, name: str) -> Any:  # only for what is not set yet: the first use
         if name.startswith("__"):  # (copy and pickle ask for hooks it does not have)
             raise AttributeError(name)
-        compiled = re.compile(self.pattern)
+        compiled = PROGRAMS.compile(self.pattern)
         for attr in _PATTERN_ATTRS:
             setattr(self, attr, getattr(compiled, attr))
         return getattr(compiled, name)

@@ -7,7 +7,6 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from tui.core.hints import knowledge
 from tui.core.profiles import ProfileError
 from tui.core.loading import LoadFacts
 from tui.core.startup_profile import StartupProfile, across_nodes, evidence, for_state, from_seconds, with_load
@@ -18,8 +17,10 @@ def advice(profile: StartupProfile) -> list[tuple[str, str]]:
     """The speed hints whose evidence the profile has (none where the hints file cannot be read:
     that is said where errors' hints are shown)."""
     found = evidence(profile)
-    if not found:  # nothing to advise: the hints need not be read
+    if not found:  # nothing to advise: the hints need not be read, nor their module imported
         return []
+    from tui.core.hints import knowledge
+
     try:
         return knowledge().speed_advice(found)
     except ProfileError:

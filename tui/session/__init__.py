@@ -380,7 +380,8 @@ class WatchSession:
             # be imported (its import and what only it needs were ~5 ms of the first paint, measured)
             self._quiet_note = (key, None)
             return None
-        from tui.core.hints import knowledge, may_explain_quiet
+        from tui.core.hint_need import may_explain_quiet
+        from tui.core.hints import knowledge
 
         if not may_explain_quiet(state):
             self._quiet_note = (key, None)

@@ -1,0 +1,66 @@
+"""The built-in patterns' programs kept between runs (tui.core.programs): an optimisation that can
+never change a result — a kept program gives the pattern ``re.compile`` gives, and one that cannot be
+read or is refused is compiled afresh."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tui.core.hints import knowledge
+from tui.core.profiles import all_patterns, builtin_profiles
+from tui.core.programs import Programs
+
+LINES = [
+    "[2026-03-04 11:00:03 TP0] Load weight begin. avail mem=78.00 GB",
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.19 GiB",
+    "ERROR 08-14 11:00:14 [core.py:700] ValueError: No available memory for the cache blocks.",
+    "0.00.010.969 E llama_model_load: error loading model: key not found in model: llama.context_length",
+    "(APIServer pid=1) INFO 08-14 11:00:00 [api_server.py:1] vLLM API server version 0.10.1",
+    "plain text with nothing in it, and ünïcode",
+]
+
+
+def builtin_patterns() -> list[str]:
+    found = {p.pattern for profile in builtin_profiles() for p in all_patterns(profile)}
+    for hint in knowledge().hints:
+        found.update(p.pattern for p in (hint.pattern, hint.lines) if p is not None)
+    return sorted(found)
+
+
+def spans(pattern: re.Pattern[str]) -> list[object]:
+    return [(m.span(), m.groupdict()) if (m := pattern.search(line)) else None for line in LINES]
+
+
+def test_every_builtin_pattern_from_its_kept_program_is_the_one_re_compiles():
+    patterns = builtin_patterns()
+    first = Programs()
+    for pattern in patterns:
+        first.compile(pattern)
+    assert first.fresh == len(patterns) > 300
+    later = Programs()
+    later.take(first.kept())
+    for pattern in patterns:
+        kept, fresh = later.compile(pattern), re.compile(pattern)
+        assert (kept.pattern, kept.flags, kept.groups, kept.groupindex) == (fresh.pattern, fresh.flags, fresh.groups,
+                                                                            fresh.groupindex), pattern
+        assert spans(kept) == spans(fresh), pattern
+    assert later.fresh == 0 and later.kept() is None  # nothing new: nothing to write
+
+
+@pytest.mark.parametrize("damage", [
+    lambda data: data[: len(data) // 2],  # cut short
+    lambda data: data.replace(b"Load weight", b"Load wEight"),  # another pattern's text: its program is not this one's
+    lambda data: data[:-3] + bytes([data[-3] ^ 1]) + data[-2:],  # one bit of a program: the engine may take it
+    lambda data: data[:40] + b"\xff" * 64 + data[104:],  # a header that reads wrong
+])
+def test_a_program_that_cannot_be_read_or_is_refused_is_compiled_afresh(damage):
+    pattern = r"Load weight begin\. avail mem=(?P<avail>[\d.]+) GB"
+    first = Programs()
+    first.compile(pattern)
+    later = Programs()
+    later.take(damage(first.kept()))
+    compiled = later.compile(pattern)
+    assert spans(compiled) == spans(re.compile(pattern)) and compiled.groupindex == {"avail": 1}
+    assert later.fresh == 1

@@ -1,0 +1,131 @@
+"""The built-in patterns' compiled programs, kept between runs.
+
+Python's ``re`` compiles a pattern in Python (its parser and compiler) into a program, a list of
+integers, which it hands to its C engine (``_sre.compile``). A `scan` compiles some two hundred of
+the profiles' patterns, a tenth of its fixed cost (bench/scan.py); a release's patterns give the same
+programs every run, so they are kept (a file in the user's cache: ``tui.sources.hs_cache``) and
+handed to the engine as they are, which checks a program before it takes one. Everything here is
+an optimisation: a program missing, from another Python, cut short or refused is compiled afresh.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import re
+import struct
+import sys
+from array import array
+from typing import Any
+
+try:  # Python's own compiler and engine, as re.compile uses them (private, so each use is guarded)
+    _sre: Any = importlib.import_module("_sre")
+    _parser: Any = importlib.import_module("re._parser")
+    _compiler: Any = importlib.import_module("re._compiler")
+except ImportError:  # pragma: no cover - another Python implementation
+    _sre = None
+
+#: Under which name the programs are kept: they hold only for this Python's engine.
+KEY = f"programs-{sys.implementation.cache_tag}-{getattr(_sre, 'MAGIC', 0)}-{getattr(_sre, 'CODESIZE', 0)}"
+#: Programs kept at most (the patterns of a few releases): past it, only those this run used.
+KEPT_MAX = 4096
+# the records' checksum (SHA-256), first; then each program's record: its pattern's and group names'
+# lengths in bytes, its flags, its groups, its length (in 32-bit words), and those four
+_DIGEST = 32
+_HEAD = struct.Struct("<IIIII")
+
+
+class Programs:
+    """Patterns compiled from the programs of an earlier run where they are given (``take``), afresh
+    where not; what a later run may take (``kept``)."""
+
+    def __init__(self) -> None:
+        self._kept: dict[str, tuple[int, int, str, bytes]] = {}  # pattern -> flags, groups, names, program
+        self._used: dict[str, tuple[int, int, str, bytes]] = {}
+        #: Patterns compiled afresh in this process (a program not kept, or refused).
+        self.fresh = 0
+
+    def take(self, data: bytes | None) -> None:
+        """The programs ``kept`` gave an earlier run; none where their checksum is not theirs (a file
+        cut short or damaged: a program changed in a way the engine still takes would match
+        otherwise), and what cannot be read is passed over."""
+        kept: dict[str, tuple[int, int, str, bytes]] = {}
+        at = _DIGEST
+        if not data or hashlib.sha256(data[_DIGEST:]).digest() != data[:_DIGEST]:
+            data = b""
+        try:
+            while at < len(data):
+                size, names_size, flags, groups, length = _HEAD.unpack_from(data, at)
+                at += _HEAD.size
+                pattern = data[at : at + size].decode()
+                at += size
+                names = data[at : at + names_size].decode()
+                at += names_size
+                program = data[at : at + 4 * length]
+                at += 4 * length
+                if len(program) != 4 * length:
+                    break
+                kept[pattern] = (flags, groups, names, program)
+        except (struct.error, UnicodeDecodeError):
+            pass
+        self._kept = kept
+
+    def compile(self, pattern: str) -> re.Pattern[str]:
+        """``re.compile(pattern)``, from its kept program where there is one."""
+        found = self._kept.get(pattern)
+        if found is not None:
+            try:
+                compiled = _engine(pattern, *found)
+            except Exception:  # refused (the engine checks each program), or not this Python's
+                compiled = None
+            if compiled is not None:
+                self._used[pattern] = found
+                return compiled
+        self.fresh += 1
+        made = _program(pattern)
+        if made is None:
+            return re.compile(pattern)
+        self._used[pattern] = made
+        return _engine(pattern, *made)
+
+    def kept(self) -> bytes | None:
+        """The programs a later run may take; None where this run compiled none afresh (the kept
+        ones hold)."""
+        if not self.fresh:
+            return None
+        programs = {**self._kept, **self._used} if len(self._kept) + len(self._used) <= KEPT_MAX else self._used
+        out = bytearray()
+        for pattern, (flags, groups, names, program) in programs.items():
+            text, named = pattern.encode(), names.encode()
+            out += _HEAD.pack(len(text), len(named), flags, groups, len(program) // 4) + text + named + program
+        return hashlib.sha256(out).digest() + bytes(out)
+
+
+def _program(pattern: str) -> tuple[int, int, str, bytes] | None:
+    """What ``re.compile`` hands the engine for ``pattern``: its flags, groups, group names
+    ("name:index …") and program; None where this Python's compiler is not the one known."""
+    if _sre is None:
+        return None
+    try:
+        parsed = _parser.parse(pattern, 0)
+        code = array("I", _compiler._code(parsed, 0))
+        names = " ".join(f"{name}:{index}" for name, index in parsed.state.groupdict.items())
+        return int(parsed.state.flags), parsed.state.groups - 1, names, code.tobytes()
+    except Exception:  # another release's internals (the pattern itself was checked when its profile was read)
+        return None
+
+
+def _engine(pattern: str, flags: int, groups: int, names: str, program: bytes) -> re.Pattern[str]:
+    """The engine's compiled pattern from a program, as ``re._compiler.compile`` makes it."""
+    index = {name: int(at) for name, _, at in (item.partition(":") for item in names.split())}
+    by_number: list[str | None] = [None] * (groups + 1)
+    for name, at in index.items():
+        by_number[at] = name
+    code = array("I")
+    code.frombytes(program)
+    compiled: re.Pattern[str] = _sre.compile(pattern, flags, code.tolist(), groups, index, tuple(by_number))
+    return compiled
+
+
+#: The process's programs (built-in patterns compile through it: ``tui.core.profiles``).
+PROGRAMS = Programs()
