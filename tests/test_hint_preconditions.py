@@ -2888,6 +2888,14 @@ CASES += [  # round 4, P12 (published vLLM failed startups, held out): what they
 ]
 
 
+CASES += [  # round 4, P13 (a published llama.cpp failed startup, held out): what it missed
+    ("llamacpp-vocab-unreadable",
+     LLAMA + "llama_model_load: error loading model: error loading model vocabulary: invalid character\n" + LLAMA_FAIL,
+     LLAMA + "llama_model_load: error loading model: error loading model vocabulary: unknown pre-tokenizer type: "
+     "'hunyuan'\n" + LLAMA_FAIL, "llamacpp-unknown-pretokenizer"),
+]
+
+
 @pytest.mark.parametrize("hint, fires, look_alike, instead", CASES, ids=[c[0] for c in CASES])
 def test_fires_where_its_preconditions_hold_and_not_on_a_look_alike(tmp_path, hint, fires, look_alike, instead):
     hint = hint.split(" (")[0]  # a second case of the same hint says what differs in parentheses
