@@ -84,13 +84,14 @@ def test_the_words_database_of_one_scan_is_the_next_scans_whatever_the_hash_seed
     log = tmp_path / "server.log"
     log.write_text("[2026-03-04 11:00:00] server_args=ServerArgs(model_path='/m', tp_size=1)\n"
                    "[2026-03-04 11:00:05] The server is fired up and ready to roll!\n")
-    folder = tmp_path / "cache" / "watchtower" / "hyperscan"
+    cache = tmp_path / "cache" / "watchtower"
     seen = []
     for seed in ("1", "2"):
         done = run_cli("scan", "--json", log, env={"XDG_CACHE_HOME": str(tmp_path / "cache"), "PYTHONHASHSEED": seed})
         assert done.returncode == 0, done.stderr
-        seen.append({p.name: p.stat().st_mtime_ns for p in folder.iterdir()})
-    assert len(seen[0]) == 1 and seen[1] == seen[0]
+        seen.append({p.relative_to(cache): p.stat().st_mtime_ns for p in cache.glob("*/*")})
+    # one database, and the programs and tables the first scan worked out: the second rewrote none of them
+    assert sorted(p.parts[0] for p in seen[0]) == ["hyperscan", "programs", "programs"] and seen[1] == seen[0]
 
 
 def test_a_cache_folder_keeps_only_its_newest_files(tmp_path):

@@ -29,7 +29,7 @@ from tui.core.linear import LinearError, compile_linear
 from tui.core.quicktest import QuickTest as QuickTest, any_of as any_of  # (where the tracker finds them)
 from tui.core.state import PHASES
 from tui.core.timestamps import ELAPSED
-from tui.core.programs import PROGRAMS
+from tui.core.kept import PROGRAMS, TABLES
 
 BUILTIN = ("sglang", "vllm", "trtllm", "tgi", "llamacpp")
 COMMON = "common"
@@ -203,7 +203,7 @@ def _compile(where: str, pattern: Any, *, any_line: bool = False) -> Pattern:
 class _Deferred:
     """A built-in pattern, compiled by Python's ``re`` on its first use (a start-up of `scan` would
     otherwise compile some 500 patterns, a third of its fixed cost), from the program an earlier run
-    kept where there is one (``tui.core.programs``). Once compiled, its methods and attributes are
+    kept where there is one (``tui.core.kept``). Once compiled, its methods and attributes are
     the compiled pattern's own, looked up as fast."""
 
     def __init__(self, pattern: str) -> None:
@@ -583,8 +583,10 @@ def _catch_alls_last(sigs: tuple[Signature, ...]) -> tuple[Signature, ...]:
 
 
 def _read_toml(text: str, source: str) -> dict[str, Any]:
+    """``text``'s table (an earlier run's parse of the same text where one was kept: ``tui.core.kept``);
+    ``ProfileError`` with one line where it is not TOML."""
     try:
-        return tomllib.loads(text)
+        return TABLES.parse(text, tomllib.loads)
     except tomllib.TOMLDecodeError as exc:
         raise ProfileError(f"{source}: not valid TOML: {exc}") from None
     except RecursionError:

@@ -17,7 +17,8 @@ from pathlib import Path
 
 def cache_dir(kind: str = "hyperscan") -> Path:
     """``$XDG_CACHE_HOME/watchtower/KIND`` (default ``~/.cache``): ``hyperscan`` for the prefilter's
-    databases, ``programs`` for the built-in patterns' compiled programs (``tui.core.programs``)."""
+    databases, ``programs`` for the built-in patterns' compiled programs and files' parsed tables
+    (``tui.core.kept``)."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "watchtower" / kind
 

@@ -1,6 +1,6 @@
-"""The built-in patterns' programs kept between runs (tui.core.programs): an optimisation that can
-never change a result — a kept program gives the pattern ``re.compile`` gives, and one that cannot be
-read or is refused is compiled afresh."""
+"""What a run keeps for the next (tui.core.kept): an optimisation that can never change a result — a
+kept program gives the pattern ``re.compile`` gives, a kept table the one ``tomllib`` parses, and what
+cannot be read or is refused is made afresh."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from tui.core.hints import knowledge
 from tui.core.profiles import all_patterns, builtin_profiles
-from tui.core.programs import Programs
+from tui.core.kept import Programs
 
 LINES = [
     "[2026-03-04 11:00:03 TP0] Load weight begin. avail mem=78.00 GB",
@@ -64,3 +64,41 @@ def test_a_program_that_cannot_be_read_or_is_refused_is_compiled_afresh(damage):
     compiled = later.compile(pattern)
     assert spans(compiled) == spans(re.compile(pattern)) and compiled.groupindex == {"avail": 1}
     assert later.fresh == 1
+
+
+def builtin_texts() -> dict[str, str]:
+    from tui.core.profiles import BUILTIN, COMMON, _builtin_text
+
+    return {name: _builtin_text(name) for name in (*BUILTIN, COMMON, "hints")}
+
+
+def test_every_builtin_files_kept_table_is_the_one_tomllib_parses_and_each_caller_has_its_own():
+    import tomllib
+
+    from tui.core.kept import Tables
+
+    first = Tables()
+    for text in builtin_texts().values():
+        first.parse(text, tomllib.loads)
+    later = Tables()
+    later.take(first.kept())
+    for name, text in builtin_texts().items():
+        table = later.parse(text, tomllib.loads)
+        assert table == tomllib.loads(text), name
+        table.clear()  # a caller that changes what it was given changes no other's
+        assert later.parse(text, tomllib.loads) == tomllib.loads(text), name
+    assert later.fresh == 0 and later.kept() is None
+
+
+@pytest.mark.parametrize("damage", [lambda data: data[: len(data) // 2], lambda data: b"[]", lambda data: b'{"x": 1}'])
+def test_kept_tables_that_cannot_be_read_are_parsed_afresh(damage):
+    import tomllib
+
+    from tui.core.kept import Tables
+
+    text = 'name = "x"\n[prefix]\npattern = "^(?P<msg>.*)$"\n'
+    first = Tables()
+    first.parse(text, tomllib.loads)
+    later = Tables()
+    later.take(damage(first.kept()))
+    assert later.parse(text, tomllib.loads) == tomllib.loads(text) and later.fresh == 1

@@ -1,21 +1,26 @@
-"""The built-in patterns' compiled programs, kept between runs.
+"""What a run works out from the built-in files the same way every time, kept for the next: the
+patterns' compiled programs and the TOML files' parsed tables.
 
 Python's ``re`` compiles a pattern in Python (its parser and compiler) into a program, a list of
-integers, which it hands to its C engine (``_sre.compile``). A `scan` compiles some two hundred of
-the profiles' patterns, a tenth of its fixed cost (bench/scan.py); a release's patterns give the same
-programs every run, so they are kept (a file in the user's cache: ``tui.sources.hs_cache``) and
-handed to the engine as they are, which checks a program before it takes one. Everything here is
-an optimisation: a program missing, from another Python, cut short or refused is compiled afresh.
+integers, which it hands to its C engine (``_sre.compile``); ``tomllib`` parses a file in Python
+too. A `scan` compiles some two hundred of the profiles' patterns and parses six files, a sixth of
+its fixed cost (bench/scan.py). A release's files give the same programs and tables every run, so
+they are kept (files in the user's cache: ``tui.sources.hs_cache``): a program is handed to the
+engine as it is (which checks it before it takes it), a table is read as JSON. Everything here is an
+optimisation: what is missing, from another Python, cut short or refused is made afresh, and the
+core does no I/O (the caller reads and writes what ``take`` and ``kept`` exchange).
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib
+import json
 import re
 import struct
 import sys
 from array import array
+from collections.abc import Callable
 from typing import Any
 
 try:  # Python's own compiler and engine, as re.compile uses them (private, so each use is guarded)
@@ -25,6 +30,8 @@ try:  # Python's own compiler and engine, as re.compile uses them (private, so e
 except ImportError:  # pragma: no cover - another Python implementation
     _sre = None
 
+#: Under which name the tables are kept (JSON: the same for every Python).
+TABLES_KEY = "tables-1"
 #: Under which name the programs are kept: they hold only for this Python's engine.
 KEY = f"programs-{sys.implementation.cache_tag}-{getattr(_sre, 'MAGIC', 0)}-{getattr(_sre, 'CODESIZE', 0)}"
 #: Programs kept at most (the patterns of a few releases): past it, only those this run used.
@@ -127,5 +134,51 @@ def _engine(pattern: str, flags: int, groups: int, names: str, program: bytes) -
     return compiled
 
 
+class Tables:
+    """TOML texts parsed into their tables: from an earlier run's (``take``) where it parsed the same
+    text, afresh where not; what a later run may take (``kept``). Each table is kept as its JSON
+    text, and read from it anew for each caller (none shares, or can change, another's)."""
+
+    def __init__(self) -> None:
+        self._kept: dict[str, str] = {}  # the TOML text's SHA-256 -> its table as JSON
+        self._used: dict[str, str] = {}
+        #: Texts parsed afresh in this process.
+        self.fresh = 0
+
+    def take(self, data: bytes | None) -> None:
+        """The tables ``kept`` gave an earlier run; none where they cannot be read."""
+        try:
+            kept = json.loads(data) if data else {}
+        except (ValueError, RecursionError):
+            kept = {}
+        self._kept = {k: v for k, v in kept.items() if isinstance(v, str)} if isinstance(kept, dict) else {}
+
+    def parse(self, text: str, parse: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
+        """``parse(text)``, or the table an earlier run's parse of the same text gave."""
+        key = hashlib.sha256(text.encode()).hexdigest()
+        found = self._kept.get(key)
+        if found is not None:
+            try:
+                table = json.loads(found)
+            except (ValueError, RecursionError):
+                table = None
+            if isinstance(table, dict):
+                self._used[key] = found
+                return table
+        self.fresh += 1
+        table = parse(text)
+        try:
+            self._used[key] = json.dumps(table)
+        except (TypeError, ValueError):  # what JSON cannot hold (TOML's dates: no built-in file has one)
+            pass
+        return table
+
+    def kept(self) -> bytes | None:
+        """The tables a later run may take; None where this run parsed none afresh."""
+        return json.dumps(self._used).encode() if self.fresh else None
+
+
 #: The process's programs (built-in patterns compile through it: ``tui.core.profiles``).
 PROGRAMS = Programs()
+#: The process's parsed tables (the profiles' and hints' files parse through it).
+TABLES = Tables()
