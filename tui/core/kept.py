@@ -90,10 +90,15 @@ class Programs:
                 return compiled
         self.fresh += 1
         made = _program(pattern)
-        if made is None:
-            return re.compile(pattern)
-        self._used[pattern] = made
-        return _engine(pattern, *made)
+        if made is not None:
+            try:
+                compiled = _engine(pattern, *made)
+            except Exception:  # an engine that takes its programs otherwise (another Python's)
+                compiled = None
+            if compiled is not None:
+                self._used[pattern] = made
+                return compiled
+        return re.compile(pattern)  # (and a pattern that does not parse says why here)
 
     def kept(self) -> bytes | None:
         """The programs a later run may take; None where this run compiled none afresh (the kept
@@ -118,7 +123,7 @@ def _program(pattern: str) -> tuple[int, int, str, bytes] | None:
         code = array("I", _compiler._code(parsed, 0))
         names = " ".join(f"{name}:{index}" for name, index in parsed.state.groupdict.items())
         return int(parsed.state.flags), parsed.state.groups - 1, names, code.tobytes()
-    except Exception:  # another release's internals (the pattern itself was checked when its profile was read)
+    except Exception:  # a pattern that does not parse, or another release's internals: re.compile's to say
         return None
 
 
