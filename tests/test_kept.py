@@ -36,6 +36,7 @@ def spans(pattern: re.Pattern[str]) -> list[object]:
 def test_every_builtin_pattern_from_its_kept_program_is_the_one_re_compiles():
     patterns = builtin_patterns()
     first = Programs()
+    first.take(None)  # (a scan's: nothing kept yet)
     for pattern in patterns:
         first.compile(pattern)
     assert first.fresh == len(patterns) > 300
@@ -58,6 +59,7 @@ def test_every_builtin_pattern_from_its_kept_program_is_the_one_re_compiles():
 def test_a_program_that_cannot_be_read_or_is_refused_is_compiled_afresh(damage):
     pattern = r"Load weight begin\. avail mem=(?P<avail>[\d.]+) GB"
     first = Programs()
+    first.take(None)
     first.compile(pattern)
     later = Programs()
     later.take(damage(first.kept()))
@@ -78,6 +80,7 @@ def test_every_builtin_files_kept_table_is_the_one_tomllib_parses_and_each_calle
     from tui.core.kept import Tables
 
     first = Tables()
+    first.take(None)
     for text in builtin_texts().values():
         first.parse(text, tomllib.loads)
     later = Tables()
@@ -98,7 +101,20 @@ def test_kept_tables_that_cannot_be_read_are_parsed_afresh(damage):
 
     text = 'name = "x"\n[prefix]\npattern = "^(?P<msg>.*)$"\n'
     first = Tables()
+    first.take(None)
     first.parse(text, tomllib.loads)
     later = Tables()
     later.take(damage(first.kept()))
     assert later.parse(text, tomllib.loads) == tomllib.loads(text) and later.fresh == 1
+
+
+def test_a_process_that_never_took_programs_or_tables_keeps_none():
+    """`watch` takes nothing: it compiles and parses as re and tomllib do, and has nothing to write."""
+    import tomllib
+
+    from tui.core.kept import Tables
+
+    programs, tables = Programs(), Tables()
+    assert programs.compile(r"Load weight (?P<what>\w+)").groupindex == {"what": 1}
+    assert tables.parse('name = "x"\n', tomllib.loads) == {"name": "x"}
+    assert programs.kept() is None and tables.kept() is None and programs.fresh == tables.fresh == 0

@@ -44,11 +44,13 @@ _HEAD = struct.Struct("<IIIII")
 
 class Programs:
     """Patterns compiled from the programs of an earlier run where they are given (``take``), afresh
-    where not; what a later run may take (``kept``)."""
+    where not; what a later run may take (``kept``). Until ``take``, plain ``re.compile``: a process
+    that keeps nothing (`watch`) does no work for a file it never writes."""
 
     def __init__(self) -> None:
         self._kept: dict[str, tuple[int, int, str, bytes]] = {}  # pattern -> flags, groups, names, program
         self._used: dict[str, tuple[int, int, str, bytes]] = {}
+        self._keeping = False  # (a process that never took programs keeps none: `watch` compiles as re does)
         #: Patterns compiled afresh in this process (a program not kept, or refused).
         self.fresh = 0
 
@@ -56,6 +58,7 @@ class Programs:
         """The programs ``kept`` gave an earlier run; none where their checksum is not theirs (a file
         cut short or damaged: a program changed in a way the engine still takes would match
         otherwise), and what cannot be read is passed over."""
+        self._keeping = True
         kept: dict[str, tuple[int, int, str, bytes]] = {}
         at = _DIGEST
         if not data or hashlib.sha256(data[_DIGEST:]).digest() != data[:_DIGEST]:
@@ -79,6 +82,8 @@ class Programs:
 
     def compile(self, pattern: str) -> re.Pattern[str]:
         """``re.compile(pattern)``, from its kept program where there is one."""
+        if not self._keeping:
+            return re.compile(pattern)
         found = self._kept.get(pattern)
         if found is not None:
             try:
@@ -142,16 +147,19 @@ def _engine(pattern: str, flags: int, groups: int, names: str, program: bytes) -
 class Tables:
     """TOML texts parsed into their tables: from an earlier run's (``take``) where it parsed the same
     text, afresh where not; what a later run may take (``kept``). Each table is kept as its JSON
-    text, and read from it anew for each caller (none shares, or can change, another's)."""
+    text, and read from it anew for each caller (none shares, or can change, another's). Until
+    ``take``, the parse alone (as ``Programs``)."""
 
     def __init__(self) -> None:
         self._kept: dict[str, str] = {}  # the TOML text's SHA-256 -> its table as JSON
         self._used: dict[str, str] = {}
+        self._keeping = False  # (as Programs': a process that never took tables keeps none)
         #: Texts parsed afresh in this process.
         self.fresh = 0
 
     def take(self, data: bytes | None) -> None:
         """The tables ``kept`` gave an earlier run; none where they cannot be read."""
+        self._keeping = True
         try:
             kept = json.loads(data) if data else {}
         except (ValueError, RecursionError):
@@ -160,6 +168,8 @@ class Tables:
 
     def parse(self, text: str, parse: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
         """``parse(text)``, or the table an earlier run's parse of the same text gave."""
+        if not self._keeping:
+            return parse(text)
         key = hashlib.sha256(text.encode()).hexdigest()
         found = self._kept.get(key)
         if found is not None:
