@@ -381,11 +381,12 @@ class WatchSession:
             self._quiet_note = (key, None)
             return None
         from tui.core.hint_need import may_explain_quiet
-        from tui.core.hints import knowledge
 
         if not may_explain_quiet(state):
             self._quiet_note = (key, None)
             return None
+        from tui.core.hints import knowledge  # (only where a hint may speak)
+
         try:
             kb = knowledge()
         except ProfileError:
