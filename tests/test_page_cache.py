@@ -169,6 +169,7 @@ def test_the_mount_says_the_filesystem_and_its_block_device(tmp_path: Path) -> N
 READER = """
 import sys
 path = sys.argv[1]
+print("ready", flush=True)
 for line in sys.stdin:
     with open(path, "rb") as f:
         while f.read(1 << 20):
@@ -207,6 +208,9 @@ def test_a_real_file_read_cold_then_warm_is_told_apart(tmp_path: Path) -> None:
     size = shard.stat().st_size
     reader = subprocess.Popen([sys.executable, "-c", READER, str(shard)], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, text=True)
+    # its own start-up (an interpreter read cold from disk: megabytes on a fresh machine) is over
+    # before the base is taken, so the bytes measured are the checkpoint's alone
+    assert reader.stdout is not None and reader.stdout.readline() == "ready\n"
 
     async def load(est: LoadEstimator) -> None:
         source = ProcessTreeIO(reader.pid, interval=0.05)
@@ -239,11 +243,11 @@ def test_a_real_file_read_cold_then_warm_is_told_apart(tmp_path: Path) -> None:
         reader.kill()
         reader.wait()
     print(cold.reading(), warm.reading())
-    # the bytes measured are the file's (issue 29); a little more read() the first time: the reader's
-    # own start-up may still be reading its imports when its counters are first seen
+    # the bytes measured are the file's (issue 29): a tree counted twice would read 2x. The disk may
+    # fetch a few MiB more than the file (a CI run saw exactly 4 MiB more; the cause is not pinned down)
     cold_reads, warm_reads = cold.reading(), warm.reading()
     assert cold_reads is not None and warm_reads is not None
-    assert size <= cold_reads.disk <= size * 1.02 and size <= cold_reads.read <= size * 1.02, (size, cold_reads)
+    assert size <= cold_reads.disk <= size * 1.05 and size <= cold_reads.read <= size * 1.02, (size, cold_reads)
     assert size <= warm_reads.read <= size * 1.02, (size, warm_reads)
     assert page_cache(cold.reading()) == "cold", cold.reading()
     assert page_cache(warm.reading()) == "warm", warm.reading()
