@@ -416,3 +416,30 @@ async def test_the_line_under_the_cursor_stays_in_view_when_a_backlog_goes_above
         assert not view.follow
         top = view.entry_at(round(view.scroll_y))
         assert top is not None and int(top.text.split()[-1]) < 100, top  # what is above it came before it
+
+
+async def test_a_quiet_cluster_dashboard_reads_its_nodes_once_a_second_for_the_verdict_and_the_panels(tmp_path):
+    """At rest the dashboard's clock judges the attempt and draws the barrier and node rows from one
+    reading of the nodes each second; the node set's own clock, which read them again, stands down
+    (issue 35: an 8-node dashboard at rest read every node twice a second)."""
+    session = cluster(tmp_path, {"n1": node_log(["TP0", "TP1"], until="graph_begin"),
+                                 "n2": node_log(["TP2", "TP3"], until="dist_begin", node_rank=1)})
+    app = build_app(None, nodes=session)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(lambda: "2/4" in text_of(app, "#barrier"), timeout=30, pilot=pilot)
+        reads, at_ticks = [0], []
+        read_nodes, tick = session._log_statuses, session.tick
+
+        def counted_read():
+            reads[0] += 1
+            return read_nodes()
+
+        def counted_tick():
+            at_ticks.append(reads[0])  # the reads before this second's
+            tick()
+
+        session._log_statuses, session.tick = counted_read, counted_tick
+        await until(lambda: len(at_ticks) >= 4, timeout=30, pilot=pilot)
+        per_second = [b - a for a, b in zip(at_ticks[1:], at_ticks[2:])]
+        assert per_second == [1] * len(per_second), at_ticks
+        assert "waiting for n2 TP2" in screen_text(app)  # (judged all the same)

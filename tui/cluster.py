@@ -18,7 +18,8 @@ import heapq
 import math
 import shlex
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from contextlib import contextmanager
 from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -284,6 +285,9 @@ class ClusterSession:
         self._about: str | None = None  # the node the verdict last decided is about
         self._elapsed_at_verdict: float | None = None  # the attempt's time when its verdict became final
         self._judge_due = False
+        self._clock_taken = False  # a dashboard's clock decides once a second (``take_clock``), not ``_tick``
+        #: Inside ``instant``: the statuses asked for so far, by what was asked (else None).
+        self._instant: dict[tuple[bool, bool], list[core.NodeStatus]] | None = None
         self._deadline: asyncio.TimerHandle | None = None  # --timeout's, from start()
         self.health_url: str | None = None  # --health: asked from the serving node's machine
         for spec in nodes or []:
@@ -368,8 +372,29 @@ class ClusterSession:
         """Quiet times and stall limits move on while nothing arrives: decide once a second."""
         while True:
             await asyncio.sleep(1.0)
-            if self.judging.subscribed:
+            if self.judging.subscribed and not self._clock_taken:
                 self.judging.evaluate()
+
+    def take_clock(self) -> None:
+        """From now on the caller's once-a-second clock decides, calling ``tick`` inside ``instant``
+        with its own drawing: the dashboard's nodes are read once a second for the verdict and the
+        node panels both, where two clocks read them twice (issue 35)."""
+        self._clock_taken = True
+
+    def tick(self) -> None:
+        """A second passed on the clock taken (``take_clock``): decide, if anyone follows."""
+        if self._clock_taken and self.judging.subscribed:
+            self.judging.evaluate()
+
+    @contextmanager
+    def instant(self) -> Iterator[None]:
+        """One instant: the nodes' statuses are read once inside, however often asked (by the
+        verdict and by each panel); an update told meanwhile reads them again."""
+        self._instant = {}
+        try:
+            yield
+        finally:
+            self._instant = None
 
     async def stop(self) -> None:
         if self._deadline is not None:
@@ -461,11 +486,18 @@ class ClusterSession:
         """Each node as the barrier view and the verdict see it, with its own verdict (``deaths``:
         with the tasks srun said died; not once the job has ended, when every task ends; ``closed``:
         a node still undecided when its job ended is closed as such, its task gone with the job)."""
+        instant = self._instant
+        key = (deaths, closed and self.job_ended)  # (closing changes nothing before the job ends)
+        if instant is not None and key in instant:
+            return list(instant[key])
         logs = self._log_statuses()
         roles = core.roles(logs)
         serving = next((n.state for n in logs if roles[n.name] == core.SERVING), None)
-        return [dataclasses.replace(n, verdict=self._node_verdict(n, roles[n.name], serving, deaths, closed))
-                for n in logs]
+        statuses = [dataclasses.replace(n, verdict=self._node_verdict(n, roles[n.name], serving, deaths, closed))
+                    for n in logs]
+        if instant is not None:
+            instant[key] = statuses
+        return list(statuses)
 
     def _log_statuses(self) -> list[core.NodeStatus]:
         out = []
@@ -756,6 +788,8 @@ class ClusterSession:
         self._notify(name, update)
 
     def _notify(self, node: str | None, update: Update) -> None:
+        if self._instant:  # (what was read this instant may have changed)
+            self._instant.clear()
         if self._judges_updates(update):
             # every node's updates of one turn judged once; a GPU sample alone waits for the tick (each
             # node samples on its own second: judged once a second, not N times)
@@ -807,6 +841,9 @@ class OneLog(ClusterSession):
 
     def _tell_process(self, name: str, session: WatchSession) -> None:
         pass  # (its launch tells its node)
+
+    def take_clock(self) -> None:
+        pass  # (its node decides on its own second: no panel reads it again)
 
     def verdict_node(self, verdict: Verdict) -> WatchSession:
         return self.node

@@ -227,6 +227,7 @@ class WatchtowerApp(App[int]):
         if not self.nodes.single:  # (one log: no node to switch to, no node rows to tick)
             self.screen.add_class("-nodes")
             self.add_key("next_node", self.action_next_node)
+        self.nodes.take_clock()  # (the nodes are judged on this clock: read once a second for all)
         self.set_interval(1.0, self.second)
         self._follow_nodes(self.nodes)
         try:  # SIGTERM (`timeout`, a job scheduler, `kill`) ends the dashboard as q does: the terminal given back
@@ -305,9 +306,11 @@ class WatchtowerApp(App[int]):
         second at rest; a clock per widget drew up to six (issue 35)."""
         if not self.query(KeyBar):  # (the app is closing)
             return
+        with self.nodes.instant():  # judged, then drawn, from one reading of the nodes
+            self.nodes.tick()
+            self._sync_nodes()
         self.query_one(VerdictHeader).refresh()
         self.query_one(PhaseTimeline).second()
-        self._sync_nodes()
         if self._gpus_due:
             self._draw_gpus()
         for tick in self.every_second:
