@@ -2900,6 +2900,42 @@ CASES += [  # round 4, P13 (a published llama.cpp failed startup, held out): wha
 ]
 
 
+LL_VK = ("I llama_context:    Vulkan0 KV buffer size =   288.00 MiB",
+         # (ggml-vulkan writes its own lines to stderr: no time, no level)
+         "ggml_vulkan: Device memory allocation of size 3959422976 failed.",
+         "ggml_vulkan: Requested buffer size exceeds device memory allocation limit: ErrorOutOfDeviceMemory",
+         "E ggml_gallocr_reserve_n: failed to allocate Vulkan0 buffer of size 3959422976",
+         "E llama_init_from_model: failed to initialize the context: failed to allocate compute pp buffers",
+         "E srv    load_model: failed to load model, '/models/q.gguf'", *LL_EXIT)
+TRT_ABOVE_BUILD = ("pydantic_core._pydantic_core.ValidationError: 1 validation error for TrtLlmArgs\n  Value error, "
+                   "{field} [{asked}] is greater than build_config.{field} [64] in build_config [type=value_error]\n")
+UID_TB = ("Traceback (most recent call last):\n  File \"/usr/lib/python3.12/getpass.py\", line 169, in getuser\n"
+          "    return pwd.getpwuid(os.getuid())[0]\n{error}\n")
+
+CASES += [  # round 4, P14 (published failed startups, held out): what they missed
+    ("llamacpp-vulkan-allocation-limit", ll(*LL_START, *LL_VK),
+     # the device's memory ran out (no single allocation over its limit): the context's own hint
+     ll(*LL_START, *(line for line in LL_VK if "allocation limit" not in line)), "llamacpp-context-oom"),
+    ("trtllm-above-engine-build", TRT + TRT_ABOVE_BUILD.format(field="max_batch_size", asked=2048),
+     # within the build's limit: another field's complaint, no engine to rebuild
+     TRT + "pydantic_core._pydantic_core.ValidationError: 1 validation error for TrtLlmArgs\n  Value error, "
+     "max_batch_size must be positive [type=value_error]\n", None),
+    ("user-id-unknown", vllm() + V + UID_TB.format(error="KeyError: 'getpwuid(): uid not found: 1001'"),
+     # another KeyError from the same lookup's neighbourhood: no user id missing
+     vllm() + V + UID_TB.format(error="KeyError: 'HOME'"), None),
+    ("package-min-version (the name now published, not found: the package is missing)",
+     "Traceback (most recent call last):\n  File \"/x/utils.py\", line 9, in assert_pkg_version\n"
+     "    installed_version = version(pkg)\nimportlib.metadata.PackageNotFoundError: flashinfer_python\n\n"
+     "During handling of the above exception, another exception occurred:\n\n" + SG_CHECK
+     + SG_MIN.format(pkg="flashinfer_python"),
+     # the old name, not found: the package may be there under its new one
+     "Traceback (most recent call last):\n  File \"/x/utils.py\", line 9, in assert_pkg_version\n"
+     "    installed_version = version(pkg)\nimportlib.metadata.PackageNotFoundError: flashinfer\n\n"
+     "During handling of the above exception, another exception occurred:\n\n" + SG_CHECK + SG_MIN.format(pkg="flashinfer"),
+     "package-under-new-name"),
+]
+
+
 @pytest.mark.parametrize("hint, fires, look_alike, instead", CASES, ids=[c[0] for c in CASES])
 def test_fires_where_its_preconditions_hold_and_not_on_a_look_alike(tmp_path, hint, fires, look_alike, instead):
     hint = hint.split(" (")[0]  # a second case of the same hint says what differs in parentheses

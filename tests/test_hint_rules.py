@@ -47,7 +47,7 @@ SERVER_FLAGS = {
         "--kv-cache-dtype", "--attention-backend", "--served-model-name", "--swap-space", "--kv-transfer-config",
         "--disable-hybrid-kv-cache-manager",
     },
-    "trtllm": {"--port", "--tp_size", "--pp_size", "--kv_cache_free_gpu_memory_fraction", "--max_batch_size", "--max_num_tokens",
+    "trtllm": {"--port", "--tp_size", "--pp_size", "--kv_cache_free_gpu_memory_fraction", "--max_batch_size", "--max_num_tokens", "--max_seq_len",
                "--trust_remote_code", "--extra_llm_api_options"},
     "tgi": {"--port", "--num-shard", "--max-total-tokens", "--max-input-tokens", "--max-batch-prefill-tokens",
             "--cuda-memory-fraction", "--quantize", "--trust-remote-code", "--max-batch-total-tokens"},
