@@ -96,8 +96,11 @@ _ADAPTER_NAME = re.compile(r"(?i)(?:^|[-_.])(?:q?lora|adapter)(?:[-_.]|$)")
 
 
 def _slip(typed: str, name: str) -> bool:
-    """Whether ``typed`` is ``name`` with a slip of the keyboard: two neighbouring letters swapped,
-    or one lowercase letter dropped or added (not a digit or a capital: those name other models)."""
+    """Whether ``typed`` is ``name`` with a slip of the keyboard: a letter's case, two neighbouring
+    letters swapped, or one lowercase letter dropped or added (not a digit or a capital: those name
+    other models)."""
+    if typed.lower() == name.lower():  # (two names that differ in case alone are one model's)
+        return typed != name
     if len(typed) == len(name):
         diff = [i for i, (a, b) in enumerate(zip(typed, name)) if a != b]
         return len(diff) == 2 and diff[1] == diff[0] + 1 and typed[diff[0]] == name[diff[1]] and typed[diff[1]] == name[diff[0]]
@@ -211,8 +214,8 @@ class Context:
         return round(gpu - weights, 2) if weights is not None and gpu else None
 
     def _arch_near(self) -> str | None:
-        """The architecture vLLM's printed list has that the refused one misspells: two neighbouring
-        letters swapped, or one lowercase letter dropped or added ("LlamaForCasualLM" for
+        """The architecture vLLM's printed list has that the refused one misspells: a letter's case,
+        two neighbouring letters swapped, or one lowercase letter dropped or added ("LlamaForCasualLM" for
         LlamaForCausalLM); None where none is (a digit or a capital more names another model:
         Qwen2/Qwen3, Phi3/Phi3V)."""
         for text in self._texts():
