@@ -86,8 +86,8 @@ PHASES = {
         ("server_args", 1, 1), ("weight_load", 3, 13), ("ready", 14, 19), ("memory_pool", 15, 17),
     ],
     "case_llamacpp_listen_first_ready.log": [
-        # listening at 3, before the load: the ready phase begins once the memory set-up is over
-        ("server_args", 1, 1), ("weight_load", 4, 15), ("memory_pool", 16, 19), ("ready", 20, 20),
+        # listening at 3, before the load, and again as its main loop starts (22), once loaded (20): ready there
+        ("server_args", 1, 1), ("weight_load", 4, 15), ("memory_pool", 16, 19), ("ready", 22, 22),
     ],
     "case_llamacpp_load_oom.log": [("server_args", 1, 1), ("weight_load", 2, None)],
     "case_vllm_json_logs.log": [("server_args", 1, 2), ("weight_load", 3, 5)],
@@ -123,7 +123,7 @@ PHASES = {
 SERVERS = {
     "case_tgi_two_shards_ready.log": ("tgi", 19),
     "case_tgi_shard_oom.log": ("tgi", None),
-    "case_llamacpp_listen_first_ready.log": ("llamacpp", 20),  # listening at 3, loaded at 20
+    "case_llamacpp_listen_first_ready.log": ("llamacpp", 22),  # listening at 3, loaded at 20, main loop at 22
     "case_llamacpp_load_oom.log": ("llamacpp", None),
     "case_vllm_json_logs.log": ("vllm", None),
     "case_sglang_json_logs.log": ("sglang", 28),

@@ -707,10 +707,10 @@ CASES += [  # round 2: logs as people paste them (issue 32): cut, wrapped, carri
      None),
     ("weight-names (frames pasted without their Traceback line, a CI's time before each)",
      BK + '  File "/sgl-workspace/sglang/python/sglang/srt/models/deepseek_vl2.py", line 252, in load_weights\n'
-     + BK + "    param = params_dict[name]\n" + BK + "KeyError: 'lm_head.weight'\n"
+     + BK + "    param = params_dict[name]\n" + BK + "KeyError: 'vision.proj.weight'\n"
      + BK + "[2026-03-04 11:01:00] Received sigquit from a child process. It usually means the child failed.\n",
      # the KeyError alone: nothing says the weights' loader raised it
-     BK + "KeyError: 'lm_head.weight'\n"
+     BK + "KeyError: 'vision.proj.weight'\n"
      + BK + "[2026-03-04 11:01:00] Received sigquit from a child process. It usually means the child failed.\n", None),
 ]
 
@@ -2936,6 +2936,48 @@ CASES += [  # round 4, P14 (published failed startups, held out): what they miss
      "    installed_version = version(pkg)\nimportlib.metadata.PackageNotFoundError: flashinfer\n\n"
      "During handling of the above exception, another exception occurred:\n\n" + SG_CHECK + SG_MIN.format(pkg="flashinfer"),
      "package-under-new-name"),
+]
+
+
+HUB_TB = ("Traceback (most recent call last):\n"
+          "  File \"/usr/lib/python3/dist-packages/vllm/transformers_utils/config.py\", line 9, in get_config\n"
+          "    info = api.model_info(model)\n"
+          "  File \"/usr/lib/python3/dist-packages/huggingface_hub/hf_api.py\", line 2230, in model_info\n"
+          "    return ModelInfo(**data)\n"
+          "  File \"/usr/lib/python3/dist-packages/huggingface_hub/hf_api.py\", line 710, in __init__\n"
+          "    self.safetensors = SafeTensorsInfo(**safetensors) if safetensors else None\n"
+          "TypeError: SafeTensorsInfo.__init__() got an unexpected keyword argument 'sharded'\n")
+TRITON_SHADOW = "ModuleNotFoundError: No module named 'triton.compiler'; 'triton' is not a package\n"
+LL_TEMPLATE = ("main: HTTP server is listening, hostname: 0.0.0.0, port: 8080, http threads: 21\n"
+               "srv          init: initializing slots, n_slots = 1\nmain: model loaded\n"
+               "main: The chat template that comes with this model is not yet supported, falling back to chatml.\n"
+               "terminate called after throwing an instance of 'std::runtime_error'\n"
+               "  what():  {what}\nAborted (core dumped)\n")
+
+CASES += [  # round 4, P15 (published failed startups, held out): what they missed
+    ("llamacpp-template-unsupported", LLAMA + LL_TEMPLATE.format(what="this custom template is not supported"),
+     # another exception after the load: not the template's
+     LLAMA + LL_TEMPLATE.format(what="stoi"), None),
+    ("llamacpp-output-tensor-missing",
+     LLAMA + "llama_model_load: error loading model: missing tensor 'output.weight'\n" + LLAMA_FAIL,
+     LLAMA + "llama_model_load: error loading model: missing tensor 'blk.0.attn_q.weight'\n" + LLAMA_FAIL,
+     "llamacpp-tensor-missing"),
+    ("lm-head-of-tied-model", sglang() + tb("KeyError: 'lm_head.weight'", "scheduler", "model_runner", "load_weights"),
+     sglang() + tb(DRAFT_KEY, "scheduler", "model_runner", "load_weights"), "weight-names"),
+    ("hub-client-outdated", vllm() + HUB_TB,
+     # the server's own class refusing a wrapper's argument: the two releases do not match
+     "Traceback (most recent call last):\n  File \"/x/trl/scripts/vllm_serve.py\", line 238, in main\n    llm = LLM(\n"
+     "  File \"/x/vllm/entrypoints/llm.py\", line 212, in __init__\n    engine_args = EngineArgs(\n"
+     "TypeError: EngineArgs.__init__() got an unexpected keyword argument 'worker_extension_cls'\n",
+     "caller-newer-than-server"),
+    ("vllm-triton-placeholder", vllm(version="0.8.5") + V + TRITON_SHADOW,
+     # a vLLM without the stand-in: a triton of the user's own shadows the package
+     vllm(version="0.10.1") + V + TRITON_SHADOW, "module-shadowed"),
+    ("model-file-read-as-config", vllm("'model': '/models/granite:latest'") + NOT_JSON.format(path="/models/granite:latest"),
+     vllm("'model': '/models/m'") + NOT_JSON.format(path="/models/m/config.json"), "config-json-invalid"),
+    ("invalid-device-ordinal (ROCm's words)",
+     vllm("model='/models/m', tensor_parallel_size=8") + V + "RuntimeError: HIP error: invalid device ordinal\n",
+     vllm("model='/models/m', tensor_parallel_size=1") + V + "RuntimeError: HIP error: invalid device ordinal\n", None),
 ]
 
 

@@ -122,15 +122,30 @@ def test_a_failed_llamacpp_start_that_listened_first_has_no_ready_row(tmp_path):
 
 
 def test_a_ready_llamacpp_start_that_listened_first_is_ready_after_its_load(tmp_path):
-    """Ready where the model is in (it listened already), not a ready phase beside the load."""
+    """Ready where the model is in and the main loop starts (it listened already: 503 until then), not a
+    ready phase beside the load, nor at "model loaded" (a chat template it then refuses aborts it first)."""
     log = tmp_path / "server.log"
     log.write_text(LLAMA_LISTENS_FIRST + "llama_context: constructing llama_context\n"
                    "srv          init: initializing slots, n_slots = 4\nmain: model loaded\n"
                    "main: server is listening on http://0.0.0.0:8080 - starting the main loop\n")
     state, _ = scan_with_hints(str(log))
-    assert state.outcome == "ready" and state.ready_line == 7
+    assert state.outcome == "ready" and state.ready_line == 8
     assert [(p.name, p.start_line) for p in state.phases] == [
-        ("server_args", 1), ("weight_load", 3), ("memory_pool", 5), ("ready", 7)]
+        ("server_args", 1), ("weight_load", 3), ("memory_pool", 5), ("ready", 8)]
+
+
+def test_a_llamacpp_start_that_aborts_between_its_load_and_its_main_loop_is_failed_with_no_ready_row(tmp_path):
+    """A build that listened first and aborts on the model's chat template after "model loaded" never
+    started its main loop: failed, not ready (P15, llama.cpp#11500)."""
+    log = tmp_path / "server.log"
+    log.write_text(LLAMA_LISTENS_FIRST + "llama_context: constructing llama_context\n"
+                   "srv          init: initializing slots, n_slots = 1\nmain: model loaded\n"
+                   "terminate called after throwing an instance of 'std::runtime_error'\n"
+                   "  what():  this custom template is not supported\nAborted (core dumped)\n")
+    state, hints = scan_with_hints(str(log))
+    assert state.outcome == "failed" and state.ready_line is None
+    assert "ready" not in [p.name for p in state.phases]
+    assert [h.id for h in hints][:1] == ["llamacpp-template-unsupported"]
 
 
 def test_an_old_eagle_logs_draft_load_and_capture_are_the_drafts_own(tmp_path):
