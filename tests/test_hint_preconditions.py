@@ -2981,6 +2981,39 @@ CASES += [  # round 4, P15 (published failed startups, held out): what they miss
 ]
 
 
+RO_CACHE = ("Traceback (most recent call last):\n  File \"/usr/lib/python3.11/pathlib.py\", line 1116, in mkdir\n"
+            "    os.mkdir(self, mode)\n{error}\n")
+HUB_SNAPSHOT = "/data/hub/models--org--m/snapshots/abc123/model.safetensors"
+
+CASES += [  # round 4, R10 (real failed starts of vLLM and llama.cpp, held out): what they missed
+    ("read-only-cache", vllm() + V + RO_CACHE.format(error="OSError: [Errno 30] Read-only file system: '/home/u/.cache'"),
+     # a folder that is not there: no mount to blame
+     vllm() + V + RO_CACHE.format(error="FileNotFoundError: [Errno 2] No such file or directory: '/home/u/.cache'"),
+     "file-not-found-path"),
+    ("hub-cache-link-broken",
+     vllm() + V + f"FileNotFoundError: [Errno 2] No such file or directory: '{HUB_SNAPSHOT}'\n",
+     # a checkpoint folder of one's own: no cache's links
+     vllm() + V + "FileNotFoundError: [Errno 2] No such file or directory: '/data/m/model.safetensors'\n",
+     "file-not-found-path"),
+    ("path-split-by-space",
+     "usage: llama-server [-h] [-m MODEL]\nllama-server: error: unrecognized arguments: models/m.gguf\n",
+     # a flag this install lacks: no path split
+     "usage: llama-server [-h] [-m MODEL]\nllama-server: error: unrecognized arguments: --no-such-flag\n",
+     "unrecognized-argument"),
+    ("number-with-unit",
+     "usage: llama-server [-h] [-c CTX]\nllama-server: error: argument -c/--ctx-size: invalid int value: '4k'\n",
+     "usage: llama-server [-h] [-c CTX]\nllama-server: error: argument -c/--ctx-size: invalid int value: 'auto'\n",
+     "unrecognized-argument"),
+    ("llamacpp-lora-path-missing",
+     ll(*LL_START, "E llama_adapter_lora_init: failed to open '/loras/a.gguf': No such file or directory",
+        "E cmn  common_init_: failed to load lora adapter '/loras/a.gguf'", *LL_EXIT),
+     # the file is there and is no adapter: the loader's own words say so
+     ll(*LL_START, "E llama_adapter_lora_init: failed to apply lora adapter: expect general.type to be 'adapter', but "
+        "got: model", "E cmn  common_init_: failed to load lora adapter '/loras/a.gguf'", *LL_EXIT),
+     "llamacpp-lora-failed"),
+]
+
+
 @pytest.mark.parametrize("hint, fires, look_alike, instead", CASES, ids=[c[0] for c in CASES])
 def test_fires_where_its_preconditions_hold_and_not_on_a_look_alike(tmp_path, hint, fires, look_alike, instead):
     hint = hint.split(" (")[0]  # a second case of the same hint says what differs in parentheses

@@ -201,6 +201,9 @@ def _wrong_option(case: str, tmp_path: Path) -> tuple[str, ...]:
         "port in the host": ("--host", f"127.0.0.1:{free_port()}"),
         "template file is a folder": ("--jinja", "--chat-template-file", str(tmp_path)),
         "vLLM's name flag": ("--served-model-name", "smollm2"),
+        "lora path misspelt": ("--lora", str(tmp_path / "lora" / "adapter-f16.gguf")),
+        # (as the shell passes -m /x/my models/m.gguf: two words, the second left over)
+        "path with a space": ("-m", str(tmp_path / "my"), "models/SmolLM2-135M-Instruct.Q4_1.gguf"),
     }[case]
 
 
@@ -238,6 +241,9 @@ def _web_page(tmp_path: Path) -> Path:
         ("port in the host", r"couldn't bind HTTP server socket, hostname: 127\.0\.0\.1:\d+", "binds --host and --port apart"),
         ("template file is a folder", r"Is a directory", "was given a folder"),
         ("vLLM's name flag", r"unrecognized arguments: --served-model-name", "llama.cpp's -a/--alias"),
+        # round 4, stop 49: R10's (--lora's folder misspelt; a path with a space, not quoted)
+        ("lora path misspelt", r"failed to open '[^']+': No such file or directory", "there is no file at"),
+        ("path with a space", r"unrecognized arguments: models/", "a path with a space in it, not quoted"),
     ],
 )
 def test_a_real_start_given_another_option_wrong_is_failed_with_the_hint_for_that_option(
