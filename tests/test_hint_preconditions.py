@@ -3014,6 +3014,33 @@ CASES += [  # round 4, R10 (real failed starts of vLLM and llama.cpp, held out):
 ]
 
 
+VISION_OOM = ('  File "/x/vllm/worker/worker.py", line 223, in determine_num_available_blocks\n'
+              "    self.model_runner.profile_run()\n"
+              '  File "/x/vllm/model_executor/models/{model}.py", line 561, in forward\n'
+              "    {call}\n"
+              "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 19.63 GiB. GPU 3 has a total capacity of "
+              "79.15 GiB of which 17.73 GiB is free.\n")
+UVICORN_LEVEL = ('Traceback (most recent call last):\n  File "/x/uvicorn/config.py", line 420, in configure_logging\n'
+                 "    log_level = LOG_LEVELS[self.log_level]\nKeyError: '{level}'\n")
+
+CASES += [  # round 4, P16 (published failed startups, held out): what they missed
+    ("vision-profile-oom",
+     vllm() + "Traceback (most recent call last):\n"
+     + VISION_OOM.format(model="mllama", call="cross_attention_states = self.vision_model(pixel_values,"),
+     # a text model's profile run: no images to size down
+     vllm() + "Traceback (most recent call last):\n"
+     + VISION_OOM.format(model="llama", call="hidden_states = self.mlp(hidden_states)"), "cuda-oom-vllm"),
+    ("sgl-kernel-op-missing",
+     sglang() + tb("AttributeError: '_OpNamespace' 'sgl_kernel' object has no attribute 'awq_dequantize'", "awq"),
+     # another namespace's operator: not sgl-kernel's release
+     sglang() + tb("AttributeError: '_OpNamespace' 'my_ops' object has no attribute 'awq_dequantize'", "awq"), None),
+    ("log-level-case", sglang() + UVICORN_LEVEL.format(level="INFO"),
+     # a level uvicorn does not have at all, in lower case: another KeyError
+     sglang() + 'Traceback (most recent call last):\n  File "/x/sglang/srt/server.py", line 9, in f\n'
+     "    x = table[key]\nKeyError: 'INFO'\n", None),
+]
+
+
 @pytest.mark.parametrize("hint, fires, look_alike, instead", CASES, ids=[c[0] for c in CASES])
 def test_fires_where_its_preconditions_hold_and_not_on_a_look_alike(tmp_path, hint, fires, look_alike, instead):
     hint = hint.split(" (")[0]  # a second case of the same hint says what differs in parentheses

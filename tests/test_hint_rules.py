@@ -27,14 +27,14 @@ LOGS = sorted(p.name for p in FIXTURES.glob("*.log"))
 # DOCKER is the container's, right whatever the server.
 SERVER_FLAGS = {
     "sglang": {
-        "--mem-fraction-static", "--cuda-graph-max-bs", "--disable-cuda-graph", "--context-length",
+        "--mem-fraction-static", "--cuda-graph-max-bs", "--log-level", "--disable-cuda-graph", "--context-length",
         "--watchdog-timeout", "--dist-timeout", "--dist-init-addr", "--disable-custom-all-reduce",
         "--speculative-draft-model-path", "--port", "--tp", "--chunked-prefill-size", "--max-running-requests",
         "--trust-remote-code", "--model-path", "--attention-backend", "--chat-template", "--enable-torch-compile",
         "--reasoning-parser", "--dtype", "--kv-cache-dtype", "--served-model-name",
     },
     "vllm": {
-        "--gpu-memory-utilization", "--max-model-len", "--max-num-seqs", "--enforce-eager", "--port",
+        "--gpu-memory-utilization", "--max-model-len", "--max-num-seqs", "--limit-mm-per-prompt", "--enforce-eager", "--port",
         "--tensor-parallel-size", "--disable-custom-all-reduce", "--trust-remote-code", "--max-num-batched-tokens",
         "--speculative-config", "--compilation-config", "--hf-overrides", "--kv-cache-memory", "--kv-cache-memory-bytes", "--model", "--block-size",
         "--load-format", "--tokenizer-mode", "--host", "--generation-config", "--ssl-certfile", "--ssl-keyfile",

@@ -148,6 +148,21 @@ def test_a_llamacpp_start_that_aborts_between_its_load_and_its_main_loop_is_fail
     assert [h.id for h in hints][:1] == ["llamacpp-template-unsupported"]
 
 
+def test_a_vllm_traceback_pasted_without_the_first_character_is_read_to_its_exception(tmp_path):
+    """A paste that lost its first character ("VllmWorkerProcess pid=214) ERROR …"): its first line is the
+    worker's like the rest, and the traceback runs on to its exception, not "cut short" on line 1 (P16)."""
+    tag = "(VllmWorkerProcess pid=214) ERROR 09-27 05:20:38 multiproc_worker_utils.py:233] "
+    log = tmp_path / "server.log"
+    log.write_text(tag[1:] + "Exception in worker VllmWorkerProcess while processing method determine_num_available_"
+                   "blocks: CUDA out of memory. Tried to allocate 19.63 GiB., Traceback (most recent call last):\n"
+                   + tag + '  File "/x/vllm/worker/worker.py", line 223, in determine_num_available_blocks\n'
+                   + tag + "    self.model_runner.profile_run()\n"
+                   + tag + "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 19.63 GiB.\n")
+    state, _ = scan_with_hints(str(log))
+    root = state.first_error
+    assert root is not None and root.kind in ("cuda_oom", "OutOfMemoryError"), root  # (not "Traceback": cut short)
+
+
 def test_an_old_eagle_logs_draft_load_and_capture_are_the_drafts_own(tmp_path):
     """SGLang 0.4.1-0.4.3 loads the EAGLE draft after the target's graphs and captures the draft's
     with the target's words ("Capture cuda graph begin"): they are the draft's phase, not more of
