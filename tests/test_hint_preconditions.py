@@ -3041,6 +3041,66 @@ CASES += [  # round 4, P16 (published failed startups, held out): what they miss
 ]
 
 
+SYCL_OOM = ("Native API failed. Native API returns: -6 ({code}) -6 ({code})\n"
+            "Exception caught at file:/app/ggml/src/ggml-sycl.cpp, line:4313, func:operator()\n")
+V_TB = 'Traceback (most recent call last):\n  File "/x/vllm/{file}.py", line 9, in f\n    {line}\n{error}\n'
+
+CASES += [  # round 4, P17 (published failed startups, held out): what they missed
+    ("docker-shell-form", "error: invalid argument: /bin/sh\n",
+     # a path's tail left over: a space in a path, not Docker's shell form
+     "error: invalid argument: models/m.gguf\n", "path-split-by-space"),
+    ("llamacpp-split-buffer-op",
+     LLAMA + "/app/ggml/src/ggml-backend.cpp:748: pre-allocated tensor (blk.0.w (reshaped)) in a buffer (CUDA0_Split) "
+     "that cannot run the operation (RESHAPE)\n",
+     LLAMA + "/app/ggml/src/ggml-backend.cpp:748: pre-allocated tensor (blk.0.w) in a buffer (CUDA0) that cannot run "
+     "the operation (RESHAPE)\n", None),
+    ("invalid-device-ordinal-nodes",
+     sglang("tp_size=16, nnodes=2") + tb("RuntimeError: CUDA error: invalid device ordinal", "scheduler"),
+     sglang("tp_size=16, nnodes=1") + tb("RuntimeError: CUDA error: invalid device ordinal", "scheduler"),
+     "invalid-device-ordinal"),
+    ("deepgemm-jit-unknown-case",
+     sglang() + tb("AssertionError: Unknown cases: sf.dtype=torch.int32, gran=(1, 128), arch=90a", "deep_gemm"),
+     sglang() + tb("AssertionError: Unknown model: qwen3", "deep_gemm"), None),
+    ("model-forward-argument-mismatch",
+     sglang() + tb("TypeError: Qwen2Model.forward() got an unexpected keyword argument 'pp_proxy_tensors'",
+                   "sglang/srt/speculative/eagle_worker"),
+     "Traceback (most recent call last):\n  File \"/home/me/app.py\", line 9, in main\n    out = net(x, scale=2)\n"
+     "TypeError: Net.forward() got an unexpected keyword argument 'scale'\n", None),
+    ("transformers-processor-type",
+     vllm() + V + "TypeError: Received a CachedWhisperTokenizerFast for argument tokenizer, but a WhisperTokenizer was "
+     "expected.\n",
+     vllm() + V + "TypeError: expected str, bytes or os.PathLike object, not NoneType\n", None),
+    ("vllm-op-missing",
+     vllm() + V + "AttributeError: '_OpNamespace' '_C' object has no attribute 'awq_dequantize'\n",
+     vllm() + V + "AttributeError: '_OpNamespace' 'my_ops' object has no attribute 'awq_dequantize'\n", None),
+    ("spec-vocab-mismatch",
+     vllm() + V_TB.format(file="spec_decode/spec_decode_worker", line="assert all(vocab_sizes[0] == vocab_size for "
+                          "vocab_size in vocab_sizes)", error="AssertionError"),
+     vllm() + V_TB.format(file="spec_decode/spec_decode_worker", line="assert num_lookahead_slots > 0",
+                          error="AssertionError"), None),
+    ("flashinfer-missing-backend",
+     vllm() + V_TB.format(file="attention/backends/flashinfer", line="self._prefill_wrapper = BatchPrefillWrapper(",
+                          error="TypeError: 'NoneType' object is not callable"),
+     vllm() + V_TB.format(file="attention/backends/flash_attn", line="out = fn(",
+                          error="TypeError: 'NoneType' object is not callable"), None),
+    ("model-lora-unsupported",
+     vllm() + V + "ValueError: Model InternVLChatModel does not support LoRA, but LoRA is enabled. Support for this "
+     "model may be added in the future.\n",
+     vllm() + V + "ValueError: LoRA rank 64 is greater than max_lora_rank 16.\n", None),
+    ("awq-dtype-half-sglang",
+     sglang() + tb("RuntimeError: expected scalar type Half but found BFloat16", "vllm/model_executor/layers/"
+                   "quantization/awq"),
+     sglang() + tb("RuntimeError: expected scalar type Half but found BFloat16", "sglang/srt/layers/rotary_embedding"),
+     None),
+    ("kernel-image-invalid", vllm() + V + "RuntimeError: Triton Error [CUDA]: device kernel image is invalid\n",
+     # no kernel for the GPU at all: a build for other GPUs
+     vllm() + V + "RuntimeError: CUDA error: no kernel image is available for execution on the device\n",
+     "gpu-arch-unsupported"),
+    ("llamacpp-context-oom (SYCL's words)", LLAMA + SYCL_OOM.format(code="PI_ERROR_OUT_OF_HOST_MEMORY"),
+     LLAMA + SYCL_OOM.format(code="PI_ERROR_INVALID_VALUE"), None),
+]
+
+
 @pytest.mark.parametrize("hint, fires, look_alike, instead", CASES, ids=[c[0] for c in CASES])
 def test_fires_where_its_preconditions_hold_and_not_on_a_look_alike(tmp_path, hint, fires, look_alike, instead):
     hint = hint.split(" (")[0]  # a second case of the same hint says what differs in parentheses
