@@ -3101,6 +3101,33 @@ CASES += [  # round 4, P17 (published failed startups, held out): what they miss
 ]
 
 
+WIN_C = ('Traceback (most recent call last):\n  File "{root}vllm{sep}platforms{sep}cuda.py", line 15, in <module>\n'
+         "    import vllm._C  # noqa\nModuleNotFoundError: No module named 'vllm._C'\n")
+MISTRAL_TB = ("ERROR 04-08 15:05:44 [core.py:390] EngineCore hit an exception: Traceback (most recent call last):\n"
+              + "".join(f'ERROR 04-08 15:05:44 [core.py:390]   File "/x/vllm/multimodal/f{i}.py", line {i}, in f{i}\n'
+                        f"ERROR 04-08 15:05:44 [core.py:390]     f{i + 1}()\n" for i in range(3))
+              + "ERROR 04-08 15:05:44 [core.py:390] AttributeError: {error}\n"
+              "ERROR 04-08 15:05:44 [core.py:390] \n"
+              "ERROR 04-08 15:05:44 [core.py:390] The above exception was the direct cause of the following exception:\n"
+              "ERROR 04-08 15:05:44 [core.py:390] \n"
+              "ERROR 04-08 15:05:44 [core.py:390] Traceback (most recent call last):\n"
+              + "".join(f'ERROR 04-08 15:05:44 [core.py:390]   File "/x/vllm/multimodal/g{i}.py", line {i}, in g{i}\n'
+                        f"ERROR 04-08 15:05:44 [core.py:390]     g{i + 1}()\n" for i in range(20))
+              + "ERROR 04-08 15:05:44 [core.py:390] RuntimeError: Failed to apply PixtralProcessor on data={{}}\n")
+
+CASES += [  # round 4, P18 (published failed startups, held out): what they missed, and the one it got wrong
+    ("vllm-on-windows", vllm() + WIN_C.format(root="C:\\Users\\me\\env\\lib\\site-packages\\", sep="\\"),
+     # a Linux install whose extension was never built: a source checkout on the path
+     vllm() + WIN_C.format(root="/home/me/vllm/", sep="/"), "server-extension-unbuilt"),
+    ("bitsandbytes-flags-missing",
+     vllm() + V + "KeyError: 'layers.0.mlp.down_proj.weight.absmax'\n",
+     vllm() + V + "KeyError: 'layers.0.mlp.down_proj.weight'\n", None),
+    ("mistral-tokenizer-hf-model (its cause three dozen lines above the exception the chain ends in)",
+     vllm() + MISTRAL_TB.replace("{error}", "'MistralTokenizer' object has no attribute 'init_kwargs'"),
+     vllm() + MISTRAL_TB.replace("{error}", "'LlamaTokenizerFast' object has no attribute 'image_token'"), None),
+]
+
+
 @pytest.mark.parametrize("hint, fires, look_alike, instead", CASES, ids=[c[0] for c in CASES])
 def test_fires_where_its_preconditions_hold_and_not_on_a_look_alike(tmp_path, hint, fires, look_alike, instead):
     hint = hint.split(" (")[0]  # a second case of the same hint says what differs in parentheses

@@ -34,7 +34,7 @@ SERVER_FLAGS = {
         "--reasoning-parser", "--dtype", "--kv-cache-dtype", "--served-model-name",
     },
     "vllm": {
-        "--gpu-memory-utilization", "--max-model-len", "--max-num-seqs", "--limit-mm-per-prompt", "--enable-lora", "--enforce-eager", "--port",
+        "--gpu-memory-utilization", "--max-model-len", "--max-num-seqs", "--limit-mm-per-prompt", "--enable-lora", "--config-format", "--enforce-eager", "--port",
         "--tensor-parallel-size", "--disable-custom-all-reduce", "--trust-remote-code", "--max-num-batched-tokens",
         "--speculative-config", "--compilation-config", "--hf-overrides", "--kv-cache-memory", "--kv-cache-memory-bytes", "--model", "--block-size",
         "--load-format", "--tokenizer-mode", "--host", "--generation-config", "--ssl-certfile", "--ssl-keyfile",

@@ -81,6 +81,9 @@ AFTER_EXCEPTION_LINES = 20
 #: whole block is its line ranges (``ErrorReport.spans``); its text comes from the scrollback
 #: or the file (``WatchSession.block_text``).
 HEAD, TAIL = 4, 30
+#: Exception lines of a chain kept with the sample wherever they fall ("The above exception was the direct
+#: cause of …"): a cause between the head and the tail names the failure the last exception wraps.
+CHAIN_KEPT = 8
 #: Ranges kept per block: a block interleaved with more runs than this is widened over them.
 MAX_SPANS = 4096
 MESSAGE_CAP = 500
@@ -111,6 +114,7 @@ class _Block:
     exc_line: int = 0  # line number of its exception line
     head: list[tuple[int, str]] = field(default_factory=list)
     tail: deque[tuple[int, str]] = field(default_factory=lambda: deque(maxlen=TAIL))
+    exceptions: list[tuple[int, str]] = field(default_factory=list)  # its chain's exception lines (CHAIN_KEPT)
     spans: list[list[int]] = field(default_factory=list)  # [first, last] runs of its line numbers
     report: ErrorReport | None = None
     warning: bool = False  # logged at a warning level: a warning with a traceback, not a failure
@@ -139,7 +143,11 @@ class _Block:
         self.missed = 0
 
     def lines(self) -> list[tuple[int, str]]:
-        return self.head + list(self.tail)
+        """The sample: head and tail, and a chain's exception lines between them."""
+        kept = self.head + list(self.tail)
+        first_tail = self.tail[0][0] if self.tail else None
+        between = [e for e in self.exceptions if first_tail is not None and self.head[-1][0] < e[0] < first_tail]
+        return sorted(kept + between) if between else kept
 
 
 def _cut_short(lines: list[tuple[int, str]], last: int, headline: str | None = None) -> str:
@@ -537,6 +545,8 @@ class Classifier:
             self._run = None
             if block is not None:
                 block.add(number, body)
+                if len(block.exceptions) < CHAIN_KEPT:
+                    block.exceptions.append((number, body))
                 if block.ignored:  # printed, then the program went on: a warning, no report
                     block.state, block.exc_line = _EXC, number
                     self._warned = True
