@@ -2916,7 +2916,7 @@ UID_TB = ("Traceback (most recent call last):\n  File \"/usr/lib/python3.12/getp
           "    return pwd.getpwuid(os.getuid())[0]\n{error}\n")
 
 CASES += [  # round 4, P14 (published failed startups, held out): what they missed
-    ("llamacpp-vulkan-allocation-limit", ll(*LL_START, *LL_VK),
+    ("llamacpp-vulkan-allocation-limit", ll(*LL_START, "I llama_context: constructing llama_context", *LL_VK),
      # the device's memory ran out (no single allocation over its limit): the context's own hint
      ll(*LL_START, *(line for line in LL_VK if "allocation limit" not in line)), "llamacpp-context-oom"),
     ("trtllm-above-engine-build", TRT + TRT_ABOVE_BUILD.format(field="max_batch_size", asked=2048),
@@ -3125,6 +3125,45 @@ CASES += [  # round 4, P18 (published failed startups, held out): what they miss
     ("mistral-tokenizer-hf-model (its cause three dozen lines above the exception the chain ends in)",
      vllm() + MISTRAL_TB.replace("{error}", "'MistralTokenizer' object has no attribute 'init_kwargs'"),
      vllm() + MISTRAL_TB.replace("{error}", "'LlamaTokenizerFast' object has no attribute 'image_token'"), None),
+]
+
+
+WARMUP = ("[2025-03-05 01:47:34] Initialization failed. warmup error: Traceback (most recent call last):\n"
+          '  File "/x/sglang/srt/server.py", line 621, in _wait_and_warmup\n'
+          '    assert res.status_code == 200, f"{{res=}}, {{res.text=}}"\n'
+          "AssertionError: res=<Response [503]>, res.text='{body}'\n")
+WATCHDOG_CUDA = ("[rank1]:[E129 08:52:51.685329145 ProcessGroupNCCL.cpp:1595] [PG ID 2 PG GUID 3 Rank 1] Process group "
+                 "watchdog thread terminated with exception: CUDA error: {what}\n"
+                 "terminate called after throwing an instance of 'c10::DistBackendError'\n")
+SHAPES = "RuntimeError: mat1 and mat2 shapes cannot be multiplied (4x12288 and 8192x4096)"
+VK_LOAD = ("ggml_vulkan: Device memory allocation of size 2495610880 failed.",
+           "ggml_vulkan: Requested buffer size exceeds device memory allocation limit: ErrorOutOfDeviceMemory",
+           "E alloc_tensor_range: failed to allocate Vulkan0 buffer of size 2495610880",
+           "E llama_model_load: error loading model: unable to allocate Vulkan0 buffer",
+           "E llama_model_load_from_file_impl: failed to load model", *LL_EXIT)
+
+CASES += [  # round 4, P18 (published SGLang and llama.cpp failed startups, held out): what they missed, and the one
+    # it got wrong
+    ("warmup-through-proxy (an HTML page for a body)",
+     sglang() + WARMUP.format(body='<!DOCTYPE html PUBLIC "-//W3C//DTD HTML 4.01//EN">'),
+     # the server's own answer: JSON, no proxy in it
+     sglang() + WARMUP.format(body='{"object": "error", "message": "busy"}'), None),
+    ("draft-shape-mismatch",
+     sglang("tp_size=4, speculative_draft_model_path='/models/eagle-8b'") + tb(SHAPES, "cuda_graph_runner"),
+     # no draft: the target's own layers
+     sglang("tp_size=4") + tb(SHAPES, "cuda_graph_runner"), None),
+    ("ecc-error", sglang() + WATCHDOG_CUDA.format(what="uncorrectable ECC error encountered"),
+     sglang() + WATCHDOG_CUDA.format(what="an illegal memory access was encountered"), None),
+    ("llamacpp-vulkan-tensor-limit", ll(*LL_START, "I load_tensors: loading model tensors", *VK_LOAD),
+     # the same refusal as the context is made: its compute buffer, the batch's to lower
+     ll(*LL_START, "I llama_context: constructing llama_context", *LL_VK), "llamacpp-vulkan-allocation-limit"),
+    ("llamacpp-model-unopened",
+     "main: build = 3400 (97bdd26e)\nllama_model_load: error loading model: llama_model_loader: failed to load model "
+     "from ./models/llama-7b/ggml-model-q4_0.gguf\nmain: error: unable to load model\n",
+     # the loader said why first (a Git LFS pointer for the file): that is the root cause, not an unopened file
+     "main: build = 3400 (97bdd26e)\ngguf_init_from_file_impl: invalid magic characters: 'vers', expected 'GGUF'\n"
+     "llama_model_load: error loading model: llama_model_loader: failed to load model from ./models/m.gguf\n"
+     "main: error: unable to load model\n", "gguf-lfs-pointer"),
 ]
 
 
