@@ -32,7 +32,7 @@ LABELS = {
     "journalctl, a locale's month in lower case": "mar 04 11:00:02 gpu-3 vllm[4321]: ",
     "a wrapper's stderr logger": "2026-03-04 11:00:02 | ERROR | stderr | ",
     "mpirun --tag-output": "[1,0]<stderr>:",
-    "mpirun --timestamp-output": "Wed Mar  4 11:00:02 2026[1,0]<stdout>:",
+    "mpirun --timestamp-output": "Wed Mar  4 11:00:02 2026[1,0]<stdout>:",    "Docker Desktop's log view": "2026-03-04 11:00:02 ",
 }
 # Bare fixtures of each server's start, ready and failed (TGI's headers begin with an RFC 3339 time).
 BARE = [
@@ -105,6 +105,8 @@ def test_compose_v1_log_with_timestamps_reads_the_servers_failure():
         ("Dec  6 06:50:00 gpu-3 vllm[1234]: INFO 12-06 06:50:00 [a.py:1] up", "INFO 12-06 06:50:00 [a.py:1] up"),
         ("2024-04-27 10:13:05 | ERROR | stderr |   File \"/x.py\", line 1", '  File "/x.py", line 1'),
         ("Thu Jan 23 11:55:50 2025[1,1]<stderr>:    scheduler.event_loop_overlap()", "    scheduler.event_loop_overlap()"),
+        ("2023-11-29 11:34:19   File \"/x.py\", line 1", '  File "/x.py", line 1'),
+        ("2023-11-29 11:34:19 ", ""),
     ],
 )
 def test_a_carriers_label_is_read_past(text, server_text):
@@ -133,6 +135,9 @@ def test_a_carriers_label_is_read_past(text, server_text):
         "nov 02 10:34 a time with no seconds",
         "2024-04-27 10:13:05 | INFO | model_worker | the wrapper's own logger, not a relayed stream",
         "[1,0] not mpirun's stream tag",
+        "2024-01-01 10:00:00 INFO a logger's own level after its time",
+        "2024-01-01 10:00:00 - root - WARNING - a logger's own fields after its time",
+        "2024-01-01 10:00:00,123 - lmdeploy - INFO - its milliseconds after a comma",
     ],
 )
 def test_a_look_alike_is_not_cut(text):

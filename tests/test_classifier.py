@@ -200,6 +200,60 @@ def test_a_traceback_cut_short_is_still_reported():
     assert errors[0].kind == "Traceback" and "cut short" in errors[0].message and errors[0].end_line == 3
 
 
+def test_a_traceback_relayed_in_an_exception_message_is_read_to_its_cause():
+    """SGLang up to 0.3 raised its child's traceback as the message of its own: "RuntimeError:
+    Initialization failed. controller_init_state: Traceback (most recent call last):" (P20,
+    sglang#1343). One error, whose cause is the relayed exception, not a traceback cut short."""
+    errors, _ = run([
+        "Traceback (most recent call last):",
+        '  File "/x/sglang/srt/server.py", line 365, in launch_server',
+        "    raise RuntimeError(",
+        "RuntimeError: Initialization failed. controller_init_state: Traceback (most recent call last):",
+        '  File "/x/vllm/custom_all_reduce_utils.py", line 227, in gpu_p2p_access_check',
+        "    result = pickle.loads(returned.stdout)",
+        "_pickle.UnpicklingError: invalid load key, 'W'.",
+        ", detoken_init_state: init ok",
+    ])
+    assert [(e.kind, e.line, e.exc_line) for e in errors] == [("UnpicklingError", 1, 7)]
+    assert "RuntimeError: Initialization failed" in "\n".join(t for _, t in errors[0].block)
+    # a message that only names the word is no relay: the traceback after it is a new one
+    errors, _ = run([
+        "Traceback (most recent call last):",
+        '  File "a.py", line 1, in f',
+        "    x()",
+        "print the Traceback (most recent call last): header",
+        '  File "b.py", line 1, in g',
+        "    y()",
+        "KeyError: 1",
+    ])
+    assert [(e.kind, e.line) for e in errors] == [("Traceback", 1), ("KeyError", 4)]
+
+
+def test_a_header_told_twice_before_its_frames_is_one_traceback():
+    """A child's "Traceback (most recent call last):" and, on the next line, its parent relaying the same
+    one ("router init state: Traceback …", P20: sglang#51): one traceback whose frames follow, not a
+    first one cut short before any frame."""
+    errors, _ = run([
+        "Process Process-1:",
+        "Traceback (most recent call last):",
+        "router init state: Traceback (most recent call last):",
+        '  File "/x/sglang/srt/managers/router/model_runner.py", line 272, in load_model',
+        "    model = model_class(",
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 112.00 MiB.",
+    ])
+    assert [(e.kind, e.line) for e in errors] == [("OutOfMemoryError", 1)]
+    # a header whose block already has frames is another traceback's beginning: the first is cut short
+    errors, _ = run([
+        "Traceback (most recent call last):",
+        '  File "a.py", line 1, in f',
+        "Traceback (most recent call last):",
+        '  File "b.py", line 1, in g',
+        "    y()",
+        "KeyError: 1",
+    ])
+    assert [e.kind for e in errors] == ["Traceback", "KeyError"] and "cut short" in errors[0].message
+
+
 def test_the_report_is_updated_in_place_when_the_chain_goes_on():
     classifier = Classifier(generic_profile())
     lines = [

@@ -19,12 +19,15 @@ shapes come from the carriers' own sources:
   fraction digits always (Go's ``RFC3339NanoFixed``), kubectl's with trailing zeros dropped, and
   no fraction on a whole second (``RFC3339Nano``); ``docker logs -t`` puts the fixed one alone at the line's start.
 
-A log copied from a CI job, a journal or a launcher carries that tool's label instead:
+A log copied from a CI job, a journal, a desktop app or a launcher carries that tool's label instead:
 
 - a GitHub Actions job log: the runner's time with seven fraction digits (.NET's round-trip
   ``"o"`` format, UTC) and a space, ``2024-05-01T10:00:00.1234567Z ``;
 - Buildkite's (and other CI viewers') time in brackets, ``[2025-03-10T15:07:20Z] `` or
   ``[2025-11-06T02:10:00.702Z] ``;
+- Docker Desktop's log view: the line's time, to the second, in the machine's local zone and a space,
+  ``2023-11-29 11:34:19 `` — never before a level word, a ``|`` or a ``-`` (a logger's own header of that
+  shape, ``2024-04-27 10:13:05 | ERROR |``, is the line's, not a carrier's);
 - ``journalctl`` (its ``short`` and ``short-iso`` outputs): the time, the host, the unit's name and
   its PID, ``Dec 06 06:50:00 gpu-3 vllm[1234]: ``, ``2026-12-06T06:50:00+0000 gpu-3 vllm[1234]: `` (the
   month as the machine's locale writes it, where that is English's letters in another case: ``nov 02``);
@@ -59,11 +62,12 @@ _JOURNAL = (
     r" [\w.-]+ [\w.@:/-]+\[\d+\]: "
 )
 _RELAYED = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \| [A-Z]+ +\| std(?:out|err) \| "  # FastChat's StreamToLogger
+_DESKTOP = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d (?! *(?:TRACE|DEBUG|INFO|WARN(?:ING)?|ERROR|CRITICAL|FATAL)\b|\| |- )"
 _MPIRUN = rf"(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) {_MONTH} [ \d]\d \d\d:\d\d:\d\d \d{{4}})?\[\d+,\d+\]<std(?:out|err|diag)>:"
 
 #: A carrier's label at a line's start (``match``): its end is where the server's own line begins.
 LABEL = re.compile(
-    f"{_SRUN}|{_COMPOSE}(?:{_FIXED})?|{_KUBECTL}(?:{_NANO})?|{_FIXED}|{_ACTIONS}|{_BRACKETED}|{_JOURNAL}|{_RELAYED}|{_MPIRUN}"
+    f"{_SRUN}|{_COMPOSE}(?:{_FIXED})?|{_KUBECTL}(?:{_NANO})?|{_FIXED}|{_ACTIONS}|{_BRACKETED}|{_JOURNAL}|{_RELAYED}|{_DESKTOP}|{_MPIRUN}"
 )
 #: How a line with a label can begin (an srun task number, a time, a journal's month, mpirun's
 #: weekday); a bracketed one is told by what follows its ``[``, a compose label by its ``"| "``

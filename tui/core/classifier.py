@@ -417,6 +417,15 @@ class Classifier:
             chained.state = _TB
             chained.add(number, body)
             return
+        repeated = self._candidate(
+            rank, lambda b: b.rank == rank and b.state == _TB and not b.exceptions and 0 < number - b.last <= 2
+        )
+        if repeated is not None:
+            # a header right after another that has no frame yet: one failure told twice over (a
+            # child's traceback and its parent relaying it, "router init state: Traceback …"), its
+            # frames to come, not a traceback cut short before them
+            repeated.add(number, body)
+            return
         for block in list(self._blocks):
             if block.rank == rank:
                 self._close(block, errors)
@@ -532,7 +541,9 @@ class Classifier:
             block.add(number, body)
             return True
         if TRACEBACK in body:
-            return False  # a new block, or the next part of a chain: _start decides
+            # a wrapper's exception line whose message carries the traceback it relays, or a new
+            # block, or the next part of a chain: _start decides
+            return self._relays(number, body, rank)
         match = _EXCEPTION.match(body)
         if match is not None and match.group("text") is None and "." not in body and ":" not in body:
             if not _BARE_EXCEPTION.search(match.group("exc")) and not self._bare_raise(body, rank):
@@ -571,6 +582,22 @@ class Classifier:
         if block.report is not None:
             block.report.end_line = number
             block.report.block = block.lines()
+        return True
+
+    def _relays(self, number: int, body: str, rank: str | None) -> bool:
+        """An exception line whose message begins another traceback (SGLang up to 0.3 relays a child's:
+        "RuntimeError: Initialization failed. controller_init_state: Traceback (most recent call last):"):
+        the block goes on with the relayed traceback as a chain's next part, its exception the cause."""
+        if _EMBEDDED.match(body[: body.index(TRACEBACK)].rstrip()) is None:
+            return False
+        block = self._candidate(rank, lambda b: b.state == _CODE)
+        if block is None:
+            return False
+        block.add(number, body)
+        if len(block.exceptions) < CHAIN_KEPT:
+            block.exceptions.append((number, body))
+        block.state = _TB
+        self._run = None
         return True
 
     def _follow(self, state: int, after: tuple[int, ...]) -> None:
