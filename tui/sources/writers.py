@@ -28,6 +28,10 @@ WriterEvent = WritersFound | WriterGone | NoWriter | ReadCounters
 
 #: Seconds between two readings of the processes' I/O counters (the weight load's bytes read).
 IO_INTERVAL = 0.5
+#: Once the main process has ended with processes of its tree left, they are looked at this often for
+#: this long: its ranks end with it (it kills them, or one signal took them all), and a watch that ends
+#: soon after (a failed log's hold: half a second of quiet) must name none as still running that ended.
+SETTLE_POLL, SETTLE_S = 0.05, 1.0
 
 _RANK_TOKEN = re.compile(r"(?<![A-Za-z])(DP|PP|TP|EP)_?(\d+)")
 _RANK_ORDER = ("DP", "PP", "TP", "EP")
@@ -178,6 +182,7 @@ class WriterSource:
         if inotify.fd >= 0:
             loop.add_reader(inotify.fd, readable)
         next_io = 0.0
+        settle_until = 0.0  # (until then, the known pids are looked at every SETTLE_POLL seconds)
         try:
             while not self._closed:
                 now = time.monotonic()
@@ -186,6 +191,8 @@ class WriterSource:
                 else:  # the known pids only: a few small reads
                     items = discovery.tick(now)
                 for event in convert.events(items):
+                    if isinstance(event, WriterGone) and event.main and event.remaining:
+                        settle_until = time.monotonic() + SETTLE_S
                     yield event
                 if convert.known and time.monotonic() >= next_io:  # a few small reads: on the loop
                     next_io = time.monotonic() + self.io_interval
@@ -196,6 +203,8 @@ class WriterSource:
                 wait = discovery.timeout(time.monotonic())
                 if convert.known:
                     wait = min(wait, next_io - time.monotonic())
+                    if time.monotonic() < settle_until:
+                        wait = min(wait, SETTLE_POLL)
                 try:
                     async with asyncio.timeout(max(0.05, wait)):
                         await self._wake.wait()
