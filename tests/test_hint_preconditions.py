@@ -3167,6 +3167,71 @@ CASES += [  # round 4, P18 (published SGLang and llama.cpp failed startups, held
 ]
 
 
+SG_OOM = ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 112.00 MiB. GPU 0 has a total capacty of "
+          "44.35 GiB of which 9.38 MiB is free.\n")
+OLD_SG = "Process Process-1:\nTraceback (most recent call last):\nrouter init state: Traceback (most recent call last):\n"
+def frames(*where: str) -> str:
+    return "".join(f'  File "/usr/lib/python3/sglang/srt/{w}", line 1, in {w.split(":")[1] if ":" in w else "f"}\n    x()\n'
+                   for w in where)
+P2P = ("RuntimeError: Initialization failed. controller_init_state: Traceback (most recent call last):\n"
+       '  File "/x/vllm/distributed/device_communicators/custom_all_reduce.py", line 31, in _can_p2p\n'
+       "    if not gpu_p2p_access_check(rank, i):\n"
+       '  File "/x/vllm/distributed/device_communicators/custom_all_reduce_utils.py", line 227, in gpu_p2p_access_check\n'
+       "    result = pickle.loads(returned.stdout)\n_pickle.UnpicklingError: invalid load key, '{key}'.\n")
+WIN = ('Traceback (most recent call last):\n  File "{root}vllm{sep}engine{sep}arg_utils.py", line 860, in create_engine_config\n'
+       "    device_config = DeviceConfig(device=self.device)\nRuntimeError: Failed to infer device type\n")
+CUBLAS = ("llama_new_context_with_model:      CUDA0 compute buffer size =  2266.00 MiB\n"
+          "common_init_from_params: warming up the model with an empty run - please wait ... (--no-warmup to disable)\n"
+          "/src/ggml/src/ggml-cuda.cu:70: CUDA error\nCUDA error: {status}\n"
+          "  current device: 0, in function cublas_handle at /src/ggml/src/ggml-cuda/common.cuh:663\n")
+CASES += [  # round 4, P19 and P20 (published failed startups, held out): what they missed, and the one it got wrong
+    ("weights-oom-in-loader",
+     OLD_SG + frames("managers/router/model_runner.py:load_model", "models/mixtral.py:__init__") + SG_OOM,
+     # the same OOM in a forward pass, past the loader: the memory fraction's
+     OLD_SG + frames("managers/router/model_runner.py:forward", "models/mixtral.py:forward") + SG_OOM, "cuda-oom"),
+    ("p2p-check-unpickled-warning", sglang() + PY_TB + P2P.format(key="W"),
+     # another byte: not a warning printed first
+     sglang() + PY_TB + P2P.format(key="\\x00"), None),
+    ("vllm-on-windows-no-device", vllm() + WIN.format(root="C:\\Users\\a\\vllm\\", sep="\\"),
+     # the same refusal on Linux: no GPU that the container sees
+     vllm() + WIN.format(root="/usr/lib/python3/site-packages/", sep="/"), "no-gpu-visible"),
+    ("vllm-lora-flag", vllm() + "vllm: error: unrecognized arguments: --lora-path yard1/llama-2-7b-sql-lora-test\n",
+     vllm() + "vllm: error: unrecognized arguments: --lora-modulez sql=yard1/llama-2-7b-sql-lora-test\n",
+     "unrecognized-argument"),
+    ("llamacpp-server-without-mmproj", "error: unknown argument: --mmproj\nusage: ./server [options]\n",
+     "error: unknown argument: --mmprojector\nusage: ./server [options]\n", "unrecognized-argument"),
+    ("llamacpp-cublas-init-failed", LLAMA + CUBLAS.format(status="CUBLAS_STATUS_NOT_INITIALIZED"),
+     LLAMA + CUBLAS.format(status="CUBLAS_STATUS_EXECUTION_FAILED"), None),
+    ("cublas-init-failed",
+     vllm() + PY_TB + "RuntimeError: CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate(handle)`\n",
+     vllm() + PY_TB + "RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasGemmEx(handle)`\n", None),
+    ("llamacpp-gpu-arch-unsupported (ROCm's build, CUDA's words)",
+     LLAMA + "ggml_cuda_init: found 1 ROCm devices:\nCUDA error: invalid device function\n"
+     "  current device: 0, in function ggml_cuda_compute_forward at ggml/src/ggml-cuda.cu:2368\n",
+     # torch's own under vLLM: its wheels
+     vllm() + PY_TB + "RuntimeError: CUDA error: invalid device function\n", "gpu-arch-unsupported"),
+    ("hub-unreachable (a TLS handshake that failed)",
+     vllm() + PY_TB + "requests.exceptions.SSLError: (MaxRetryError(\"HTTPSConnectionPool(host='huggingface.co', port=443): "
+     "Max retries exceeded with url: /TheBloke/Yi-34B-Chat-AWQ/resolve/main/config.json (Caused by SSLError(SSLEOFError(8, "
+     "'[SSL: UNEXPECTED_EOF_WHILE_READING] EOF occurred in violation of protocol (_ssl.c:1007)')))\"))\n",
+     # another host: not the Hub
+     vllm() + PY_TB + "requests.exceptions.SSLError: (MaxRetryError(\"HTTPSConnectionPool(host='example.com', port=443): "
+     "Max retries exceeded with url: /a/b/c (Caused by SSLError(SSLEOFError(8, 'EOF')))\"))\n", None),
+    ("model-path-missing (a path taken for a repo id, in huggingface_hub's older words)",
+     "huggingface_hub.errors.HFValidationError: Repo id must be in the from 'repo_name' or 'namespace/repo_name': "
+     "'/app/bge_m3'. usee 'repo_type' argument if needed\n",
+     # a repo id that is no path: its own spelling's fault
+     "huggingface_hub.errors.HFValidationError: Repo id must be in the from 'repo_name' or 'namespace/repo_name': "
+     "'org/sub/model'. usee 'repo_type' argument if needed\n", None),
+    ("context-length-too-long (the refusal pasted alone)",
+     "ValueError: User-specified context_length (128000) is greater than the derived context_length (32768). This may "
+     "lead to incorrect model outputs or CUDA errors.\n",
+     # vLLM's words for its own flag
+     "ValueError: User-specified max_model_len (128000) is greater than the derived max_model_len "
+     "(max_position_embeddings=32768 or model_max_length=None in model's config.json).\n", None),
+]
+
+
 @pytest.mark.parametrize("hint, fires, look_alike, instead", CASES, ids=[c[0] for c in CASES])
 def test_fires_where_its_preconditions_hold_and_not_on_a_look_alike(tmp_path, hint, fires, look_alike, instead):
     hint = hint.split(" (")[0]  # a second case of the same hint says what differs in parentheses
