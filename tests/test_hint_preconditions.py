@@ -3232,6 +3232,31 @@ CASES += [  # round 4, P19 and P20 (published failed startups, held out): what t
 ]
 
 
+OLD_LL = ("main: build = 0 (unknown)\nmain: built with cc (Ubuntu 11.3.0-1ubuntu1~22.04.1) 11.3.0 for x86_64-linux-gnu\n"
+          "gguf_init_from_file: invalid magic number {magic}\nerror loading model: llama_model_loader: failed to load model "
+          "from /models/7b/q.gguf\n\nllama_load_model_from_file: failed to load model\n")
+SPLIT = ("INFO:     Using backend: rocm\nERROR:    llama_model_load: error loading model: illegal split file idx: 2 (file: "
+         "/models/gpt-oss-120b-mxfp4-{part}-of-00003.gguf), model must be loaded with the first split\n"
+         "ERROR:    main: exiting due to model loading error\n")
+NO_ZMQ = (PY_TB.replace("/x/engine.py", "/venv/lib/python3.11/site-packages/sglang/srt/managers/detokenizer_manager.py")
+          + "ModuleNotFoundError: No module named '{module}'\n")
+CASES += [  # round 4, P21 (published failed startups, held out): what they missed
+    ("gguf-web-page (an older build's magic as a number)", OLD_LL.format(magic="4f44213c"),
+     # another file's bytes ("ggjt": a GGML file of before GGUF)
+     OLD_LL.format(magic="67676a74"), "ggml-legacy-file"),
+    ("gguf-split-not-first", SPLIT.format(part="00003"),
+     # the loader's refusal of a first part: no later part was given
+     SPLIT.replace("illegal split file idx: 2", "invalid split count 0").format(part="00001"), None),
+    ("sglang-runtime-extras-missing", NO_ZMQ.format(module="zmq"),
+     # a module of the model's own code: not one of the runtime's dependencies
+     NO_ZMQ.format(module="flash_attn_interface"), None),
+    ("options-exclusive",
+     vllm() + PY_TB + "TypeError: Error: --enable-auto-tool-choice and --enable-reasoning cannot be enabled at the same time\n",
+     # one option's own refusal: no second option named
+     vllm() + PY_TB + "TypeError: Error: --enable-auto-tool-choice requires --tool-call-parser\n", None),
+]
+
+
 @pytest.mark.parametrize("hint, fires, look_alike, instead", CASES, ids=[c[0] for c in CASES])
 def test_fires_where_its_preconditions_hold_and_not_on_a_look_alike(tmp_path, hint, fires, look_alike, instead):
     hint = hint.split(" (")[0]  # a second case of the same hint says what differs in parentheses
