@@ -443,3 +443,5 @@ async def test_a_quiet_cluster_dashboard_reads_its_nodes_once_a_second_for_the_v
         per_second = [b - a for a, b in zip(at_ticks[1:], at_ticks[2:])]
         assert per_second == [1] * len(per_second), at_ticks
         assert "waiting for n2 TP2" in screen_text(app)  # (judged all the same)
+        # the node set's own clock has ended: nothing of it wakes each second any more
+        assert all(task.done() for task in session._tasks if task.get_coro().__name__ == "_tick")

@@ -369,8 +369,9 @@ class ClusterSession:
             self._deadline = asyncio.get_running_loop().call_later(self.timeout, self.time_out)
 
     async def _tick(self) -> None:
-        """Quiet times and stall limits move on while nothing arrives: decide once a second."""
-        while True:
+        """Quiet times and stall limits move on while nothing arrives: decide once a second, until
+        a caller takes the clock (``take_clock``: then this one ends, and wakes no more)."""
+        while not self._clock_taken:
             await asyncio.sleep(1.0)
             if self.judging.subscribed and not self._clock_taken:
                 self.judging.evaluate()
