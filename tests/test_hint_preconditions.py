@@ -3257,6 +3257,25 @@ CASES += [  # round 4, P21 (published failed startups, held out): what they miss
 ]
 
 
+NUMPY_NOTICE = ("\nA module that was compiled using NumPy 1.x cannot be run in\nNumPy 2.0.0 as it may crash. To support both 1.x "
+                "and 2.x\nversions of NumPy, modules must be compiled with NumPy 2.0.\n\n")
+TORCH_IMPORT = ('Traceback (most recent call last):\n  File "/usr/lib64/python3.9/site-packages/torch/nn/modules/transformer.py", '
+                "line 20, in <module>\n    device: torch.device = torch.device(torch._C._get_default_device()),\n")
+NCCL_MISSING = "ERROR 06-17 06:23:53 pynccl.py:53] Failed to load NCCL library from libnccl.so.2 .\n"
+CASES += [  # round 4, P23 (published failed startups, held out): what they missed
+    ("illegal-instruction (a shell's report of its job)",
+     "main: seed = 1679843913\nllama_model_load: loading model from '/models/7B/ggml-model-q4_0.bin' - please wait ...\n"
+     "/app/.devops/tools.sh: line 40:     7 Illegal instruction     ./main --model m\n",
+     # the shell's report of a job killed: no CPU's refusal
+     "main: seed = 1679843913\nllama_model_load: loading model from '/models/7B/ggml-model-q4_0.bin' - please wait ...\n"
+     "/app/.devops/tools.sh: line 40:     7 Killed     ./main --model m\n", None),
+    ("numpy2-removed-module (NumPy's notice before the traceback it explains)",
+     NUMPY_NOTICE + TORCH_IMPORT + NCCL_MISSING,
+     # the traceback alone: nothing says NumPy
+     TORCH_IMPORT + NCCL_MISSING, None),
+]
+
+
 @pytest.mark.parametrize("hint, fires, look_alike, instead", CASES, ids=[c[0] for c in CASES])
 def test_fires_where_its_preconditions_hold_and_not_on_a_look_alike(tmp_path, hint, fires, look_alike, instead):
     hint = hint.split(" (")[0]  # a second case of the same hint says what differs in parentheses
