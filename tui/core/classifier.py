@@ -154,9 +154,10 @@ def _cut_short(lines: list[tuple[int, str]], last: int, headline: str | None = N
     """What is known of a traceback that never got its exception line: the message its logger gave
     before it (``logger.exception``: the exception's own words), or where the log left it and its
     deepest frame (the code that was running), if any came."""
-    if headline:
-        return f"{headline.strip()} (its traceback cut short at line {last}, with no exception line)"
     frame = next((t.strip() for _, t in reversed(lines) if t.lstrip().startswith('File "')), None)
+    if headline:
+        where = "" if frame is None else f"; the last frame: {frame}"
+        return f"{headline.strip()} (its traceback cut short at line {last}, with no exception line{where})"
     if frame is None:
         return f"traceback cut short: the log leaves it at line {last} before any frame or exception line"
     return f"traceback cut short at line {last}, with no exception line; the last frame: {frame}"
@@ -436,6 +437,11 @@ class Classifier:
             header = ignored
         block = _Block(rank, number, ts, offset, warning=warning, group=_GROUP in body, ignored=went_on)
         logged = self._logged.pop(rank, None)
+        if logged is None and rank is None:
+            # logger.exception's shape under a prefix that names the process ("ERROR … [engine.py:62] msg"
+            # read as the main rank's): its traceback follows on lines of no prefix at all
+            said = next((r for r, record in self._logged.items() if record[0] == number - 1), None)
+            logged = self._logged.pop(said) if said is not None else None
         if logged is not None and logged[0] == number - 1 and (ts is None or logged[2] is None or logged[2] == ts):
             block.headline = logged[1]  # the record's message, its traceback on the lines after it
         self._run, self._run_state = block, _TB
