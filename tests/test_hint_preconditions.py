@@ -3276,6 +3276,28 @@ CASES += [  # round 4, P23 (published failed startups, held out): what they miss
 ]
 
 
+NIM_BF16 = ("ERROR 2025-07-21 14:34:24.934 async_trtllm_engine_factory.py:62] Bfloat16 is only supported on GPUs with compute "
+            "capability of at least 8.0. Your Quadro RTX 6000 GPU has compute capability 7.5. You can use float16 instead.\n"
+            'Traceback (most recent call last):\n  File "/opt/nim/llm/.venv/lib/python3.12/site-packages/vllm/engine/'
+            'llm_engine.py", line 274, in __init__\n    self.model_executor = executor_class(vllm_config=vllm_config, )\n')
+CV2 = (PY_TB + "AttributeError: partially initialized module 'cv2' has no attribute '{attr}' (most likely due to a circular "
+       "import)\n")
+CASES += [  # round 4, P24 (published failed startups, held out): what they missed
+    ("llamacpp-no-cpu-backend",
+     "load_tensors: loading model tensors, this can take a while... (mmap = true)\nllama_model_load: error loading model: "
+     "make_cpu_buft_list: no CPU backend found\nllama_model_load_from_file_impl: failed to load model\n",
+     # a GPU backend missing: not the CPU's libraries
+     "load_tensors: loading model tensors, this can take a while... (mmap = true)\nllama_model_load: error loading model: "
+     "make_gpu_buft_list: no GPU backend found\nllama_model_load_from_file_impl: failed to load model\n", None),
+    ("opencv-broken", vllm() + CV2.format(attr="dnn"),
+     # another module half-initialised: a file of the user's named like a package, not OpenCV
+     vllm() + CV2.replace("cv2", "numpy").format(attr="ndarray"), None),
+    ("bf16-unsupported (NIM's header with the year, its traceback cut short)", vllm() + NIM_BF16,
+     # the same refusal on an Ampere GPU cannot be: a GPU of 8.0 has bfloat16, nothing refused
+     vllm() + NIM_BF16.replace("Bfloat16 is only supported", "Float8 is only supported"), None),
+]
+
+
 @pytest.mark.parametrize("hint, fires, look_alike, instead", CASES, ids=[c[0] for c in CASES])
 def test_fires_where_its_preconditions_hold_and_not_on_a_look_alike(tmp_path, hint, fires, look_alike, instead):
     hint = hint.split(" (")[0]  # a second case of the same hint says what differs in parentheses
