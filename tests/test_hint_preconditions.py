@@ -3298,6 +3298,20 @@ CASES += [  # round 4, P24 (published failed startups, held out): what they miss
 ]
 
 
+GGJT = ("llama.cpp: loading model from models/llama-30b-q8_0.bin\nerror loading model: llama.cpp: tensor '{name}' should not "
+        "be {dims}-dimensional\nllama_init_from_file: failed to load model\nmain: error: unable to load model\n")
+NO_PLATFORM = ("INFO 08-02 02:39:50 [__init__.py:248] {said}\n" + PY_TB.replace("/x/engine.py", "/usr/lib/vllm/engine/arg_utils.py"))
+CASES += [  # round 4, P25 (published failed startups, held out): what they missed
+    ("ggml-format-garbled", GGJT.format(name="\ufffd+\ufffd \ufffd\ufffds\ufffd\ufffd93:\ufffda-", dims="2563577093"),
+     # a real tensor's name and a small count: a model whose shape the loader refuses, not a garbled table
+     GGJT.format(name="output.weight", dims="3"), None),
+    ("no-gpu-visible (vLLM found no platform, then its traceback cut short)",
+     vllm() + NO_PLATFORM.format(said="No platform detected, vLLM is running on UnspecifiedPlatform"),
+     # the platform found: the traceback is something else's
+     vllm() + NO_PLATFORM.format(said="Automatically detected platform cuda."), None),
+]
+
+
 @pytest.mark.parametrize("hint, fires, look_alike, instead", CASES, ids=[c[0] for c in CASES])
 def test_fires_where_its_preconditions_hold_and_not_on_a_look_alike(tmp_path, hint, fires, look_alike, instead):
     hint = hint.split(" (")[0]  # a second case of the same hint says what differs in parentheses
