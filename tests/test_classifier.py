@@ -17,9 +17,13 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def track(name: str) -> StartupTracker:
+    return track_text((FIXTURES / name).read_bytes())
+
+
+def track_text(data: bytes) -> StartupTracker:
     tracker = StartupTracker()
     assembler = LineAssembler(progress=False)
-    for item in assembler.feed((FIXTURES / name).read_bytes()) + assembler.flush():
+    for item in assembler.feed(data) + assembler.flush():
         tracker.feed(item, 1_700_000_000.0)
     tracker.finish()
     return tracker
@@ -257,28 +261,22 @@ def test_a_header_told_twice_before_its_frames_is_one_traceback():
 def test_a_logged_message_before_an_unprefixed_traceback_names_it_when_cut_short():
     """logger.exception under vLLM's prefix (NVIDIA NIM's, with the year: P24): the record's message, then
     its traceback on lines of no prefix. A traceback the paste cuts short is named by that message."""
-    from tui.core.tracker import StartupTracker
-    from tui.core.lines import Line
-
     lines = [
         "ERROR 2025-07-21 14:34:24.934 factory.py:62] Bfloat16 is only supported on GPUs with compute capability of at least 8.0.",
         "Traceback (most recent call last):",
         '  File "/opt/nim/vllm/engine/llm_engine.py", line 274, in __init__',
         "    self.model_executor = executor_class(vllm_config=vllm_config, )",
     ]
-    tracker = StartupTracker()
-    for number, text in enumerate(lines, 1):
-        tracker.feed(Line(number, 0, (text,)))
-    tracker.finish()
-    (error,) = [e for e in tracker.state.errors if e.kind == "Traceback"]
-    assert error.message.startswith("Bfloat16 is only supported") and "cut short at line 4" in error.message
+
+    def cut_short(lines: list[str]) -> str:
+        tracker = track_text("".join(f"{text}\n" for text in lines).encode())
+        (error,) = [e for e in tracker.state.errors if e.kind == "Traceback"]
+        return error.message
+
+    message = cut_short(lines)
+    assert message.startswith("Bfloat16 is only supported") and "cut short at line 4" in message
     # a record two lines above is another message: the traceback says only where it was cut
-    tracker = StartupTracker()
-    for number, text in enumerate([lines[0], "INFO 2025-07-21 14:34:25.000 x.py:1] going on", *lines[1:]], 1):
-        tracker.feed(Line(number, 0, (text,)))
-    tracker.finish()
-    (error,) = [e for e in tracker.state.errors if e.kind == "Traceback"]
-    assert error.message.startswith("traceback cut short")
+    assert cut_short([lines[0], "INFO 2025-07-21 14:34:25.000 x.py:1] going on", *lines[1:]]).startswith("traceback cut short")
 
 
 def test_the_report_is_updated_in_place_when_the_chain_goes_on():

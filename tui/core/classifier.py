@@ -142,6 +142,12 @@ class _Block:
         self.last = number
         self.missed = 0
 
+    def exception(self, number: int, text: str) -> None:
+        """Line ``number`` is one of its chain's exception lines: kept with the sample (CHAIN_KEPT at most)."""
+        self.add(number, text)
+        if len(self.exceptions) < CHAIN_KEPT:
+            self.exceptions.append((number, text))
+
     def lines(self) -> list[tuple[int, str]]:
         """The sample: head and tail, and a chain's exception lines between them."""
         kept = self.head + list(self.tail)
@@ -561,9 +567,7 @@ class Classifier:
                 block = run  # the exception ends the traceback written in one piece just above it
             self._run = None
             if block is not None:
-                block.add(number, body)
-                if len(block.exceptions) < CHAIN_KEPT:
-                    block.exceptions.append((number, body))
+                block.exception(number, body)
                 if block.ignored:  # printed, then the program went on: a warning, no report
                     block.state, block.exc_line = _EXC, number
                     self._warned = True
@@ -599,9 +603,7 @@ class Classifier:
         block = self._candidate(rank, lambda b: b.state == _CODE)
         if block is None:
             return False
-        block.add(number, body)
-        if len(block.exceptions) < CHAIN_KEPT:
-            block.exceptions.append((number, body))
+        block.exception(number, body)
         block.state = _TB
         self._run = None
         return True
