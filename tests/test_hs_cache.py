@@ -105,3 +105,24 @@ def test_a_cache_folder_keeps_only_its_newest_files(tmp_path):
         os.utime(tmp_path / f"key{n:02d}", ns=(n * 10**9, n * 10**9))  # (each save newer than the last)
     store.save("latest", b"y")
     assert sorted(stored(tmp_path)) == sorted(["latest", *(f"key{n:02d}" for n in range(6, KEEP + 5))])
+
+
+def test_a_dashboard_command_keeps_what_it_compiled_and_a_command_that_compiles_nothing_reads_and_writes_nothing(tmp_path):
+    """Every command runs keeping (``tui.sources.hs_cache.keeping``): a `watch` keeps the programs and
+    tables it made for the next run, which takes them and rewrites none; `config` touches no cache."""
+    from tests.support import run_cli
+
+    log = tmp_path / "server.log"
+    log.write_text("[2026-03-04 11:00:00] server_args=ServerArgs(model_path='/m', tp_size=1)\n"
+                   "[2026-03-04 11:00:05] The server is fired up and ready to roll!\n")
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    cache = tmp_path / "cache" / "watchtower"
+    done = run_cli("config", env=env)
+    assert done.returncode == 0, done.stderr
+    assert not cache.exists()
+    seen = []
+    for _ in range(2):
+        done = run_cli("watch", "--plain", "--gpus", "none", log, env=env)
+        assert done.returncode == 0 and "READY" in done.stdout, done.stderr
+        seen.append({p.relative_to(cache): p.stat().st_mtime_ns for p in cache.glob("programs/*")})
+    assert len(seen[0]) == 2 and seen[1] == seen[0]

@@ -109,7 +109,8 @@ def test_kept_tables_that_cannot_be_read_are_parsed_afresh(damage):
 
 
 def test_a_process_that_never_took_programs_or_tables_keeps_none():
-    """`watch` takes nothing: it compiles and parses as re and tomllib do, and has nothing to write."""
+    """A process that takes nothing (a test's, a library user's) compiles and parses as re and tomllib
+    do, and has nothing to write."""
     import tomllib
 
     from tui.core.kept import Tables
@@ -118,3 +119,53 @@ def test_a_process_that_never_took_programs_or_tables_keeps_none():
     assert programs.compile(r"Load weight (?P<what>\w+)").groupindex == {"what": 1}
     assert tables.parse('name = "x"\n', tomllib.loads) == {"name": "x"}
     assert programs.kept() is None and tables.kept() is None and programs.fresh == tables.fresh == 0
+
+
+def test_what_is_taken_later_is_read_at_the_first_compile_or_parse_and_only_once():
+    """``take_later``: a command that compiles and parses nothing never reads the kept files; one that
+    does reads each once, at its first compile or parse, and keeps only what it made afresh."""
+    from tui.core.kept import Tables, parse_toml
+
+    text = 'name = "x"\n'
+    pattern = r"Load weight (?P<what>\w+)"
+    first_programs, first_tables = Programs(), Tables()
+    first_programs.take(None)
+    first_tables.take(None)
+    first_programs.compile(pattern)
+    first_tables.parse(text, parse_toml)
+    made = {"programs": first_programs.kept(), "tables": first_tables.kept()}
+    reads: list[str] = []
+
+    def loader(kind: str):
+        return lambda: reads.append(kind) or made[kind]
+
+    programs, tables = Programs(), Tables()
+    programs.take_later(loader("programs"))
+    tables.take_later(loader("tables"))
+    assert reads == [] and programs.kept() is None and tables.kept() is None  # nothing made: nothing read
+    assert spans(programs.compile(pattern)) == spans(re.compile(pattern)) and programs.compile(pattern).groupindex == {"what": 1}
+    assert tables.parse(text, parse_toml) == {"name": "x"} == tables.parse(text, parse_toml)
+    assert reads == ["programs", "tables"]  # once each, at the first use
+    assert programs.fresh == tables.fresh == 0 and programs.kept() is None and tables.kept() is None
+
+
+def test_a_deferred_load_that_finds_nothing_compiles_afresh_and_keeps_it():
+    from tui.core.kept import Tables, parse_toml
+
+    programs, tables = Programs(), Tables()
+    programs.take_later(lambda: None)  # (no file yet: the first run on a machine)
+    tables.take_later(lambda: b"not json")
+    assert programs.compile(r"KV Cache is allocated").search("x KV Cache is allocated") is not None
+    assert tables.parse("a = 1\n", parse_toml) == {"a": 1}
+    assert programs.fresh == tables.fresh == 1 and programs.kept() is not None and tables.kept() is not None
+
+
+def test_parse_toml_is_tomllibs_parse_and_its_errors_are_value_errors():
+    import tomllib
+
+    from tui.core.kept import parse_toml
+
+    text = '[colors]\nprimary = "#ff0000"\nlist = [1, 2]\n'
+    assert parse_toml(text) == tomllib.loads(text)
+    with pytest.raises(ValueError, match="at line 1"):
+        parse_toml("[colors\n")

@@ -69,13 +69,18 @@ def main(argv: list[str] | None = None) -> int:
 
 def run_command(args: argparse.Namespace) -> int:
     """Run the parsed command. A dashboard starts without the garbage collector, from its imports to
-    its first frame (``WatchtowerApp`` turns it back on once drawn): what a start allocates lives for
-    the whole run, and the collector's passes over it were a tenth of the first paint (issue 35)."""
+    its first frame (``WatchtowerApp`` turns it back on once drawn, what the start allocated frozen):
+    that lives for the whole run, and the collector's passes over it were a tenth of the first paint
+    (issue 35).
+    Every command runs ``keeping`` what the built-in files compile and parse to, for the next."""
+    from tui.sources.hs_cache import keeping
+
     collecting = gc.isenabled()
     if draws_dashboard(args):
         gc.disable()
     try:
-        return int(args.func(args) or 0)
+        with keeping():
+            return int(args.func(args) or 0)
     finally:
         if collecting:
             gc.enable()

@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import sys
 import sysconfig
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from textual.theme import Theme
 
 from tui.core.errors import UsageError
 from tui.core.files import read_text
+from tui.core.kept import TABLES, parse_toml
 
 DEFAULT = "dark"
 #: Every style a theme may set, with the fallback used when a user theme omits one.
@@ -136,12 +136,12 @@ def user_dir() -> Path:
 def load_file(path: Path) -> Palette:
     """One theme file; a UsageError naming the file and the problem if it is not valid."""
     try:
-        data = tomllib.loads(read_text(path))  # a regular file, capped (tui.core.files)
+        data = TABLES.parse(read_text(path), parse_toml)  # a regular file, capped (tui.core.files)
     except FileNotFoundError:
         raise UsageError(f"theme file {path}: no such file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"theme file {path}: cannot read it: {getattr(exc, 'strerror', None) or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
+    except ValueError as exc:  # (TOMLDecodeError)
         raise UsageError(f"theme file {path}: invalid TOML ({exc})") from None
     except RecursionError:
         raise UsageError(f"theme file {path}: invalid TOML (nested too deeply)") from None

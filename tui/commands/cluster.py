@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import argparse
 import re
-import tomllib
 
 from tui.commands.options import SLURM_SMOKE, gpu_options, metrics_options, seconds, smoke_timeout
 from tui.core.cluster import ROLES
 from tui.core.errors import UsageError
 from tui.core.files import read_text
+from tui.core.kept import parse_toml
 from tui.core.lines import clean
 from tui.core.options import ClusterOptions, NodeSpec
 
@@ -113,10 +113,10 @@ def node_specs(args: argparse.Namespace) -> list[NodeSpec]:
 
 def cluster_file(path: str, gpus: str = "none", *, logs: bool = True) -> list[NodeSpec]:
     try:
-        data = tomllib.loads(read_text(path))  # a regular file, capped (tui.core.files)
+        data = parse_toml(read_text(path))  # a regular file, capped (tui.core.files)
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"{path}: cannot read the cluster file: {getattr(exc, 'strerror', None) or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
+    except ValueError as exc:  # (TOMLDecodeError)
         raise UsageError(f"{path}: not valid TOML: {exc}") from None
     except RecursionError:
         raise UsageError(f"{path}: not valid TOML: nested too deeply") from None

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from tui.core.config import DEFAULT, ENVIRONMENT, FILE, FLAG, SETTINGS, STALL, Config, ConfigError, Setting, parse
+from tui.core.kept import parse_toml
 from tui.core.secrets import mask_secrets
 
 
@@ -38,8 +38,8 @@ def load(path: str | None, environ: Mapping[str, str] = os.environ) -> Config:
     except UnicodeDecodeError:
         raise ConfigError(f"config {file}: not a text file") from None
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        data = parse_toml(text)
+    except ValueError as exc:  # (TOMLDecodeError)
         raise ConfigError(f"config {file}: not valid TOML: {exc}") from None
     except RecursionError:  # (tomllib's own limit is Python's stack: an array thousands deep)
         raise ConfigError(f"config {file}: not valid TOML: nested too deeply") from None

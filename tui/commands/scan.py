@@ -19,8 +19,6 @@ from typing import TYPE_CHECKING
 from tui.commands.bulk import read_into, searching
 from tui.core.errors import UsageError
 from tui.core.profiles import ProfileError, builtin_profiles, load_profile, prefilter_words
-from tui.core.kept import KEY as PROGRAMS_KEY
-from tui.core.kept import PROGRAMS, TABLES, TABLES_KEY
 from tui.core.scan import Scanner, prefilter
 from tui.sources.hs_cache import DatabaseCache, cache_dir
 
@@ -141,9 +139,6 @@ def scan_file(path: str, server: str | None = None) -> StartupState:
 def scan_with_hints(path: str, server: str | None = None) -> tuple[StartupState, list[Diagnosis]]:
     """The state a pass over ``path`` ends in, and the hints for its errors, then for its warnings.
     A big log's search from its end starts before the tracker is imported and built."""
-    kept = DatabaseCache(cache_dir("programs"))  # (what the last scan worked out from the built-in files)
-    PROGRAMS.take(kept.load(PROGRAMS_KEY))
-    TABLES.take(kept.load(TABLES_KEY))
     profile, words = profile_words(server)
     store = DatabaseCache(cache_dir())
     with open_log(path) as log:
@@ -170,9 +165,6 @@ def scan_with_hints(path: str, server: str | None = None) -> tuple[StartupState,
 
         found = load_knowledge().diagnose(state)
     found += [h for h in observed.found.values() if h.id not in {d.id for d in found} and observed.hints.still_relevant(h, state)]
-    for key, made in ((PROGRAMS_KEY, PROGRAMS.kept()), (TABLES_KEY, TABLES.kept())):
-        if made is not None:  # patterns compiled or files parsed afresh: kept for the next scan
-            kept.save(key, made)
     return state, found
 
 

@@ -13,7 +13,6 @@ core does no I/O (the caller reads and writes what ``take`` and ``kept`` exchang
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import json
 import re
@@ -42,26 +41,51 @@ _DIGEST = 32
 _HEAD = struct.Struct("<IIIII")
 
 
-class Programs:
-    """Patterns compiled from the programs of an earlier run where they are given (``take``), afresh
-    where not; what a later run may take (``kept``). Until ``take``, plain ``re.compile``: a process
-    that keeps nothing (`watch`) does no work for a file it never writes."""
+class _Keeper:
+    """What ``Programs`` and ``Tables`` share: until ``take`` (or ``take_later``), nothing is kept and
+    each compile or parse is the plain one (a process that keeps nothing does no work for a file it
+    never writes)."""
 
     def __init__(self) -> None:
+        self._keeping = False
+        self._load: Callable[[], bytes | None] | None = None
+        #: Made afresh in this process (nothing kept for it, or what was kept refused).
+        self.fresh = 0
+
+    def take(self, data: bytes | None) -> None:
+        raise NotImplementedError
+
+    def take_later(self, load: Callable[[], bytes | None]) -> None:
+        """``take(load())``, at the first compile or parse: a command that makes nothing (`config`)
+        reads no file, and one that does pays for the read only then."""
+        self._keeping = True
+        self._load = load
+
+    def _taken(self) -> None:
+        """What ``take_later`` deferred, taken now (once)."""
+        load, self._load = self._load, None
+        if load is not None:
+            self.take(load())
+
+
+class Programs(_Keeper):
+    """Patterns compiled from the programs of an earlier run where they are given (``take``), afresh
+    where not; what a later run may take (``kept``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
         self._kept: dict[str, tuple[int, int, str, bytes]] = {}  # pattern -> flags, groups, names, program
         self._used: dict[str, tuple[int, int, str, bytes]] = {}
-        self._keeping = False  # (a process that never took programs keeps none: `watch` compiles as re does)
-        #: Patterns compiled afresh in this process (a program not kept, or refused).
-        self.fresh = 0
 
     def take(self, data: bytes | None) -> None:
         """The programs ``kept`` gave an earlier run; none where their checksum is not theirs (a file
         cut short or damaged: a program changed in a way the engine still takes would match
         otherwise), and what cannot be read is passed over."""
         self._keeping = True
+        self._load = None
         kept: dict[str, tuple[int, int, str, bytes]] = {}
         at = _DIGEST
-        if not data or hashlib.sha256(data[_DIGEST:]).digest() != data[:_DIGEST]:
+        if not data or _digest(data[_DIGEST:]) != data[:_DIGEST]:
             data = b""
         try:
             while at < len(data):
@@ -84,6 +108,8 @@ class Programs:
         """``re.compile(pattern)``, from its kept program where there is one."""
         if not self._keeping:
             return re.compile(pattern)
+        if self._load is not None:
+            self._taken()
         found = self._kept.get(pattern)
         if found is not None:
             try:
@@ -115,7 +141,15 @@ class Programs:
         for pattern, (flags, groups, names, program) in programs.items():
             text, named = pattern.encode(), names.encode()
             out += _HEAD.pack(len(text), len(named), flags, groups, len(program) // 4) + text + named + program
-        return hashlib.sha256(out).digest() + bytes(out)
+        return _digest(out) + bytes(out)
+
+
+def _digest(data: bytes | bytearray) -> bytes:
+    """``data``'s SHA-256 (hashlib, imported at the first use: it loads OpenSSL, 2.5 ms of a command
+    that keeps nothing)."""
+    import hashlib
+
+    return hashlib.sha256(data).digest()
 
 
 def _program(pattern: str) -> tuple[int, int, str, bytes] | None:
@@ -144,22 +178,29 @@ def _engine(pattern: str, flags: int, groups: int, names: str, program: bytes) -
     return compiled
 
 
-class Tables:
+def parse_toml(text: str) -> dict[str, Any]:
+    """``tomllib.loads(text)``; its errors are ValueErrors (``TOMLDecodeError``). ``tomllib`` is
+    imported at the first parse: a command whose files were all parsed before (``Tables``) never
+    loads it, nor its ``datetime`` (4 ms of every `scan`, issue 35)."""
+    import tomllib
+
+    return tomllib.loads(text)
+
+
+class Tables(_Keeper):
     """TOML texts parsed into their tables: from an earlier run's (``take``) where it parsed the same
     text, afresh where not; what a later run may take (``kept``). Each table is kept as its JSON
-    text, and read from it anew for each caller (none shares, or can change, another's). Until
-    ``take``, the parse alone (as ``Programs``)."""
+    text, and read from it anew for each caller (none shares, or can change, another's)."""
 
     def __init__(self) -> None:
+        super().__init__()
         self._kept: dict[str, str] = {}  # the TOML text's SHA-256 -> its table as JSON
         self._used: dict[str, str] = {}
-        self._keeping = False  # (as Programs': a process that never took tables keeps none)
-        #: Texts parsed afresh in this process.
-        self.fresh = 0
 
     def take(self, data: bytes | None) -> None:
         """The tables ``kept`` gave an earlier run; none where they cannot be read."""
         self._keeping = True
+        self._load = None
         try:
             kept = json.loads(data) if data else {}
         except (ValueError, RecursionError):
@@ -170,7 +211,9 @@ class Tables:
         """``parse(text)``, or the table an earlier run's parse of the same text gave."""
         if not self._keeping:
             return parse(text)
-        key = hashlib.sha256(text.encode()).hexdigest()
+        if self._load is not None:
+            self._taken()
+        key = _digest(text.encode()).hex()
         found = self._kept.get(key)
         if found is not None:
             try:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextvars
 import pkgutil
 import re
-import tomllib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -29,7 +28,7 @@ from tui.core.linear import LinearError, compile_linear
 from tui.core.quicktest import QuickTest as QuickTest, any_of as any_of  # (where the tracker finds them)
 from tui.core.state import PHASES
 from tui.core.timestamps import ELAPSED
-from tui.core.kept import PROGRAMS, TABLES
+from tui.core.kept import PROGRAMS, TABLES, parse_toml
 
 BUILTIN = ("sglang", "vllm", "trtllm", "tgi", "llamacpp")
 COMMON = "common"
@@ -586,8 +585,8 @@ def _read_toml(text: str, source: str) -> dict[str, Any]:
     """``text``'s table (an earlier run's parse of the same text where one was kept: ``tui.core.kept``);
     ``ProfileError`` with one line where it is not TOML."""
     try:
-        return TABLES.parse(text, tomllib.loads)
-    except tomllib.TOMLDecodeError as exc:
+        return TABLES.parse(text, parse_toml)
+    except ValueError as exc:  # (TOMLDecodeError)
         raise ProfileError(f"{source}: not valid TOML: {exc}") from None
     except RecursionError:
         raise ProfileError(f"{source}: not valid TOML: nested too deeply") from None

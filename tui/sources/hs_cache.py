@@ -9,10 +9,14 @@ optimisation: a file that cannot be read or written costs the compile and nothin
 
 from __future__ import annotations
 
+import contextlib
 import os
-import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+from tui.core.kept import KEY as PROGRAMS_KEY
+from tui.core.kept import PROGRAMS, TABLES, TABLES_KEY
 
 
 def cache_dir(kind: str = "hyperscan") -> Path:
@@ -44,6 +48,8 @@ class DatabaseCache:
         """Write ``data`` under ``key`` atomically (a reader never sees half a file), and remove the
         oldest files past ``KEEP`` (each release's words or patterns leave one behind); silently not at
         all where the directory cannot be made or written."""
+        import tempfile  # (only to write: a scan whose words were kept before never loads it, nor its shutil)
+
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-")
@@ -69,3 +75,21 @@ class DatabaseCache:
                 os.unlink(entry.path)
         except OSError:
             pass
+
+
+@contextlib.contextmanager
+def keeping() -> Iterator[None]:
+    """A command's run with the built-in files' compiled patterns and parsed tables an earlier run
+    kept (``tui.core.kept``: read at the first compile or parse, if any), and what this run made
+    afresh kept for the next on the way out. Every command that reads a log builds the profiles'
+    trackers: a dashboard's start (its profiles' tables, and the patterns its tracker primes with
+    before it reads a line) is 20 ms shorter with them (issue 35)."""
+    kept = DatabaseCache(cache_dir("programs"))
+    PROGRAMS.take_later(lambda: kept.load(PROGRAMS_KEY))
+    TABLES.take_later(lambda: kept.load(TABLES_KEY))
+    try:
+        yield
+    finally:
+        for key, made in ((PROGRAMS_KEY, PROGRAMS.kept()), (TABLES_KEY, TABLES.kept())):
+            if made is not None:  # patterns compiled or files parsed afresh: kept for the next run
+                kept.save(key, made)
