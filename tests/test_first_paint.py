@@ -37,14 +37,22 @@ def test_the_collector_is_back_on_however_the_command_ends():
     assert gc.isenabled()
 
 
-async def test_the_dashboard_turns_the_collector_back_on_once_it_has_drawn():
+async def test_the_dashboard_turns_the_collector_back_on_once_it_has_drawn_with_the_start_frozen():
+    """Back on, with what the start allocated frozen (never scanned again: its first passes over it
+    were 70 ms before the log's first line showed); a dashboard whose process collects all along (a
+    test's, a library user's) freezes nothing."""
     app = make_app(fixed_session())
     gc.disable()
     try:
         async with app.run_test(size=(120, 35)) as pilot:
             await until(gc.isenabled, pilot=pilot, what="the collector back on after the first frame")
+            assert gc.get_freeze_count() > 1000
     finally:
+        gc.unfreeze()
         gc.enable()
+    async with make_app(fixed_session()).run_test(size=(120, 35)) as pilot:
+        await pilot.pause()
+        assert gc.isenabled() and gc.get_freeze_count() == 0
 
 
 def test_a_session_makes_its_line_filter_at_its_first_chunk_not_when_built():

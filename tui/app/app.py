@@ -121,6 +121,17 @@ class SearchBar(Input):
         self.app.log_view.focus()  # type: ignore[attr-defined]
 
 
+
+def _collection_back_on() -> None:
+    """The garbage collector on again, once the first frame is drawn, where the start turned it off
+    (``tui.cli.run_command``), with what the start allocated frozen first: that lives for the whole
+    run, and the collector's first passes over it (a young one, then an older one) took 70 ms
+    between the first frame and the log's first line on screen (issue 35). What a start left as
+    cyclic garbage (a few thousand objects, once) is kept with it."""
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
+
 class WatchtowerApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "Watchtower"
@@ -222,7 +233,7 @@ class WatchtowerApp(App[int]):
         self.watch(self.log_view, "follow", lambda _follow: self._status_changed(), init=False)
         self.log_view.focus()
         self.call_after_refresh(self.log_view.sync)
-        self.call_after_refresh(gc.enable)  # drawn: collection back on (a dashboard starts without it: tui.cli)
+        self.call_after_refresh(_collection_back_on)  # drawn (a dashboard starts without it: tui.cli)
         self.judging.subscribe(self.on_verdict)
         if not self.nodes.single:  # (one log: no node to switch to, no node rows to tick)
             self.screen.add_class("-nodes")
