@@ -129,6 +129,26 @@ async def test_updates_are_coalesced_under_a_flood():
     assert all("log" in u.topics for u in updates)
 
 
+async def test_a_gpu_sample_alone_holds_no_later_change_back_but_the_log_stays_throttled():
+    """The throttle is for the log's flood: the first sample's flush (once a second, each node's)
+    does not make the log's first line wait out the interval behind it (57 ms of a watch's start)."""
+    from tui.session.notices import Notices
+
+    notices = Notices(max_rate=2.0, before_views=lambda: None)  # at most one flush each 0.5 s
+    told: asyncio.Queue[frozenset[str]] = asyncio.Queue()
+    notices.subscribe(lambda update: told.put_nowait(update.topics))
+    loop = asyncio.get_running_loop()
+    notices.changed("gpu")
+    assert await asyncio.wait_for(told.get(), 1.0) == {"gpu"}
+    asked = loop.time()
+    notices.changed("log", "state")
+    assert await asyncio.wait_for(told.get(), 0.25) == {"log", "state"}  # not 0.5 s behind the sample
+    notices.changed("log")
+    assert await asyncio.wait_for(told.get(), 2.0) == {"log"}
+    assert loop.time() - asked >= 0.45  # the log's next change: throttled as before
+    notices.close()
+
+
 async def test_a_big_read_is_fed_in_slices_with_the_event_loop_let_through_between():
     """A 256 KiB read of a flood is fed a slice of whole lines at a time: whatever else waits on
     the loop (a key press, the screen's refresh) waits behind one slice, not the whole read."""

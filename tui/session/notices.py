@@ -83,15 +83,18 @@ class Notices:
         self._flush_handle = loop.call_later(delay, self.flush)
 
     def flush(self) -> None:
-        """Tell the subscribers what changed since last time (the timer calls this)."""
+        """Tell the subscribers what changed since last time (the timer calls this). A GPU sample
+        alone (once a second) holds no later change back: the log's first line waited 57 ms behind
+        the first sample, read as it was (issue 35); the throttle is for the log's flood."""
         self._flush_handle = None
         if not self._topics:
             return
-        try:
-            self._last_flush = asyncio.get_running_loop().time()
-        except RuntimeError:
-            pass
         update = Update(frozenset(self._topics))
+        if not update.samples_only:
+            try:
+                self._last_flush = asyncio.get_running_loop().time()
+            except RuntimeError:
+                pass
         self._topics = set()
         self._before_views()
         for callback in list(self._subscribers):
