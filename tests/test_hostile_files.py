@@ -207,6 +207,29 @@ def test_a_closed_pipe_ends_history_json_quietly(tmp_path, monkeypatch):
     assert status == 141
 
 
+def test_a_scan_whose_reader_is_gone_ends_quietly_though_it_skips_the_interpreters_teardown(capsys):
+    """`scan` ends its process as soon as its output is out (``tui.cli.QUICK_EXIT``): the output a
+    pipe's buffer held is flushed first, and a reader gone away is said as a filter says it (141), not
+    as the interpreter's "Exception ignored" at its exit. Called in-process (a test, a library user),
+    it returns its status like any other command."""
+    from tui.cli import main
+
+    scan = [sys.executable, "-m", "tui.cli", "scan", "--json", str(LOG)]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # (stdout buffered, as it is for most)
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before a byte is written
+    try:
+        proc = subprocess.run(scan, stdout=write_end, stderr=subprocess.PIPE, text=True, cwd=REPO, env=env, timeout=60)
+    finally:
+        os.close(write_end)
+    assert "BrokenPipeError" not in proc.stderr and "Exception ignored" not in proc.stderr, proc.stderr
+    assert proc.returncode == 141
+    done = subprocess.run(scan, capture_output=True, text=True, cwd=REPO, env=env, timeout=60)
+    assert done.returncode == 0 and json.loads(done.stdout)["outcome"] == "ready"  # all of it, flushed
+    assert main(["scan", "--json", str(LOG)]) == 0
+    assert json.loads(capsys.readouterr().out)["outcome"] == "ready"
+
+
 # ---------------------------------------------------------------- item 7: values refused at parse
 
 

@@ -38,11 +38,42 @@ def config_path(argv: list[str]) -> str | None:
     return None
 
 
+#: Commands whose process ends without the interpreter's teardown once their output is out: they start
+#: no thread, connection, server or temporary file that needs it, and freeing what they built (a
+#: tracker, the hints) one object at a time was 10 ms of a 180 ms `scan` of 300 MB (issue 35).
+QUICK_EXIT = frozenset({"scan"})
+
+
 def main(argv: list[str] | None = None) -> int:
+    """The command line ``argv`` (None: this process's own, and then a ``QUICK_EXIT`` command ends
+    the process here); its exit status."""
+    words = sys.argv[1:] if argv is None else argv
+    status = _run(words)
+    if argv is None and command_of(words) in QUICK_EXIT:
+        _end_now(status)
+    return status
+
+
+def _end_now(status: int) -> None:
+    """End the process with ``status`` once its output is written, skipping the interpreter's teardown."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader went away: as main says it
+        _silence_stdout()
+        status = EXIT_BROKEN_PIPE
+    try:
+        sys.stderr.flush()
+    except (BrokenPipeError, ValueError):
+        pass
+    os._exit(status)
+
+
+def _run(words: list[str]) -> int:
+    """The command line ``words`` run: its exit status (a usage error, an interruption or a reader
+    gone away each said in one line, or none)."""
     # asyncssh's key modules name cryptography's DSA types, deprecated from cryptography 51: their
     # import would print ten lines of warnings before any command that may use SSH says a word.
     warnings.filterwarnings("ignore", message="DSA is deprecated", module=r"asyncssh\.")
-    words = sys.argv[1:] if argv is None else argv
     try:
         from tui.commands.config import apply, load, resolve_names
         from tui.core.config import activate
