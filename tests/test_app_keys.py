@@ -177,6 +177,25 @@ async def test_user_theme_file_is_loaded(tmp_path):
         assert app.palette.style("phase")  # unset styles fall back to defaults
 
 
+@pytest.mark.parametrize("text, said", [
+    ('name = "mine"\n[colors\n', "invalid TOML (Expected ']'"),
+    (b"\xff\xfe not utf-8", "cannot read it: 'utf-8' codec"),
+    ('name = "mine"\n', "needs a [colors] table"),
+])
+def test_a_bad_theme_file_is_one_line_naming_it(tmp_path, text, said):
+    """Its TOML parsed as every built-in file is (``tui.core.kept``): a parse error is still the theme
+    file's one line, not a traceback."""
+    from tui.app import themes
+    from tui.core.errors import UsageError
+
+    theme = tmp_path / "mine.toml"
+    theme.write_bytes(text if isinstance(text, bytes) else text.encode())
+    with pytest.raises(UsageError) as refused:
+        themes.load_file(theme)
+    assert str(refused.value).startswith(f"theme file {theme}: ") and said in str(refused.value)
+    assert "\n" not in str(refused.value)
+
+
 async def test_write_report_and_screenshot(tmp_path):
     session = fixed_session(crash_log())
     app = make_app(session, tmp_path=tmp_path)
