@@ -145,8 +145,8 @@ class Programs(_Keeper):
 
 
 def _digest(data: bytes | bytearray) -> bytes:
-    """``data``'s SHA-256 (hashlib, imported at the first use: it loads OpenSSL, 2.5 ms of a command
-    that keeps nothing)."""
+    """``data``'s SHA-256 (hashlib, imported at the first use: it loads OpenSSL, 2.5 ms that a command
+    which compiles and parses nothing need not pay)."""
     import hashlib
 
     return hashlib.sha256(data).digest()
