@@ -121,7 +121,6 @@ class SearchBar(Input):
         self.app.log_view.focus()  # type: ignore[attr-defined]
 
 
-
 def _collection_back_on() -> None:
     """The garbage collector on again, once the first frame is drawn, where the start turned it off
     (``tui.cli.run_command``), with what the start allocated frozen first: that lives for the whole
@@ -131,6 +130,7 @@ def _collection_back_on() -> None:
     if not gc.isenabled():
         gc.freeze()
         gc.enable()
+
 
 class WatchtowerApp(App[int]):
     CSS_PATH = "app.tcss"
