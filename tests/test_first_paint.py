@@ -66,3 +66,41 @@ def test_a_session_makes_its_line_filter_at_its_first_chunk_not_when_built():
     made = vars(session)["_feeder"]
     session.new_attempt(2)
     assert vars(session).get("_feeder", made) is made
+
+
+async def test_the_nodes_start_as_soon_as_the_first_frame_is_drawn():
+    """Textual's Ready (the first frame written) starts the nodes: their trackers prime and their logs
+    are read then, not after the next refresh (which waited out Textual's refresh interval: 25 ms
+    more before the log's first line could be read)."""
+    from textual.events import Ready
+
+    from tui.app.dashboard import build_app
+
+    app = build_app(fixed_session(), autostart=True)
+    frames: list[int] = []
+    display = app._display
+
+    def counted(screen, renderable):
+        display(screen, renderable)
+        if renderable is not None:
+            frames.append(1)
+
+    app._display = counted  # type: ignore[method-assign]
+    frames_when_started: list[int] = []
+    start = app.nodes.start
+
+    def started() -> None:
+        frames_when_started.append(len(frames))
+        start()
+
+    app.nodes.start = started  # type: ignore[method-assign]
+    frames_when_ready: list[int] = []
+
+    def heard(message: object) -> None:
+        if isinstance(message, Ready):  # (told as the app dispatches it)
+            frames_when_ready.append(len(frames))
+
+    async with app.run_test(size=(120, 35), message_hook=heard) as pilot:
+        await until(lambda: bool(frames_when_started), pilot=pilot, what="the nodes started")
+        await pilot.pause()
+    assert frames_when_ready and frames_when_started == frames_when_ready  # no frame drawn between

@@ -189,6 +189,7 @@ class WatchtowerApp(App[int]):
         self._extra_panels = list(panels)
         self._extra_keys: dict[str, Callable[[], object]] = {}  # action (keys.EXTRA_KEYS) -> callback
         self._autostart = autostart
+        self._drawn = False  # the first frame is on the terminal (Textual's Ready)
         self.show_ranks = False
         self.last_report: Path | None = None
         self.last_screenshot: Path | None = None
@@ -268,8 +269,16 @@ class WatchtowerApp(App[int]):
         nodes.subscribe(self._nodes_changed)
         if nodes.nodes and not nodes.single:  # (one log: its node is selected from the start; no node rows to mark)
             self.select_node(next(iter(nodes.nodes)))
-        if self._autostart:  # after the first paint: starting primes the tracker (~50 ms of regex set-up)
+        if self._autostart and self._drawn:  # (a relaunch's nodes: the screen is up)
             self.call_after_refresh(nodes.start)
+
+    def on_ready(self) -> None:
+        """The first frame is on the terminal: the nodes start now (their trackers prime, ~20 ms of
+        regex set-up, then the logs are read). Not after the next refresh: that waited out Textual's
+        refresh interval, 25 ms before the log's first line could be read (issue 35)."""
+        self._drawn = True
+        if self._autostart:
+            self.nodes.start()
 
     def _nodes_changed(self, node: str | None, update: Update) -> None:
         """A node's flush (``node``), or the Slurm job's (None): gathered, and the app told."""
