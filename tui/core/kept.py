@@ -53,6 +53,12 @@ class _Keeper:
         self.fresh = 0
 
     def take(self, data: bytes | None) -> None:
+        """What ``kept`` gave an earlier run (``data``; None: nothing kept yet), kept from now on."""
+        self._keeping = True
+        self._load = None
+        self._read(data)
+
+    def _read(self, data: bytes | None) -> None:
         raise NotImplementedError
 
     def take_later(self, load: Callable[[], bytes | None]) -> None:
@@ -62,7 +68,7 @@ class _Keeper:
         self._load = load
 
     def _taken(self) -> None:
-        """What ``take_later`` deferred, taken now (once)."""
+        """What ``take_later`` deferred, taken now (once; nothing where nothing waits)."""
         load, self._load = self._load, None
         if load is not None:
             self.take(load())
@@ -77,12 +83,10 @@ class Programs(_Keeper):
         self._kept: dict[str, tuple[int, int, str, bytes]] = {}  # pattern -> flags, groups, names, program
         self._used: dict[str, tuple[int, int, str, bytes]] = {}
 
-    def take(self, data: bytes | None) -> None:
+    def _read(self, data: bytes | None) -> None:
         """The programs ``kept`` gave an earlier run; none where their checksum is not theirs (a file
         cut short or damaged: a program changed in a way the engine still takes would match
         otherwise), and what cannot be read is passed over."""
-        self._keeping = True
-        self._load = None
         kept: dict[str, tuple[int, int, str, bytes]] = {}
         at = _DIGEST
         if not data or _digest(data[_DIGEST:]) != data[:_DIGEST]:
@@ -108,8 +112,7 @@ class Programs(_Keeper):
         """``re.compile(pattern)``, from its kept program where there is one."""
         if not self._keeping:
             return re.compile(pattern)
-        if self._load is not None:
-            self._taken()
+        self._taken()
         found = self._kept.get(pattern)
         if found is not None:
             try:
@@ -197,10 +200,8 @@ class Tables(_Keeper):
         self._kept: dict[str, str] = {}  # the TOML text's SHA-256 -> its table as JSON
         self._used: dict[str, str] = {}
 
-    def take(self, data: bytes | None) -> None:
+    def _read(self, data: bytes | None) -> None:
         """The tables ``kept`` gave an earlier run; none where they cannot be read."""
-        self._keeping = True
-        self._load = None
         try:
             kept = json.loads(data) if data else {}
         except (ValueError, RecursionError):
@@ -211,8 +212,7 @@ class Tables(_Keeper):
         """``parse(text)``, or the table an earlier run's parse of the same text gave."""
         if not self._keeping:
             return parse(text)
-        if self._load is not None:
-            self._taken()
+        self._taken()
         key = _digest(text.encode()).hex()
         found = self._kept.get(key)
         if found is not None:
